@@ -1,0 +1,28 @@
+# The README's two commands: `make plan` and `make test`. Each sets up .venv itself.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+STAMP := $(VENV)/.installed
+
+.PHONY: plan test lint bench clean
+
+$(STAMP): pyproject.toml constraints.txt
+	python3 -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -c constraints.txt -e ".[dev,pipelines]"
+	touch $(STAMP)
+
+## The offline plan of every stack: no Pulumi CLI, cloud or credentials needed.
+plan: $(STAMP)
+	$(VENV)/bin/spotkube plan --all
+
+## Lint, then the whole test suite.
+test: $(STAMP)
+	$(VENV)/bin/ruff check components infra tests
+	$(VENV)/bin/pytest
+
+bench: $(STAMP)
+	$(PY) bench/plan_speed.py
+
+clean:
+	rm -rf $(VENV)

@@ -1,0 +1,1 @@
+"""Bundled platform facts (VM sizes, machine types, GPU zones) that the spec validates against."""

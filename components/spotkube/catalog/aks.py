@@ -1,0 +1,42 @@
+"""Azure VM sizes spotkube knows how to build GPU pools from, and sizes Azure has retired.
+
+A GPU pool's GPU type and count follow from its VM size, so the spec fills them in (or refuses a
+mismatch) instead of trusting two fields that could disagree. GPU names use GKE's accelerator
+vocabulary, which is spotkube's cloud-neutral one.
+
+Sources: Azure docs "NCasT4_v3 series", "NC A100 v4 series", "NC H100 v5 series", "ND H100 v5
+series" (learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated), read 2026-11.
+"""
+
+from __future__ import annotations
+
+#: VM size -> (GPU type, GPUs per VM).
+GPU_VM_SIZES: dict[str, tuple[str, int]] = {
+    "Standard_NC4as_T4_v3": ("nvidia-tesla-t4", 1),
+    "Standard_NC8as_T4_v3": ("nvidia-tesla-t4", 1),
+    "Standard_NC16as_T4_v3": ("nvidia-tesla-t4", 1),
+    "Standard_NC64as_T4_v3": ("nvidia-tesla-t4", 4),
+    "Standard_NC24ads_A100_v4": ("nvidia-a100-80gb", 1),
+    "Standard_NC48ads_A100_v4": ("nvidia-a100-80gb", 2),
+    "Standard_NC96ads_A100_v4": ("nvidia-a100-80gb", 4),
+    "Standard_NC40ads_H100_v5": ("nvidia-h100-nvl", 1),
+    "Standard_NC80adis_H100_v5": ("nvidia-h100-nvl", 2),
+    "Standard_ND96isr_H100_v5": ("nvidia-h100-80gb", 8),
+}
+
+#: Retired VM size -> the size to use instead. NCv3 (V100) retired on 2025-09-30.
+RETIRED_VM_SIZES: dict[str, str] = {
+    "Standard_NC6s_v3": "Standard_NC4as_T4_v3 (T4) or Standard_NC24ads_A100_v4 (A100)",
+    "Standard_NC12s_v3": "Standard_NC8as_T4_v3 (T4) or Standard_NC24ads_A100_v4 (A100)",
+    "Standard_NC24s_v3": "Standard_NC64as_T4_v3 (4 × T4) or Standard_NC96ads_A100_v4 (4 × A100)",
+    "Standard_NC24rs_v3": "Standard_NC96ads_A100_v4 (4 × A100)",
+    "Standard_NC6": "Standard_NC4as_T4_v3 (T4)",
+    "Standard_NC12": "Standard_NC8as_T4_v3 (T4)",
+    "Standard_NC24": "Standard_NC64as_T4_v3 (4 × T4)",
+    "Standard_NV6": "Standard_NV6ads_A10_v5",
+}
+
+#: Pool names: Linux agent pools, lower-case alphanumerics starting with a letter, 1-12 characters.
+POOL_NAME_PATTERN = r"^[a-z][a-z0-9]{0,11}$"
+#: AKS wants at least 2 nodes and 4 vCPUs on a system pool; these sizes are known to have 4+ vCPUs.
+VM_SIZE_PATTERN = r"^Standard_[A-Za-z0-9_]+$"

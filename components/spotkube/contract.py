@@ -1,0 +1,504 @@
+"""The scheduling contract: every label, taint, toleration and node affinity spotkube uses.
+
+Spot capacity is only safe when the pool side (taints and labels on nodes) and the workload side
+(tolerations and affinity on pods) agree. Keeping both sides in this one module means a pool and
+the workloads aimed at it cannot drift apart, and a pipeline compiled against the neutral labels
+runs on an AKS or a GKE cluster alike. No other module may spell a taint key.
+
+This module is pure: plain data and functions, no Pulumi and no cloud SDK.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Cloud = Literal["aks", "gke"]
+Capacity = Literal["spot", "preemptible", "on-demand"]
+Role = Literal["system", "platform", "gpu"]
+Effect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+
+#: Our own label prefix. Every pool spotkube builds carries these labels on both clouds, so a
+#: workload can target "a spot nvidia-l4 node" without knowing which cloud it runs on.
+LABEL_PREFIX = "spotkube.io"
+POOL_LABEL = f"{LABEL_PREFIX}/pool"
+ROLE_LABEL = f"{LABEL_PREFIX}/role"
+CAPACITY_LABEL = f"{LABEL_PREFIX}/capacity"
+ACCELERATOR_LABEL = f"{LABEL_PREFIX}/accelerator"
+#: Value of the accelerator label on pools without GPUs; a label that is always present lets an
+#: affinity say "no GPU" with a plain `In` instead of relying on `DoesNotExist`.
+NO_ACCELERATOR = "none"
+
+INTERRUPTIBLE: tuple[Capacity, ...] = ("spot", "preemptible")
+
+#: The GPU resource name the NVIDIA device plugin advertises.
+GPU_RESOURCE = "nvidia.com/gpu"
+
+
+@dataclass(frozen=True, order=True)
+class Taint:
+    """A node taint, written the Kubernetes way and rendered into each cloud's own format."""
+
+    key: str
+    value: str
+    effect: Effect = "NoSchedule"
+
+    def __str__(self) -> str:
+        """`key=value:Effect`, the AKS `nodeTaints` format and the plan's display format."""
+        return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
+
+    def as_gke(self) -> dict[str, str]:
+        """GKE node pool taints spell the effect in SCREAMING_SNAKE_CASE."""
+        gke_effect = {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE",
+                      "NoExecute": "NO_EXECUTE"}[self.effect]
+        return {"key": self.key, "value": self.value, "effect": gke_effect}
+
+    @staticmethod
+    def parse(text: str) -> Taint:
+        """Read `key=value:Effect` (or `key:Effect`); raises ValueError naming the accepted form."""
+        body, sep, effect = text.rpartition(":")
+        if not sep or effect not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
+            raise ValueError(
+                f"{text!r} is not a taint; use key=value:Effect with Effect one of "
+                "NoSchedule, PreferNoSchedule, NoExecute"
+            )
+        key, _, value = body.partition("=")
+        if not key:
+            raise ValueError(f"{text!r} has no key; use key=value:Effect")
+        return Taint(key, value, effect)  # type: ignore[arg-type]
+
+    @staticmethod
+    def from_gke(taint: Mapping[str, str]) -> Taint:
+        """The inverse of `as_gke`, for reading registered GKE node pools back."""
+        effect = {"NO_SCHEDULE": "NoSchedule", "PREFER_NO_SCHEDULE": "PreferNoSchedule",
+                  "NO_EXECUTE": "NoExecute"}[taint["effect"]]
+        return Taint(taint["key"], taint.get("value", ""), effect)  # type: ignore[arg-type]
+
+
+# --- The pool side: taints and labels ------------------------------------------------------------
+
+#: Every GPU pool carries it, so that only pods that ask for GPUs land on expensive nodes. GKE adds
+#: it only when a non-GPU pool exists and AKS never does, so we always declare it ourselves.
+GPU_TAINT = Taint("nvidia.com/gpu", "present")
+#: AKS adds this taint to every spot pool; repeating it in our inputs avoids a perpetual diff
+#: (pulumi-azure-native #959).
+AKS_SPOT_TAINT = Taint("kubernetes.azure.com/scalesetpriority", "spot")
+#: GKE Standard clusters label spot and preemptible nodes but do not taint them: we add these.
+GKE_SPOT_TAINT = Taint("cloud.google.com/gke-spot", "true")
+GKE_PREEMPTIBLE_TAINT = Taint("cloud.google.com/gke-preemptible", "true")
+#: The AKS docs' recommended taint for a dedicated system pool.
+CRITICAL_ADDONS_ONLY_TAINT = Taint("CriticalAddonsOnly", "true")
+
+#: Every taint that marks interruptible capacity, on either cloud. A workload that tolerates all of
+#: them can be compiled once and still land on spot nodes of both clouds.
+INTERRUPTIBLE_TAINTS: tuple[Taint, ...] = (AKS_SPOT_TAINT, GKE_SPOT_TAINT, GKE_PREEMPTIBLE_TAINT)
+
+#: Labels each cloud puts on nodes by itself. We repeat AKS's spot label in the pool inputs for the
+#: same perpetual-diff reason as the taint; the others are only used to predict placement.
+AKS_SPOT_LABEL = (AKS_SPOT_TAINT.key, "spot")
+AKS_ACCELERATOR_LABEL = ("kubernetes.azure.com/accelerator", "nvidia")
+AKS_AGENTPOOL_LABEL = "kubernetes.azure.com/agentpool"
+GKE_SPOT_LABEL = (GKE_SPOT_TAINT.key, "true")
+GKE_PREEMPTIBLE_LABEL = (GKE_PREEMPTIBLE_TAINT.key, "true")
+GKE_NODEPOOL_LABEL = "cloud.google.com/gke-nodepool"
+GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
+#: On GKE, NVIDIA's upstream plugin may only run on pools that carry this label (FACTS.md).
+GKE_NO_DEFAULT_DEVICE_PLUGIN_LABEL = ("gke-no-default-nvidia-gpu-device-plugin", "true")
+
+
+def interruptible_taint(cloud: Cloud, capacity: Capacity) -> Taint | None:
+    """The taint that keeps ordinary pods off a pool of interruptible capacity, if any."""
+    if capacity == "on-demand":
+        return None
+    if cloud == "aks":
+        return AKS_SPOT_TAINT
+    return GKE_SPOT_TAINT if capacity == "spot" else GKE_PREEMPTIBLE_TAINT
+
+
+def pool_taints(
+    cloud: Cloud,
+    role: Role,
+    capacity: Capacity,
+    *,
+    has_gpu: bool,
+    system_critical_only: bool = False,
+    extra: Iterable[Taint] = (),
+) -> tuple[Taint, ...]:
+    """All taints a pool must declare: interruptible capacity, GPU, then the user's own."""
+    taints: list[Taint] = []
+    if role == "system" and system_critical_only:
+        taints.append(CRITICAL_ADDONS_ONLY_TAINT)
+    spot_taint = interruptible_taint(cloud, capacity)
+    if spot_taint:
+        taints.append(spot_taint)
+    if has_gpu:
+        taints.append(GPU_TAINT)
+    taints.extend(t for t in extra if t not in taints)
+    return tuple(taints)
+
+
+def neutral_labels(pool: str, role: Role, capacity: Capacity, accelerator: str | None) -> dict[str, str]:
+    """The labels every spotkube pool carries on both clouds."""
+    return {
+        POOL_LABEL: pool,
+        ROLE_LABEL: role,
+        CAPACITY_LABEL: capacity,
+        ACCELERATOR_LABEL: accelerator or NO_ACCELERATOR,
+    }
+
+
+def declared_labels(
+    cloud: Cloud, pool: str, role: Role, capacity: Capacity, accelerator: str | None,
+    extra: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The labels a pool's inputs declare: neutral ones, AKS's spot label, then the user's own.
+
+    The user's labels cannot override ours: a pool whose capacity label lied would defeat the
+    whole contract.
+    """
+    labels = dict(extra or {})
+    if cloud == "aks" and capacity == "spot":
+        labels[AKS_SPOT_LABEL[0]] = AKS_SPOT_LABEL[1]
+    labels.update(neutral_labels(pool, role, capacity, accelerator))
+    return labels
+
+
+def cloud_added_labels(cloud: Cloud, pool: str, capacity: Capacity, accelerator: str | None) -> dict[str, str]:
+    """Labels the cloud puts on the nodes by itself, which workloads may also select on."""
+    if cloud == "aks":
+        labels = {AKS_AGENTPOOL_LABEL: pool}
+        if capacity == "spot":
+            labels[AKS_SPOT_LABEL[0]] = AKS_SPOT_LABEL[1]
+        if accelerator:
+            labels[AKS_ACCELERATOR_LABEL[0]] = AKS_ACCELERATOR_LABEL[1]
+        return labels
+    labels = {GKE_NODEPOOL_LABEL: pool}
+    if capacity == "spot":
+        labels[GKE_SPOT_LABEL[0]] = GKE_SPOT_LABEL[1]
+    elif capacity == "preemptible":
+        labels[GKE_PREEMPTIBLE_LABEL[0]] = GKE_PREEMPTIBLE_LABEL[1]
+    if accelerator:
+        labels[GKE_ACCELERATOR_LABEL] = accelerator
+    return labels
+
+
+@dataclass(frozen=True)
+class PoolContract:
+    """What a workload needs to know about a pool: the node labels and taints it will carry.
+
+    `labels` holds every label the nodes will have (declared plus cloud-added) because placement
+    depends on all of them; `gpu_count` bounds how many GPUs one pod can request there.
+    """
+
+    name: str
+    role: Role
+    capacity: Capacity
+    accelerator: str | None
+    gpu_count: int
+    labels: Mapping[str, str]
+    taints: tuple[Taint, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """The pool contract as stack output and plan JSON (taints as `key=value:Effect`)."""
+        return {
+            "name": self.name,
+            "role": self.role,
+            "capacity": self.capacity,
+            "gpu": {"type": self.accelerator, "count": self.gpu_count} if self.accelerator else None,
+            "labels": dict(sorted(self.labels.items())),
+            "taints": [str(t) for t in self.taints],
+        }
+
+    @staticmethod
+    def from_json(data: Mapping[str, Any]) -> PoolContract:
+        """Read a pool back from `spotkube plan --format json` or the `poolContracts` output."""
+        gpu = data.get("gpu") or {}
+        return PoolContract(
+            name=data["name"],
+            role=data["role"],
+            capacity=data["capacity"],
+            accelerator=gpu.get("type"),
+            gpu_count=int(gpu.get("count") or 0),
+            labels=dict(data.get("labels") or {}),
+            taints=tuple(Taint.parse(t) for t in data.get("taints") or ()),
+        )
+
+
+# --- The workload side: tolerations and node affinity -------------------------------------------
+
+
+@dataclass(frozen=True)
+class Toleration:
+    """A pod toleration with the Kubernetes defaults: operator Equal, any effect."""
+
+    key: str = ""
+    operator: Literal["Equal", "Exists"] = "Equal"
+    value: str = ""
+    effect: str = ""
+
+    def tolerates(self, taint: Taint) -> bool:
+        """The Kubernetes rule: an empty key with Exists matches every taint; an empty effect
+        matches every effect; Equal compares values, Exists ignores them."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if not self.key:
+            return self.operator == "Exists"
+        if self.key != taint.key:
+            return False
+        return self.operator == "Exists" or self.value == taint.value
+
+    def to_k8s(self) -> dict[str, str]:
+        out = {"key": self.key, "operator": self.operator}
+        if self.operator == "Equal":
+            out["value"] = self.value
+        if self.effect:
+            out["effect"] = self.effect
+        return {k: v for k, v in out.items() if v or k == "operator"}
+
+    @staticmethod
+    def from_k8s(data: Mapping[str, Any]) -> Toleration:
+        return Toleration(
+            key=data.get("key") or "",
+            operator=data.get("operator") or "Equal",
+            value=str(data.get("value") or ""),
+            effect=data.get("effect") or "",
+        )
+
+    @staticmethod
+    def for_taint(taint: Taint) -> Toleration:
+        return Toleration(taint.key, "Equal", taint.value, taint.effect)
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """One node selector requirement (`matchExpressions` item)."""
+
+    key: str
+    operator: Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
+    values: tuple[str, ...] = ()
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        present = self.key in labels
+        value = labels.get(self.key, "")
+        if self.operator == "In":
+            return present and value in self.values
+        if self.operator == "NotIn":
+            return not present or value not in self.values
+        if self.operator == "Exists":
+            return present
+        if self.operator == "DoesNotExist":
+            return not present
+        if not present or not self.values:
+            return False
+        try:
+            node_number, bound = int(value), int(self.values[0])
+        except ValueError:
+            return False
+        return node_number > bound if self.operator == "Gt" else node_number < bound
+
+    def __str__(self) -> str:
+        if self.operator in ("Exists", "DoesNotExist"):
+            return f"{self.key} {self.operator}"
+        return f"{self.key} {self.operator} [{', '.join(self.values)}]"
+
+    def to_k8s(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"key": self.key, "operator": self.operator}
+        if self.values:
+            out["values"] = list(self.values)
+        return out
+
+    @staticmethod
+    def from_k8s(data: Mapping[str, Any]) -> Requirement:
+        return Requirement(data["key"], data["operator"], tuple(str(v) for v in data.get("values") or ()))
+
+
+#: A node selector term: requirements that must all hold (an AND); terms are OR'ed.
+Term = tuple[Requirement, ...]
+
+
+@dataclass(frozen=True)
+class Placement:
+    """The scheduling-relevant part of a pod spec, read from or written into Kubernetes form.
+
+    `unsupported` records constraints the matcher cannot judge from pool labels (such as
+    `matchFields` on node names); a pod with any of them is reported as landing nowhere rather than
+    guessed at.
+    """
+
+    tolerations: tuple[Toleration, ...] = ()
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    required: tuple[Term, ...] = ()
+    preferred: tuple[tuple[int, Term], ...] = ()
+    gpus: int = 0
+    unsupported: tuple[str, ...] = ()
+
+    def affinity_k8s(self) -> dict[str, Any]:
+        """`spec.affinity` for a pod template (empty when there is nothing to say)."""
+        node_affinity: dict[str, Any] = {}
+        if self.required:
+            node_affinity["requiredDuringSchedulingIgnoredDuringExecution"] = {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [r.to_k8s() for r in term]} for term in self.required
+                ]
+            }
+        if self.preferred:
+            node_affinity["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                {"weight": weight, "preference": {"matchExpressions": [r.to_k8s() for r in term]}}
+                for weight, term in self.preferred
+            ]
+        return {"nodeAffinity": node_affinity} if node_affinity else {}
+
+    def tolerations_k8s(self) -> list[dict[str, str]]:
+        return [t.to_k8s() for t in self.tolerations]
+
+    @staticmethod
+    def from_pod_spec(spec: Mapping[str, Any]) -> Placement:
+        """Read a Kubernetes pod spec (camelCase, as applied) into a Placement."""
+        node_affinity = (spec.get("affinity") or {}).get("nodeAffinity") or {}
+        required_block = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+        unsupported: list[str] = []
+        required: list[Term] = []
+        for term in required_block.get("nodeSelectorTerms") or ():
+            if term.get("matchFields"):
+                unsupported.append("a required node affinity term uses matchFields (node names)")
+            required.append(tuple(Requirement.from_k8s(e) for e in term.get("matchExpressions") or ()))
+        preferred = tuple(
+            (int(p.get("weight", 1)), tuple(
+                Requirement.from_k8s(e) for e in (p.get("preference") or {}).get("matchExpressions") or ()
+            ))
+            for p in node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or ()
+        )
+        gpus = 0
+        for container in spec.get("containers") or ():
+            resources = container.get("resources") or {}
+            limits = resources.get("limits") or {}
+            requests = resources.get("requests") or {}
+            gpus = max(gpus, int(limits.get(GPU_RESOURCE) or requests.get(GPU_RESOURCE) or 0))
+        return Placement(
+            tolerations=tuple(Toleration.from_k8s(t) for t in spec.get("tolerations") or ()),
+            node_selector=dict(spec.get("nodeSelector") or {}),
+            required=tuple(required),
+            preferred=preferred,
+            gpus=gpus,
+            unsupported=tuple(unsupported),
+        )
+
+
+def tolerate_interruptible() -> tuple[Toleration, ...]:
+    """Tolerations for spot and preemptible nodes of both clouds."""
+    return tuple(Toleration.for_taint(t) for t in INTERRUPTIBLE_TAINTS)
+
+
+def spot_gpu(
+    gpu_type: str | None = None,
+    *,
+    pool: str | None = None,
+    gpus: int = 1,
+    fallback_to_on_demand: bool = False,
+    spot_preference_weight: int = 100,
+) -> Placement:
+    """Run on an interruptible GPU pool: by GPU type, or by pool name.
+
+    With `fallback_to_on_demand`, spot is preferred and an on-demand GPU pool of the same type is
+    accepted when spot capacity is gone; otherwise spot or preemptible capacity is required.
+    """
+    if (gpu_type is None) == (pool is None):
+        raise ValueError("name exactly one target: a GPU type or a pool")
+    target = (Requirement(ACCELERATOR_LABEL, "In", (gpu_type,)) if gpu_type
+              else Requirement(POOL_LABEL, "In", (pool,)))  # type: ignore[arg-type]
+    spot = Requirement(CAPACITY_LABEL, "In", INTERRUPTIBLE)
+    if fallback_to_on_demand:
+        required: Term = (target, Requirement(ACCELERATOR_LABEL, "NotIn", (NO_ACCELERATOR,)))
+        preferred: tuple[tuple[int, Term], ...] = ((spot_preference_weight, (spot,)),)
+    else:
+        required = (target, spot, Requirement(ACCELERATOR_LABEL, "NotIn", (NO_ACCELERATOR,)))
+        preferred = ()
+    return Placement(
+        tolerations=(*tolerate_interruptible(), Toleration.for_taint(GPU_TAINT)),
+        required=(required,),
+        preferred=preferred,
+        gpus=gpus,
+    )
+
+
+def spot_cpu(*, fallback_to_on_demand: bool = True, spot_preference_weight: int = 100) -> Placement:
+    """Run a CPU step on interruptible nodes without GPUs (preprocessing, downloads)."""
+    no_gpu = Requirement(ACCELERATOR_LABEL, "In", (NO_ACCELERATOR,))
+    spot = Requirement(CAPACITY_LABEL, "In", INTERRUPTIBLE)
+    if fallback_to_on_demand:
+        return Placement(tolerations=tolerate_interruptible(), required=((no_gpu,),),
+                         preferred=((spot_preference_weight, (spot,)),))
+    return Placement(tolerations=tolerate_interruptible(), required=((no_gpu, spot),))
+
+
+def on_demand_only() -> Placement:
+    """Stay on on-demand nodes without GPUs: control planes, notebooks, datastores, serving."""
+    return Placement(required=((
+        Requirement(CAPACITY_LABEL, "In", ("on-demand",)),
+        Requirement(ACCELERATOR_LABEL, "In", (NO_ACCELERATOR,)),
+    ),))
+
+
+def on_any_gpu_pool() -> Placement:
+    """Every GPU pool whatever its capacity, and no other: node agents such as the device plugin."""
+    return Placement(
+        tolerations=(*tolerate_interruptible(), Toleration.for_taint(GPU_TAINT)),
+        required=((Requirement(ACCELERATOR_LABEL, "NotIn", (NO_ACCELERATOR,)),
+                   Requirement(ACCELERATOR_LABEL, "Exists")),),
+    )
+
+
+# --- The matcher ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether a pod can land on a pool, and if not the first reason why (for error messages)."""
+
+    pool: str
+    fits: bool
+    reason: str = ""
+    preference: int = 0
+
+
+def judge(placement: Placement, pool: PoolContract) -> Verdict:
+    """Apply the Kubernetes scheduling rules that depend on node labels and taints.
+
+    Taints with NoSchedule or NoExecute must each be tolerated (PreferNoSchedule never blocks); the
+    nodeSelector must match exactly; at least one required node selector term must match; preferred
+    terms only add weight. GPU requests must fit the pool's GPUs per node.
+    """
+    for reason in placement.unsupported:
+        return Verdict(pool.name, False, reason)
+    for taint in pool.taints:
+        if taint.effect == "PreferNoSchedule":
+            continue
+        if not any(t.tolerates(taint) for t in placement.tolerations):
+            return Verdict(pool.name, False, f"does not tolerate taint {taint}")
+    for key, value in placement.node_selector.items():
+        if pool.labels.get(key) != value:
+            return Verdict(pool.name, False, f"nodeSelector {key}={value} does not match")
+    if placement.required and not any(
+        term and all(r.matches(pool.labels) for r in term) for term in placement.required
+    ):
+        unmet = next((r for term in placement.required for r in term if not r.matches(pool.labels)), None)
+        detail = f" ({unmet})" if unmet else ""
+        return Verdict(pool.name, False, f"required node affinity does not match{detail}")
+    if placement.gpus > pool.gpu_count:
+        have = f"{pool.gpu_count} × {pool.accelerator}" if pool.accelerator else "no GPU"
+        return Verdict(pool.name, False, f"requests {placement.gpus} {GPU_RESOURCE}; a node has {have}")
+    preference = sum(w for w, term in placement.preferred if all(r.matches(pool.labels) for r in term))
+    return Verdict(pool.name, True, preference=preference)
+
+
+def landing_pools(placement: Placement, pools: Sequence[PoolContract]) -> list[str]:
+    """The pools a pod can land on, most preferred first (ties keep the pools' order)."""
+    verdicts = [judge(placement, pool) for pool in pools]
+    fitting = [v for v in verdicts if v.fits]
+    return [v.pool for v in sorted(fitting, key=lambda v: -v.preference)]
+
+
+def why_nowhere(placement: Placement, pools: Sequence[PoolContract]) -> str:
+    """One line per pool saying why the pod cannot land there."""
+    return "; ".join(f"{v.pool}: {v.reason}" for v in (judge(placement, p) for p in pools) if not v.fits)

@@ -1,0 +1,211 @@
+"""The offline plan's engine: run the real `infra/__main__.py` under Pulumi mocks.
+
+No CLI, cloud or credentials are needed: Pulumi's own unit-test mocks stand in for the engine, and
+a recording monitor keeps every registration with its inputs and options. What the plan reports is
+therefore what the program would really register, never a second implementation of it.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import runpy
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+from pulumi.runtime import mocks, settings
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+from spotkube.errors import SpotkubeError
+from spotkube.project import Project, as_pulumi_config, load_stack_spec, stack_config
+from spotkube.spec import PlatformSpec
+
+#: A kubeconfig that is obviously not real, for the credential calls the program makes.
+PLACEHOLDER_KUBECONFIG = """apiVersion: v1
+kind: Config
+clusters: [{name: offline-plan, cluster: {server: "https://offline-plan.invalid"}}]
+contexts: [{name: offline-plan, context: {cluster: offline-plan, user: offline-plan}}]
+current-context: offline-plan
+users: [{name: offline-plan, user: {token: offline-plan-placeholder}}]
+"""
+
+
+@dataclass(frozen=True)
+class Registration:
+    """One resource the program registered, with the options a reviewer cares about."""
+
+    type: str
+    name: str
+    urn: str
+    parent: str
+    custom: bool
+    inputs: Mapping[str, Any]
+    protect: bool = False
+    ignore_changes: tuple[str, ...] = ()
+    replace_on_changes: tuple[str, ...] = ()
+    delete_before_replace: bool = False
+    dependencies: tuple[str, ...] = ()
+    provider: str = ""
+
+
+@dataclass(frozen=True)
+class StackOutput:
+    """A stack output: whether it is secret, and its value only when it is not."""
+
+    secret: bool
+    value: Any = None
+
+
+@dataclass
+class StackRun:
+    """Everything one offline run of a stack produced."""
+
+    stack: str
+    spec: PlatformSpec
+    registrations: list[Registration] = field(default_factory=list)
+    outputs: dict[str, StackOutput] = field(default_factory=dict)
+    log: list[str] = field(default_factory=list)
+
+    def of_type(self, type_token: str) -> list[Registration]:
+        return [r for r in self.registrations if r.type == type_token]
+
+
+class OfflineMocks(mocks.Mocks):
+    """Echo inputs back as state and answer the few calls the components make."""
+
+    def __init__(self) -> None:
+        self.inputs: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str, dict]:
+        self.inputs[(args.typ, args.name)] = args.inputs
+        state = {"name": args.name, **args.inputs}
+        return f"{args.name}-offline-id", state
+
+    def call(self, args: mocks.MockCallArgs) -> dict:
+        if args.token == "azure-native:containerservice:listManagedClusterUserCredentials":
+            value = base64.b64encode(PLACEHOLDER_KUBECONFIG.encode()).decode()
+            return {"kubeconfigs": [{"name": "clusterUser", "value": value}]}
+        return {}
+
+
+class RecordingMonitor(mocks.MockMonitor):
+    """A MockMonitor that keeps each request's options, which MockResourceArgs does not carry."""
+
+    def __init__(self, mocks_: OfflineMocks) -> None:
+        super().__init__(mocks_)
+        self.requests: list[Any] = []
+
+    def RegisterResource(self, request: Any) -> Any:
+        response = super().RegisterResource(request)
+        self.requests.append((request, response.urn))
+        return response
+
+
+class _LogCapture(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(f"{record.levelname.lower()}: {record.getMessage()}")
+
+
+@contextmanager
+def _program_path(project: Project) -> Iterator[None]:
+    """Like the Pulumi language host, put the program's folder on sys.path while it runs."""
+    folder = str(project.main.parent)
+    sys.path.insert(0, folder)
+    try:
+        yield
+    finally:
+        sys.path.remove(folder)
+
+
+def run_stack(project: Project, stack: str) -> StackRun:
+    """Validate the stack, then run the real program under mocks and record what it registers."""
+    spec = load_stack_spec(project, stack)
+    with _program_path(project):
+        recording = record_program(
+            lambda: runpy.run_path(str(project.main), run_name="__main__"),
+            project=project.name, stack=stack, config=as_pulumi_config(stack_config(project, stack)),
+        )
+    return StackRun(stack=stack, spec=spec, registrations=recording.registrations,
+                    outputs=recording.outputs, log=recording.log)
+
+
+@dataclass
+class Recording:
+    """What a program registered and exported under the recording mocks."""
+
+    registrations: list[Registration]
+    outputs: dict[str, StackOutput]
+    log: list[str]
+
+
+def record_program(
+    program: Callable[[], object], *, project: str, stack: str, config: Mapping[str, str]
+) -> Recording:
+    """Run any Pulumi program function under the recording mocks (preview off, so every output
+    resolves) and return its registrations, options and stack outputs."""
+    offline_mocks = OfflineMocks()
+    monitor = RecordingMonitor(offline_mocks)
+    logger = logging.getLogger(f"spotkube.offline.{project}.{stack}")
+    logger.propagate = False
+    capture = _LogCapture()
+    logger.addHandler(capture)
+    settings.reset_options(project=project, stack=stack, preview=False)
+    pulumi.runtime.set_all_config(dict(config))
+    mocks.set_mocks(offline_mocks, project=project, stack=stack, preview=False,
+                    monitor=monitor, logger=logger)
+    root = settings.get_root_resource()
+    try:
+        _sync_await(run_pulumi_func(program))
+    except pulumi.RunError as err:
+        raise ProgramFailed(str(err), _registrations(monitor, offline_mocks)) from None
+    finally:
+        logger.removeHandler(capture)
+    outputs = {name: _read_output(value) for name, value in (getattr(root, "outputs", None) or {}).items()}
+    return Recording(_registrations(monitor, offline_mocks), outputs, capture.lines)
+
+
+class ProgramFailed(SpotkubeError):
+    """The program stopped with a user error; `registrations` shows what it had registered."""
+
+    def __init__(self, message: str, registrations: list[Registration]) -> None:
+        super().__init__(message)
+        self.registrations = registrations
+
+
+def _registrations(monitor: RecordingMonitor, offline_mocks: OfflineMocks) -> list[Registration]:
+    return [
+        Registration(
+            type=request.type,
+            name=request.name,
+            urn=urn,
+            parent=request.parent,
+            custom=request.custom,
+            inputs=offline_mocks.inputs.get((request.type, request.name), {}),
+            protect=bool(request.protect),
+            ignore_changes=tuple(request.ignoreChanges),
+            replace_on_changes=tuple(request.replaceOnChanges),
+            delete_before_replace=request.deleteBeforeReplace,
+            dependencies=tuple(request.dependencies),
+            provider=request.provider,
+        )
+        for request, urn in monitor.requests
+        if request.type != "pulumi:pulumi:Stack"
+    ]
+
+
+def _read_output(value: Any) -> StackOutput:
+    """Resolve a stack output; a secret's value is never read into the report."""
+    if isinstance(value, pulumi.Output):
+        if _sync_await(value.is_secret()):
+            return StackOutput(secret=True)
+        return StackOutput(secret=False, value=_sync_await(value.future()))
+    return StackOutput(secret=False, value=value)

@@ -1,0 +1,134 @@
+"""Pure decisions about a platform: each pool's taints, labels, limits and scaling priority.
+
+The cloud components only translate a PlatformPlan into resources, so everything a reviewer needs
+to trust (which pool is tainted how, which pool the autoscaler prefers) is decided here, in plain
+data that tests can check without Pulumi.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from spotkube import contract
+from spotkube.contract import Capacity, Cloud, PoolContract, Role, Taint
+from spotkube.spec import PlatformSpec
+
+#: Cluster-autoscaler priority expander tiers: the highest number wins among pools that fit.
+SPOT_PRIORITY = 30
+ON_DEMAND_GPU_PRIORITY = 20
+DEFAULT_PRIORITY = 10
+
+
+@dataclass(frozen=True)
+class PoolPlan:
+    """One node pool, fully decided. `labels` and `taints` are what its inputs declare."""
+
+    name: str
+    role: Role
+    capacity: Capacity
+    machine: str
+    gpu_type: str | None
+    gpu_count: int
+    min: int
+    max: int
+    zones: tuple[str, ...]
+    labels: dict[str, str]
+    taints: tuple[Taint, ...]
+    eviction_policy: str | None
+    max_price: float | None
+    gpu_driver: str | None
+    contract: PoolContract
+
+    @property
+    def interruptible(self) -> bool:
+        return self.capacity in contract.INTERRUPTIBLE
+
+
+@dataclass(frozen=True)
+class PlatformPlan:
+    """Everything the cloud components build, decided from a validated spec."""
+
+    spec: PlatformSpec
+    pools: tuple[PoolPlan, ...]
+
+    @property
+    def cloud(self) -> Cloud:
+        return self.spec.cloud
+
+    @property
+    def system_pool(self) -> PoolPlan:
+        return self.pools[0]
+
+    @property
+    def node_pools(self) -> tuple[PoolPlan, ...]:
+        """Every pool except the system pool: built as separate pool resources on both clouds."""
+        return self.pools[1:]
+
+    @property
+    def gpu_pools(self) -> tuple[PoolPlan, ...]:
+        return tuple(p for p in self.pools if p.role == "gpu")
+
+    def contracts(self) -> list[PoolContract]:
+        return [p.contract for p in self.pools]
+
+
+def _pool(
+    cloud: Cloud, name: str, role: Role, capacity: Capacity, machine: str, *,
+    gpu: tuple[str, int] | None, low: int, high: int, zones: tuple[str, ...],
+    extra_labels: dict[str, str], extra_taints: tuple[Taint, ...] = (),
+    critical_only: bool = False, eviction_policy: str | None = None,
+    max_price: float | None = None, gpu_driver: str | None = None,
+) -> PoolPlan:
+    accelerator, count = gpu if gpu else (None, 0)
+    labels = contract.declared_labels(cloud, name, role, capacity, accelerator, extra_labels)
+    taints = contract.pool_taints(cloud, role, capacity, has_gpu=gpu is not None,
+                                  system_critical_only=critical_only, extra=extra_taints)
+    node_labels = {**labels, **contract.cloud_added_labels(cloud, name, capacity, accelerator)}
+    return PoolPlan(
+        name=name, role=role, capacity=capacity, machine=machine, gpu_type=accelerator,
+        gpu_count=count, min=low, max=high, zones=zones, labels=labels, taints=taints,
+        eviction_policy=eviction_policy, max_price=max_price, gpu_driver=gpu_driver,
+        contract=PoolContract(name, role, capacity, accelerator, count, node_labels, taints),
+    )
+
+
+def plan_platform(spec: PlatformSpec) -> PlatformPlan:
+    """Decide every pool of a resolved spec (see `parse_spec`), system pool first."""
+    cloud = spec.cloud
+    system = spec.system_pool
+    pools = [_pool(
+        cloud, system.name, "system", "on-demand", system.machine or "", gpu=None,
+        low=system.min, high=system.max, zones=system.zones, extra_labels=system.labels,
+        critical_only=cloud == "aks" and system.critical_addons_only,
+    )]
+    platform = spec.platform_pool
+    if platform.enabled:
+        pools.append(_pool(
+            cloud, platform.name, "platform", "on-demand", platform.machine or "", gpu=None,
+            low=platform.min, high=platform.max, zones=platform.zones, extra_labels=platform.labels,
+        ))
+    for gpu_pool in spec.gpu_pools:
+        gpu = (gpu_pool.gpu.type, gpu_pool.gpu.count) if gpu_pool.gpu else None
+        spot_on_aks = cloud == "aks" and gpu_pool.capacity == "spot"
+        pools.append(_pool(
+            cloud, gpu_pool.name, "gpu", gpu_pool.capacity, gpu_pool.machine, gpu=gpu,
+            low=gpu_pool.min, high=gpu_pool.max, zones=gpu_pool.zones,
+            extra_labels=gpu_pool.labels, extra_taints=gpu_pool.parsed_taints(),
+            eviction_policy=gpu_pool.eviction_policy if spot_on_aks else None,
+            max_price=gpu_pool.max_price if spot_on_aks else None,
+            gpu_driver=gpu_pool.gpu_driver if cloud == "gke" else None,
+        ))
+    return PlatformPlan(spec=spec, pools=tuple(pools))
+
+
+def autoscaler_priorities(plan: PlatformPlan, node_group_pattern: str) -> dict[int, list[str]]:
+    """Priority expander tiers: spot GPU pools first, then on-demand GPU fallbacks, then the rest.
+
+    `node_group_pattern` turns a pool name into the regex that matches the cloud's node group
+    names (for AKS, VM scale sets such as `aks-gpuspot-12345678-vmss`).
+    """
+    tiers: dict[int, list[str]] = {DEFAULT_PRIORITY: [".*"]}
+    for pool in plan.gpu_pools:
+        tier = SPOT_PRIORITY if pool.interruptible else ON_DEMAND_GPU_PRIORITY
+        tiers.setdefault(tier, []).append(node_group_pattern.format(pool=pool.name))
+    return dict(sorted(tiers.items(), reverse=True))

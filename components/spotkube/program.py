@@ -1,0 +1,39 @@
+"""The glue `infra/__main__.py` uses: read the stack's spec from Pulumi config and build it.
+
+It reads config through `pulumi.Config`, so the same code runs under `pulumi up` (where the
+engine supplies the config) and under the offline plan (where `spotkube.offline` does).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pulumi
+
+from spotkube.errors import SpecError
+from spotkube.project import find_project
+from spotkube.spec import CONFIG_KEYS, CONFIG_NAMESPACE, PlatformSpec, parse_spec
+
+
+def _value(raw: str) -> Any:
+    """Pulumi hands objects and arrays over as JSON text and scalars as plain text."""
+    return json.loads(raw) if raw[:1] in "[{" else raw
+
+
+def read_stack_spec(program_dir: Path) -> PlatformSpec:
+    """The stack's validated spec; bad input stops the program with the one clear message."""
+    config = pulumi.Config(CONFIG_NAMESPACE)
+    values = {key: _value(raw) for key in CONFIG_KEYS if (raw := config.get(key)) is not None}
+    project = find_project(program_dir)
+    source = project.relative(project.stack_file(pulumi.get_stack()))
+    try:
+        return parse_spec(values, source)
+    except SpecError as err:
+        raise pulumi.RunError(str(err)) from None
+
+
+def cluster_args(spec: PlatformSpec) -> dict[str, Any]:
+    """The spec as cluster component args (snake_case, plain lists), without the cloud."""
+    return spec.model_dump(mode="json", exclude={"cloud"}, exclude_none=True)

@@ -1,0 +1,44 @@
+"""What both cloud components share on the Pulumi side: validation up front and the outputs.
+
+Kept here so that the AKS and GKE modules never import each other (ARCHITECTURE.md).
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from spotkube.args import GpuClusterArgs
+from spotkube.contract import Cloud
+from spotkube.errors import SpecError
+from spotkube.plan import PlatformPlan, plan_platform
+from spotkube.spec import parse_spec
+
+
+def plan_from_args(cloud: Cloud, args: GpuClusterArgs, where: str) -> PlatformPlan:
+    """Validate component args before anything is registered; bad input ends the program cleanly.
+
+    `pulumi.RunError` is how a Pulumi program reports an error without a traceback.
+    """
+    try:
+        spec = parse_spec({"cloud": cloud, **args}, where)
+    except SpecError as err:
+        raise pulumi.RunError(str(err)) from None
+    return plan_platform(spec)
+
+
+def child(parent: pulumi.Resource, **options: object) -> pulumi.ResourceOptions:
+    """Options for a child resource: always parented to the component."""
+    return pulumi.ResourceOptions(parent=parent, **options)  # type: ignore[arg-type]
+
+
+def kubernetes_provider(
+    parent: pulumi.Resource, name: str, kubeconfig: pulumi.Output[str]
+) -> k8s.Provider:
+    """The provider later components deploy through; the kubeconfig stays a secret."""
+    return k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig, opts=child(parent))
+
+
+def pool_contract_outputs(plan: PlatformPlan) -> list[dict]:
+    """Pool contracts in their output shape, so other programs can target the pools."""
+    return [c.to_json() for c in plan.contracts()]

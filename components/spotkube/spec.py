@@ -1,0 +1,267 @@
+"""The typed, validated description of one platform, built from stack config or component args.
+
+Validation happens here, before any resource is registered, so a mistake in a stack file is
+reported as "which file, which key, what was wrong and what is accepted" instead of as a failed
+cloud deployment half-way through. Pydantic checks types, ranges and single fields; the rules that
+depend on the cloud (and on the bundled catalogs) run afterwards in `cloud_rules`, so that every
+problem in a stack is reported at once. Pure module: no Pulumi.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from decimal import Decimal, InvalidOperation
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+)
+from pydantic.alias_generators import to_camel
+
+from spotkube.contract import Taint
+from spotkube.errors import Problem, SpecError
+
+CONFIG_NAMESPACE = "spotkube"
+MAX_NODES = 1000
+
+
+class _Model(BaseModel):
+    """Shared settings: camelCase in stack files, snake_case in Python, unknown keys refused."""
+
+    model_config = ConfigDict(
+        extra="forbid", alias_generator=to_camel, populate_by_name=True, frozen=True
+    )
+
+
+NodeCount = Annotated[int, Field(ge=0, le=MAX_NODES)]
+CapacityName = Literal["spot", "preemptible", "on-demand"]
+
+
+class GpuSpec(_Model):
+    """GPU type (GKE accelerator name, spotkube's neutral vocabulary) and GPUs per node."""
+
+    type: str = Field(min_length=1)
+    count: int = Field(ge=1, le=16)
+
+
+class _PoolBase(_Model):
+    name: str
+    machine: str | None = Field(
+        default=None, description="VM size (AKS) or machine type (GKE); a cloud default if unset."
+    )
+    min: NodeCount
+    max: NodeCount
+    zones: tuple[str, ...] = Field(default=(), description="Availability zones; empty = regional.")
+    labels: dict[str, str] = Field(default_factory=dict, description="Extra node labels.")
+    capacity: CapacityName = "on-demand"
+
+    @field_validator("capacity", mode="before")
+    @classmethod
+    def _one_capacity(cls, value: Any) -> Any:
+        if isinstance(value, list | tuple):
+            raise ValueError(
+                f"{value!r}: spot and preemptible together are refused; a pool has one capacity: "
+                "'spot' (recommended: no 24 h limit), 'preemptible' or 'on-demand'"
+            )
+        return value
+
+
+class SystemPool(_PoolBase):
+    """The on-demand pool that runs the cluster's own add-ons."""
+
+    name: str = "system"
+    min: NodeCount = 2
+    max: NodeCount = 3
+    critical_addons_only: bool = Field(
+        default=True,
+        description="AKS: taint CriticalAddonsOnly=true:NoSchedule so only add-ons run here.",
+    )
+
+
+class PlatformPool(_PoolBase):
+    """The untainted on-demand pool for platform workloads such as Kubeflow Pipelines."""
+
+    enabled: bool = True
+    name: str = "platform"
+    min: NodeCount = 1
+    max: NodeCount = 3
+
+
+class GpuPool(_PoolBase):
+    """A GPU pool that scales 0..N, on spot, preemptible or on-demand capacity."""
+
+    machine: str = Field(min_length=1)
+    min: NodeCount = 0
+    max: NodeCount = 4
+    gpu: GpuSpec | None = Field(default=None, description="Filled in from the machine if unset.")
+    capacity: CapacityName = "spot"
+    eviction_policy: Literal["Delete", "Deallocate"] = "Delete"
+    max_price: float = Field(default=-1, description="AKS spot max USD/hour; -1 = on-demand cap.")
+    taints: tuple[str, ...] = Field(default=(), description="Extra taints, key=value:Effect.")
+    gpu_driver: Literal["DEFAULT", "LATEST", "INSTALLATION_DISABLED"] = "DEFAULT"
+
+    @field_validator("max_price")
+    @classmethod
+    def _max_price(cls, value: float) -> float:
+        accepted = "use -1 (pay up to the on-demand price) or a positive USD/hour amount"
+        shown = f"{value:g}"
+        if value == -1:
+            return value
+        try:
+            exponent = Decimal(str(value)).as_tuple().exponent
+        except InvalidOperation as err:
+            raise ValueError(f"{shown} is not a price; {accepted}") from err
+        if value <= 0:
+            raise ValueError(f"{shown} is not allowed; {accepted}")
+        if isinstance(exponent, int) and exponent < -5:
+            raise ValueError(f"{value} has more than 5 decimals, which Azure refuses; {accepted}")
+        return value
+
+    @field_validator("taints")
+    @classmethod
+    def _taints(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for text in value:
+            Taint.parse(text)
+        return value
+
+    def parsed_taints(self) -> tuple[Taint, ...]:
+        return tuple(Taint.parse(t) for t in self.taints)
+
+
+class AutoscalerSettings(_Model):
+    """Cluster autoscaler tuning (AKS `autoScalerProfile`; GKE uses `profile`)."""
+
+    expander: Literal["priority", "least-waste", "most-pods", "random"] = Field(
+        default="priority", description="AKS: `priority` makes spot pools win over fallbacks."
+    )
+    scan_interval: str = "10s"
+    scale_down_unneeded_time: str = "10m"
+    scale_down_delay_after_add: str = "10m"
+    max_graceful_termination_sec: int = Field(default=600, ge=0)
+    skip_nodes_with_local_storage: bool = False
+    profile: Literal["BALANCED", "OPTIMIZE_UTILIZATION"] = Field(
+        default="OPTIMIZE_UTILIZATION", description="GKE autoscaling profile."
+    )
+
+
+class ClusterSettings(_Model):
+    """Cluster-wide settings; the security switches default to on, or on in prod."""
+
+    kubernetes_version: str | None = Field(default=None, description="Unset = the channel's.")
+    channel: str | None = Field(
+        default=None,
+        description="AKS upgrade channel (stable, rapid, patch, node-image, none; default stable) "
+        "or GKE release channel (RAPID, REGULAR, STABLE, EXTENDED; default REGULAR).",
+    )
+    resource_group_name: str | None = Field(
+        default=None, description="AKS: use this existing resource group instead of creating one."
+    )
+    project: str | None = Field(default=None, description="GKE: the Google Cloud project id.")
+    private: bool | None = Field(
+        default=None, description="Private API server (AKS) or private nodes (GKE); default: prod."
+    )
+    authorized_ip_ranges: tuple[str, ...] = Field(
+        default=(), description="CIDRs allowed to reach the API server."
+    )
+    local_accounts_disabled: bool | None = Field(
+        default=None, description="AKS: disable local accounts (AAD only); default: prod."
+    )
+    admin_group_object_ids: tuple[str, ...] = Field(
+        default=(), description="AKS: Entra ID groups that get cluster admin."
+    )
+    network_policy: Literal["cilium", "azure", "calico"] = "cilium"
+    deletion_protection: bool | None = Field(
+        default=None, description="`protect` (and GKE deletion_protection); default: prod."
+    )
+    autoscaler: AutoscalerSettings = Field(default_factory=AutoscalerSettings)
+
+
+class PlatformSpec(_Model):
+    """One platform: a cluster with its pools, for one cloud, environment and region."""
+
+    cloud: Literal["aks", "gke"]
+    environment: str = Field(pattern=r"^[a-z][a-z0-9-]{0,15}$")
+    region: str = Field(pattern=r"^[a-z][a-z0-9-]+$")
+    system_pool: SystemPool = Field(default_factory=SystemPool)
+    platform_pool: PlatformPool = Field(default_factory=PlatformPool)
+    gpu_pools: tuple[GpuPool, ...] = Field(default=(), max_length=100)
+    cluster: ClusterSettings = Field(default_factory=ClusterSettings)
+
+    @property
+    def is_prod(self) -> bool:
+        return self.environment == "prod"
+
+    def switch(self, value: bool | None) -> bool:
+        """A security switch left unset is on in prod and off elsewhere."""
+        return self.is_prod if value is None else value
+
+
+#: The top-level config keys a stack may set under the `spotkube:` namespace.
+CONFIG_KEYS: tuple[str, ...] = tuple(
+    field.alias or name for name, field in PlatformSpec.model_fields.items()
+)
+
+
+def _path(loc: Sequence[str | int]) -> str:
+    """`("gpuPools", 1, "maxPrice")` -> `gpuPools[1].maxPrice`."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _describe(error: Mapping[str, Any], model_keys: Sequence[str]) -> str:
+    """Turn one pydantic error into "what was wrong and what is accepted"."""
+    kind, message, value = error["type"], error["msg"], error.get("input")
+    if kind == "value_error":
+        return message.removeprefix("Value error, ")
+    if kind == "missing":
+        return "is required"
+    if kind == "extra_forbidden":
+        return f"is not a known key; accepted keys: {', '.join(model_keys)}"
+    accepted = message.replace("Input should be", "use").replace("String should match pattern", "use a value matching")
+    return f"{value!r} is not accepted; {accepted}"
+
+
+def _known_keys(loc: Sequence[str | int]) -> list[str]:
+    """The accepted keys at the place an unknown key was found, for the error message."""
+    model: type[BaseModel] = PlatformSpec
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        field = next((f for n, f in model.model_fields.items() if part in (n, f.alias)), None)
+        annotation = getattr(field, "annotation", None)
+        inner = [a for a in getattr(annotation, "__args__", ()) if isinstance(a, type)]
+        candidates = [annotation, *inner]
+        model = next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), model)
+    return [f.alias or n for n, f in model.model_fields.items()]
+
+
+def parse_spec(values: Mapping[str, Any], source: str) -> PlatformSpec:
+    """Validate config values (keys without namespace) and apply the cloud's rules.
+
+    Raises SpecError listing every problem, each with `source` and the `spotkube:` key path.
+    """
+    from spotkube.cloud_rules import resolve  # the rules import this module's models
+
+    unknown = [key for key in values if key not in CONFIG_KEYS and key not in PlatformSpec.model_fields]
+    problems = [
+        Problem(f"{CONFIG_NAMESPACE}:{key}", f"is not a known key; accepted keys: {', '.join(CONFIG_KEYS)}")
+        for key in unknown
+    ]
+    try:
+        spec = PlatformSpec.model_validate({k: v for k, v in values.items() if k not in unknown})
+    except ValidationError as err:
+        for error in err.errors():
+            loc = tuple(error["loc"])
+            problems.append(Problem(f"{CONFIG_NAMESPACE}:{_path(loc)}", _describe(error, _known_keys(loc))))
+        raise SpecError(source, problems) from None
+    spec, rule_problems = resolve(spec)
+    problems.extend(rule_problems)
+    if problems:
+        raise SpecError(source, problems)
+    return spec
