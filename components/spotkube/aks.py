@@ -5,7 +5,6 @@ azure-native's terms and applies the AKS facts that are about resources rather t
 (inline system pool, separate AgentPools, create-only fields, the autoscaler ConfigMap).
 """
 
-from __future__ import annotations
 
 import base64
 

@@ -6,7 +6,6 @@ TypedDicts. Their keys mirror the spec models in `spotkube.spec`, which do the v
 keeps the two in step.
 """
 
-from __future__ import annotations
 
 from typing import NotRequired, TypedDict
 

@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
+from pulumi.runtime import config as runtime_config
 
 from spotkube.errors import SpecError
 from spotkube.project import find_project
-from spotkube.spec import CONFIG_KEYS, CONFIG_NAMESPACE, PlatformSpec, parse_spec
+from spotkube.spec import CONFIG_NAMESPACE, PlatformSpec, parse_spec
 
 
 def _value(raw: str) -> Any:
@@ -22,10 +23,18 @@ def _value(raw: str) -> Any:
     return json.loads(raw) if raw[:1] in "[{" else raw
 
 
+def _stack_keys() -> list[str]:
+    """Every key the stack sets in our namespace, so that a misspelt key is refused rather than
+    silently ignored. pulumi.Config cannot list keys; the runtime's config map can."""
+    prefix = f"{CONFIG_NAMESPACE}:"
+    keys = {*runtime_config.CONFIG.get(), *runtime_config.get_config_env()}
+    return sorted(k[len(prefix):] for k in keys if k.startswith(prefix))
+
+
 def read_stack_spec(program_dir: Path) -> PlatformSpec:
     """The stack's validated spec; bad input stops the program with the one clear message."""
     config = pulumi.Config(CONFIG_NAMESPACE)
-    values = {key: _value(raw) for key in CONFIG_KEYS if (raw := config.get(key)) is not None}
+    values = {key: _value(raw) for key in _stack_keys() if (raw := config.get(key)) is not None}
     project = find_project(program_dir)
     source = project.relative(project.stack_file(pulumi.get_stack()))
     try:
