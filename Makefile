@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
 
-.PHONY: plan test lint bench clean
+.PHONY: plan test lint bench schema clean
 
 $(STAMP): pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
@@ -18,11 +18,16 @@ plan: $(STAMP)
 
 ## Lint, then the whole test suite.
 test: $(STAMP)
-	$(VENV)/bin/ruff check components infra tests
+	$(VENV)/bin/ruff check components infra tests examples policy bench __main__.py
 	$(VENV)/bin/pytest
 
 bench: $(STAMP)
 	$(PY) bench/plan_speed.py
+
+## Regenerate tests/snapshots/schema.json after an intended change to a component's inputs or
+## outputs (the cross-language API); review the diff before committing it.
+schema: $(STAMP)
+	SPOTKUBE_UPDATE_SNAPSHOTS=1 $(VENV)/bin/pytest -q tests/test_schema_snapshot.py
 
 clean:
 	rm -rf $(VENV)

@@ -7,11 +7,19 @@ The offline plan (`spotkube plan`) runs this very file under Pulumi mocks.
 from pathlib import Path
 
 import pulumi
-from spotkube import AksGpuCluster
-from spotkube.program import cluster_args, read_stack_spec
+from spotkube import AksGpuCluster, GkeGpuCluster, KubeflowPipelines, NvidiaDevicePlugin
+from spotkube.program import cluster_args, device_plugin_args, kubeflow_args, read_stack_spec
 
 spec = read_stack_spec(Path(__file__).parent)
-cluster = AksGpuCluster("spotkube", args=cluster_args(spec))
+GpuCluster = AksGpuCluster if spec.cloud == "aks" else GkeGpuCluster
+cluster = GpuCluster("spotkube", args=cluster_args(spec))
+
+# Both deploy through the cluster's provider, after its pools exist.
+on_cluster = pulumi.ResourceOptions(providers=[cluster.provider], depends_on=[cluster])
+if spec.device_plugin.enabled and spec.gpu_pools:
+    NvidiaDevicePlugin("nvidia-device-plugin", args=device_plugin_args(spec), opts=on_cluster)
+if spec.kubeflow.enabled:
+    KubeflowPipelines("kubeflow-pipelines", args=kubeflow_args(spec), opts=on_cluster)
 
 pulumi.export("kubeconfig", cluster.kubeconfig)
 pulumi.export("clusterName", cluster.cluster_name)

@@ -7,10 +7,9 @@ import typing
 
 import pulumi
 import pytest
+import spotkube
 from pulumi.provider.experimental.component import ComponentProvider
 from pydantic import BaseModel
-
-import spotkube
 from spotkube import args as public_args
 from spotkube import spec
 
@@ -18,6 +17,7 @@ PAIRS: list[tuple[type, type[BaseModel]]] = [
     (public_args.SystemPoolArgs, spec.SystemPool),
     (public_args.PlatformPoolArgs, spec.PlatformPool),
     (public_args.GpuPoolArgs, spec.GpuPool),
+    (public_args.SpotPoolArgs, spec.SpotPool),
     (public_args.GpuArgs, spec.GpuSpec),
     (public_args.ClusterArgs, spec.ClusterSettings),
     (public_args.AutoscalerArgs, spec.AutoscalerSettings),
@@ -30,7 +30,7 @@ def test_typed_dict_keys_match_the_spec_model(typed_dict: type, model: type[Base
 
 
 def test_cluster_args_cover_the_cluster_part_of_the_spec() -> None:
-    cluster_keys = {"environment", "region", "system_pool", "platform_pool", "gpu_pools", "cluster"}
+    cluster_keys = {"environment", "region", "system_pool", "platform_pool", "gpu_pools", "spot_pools", "cluster"}
     assert set(typing.get_type_hints(public_args.GpuClusterArgs)) == cluster_keys
     assert cluster_keys <= set(spec.PlatformSpec.model_fields)
 
@@ -46,3 +46,13 @@ def test_pulumi_analyzer_accepts_every_component() -> None:
         resource = schema["resources"][f"spotkube:index:{component.__name__}"]
         assert resource["isComponent"] is True
         assert resource["inputProperties"], component.__name__
+
+
+def test_every_public_name_resolves_and_pure_modules_stay_free_of_pulumi() -> None:
+    import subprocess
+    import sys
+
+    assert all(getattr(spotkube, name) for name in spotkube.__all__)
+    code = "import sys, spotkube.contract, spotkube.plan, spotkube.spec; print('pulumi' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() \
+        == "False"

@@ -25,7 +25,8 @@ def test_plan_all_as_table_shows_every_stack_and_pool(repo_project: Project) -> 
     for stack in repo_project.stacks():
         assert stack in result.stdout
     assert "t4spot" in result.stdout
-    assert "kubernetes.azure.com/scalesetpriority=spot:NoSchedule" in result.stdout
+    assert "nvidia.com/gpu=present:NoSchedule" in result.stdout
+    assert "monthly cost: idle floor" in result.stdout
     assert "kubeconfig (secret)" in result.stdout
 
 
@@ -44,6 +45,8 @@ def test_plan_all_as_json_has_the_stable_shape(repo_project: Project) -> None:
     spot = next(p for p in dev["pools"] if p["name"] == "t4spot")
     assert spot["capacity"] == "spot" and spot["gpu"] == {"type": "nvidia-tesla-t4", "count": 1}
     assert spot["evictionPolicy"] == "Delete" and spot["maxPrice"] == -1
+    assert spot["taints"] == ["kubernetes.azure.com/scalesetpriority=spot:NoSchedule",
+                              "nvidia.com/gpu=present:NoSchedule"]
     assert (spot["min"], spot["max"]) == (0, 4)
 
 

@@ -2,7 +2,6 @@
 
 from hypothesis import given
 from hypothesis import strategies as st
-
 from spotkube import contract
 from spotkube.contract import Placement, PoolContract, Taint, Toleration, judge, landing_pools
 
@@ -141,4 +140,5 @@ def test_landing_pools_puts_preferred_spot_first() -> None:
     pools = [_contracts("aks", "on-demand", "nvidia-tesla-t4"), _contracts("aks", "spot", "nvidia-tesla-t4")]
     pools = [PoolContract(n, p.role, p.capacity, p.accelerator, p.gpu_count, p.labels, p.taints)
              for n, p in zip(("ondemand", "spot"), pools, strict=True)]
-    assert landing_pools(contract.spot_gpu("nvidia-tesla-t4", fallback_to_on_demand=True), pools) == ["spot", "ondemand"]
+    placement = contract.spot_gpu("nvidia-tesla-t4", fallback_to_on_demand=True)
+    assert landing_pools(placement, pools) == ["spot", "ondemand"]

@@ -1,27 +1,73 @@
-"""spotkube: Pulumi components for ML platforms on AKS and GKE with spot GPU pools."""
+"""spotkube: Pulumi components for ML platforms on AKS and GKE with spot GPU pools.
 
-from spotkube.aks import AksGpuCluster
-from spotkube.args import (
-    AutoscalerArgs,
-    ClusterArgs,
-    GpuArgs,
-    GpuClusterArgs,
-    GpuPoolArgs,
-    PlatformPoolArgs,
-    PoolContractOutput,
-    SystemPoolArgs,
-)
+The components and their typed args are the public API. They are imported lazily, on first use,
+so that the pure modules (`spotkube.contract`, `spotkube.pipelines`, `spotkube.pipeline_check`)
+can be used without loading Pulumi and the cloud SDKs: pipeline authors never need them.
+"""
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+#: Public name -> the module that defines it.
+_EXPORTS = {
+    "AksGpuCluster": "spotkube.aks",
+    "GkeGpuCluster": "spotkube.gke",
+    "NvidiaDevicePlugin": "spotkube.device_plugin",
+    "KubeflowPipelines": "spotkube.kubeflow",
+    **{name: "spotkube.args" for name in (
+        "AutoscalerArgs", "ClusterArgs", "GpuArgs", "GpuClusterArgs", "GpuPoolArgs", "KubeflowPipelinesArgs",
+        "NvidiaDevicePluginArgs", "PlatformPoolArgs", "PoolContractOutput", "SpotPoolArgs", "SystemPoolArgs",
+    )},
+}
 
 __all__ = [
     "AksGpuCluster",
     "AutoscalerArgs",
     "ClusterArgs",
+    "GkeGpuCluster",
     "GpuArgs",
     "GpuClusterArgs",
     "GpuPoolArgs",
+    "KubeflowPipelines",
+    "KubeflowPipelinesArgs",
+    "NvidiaDevicePlugin",
+    "NvidiaDevicePluginArgs",
     "PlatformPoolArgs",
     "PoolContractOutput",
+    "SpotPoolArgs",
     "SystemPoolArgs",
 ]
+
+if TYPE_CHECKING:
+    from spotkube.aks import AksGpuCluster
+    from spotkube.args import (
+        AutoscalerArgs,
+        ClusterArgs,
+        GpuArgs,
+        GpuClusterArgs,
+        GpuPoolArgs,
+        KubeflowPipelinesArgs,
+        NvidiaDevicePluginArgs,
+        PlatformPoolArgs,
+        PoolContractOutput,
+        SpotPoolArgs,
+        SystemPoolArgs,
+    )
+    from spotkube.device_plugin import NvidiaDevicePlugin
+    from spotkube.gke import GkeGpuCluster
+    from spotkube.kubeflow import KubeflowPipelines
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name's module on first access (PEP 562)."""
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'spotkube' has no attribute {name!r}")
+    value = getattr(import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

@@ -55,6 +55,29 @@ class PlatformPoolArgs(TypedDict):
     """Always `on-demand`."""
 
 
+class SpotPoolArgs(TypedDict):
+    name: str
+    """Pool name: AKS 1-12 lower-case letters/digits; GKE up to 40 characters with dashes."""
+    machine: str
+    """CPU VM size (AKS) or machine type (GKE), e.g. Standard_D4s_v3."""
+    capacity: NotRequired[str]
+    """`spot` (default) or `preemptible` (GKE only)."""
+    eviction_policy: NotRequired[str]
+    """AKS spot: `Delete` (default) or `Deallocate`."""
+    max_price: NotRequired[float]
+    """AKS spot: max USD/hour with up to 5 decimals, or -1 for "up to the on-demand price"."""
+    min: NotRequired[int]
+    """Minimum nodes (default 0)."""
+    max: NotRequired[int]
+    """Maximum nodes (default 4)."""
+    zones: NotRequired[list[str]]
+    """Zones."""
+    labels: NotRequired[dict[str, str]]
+    """Extra node labels."""
+    taints: NotRequired[list[str]]
+    """Extra taints as key=value:Effect."""
+
+
 class GpuPoolArgs(TypedDict):
     name: str
     """Pool name: AKS 1-12 lower-case letters/digits; GKE up to 40 characters with dashes."""
@@ -108,6 +131,10 @@ class ClusterArgs(TypedDict):
     """AKS: an existing resource group to build in."""
     project: NotRequired[str]
     """GKE: the Google Cloud project id."""
+    network: NotRequired[str]
+    """GKE: VPC network name or self link; unset uses the project's `default` network."""
+    subnetwork: NotRequired[str]
+    """GKE: subnetwork in the cluster's region; private nodes need Cloud NAT on it for egress outside Google."""
     private: NotRequired[bool]
     """Private API server (AKS) or private nodes (GKE); default on in prod."""
     authorized_ip_ranges: NotRequired[list[str]]
@@ -135,6 +162,8 @@ class GpuClusterArgs(TypedDict):
     """The untainted on-demand pool for platform workloads."""
     gpu_pools: NotRequired[list[GpuPoolArgs]]
     """GPU pools, each scaling min..max."""
+    spot_pools: NotRequired[list[SpotPoolArgs]]
+    """CPU pools on spot or preemptible capacity for batch steps, each scaling min..max."""
     cluster: NotRequired[ClusterArgs]
     """Cluster-wide settings."""
 
@@ -159,3 +188,31 @@ class PoolContractOutput(TypedDict):
     """Every label the nodes carry, declared and cloud-added."""
     taints: list[str]
     """Every taint the nodes carry, as key=value:Effect."""
+
+
+class NvidiaDevicePluginArgs(TypedDict):
+    cloud: str
+    """`aks` (deploys NVIDIA's plugin as a DaemonSet) or `gke` (keeps GKE's managed plugin, deploys nothing)."""
+    version: NotRequired[str]
+    """NVIDIA k8s-device-plugin release, the image tag (default `v0.20.0`)."""
+    image: NotRequired[str]
+    """Image repository without a tag (default `nvcr.io/nvidia/k8s-device-plugin`)."""
+    extra_taints: NotRequired[list[str]]
+    """Taints your GPU pools carry beyond spotkube's own, as key=value:Effect; the plugin tolerates them."""
+
+
+class KubeflowPipelinesArgs(TypedDict):
+    version: NotRequired[str]
+    """Kubeflow Pipelines release, the git ref of its manifests (default `2.17.0`)."""
+    repository: NotRequired[str]
+    """Git repository of the manifests (default `https://github.com/kubeflow/pipelines`); needs git at deploy time."""
+    expose_ui: NotRequired[bool]
+    """Give the UI a public LoadBalancer (default false: use kubectl port-forward; KFP standalone has no login)."""
+    ui_source_ranges: NotRequired[list[str]]
+    """CIDRs allowed to reach the exposed UI."""
+    storage_class: NotRequired[str]
+    """StorageClass of the MySQL and SeaweedFS volumes; unset uses the cluster's default class."""
+    retry_policy: NotRequired[str]
+    """Argo retryPolicy every step inherits: `Always` (default) or `OnError`; both retry evicted pods."""
+    retry_limit: NotRequired[int]
+    """Retries for steps that don't call set_retry (default 0; Argo also applies it to DAG templates)."""

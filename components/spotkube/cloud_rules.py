@@ -11,10 +11,13 @@ import ipaddress
 import re
 from collections.abc import Callable, Iterator
 
+from pydantic import BaseModel
+
 from spotkube.catalog import aks as aks_catalog
+from spotkube.catalog import gke as gke_catalog
 from spotkube.contract import LABEL_PREFIX
 from spotkube.errors import Problem
-from spotkube.spec import CONFIG_NAMESPACE, GpuPool, GpuSpec, PlatformSpec
+from spotkube.spec import CONFIG_NAMESPACE, GpuPool, GpuSpec, PlatformSpec, SpotPool
 
 #: Machines used for the system and platform pools when a stack does not name one.
 DEFAULT_MACHINES = {"aks": "Standard_D4s_v3", "gke": "e2-standard-4"}
@@ -36,8 +39,16 @@ def _pools(spec: PlatformSpec) -> Iterator[tuple[str, str, int, int]]:
     yield "systemPool", spec.system_pool.name, spec.system_pool.min, spec.system_pool.max
     if spec.platform_pool.enabled:
         yield "platformPool", spec.platform_pool.name, spec.platform_pool.min, spec.platform_pool.max
+    for i, spot in enumerate(spec.spot_pools):
+        yield f"spotPools[{i}]", spot.name, spot.min, spot.max
     for i, pool in enumerate(spec.gpu_pools):
         yield f"gpuPools[{i}]", pool.name, pool.min, pool.max
+
+
+def worker_pools(spec: PlatformSpec) -> Iterator[tuple[str, SpotPool]]:
+    """(path, pool) of the pools that scale from zero: spot CPU pools, then GPU pools."""
+    yield from ((f"spotPools[{i}]", p) for i, p in enumerate(spec.spot_pools))
+    yield from ((f"gpuPools[{i}]", p) for i, p in enumerate(spec.gpu_pools))
 
 
 def common_rules(spec: PlatformSpec) -> RuleOutput:
@@ -57,7 +68,11 @@ def common_rules(spec: PlatformSpec) -> RuleOutput:
             yield Problem(key(f"{path}.capacity"), f"{capacity!r} is not allowed; the {path} must be 'on-demand' "
                           "(a spot pool can't be a System pool, and evictions would take the platform down)")
     labelled = [("systemPool", spec.system_pool.labels), ("platformPool", spec.platform_pool.labels)]
-    labelled += [(f"gpuPools[{i}]", p.labels) for i, p in enumerate(spec.gpu_pools)]
+    labelled += [(path, p.labels) for path, p in worker_pools(spec)]
+    for i, spot in enumerate(spec.spot_pools):
+        if spot.capacity == "on-demand":
+            yield Problem(key(f"spotPools[{i}].capacity"), "'on-demand' is not a spot pool; use 'spot' or "
+                          "'preemptible', or the platformPool for on-demand CPU nodes")
     for path, labels in labelled:
         for label in labels:
             if label.startswith(f"{LABEL_PREFIX}/"):
@@ -67,6 +82,15 @@ def common_rules(spec: PlatformSpec) -> RuleOutput:
     if channel is not None and channel not in CHANNELS[spec.cloud]:
         yield Problem(key("cluster.channel"), f"{channel!r} is not a {spec.cloud.upper()} channel; use one of "
                       f"{', '.join(CHANNELS[spec.cloud])}")
+    pool_names = [name for _, name, _, _ in _pools(spec)]
+    scenario = [(f"cost.hours.{pool}", pool) for pool in spec.cost.hours]
+    scenario += [(f"cost.workloads[{i}].pool", w.pool) for i, w in enumerate(spec.cost.workloads)]
+    for path, pool in scenario:
+        if pool not in pool_names:
+            yield Problem(key(path), f"{pool!r} is not a pool of this stack; use one of {', '.join(pool_names)}")
+    for pool, hours in spec.cost.hours.items():
+        if hours < 0:
+            yield Problem(key(f"cost.hours.{pool}"), f"{hours:g} is not allowed; use 0 or more node-hours per month")
     for i, cidr in enumerate(spec.cluster.authorized_ip_ranges):
         try:
             ipaddress.ip_network(cidr, strict=True)
@@ -82,15 +106,14 @@ def aks_rules(spec: PlatformSpec) -> RuleOutput:
             yield Problem(key(f"{path}.name"), f"{name!r} is not a valid AKS pool name; use 1-12 lower-case "
                           "letters and digits, starting with a letter")
     machines = [("systemPool", spec.system_pool.machine), ("platformPool", spec.platform_pool.machine)]
-    machines += [(f"gpuPools[{i}]", p.machine) for i, p in enumerate(spec.gpu_pools)]
+    machines += [(path, p.machine) for path, p in worker_pools(spec)]
     for path, machine in machines:
         if machine in aks_catalog.RETIRED_VM_SIZES:
             yield Problem(key(f"{path}.machine"), f"{machine!r} is retired; use "
                           f"{aks_catalog.RETIRED_VM_SIZES[machine]}")
         elif machine is not None and not re.match(aks_catalog.VM_SIZE_PATTERN, machine):
             yield Problem(key(f"{path}.machine"), f"{machine!r} is not an Azure VM size; use e.g. Standard_D4s_v3")
-    for i, pool in enumerate(spec.gpu_pools):
-        path = f"gpuPools[{i}]"
+    for path, pool in worker_pools(spec):
         if pool.capacity == "preemptible":
             yield Problem(key(f"{path}.capacity"), "'preemptible' is a GKE capacity; on AKS use 'spot' or 'on-demand'")
         if pool.capacity != "spot" and pool.max_price != -1:
@@ -102,8 +125,9 @@ def aks_rules(spec: PlatformSpec) -> RuleOutput:
     if spec.system_pool.critical_addons_only and not spec.platform_pool.enabled:
         yield Problem(key("platformPool.enabled"), "false leaves Kubeflow and other platform workloads no "
                       "untainted on-demand pool; enable it or set systemPool.criticalAddonsOnly: false")
-    if spec.cluster.project is not None:
-        yield Problem(key("cluster.project"), "is a GKE setting; remove it from an AKS stack")
+    for name in GKE_ONLY_CLUSTER_SETTINGS:
+        if getattr(spec.cluster, name) is not None:
+            yield Problem(key(f"cluster.{_alias(spec.cluster, name)}"), "is a GKE setting; remove it from an AKS stack")
 
 
 def aks_gpu(pool: GpuPool) -> tuple[GpuSpec | None, str | None]:
@@ -121,9 +145,166 @@ def aks_gpu(pool: GpuPool) -> tuple[GpuSpec | None, str | None]:
     return gpu, None
 
 
+# --- GKE -----------------------------------------------------------------------------------------
+
+#: Cluster settings only AKS understands, with what a GKE stack uses instead. They are refused on
+#: GKE rather than ignored, so nobody believes a setting protects a cluster it never reaches.
+AKS_ONLY_CLUSTER_SETTINGS = {
+    "resource_group_name": "a GKE cluster lives in cluster.project",
+    "local_accounts_disabled": "GKE issues no client certificates; access goes through IAM",
+    "admin_group_object_ids": "grant roles/container.admin through IAM instead",
+}
+#: AKS autoscaler profile fields; GKE's managed autoscaler takes only `profile`.
+AKS_ONLY_AUTOSCALER_SETTINGS = (
+    "expander", "scan_interval", "scale_down_unneeded_time", "scale_down_delay_after_add",
+    "max_graceful_termination_sec", "skip_nodes_with_local_storage",
+)
+#: GPU pool fields only AKS spot pools have, with why GKE has no use for them.
+AKS_ONLY_POOL_SETTINGS = {
+    "eviction_policy": "GKE always deletes preempted spot and preemptible VMs",
+    "max_price": "GKE spot prices are set by Google and have no per-pool cap",
+}
+#: Cluster settings only GKE understands; an AKS stack that sets them is refused.
+GKE_ONLY_CLUSTER_SETTINGS = ("project", "network", "subnetwork")
+#: Google Cloud project ids: 6-30 lower-case letters, digits and hyphens, starting with a letter.
+GKE_PROJECT_PATTERN = r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$"
+#: Region names such as us-central1 or northamerica-northeast1 (not Azure's uksouth).
+GKE_REGION_PATTERN = r"^[a-z]+-[a-z]+[0-9]+$"
+#: Machine type names such as e2-standard-4 or n2d-highmem-8 (not Azure's Standard_D4s_v3).
+GKE_MACHINE_PATTERN = r"^[a-z][a-z0-9]*-[a-z0-9-]*[a-z0-9]$"
+
+
+def _alias(model: BaseModel, name: str) -> str:
+    """A field's name as a stack file spells it (camelCase)."""
+    return type(model).model_fields[name].alias or name
+
+
+def _changed(model: BaseModel, name: str) -> bool:
+    """Whether a field differs from its default. Compared by value, not by "was it given": component
+    args arrive fully dumped from a resolved spec, so every field looks given there."""
+    return getattr(model, name) != type(model).model_fields[name].get_default(call_default_factory=True)
+
+
+def _gke_zones_in_region(region: str, path: str, zones: tuple[str, ...]) -> RuleOutput:
+    """Zones of a pool without GPUs: they must belong to the region (checked against the zone table
+    when it lists the region, by name otherwise)."""
+    known = gke_catalog.GPU_ZONES.get(region)
+    for z, zone in enumerate(zones):
+        if known is not None:
+            valid, accepted = zone in known, ", ".join(known)
+        else:
+            valid, accepted = bool(re.fullmatch(rf"{re.escape(region)}-[a-z]", zone)), f"{region}-a, {region}-b, ..."
+        if not valid:
+            yield Problem(key(f"{path}.zones[{z}]"), f"{zone!r} is not a zone of {region}; use {accepted}")
+
+
+def gke_rules(spec: PlatformSpec) -> RuleOutput:
+    """GKE's own rules (FACTS.md, GKE section), checked against the bundled `catalog.gke` facts."""
+    settings = spec.cluster
+    if not settings.project:
+        yield Problem(key("cluster.project"), "is required on GKE; set the Google Cloud project id, "
+                      "e.g. my-ml-platform")
+    elif not re.match(GKE_PROJECT_PATTERN, settings.project):
+        yield Problem(key("cluster.project"), f"{settings.project!r} is not a Google Cloud project id; use 6-30 "
+                      "lower-case letters, digits and hyphens, starting with a letter")
+    for name, instead in AKS_ONLY_CLUSTER_SETTINGS.items():
+        if _changed(settings, name):
+            yield Problem(key(f"cluster.{_alias(settings, name)}"), f"{getattr(settings, name)!r} is an AKS "
+                          f"setting; remove it from a GKE stack ({instead})")
+    for name in AKS_ONLY_AUTOSCALER_SETTINGS:
+        if _changed(settings.autoscaler, name):
+            yield Problem(key(f"cluster.autoscaler.{_alias(settings.autoscaler, name)}"),
+                          f"{getattr(settings.autoscaler, name)!r} is an AKS setting; remove it from a GKE stack "
+                          "(GKE's autoscaler takes only cluster.autoscaler.profile: BALANCED or OPTIMIZE_UTILIZATION)")
+    if settings.network_policy == "azure":
+        yield Problem(key("cluster.networkPolicy"), "'azure' is an AKS network policy; on GKE use cilium "
+                      "(Dataplane V2, the default) or calico")
+    region_valid = bool(re.match(GKE_REGION_PATTERN, spec.region))
+    if not region_valid:
+        yield Problem(key("region"), f"{spec.region!r} is not a Google Cloud region; use e.g. us-central1 or "
+                      "europe-west4")
+    pattern = re.compile(gke_catalog.NODE_POOL_NAME_PATTERN)
+    for path, name, _, _ in _pools(spec):
+        if not pattern.match(name):
+            yield Problem(key(f"{path}.name"), f"{name!r} is not a valid GKE node pool name; use 1-40 lower-case "
+                          "letters, digits and hyphens, starting with a letter and not ending with a hyphen")
+    cpu_pools = [("systemPool", spec.system_pool), ("platformPool", spec.platform_pool)]
+    cpu_pools += [(f"spotPools[{i}]", p) for i, p in enumerate(spec.spot_pools)]
+    for path, cpu_pool in cpu_pools:
+        if cpu_pool.machine is not None and not re.match(GKE_MACHINE_PATTERN, cpu_pool.machine):
+            yield Problem(key(f"{path}.machine"), f"{cpu_pool.machine!r} is not a GKE machine type; use e.g. "
+                          f"{DEFAULT_MACHINES['gke']}")
+        if region_valid:
+            yield from _gke_zones_in_region(spec.region, path, cpu_pool.zones)
+    for path, worker in worker_pools(spec):
+        for name, why in AKS_ONLY_POOL_SETTINGS.items():
+            if _changed(worker, name):
+                yield Problem(key(f"{path}.{_alias(worker, name)}"), f"{getattr(worker, name)!r} is an AKS "
+                              f"setting; remove it from a GKE stack ({why})")
+    region_problem = None
+    for i, pool in enumerate(spec.gpu_pools):
+        path = f"gpuPools[{i}]"
+        if gke_catalog.requires_spot_or_flex(pool.machine) and pool.capacity != "spot":
+            yield Problem(key(f"{path}.capacity"), f"{pool.capacity!r} is not available for {pool.machine}, which "
+                          "Compute Engine creates only as Spot or Flex-start VMs; use capacity: spot, or "
+                          "a3-highgpu-8g for a pool that is not spot")
+        gpu, error = gke_gpu(pool)
+        if gpu is None or error or not region_valid:
+            continue  # the resolver reports a GPU problem; zones can't be judged without the GPU
+        if gke_catalog.zones_offering(spec.region, gpu.type) is None:
+            region_problem = gke_catalog.zone_check(spec.region, (), gpu.type)
+            continue
+        zone_problem = gke_catalog.zone_check(spec.region, pool.zones, gpu.type)
+        if zone_problem:
+            yield Problem(key(f"{path}.zones"), zone_problem)
+    if region_problem:
+        yield Problem(key("region"), region_problem)
+
+
+def gke_gpu(pool: GpuPool) -> tuple[GpuSpec | None, str | None]:
+    """The GPU a GKE pool carries, or the reason its machine and GPU settings are wrong.
+
+    a2, a3 and g2 machine types fix their GPUs, so `gpu` is filled in from the machine (or refused
+    if it disagrees); N1 takes a GPU chosen separately, so `gpu` must be given there.
+    """
+    if pool.gpu is not None:
+        error = gke_catalog.pairing_error(pool.machine, pool.gpu.type, pool.gpu.count)
+        return (None, error) if error else (pool.gpu, None)
+    fixed = gke_catalog.accelerator_for_machine(pool.machine)
+    if fixed is not None:
+        return GpuSpec(type=fixed[0], count=fixed[1]), None
+    if gke_catalog.is_n1(pool.machine):
+        return None, (f"{pool.machine} has no built-in GPUs, so gpu must be given; use e.g. gpu: "
+                      f"{{type: nvidia-tesla-t4, count: 1}} (N1 takes {', '.join(gke_catalog.N1_ACCELERATOR_COUNTS)})")
+    family = gke_catalog.machine_family(pool.machine)
+    same_family = [m for m in gke_catalog.FIXED_GPU_MACHINE_TYPES if gke_catalog.machine_family(m) == family]
+    if same_family:
+        return None, (f"{pool.machine!r} is not a {family} machine type spotkube knows; use one of "
+                      f"{', '.join(same_family)}")
+    return None, (f"{pool.machine!r} carries no GPU; use a machine type from {gke_catalog.GPU_FAMILIES_TEXT}, "
+                  "e.g. g2-standard-8 (1 × nvidia-l4), or an N1 type with gpu: {type: nvidia-tesla-t4, count: 1}")
+
+
+def gke_pool_defaults(spec: PlatformSpec, pool: GpuPool) -> GpuPool:
+    """Zones left empty become every zone of the region that offers the pool's GPU.
+
+    GKE would otherwise spread the pool over the cluster's zones, some without the GPU, and scale-ups
+    there fail. Filling them in here, not in the component, makes the plan show the real zones.
+    """
+    if pool.zones or pool.gpu is None:
+        return pool
+    offering = gke_catalog.zones_offering(spec.region, pool.gpu.type)
+    return pool.model_copy(update={"zones": offering}) if offering else pool
+
+
 GpuResolver = Callable[[GpuPool], tuple[GpuSpec | None, str | None]]
 RULES: dict[str, tuple[Callable[[PlatformSpec], RuleOutput], GpuResolver]] = {
     "aks": (aks_rules, aks_gpu),
+    "gke": (gke_rules, gke_gpu),
+}
+#: Per-cloud defaults that depend on a GPU pool's resolved GPU (applied after the resolver).
+POOL_DEFAULTS: dict[str, Callable[[PlatformSpec, GpuPool], GpuPool]] = {
+    "gke": gke_pool_defaults,
 }
 
 
@@ -136,7 +317,9 @@ def resolve(spec: PlatformSpec) -> tuple[PlatformSpec, list[Problem]]:
         gpu, error = gpu_of(pool)
         if error:
             problems.append(Problem(key(f"gpuPools[{i}].gpu" if pool.gpu else f"gpuPools[{i}].machine"), error))
-        pools.append(pool.model_copy(update={"gpu": gpu or pool.gpu}))
+        resolved_pool = pool.model_copy(update={"gpu": gpu or pool.gpu})
+        fill = POOL_DEFAULTS.get(spec.cloud)
+        pools.append(fill(spec, resolved_pool) if fill else resolved_pool)
     machine = DEFAULT_MACHINES[spec.cloud]
     resolved = spec.model_copy(update={
         "gpu_pools": tuple(pools),

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 Cloud = Literal["aks", "gke"]
 Capacity = Literal["spot", "preemptible", "on-demand"]
-Role = Literal["system", "platform", "gpu"]
+Role = Literal["system", "platform", "batch", "gpu"]
 Effect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 
 #: Our own label prefix. Every pool spotkube builds carries these labels on both clouds, so a
@@ -422,14 +422,19 @@ def spot_gpu(
     )
 
 
-def spot_cpu(*, fallback_to_on_demand: bool = True, spot_preference_weight: int = 100) -> Placement:
-    """Run a CPU step on interruptible nodes without GPUs (preprocessing, downloads)."""
-    no_gpu = Requirement(ACCELERATOR_LABEL, "In", (NO_ACCELERATOR,))
+def spot_cpu(
+    *, pool: str | None = None, fallback_to_on_demand: bool = True, spot_preference_weight: int = 100
+) -> Placement:
+    """Run a CPU step on interruptible nodes without GPUs (preprocessing, downloads); `pool` pins
+    it to one named pool, such as a stack's spot CPU pool."""
+    no_gpu: Term = (Requirement(ACCELERATOR_LABEL, "In", (NO_ACCELERATOR,)),)
+    if pool is not None:
+        no_gpu = (*no_gpu, Requirement(POOL_LABEL, "In", (pool,)))
     spot = Requirement(CAPACITY_LABEL, "In", INTERRUPTIBLE)
     if fallback_to_on_demand:
-        return Placement(tolerations=tolerate_interruptible(), required=((no_gpu,),),
+        return Placement(tolerations=tolerate_interruptible(), required=(no_gpu,),
                          preferred=((spot_preference_weight, (spot,)),))
-    return Placement(tolerations=tolerate_interruptible(), required=((no_gpu, spot),))
+    return Placement(tolerations=tolerate_interruptible(), required=((*no_gpu, spot),))
 
 
 def on_demand_only() -> Placement:
@@ -447,6 +452,49 @@ def on_any_gpu_pool() -> Placement:
         required=((Requirement(ACCELERATOR_LABEL, "NotIn", (NO_ACCELERATOR,)),
                    Requirement(ACCELERATOR_LABEL, "Exists")),),
     )
+
+
+def constrain_pod_spec(pod_spec: Mapping[str, Any], placement: Placement) -> dict[str, Any]:
+    """A copy of a Kubernetes pod spec that also obeys `placement`, keeping what it already says.
+
+    Required node affinity is ANDed in: every existing nodeSelectorTerm gains the placement's
+    requirements, because Kubernetes ORs terms, so appending a term would widen where the pod may
+    go instead of narrowing it. Tolerations and preferred terms are added to, the nodeSelector is
+    merged, and everything else (pod affinity, anti-affinity) stays as it was.
+    """
+    spec = {**pod_spec}
+    affinity = {**(spec.get("affinity") or {})}
+    node_affinity = {**(affinity.get("nodeAffinity") or {})}
+    if placement.required:
+        block = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+        terms = []
+        for term in block.get("nodeSelectorTerms") or [{}]:
+            for extra in placement.required:
+                expressions = list(term.get("matchExpressions") or ())
+                expressions += [r.to_k8s() for r in extra if r.to_k8s() not in expressions]
+                terms.append({**term, "matchExpressions": expressions})
+        node_affinity["requiredDuringSchedulingIgnoredDuringExecution"] = {**block, "nodeSelectorTerms": terms}
+    if placement.preferred:
+        node_affinity["preferredDuringSchedulingIgnoredDuringExecution"] = [
+            *(node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or ()),
+            *placement.affinity_k8s()["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"],
+        ]
+    if node_affinity:
+        spec["affinity"] = {**affinity, "nodeAffinity": node_affinity}
+    tolerations = list(spec.get("tolerations") or ())
+    tolerations += [t for t in placement.tolerations_k8s() if t not in tolerations]
+    if tolerations:
+        spec["tolerations"] = tolerations
+    if placement.node_selector:
+        spec["nodeSelector"] = {**(spec.get("nodeSelector") or {}), **placement.node_selector}
+    return spec
+
+
+def gke_default_device_plugin_serves(labels: Mapping[str, str]) -> bool:
+    """Whether GKE's own NVIDIA device plugin runs on a node with these labels: every GPU node,
+    unless the pool opted out with the label that makes room for NVIDIA's upstream plugin."""
+    key, value = GKE_NO_DEFAULT_DEVICE_PLUGIN_LABEL
+    return GKE_ACCELERATOR_LABEL in labels and labels.get(key) != value
 
 
 # --- The matcher ----------------------------------------------------------------------------------

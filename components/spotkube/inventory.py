@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from spotkube.catalog.aks import GPU_VM_SIZES
-from spotkube.contract import ACCELERATOR_LABEL, CAPACITY_LABEL, NO_ACCELERATOR, ROLE_LABEL
+from spotkube.contract import ACCELERATOR_LABEL, CAPACITY_LABEL, NO_ACCELERATOR, ROLE_LABEL, Taint
 
 
 class RegisteredResource(Protocol):
@@ -69,10 +69,55 @@ def aks_pools(resources: Sequence[RegisteredResource]) -> list[dict[str, Any]]:
     return rows
 
 
+def _first(values: Mapping[str, Any], *keys: str) -> Any:
+    return next((values[k] for k in keys if values.get(k) is not None), None)
+
+
+def _gke_capacity(node_config: Mapping[str, Any]) -> str:
+    """What the pool really asks Compute Engine for; the capacity label only claims it."""
+    if node_config.get("spot"):
+        return "spot"
+    return "preemptible" if node_config.get("preemptible") else "on-demand"
+
+
+def gke_pools(resources: Sequence[RegisteredResource]) -> list[dict[str, Any]]:
+    """Every GKE NodePool; the cluster's default pool is removed at creation, so it is not one.
+
+    Limits are read as totals (`totalMin/MaxNodeCount`, which spotkube sets), falling back to the
+    per-zone `min/maxNodeCount` of pools built otherwise. GKE has no eviction policy or max price.
+    """
+    rows = []
+    for resource in resources:
+        if resource.type != "gcp:container/nodePool:NodePool":
+            continue
+        inputs = resource.inputs
+        config = inputs.get("nodeConfig") or {}
+        scaling = inputs.get("autoscaling") or {}
+        row = _pool_row(
+            inputs.get("name", ""), config.get("labels") or {}, config.get("machineType", ""),
+            sum(int(a.get("count") or 0) for a in config.get("guestAccelerators") or []),
+            _first(scaling, "totalMinNodeCount", "minNodeCount"),
+            _first(scaling, "totalMaxNodeCount", "maxNodeCount"),
+            [str(Taint.from_gke(t)) for t in config.get("taints") or []],
+            inputs.get("nodeLocations"), None, None,
+        )
+        row["capacity"] = _gke_capacity(config)
+        rows.append(row)
+    return rows
+
+
 READERS: dict[str, Callable[[Sequence[RegisteredResource]], list[dict[str, Any]]]] = {
     "aks": aks_pools,
+    "gke": gke_pools,
 }
 
 
+#: Row order of the plan: the system pool, the platform pool, then the others by name.
+_ROLE_ORDER = {"system": 0, "platform": 1}
+
+
 def registered_pools(cloud: str, resources: Sequence[RegisteredResource]) -> list[dict[str, Any]]:
-    return READERS[cloud](resources)
+    """The cloud's pool rows in a stable order. The mock monitor records registrations from worker
+    threads, so their order changes from run to run; a plan (and its PR comment) must not."""
+    rows = READERS[cloud](resources)
+    return sorted(rows, key=lambda row: (_ROLE_ORDER.get(row["role"], len(_ROLE_ORDER)), row["name"]))

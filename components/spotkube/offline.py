@@ -35,6 +35,17 @@ users: [{name: offline-plan, user: {token: offline-plan-placeholder}}]
 """
 
 
+def _computed_outputs(type_token: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """Outputs the cloud computes and the components read, with obviously fake values."""
+    if type_token == "gcp:container/cluster:Cluster":
+        master_auth = {**(inputs.get("masterAuth") or {}),
+                       "clusterCaCertificate": base64.b64encode(b"offline-plan-placeholder-ca").decode()}
+        return {"endpoint": "offline-plan.invalid", "masterAuth": master_auth}
+    if type_token == "gcp:serviceaccount/account:Account":
+        return {"email": f"{inputs.get('accountId')}@{inputs.get('project')}.iam.gserviceaccount.com"}
+    return {}
+
+
 @dataclass(frozen=True)
 class Registration:
     """One resource the program registered, with the options a reviewer cares about."""
@@ -83,7 +94,7 @@ class OfflineMocks(mocks.Mocks):
 
     def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str, dict]:
         self.inputs[(args.typ, args.name)] = args.inputs
-        state = {"name": args.name, **args.inputs}
+        state = {"name": args.name, **args.inputs, **_computed_outputs(args.typ, args.inputs)}
         return f"{args.name}-offline-id", state
 
     def call(self, args: mocks.MockCallArgs) -> dict:

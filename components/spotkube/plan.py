@@ -68,6 +68,11 @@ class PlatformPlan:
     def gpu_pools(self) -> tuple[PoolPlan, ...]:
         return tuple(p for p in self.pools if p.role == "gpu")
 
+    @property
+    def scalable_pools(self) -> tuple[PoolPlan, ...]:
+        """Pools that scale from zero for work: spot CPU batch pools and GPU pools."""
+        return tuple(p for p in self.pools if p.role in ("batch", "gpu"))
+
     def contracts(self) -> list[PoolContract]:
         return [p.contract for p in self.pools]
 
@@ -107,6 +112,15 @@ def plan_platform(spec: PlatformSpec) -> PlatformPlan:
             cloud, platform.name, "platform", "on-demand", platform.machine or "", gpu=None,
             low=platform.min, high=platform.max, zones=platform.zones, extra_labels=platform.labels,
         ))
+    for spot_pool in spec.spot_pools:
+        spot_on_aks = cloud == "aks" and spot_pool.capacity == "spot"
+        pools.append(_pool(
+            cloud, spot_pool.name, "batch", spot_pool.capacity, spot_pool.machine, gpu=None,
+            low=spot_pool.min, high=spot_pool.max, zones=spot_pool.zones,
+            extra_labels=spot_pool.labels, extra_taints=spot_pool.parsed_taints(),
+            eviction_policy=spot_pool.eviction_policy if spot_on_aks else None,
+            max_price=spot_pool.max_price if spot_on_aks else None,
+        ))
     for gpu_pool in spec.gpu_pools:
         gpu = (gpu_pool.gpu.type, gpu_pool.gpu.count) if gpu_pool.gpu else None
         spot_on_aks = cloud == "aks" and gpu_pool.capacity == "spot"
@@ -122,13 +136,13 @@ def plan_platform(spec: PlatformSpec) -> PlatformPlan:
 
 
 def autoscaler_priorities(plan: PlatformPlan, node_group_pattern: str) -> dict[int, list[str]]:
-    """Priority expander tiers: spot GPU pools first, then on-demand GPU fallbacks, then the rest.
+    """Priority expander tiers: spot pools first, then on-demand GPU fallbacks, then the rest.
 
     `node_group_pattern` turns a pool name into the regex that matches the cloud's node group
     names (for AKS, VM scale sets such as `aks-gpuspot-12345678-vmss`).
     """
     tiers: dict[int, list[str]] = {DEFAULT_PRIORITY: [".*"]}
-    for pool in plan.gpu_pools:
+    for pool in plan.scalable_pools:
         tier = SPOT_PRIORITY if pool.interruptible else ON_DEMAND_GPU_PRIORITY
         tiers.setdefault(tier, []).append(node_group_pattern.format(pool=pool.name))
     return dict(sorted(tiers.items(), reverse=True))

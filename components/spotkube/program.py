@@ -17,6 +17,9 @@ from spotkube.errors import SpecError
 from spotkube.project import find_project
 from spotkube.spec import CONFIG_NAMESPACE, PlatformSpec, parse_spec
 
+#: The spec fields the cluster components take; the rest configure other components or the plan.
+CLUSTER_KEYS = {"environment", "region", "system_pool", "platform_pool", "gpu_pools", "spot_pools", "cluster"}
+
 
 def _value(raw: str) -> Any:
     """Pulumi hands objects and arrays over as JSON text and scalars as plain text."""
@@ -44,5 +47,18 @@ def read_stack_spec(program_dir: Path) -> PlatformSpec:
 
 
 def cluster_args(spec: PlatformSpec) -> dict[str, Any]:
-    """The spec as cluster component args (snake_case, plain lists), without the cloud."""
-    return spec.model_dump(mode="json", exclude={"cloud"}, exclude_none=True)
+    """The cluster part of the spec as component args (snake_case, plain lists)."""
+    return spec.model_dump(mode="json", include=CLUSTER_KEYS, exclude_none=True)
+
+
+def device_plugin_args(spec: PlatformSpec) -> dict[str, Any]:
+    """`NvidiaDevicePlugin` args: the stack's settings, its cloud, and the GPU pools' own taints,
+    which the plugin must tolerate to run on those pools."""
+    extra_taints = sorted({taint for pool in spec.gpu_pools for taint in pool.taints})
+    settings = spec.device_plugin.model_dump(mode="json", exclude={"enabled"})
+    return {"cloud": spec.cloud, **settings, "extra_taints": extra_taints}
+
+
+def kubeflow_args(spec: PlatformSpec) -> dict[str, Any]:
+    """`KubeflowPipelines` args: the stack's settings without the on/off switch."""
+    return spec.kubeflow.model_dump(mode="json", exclude={"enabled"}, exclude_none=True)

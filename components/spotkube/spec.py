@@ -9,9 +9,11 @@ problem in a stack is reported at once. Pure module: no Pulumi.
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from collections.abc import Mapping, Sequence
 from decimal import Decimal, InvalidOperation
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -19,6 +21,7 @@ from pydantic import (
     Field,
     ValidationError,
     field_validator,
+    model_validator,
 )
 from pydantic.alias_generators import to_camel
 
@@ -91,18 +94,16 @@ class PlatformPool(_PoolBase):
     max: NodeCount = 3
 
 
-class GpuPool(_PoolBase):
-    """A GPU pool that scales 0..N, on spot, preemptible or on-demand capacity."""
+class SpotPool(_PoolBase):
+    """A CPU pool on spot or preemptible capacity that scales 0..N, for batch steps without GPUs."""
 
     machine: str = Field(min_length=1)
     min: NodeCount = 0
     max: NodeCount = 4
-    gpu: GpuSpec | None = Field(default=None, description="Filled in from the machine if unset.")
     capacity: CapacityName = "spot"
     eviction_policy: Literal["Delete", "Deallocate"] = "Delete"
     max_price: float = Field(default=-1, description="AKS spot max USD/hour; -1 = on-demand cap.")
     taints: tuple[str, ...] = Field(default=(), description="Extra taints, key=value:Effect.")
-    gpu_driver: Literal["DEFAULT", "LATEST", "INSTALLATION_DISABLED"] = "DEFAULT"
 
     @field_validator("max_price")
     @classmethod
@@ -130,6 +131,13 @@ class GpuPool(_PoolBase):
 
     def parsed_taints(self) -> tuple[Taint, ...]:
         return tuple(Taint.parse(t) for t in self.taints)
+
+
+class GpuPool(SpotPool):
+    """A GPU pool that scales 0..N, on spot, preemptible or on-demand capacity."""
+
+    gpu: GpuSpec | None = Field(default=None, description="Filled in from the machine if unset.")
+    gpu_driver: Literal["DEFAULT", "LATEST", "INSTALLATION_DISABLED"] = "DEFAULT"
 
 
 class AutoscalerSettings(_Model):
@@ -161,6 +169,14 @@ class ClusterSettings(_Model):
         default=None, description="AKS: use this existing resource group instead of creating one."
     )
     project: str | None = Field(default=None, description="GKE: the Google Cloud project id.")
+    network: str | None = Field(
+        default=None, description="GKE: VPC network name or self link; unset = the project's `default` network."
+    )
+    subnetwork: str | None = Field(
+        default=None,
+        description="GKE: subnetwork in the cluster's region; unset = the network's subnet there. Private "
+        "nodes reach registries outside Google only through Cloud NAT on it.",
+    )
     private: bool | None = Field(
         default=None, description="Private API server (AKS) or private nodes (GKE); default: prod."
     )
@@ -180,6 +196,107 @@ class ClusterSettings(_Model):
     autoscaler: AutoscalerSettings = Field(default_factory=AutoscalerSettings)
 
 
+class WorkloadHours(_Model):
+    """Monthly node-hours of one workload class (e.g. preprocessing) on one pool."""
+
+    name: str = Field(min_length=1)
+    pool: str = Field(min_length=1)
+    hours: float = Field(ge=0)
+
+
+class CostSettings(_Model):
+    """The usage scenario the plan prices: how much work, and how evictions add to it."""
+
+    eviction_rate: float = Field(default=0.05, ge=0, le=1, description="Share of work evicted.")
+    rework_fraction: float = Field(
+        default=1.0, ge=0, le=1, description="Share of an evicted step that runs again (1 = no checkpoints)."
+    )
+    hours: dict[str, float] = Field(default_factory=dict, description="Node-hours per month per pool.")
+    workloads: tuple[WorkloadHours, ...] = Field(
+        default=(), description="Node-hours per month per workload class, added to their pool's hours."
+    )
+
+
+class DevicePluginSettings(_Model):
+    """NVIDIA's device plugin, which makes GPUs schedulable. AKS gets NVIDIA's upstream DaemonSet;
+    GKE keeps its own managed plugin, because two plugins on one node advertise its GPUs twice."""
+
+    enabled: bool = Field(
+        default=True,
+        description="Deploy the plugin on AKS (GKE always uses its own); false if you run the GPU Operator.",
+    )
+    version: str = Field(
+        default="v0.20.0", pattern=r"^v\d+\.\d+\.\d+$", description="NVIDIA k8s-device-plugin release: the image tag."
+    )
+    image: str = Field(
+        default="nvcr.io/nvidia/k8s-device-plugin",
+        description="Image repository without a tag, e.g. a mirror when nodes can't reach nvcr.io.",
+    )
+
+    @field_validator("image")
+    @classmethod
+    def _repository_only(cls, value: str) -> str:
+        if not re.fullmatch(r"[a-z0-9.-]+(:[0-9]+)?(/[a-z0-9._-]+)+", value):
+            raise ValueError(f"{value!r} is not an image repository without a tag; use e.g. "
+                             "nvcr.io/nvidia/k8s-device-plugin and set the tag in devicePlugin.version")
+        return value
+
+
+class KubeflowSettings(_Model):
+    """Kubeflow Pipelines standalone, installed from its kustomize manifests and kept on on-demand
+    nodes, with its default credentials replaced and spot-safe retries for pipeline steps."""
+
+    enabled: bool = Field(default=True, description="Install Kubeflow Pipelines.")
+    version: str = Field(
+        default="2.17.0", pattern=r"^\d+\.\d+\.\d+$", description="KFP release: the git ref of the manifests."
+    )
+    repository: str = Field(
+        default="https://github.com/kubeflow/pipelines",
+        pattern=r"^https://[^\s?#]+[^/\s?#]$",
+        description="Git repository of the manifests (a mirror must keep KFP's layout); needs git at deploy time.",
+    )
+    expose_ui: bool = Field(
+        default=False,
+        description="Give the UI a public LoadBalancer. KFP standalone has no login: prefer kubectl port-forward.",
+    )
+    ui_source_ranges: tuple[str, ...] = Field(
+        default=(), description="CIDRs allowed to reach the exposed UI (the Service's loadBalancerSourceRanges)."
+    )
+    storage_class: str | None = Field(
+        default=None,
+        pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$",
+        description="StorageClass of the MySQL and SeaweedFS volumes; unset = the cluster's default class.",
+    )
+    retry_policy: Literal["Always", "OnError"] = Field(
+        default="Always",
+        description="Argo retryPolicy every step inherits, so a step whose pod was evicted or deleted counts as "
+        "retryable. Always keeps set_retry retrying failures too; OnError retries only such errors.",
+    )
+    retry_limit: int = Field(
+        default=0,
+        ge=0,
+        le=10,
+        description="Retries for steps that don't call set_retry. Argo gives it to every template, DAGs "
+        "included, so above 0 a failing step nested in DAGs can run more often than this number suggests.",
+    )
+
+    @field_validator("ui_source_ranges")
+    @classmethod
+    def _cidrs(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for cidr in value:
+            try:
+                ipaddress.ip_network(cidr, strict=True)
+            except ValueError:
+                raise ValueError(f"{cidr!r} is not a CIDR; use e.g. 203.0.113.0/24") from None
+        return value
+
+    @model_validator(mode="after")
+    def _ranges_need_exposure(self) -> KubeflowSettings:
+        if self.ui_source_ranges and not self.expose_ui:
+            raise ValueError("uiSourceRanges only applies with exposeUi: true; set exposeUi or remove uiSourceRanges")
+        return self
+
+
 class PlatformSpec(_Model):
     """One platform: a cluster with its pools, for one cloud, environment and region."""
 
@@ -189,7 +306,11 @@ class PlatformSpec(_Model):
     system_pool: SystemPool = Field(default_factory=SystemPool)
     platform_pool: PlatformPool = Field(default_factory=PlatformPool)
     gpu_pools: tuple[GpuPool, ...] = Field(default=(), max_length=100)
+    spot_pools: tuple[SpotPool, ...] = Field(default=(), max_length=100)
     cluster: ClusterSettings = Field(default_factory=ClusterSettings)
+    cost: CostSettings = Field(default_factory=CostSettings)
+    device_plugin: DevicePluginSettings = Field(default_factory=DevicePluginSettings)
+    kubeflow: KubeflowSettings = Field(default_factory=KubeflowSettings)
 
     @property
     def is_prod(self) -> bool:
@@ -265,3 +386,18 @@ def parse_spec(values: Mapping[str, Any], source: str) -> PlatformSpec:
     if problems:
         raise SpecError(source, problems)
     return spec
+
+
+Settings = TypeVar("Settings", bound=BaseModel)
+
+
+def parse_settings(model: type[Settings], values: Mapping[str, Any], source: str) -> Settings:
+    """Validate one settings model given as component args, with the messages `parse_spec` gives."""
+    try:
+        return model.model_validate(dict(values))
+    except ValidationError as err:
+        problems = [
+            Problem(_path(tuple(error["loc"])) or "args", _describe(error, list(model.model_fields)))
+            for error in err.errors()
+        ]
+        raise SpecError(source, problems) from None

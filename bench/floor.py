@@ -1,0 +1,131 @@
+"""The floor for `plan_speed.py`: one resource of each type a stack uses, built directly with the
+Pulumi SDKs under the same recording mocks as the offline plan, and nothing of spotkube's own.
+
+Each builder passes only the arguments its SDK class requires, so the time and memory measured are
+those of loading the SDK type modules and registering through the mocks: what spotkube cannot
+go below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pulumi
+
+
+def _resource_group(n: int) -> None:
+    import pulumi_azure_native as azure
+
+    azure.resources.ResourceGroup(f"floor-rg-{n}")
+
+
+def _managed_cluster(n: int) -> None:
+    import pulumi_azure_native as azure
+
+    azure.containerservice.ManagedCluster(f"floor-aks-{n}", resource_group_name="rg")
+
+
+def _agent_pool(n: int) -> None:
+    import pulumi_azure_native as azure
+
+    azure.containerservice.AgentPool(f"floor-pool-{n}", resource_group_name="rg", resource_name_="aks")
+
+
+def _kubernetes_provider(n: int) -> None:
+    import pulumi_kubernetes as k8s
+
+    k8s.Provider(f"floor-k8s-{n}")
+
+
+def _config_map(n: int) -> None:
+    import pulumi_kubernetes as k8s
+
+    k8s.core.v1.ConfigMap(f"floor-cm-{n}")
+
+
+def _secret(n: int) -> None:
+    import pulumi_kubernetes as k8s
+
+    k8s.core.v1.Secret(f"floor-secret-{n}")
+
+
+def _namespace(n: int) -> None:
+    import pulumi_kubernetes as k8s
+
+    k8s.core.v1.Namespace(f"floor-ns-{n}")
+
+
+def _daemon_set(n: int) -> None:
+    import pulumi_kubernetes as k8s
+
+    k8s.apps.v1.DaemonSet(f"floor-ds-{n}", spec={"selector": {}, "template": {}})
+
+
+def _kustomize_directory(n: int) -> None:
+    from pulumi_kubernetes.kustomize.v2 import Directory
+
+    Directory(f"floor-kustomize-{n}", directory="https://example.invalid//manifests?ref=0")
+
+
+def _random_password(n: int) -> None:
+    import pulumi_random as random
+
+    random.RandomPassword(f"floor-password-{n}", length=16)
+
+
+def _service_account(n: int) -> None:
+    import pulumi_gcp as gcp
+
+    gcp.serviceaccount.Account(f"floor-sa-{n}", account_id="floor")
+
+
+def _iam_member(n: int) -> None:
+    import pulumi_gcp as gcp
+
+    gcp.projects.IAMMember(f"floor-iam-{n}", member="serviceAccount:a@b", project="p", role="roles/viewer")
+
+
+def _gke_cluster(n: int) -> None:
+    import pulumi_gcp as gcp
+
+    gcp.container.Cluster(f"floor-gke-{n}")
+
+
+def _node_pool(n: int) -> None:
+    import pulumi_gcp as gcp
+
+    gcp.container.NodePool(f"floor-np-{n}", cluster="c")
+
+
+BUILDERS: dict[str, Callable[[int], None]] = {
+    "azure-native:resources:ResourceGroup": _resource_group,
+    "azure-native:containerservice:ManagedCluster": _managed_cluster,
+    "azure-native:containerservice:AgentPool": _agent_pool,
+    "pulumi:providers:kubernetes": _kubernetes_provider,
+    "kubernetes:core/v1:ConfigMap": _config_map,
+    "kubernetes:core/v1:Secret": _secret,
+    "kubernetes:core/v1:Namespace": _namespace,
+    "kubernetes:apps/v1:DaemonSet": _daemon_set,
+    "kubernetes:kustomize/v2:Directory": _kustomize_directory,
+    "random:index/randomPassword:RandomPassword": _random_password,
+    "gcp:serviceaccount/account:Account": _service_account,
+    "gcp:projects/iAMMember:IAMMember": _iam_member,
+    "gcp:container/cluster:Cluster": _gke_cluster,
+    "gcp:container/nodePool:NodePool": _node_pool,
+}
+
+
+def build_floor(types: list[str]) -> None:
+    """Register one resource per entry of `types` (a type may repeat) under the offline plan's mocks."""
+    from spotkube.offline import record_program
+
+    missing = [t for t in types if t not in BUILDERS]
+    if missing:
+        raise SystemExit(f"bench/floor.py has no builder for {', '.join(missing)}; add one")
+
+    def program() -> None:
+        for n, type_token in enumerate(types):
+            BUILDERS[type_token](n)
+        pulumi.export("done", True)
+
+    record_program(program, project="floor", stack="floor", config={})

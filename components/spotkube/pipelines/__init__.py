@@ -1,0 +1,65 @@
+"""Send Kubeflow Pipelines steps to spotkube's spot GPU pools, eviction-safe, for AKS and GKE.
+
+```python
+from kfp import dsl
+from spotkube.pipelines import CpuSpot, GpuTarget, on_demand, on_spot
+
+@dsl.pipeline
+def training():
+    data = prepare()
+    on_spot(data, CpuSpot())                                   # CPU spot, 5 retries 5 min apart
+    model = train(data=data.output)
+    on_spot(model, GpuTarget("nvidia-tesla-t4", count=1))      # spot T4 on either cloud
+    on_demand(publish(model=model.output))                     # never on spot
+```
+
+Every toleration and node affinity comes from `spotkube.contract`, the module that also built the
+pools, and uses only the neutral `spotkube.io/*` labels plus the spot taints of both clouds, so a
+pipeline compiled once runs on an AKS or a GKE cluster built by spotkube. Check a compiled
+pipeline against a stack with `spotkube pipeline-check pipeline.yaml --stack NAME`.
+
+Retries need one cluster setting: KFP compiles `set_retry` into an Argo retryStrategy without a
+retryPolicy, and Argo's default policy (OnFailure) does not retry pods that were evicted or deleted
+(kubeflow/pipelines #4333, #9950). spotkube's Kubeflow Pipelines deployment sets the
+workflow-controller's default retryPolicy (stack key `kubeflow.retryPolicy`, `Always` by default);
+on a cluster whose KFP was installed another way, set `retryPolicy: OnError` (or `Always`) in the
+workflow-controller's `workflowDefaults`. `spotkube pipeline-check` warns when a stack's spot steps
+rely on retries and the stack does not install Kubeflow Pipelines.
+
+Install with the extra: `pip install "spotkube[pipelines]"` (kfp and kfp-kubernetes). This package
+never imports Pulumi.
+"""
+
+try:
+    from kfp import kubernetes as _kfp_kubernetes  # noqa: F401  (kfp-kubernetes is the second half of the extra)
+except ImportError as err:
+    raise ImportError(
+        "spotkube.pipelines needs kfp and kfp-kubernetes; install them with: pip install 'spotkube[pipelines]'"
+    ) from err
+
+from spotkube.pipelines.steps import (
+    DEFAULT_BACKOFF,
+    DEFAULT_BACKOFF_FACTOR,
+    DEFAULT_RETRIES,
+    DEFAULT_RETRY_WINDOW,
+    apply_placement,
+    on_demand,
+    on_spot,
+)
+from spotkube.pipelines.targets import KNOWN_GPU_TYPES, CpuSpot, GpuTarget, PlacementError, PoolTarget, SpotTarget
+
+__all__ = [
+    "DEFAULT_BACKOFF",
+    "DEFAULT_BACKOFF_FACTOR",
+    "DEFAULT_RETRIES",
+    "DEFAULT_RETRY_WINDOW",
+    "KNOWN_GPU_TYPES",
+    "CpuSpot",
+    "GpuTarget",
+    "PlacementError",
+    "PoolTarget",
+    "SpotTarget",
+    "apply_placement",
+    "on_demand",
+    "on_spot",
+]

@@ -1,0 +1,143 @@
+"""Apply a placement and a retry policy to a KFP task, through `kfp.kubernetes` and the task API.
+
+KFP turns each `add_node_affinity` call into one node selector term, and the terms of one pod are
+OR'ed. A step placed twice (or placed by hand and then by spotkube) could therefore land wherever
+either placement allows, so these calls refuse a task that already has tolerations, a
+nodeSelector or node affinity.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from typing import Any
+
+from kfp import dsl, kubernetes
+
+from spotkube import contract
+from spotkube.contract import Placement
+from spotkube.pipelines.targets import CpuSpot, GpuTarget, PlacementError, PoolTarget, SpotTarget
+
+#: The articles' policy: five retries, five minutes apart, so a step outlives a burst of evictions.
+DEFAULT_RETRIES = 5
+DEFAULT_BACKOFF = "5m"
+#: 1 keeps the retries evenly apart. Argo reads the factor as a whole number.
+DEFAULT_BACKOFF_FACTOR = 1
+#: KFP's `backoff_max_duration`. Argo measures it from the first attempt's start and ends any later
+#: attempt at that deadline; KFP's own default (1h) would stop a longer spot step from ever being
+#: retried, so the default here is a week.
+DEFAULT_RETRY_WINDOW = "7d"
+
+Duration = int | timedelta | str
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_DURATION = re.compile(r"\s*(\d+)\s*([smhd]?)\s*")
+_PLACEMENT_KEYS = ("tolerations", "nodeSelector", "nodeAffinity")
+
+
+def _seconds(value: Duration, name: str) -> int:
+    """Whole seconds from `300`, `timedelta(minutes=5)` or `"5m"` (units s, m, h, d)."""
+    if isinstance(value, timedelta):
+        total = value.total_seconds()
+        if total >= 0 and total == int(total):
+            return int(total)
+    elif isinstance(value, int) and not isinstance(value, bool):
+        if value >= 0:
+            return value
+    elif isinstance(value, str) and (match := _DURATION.fullmatch(value)):
+        return int(match.group(1)) * _UNITS[match.group(2) or "s"]
+    raise PlacementError(
+        f"{name}={value!r} is not a duration; use whole seconds (300), a timedelta, or a string such as "
+        "'300s', '5m', '2h' or '7d'"
+    )
+
+
+def _require_task(task: Any, call: str) -> dsl.PipelineTask:
+    if not isinstance(task, dsl.PipelineTask):
+        raise PlacementError(
+            f"{call} needs the task a component call returns inside a @dsl.pipeline function "
+            f"(task = train(...); {call}(task, ...)); got {type(task).__name__}"
+        )
+    existing = [key for key in _PLACEMENT_KEYS if (task.platform_config.get("kubernetes") or {}).get(key)]
+    if existing:
+        raise PlacementError(
+            f"task {task.name!r} already has {', '.join(existing)}; {call} sets a step's whole placement, so "
+            "call it once and before any other kfp.kubernetes placement call (KFP ORs node affinity terms)"
+        )
+    return task
+
+
+def apply_placement(task: dsl.PipelineTask, placement: Placement) -> dsl.PipelineTask:
+    """Write a contract placement into a KFP task: tolerations, nodeSelector, node affinity (each
+    required term unweighted, each preferred term with its weight) and the GPU limit."""
+    for toleration in placement.tolerations:
+        kubernetes.add_toleration(
+            task,
+            key=toleration.key or None,
+            operator=toleration.operator,
+            value=toleration.value if toleration.operator == "Equal" else None,
+            effect=toleration.effect or None,  # type: ignore[arg-type]
+        )
+    for key, value in placement.node_selector.items():
+        kubernetes.add_node_selector(task, key, value)
+    for term in placement.required:
+        kubernetes.add_node_affinity(task, match_expressions=[r.to_k8s() for r in term])
+    for weight, term in placement.preferred:
+        kubernetes.add_node_affinity(task, match_expressions=[r.to_k8s() for r in term], weight=weight)
+    if placement.gpus:
+        task.set_accelerator_type(contract.GPU_RESOURCE).set_accelerator_limit(placement.gpus)
+    return task
+
+
+def on_spot(
+    task: dsl.PipelineTask,
+    target: SpotTarget,
+    *,
+    retries: int = DEFAULT_RETRIES,
+    backoff: Duration = DEFAULT_BACKOFF,
+    backoff_factor: int = DEFAULT_BACKOFF_FACTOR,
+    retry_window: Duration = DEFAULT_RETRY_WINDOW,
+) -> dsl.PipelineTask:
+    """Send a step to spot or preemptible capacity and let it survive evictions.
+
+    The step tolerates the spot taints of both clouds (and the GPU taint for GPU targets), gets
+    node affinity for its target on spotkube's neutral labels, a GPU limit for GPU targets, and
+    `retries` retries `backoff` apart (times `backoff_factor` after each one), for at most
+    `retry_window` after its first attempt started.
+
+    The retries only cover evictions when the cluster's Argo workflow-controller retries errors
+    (default retryPolicy OnError or Always, which spotkube's Kubeflow Pipelines deployment sets): KFP
+    compiles `set_retry` without a retry policy, and Argo's default does not retry evicted pods. The
+    step must also be safe to run again: write outputs atomically and resume from checkpoints (see
+    examples/pipelines/).
+
+    Returns the task, so calls can be chained.
+    """
+    if isinstance(target, str):
+        raise PlacementError(f"target {target!r} is a string; wrap a GPU type as GpuTarget({target!r})")
+    if not isinstance(target, GpuTarget | CpuSpot | PoolTarget):
+        raise PlacementError(f"target must be GpuTarget, CpuSpot or PoolTarget; got {type(target).__name__}")
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise PlacementError(f"retries={retries!r} is not allowed; use a whole number >= 0 (default 5)")
+    if isinstance(backoff_factor, bool) or not isinstance(backoff_factor, int) or backoff_factor < 1:
+        raise PlacementError(f"backoff_factor={backoff_factor!r} is not allowed; Argo needs a whole number >= 1 "
+                             "(1 keeps retries evenly apart, 2 doubles the wait each time)")
+    wait = _seconds(backoff, "backoff")
+    window = _seconds(retry_window, "retry_window")
+    if retries and window <= wait:
+        raise PlacementError(f"retry_window={retry_window!r} must be longer than backoff={backoff!r}, or Argo "
+                             "gives up before the first retry")
+    apply_placement(_require_task(task, "on_spot"), target.placement())
+    if retries:
+        task.set_retry(num_retries=retries, backoff_duration=f"{wait}s", backoff_factor=float(backoff_factor),
+                       backoff_max_duration=f"{window}s")
+    return task
+
+
+def on_demand(task: dsl.PipelineTask) -> dsl.PipelineTask:
+    """Keep a step off spot capacity and GPUs: on-demand nodes without GPUs only.
+
+    For steps that must not be interrupted or repeated: publishing a model, writing to a database,
+    anything that is not safe to run twice.
+    """
+    return apply_placement(_require_task(task, "on_demand"), contract.on_demand_only())

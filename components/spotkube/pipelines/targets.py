@@ -1,0 +1,162 @@
+"""Where a spot step should run: a GPU type, CPU spot capacity, or a named pool of a stack.
+
+Each target turns into a `contract.Placement`, so the tolerations and node affinity a step gets
+are the ones the pools were built to match. GPU and CPU targets only use spotkube's neutral labels
+and tolerate the spot taints of both clouds, so a pipeline compiled with them runs on AKS and GKE
+alike; a pool target ties the step to a pool name, which only the stacks with that pool have.
+
+This module imports no kfp: targets can be built and checked without the pipelines extra.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+from spotkube import contract
+from spotkube.catalog import aks as aks_catalog
+from spotkube.catalog import gke as gke_catalog
+from spotkube.contract import Placement, PoolContract
+from spotkube.errors import SpotkubeError
+from spotkube.pipeline_check import PipelineCheckError, load_pool_contracts, read_pool_file
+
+#: spotkube's cloud-neutral GPU vocabulary: GKE's accelerator names, which the AKS catalog maps its
+#: VM sizes onto. A type outside it is a typo, or a GPU no spotkube pool can carry.
+KNOWN_GPU_TYPES: frozenset[str] = frozenset(gke_catalog.ACCELERATORS) | frozenset(
+    gpu for gpu, _ in aks_catalog.GPU_VM_SIZES.values()
+)
+
+#: The most GPUs one spotkube node carries (the spec's limit for `gpu.count`).
+MAX_GPUS_PER_NODE = 16
+
+
+class PlacementError(SpotkubeError, ValueError):
+    """A spot step asked for something no spotkube pool can give, said when the pipeline is built."""
+
+
+def _gpu_count(count: Any, limit: int = MAX_GPUS_PER_NODE) -> int:
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= limit:
+        raise PlacementError(f"count={count!r} is not allowed; use a whole number of GPUs from 1 to {limit}")
+    return count
+
+
+def _gpu_type_hint(name: str) -> str:
+    """When someone passes a machine name instead of a GPU type, say which GPU type it carries."""
+    carried = aks_catalog.GPU_VM_SIZES.get(name) or gke_catalog.accelerator_for_machine(name)
+    if carried:
+        return f" ({name} is a machine; it carries {carried[0]})"
+    return ""
+
+
+@dataclass(frozen=True)
+class GpuTarget:
+    """Interruptible GPU capacity of one GPU type, on whichever cloud the pipeline runs.
+
+    `gpu_type` uses spotkube's neutral names (`nvidia-tesla-t4`, `nvidia-l4`, `nvidia-a100-80gb`,
+    ...), `count` is the GPUs the step's pod requests. With `fallback_to_on_demand`, spot or
+    preemptible nodes are preferred and an on-demand pool of the same GPU type is accepted when spot
+    capacity is gone; without it the step waits for spot capacity.
+    """
+
+    gpu_type: str
+    count: int = 1
+    fallback_to_on_demand: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.gpu_type, str) or self.gpu_type not in KNOWN_GPU_TYPES:
+            raise PlacementError(
+                f"GPU type {self.gpu_type!r} is not one spotkube builds pools for"
+                f"{_gpu_type_hint(str(self.gpu_type))}; use one of {', '.join(sorted(KNOWN_GPU_TYPES))}"
+            )
+        _gpu_count(self.count)
+
+    def placement(self) -> Placement:
+        return contract.spot_gpu(self.gpu_type, gpus=self.count, fallback_to_on_demand=self.fallback_to_on_demand)
+
+
+@dataclass(frozen=True)
+class CpuSpot:
+    """Interruptible capacity without GPUs, for downloads, preprocessing and batch CPU work.
+
+    `fallback_to_on_demand` defaults to True because a spot CPU pool is optional in a stack
+    (`spotPools`): the step prefers spot or preemptible nodes without GPUs where the cluster has
+    them and otherwise runs on the untainted on-demand platform pool. Set it to False to insist on
+    spot capacity.
+    """
+
+    fallback_to_on_demand: bool = True
+
+    def placement(self) -> Placement:
+        return contract.spot_cpu(fallback_to_on_demand=self.fallback_to_on_demand)
+
+
+PoolSource = str | PathLike[str] | Mapping[str, Any] | Sequence[Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class PoolTarget:
+    """One named spot or preemptible pool of a stack (a GPU pool or a CPU spot pool), read from its
+    pool contract.
+
+    Pool names are per stack, so a pipeline compiled with a pool target runs only on clusters that
+    have a pool of that name; prefer `GpuTarget` or `CpuSpot` for a pipeline meant for both clouds.
+    `count` is the GPUs per pod on a GPU pool (default 1); leave it unset on a CPU pool.
+    """
+
+    pool: PoolContract
+    count: int | None = None
+    stack: str = ""
+
+    def __post_init__(self) -> None:
+        where = f"pool {self.pool.name!r}" + (f" of stack {self.stack}" if self.stack else "")
+        if self.pool.capacity not in contract.INTERRUPTIBLE:
+            fallback = (f"GpuTarget({self.pool.accelerator!r}, fallback_to_on_demand=True)" if self.pool.accelerator
+                        else "CpuSpot()")
+            raise PlacementError(
+                f"{where} is {self.pool.capacity} capacity, and on_spot needs a spot or preemptible pool; use "
+                f"{fallback} to prefer spot and fall back to on-demand"
+            )
+        if self.pool.accelerator:
+            _gpu_count(self.gpus, limit=self.pool.gpu_count)
+        elif self.gpus:
+            raise PlacementError(f"{where} has no GPUs; leave count unset for it")
+
+    @property
+    def gpus(self) -> int:
+        """GPUs per pod: `count`, or 1 on a GPU pool and 0 on a CPU pool when unset."""
+        if self.count is None:
+            return 1 if self.pool.accelerator else 0
+        return self.count
+
+    @classmethod
+    def from_plan(
+        cls, source: PoolSource, pool: str, *, count: int | None = None, stack: str | None = None
+    ) -> PoolTarget:
+        """The pool named `pool` from `spotkube plan --format json` or the stack's `poolContracts`.
+
+        `source` is a path to that JSON, or the parsed data. A plan of several stacks (`--all`) needs
+        `stack` to say which one.
+        """
+        try:
+            if isinstance(source, str | PathLike):
+                name, pools = read_pool_file(Path(source), stack)
+            else:
+                name, pools = load_pool_contracts(source, "pool contracts", stack)
+        except PipelineCheckError as err:
+            raise PlacementError(str(err)) from None
+        chosen = next((p for p in pools if p.name == pool), None)
+        if chosen is None:
+            where = f"stack {name}" if name else "the pool contracts"
+            raise PlacementError(f"{where} has no pool {pool!r}; pools: {', '.join(p.name for p in pools)}")
+        return cls(chosen, count=count, stack=name)
+
+    def placement(self) -> Placement:
+        if self.pool.accelerator:
+            return contract.spot_gpu(pool=self.pool.name, gpus=self.gpus)
+        return contract.spot_cpu(pool=self.pool.name, fallback_to_on_demand=False)
+
+
+SpotTarget = GpuTarget | CpuSpot | PoolTarget
