@@ -3,6 +3,9 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
+# The core install, without the `pipelines` extra: proves kfp stays optional.
+CORE_VENV ?= .venv-core
+CORE_STAMP := $(CORE_VENV)/.installed
 
 .PHONY: plan test lint bench schema clean
 
@@ -12,14 +15,21 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PIP) install --quiet -c constraints.txt -e ".[dev,pipelines]"
 	touch $(STAMP)
 
+$(CORE_STAMP): pyproject.toml constraints.txt
+	python3 -m venv $(CORE_VENV)
+	$(CORE_VENV)/bin/pip install --quiet --upgrade pip
+	$(CORE_VENV)/bin/pip install --quiet -c constraints.txt -e ".[dev]"
+	touch $(CORE_STAMP)
+
 ## The offline plan of every stack: no Pulumi CLI, cloud or credentials needed.
 plan: $(STAMP)
 	$(VENV)/bin/spotkube plan --all
 
-## Lint, then the whole test suite.
-test: $(STAMP)
+## Lint, then the whole test suite twice: with the pipelines extra (kfp) and without it.
+test: $(STAMP) $(CORE_STAMP)
 	$(VENV)/bin/ruff check components infra tests examples policy bench __main__.py
 	$(VENV)/bin/pytest
+	$(CORE_VENV)/bin/pytest
 
 bench: $(STAMP)
 	$(PY) bench/plan_speed.py
@@ -30,4 +40,4 @@ schema: $(STAMP)
 	SPOTKUBE_UPDATE_SNAPSHOTS=1 $(VENV)/bin/pytest -q tests/test_schema_snapshot.py
 
 clean:
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(CORE_VENV)

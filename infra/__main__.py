@@ -7,11 +7,14 @@ The offline plan (`spotkube plan`) runs this very file under Pulumi mocks.
 from pathlib import Path
 
 import pulumi
-from spotkube import AksGpuCluster, GkeGpuCluster, KubeflowPipelines, NvidiaDevicePlugin
+
+import spotkube
+from spotkube import KubeflowPipelines, NvidiaDevicePlugin
 from spotkube.program import cluster_args, device_plugin_args, kubeflow_args, read_stack_spec
 
 spec = read_stack_spec(Path(__file__).parent)
-GpuCluster = AksGpuCluster if spec.cloud == "aks" else GkeGpuCluster
+# Only this stack's cloud is imported: each cloud SDK takes a second or more to load.
+GpuCluster = spotkube.AksGpuCluster if spec.cloud == "aks" else spotkube.GkeGpuCluster
 cluster = GpuCluster("spotkube", args=cluster_args(spec))
 
 # Both deploy through the cluster's provider, after its pools exist.

@@ -24,6 +24,7 @@ from pulumi_policy import (
     ResourceValidationArgs,
     ResourceValidationPolicy,
 )
+
 from spotkube.policy_rules import RESOURCE_RULES, ResourceRule
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from spotkube.project import Project, find_project
 
 REPO = Path(__file__).resolve().parents[1]

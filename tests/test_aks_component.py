@@ -7,6 +7,7 @@ from typing import Any
 import pulumi
 import pytest
 import yaml
+
 from spotkube import AksGpuCluster, GpuClusterArgs
 from spotkube.offline import Recording, Registration, record_program
 

@@ -7,9 +7,10 @@ import typing
 
 import pulumi
 import pytest
-import spotkube
 from pulumi.provider.experimental.component import ComponentProvider
 from pydantic import BaseModel
+
+import spotkube
 from spotkube import args as public_args
 from spotkube import spec
 

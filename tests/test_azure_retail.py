@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+
 from spotkube.cost.azure_retail import (
     DEFAULT_ENDPOINT,
     InvalidArmName,

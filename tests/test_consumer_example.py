@@ -11,8 +11,9 @@ import runpy
 from pathlib import Path
 
 import pytest
-import spotkube
 import yaml
+
+import spotkube
 from spotkube import contract
 from spotkube.offline import Recording, Registration, record_program
 from spotkube.policy_rules import check_outputs, check_registrations

@@ -2,6 +2,7 @@
 
 from hypothesis import given
 from hypothesis import strategies as st
+
 from spotkube import contract
 from spotkube.contract import Placement, PoolContract, Taint, Toleration, judge, landing_pools
 

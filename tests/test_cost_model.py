@@ -11,6 +11,7 @@ from decimal import Decimal
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from spotkube.cost.model import (
     HOURS_PER_MONTH,
     Assumptions,

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from spotkube.cost import bundled_table_path, load_table
 from spotkube.costing import price_plan
 from spotkube.plan import plan_platform

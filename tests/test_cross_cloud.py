@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from spotkube import contract
 from spotkube.contract import PoolContract
 from spotkube.plan import PlatformPlan, plan_platform

@@ -14,6 +14,7 @@ import pulumi_kubernetes as k8s
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from spotkube import NvidiaDevicePlugin, NvidiaDevicePluginArgs, contract, workloads
 from spotkube.contract import Placement, PoolContract, Taint, landing_pools
 from spotkube.offline import ProgramFailed, Recording, StackRun, record_program, run_stack

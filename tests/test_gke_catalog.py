@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 import pytest
+
 from spotkube.catalog import gke
 
 #: The multiplication sign the messages use between a count and a GPU type.

@@ -16,6 +16,7 @@ from typing import Any
 import pulumi
 import pytest
 import yaml
+
 from spotkube import GkeGpuCluster, contract, gke
 from spotkube.args import GpuClusterArgs
 from spotkube.inventory import aks_pools, gke_pools

@@ -12,12 +12,13 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
-import kfp_manifests as m
 import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 import yaml
 from pulumi.runtime.sync_await import _sync_await
+
+import kfp_manifests as m
 from spotkube import KubeflowPipelines, KubeflowPipelinesArgs, contract
 from spotkube.contract import Placement, PoolContract, landing_pools
 from spotkube.kfp_transforms import Credentials, keep_on_demand, transform

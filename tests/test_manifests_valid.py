@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import kfp_manifests as m
 import kubernetes_validate
 import pytest
+
+import kfp_manifests as m
 from spotkube import workloads
 from spotkube.contract import Taint
 from spotkube.kfp_transforms import Credentials, transform

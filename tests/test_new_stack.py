@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner, Result
+
 from spotkube.catalog import gke as gke_catalog
 from spotkube.cli import app
 from spotkube.project import Project, find_project, load_stack_spec
 from spotkube.stack_template import GKE_GPU_CHOICES, CloudName, create_stack
-from typer.testing import CliRunner, Result
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from spotkube import contract
 from spotkube.contract import Capacity, Cloud, Placement, PoolContract, Requirement, Role, Toleration
 from spotkube.pipeline_check import (

@@ -32,6 +32,7 @@ kfp = pytest.importorskip("kfp")
 pytest.importorskip("kfp.kubernetes")
 
 from kfp import compiler, dsl, kubernetes  # noqa: E402
+
 from spotkube import contract  # noqa: E402
 from spotkube.pipeline_check import check_pipeline, load_pool_contracts, read_pipeline  # noqa: E402
 from spotkube.pipelines import (  # noqa: E402

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from spotkube import contract, kfp_transforms, report
 from spotkube.contract import Placement, PoolContract
 from spotkube.offline import Registration, StackRun, run_stack

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import spotkube
 import yaml
+
+import spotkube
 from spotkube import contract, policy_rules
 from spotkube.offline import Registration, StackOutput, StackRun, run_stack
 from spotkube.policy_rules import Finding, check_outputs, check_registrations, node_pools

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
+
 from spotkube.cost.prices import (
     Price,
     PriceRow,

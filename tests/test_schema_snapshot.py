@@ -16,8 +16,9 @@ from typing import Any
 
 import pulumi
 import pytest
-import spotkube
 import yaml
+
+import spotkube
 from spotkube import provider
 
 REPO = Path(__file__).resolve().parents[1]

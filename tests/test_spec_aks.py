@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+
 from spotkube.errors import SpecError
 from spotkube.offline import ProgramFailed, record_program, run_stack
 from spotkube.project import Project, as_pulumi_config, stack_config

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from spotkube.errors import SpecError
 from spotkube.offline import ProgramFailed, record_program, run_stack
 from spotkube.project import Project, as_pulumi_config, find_project, stack_config

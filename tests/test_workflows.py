@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from spotkube.project import Project
 
 REPO = Path(__file__).resolve().parents[1]

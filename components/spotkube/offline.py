@@ -167,6 +167,7 @@ def record_program(
     monitor = RecordingMonitor(offline_mocks)
     logger = logging.getLogger(f"spotkube.offline.{project}.{stack}")
     logger.propagate = False
+    logger.setLevel(logging.INFO)
     capture = _LogCapture()
     logger.addHandler(capture)
     settings.reset_options(project=project, stack=stack, preview=False)

@@ -181,5 +181,6 @@ def to_markdown(documents: Sequence[dict[str, Any]]) -> str:
         lines += ["", f"{len(document['resources'])} resources; secret outputs: "
                   + (", ".join(n for n, o in document["outputs"].items() if o["secret"]) or "none"), ""]
         lines += [f"> {w}" for w in document["warnings"]]
+        lines += [""]
         lines += [f"> **error:** {e}" for e in document["errors"]]
     return "\n".join(lines).rstrip() + "\n"

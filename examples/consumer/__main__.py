@@ -6,6 +6,7 @@ workloads need. Bad args fail before anything is registered, with the key and wh
 """
 
 import pulumi
+
 from spotkube import AksGpuCluster, GkeGpuCluster, GpuClusterArgs, NvidiaDevicePlugin
 
 config = pulumi.Config()

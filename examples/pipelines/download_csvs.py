@@ -19,6 +19,7 @@ from pathlib import Path
 
 from kfp import compiler, dsl
 from kfp.dsl import Dataset, Input, Output
+
 from spotkube.pipelines import CpuSpot, on_spot
 
 #: A small image with Python's standard library, which is all the steps need.

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from kfp import compiler, dsl, kubernetes
 from kfp.dsl import Model, Output
+
 from spotkube.pipelines import CpuSpot, GpuTarget, on_spot
 
 #: The GPU the training step asks for by default: T4s are offered on both clouds (AKS
