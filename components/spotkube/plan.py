@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from spotkube import contract
 from spotkube.contract import Capacity, Cloud, PoolContract, Role, Taint
-from spotkube.spec import PlatformSpec
+from spotkube.spec import GpuPool, PlatformSpec, SpotPool
 
 #: Cluster-autoscaler priority expander tiers: the highest number wins among pools that fit.
 SPOT_PRIORITY = 30
@@ -112,25 +112,19 @@ def plan_platform(spec: PlatformSpec) -> PlatformPlan:
             cloud, platform.name, "platform", "on-demand", platform.machine or "", gpu=None,
             low=platform.min, high=platform.max, zones=platform.zones, extra_labels=platform.labels,
         ))
-    for spot_pool in spec.spot_pools:
-        spot_on_aks = cloud == "aks" and spot_pool.capacity == "spot"
+    workers: list[tuple[Role, SpotPool]] = [("batch", p) for p in spec.spot_pools]
+    workers += [("gpu", p) for p in spec.gpu_pools]
+    for role, worker in workers:
+        gpu_spec = worker.gpu if isinstance(worker, GpuPool) else None
+        spot_on_aks = cloud == "aks" and worker.capacity == "spot"
         pools.append(_pool(
-            cloud, spot_pool.name, "batch", spot_pool.capacity, spot_pool.machine, gpu=None,
-            low=spot_pool.min, high=spot_pool.max, zones=spot_pool.zones,
-            extra_labels=spot_pool.labels, extra_taints=spot_pool.parsed_taints(),
-            eviction_policy=spot_pool.eviction_policy if spot_on_aks else None,
-            max_price=spot_pool.max_price if spot_on_aks else None,
-        ))
-    for gpu_pool in spec.gpu_pools:
-        gpu = (gpu_pool.gpu.type, gpu_pool.gpu.count) if gpu_pool.gpu else None
-        spot_on_aks = cloud == "aks" and gpu_pool.capacity == "spot"
-        pools.append(_pool(
-            cloud, gpu_pool.name, "gpu", gpu_pool.capacity, gpu_pool.machine, gpu=gpu,
-            low=gpu_pool.min, high=gpu_pool.max, zones=gpu_pool.zones,
-            extra_labels=gpu_pool.labels, extra_taints=gpu_pool.parsed_taints(),
-            eviction_policy=gpu_pool.eviction_policy if spot_on_aks else None,
-            max_price=gpu_pool.max_price if spot_on_aks else None,
-            gpu_driver=gpu_pool.gpu_driver if cloud == "gke" else None,
+            cloud, worker.name, role, worker.capacity, worker.machine,
+            gpu=(gpu_spec.type, gpu_spec.count) if gpu_spec else None,
+            low=worker.min, high=worker.max, zones=worker.zones,
+            extra_labels=worker.labels, extra_taints=worker.parsed_taints(),
+            eviction_policy=worker.eviction_policy if spot_on_aks else None,
+            max_price=worker.max_price if spot_on_aks else None,
+            gpu_driver=worker.gpu_driver if isinstance(worker, GpuPool) and cloud == "gke" else None,
         ))
     return PlatformPlan(spec=spec, pools=tuple(pools))
 
