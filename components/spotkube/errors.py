@@ -33,7 +33,3 @@ class SpecError(SpotkubeError):
 
 class StackNotFound(SpotkubeError):
     """A stack name with no stack file; names the stacks that do exist."""
-
-
-class PlanError(SpotkubeError):
-    """The plan itself is unsafe, e.g. a workload that can land on no pool."""
