@@ -43,6 +43,38 @@ def ml_pipeline_deployment() -> dict[str, Any]:
     }
 
 
+def workflow_controller_deployment() -> dict[str, Any]:
+    """Argo's controller from KFP's Argo v4.0.5 base: the one Deployment with a nodeSelector and a
+    priority class, and without the `app` label on its own metadata."""
+    labels = {"app": "workflow-controller", **KFP_LABELS}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "workflow-controller", "namespace": NS, "labels": dict(KFP_LABELS)},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "serviceAccountName": "argo",
+                    "priorityClassName": "workflow-controller",
+                    "nodeSelector": {"kubernetes.io/os": "linux"},
+                    "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
+                    "containers": [{
+                        "name": "workflow-controller",
+                        "image": "quay.io/argoproj/workflow-controller:v4.0.5",
+                        "command": ["workflow-controller"],
+                        "args": ["--configmap", "workflow-controller-configmap",
+                                 "--executor-image", "quay.io/argoproj/argoexec:v4.0.5", "--namespaced"],
+                        "ports": [{"name": "metrics", "containerPort": 9090}, {"containerPort": 6060}],
+                        "resources": {"requests": {"cpu": "100m", "memory": "500Mi"}},
+                    }],
+                },
+            },
+        },
+    }
+
+
 def zoned_deployment_with_affinity() -> dict[str, Any]:
     """A Deployment that already has node affinity (two ORed terms, one by node name), a preferred
     term, pod anti-affinity and a toleration: everything spotkube must keep."""
@@ -162,6 +194,7 @@ ARTIFACT_REPOSITORY = """archiveLogs: true
 s3:
   endpoint: "seaweedfs.kubeflow.svc:9000"
   bucket: "mlpipeline"
+  keyFormat: "private-artifacts/{{workflow.namespace}}/{{workflow.name}}/{{workflow.creationTimestamp.Y}}/{{workflow.creationTimestamp.m}}/{{workflow.creationTimestamp.d}}/{{pod.name}}"
   insecure: true
   accessKeySecret:
     name: mlpipeline-minio-artifact
@@ -169,15 +202,36 @@ s3:
   secretKeySecret:
     name: mlpipeline-minio-artifact
     key: secretkey
+"""  # noqa: E501 (one YAML line, as shipped)
+EXECUTOR = """imagePullPolicy: IfNotPresent
+securityContext:
+  runAsNonRoot: true
+  runAsUser: 65532
+  allowPrivilegeEscalation: false
+  capabilities:
+    drop:
+      - ALL
+  seccompProfile:
+    type: RuntimeDefault
+"""
+#: KFP 2.17.0's Argo defaults, text for text: workflows kept an hour, every template retried twice on
+#: errors, the limit written as a string (Argo's IntOrString).
+WORKFLOW_DEFAULTS = """spec:
+  ttlStrategy:
+    secondsAfterCompletion: 3600
+    secondsAfterSuccess: 3600
+    secondsAfterFailure: 3600
+  templateDefaults:
+    retryStrategy:
+      limit: '2'
+      retryPolicy: OnError
 """
 
 
-def argo_configmap(workflow_defaults: str | None = None) -> dict[str, Any]:
-    """Argo's controller config as KFP 2.17 patches it (artifact repository on SeaweedFS, executor)."""
-    data = {
-        "artifactRepository": ARTIFACT_REPOSITORY,
-        "executor": "imagePullPolicy: IfNotPresent\nsecurityContext:\n  runAsNonRoot: true\n",
-    }
+def argo_configmap(workflow_defaults: str | None = WORKFLOW_DEFAULTS) -> dict[str, Any]:
+    """Argo's controller config exactly as KFP 2.17.0 ships it (artifact repository on SeaweedFS,
+    executor, workflow defaults); `workflow_defaults=None` drops the defaults, as older KFPs had none."""
+    data = {"artifactRepository": ARTIFACT_REPOSITORY, "executor": EXECUTOR}
     if workflow_defaults is not None:
         data["workflowDefaults"] = workflow_defaults
     return {"apiVersion": "v1", "kind": "ConfigMap",

@@ -6,6 +6,7 @@ program registered it is judged by the contract matcher against the pools the st
 
 from __future__ import annotations
 
+import json
 import typing
 from typing import Any
 
@@ -64,6 +65,17 @@ def test_the_daemonset_follows_nvidia_and_hardens_it() -> None:
     assert container["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
     assert set(container["resources"]["requests"]) == {"cpu", "memory"}
     assert spec["automountServiceAccountToken"] is False
+
+
+def test_the_plugin_keeps_nvidia_s_fail_on_init_error_default(stack_runs: dict[str, StackRun]) -> None:
+    """With FAIL_ON_INIT_ERROR=false a plugin that starts before the driver waits forever and the
+    node's GPUs are never advertised; NVIDIA's default (true) restarts it until the driver is ready."""
+    registered = [d for run in stack_runs.values() for d in daemonsets(run)]
+    assert registered, "the shipped AKS stacks register the DaemonSet"
+    for manifest in [workloads.device_plugin_daemonset(DevicePluginSettings()), *registered]:
+        assert "FAIL_ON_INIT_ERROR" not in json.dumps(manifest)
+        (container,) = pod_spec(manifest)["containers"]
+        assert not container.get("env"), "NVIDIA's static manifest sets no environment either"
 
 
 def test_the_version_and_image_come_from_config() -> None:

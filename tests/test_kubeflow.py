@@ -19,9 +19,16 @@ import yaml
 from pulumi.runtime.sync_await import _sync_await
 
 import kfp_manifests as m
-from spotkube import KubeflowPipelines, KubeflowPipelinesArgs, contract
+from spotkube import KubeflowPipelines, KubeflowPipelinesArgs, contract, kfp_reference, kfp_transforms
 from spotkube.contract import Placement, PoolContract, landing_pools
-from spotkube.kfp_transforms import Credentials, keep_on_demand, transform
+from spotkube.kfp_transforms import (
+    Credentials,
+    keep_on_platform_pool,
+    retry_defaults_problem,
+    set_retry_defaults,
+    transform,
+    weaker_retries,
+)
 from spotkube.kubeflow import _kfp_transform
 from spotkube.offline import OfflineMocks, ProgramFailed, Recording, Registration, record_program
 from spotkube.plan import plan_platform
@@ -44,7 +51,7 @@ def required_terms(workload: dict[str, Any]) -> list[dict[str, Any]]:
     return node_affinity["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
 
 
-ON_DEMAND_NO_GPU = [r.to_k8s() for r in contract.on_demand_only().required[0]]
+ON_PLATFORM_POOL = [r.to_k8s() for r in contract.on_platform_pool().required[0]]
 
 
 @pytest.fixture(scope="module")
@@ -62,12 +69,12 @@ def untainted_pools() -> list[PoolContract]:
 # --- control-plane placement ----------------------------------------------------------------------
 
 
-def test_a_deployment_without_affinity_gets_the_on_demand_requirement(untainted_pools: list[PoolContract]) -> None:
+def test_a_deployment_without_affinity_is_kept_on_the_platform_pool(untainted_pools: list[PoolContract]) -> None:
     changed = transform(m.ml_pipeline_deployment(), DEFAULTS, CREDENTIALS)
     assert changed is not None
-    assert required_terms(changed) == [{"matchExpressions": ON_DEMAND_NO_GPU}]
+    assert required_terms(changed) == [{"matchExpressions": ON_PLATFORM_POOL}]
     placement = Placement.from_pod_spec(pod_spec(changed))
-    assert landing_pools(placement, untainted_pools) == ["system", "platform"]
+    assert landing_pools(placement, untainted_pools) == ["platform"], "not the system pool, spot or GPU pools"
     assert landing_pools(Placement.from_pod_spec(pod_spec(m.ml_pipeline_deployment())), untainted_pools) == [
         p.name for p in untainted_pools
     ], "without the transform the same Deployment could land on every pool"
@@ -79,8 +86,8 @@ def test_existing_affinity_is_kept_and_the_requirement_is_anded_into_every_term(
     assert changed is not None
     zone_term, arch_term = required_terms(changed)
     original_zone, original_arch = required_terms(original)
-    assert zone_term["matchExpressions"] == original_zone["matchExpressions"] + ON_DEMAND_NO_GPU
-    assert arch_term["matchExpressions"] == original_arch["matchExpressions"] + ON_DEMAND_NO_GPU
+    assert zone_term["matchExpressions"] == original_zone["matchExpressions"] + ON_PLATFORM_POOL
+    assert arch_term["matchExpressions"] == original_arch["matchExpressions"] + ON_PLATFORM_POOL
     assert arch_term["matchFields"] == original_arch["matchFields"]
     affinity, before = pod_spec(changed)["affinity"], pod_spec(original)["affinity"]
     assert affinity["podAntiAffinity"] == before["podAntiAffinity"]
@@ -93,16 +100,26 @@ def test_existing_affinity_is_kept_and_the_requirement_is_anded_into_every_term(
 
 
 def test_the_requirement_is_added_once_even_when_applied_twice() -> None:
-    once = keep_on_demand(m.ml_pipeline_deployment())
-    assert keep_on_demand(once) == once
+    once = keep_on_platform_pool(m.ml_pipeline_deployment())
+    assert keep_on_platform_pool(once) == once
 
 
-def test_statefulsets_are_kept_on_demand_too(untainted_pools: list[PoolContract]) -> None:
+def test_upstream_node_selector_and_priority_class_are_kept() -> None:
+    original = m.workflow_controller_deployment()
+    changed = transform(original, DEFAULTS, CREDENTIALS)
+    assert changed is not None
+    assert pod_spec(changed)["nodeSelector"] == {"kubernetes.io/os": "linux"}
+    assert pod_spec(changed)["priorityClassName"] == "workflow-controller"
+    assert required_terms(changed) == [{"matchExpressions": ON_PLATFORM_POOL}]
+    assert {k: v for k, v in pod_spec(changed).items() if k != "affinity"} == pod_spec(original)
+
+
+def test_statefulsets_are_kept_on_the_platform_pool_too(untainted_pools: list[PoolContract]) -> None:
     changed = transform(m.metadata_statefulset(), DEFAULTS, CREDENTIALS)
     assert changed is not None
-    assert required_terms(changed) == [{"matchExpressions": ON_DEMAND_NO_GPU}]
+    assert required_terms(changed) == [{"matchExpressions": ON_PLATFORM_POOL}]
     assert changed["spec"]["volumeClaimTemplates"] == m.metadata_statefulset()["spec"]["volumeClaimTemplates"]
-    assert landing_pools(Placement.from_pod_spec(pod_spec(changed)), untainted_pools) == ["system", "platform"]
+    assert landing_pools(Placement.from_pod_spec(pod_spec(changed)), untainted_pools) == ["platform"]
 
 
 def test_daemonsets_are_left_untouched() -> None:
@@ -137,7 +154,7 @@ def test_mysql_initialises_root_with_the_secret_instead_of_an_empty_password() -
     (container,) = pod_spec(changed)["containers"]
     assert container["env"] == [{"name": "MYSQL_ROOT_PASSWORD",
                                  "valueFrom": {"secretKeyRef": {"name": "mysql-secret", "key": "password"}}}]
-    assert required_terms(changed) == [{"matchExpressions": ON_DEMAND_NO_GPU}], "still kept on demand"
+    assert required_terms(changed) == [{"matchExpressions": ON_PLATFORM_POOL}], "still on the platform pool"
     assert container["volumeMounts"] == pod_spec(m.mysql_deployment())["containers"][0]["volumeMounts"]
 
 
@@ -148,24 +165,150 @@ def workflow_defaults(configmap: dict[str, Any]) -> dict[str, Any]:
     return yaml.safe_load(configmap["data"]["workflowDefaults"])
 
 
-def test_argo_retries_evicted_pods_by_default() -> None:
-    changed = transform(m.argo_configmap(), DEFAULTS, CREDENTIALS)
+def retry_strategy(configmap: dict[str, Any]) -> dict[str, Any]:
+    return workflow_defaults(configmap)["spec"]["templateDefaults"]["retryStrategy"]
+
+
+def with_retry_strategy(configmap: dict[str, Any], strategy: dict[str, Any]) -> dict[str, Any]:
+    """The ConfigMap with its template-default retryStrategy replaced (a doctored result)."""
+    defaults = workflow_defaults(configmap)
+    defaults["spec"]["templateDefaults"]["retryStrategy"] = strategy
+    return {**configmap, "data": {**configmap["data"], "workflowDefaults": yaml.safe_dump(defaults)}}
+
+
+def test_by_default_kfp_s_retry_limit_is_kept_and_every_lost_pod_is_retried() -> None:
+    shipped = m.argo_configmap()
+    changed = transform(shipped, DEFAULTS, CREDENTIALS)
     assert changed is not None
-    strategy = workflow_defaults(changed)["spec"]["templateDefaults"]["retryStrategy"]
-    assert strategy == {"limit": 0, "retryPolicy": "Always"}
-    assert strategy["retryPolicy"] in ("Always", "OnError"), "OnFailure would skip evicted pods"
+    assert retry_strategy(changed) == {"limit": "2", "retryPolicy": "Always"}
+    assert workflow_defaults(changed)["spec"]["ttlStrategy"] == {
+        "secondsAfterCompletion": 3600, "secondsAfterSuccess": 3600, "secondsAfterFailure": 3600}
     for key in ("artifactRepository", "executor"):
-        assert changed["data"][key] == m.argo_configmap()["data"][key]
+        assert changed["data"][key] == shipped["data"][key]
+    assert changed["metadata"] == shipped["metadata"]
+    assert shipped == m.argo_configmap(), "the input object is not mutated"
 
 
-def test_argo_retry_policy_and_limit_come_from_config_and_other_defaults_are_kept() -> None:
+@pytest.mark.parametrize(("limit", "expected"), [(None, "2"), (0, "2"), (1, "2"), (2, "2"), (5, "5"), (10, "10")])
+def test_a_configured_limit_only_ever_raises_kfp_s(limit: int | None, expected: str) -> None:
+    changed = transform(m.argo_configmap(), KubeflowSettings(retry_limit=limit), CREDENTIALS)
+    assert changed is not None
+    assert retry_strategy(changed) == {"limit": expected, "retryPolicy": "Always"}
+
+
+def test_on_error_is_kept_when_configured() -> None:
+    changed = transform(m.argo_configmap(), KubeflowSettings(retry_policy="OnError"), CREDENTIALS)
+    assert changed is not None
+    assert retry_strategy(changed) == {"limit": "2", "retryPolicy": "OnError"}
+
+
+def test_without_shipped_defaults_the_limit_is_bounded_and_other_defaults_are_kept() -> None:
+    """A KFP without retry defaults: a retryStrategy with no limit would retry forever, so one is written."""
+    assert retry_strategy(transform(m.argo_configmap(None), DEFAULTS, CREDENTIALS) or {}) == {
+        "limit": 0, "retryPolicy": "Always"}
     existing = "spec:\n  ttlStrategy:\n    secondsAfterCompletion: 86400\n  templateDefaults:\n    timeout: 2h\n"
-    settings = KubeflowSettings(retry_policy="OnError", retry_limit=2)
-    changed = transform(m.argo_configmap(existing), settings, CREDENTIALS)
+    changed = transform(m.argo_configmap(existing), KubeflowSettings(retry_limit=3), CREDENTIALS)
     assert changed is not None
     spec = workflow_defaults(changed)["spec"]
     assert spec["ttlStrategy"] == {"secondsAfterCompletion": 86400}
-    assert spec["templateDefaults"] == {"timeout": "2h", "retryStrategy": {"limit": 2, "retryPolicy": "OnError"}}
+    assert spec["templateDefaults"] == {"timeout": "2h", "retryStrategy": {"limit": 3, "retryPolicy": "Always"}}
+
+
+def test_an_unbounded_shipped_strategy_stays_unbounded() -> None:
+    unbounded = with_retry_strategy(m.argo_configmap(), {"retryPolicy": "OnError"})
+    changed = set_retry_defaults(unbounded, "Always", 5)
+    assert retry_strategy(changed) == {"retryPolicy": "Always"}
+    assert weaker_retries(unbounded, changed) is None
+
+
+@pytest.mark.parametrize("policy", ["Always", "OnError"])
+@pytest.mark.parametrize("limit", [None, 0, 1, 2, 10])
+def test_no_accepted_setting_retries_less_than_kfp_ships(policy: str, limit: int | None) -> None:
+    settings = KubeflowSettings(retry_policy=policy, retry_limit=limit)  # type: ignore[arg-type]
+    assert retry_defaults_problem(settings) is None
+
+
+def test_the_preflight_checks_kfp_s_shipped_configmap() -> None:
+    assert kfp_reference.shipped_workflow_controller_configmap() == m.argo_configmap(), (
+        "the reference and the test fixture, both written from KFP 2.17.0, agree")
+
+
+def test_a_transform_that_lowers_kfp_s_retries_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    def lowering(configmap: dict[str, Any], policy: str, limit: int | None) -> dict[str, Any]:
+        return with_retry_strategy(configmap, {"limit": 1, "retryPolicy": policy})
+
+    monkeypatch.setattr(kfp_transforms, "set_retry_defaults", lowering)
+    problem = retry_defaults_problem(DEFAULTS)
+    assert problem is not None
+    assert problem.startswith("Argo's workflow defaults as spotkube sets them retry less than Kubeflow "
+                              "Pipelines 2.17.0 ships: ")
+    assert "limit 1 is below KFP's limit '2'" in problem
+    assert "retryPolicy" not in problem, "Always retries everything OnError does"
+
+
+@pytest.mark.parametrize(("strategy", "reason"), [
+    ({"limit": "2", "retryPolicy": "OnFailure"},
+     "retryPolicy OnFailure skips pods deleted with their node (Error), which KFP's OnError retries"),
+    ({"limit": "2"}, "retryPolicy OnFailure skips pods deleted with their node (Error)"),
+    ({"limit": "2", "retryPolicy": "OnTransientError"},
+     "retryPolicy OnTransientError skips non-transient pods deleted with their node (Error)"),
+    ({"limit": "0", "retryPolicy": "Always"}, "limit '0' is below KFP's limit '2'"),
+    ({"limit": "two", "retryPolicy": "Always"}, "limit 'two' can't be compared with KFP's limit '2'"),
+])
+def test_weaker_retry_strategies_are_named(strategy: dict[str, Any], reason: str) -> None:
+    shipped = m.argo_configmap()
+    problem = weaker_retries(shipped, with_retry_strategy(shipped, strategy))
+    assert problem is not None and reason in problem
+
+
+def test_stronger_or_equal_retry_strategies_pass() -> None:
+    shipped = m.argo_configmap()
+    for strategy in ({"limit": 2, "retryPolicy": "OnError"}, {"limit": "3", "retryPolicy": "Always"},
+                     {"retryPolicy": "Always"}):
+        assert weaker_retries(shipped, with_retry_strategy(shipped, strategy)) is None, strategy
+
+
+# --- what KFP 2.17.0 ships ------------------------------------------------------------------------
+
+
+def test_the_reference_lists_the_14_shipped_deployments_in_the_kubeflow_namespace() -> None:
+    deployments = kfp_reference.shipped_deployments()
+    assert len(deployments) == 14
+    assert tuple(d["metadata"]["name"] for d in deployments) == kfp_transforms.DEPLOYMENTS
+    for deployment in deployments:
+        assert deployment["metadata"]["namespace"] == "kubeflow"
+        selector = deployment["spec"]["selector"]["matchLabels"]
+        assert selector.items() <= deployment["spec"]["template"]["metadata"]["labels"].items(), (
+            "a Deployment whose selector misses its pods is refused by the API server")
+        assert not {"affinity", "tolerations"} & set(pod_spec(deployment)), "none ships any"
+        assert Placement.from_pod_spec(pod_spec(deployment)).gpus == 0
+
+
+def test_only_argo_s_controller_ships_a_node_selector() -> None:
+    by_name = {d["metadata"]["name"]: pod_spec(d) for d in kfp_reference.shipped_deployments()}
+    assert by_name.pop("workflow-controller") == {
+        "containers": [{"name": "workflow-controller", "image": "quay.io/argoproj/workflow-controller:v4.0.5"}],
+        "nodeSelector": {"kubernetes.io/os": "linux"},
+        "priorityClassName": "workflow-controller",
+    }
+    assert not [name for name, spec in by_name.items() if "nodeSelector" in spec or "priorityClassName" in spec]
+
+
+def test_the_reference_names_every_registry_the_nodes_pull_from() -> None:
+    assert kfp_reference.image_registries() == ("docker.io", "gcr.io", "ghcr.io", "quay.io")
+    assert kfp_reference.registry_of("mysql:8.4") == "docker.io", "no host means Docker Hub"
+    assert kfp_reference.registry_of("docker.io/alpine:3.23") == "docker.io"
+    assert kfp_reference.registry_of("chrislusf/seaweedfs:4.34") == "docker.io"
+    assert kfp_reference.registry_of("localhost:5000/mirror/mysql:8.4") == "localhost:5000"
+    assert kfp_reference.registry_of("ghcr.io/kubeflow/kfp-api-server:2.17.0") == "ghcr.io"
+
+
+def test_the_reference_s_objects_are_fresh_copies() -> None:
+    first = kfp_reference.shipped_deployments()
+    first[0]["spec"]["template"]["spec"]["nodeSelector"] = {"changed": "yes"}
+    kfp_reference.shipped_workflow_controller_configmap()["data"].clear()
+    assert "nodeSelector" not in pod_spec(kfp_reference.shipped_deployments()[0])
+    assert kfp_reference.shipped_workflow_controller_configmap()["data"]
 
 
 # --- exposure and storage -------------------------------------------------------------------------

@@ -11,9 +11,10 @@ from typing import Any
 
 import kubernetes_validate
 import pytest
+import yaml
 
 import kfp_manifests as m
-from spotkube import workloads
+from spotkube import kfp_reference, workloads
 from spotkube.contract import Taint
 from spotkube.kfp_transforms import Credentials, transform
 from spotkube.offline import run_stack
@@ -69,8 +70,8 @@ CREDENTIALS = Credentials("generated-access-key", "generated-secret-key", "gener
 EVERYTHING_ON = KubeflowSettings(expose_ui=True, ui_source_ranges=("203.0.113.0/24",),
                                  storage_class="managed-csi", retry_policy="OnError", retry_limit=1)
 OBJECTS: list[Callable[[], dict[str, Any]]] = [
-    m.ml_pipeline_deployment, m.zoned_deployment_with_affinity, m.mysql_deployment, m.metadata_statefulset,
-    m.object_store_secret, m.mysql_secret, m.argo_configmap, m.ui_service, m.mysql_pvc,
+    m.ml_pipeline_deployment, m.zoned_deployment_with_affinity, m.mysql_deployment, m.workflow_controller_deployment,
+    m.metadata_statefulset, m.object_store_secret, m.mysql_secret, m.argo_configmap, m.ui_service, m.mysql_pvc,
 ]
 
 
@@ -78,6 +79,26 @@ OBJECTS: list[Callable[[], dict[str, Any]]] = [
 def test_every_transformed_kfp_object_is_valid(make: Callable[[], dict[str, Any]]) -> None:
     changed = transform(make(), EVERYTHING_ON, CREDENTIALS)
     assert changed is not None, "each of these objects is one spotkube changes"
+    assert_valid(changed, TARGET_VERSIONS)
+
+
+@pytest.mark.parametrize("settings", [KubeflowSettings(), EVERYTHING_ON, KubeflowSettings(retry_limit=5)],
+                         ids=["defaults", "everything-on", "higher-limit"])
+def test_the_transformed_argo_configmap_is_valid_and_its_defaults_parse(settings: KubeflowSettings) -> None:
+    changed = transform(m.argo_configmap(), settings, CREDENTIALS)
+    assert changed is not None
+    assert_valid(changed, TARGET_VERSIONS)
+    strategy = yaml.safe_load(changed["data"]["workflowDefaults"])["spec"]["templateDefaults"]["retryStrategy"]
+    assert isinstance(strategy["limit"], str), "Argo's IntOrString, written in KFP's own form"
+
+
+@pytest.mark.parametrize("name", kfp_reference.deployment_names())
+def test_every_shipped_kfp_deployment_as_the_plan_judges_it_is_valid(name: str) -> None:
+    """The reference Deployments, after spotkube's transform, are real Deployments (the plan's
+    placements are computed from exactly these objects)."""
+    (deployment,) = [d for d in kfp_reference.shipped_deployments() if d["metadata"]["name"] == name]
+    changed = transform(deployment, KubeflowSettings(), CREDENTIALS)
+    assert changed is not None
     assert_valid(changed, TARGET_VERSIONS)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from collections.abc import Callable
@@ -10,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from spotkube import contract, kfp_transforms, report
-from spotkube.contract import Placement, PoolContract
+from spotkube import contract, kfp_reference, kfp_transforms, report
+from spotkube.contract import Placement, PoolContract, Taint
 from spotkube.offline import Registration, StackRun, run_stack
-from spotkube.placements import kfp_deployment, stack_placements
+from spotkube.placements import DIRECTORY_TYPE, stack_placements
 from spotkube.project import Project
 
 SPOTKUBE = str(Path(sys.executable).with_name("spotkube"))
@@ -25,8 +26,10 @@ def documents(repo_project: Project) -> dict[str, dict[str, Any]]:
 
 
 def roles(document: dict[str, Any]) -> dict[str, tuple[str, str, bool]]:
-    """Pool name -> (role, capacity, has GPU), from the plan's own pool rows."""
-    return {p["name"]: (p["role"], p["capacity"], p["gpu"] is not None) for p in document["pools"]}
+    """Pool -> (role, capacity, has GPU), from the plan's own pool rows, keyed like the placements: by
+    the pool label, since a cloud resource's own name may carry a suffix."""
+    return {p["labels"].get(contract.POOL_LABEL, p["name"]): (p["role"], p["capacity"], p["gpu"] is not None)
+            for p in document["pools"]}
 
 
 def test_every_shipped_stack_places_both_components_and_nothing_is_unsafe(
@@ -44,17 +47,15 @@ def test_every_shipped_stack_places_both_components_and_nothing_is_unsafe(
         assert len(plugin) == (1 if document["cloud"] == "aks" else 0), name
 
 
-def test_kfp_deployments_land_only_on_on_demand_pools_without_gpus(documents: dict[str, dict[str, Any]]) -> None:
+def test_kfp_deployments_land_only_on_the_platform_pool(documents: dict[str, dict[str, Any]]) -> None:
     for name, document in documents.items():
         pools = roles(document)
         for entry in (e for e in document["placements"] if e["namespace"] == "kubeflow"):
             for pool in entry["pools"]:
-                _, capacity, has_gpu = pools[pool]
-                assert capacity == "on-demand" and not has_gpu, (name, entry["workload"], pool)
+                role, capacity, has_gpu = pools[pool]
+                assert (role, capacity, has_gpu) == ("platform", "on-demand", False), (name, entry["workload"], pool)
             assert "not visible offline" in entry["note"]
-        if document["cloud"] == "aks":  # the system pool is CriticalAddonsOnly there
-            assert {p for e in document["placements"] if e["namespace"] == "kubeflow" for p in e["pools"]} == {
-                "platform"}
+            assert "KFP 2.17.0's Deployments as shipped" in entry["note"]
 
 
 def test_the_device_plugin_lands_on_every_gpu_pool_on_aks(documents: dict[str, dict[str, Any]]) -> None:
@@ -97,7 +98,8 @@ def registration(type_token: str, inputs: dict[str, Any], name: str = "x", paren
 def test_a_workload_that_lands_nowhere_is_an_error_with_the_reason(repo_project: Project) -> None:
     pools = [PoolContract.from_json(p) for p in
              run_stack(repo_project, "aks-dev-uksouth").outputs["poolContracts"].value]
-    stray = kfp_deployment("stray")
+    stray = kfp_reference.shipped_deployments()[0]
+    stray["metadata"]["name"] = "stray"
     stray["spec"]["template"]["spec"]["nodeSelector"] = {"example.com/pool": "gone"}
     placed = stack_placements("aks", [registration("kubernetes:apps/v1:Deployment", stray)], pools)
     (entry,) = placed.placements
@@ -105,6 +107,69 @@ def test_a_workload_that_lands_nowhere_is_an_error_with_the_reason(repo_project:
     (error,) = placed.errors
     assert error.startswith("Deployment kubeflow/stray can land on no pool: ")
     assert "nodeSelector example.com/pool=gone does not match" in error
+
+
+LINUX_NODE = {"kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+              "topology.kubernetes.io/region": "us-central1"}
+
+
+def gke_pool(name: str, role: contract.Role, capacity: contract.Capacity, accelerator: str | None = None,
+             node_labels: dict[str, str] | None = None) -> PoolContract:
+    """A GKE pool as the plan describes it: spotkube's labels, GKE's own and every node's well-known ones.
+    The system pool is untainted, as GKE leaves it."""
+    labels = {**(LINUX_NODE if node_labels is None else node_labels),
+              **contract.cloud_added_labels("gke", name, capacity, accelerator),
+              **contract.declared_labels("gke", name, role, capacity, accelerator)}
+    taints = contract.pool_taints("gke", role, capacity, has_gpu=accelerator is not None)
+    return PoolContract(name, role, capacity, accelerator, 1 if accelerator else 0, labels, taints,
+                        zones=("us-central1-a",))
+
+
+def gke_pools(platform_labels: dict[str, str] | None = None) -> list[PoolContract]:
+    return [gke_pool("system", "system", "on-demand"),
+            gke_pool("platform", "platform", "on-demand", node_labels=platform_labels),
+            gke_pool("cpuspot", "batch", "spot"),
+            gke_pool("l4spot", "gpu", "spot", "nvidia-l4"),
+            gke_pool("l4demand", "gpu", "on-demand", "nvidia-l4")]
+
+
+KFP_DIRECTORY = registration(DIRECTORY_TYPE, {"directory": kfp_transforms.manifest_url(
+    "https://github.com/kubeflow/pipelines", kfp_transforms.PLATFORM_AGNOSTIC_PATH, "2.17.0")}, name="kfp")
+
+
+def test_kfp_is_judged_from_its_shipped_pod_specs_and_lands_on_the_platform_pool_only() -> None:
+    placed = stack_placements("gke", [KFP_DIRECTORY], gke_pools())
+    assert [(e["workload"], e["kind"], e["namespace"], e["pools"]) for e in placed.placements] == [
+        (name, "Deployment", "kubeflow", ["platform"]) for name in kfp_reference.deployment_names()
+    ], "not the untainted system pool, nor spot or GPU pools"
+    assert placed.errors == []
+
+
+def test_a_pool_without_the_linux_label_refuses_argo_s_controller_for_its_node_selector() -> None:
+    placed = stack_placements("gke", [KFP_DIRECTORY], gke_pools(platform_labels={}))
+    by_name = {e["workload"]: e for e in placed.placements}
+    controller = by_name.pop("workflow-controller")
+    assert controller["pools"] == []
+    assert "platform: nodeSelector kubernetes.io/os=linux does not match" in controller["reason"]
+    assert all(e["pools"] == ["platform"] for e in by_name.values()), "the others select no OS"
+    (error,) = placed.errors
+    assert error.startswith("Deployment kubeflow/workflow-controller can land on no pool: ")
+
+
+def test_kfp_on_a_tainted_platform_pool_lands_nowhere() -> None:
+    """spotkube adds no tolerations to KFP: a platform pool with a taint of its own keeps it off."""
+    pools = gke_pools()
+    pools[1] = dataclasses.replace(pools[1], taints=(Taint("example.com/team", "ml"),))
+    placed = stack_placements("gke", [KFP_DIRECTORY], pools)
+    assert len(placed.errors) == 14
+    assert all("platform: does not tolerate taint example.com/team=ml:NoSchedule" in e for e in placed.errors)
+
+
+def test_a_stack_deploying_another_kfp_version_is_told_the_description_is_of_2_17_0() -> None:
+    other = registration(DIRECTORY_TYPE, {"directory": kfp_transforms.manifest_url(
+        "https://github.com/kubeflow/pipelines", kfp_transforms.PLATFORM_AGNOSTIC_PATH, "2.16.1")}, name="kfp")
+    (note,) = {e["note"] for e in stack_placements("gke", [other], gke_pools()).placements}
+    assert "KFP 2.17.0's Deployments as shipped; the stack deploys 2.16.1, whose Deployments may differ" in note
 
 
 def test_without_pool_contracts_the_plan_says_placements_are_unknown(repo_project: Project) -> None:

@@ -91,11 +91,16 @@ def common_rules(spec: PlatformSpec) -> RuleOutput:
     for pool, hours in spec.cost.hours.items():
         if hours < 0:
             yield Problem(key(f"cost.hours.{pool}"), f"{hours:g} is not allowed; use 0 or more node-hours per month")
-    for i, cidr in enumerate(spec.cluster.authorized_ip_ranges):
+    cidrs = [(f"cluster.authorizedIpRanges[{i}]", c) for i, c in enumerate(spec.cluster.authorized_ip_ranges)]
+    cidrs += [(f"cluster.deployer.egressRanges[{i}]", c) for i, c in enumerate(spec.cluster.deployer.egress_ranges)]
+    for path, cidr in cidrs:
         try:
             ipaddress.ip_network(cidr, strict=True)
         except ValueError:
-            yield Problem(key(f"cluster.authorizedIpRanges[{i}]"), f"{cidr!r} is not a CIDR; use e.g. 203.0.113.0/24")
+            yield Problem(key(path), f"{cidr!r} is not a CIDR; use e.g. 203.0.113.0/24")
+    if spec.kubeflow.enabled and not spec.platform_pool.enabled:
+        yield Problem(key("platformPool.enabled"), "false leaves Kubeflow Pipelines no pool: it runs only on the "
+                      "platform pool; enable the platform pool or set kubeflow.enabled: false")
 
 
 def aks_rules(spec: PlatformSpec) -> RuleOutput:
@@ -122,6 +127,18 @@ def aks_rules(spec: PlatformSpec) -> RuleOutput:
         for z, zone in enumerate(pool.zones):
             if zone not in ("1", "2", "3"):
                 yield Problem(key(f"{path}.zones[{z}]"), f"{zone!r} is not an Azure zone; use '1', '2' or '3'")
+    if spec.platform_pool.enabled and len(spec.platform_pool.name) > AKS_VERSIONED_NAME_MAX:
+        yield Problem(key("platformPool.name"), f"{spec.platform_pool.name!r} is too long; use at most "
+                      f"{AKS_VERSIONED_NAME_MAX} characters (AKS allows 12, and spotkube adds 4 that change when the "
+                      "pool must be replaced, so the new pool can start before the old one goes)")
+    for i, group in enumerate(spec.cluster.admin_group_object_ids):
+        if not re.fullmatch(GUID_PATTERN, group) or group == NIL_GUID:
+            yield Problem(key(f"cluster.adminGroupObjectIds[{i}]"), f"{group!r} is not an Entra ID group object id; "
+                          "use the group's object id (a GUID such as 3f2b1c4d-...; az ad group show --query id)")
+    for name, why in GKE_ONLY_SETTINGS.items():
+        if getattr(spec.cluster, name) is not None:
+            yield Problem(key(f"cluster.{_alias(spec.cluster, name)}"), f"is a GKE setting; remove it from an AKS "
+                          f"stack ({why})")
     if spec.system_pool.critical_addons_only and not spec.platform_pool.enabled:
         yield Problem(key("platformPool.enabled"), "false leaves Kubeflow and other platform workloads no "
                       "untainted on-demand pool; enable it or set systemPool.criticalAddonsOnly: false")
@@ -166,6 +183,19 @@ AKS_ONLY_POOL_SETTINGS = {
 }
 #: Cluster settings only GKE understands; an AKS stack that sets them is refused.
 GKE_ONLY_CLUSTER_SETTINGS = ("project", "network", "subnetwork")
+#: GKE-only settings with what AKS does instead.
+GKE_ONLY_SETTINGS = {
+    "egress": "AKS nodes reach the internet through the cluster's load balancer",
+    "dns_endpoint": "AKS has no IAM-authorised endpoint; use authorizedIpRanges or a deployer in the VNet",
+}
+#: Deployer settings only AKS understands: GKE always signs in with Application Default Credentials.
+AKS_ONLY_DEPLOYER_SETTINGS = ("login", "grant_propagation_wait")
+#: Longest pool names whose cloud name spotkube versions (see aks.cloud_pool_name, gke.cloud_pool_name).
+AKS_VERSIONED_NAME_MAX = 8
+GKE_VERSIONED_NAME_MAX = 33
+GUID_PATTERN = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+#: The all-zero GUID: a placeholder, never a real group.
+NIL_GUID = "00000000-0000-0000-0000-000000000000"
 #: Google Cloud project ids: 6-30 lower-case letters, digits and hyphens, starting with a letter.
 GKE_PROJECT_PATTERN = r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$"
 #: Region names such as us-central1 or northamerica-northeast1 (not Azure's uksouth).
@@ -216,6 +246,18 @@ def gke_rules(spec: PlatformSpec) -> RuleOutput:
             yield Problem(key(f"cluster.autoscaler.{_alias(settings.autoscaler, name)}"),
                           f"{getattr(settings.autoscaler, name)!r} is an AKS setting; remove it from a GKE stack "
                           "(GKE's autoscaler takes only cluster.autoscaler.profile: BALANCED or OPTIMIZE_UTILIZATION)")
+    for name in AKS_ONLY_DEPLOYER_SETTINGS:
+        if _changed(settings.deployer, name):
+            yield Problem(key(f"cluster.deployer.{_alias(settings.deployer, name)}"),
+                          f"{getattr(settings.deployer, name)!r} is an AKS setting; remove it from a GKE stack (GKE's "
+                          "auth plugin always uses Application Default Credentials)")
+    control_plane = [("systemPool", spec.system_pool)]
+    control_plane += [("platformPool", spec.platform_pool)] if spec.platform_pool.enabled else []
+    for path, pool in control_plane:
+        if len(pool.name) > GKE_VERSIONED_NAME_MAX:
+            yield Problem(key(f"{path}.name"), f"{pool.name!r} is too long; use at most {GKE_VERSIONED_NAME_MAX} "
+                          "characters (GKE allows 40, and spotkube adds 7 that change when the pool must be "
+                          "replaced, so the new pool can start before the old one goes)")
     if settings.network_policy == "azure":
         yield Problem(key("cluster.networkPolicy"), "'azure' is an AKS network policy; on GKE use cilium "
                       "(Dataplane V2, the default) or calico")

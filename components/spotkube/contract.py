@@ -106,6 +106,17 @@ GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
 #: On GKE, NVIDIA's upstream plugin may only run on pools that carry this label (FACTS.md).
 GKE_NO_DEFAULT_DEVICE_PLUGIN_LABEL = ("gke-no-default-nvidia-gpu-device-plugin", "true")
 
+#: Labels the kubelet and the cloud put on every node, on both clouds. Real pod specs select them
+#: (KFP's workflow-controller selects `kubernetes.io/os: linux`), so a contract without them would
+#: judge such pods as landing nowhere (kubernetes.io/docs/reference/labels-annotations-taints/).
+OS_LABEL = "kubernetes.io/os"
+ARCH_LABEL = "kubernetes.io/arch"
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+REGION_LABEL = "topology.kubernetes.io/region"
+#: The one well-known label whose value differs between nodes of a pool: a pool spread over three
+#: zones has nodes in each, so the contract keeps the zones apart from the single-valued labels.
+ZONE_LABEL = "topology.kubernetes.io/zone"
+
 
 def interruptible_taint(cloud: Cloud, capacity: Capacity) -> Taint | None:
     """The taint that keeps ordinary pods off a pool of interruptible capacity, if any."""
@@ -164,8 +175,20 @@ def declared_labels(
     return labels
 
 
+def well_known_labels(machine: str, arch: str, region: str) -> dict[str, str]:
+    """The kubelet's and the cloud's labels that are the same on every node of a pool."""
+    return {OS_LABEL: "linux", ARCH_LABEL: arch, INSTANCE_TYPE_LABEL: machine, REGION_LABEL: region}
+
+
+def zone_label_values(cloud: Cloud, region: str, zones: Sequence[str]) -> tuple[str, ...]:
+    """The values of `topology.kubernetes.io/zone` on a pool's nodes: AKS writes `<region>-<zone>`
+    (uksouth-1), GKE the zone's own name (us-central1-a). Empty when the cloud picks the zones."""
+    return tuple(f"{region}-{zone}" for zone in zones) if cloud == "aks" else tuple(zones)
+
+
 def cloud_added_labels(cloud: Cloud, pool: str, capacity: Capacity, accelerator: str | None) -> dict[str, str]:
-    """Labels the cloud puts on the nodes by itself, which workloads may also select on."""
+    """Labels the cloud puts on the nodes by itself, which workloads may also select on. `pool` is
+    the pool's name in the cloud, which the cloud writes into its node-pool label."""
     if cloud == "aks":
         labels = {AKS_AGENTPOOL_LABEL: pool}
         if capacity == "spot":
@@ -187,8 +210,10 @@ def cloud_added_labels(cloud: Cloud, pool: str, capacity: Capacity, accelerator:
 class PoolContract:
     """What a workload needs to know about a pool: the node labels and taints it will carry.
 
-    `labels` holds every label the nodes will have (declared plus cloud-added) because placement
-    depends on all of them; `gpu_count` bounds how many GPUs one pod can request there.
+    `labels` holds every label the nodes will have with one value for the whole pool (declared,
+    cloud-added and the kubelet's well-known ones) because placement depends on all of them; `zones`
+    holds the values of `topology.kubernetes.io/zone`, which differ from node to node. `gpu_count`
+    bounds how many GPUs one pod can request there.
     """
 
     name: str
@@ -198,6 +223,13 @@ class PoolContract:
     gpu_count: int
     labels: Mapping[str, str]
     taints: tuple[Taint, ...]
+    zones: tuple[str, ...] = ()
+
+    def node_label_sets(self) -> list[dict[str, str]]:
+        """The label sets the pool's nodes can carry: one per zone (or one, when the cloud picks)."""
+        if not self.zones:
+            return [dict(self.labels)]
+        return [{**self.labels, ZONE_LABEL: zone} for zone in self.zones]
 
     def to_json(self) -> dict[str, Any]:
         """The pool contract as stack output and plan JSON (taints as `key=value:Effect`)."""
@@ -207,6 +239,7 @@ class PoolContract:
             "capacity": self.capacity,
             "gpu": {"type": self.accelerator, "count": self.gpu_count} if self.accelerator else None,
             "labels": dict(sorted(self.labels.items())),
+            "zones": list(self.zones),
             "taints": [str(t) for t in self.taints],
         }
 
@@ -222,6 +255,7 @@ class PoolContract:
             gpu_count=int(gpu.get("count") or 0),
             labels=dict(data.get("labels") or {}),
             taints=tuple(Taint.parse(t) for t in data.get("taints") or ()),
+            zones=tuple(str(z) for z in data.get("zones") or ()),
         )
 
 
@@ -323,12 +357,13 @@ class Placement:
 
     `unsupported` records constraints the matcher cannot judge from pool labels (such as
     `matchFields` on node names); a pod with any of them is reported as landing nowhere rather than
-    guessed at.
+    guessed at. `required` is None when the pod has no required node affinity; an empty tuple is a
+    required affinity without terms, which Kubernetes matches to no node.
     """
 
     tolerations: tuple[Toleration, ...] = ()
     node_selector: Mapping[str, str] = field(default_factory=dict)
-    required: tuple[Term, ...] = ()
+    required: tuple[Term, ...] | None = None
     preferred: tuple[tuple[int, Term], ...] = ()
     gpus: int = 0
     unsupported: tuple[str, ...] = ()
@@ -336,7 +371,7 @@ class Placement:
     def affinity_k8s(self) -> dict[str, Any]:
         """`spec.affinity` for a pod template (empty when there is nothing to say)."""
         node_affinity: dict[str, Any] = {}
-        if self.required:
+        if self.required is not None:
             node_affinity["requiredDuringSchedulingIgnoredDuringExecution"] = {
                 "nodeSelectorTerms": [
                     {"matchExpressions": [r.to_k8s() for r in term]} for term in self.required
@@ -356,10 +391,10 @@ class Placement:
     def from_pod_spec(spec: Mapping[str, Any]) -> Placement:
         """Read a Kubernetes pod spec (camelCase, as applied) into a Placement."""
         node_affinity = (spec.get("affinity") or {}).get("nodeAffinity") or {}
-        required_block = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+        required_block = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
         unsupported: list[str] = []
         required: list[Term] = []
-        for term in required_block.get("nodeSelectorTerms") or ():
+        for term in (required_block or {}).get("nodeSelectorTerms") or ():
             if term.get("matchFields"):
                 unsupported.append("a required node affinity term uses matchFields (node names)")
             required.append(tuple(Requirement.from_k8s(e) for e in term.get("matchExpressions") or ()))
@@ -378,7 +413,7 @@ class Placement:
         return Placement(
             tolerations=tuple(Toleration.from_k8s(t) for t in spec.get("tolerations") or ()),
             node_selector=dict(spec.get("nodeSelector") or {}),
-            required=tuple(required),
+            required=None if required_block is None else tuple(required),
             preferred=preferred,
             gpus=gpus,
             unsupported=tuple(unsupported),
@@ -445,6 +480,17 @@ def on_demand_only() -> Placement:
     ),))
 
 
+def on_platform_pool() -> Placement:
+    """Only the platform pool: the on-demand, GPU-free pool kept for platform control planes such as
+    Kubeflow Pipelines. Selecting the role (not just "on-demand, no GPU") keeps them off the system
+    pool too, which on GKE is untainted and would otherwise attract them."""
+    return Placement(required=((
+        Requirement(ROLE_LABEL, "In", ("platform",)),
+        Requirement(CAPACITY_LABEL, "In", ("on-demand",)),
+        Requirement(ACCELERATOR_LABEL, "In", (NO_ACCELERATOR,)),
+    ),))
+
+
 def on_any_gpu_pool() -> Placement:
     """Every GPU pool whatever its capacity, and no other: node agents such as the device plugin."""
     return Placement(
@@ -502,49 +548,92 @@ def gke_default_device_plugin_serves(labels: Mapping[str, str]) -> bool:
 
 @dataclass(frozen=True)
 class Verdict:
-    """Whether a pod can land on a pool, and if not the first reason why (for error messages)."""
+    """Whether a pod can land on a pool, and if not the first reason why (for error messages).
+
+    `preference` is the weight of the preferred node affinity terms a node matches;
+    `intolerable_soft_taints` counts the PreferNoSchedule taints the pod does not tolerate. The
+    scheduler scores nodes on both (see `landing_pools`).
+    """
 
     pool: str
     fits: bool
     reason: str = ""
     preference: int = 0
+    intolerable_soft_taints: int = 0
+
+
+def _judge_labels(placement: Placement, pool: PoolContract, labels: Mapping[str, str]) -> Verdict:
+    """The label part of `judge` for one of the pool's label sets (one zone's nodes)."""
+    for key, value in placement.node_selector.items():
+        if labels.get(key) != value:
+            return Verdict(pool.name, False, f"nodeSelector {key}={value} does not match")
+    if placement.required is not None and not any(
+        term and all(r.matches(labels) for r in term) for term in placement.required
+    ):
+        if not placement.required:
+            return Verdict(pool.name, False, "required node affinity has no terms, which matches no node")
+        unmet = next((r for term in placement.required for r in term if not r.matches(labels)), None)
+        detail = f" ({unmet})" if unmet else ""
+        return Verdict(pool.name, False, f"required node affinity does not match{detail}")
+    preference = sum(w for w, term in placement.preferred if all(r.matches(labels) for r in term))
+    return Verdict(pool.name, True, preference=preference)
 
 
 def judge(placement: Placement, pool: PoolContract) -> Verdict:
     """Apply the Kubernetes scheduling rules that depend on node labels and taints.
 
-    Taints with NoSchedule or NoExecute must each be tolerated (PreferNoSchedule never blocks); the
-    nodeSelector must match exactly; at least one required node selector term must match; preferred
-    terms only add weight. GPU requests must fit the pool's GPUs per node.
+    Taints with NoSchedule or NoExecute must each be tolerated, while PreferNoSchedule ones only
+    count against the pool; the nodeSelector must match exactly; at least one required node
+    selector term must match; preferred terms only add weight. A pool spread over zones fits when
+    the nodes of one of its zones fit. GPU requests must fit the pool's GPUs per node.
     """
     for reason in placement.unsupported:
         return Verdict(pool.name, False, reason)
+    soft = 0
     for taint in pool.taints:
-        if taint.effect == "PreferNoSchedule":
+        if any(t.tolerates(taint) for t in placement.tolerations):
             continue
-        if not any(t.tolerates(taint) for t in placement.tolerations):
-            return Verdict(pool.name, False, f"does not tolerate taint {taint}")
-    for key, value in placement.node_selector.items():
-        if pool.labels.get(key) != value:
-            return Verdict(pool.name, False, f"nodeSelector {key}={value} does not match")
-    if placement.required and not any(
-        term and all(r.matches(pool.labels) for r in term) for term in placement.required
-    ):
-        unmet = next((r for term in placement.required for r in term if not r.matches(pool.labels)), None)
-        detail = f" ({unmet})" if unmet else ""
-        return Verdict(pool.name, False, f"required node affinity does not match{detail}")
+        if taint.effect == "PreferNoSchedule":
+            soft += 1
+            continue
+        return Verdict(pool.name, False, f"does not tolerate taint {taint}")
+    verdicts = [_judge_labels(placement, pool, labels) for labels in pool.node_label_sets()]
+    fitting = [v for v in verdicts if v.fits]
+    if not fitting:
+        return verdicts[0]
     if placement.gpus > pool.gpu_count:
         have = f"{pool.gpu_count} × {pool.accelerator}" if pool.accelerator else "no GPU"
         return Verdict(pool.name, False, f"requests {placement.gpus} {GPU_RESOURCE}; a node has {have}")
-    preference = sum(w for w, term in placement.preferred if all(r.matches(pool.labels) for r in term))
-    return Verdict(pool.name, True, preference=preference)
+    preference = max(v.preference for v in fitting)
+    return Verdict(pool.name, True, preference=preference, intolerable_soft_taints=soft)
+
+
+#: kube-scheduler's default weights of the two score plugins that depend on pool labels and taints
+#: (pkg/scheduler/apis/config/v1/default_plugins.go): NodeAffinity 2, TaintToleration 3.
+NODE_AFFINITY_WEIGHT = 2
+TAINT_TOLERATION_WEIGHT = 3
+MAX_NODE_SCORE = 100
+
+
+def _scores(verdicts: Sequence[Verdict]) -> dict[str, float]:
+    """The scheduler's combined score per fitting pool: each plugin's raw score normalised to
+    0..100 over the candidates (TaintToleration reversed, fewer intolerable taints is better),
+    then weighted and summed, as kube-scheduler's DefaultNormalizeScore does."""
+    most_preferred = max((v.preference for v in verdicts), default=0)
+    most_soft = max((v.intolerable_soft_taints for v in verdicts), default=0)
+    scores = {}
+    for v in verdicts:
+        affinity = MAX_NODE_SCORE * v.preference / most_preferred if most_preferred else 0
+        taints = MAX_NODE_SCORE * (1 - v.intolerable_soft_taints / most_soft) if most_soft else MAX_NODE_SCORE
+        scores[v.pool] = NODE_AFFINITY_WEIGHT * affinity + TAINT_TOLERATION_WEIGHT * taints
+    return scores
 
 
 def landing_pools(placement: Placement, pools: Sequence[PoolContract]) -> list[str]:
-    """The pools a pod can land on, most preferred first (ties keep the pools' order)."""
-    verdicts = [judge(placement, pool) for pool in pools]
-    fitting = [v for v in verdicts if v.fits]
-    return [v.pool for v in sorted(fitting, key=lambda v: -v.preference)]
+    """The pools a pod can land on, the scheduler's favourite first (ties keep the pools' order)."""
+    fitting = [v for v in (judge(placement, pool) for pool in pools) if v.fits]
+    scores = _scores(fitting)
+    return [v.pool for v in sorted(fitting, key=lambda v: -scores[v.pool])]
 
 
 def why_nowhere(placement: Placement, pools: Sequence[PoolContract]) -> str:

@@ -12,13 +12,15 @@ Pulumi's schema analyzer needs the `args` annotation as a real TypedDict, not a 
 import hashlib
 import math
 import re
+from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
 import yaml
 
 from spotkube.args import GpuClusterArgs, PoolContractOutput
-from spotkube.plan import PlatformPlan, PoolPlan
+from spotkube.kubeconfigs import GKE_AUTH_PLUGIN, with_application_default_credentials
+from spotkube.plan import PlatformPlan, PoolPlan, versioned_name
 from spotkube.shell import child, kubernetes_provider, plan_from_args, pool_contract_outputs
 from spotkube.spec import PlatformSpec
 
@@ -32,10 +34,17 @@ NODE_OAUTH_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
 NODE_METADATA = {"disable-legacy-endpoints": "true"}
 #: Pods get the GKE metadata server, which workload identity needs and which hides node credentials.
 WORKLOAD_METADATA = {"mode": "GKE_METADATA"}
+#: The network GKE and Compute Engine use when none is named; its subnetwork in each region has the
+#: same name.
+DEFAULT_NETWORK = "default"
 #: GKE puts a regional cluster's nodes in three of the region's zones unless told otherwise.
 REGIONAL_DEFAULT_ZONE_COUNT = 3
-#: The kubectl credential plugin GKE requires since 1.26; it reads gcloud's credentials.
-AUTH_PLUGIN = "gke-gcloud-auth-plugin"
+#: A versioned control-plane pool name is the pool's name, a dash and this many hex digits; GKE
+#: allows 40 characters, so such a pool's own name has at most 33.
+VERSION_DIGITS = 6
+#: Node config fields left out of a pool's version: GKE updates labels and taints in place, and the
+#: service account (an Output) is versioned by its stable id instead. Every other field replaces.
+UNVERSIONED_NODE_FIELDS = ("labels", "taints", "service_account")
 AUTH_PLUGIN_HINT = (
     "Install gke-gcloud-auth-plugin for kubectl: gcloud components install gke-gcloud-auth-plugin "
     "(https://cloud.google.com/kubernetes-engine/docs/how-to/cluster-access-for-kubectl)"
@@ -100,25 +109,38 @@ def node_config(pool: PoolPlan, service_account: pulumi.Input[str]) -> dict:
     return config
 
 
-def gke_kubeconfig(context: str, endpoint: str, ca_certificate: str) -> str:
-    """A kubeconfig that authenticates through `gke-gcloud-auth-plugin` with the caller's gcloud
-    credentials, so it holds no long-lived token; the component still exports it as a secret,
-    like the AKS one, so both clouds' outputs can be handled the same way."""
-    return yaml.safe_dump({
+def cloud_pool_name(pool: PoolPlan, service_account_id: str) -> str:
+    """The NodePool name. A pool that hosts the control plane is versioned by every node setting GKE
+    can't change in place (the service account by its stable id), so that replacing it creates the
+    new pool before the old one is deleted; spot and GPU pools keep their name and go first."""
+    if not pool.hosts_control_plane:
+        return pool.name
+    config = {k: v for k, v in node_config(pool, "").items() if k not in UNVERSIONED_NODE_FIELDS}
+    return versioned_name(pool.name, {**config, "service_account_id": service_account_id},
+                          separator="-", digits=VERSION_DIGITS)
+
+
+def gke_kubeconfig(context: str, endpoint: str, ca_certificate: str | None) -> str:
+    """A kubeconfig that signs in through `gke-gcloud-auth-plugin` with Application Default
+    Credentials (a person's `gcloud auth application-default login`, or CI's workload identity
+    federation), so it holds no long-lived token; the component still exports it as a secret, like
+    the AKS one. The DNS endpoint serves a publicly trusted certificate, so it needs no CA data."""
+    cluster: dict[str, str] = {"server": f"https://{endpoint}"}
+    if ca_certificate:
+        cluster["certificate-authority-data"] = ca_certificate
+    return with_application_default_credentials(yaml.safe_dump({
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": context, "cluster": {
-            "server": f"https://{endpoint}", "certificate-authority-data": ca_certificate,
-        }}],
+        "clusters": [{"name": context, "cluster": cluster}],
         "contexts": [{"name": context, "context": {"cluster": context, "user": context}}],
         "current-context": context,
         "users": [{"name": context, "user": {"exec": {
             "apiVersion": "client.authentication.k8s.io/v1beta1",
-            "command": AUTH_PLUGIN,
+            "command": GKE_AUTH_PLUGIN,
             "installHint": AUTH_PLUGIN_HINT,
             "provideClusterInfo": True,
         }}}],
-    }, sort_keys=False)
+    }, sort_keys=False))
 
 
 class GkeGpuCluster(pulumi.ComponentResource):
@@ -160,13 +182,15 @@ class GkeGpuCluster(pulumi.ComponentResource):
     ) -> None:
         plan = plan_from_args("gke", args, f"GkeGpuCluster {name!r} args")
         super().__init__("spotkube:index:GkeGpuCluster", name, {}, opts)
-        self.plan = plan
         spec = plan.spec
         project = spec.cluster.project
+        account_id = node_service_account_id(name, spec)
+        plan = plan.with_cloud_names({pool.name: cloud_pool_name(pool, account_id) for pool in plan.pools})
+        self.plan = plan
 
         account = gcp.serviceaccount.Account(
             f"{name}-nodes",
-            account_id=node_service_account_id(name, spec),
+            account_id=account_id,
             display_name=f"GKE nodes of spotkube {name!r} ({spec.environment}, {spec.region})",
             project=project,
             opts=child(self),
@@ -180,10 +204,11 @@ class GkeGpuCluster(pulumi.ComponentResource):
         )
 
         cluster = self._cluster(name, plan, account.email, node_role)
+        egress = self._egress(name, plan)
         for pool in plan.pools:
             gcp.container.NodePool(
                 f"{name}-{pool.name}",
-                name=pool.name,
+                name=pool.cloud_name,
                 project=project,
                 location=spec.region,
                 cluster=cluster.name,
@@ -200,20 +225,24 @@ class GkeGpuCluster(pulumi.ComponentResource):
                 opts=child(
                     self,
                     ignore_changes=["initialNodeCount"],
-                    # GPU, spot and service account changes replace a pool, and its name is fixed
-                    # (workloads select it), so the old pool has to go first.
-                    delete_before_replace=True,
+                    # A spot or GPU pool keeps its name, so its replacement waits for it to go; a
+                    # control-plane pool's name is versioned, so its replacement comes up first.
+                    delete_before_replace=not pool.hosts_control_plane,
                     depends_on=[node_role],
                 ),
             )
 
         context = pulumi.Output.concat("gke_", project or "", "_", spec.region, "_", cluster.name)
+        if spec.cluster.dns_endpoint is not False:
+            endpoint = cluster.control_plane_endpoints_config.apply(_dns_endpoint)
+            ca_certificate: pulumi.Input[str | None] = None
+        else:
+            endpoint, ca_certificate = cluster.endpoint, cluster.master_auth.cluster_ca_certificate
         self.kubeconfig = pulumi.Output.secret(
-            pulumi.Output.all(context, cluster.endpoint, cluster.master_auth.cluster_ca_certificate).apply(
-                lambda parts: gke_kubeconfig(*parts)
-            )
+            pulumi.Output.all(context, endpoint, ca_certificate).apply(lambda parts: gke_kubeconfig(*parts))
         )
-        self.provider = kubernetes_provider(self, name, self.kubeconfig)
+        # Kubeflow's images come from public registries: nothing is applied before nodes can pull them.
+        self.provider = kubernetes_provider(self, name, self.kubeconfig, depends_on=egress)
 
         self.cluster_name = cluster.name
         self.endpoint = cluster.endpoint
@@ -228,6 +257,31 @@ class GkeGpuCluster(pulumi.ComponentResource):
             "nodeServiceAccountEmail": self.node_service_account_email,
             "poolContracts": self.pool_contracts,
         })
+
+    def _egress(self, name: str, plan: PlatformPlan) -> list[pulumi.Resource]:
+        """A Cloud Router and Cloud NAT for private nodes, which otherwise can't reach the public
+        registries KFP pulls from (ghcr.io, quay.io, docker.io). Skipped when the nodes are public or
+        the stack says its network already provides egress (`cluster.egress: own`)."""
+        spec = plan.spec
+        settings = spec.cluster
+        if not spec.switch(settings.private) or settings.egress == "own":
+            return []
+        router = gcp.compute.Router(
+            f"{name}-router", project=settings.project, region=spec.region,
+            network=settings.network or DEFAULT_NETWORK, opts=child(self),
+        )
+        subnetwork = settings.subnetwork or (DEFAULT_NETWORK if settings.network is None else None)
+        nat = gcp.compute.RouterNat(
+            f"{name}-nat", project=settings.project, region=spec.region, router=router.name,
+            nat_ip_allocate_option="AUTO_ONLY",
+            # Only the cluster's subnetwork, so a NAT that already serves the network's other
+            # subnetworks is left alone; the whole network when the subnetwork is not known.
+            source_subnetwork_ip_ranges_to_nat="LIST_OF_SUBNETWORKS" if subnetwork else "ALL_SUBNETWORKS_ALL_IP_RANGES",
+            subnetworks=[{"name": subnetwork, "source_ip_ranges_to_nats": ["ALL_IP_RANGES"]}] if subnetwork else None,
+            log_config={"enable": True, "filter": "ERRORS_ONLY"},
+            opts=child(self),
+        )
+        return [nat]
 
     def _cluster(
         self, name: str, plan: PlatformPlan, node_service_account: pulumi.Output[str],
@@ -245,6 +299,7 @@ class GkeGpuCluster(pulumi.ComponentResource):
         # Listed ranges always restrict the API server; in prod (or with private nodes) it is
         # restricted even with none listed, reachable then only from inside the VPC.
         authorized = private or bool(settings.authorized_ip_ranges)
+        ranges = settings.api_server_ranges(authorized)
         protect = spec.switch(settings.deletion_protection)
         cilium = settings.network_policy == "cilium"
         return gcp.container.Cluster(
@@ -276,10 +331,14 @@ class GkeGpuCluster(pulumi.ComponentResource):
             if private else None,
             master_authorized_networks_config={
                 "cidr_blocks": [{"cidr_block": cidr, "display_name": f"spotkube-{i}"}
-                                for i, cidr in enumerate(settings.authorized_ip_ranges)],
+                                for i, cidr in enumerate(ranges)],
                 "gcp_public_cidrs_access_enabled": False,
             } if authorized else None,
             master_auth={"client_certificate_config": {"issue_client_certificate": False}},
+            # The DNS-based endpoint is authorised by IAM, not by source address, so a hosted CI runner
+            # reaches a control plane whose IP endpoint admits only the VPC and the listed ranges.
+            control_plane_endpoints_config={"dns_endpoint_config": {"allow_external_traffic": True}}
+            if settings.dns_endpoint is not False else None,
             # Node auto-provisioning stays off: spotkube declares every pool itself.
             cluster_autoscaling={"enabled": False, "autoscaling_profile": settings.autoscaler.profile},
             deletion_protection=protect,
@@ -290,3 +349,12 @@ class GkeGpuCluster(pulumi.ComponentResource):
                 depends_on=[node_role],
             ),
         )
+
+
+def _dns_endpoint(config: Any) -> str:
+    """The control plane's DNS endpoint from the cluster's outputs (an SDK object or a dict)."""
+    dns = getattr(config, "dns_endpoint_config", None) if config is not None else None
+    if isinstance(config, dict):
+        dns = config.get("dns_endpoint_config") or config.get("dnsEndpointConfig")
+    endpoint = dns.get("endpoint") if isinstance(dns, dict) else getattr(dns, "endpoint", None)
+    return str(endpoint or "")

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from spotkube.catalog.aks import GPU_VM_SIZES
-from spotkube.contract import ACCELERATOR_LABEL, CAPACITY_LABEL, NO_ACCELERATOR, ROLE_LABEL, Taint
+from spotkube.contract import ACCELERATOR_LABEL, CAPACITY_LABEL, NO_ACCELERATOR, POOL_LABEL, ROLE_LABEL, Taint
 
 
 class RegisteredResource(Protocol):
@@ -27,11 +27,13 @@ def _pool_row(
     name: str, labels: Mapping[str, str], machine: str, gpu_count: int, low: Any, high: Any,
     taints: Sequence[str], zones: Sequence[str] | None, eviction: str | None, max_price: Any,
 ) -> dict[str, Any]:
-    """One pool in the plan's JSON shape; role, capacity and GPU type come from the contract's
-    labels, which every spotkube pool carries."""
+    """One pool in the plan's JSON shape; name, role, capacity and GPU type come from the contract's
+    labels, which every spotkube pool carries. `cloudName` is the name the cloud knows it by, which
+    differs for a control-plane pool whose name is versioned."""
     accelerator = labels.get(ACCELERATOR_LABEL, NO_ACCELERATOR)
     return {
-        "name": name,
+        "name": labels.get(POOL_LABEL, name),
+        "cloudName": name,
         "role": labels.get(ROLE_LABEL, "unknown"),
         "capacity": labels.get(CAPACITY_LABEL, "unknown"),
         "machine": machine,

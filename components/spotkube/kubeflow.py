@@ -1,4 +1,4 @@
-"""`KubeflowPipelines`: Kubeflow Pipelines standalone, on on-demand nodes, with its own credentials.
+"""`KubeflowPipelines`: Kubeflow Pipelines standalone, on the platform pool, with its own credentials.
 
 A thin shell: KFP's kustomize manifests are installed in their two documented steps, and every
 change spotkube makes to them is a pure function in `spotkube.kfp_transforms`, attached here as a
@@ -30,6 +30,9 @@ def _kfp_transform(settings: KubeflowSettings, credentials: Credentials) -> pulu
 
 class KubeflowPipelines(pulumi.ComponentResource):
     """Kubeflow Pipelines standalone, placed by the scheduling contract and ready for spot steps.
+
+    Its Deployments and StatefulSets only land on nodes labelled as the platform pool (role platform,
+    on-demand, no GPU), so the cluster needs one; the plan reports any that could land nowhere.
 
     Deploy it through the cluster's provider: `opts=pulumi.ResourceOptions(providers=[cluster.provider])`.
     Installing needs `git` where Pulumi runs, because kustomize fetches the manifests.

@@ -25,14 +25,57 @@ from spotkube.errors import SpotkubeError
 from spotkube.project import Project, as_pulumi_config, load_stack_spec, stack_config
 from spotkube.spec import PlatformSpec
 
-#: A kubeconfig that is obviously not real, for the credential calls the program makes.
-PLACEHOLDER_KUBECONFIG = """apiVersion: v1
-kind: Config
-clusters: [{name: offline-plan, cluster: {server: "https://offline-plan.invalid"}}]
-contexts: [{name: offline-plan, context: {cluster: offline-plan, user: offline-plan}}]
+#: What AKS's `listClusterUserCredential` returns for an Entra ID cluster (Kubernetes 1.24 and
+#: later): an exec kubeconfig that runs kubelogin in device-code mode, which needs a person. The
+#: offline plan answers with this very shape, with obviously fake addresses and ids, so the
+#: program's rewrite of it is exercised and the preflight judges what `pulumi up` would use.
+AKS_USER_KUBECONFIG = """apiVersion: v1
+clusters:
+- cluster:
+    certificate-authority-data: b2ZmbGluZS1wbGFuLXBsYWNlaG9sZGVyLWNh
+    server: https://offline-plan.hcp.invalid:443
+  name: offline-plan
+contexts:
+- context:
+    cluster: offline-plan
+    user: clusterUser_offline-plan_offline-plan
+  name: offline-plan
 current-context: offline-plan
-users: [{name: offline-plan, user: {token: offline-plan-placeholder}}]
+kind: Config
+preferences: {}
+users:
+- name: clusterUser_offline-plan_offline-plan
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1beta1
+      args:
+      - get-token
+      - --environment
+      - AzurePublicCloud
+      - --server-id
+      - 6dae42f8-4368-4678-94ff-3960e28e3630
+      - --client-id
+      - 80faf920-1908-4b52-b5ef-a8e7bedfc67a
+      - --tenant-id
+      - 00000000-0000-0000-0000-00000000000a
+      - --login
+      - devicecode
+      command: kubelogin
+      env: null
+      installHint: |2
+
+        kubelogin is not installed which is required to connect to AAD enabled cluster.
+
+        To learn more, please go to https://aka.ms/aks/kubelogin
+      provideClusterInfo: false
 """
+#: The identity `getClientConfig` reports for the deployer, obviously fake.
+OFFLINE_CLIENT_CONFIG = {
+    "clientId": "00000000-0000-0000-0000-00000000000c",
+    "objectId": "00000000-0000-0000-0000-00000000000d",
+    "subscriptionId": "00000000-0000-0000-0000-00000000000e",
+    "tenantId": "00000000-0000-0000-0000-00000000000a",
+}
 
 
 def _computed_outputs(type_token: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
@@ -40,7 +83,12 @@ def _computed_outputs(type_token: str, inputs: Mapping[str, Any]) -> dict[str, A
     if type_token == "gcp:container/cluster:Cluster":
         master_auth = {**(inputs.get("masterAuth") or {}),
                        "clusterCaCertificate": base64.b64encode(b"offline-plan-placeholder-ca").decode()}
-        return {"endpoint": "offline-plan.invalid", "masterAuth": master_auth}
+        outputs: dict[str, Any] = {"endpoint": "offline-plan.invalid", "masterAuth": master_auth}
+        endpoints = inputs.get("controlPlaneEndpointsConfig") or {}
+        if endpoints.get("dnsEndpointConfig"):
+            dns = {**endpoints["dnsEndpointConfig"], "endpoint": "gke-00000000000000000000000000000000-000000000000.offline-plan.gke.goog"}
+            outputs["controlPlaneEndpointsConfig"] = {**endpoints, "dnsEndpointConfig": dns}
+        return outputs
     if type_token == "gcp:serviceaccount/account:Account":
         return {"email": f"{inputs.get('accountId')}@{inputs.get('project')}.iam.gserviceaccount.com"}
     return {}
@@ -72,15 +120,25 @@ class StackOutput:
     value: Any = None
 
 
+@dataclass(frozen=True)
+class Invoke:
+    """A provider function the program called (such as the deployer's client config) and its answer."""
+
+    token: str
+    result: Mapping[str, Any]
+
+
 @dataclass
 class StackRun:
-    """Everything one offline run of a stack produced."""
+    """Everything one offline run of a stack produced; `source` is its stack file, for messages."""
 
     stack: str
     spec: PlatformSpec
     registrations: list[Registration] = field(default_factory=list)
     outputs: dict[str, StackOutput] = field(default_factory=dict)
     log: list[str] = field(default_factory=list)
+    invokes: list[Invoke] = field(default_factory=list)
+    source: str = ""
 
     def of_type(self, type_token: str) -> list[Registration]:
         return [r for r in self.registrations if r.type == type_token]
@@ -91,6 +149,7 @@ class OfflineMocks(mocks.Mocks):
 
     def __init__(self) -> None:
         self.inputs: dict[tuple[str, str], dict[str, Any]] = {}
+        self.invokes: list[Invoke] = []
 
     def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str, dict]:
         self.inputs[(args.typ, args.name)] = args.inputs
@@ -98,9 +157,16 @@ class OfflineMocks(mocks.Mocks):
         return f"{args.name}-offline-id", state
 
     def call(self, args: mocks.MockCallArgs) -> dict:
+        result = self._answer(args)
+        self.invokes.append(Invoke(args.token, result))
+        return result
+
+    def _answer(self, args: mocks.MockCallArgs) -> dict:
         if args.token == "azure-native:containerservice:listManagedClusterUserCredentials":
-            value = base64.b64encode(PLACEHOLDER_KUBECONFIG.encode()).decode()
+            value = base64.b64encode(AKS_USER_KUBECONFIG.encode()).decode()
             return {"kubeconfigs": [{"name": "clusterUser", "value": value}]}
+        if args.token == "azure-native:authorization:getClientConfig":
+            return dict(OFFLINE_CLIENT_CONFIG)
         return {}
 
 
@@ -146,7 +212,8 @@ def run_stack(project: Project, stack: str) -> StackRun:
             project=project.name, stack=stack, config=as_pulumi_config(stack_config(project, stack)),
         )
     return StackRun(stack=stack, spec=spec, registrations=recording.registrations,
-                    outputs=recording.outputs, log=recording.log)
+                    outputs=recording.outputs, log=recording.log, invokes=recording.invokes,
+                    source=project.relative(project.stack_file(stack)))
 
 
 @dataclass
@@ -156,6 +223,7 @@ class Recording:
     registrations: list[Registration]
     outputs: dict[str, StackOutput]
     log: list[str]
+    invokes: list[Invoke]
 
 
 def record_program(
@@ -182,7 +250,7 @@ def record_program(
     finally:
         logger.removeHandler(capture)
     outputs = {name: _read_output(value) for name, value in (getattr(root, "outputs", None) or {}).items()}
-    return Recording(_registrations(monitor, offline_mocks), outputs, capture.lines)
+    return Recording(_registrations(monitor, offline_mocks), outputs, capture.lines, offline_mocks.invokes)
 
 
 class ProgramFailed(SpotkubeError):

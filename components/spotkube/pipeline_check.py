@@ -40,11 +40,14 @@ from spotkube.errors import SpotkubeError
 KFP_DEFAULT_RETRY_WINDOW_SECONDS = 3600
 
 #: Said once per stack when its spot steps rely on retries and the cluster is not known to retry
-#: evicted pods (FACTS.md, Retries).
+#: evicted pods. Argo's retry policies: https://argo-workflows.readthedocs.io/en/latest/retries/; the
+#: phases come from argo-workflows' `inferFailedReason`.
 CLUSTER_RETRY_POLICY_NOTE = (
-    "step retries cover evictions only if the cluster's Argo workflow-controller sets a default retryPolicy "
-    "of OnError or Always, as spotkube's Kubeflow Pipelines deployment does (stack key kubeflow): KFP compiles "
-    "set_retry without a retryPolicy, and Argo's default (OnFailure) does not retry evicted or deleted pods "
+    "step retries cover every way a spot node takes a pod away only if the cluster's Argo workflow-controller "
+    "sets a default retryPolicy of Always, as spotkube's Kubeflow Pipelines deployment does by default (stack "
+    "key kubeflow): KFP compiles set_retry without a retryPolicy, so the controller's default applies; a pod "
+    "deleted with its node ends as Error, which OnFailure (Argo's own default) skips, and a pod evicted or "
+    "stopped by a node shutdown ends as Failed, which OnError (KFP's shipped default) skips "
     "(kubeflow/pipelines #4333, #9950)"
 )
 
@@ -258,7 +261,7 @@ class _Reader:
         gpus, gpu_problem = self.gpus(executor)
         if gpu_problem:
             unsupported.append(gpu_problem)
-        placement = Placement(tolerations=tuple(tolerations), node_selector=labels, required=tuple(required),
+        placement = Placement(tolerations=tuple(tolerations), node_selector=labels, required=tuple(required) or None,
                               preferred=tuple(preferred), gpus=gpus, unsupported=tuple(unsupported))
         return Step(name=path, executor=executor, placement=placement, retry=retry)
 

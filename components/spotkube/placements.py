@@ -4,8 +4,9 @@ Placement is the part of a spotkube platform that fails silently: a Deployment t
 stays Pending forever, and a device plugin on the wrong nodes leaves GPUs unusable or counted
 twice. The plan therefore reads every workload the program registered (its pod spec exactly as it
 will be applied), adds the Kubeflow Pipelines Deployments that kustomize only renders at deploy time
-(described from spotkube's own transform, and labelled as such), and matches each against the
-stack's pool contracts. A workload that can land nowhere is an error.
+(KFP's pod specs as shipped, from `kfp_reference`, put through spotkube's own transform, and
+labelled as such), and matches each against the stack's pool contracts. A workload that can land
+nowhere is an error.
 
 Pure module: no Pulumi; it reads registrations through a small protocol.
 """
@@ -16,8 +17,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from spotkube import kfp_transforms, workloads
+from spotkube import kfp_reference, kfp_transforms, workloads
 from spotkube.contract import Cloud, Placement, PoolContract, landing_pools, why_nowhere
+from spotkube.spec import KubeflowSettings
 
 #: Registered resources whose pod template the plan judges, by type token.
 WORKLOAD_KINDS = {
@@ -45,18 +47,14 @@ class StackPlacements:
     errors: list[str] = field(default_factory=list)
 
 
-def kfp_deployment(name: str) -> dict[str, Any]:
-    """A KFP Deployment as the manifests ship it for placement purposes: a pod template without
-    node affinity, node selector or tolerations (true of all 14 in KFP 2.17.0)."""
-    labels = {"app": name}
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name, "namespace": kfp_transforms.NAMESPACE},
-        "spec": {"selector": {"matchLabels": labels},
-                 "template": {"metadata": {"labels": labels},
-                              "spec": {"containers": [{"name": name, "image": name}]}}},
-    }
+def kfp_deployments_as_applied() -> list[dict[str, Any]]:
+    """KFP's Deployments as shipped, after spotkube's transform: what the cluster will schedule.
+
+    The transform's Deployment changes do not depend on the settings or the credentials (those
+    only reach Secrets, the Argo ConfigMap, the UI Service and volumes), so the defaults stand in.
+    """
+    return [kfp_transforms.transform(d, KubeflowSettings(), kfp_transforms.NO_CREDENTIALS) or d
+            for d in kfp_reference.shipped_deployments()]
 
 
 def _pod_spec(workload: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -83,9 +81,14 @@ def placement_of(
 
 
 def _described_note(directory: str) -> str:
-    return (f"described, not read: kustomize renders {directory} inside the Kubernetes provider at deploy "
-            "time, so KFP's pod specs are not visible offline; this is spotkube's transform applied to the "
-            "Deployment as KFP 2.17.0 ships it (no affinity or tolerations)")
+    """Why the KFP entries are described rather than read, and from which version."""
+    note = (f"described, not read: kustomize renders {directory} inside the Kubernetes provider at deploy "
+            "time, so KFP's pod specs are not visible offline; this is spotkube's transform applied to "
+            f"KFP {kfp_reference.VERSION}'s Deployments as shipped")
+    ref = directory.rpartition("?ref=")[2] if "?ref=" in directory else ""
+    if ref and ref != kfp_reference.VERSION:
+        note += f"; the stack deploys {ref}, whose Deployments may differ"
+    return note
 
 
 def stack_placements(
@@ -101,10 +104,7 @@ def stack_placements(
             resource.inputs.get("directory", "")
         ):
             note = _described_note(str(resource.inputs["directory"]))
-            result.placements += [
-                placement_of(kfp_transforms.keep_on_demand(kfp_deployment(name)), "Deployment", pools, note)
-                for name in kfp_transforms.DEPLOYMENTS
-            ]
+            result.placements += [placement_of(d, "Deployment", pools, note) for d in kfp_deployments_as_applied()]
     result.errors += [
         f"{p['kind']} {p['namespace']}/{p['workload']} can land on no pool: {p['reason']}"
         for p in result.placements if not p["pools"]

@@ -21,35 +21,57 @@ from spotkube.inventory import registered_pools
 from spotkube.offline import StackRun
 from spotkube.placements import StackPlacements, stack_placements
 from spotkube.plan import plan_platform
+from spotkube.preflight import Deployment, preflight
 
 
-def _placements(run: StackRun) -> StackPlacements:
-    """Placements judged against the pool contracts the program exports, which carry every node
-    label including the cloud-added ones; without that output there is nothing to judge against."""
+def _contracts(run: StackRun) -> list[PoolContract] | None:
+    """The pool contracts the program exports, which carry every node label (declared, cloud-added
+    and well-known); None without a readable poolContracts output."""
     output = run.outputs.get("poolContracts")
     if output is None or output.secret:
+        return None
+    return [PoolContract.from_json(pool) for pool in output.value or ()]
+
+
+def _placements(run: StackRun, contracts: list[PoolContract] | None) -> StackPlacements:
+    if contracts is None:
         return StackPlacements(notes=["placements unknown: the stack exports no readable poolContracts output"])
-    pools = [PoolContract.from_json(pool) for pool in output.value or ()]
-    return stack_placements(run.spec.cloud, run.registrations, pools)
+    return stack_placements(run.spec.cloud, run.registrations, contracts)
+
+
+def _pools(run: StackRun, contracts: list[PoolContract] | None) -> list[dict[str, Any]]:
+    """The registered pools, each with its contract's node labels and zones: the plan shows the very
+    labels the `poolContracts` output gives to workloads."""
+    by_name = {c.name: c for c in contracts or ()}
+    rows = registered_pools(run.spec.cloud, run.registrations)
+    for row in rows:
+        pool = by_name.get(row["name"])
+        if pool is not None:
+            row["labels"] = pool.to_json()["labels"]
+            row["zoneLabels"] = list(pool.zones)
+    return rows
 
 
 def stack_document(run: StackRun) -> dict[str, Any]:
     """Everything the plan says about one stack, in the stable JSON shape."""
     custom = [r for r in run.registrations if r.custom]
     cost = price_plan(plan_platform(run.spec))
-    placed = _placements(run)
+    contracts = _contracts(run)
+    placed = _placements(run, contracts)
+    checks = preflight(Deployment(run.registrations, run.invokes, run.spec, run.source))
     return {
         "stack": run.stack,
         "cloud": run.spec.cloud,
         "region": run.spec.region,
         "environment": run.spec.environment,
-        "pools": registered_pools(run.spec.cloud, run.registrations),
+        "pools": _pools(run, contracts),
         "resources": [{"type": r.type, "name": r.name} for r in custom],
         "outputs": {name: {"secret": out.secret} for name, out in sorted(run.outputs.items())},
         "cost": cost.to_json(),
         "placements": placed.placements,
         "notes": placed.notes,
-        "errors": placed.errors,
+        "preflight": [check.to_json() for check in checks],
+        "errors": placed.errors + [f"preflight: {c.title}: {c.detail}" for c in checks if not c.ok],
         "warnings": [line for line in run.log if line.startswith("warning")]
         + [f"cost: {w}" for w in cost.warnings],
     }
@@ -140,6 +162,19 @@ def placement_table(document: dict[str, Any]) -> Table:
     return table
 
 
+def _verdict(check: dict[str, Any]) -> str:
+    return "pass" if check["ok"] else "FAIL"
+
+
+def preflight_table(document: dict[str, Any]) -> Table:
+    table = Table(title="deploy preflight", title_justify="left", expand=False)
+    for column in ("rule", "verdict", "why"):
+        table.add_column(column, overflow="fold", max_width=110 if column == "why" else None)
+    for check in document["preflight"]:
+        table.add_row(check["title"], _verdict(check), check["detail"], style=None if check["ok"] else "red")
+    return table
+
+
 def resource_summary(document: dict[str, Any]) -> Text:
     counts: dict[str, int] = {}
     for resource in document["resources"]:
@@ -152,7 +187,8 @@ def resource_summary(document: dict[str, Any]) -> Text:
 
 def render_table(documents: Sequence[dict[str, Any]], console: Console) -> None:
     for document in documents:
-        parts: list[Any] = [pool_table(document), Text(cost_summary(document)), placement_table(document)]
+        parts: list[Any] = [pool_table(document), Text(cost_summary(document)), placement_table(document),
+                            preflight_table(document)]
         parts += [Text(f"note: {n}", style="dim") for n in placement_notes(document)]
         parts.append(resource_summary(document))
         parts += [Text(w, style="yellow") for w in document["warnings"]]
@@ -178,6 +214,9 @@ def to_markdown(documents: Sequence[dict[str, Any]]) -> str:
         lines += [f"| {names} | {kind} | {namespace} | {pools} |"
                   for names, kind, namespace, pools, _ in _placement_rows(document)]
         lines += ["", *(f"- {n}" for n in placement_notes(document))]
+        lines += ["", "| deploy preflight | verdict | why |", "|---|---|---|"]
+        lines += [f"| {c['title']} | {'pass' if c['ok'] else '**FAIL**'} | {c['detail']} |"
+                  for c in document["preflight"]]
         lines += ["", f"{len(document['resources'])} resources; secret outputs: "
                   + (", ".join(n for n, o in document["outputs"].items() if o["secret"]) or "none"), ""]
         lines += [f"> {w}" for w in document["warnings"]]

@@ -33,10 +33,15 @@ def child(parent: pulumi.Resource, **options: object) -> pulumi.ResourceOptions:
 
 
 def kubernetes_provider(
-    parent: pulumi.Resource, name: str, kubeconfig: pulumi.Output[str]
+    parent: pulumi.Resource, name: str, kubeconfig: pulumi.Output[str],
+    depends_on: list[pulumi.Resource] | None = None,
 ) -> k8s.Provider:
-    """The provider later components deploy through; the kubeconfig stays a secret."""
-    return k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig, opts=child(parent))
+    """The provider later components deploy through; the kubeconfig stays a secret.
+
+    Every resource deployed through a provider waits for it, and it waits for `depends_on`: that is
+    how the cluster's grants and network egress come before the first Kubernetes object.
+    """
+    return k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig, opts=child(parent, depends_on=depends_on or []))
 
 
 def pool_contract_outputs(plan: PlatformPlan) -> list[dict]:

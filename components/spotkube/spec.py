@@ -156,6 +156,39 @@ class AutoscalerSettings(_Model):
     )
 
 
+LoginMode = Literal["azurecli", "workloadidentity", "spn", "msi"]
+DeployerNetwork = Literal["internet", "cluster-network"]
+
+
+class DeployerSettings(_Model):
+    """Who runs `pulumi up` and from where. The Kubernetes provider logs in as the deployer, so the
+    deployer needs a credential that works without a person, rights on the cluster, and a network
+    path to its API server; none of that is visible to a mock, so the plan's preflight checks it."""
+
+    login: LoginMode = Field(
+        default="azurecli",
+        description="AKS: how kubelogin signs the deployer in: azurecli (the az CLI's account, for a person "
+        "or CI after azure/login), workloadidentity (a federated token, AZURE_FEDERATED_TOKEN_FILE), spn (a "
+        "service principal secret) or msi (a managed identity on an Azure host).",
+    )
+    network: DeployerNetwork = Field(
+        default="internet",
+        description="Where the deployer runs: internet (a hosted CI runner or a laptop) or cluster-network "
+        "(a runner inside the cluster's VNet or VPC, which can reach a private API server).",
+    )
+    egress_ranges: tuple[str, ...] = Field(
+        default=(),
+        description="Public CIDRs the deployer connects from (a runner's static egress). Added to the API "
+        "server's authorized ranges whenever the API server restricts by address.",
+    )
+    grant_propagation_wait: str = Field(
+        default="5m",
+        pattern=r"^[1-9][0-9]*(s|m)$",
+        description="AKS: how long the first deployment waits after granting the deployer its Kubernetes "
+        "rights before it creates objects (Azure RBAC assignments take minutes to apply).",
+    )
+
+
 class ClusterSettings(_Model):
     """Cluster-wide settings; the security switches default to on, or on in prod."""
 
@@ -194,6 +227,25 @@ class ClusterSettings(_Model):
         default=None, description="`protect` (and GKE deletion_protection); default: prod."
     )
     autoscaler: AutoscalerSettings = Field(default_factory=AutoscalerSettings)
+    deployer: DeployerSettings = Field(default_factory=DeployerSettings)
+    egress: Literal["cloud-nat", "own"] | None = Field(
+        default=None,
+        description="GKE private nodes' way out to public registries: cloud-nat (default: spotkube adds a "
+        "Cloud Router and Cloud NAT) or own (the network already has NAT or a proxy).",
+    )
+    dns_endpoint: bool | None = Field(
+        default=None,
+        description="GKE: reach the control plane through its DNS-based endpoint, authorised by IAM and "
+        "not by source address (default true); the kubeconfig then uses it.",
+    )
+
+    def api_server_ranges(self, restricted: bool) -> tuple[str, ...]:
+        """The API server's authorized ranges when it restricts by address: the listed ones plus the
+        deployer's own, so a stack that restricts the API server never locks its deployer out."""
+        if not restricted:
+            return ()
+        extra = [r for r in self.deployer.egress_ranges if r not in self.authorized_ip_ranges]
+        return (*self.authorized_ip_ranges, *extra)
 
 
 class WorkloadHours(_Model):
@@ -269,15 +321,16 @@ class KubeflowSettings(_Model):
     )
     retry_policy: Literal["Always", "OnError"] = Field(
         default="Always",
-        description="Argo retryPolicy every step inherits, so a step whose pod was evicted or deleted counts as "
-        "retryable. Always keeps set_retry retrying failures too; OnError retries only such errors.",
+        description="Argo retryPolicy every step inherits. Always (default) retries a pod deleted with its node "
+        "(an Error to Argo) and a pod evicted or stopped by a node shutdown (a Failure); OnError, KFP's own "
+        "default, retries only the first.",
     )
-    retry_limit: int = Field(
-        default=0,
+    retry_limit: int | None = Field(
+        default=None,
         ge=0,
         le=10,
-        description="Retries for steps that don't call set_retry. Argo gives it to every template, DAGs "
-        "included, so above 0 a failing step nested in DAGs can run more often than this number suggests.",
+        description="Raises the retry limit of steps that don't call set_retry above KFP's shipped one (2 in "
+        "2.17.0); unset keeps KFP's, and a lower value never weakens it. Argo gives it to DAG templates too.",
     )
 
     @field_validator("ui_source_ranges")

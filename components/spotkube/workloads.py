@@ -69,9 +69,11 @@ def device_plugin_daemonset(settings: DevicePluginSettings, extra_taints: Iterab
         "containers": [{
             "name": CONTAINER_NAME,
             "image": f"{settings.image}:{settings.version}",
-            # Upstream's default: a node whose driver is still installing keeps a running plugin
-            # that registers later, instead of a crash loop.
-            "env": [{"name": "FAIL_ON_INIT_ERROR", "value": "false"}],
+            # No FAIL_ON_INIT_ERROR: NVIDIA recommends the binary's default, true
+            # (NVIDIA/k8s-device-plugin cmd/nvidia-device-plugin/main.go), and dropped `false` from
+            # its static manifests in v0.17.1 (commit b3d00543). With false, a plugin that starts
+            # before the driver is ready waits indefinitely and never advertises the GPUs; with true
+            # it exits and the kubelet restarts it until the driver is ready.
             "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
             "resources": RESOURCES,
             "volumeMounts": [{"name": "device-plugin", "mountPath": DEVICE_PLUGIN_DIR}],

@@ -10,6 +10,8 @@ series" (learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated), read
 
 from __future__ import annotations
 
+import re
+
 #: VM size -> (GPU type, GPUs per VM).
 GPU_VM_SIZES: dict[str, tuple[str, int]] = {
     "Standard_NC4as_T4_v3": ("nvidia-tesla-t4", 1),
@@ -40,3 +42,20 @@ RETIRED_VM_SIZES: dict[str, str] = {
 POOL_NAME_PATTERN = r"^[a-z][a-z0-9]{0,11}$"
 #: AKS wants at least 2 nodes and 4 vCPUs on a system pool; these sizes are known to have 4+ vCPUs.
 VM_SIZE_PATTERN = r"^Standard_[A-Za-z0-9_]+$"
+
+#: Azure names Arm64 (Ampere Altra / Cobalt) sizes with a `p` among the feature letters after the
+#: vCPU count: Standard_D4ps_v5, Standard_E8pds_v6 (learn.microsoft.com/azure/virtual-machines/
+#: vm-naming-conventions). Every other size spotkube builds on is amd64.
+_FEATURES = re.compile(r"^Standard_[A-Z]+[0-9]+([a-z]*)_")
+
+
+def vm_size_arch(vm_size: str) -> str:
+    """The `kubernetes.io/arch` label of nodes of this VM size."""
+    match = _FEATURES.match(vm_size)
+    return "arm64" if match and "p" in match.group(1) else "amd64"
+
+#: The built-in role "Azure Kubernetes Service RBAC Cluster Admin": every Kubernetes data action.
+#: With Azure RBAC for Kubernetes, rights come only from such assignments; subscription Owner has no
+#: data actions (learn.microsoft.com/azure/aks/manage-azure-rbac, .../role-based-access-control/
+#: built-in-roles/containers).
+RBAC_CLUSTER_ADMIN_ROLE_ID = "b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b"

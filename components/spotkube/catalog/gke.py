@@ -418,3 +418,13 @@ _NODE_POOL_NAME_RE = re.compile(NODE_POOL_NAME_PATTERN)
 def is_valid_node_pool_name(name: str) -> bool:
     """Whether GKE accepts `name` as a node pool name (see NODE_POOL_NAME_PATTERN)."""
     return bool(_NODE_POOL_NAME_RE.fullmatch(name))
+
+
+#: Compute Engine's Arm machine families (Tau T2A, Axion C4A and N4A, and the Grace-based A4X);
+#: every other family is x86 (cloud.google.com/compute/docs/instances/arm-on-compute).
+ARM_FAMILIES = frozenset({"t2a", "c4a", "n4a", "a4x"})
+
+
+def machine_arch(machine_type: str) -> str:
+    """The `kubernetes.io/arch` label of nodes of this machine type."""
+    return "arm64" if machine_family(machine_type) in ARM_FAMILIES else "amd64"

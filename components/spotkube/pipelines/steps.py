@@ -80,7 +80,7 @@ def apply_placement(task: dsl.PipelineTask, placement: Placement) -> dsl.Pipelin
         )
     for key, value in placement.node_selector.items():
         kubernetes.add_node_selector(task, key, value)
-    for term in placement.required:
+    for term in placement.required or ():
         kubernetes.add_node_affinity(task, match_expressions=[r.to_k8s() for r in term])
     for weight, term in placement.preferred:
         kubernetes.add_node_affinity(task, match_expressions=[r.to_k8s() for r in term], weight=weight)
