@@ -86,7 +86,9 @@ def test_system_pool_is_inline_on_demand_and_tainted_for_addons(dev: Recording) 
     (system,) = cluster.inputs["agentPoolProfiles"]
     assert (system["name"], system["mode"], system["scaleSetPriority"]) == ("system", "System", "Regular")
     assert system["nodeTaints"] == ["CriticalAddonsOnly=true:NoSchedule"]
-    assert cluster.ignore_changes == ("agentPoolProfiles[0].count",)
+    # AKS can't change these on an existing pool and azure-native can't replace the inline one.
+    assert cluster.ignore_changes == ("agentPoolProfiles[0].count", "agentPoolProfiles[0].vmSize",
+                                      "agentPoolProfiles[0].availabilityZones", "agentPoolProfiles[0].osType")
     platform = only(dev, AGENT_POOL, "ml-platform").inputs
     assert "nodeTaints" not in platform, "platform workloads need an untainted on-demand pool"
 
@@ -145,3 +147,88 @@ def test_bad_args_stop_before_registering_anything() -> None:
     with pytest.raises(ProgramFailed, match=r"AksGpuCluster 'ml' args: spotkube:gpu_pools\[0\]\.max_price") as err:
         build({**ARGS, "gpu_pools": [{"name": "x", "machine": "Standard_NC4as_T4_v3", "max_price": -3}]})
     assert err.value.registrations == []
+
+
+def _depends(recording: Recording, resource: Registration, other: Registration) -> bool:
+    by_urn = {r.urn: r for r in recording.registrations}
+    todo, seen = list(resource.dependencies), set()
+    while todo:
+        urn = todo.pop()
+        if urn == other.urn:
+            return True
+        if urn not in seen and urn in by_urn:
+            seen.add(urn)
+            todo += by_urn[urn].dependencies
+    return False
+
+
+def test_agent_pools_are_created_one_after_another(dev: Recording) -> None:
+    pools = [r for r in dev.registrations if r.type == AGENT_POOL]
+    assert len(pools) == 3
+    for i, first in enumerate(pools):
+        for second in pools[i + 1:]:
+            assert _depends(dev, first, second) or _depends(dev, second, first), (first.name, second.name)
+
+
+def test_the_platform_pool_is_replaced_create_first_under_a_versioned_name(dev: Recording) -> None:
+    platform = only(dev, AGENT_POOL, "ml-platform")
+    assert not platform.delete_before_replace, "the pool running Kubeflow must outlive its replacement"
+    name = platform.inputs["agentPoolName"]
+    assert name.startswith("platform") and len(name) == 12 and name != "platform"
+    bigger = build({**ARGS, "platform_pool": {"machine": "Standard_D8s_v3"}})
+    assert only(bigger, AGENT_POOL, "ml-platform").inputs["agentPoolName"] != name, "a new VM size means a new pool"
+    again = build(ARGS)
+    assert only(again, AGENT_POOL, "ml-platform").inputs["agentPoolName"] == name, "the same inputs keep the name"
+    contracts = {c["name"]: c for c in dev.outputs["poolContracts"].value}
+    assert contracts["platform"]["labels"]["kubernetes.azure.com/agentpool"] == name
+
+
+def test_deployer_and_admin_groups_become_rbac_cluster_admins_before_any_kubernetes_object() -> None:
+    group = "3f2b1c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+    recording = build({**ARGS, "cluster": {"admin_group_object_ids": [group],
+                                           "deployer": {"login": "workloadidentity"}}})
+    grants = {r.inputs["principalId"]: r for r in recording.registrations
+              if r.type == "azure-native:authorization:RoleAssignment"}
+    deployer = "00000000-0000-0000-0000-00000000000d"  # the offline client config's objectId
+    assert set(grants) == {deployer, group}
+    assert grants[deployer].inputs["principalType"] == "ServicePrincipal"
+    assert grants[group].inputs["principalType"] == "Group"
+    for grant in grants.values():
+        assert grant.inputs["roleDefinitionId"].endswith("/roleDefinitions/b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b")
+    provider = only(recording, "pulumi:providers:kubernetes", "ml-k8s")
+    (wait,) = [r for r in recording.registrations if r.type == "time:index/sleep:Sleep"]
+    assert wait.inputs["createDuration"] == "5m"
+    assert _depends(recording, provider, wait) and all(_depends(recording, wait, g) for g in grants.values())
+
+
+@pytest.mark.parametrize("mode", ["azurecli", "workloadidentity", "spn", "msi"])
+def test_the_provider_kubeconfig_signs_in_without_a_person(mode: str) -> None:
+    recording = build({**ARGS, "cluster": {"deployer": {"login": mode}}})
+    kubeconfig = only(recording, "pulumi:providers:kubernetes", "ml-k8s").inputs["kubeconfig"]
+    assert "4dabf18193072939515e22adb298388d" in kubeconfig, "the kubeconfig reaches the provider as a secret"
+    (user,) = yaml.safe_load(kubeconfig["value"])["users"]
+    args = user["user"]["exec"]["args"]
+    assert args[:3] == ["get-token", "--login", mode] and "devicecode" not in args
+    assert "--server-id" in args
+
+
+def test_a_system_pool_machine_change_is_refused_with_the_migration(monkeypatch: pytest.MonkeyPatch) -> None:
+    from spotkube import offline
+    from spotkube.offline import ProgramFailed
+
+    real = offline._computed_outputs
+
+    def deployed_with_another_size(type_token: str, inputs: Any) -> dict[str, Any]:
+        outputs = real(type_token, inputs)
+        if type_token == CLUSTER:
+            (profile,) = inputs["agentPoolProfiles"]
+            outputs["agentPoolProfiles"] = [{**profile, "vmSize": "Standard_D2s_v3"}]
+        return outputs
+
+    monkeypatch.setattr(offline, "_computed_outputs", deployed_with_another_size)
+    with pytest.raises(ProgramFailed) as err:
+        build(ARGS)
+    message = str(err.value)
+    assert "spotkube:systemPool: vmSize 'Standard_D2s_v3' -> 'Standard_D4s_v3' is refused" in message
+    assert "az aks nodepool add --mode System" in message and "pulumi refresh" in message
+    assert not [r for r in err.value.registrations if r.type in (AGENT_POOL, "pulumi:providers:kubernetes")]

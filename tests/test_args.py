@@ -22,6 +22,7 @@ PAIRS: list[tuple[type, type[BaseModel]]] = [
     (public_args.GpuArgs, spec.GpuSpec),
     (public_args.ClusterArgs, spec.ClusterSettings),
     (public_args.AutoscalerArgs, spec.AutoscalerSettings),
+    (public_args.DeployerArgs, spec.DeployerSettings),
 ]
 
 

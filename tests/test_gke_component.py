@@ -78,7 +78,8 @@ def of_type(recording: Recording, type_token: str) -> list[Registration]:
 
 
 def pools(recording: Recording) -> dict[str, Registration]:
-    return {r.inputs["name"]: r for r in of_type(recording, NODE_POOL)}
+    """Node pools by spotkube's name for them (control-plane pools have versioned cloud names)."""
+    return {r.inputs["nodeConfig"]["labels"]["spotkube.io/pool"]: r for r in of_type(recording, NODE_POOL)}
 
 
 def test_one_node_pool_per_planned_pool_with_the_plan_inputs(dev: Recording) -> None:
@@ -174,12 +175,27 @@ def test_gpu_driver_setting_reaches_the_pool_and_turns_secure_boot_off_only_for_
     assert registered["system"].inputs["nodeConfig"]["shieldedInstanceConfig"]["enableSecureBoot"] is True
 
 
-def test_initial_node_count_is_ignored_after_creation_and_pools_replace_delete_first(dev: Recording) -> None:
-    for registration in of_type(dev, NODE_POOL):
+def test_initial_node_count_is_ignored_and_only_spot_and_gpu_pools_are_deleted_before_replacement(
+    dev: Recording,
+) -> None:
+    for name, registration in pools(dev).items():
         assert "initialNodeCount" in registration.ignore_changes
-        assert registration.delete_before_replace
+        control_plane = name in ("system", "platform")
+        assert registration.delete_before_replace is not control_plane, name
+        # a create-first replacement needs a new name: the cloud name is versioned
+        assert (registration.inputs["name"] != name) is control_plane, name
     (cluster,) = of_type(dev, CLUSTER)
     assert {"initialNodeCount", "nodeConfig"} <= set(cluster.ignore_changes)
+
+
+def test_a_machine_change_gives_a_control_plane_pool_a_new_name_and_nothing_else_does(dev: Recording) -> None:
+    before = {name: r.inputs["name"] for name, r in pools(dev).items()}
+    bigger = build({**DEV, "platform_pool": {"machine": "e2-standard-8"}})
+    after = {name: r.inputs["name"] for name, r in pools(bigger).items()}
+    assert after["platform"] != before["platform"] and after["platform"].startswith("platform-")
+    assert {k: v for k, v in after.items() if k != "platform"} == {k: v for k, v in before.items() if k != "platform"}
+    relabelled = build({**DEV, "platform_pool": {"labels": {"team": "ml"}}})
+    assert pools(relabelled)["platform"].inputs["name"] == before["platform"], "labels are updated in place"
 
 
 def test_initial_node_count_is_per_zone_and_covers_min(dev: Recording) -> None:
@@ -208,10 +224,11 @@ def test_kubeconfig_is_a_secret_that_uses_the_gke_auth_plugin() -> None:
     (kubeconfig,) = seen
     config = yaml.safe_load(kubeconfig)
     (cluster,) = config["clusters"]
-    assert cluster["cluster"]["server"] == "https://offline-plan.invalid"
-    assert cluster["cluster"]["certificate-authority-data"]
+    # the DNS endpoint, authorised by IAM, serves a publicly trusted certificate: no CA data
+    assert cluster["cluster"] == {"server": "https://gke-00000000000000000000000000000000-000000000000.offline-plan.gke.goog"}
     (user,) = config["users"]
     assert user["user"]["exec"]["command"] == "gke-gcloud-auth-plugin"
+    assert user["user"]["exec"]["args"] == ["--use_application_default_credentials"], "CI has ADC, not gcloud"
     assert user["user"]["exec"]["apiVersion"] == "client.authentication.k8s.io/v1beta1"
     assert config["current-context"] == cluster["name"] == "gke_spotkube-test_us-central1_ml-gke"
     (provider,) = of_type(recording, "pulumi:providers:kubernetes")
@@ -295,7 +312,12 @@ def test_prod_switches_can_be_turned_off_and_calico_uses_the_addon() -> None:
 def test_pool_contracts_output_matches_the_plan(dev: Recording) -> None:
     plan = plan_platform(parse_spec({"cloud": "gke", **DEV}, "test"))
     exported = dev.outputs["poolContracts"].value
-    assert exported == [c.to_json() for c in plan.contracts()]
+    cloud_names = {name: r.inputs["name"] for name, r in pools(dev).items()}
+    assert exported == [c.to_json() for c in plan.with_cloud_names(cloud_names).contracts()]
+    platform = next(c for c in exported if c["name"] == "platform")
+    assert platform["labels"]["cloud.google.com/gke-nodepool"] == cloud_names["platform"]
+    assert platform["labels"]["kubernetes.io/os"] == "linux"
+    assert platform["labels"]["topology.kubernetes.io/region"] == "us-central1"
     spot = next(c for c in exported if c["name"] == "l4-spot")
     assert spot["labels"]["cloud.google.com/gke-spot"] == "true"
     assert spot["labels"]["cloud.google.com/gke-nodepool"] == "l4-spot"
@@ -354,3 +376,25 @@ def test_cloud_modules_never_import_each_other() -> None:
     package = Path(gke.__file__).parent
     assert not {"spotkube.aks", "pulumi_azure_native"} & _imports(package / "gke.py")
     assert not {"spotkube.gke", "pulumi_gcp"} & _imports(package / "aks.py")
+
+
+def test_ip_endpoint_kubeconfig_when_the_dns_endpoint_is_off() -> None:
+    seen: list[str] = []
+    build({**DEV, "cluster": {**DEV["cluster"], "dns_endpoint": False}}, lambda c: c.kubeconfig.apply(seen.append))
+    (cluster,) = yaml.safe_load(seen[0])["clusters"]
+    assert cluster["cluster"]["server"] == "https://offline-plan.invalid"
+    assert cluster["cluster"]["certificate-authority-data"]
+
+
+def test_private_nodes_get_cloud_nat_before_anything_is_deployed_on_them() -> None:
+    recording = build({**DEV, "environment": "prod"})
+    (router,) = of_type(recording, "gcp:compute/router:Router")
+    (nat,) = of_type(recording, "gcp:compute/routerNat:RouterNat")
+    assert router.inputs["network"] == "default" and router.inputs["region"] == "us-central1"
+    assert nat.inputs["sourceSubnetworkIpRangesToNat"] == "LIST_OF_SUBNETWORKS"
+    assert nat.inputs["subnetworks"] == [{"name": "default", "sourceIpRangesToNats": ["ALL_IP_RANGES"]}]
+    (provider,) = of_type(recording, "pulumi:providers:kubernetes")
+    assert nat.urn in provider.dependencies, "Kubeflow's images are pulled only once nodes have egress"
+    own = build({**DEV, "environment": "prod", "cluster": {**DEV["cluster"], "egress": "own"}})
+    assert not of_type(own, "gcp:compute/routerNat:RouterNat")
+    assert not of_type(build(DEV), "gcp:compute/routerNat:RouterNat"), "public nodes need no NAT"

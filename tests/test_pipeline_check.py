@@ -76,7 +76,7 @@ def kfp_config(placement: Placement) -> dict[str, Any]:
             {k: v for k, v in {"key": t.key, "operator": t.operator, "value": t.value, "effect": t.effect}.items() if v}
             for t in placement.tolerations
         ]
-    affinity = [{"matchExpressions": [r.to_k8s() for r in term]} for term in placement.required]
+    affinity = [{"matchExpressions": [r.to_k8s() for r in term]} for term in placement.required or ()]
     affinity += [{"matchExpressions": [r.to_k8s() for r in term], "weight": float(weight)}
                  for weight, term in placement.preferred]
     if affinity:

@@ -174,7 +174,8 @@ def test_a_stack_deploying_another_kfp_version_is_told_the_description_is_of_2_1
 
 def test_without_pool_contracts_the_plan_says_placements_are_unknown(repo_project: Project) -> None:
     run = run_stack(repo_project, "aks-dev-uksouth")
-    blind = StackRun(stack=run.stack, spec=run.spec, registrations=run.registrations, outputs={}, log=[])
+    blind = StackRun(stack=run.stack, spec=run.spec, registrations=run.registrations, outputs={}, log=[],
+                     invokes=run.invokes, source=run.source)
     document = report.stack_document(blind)
     assert document["placements"] == [] and document["errors"] == []
     assert any("placements unknown" in n for n in document["notes"])

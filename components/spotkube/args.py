@@ -122,6 +122,17 @@ class AutoscalerArgs(TypedDict):
     """GKE autoscaling profile: `OPTIMIZE_UTILIZATION` (default) or `BALANCED`."""
 
 
+class DeployerArgs(TypedDict):
+    login: NotRequired[str]
+    """AKS: how kubelogin signs the deployer in: `azurecli` (default), `workloadidentity`, `spn` or `msi`."""
+    network: NotRequired[str]
+    """Where `pulumi up` runs: `internet` (default) or `cluster-network` (inside the VNet or VPC)."""
+    egress_ranges: NotRequired[list[str]]
+    """Public CIDRs the deployer connects from; added to the API server's authorized ranges when it has any."""
+    grant_propagation_wait: NotRequired[str]
+    """AKS: wait after granting the deployer Kubernetes rights before creating objects (default `5m`)."""
+
+
 class ClusterArgs(TypedDict):
     kubernetes_version: NotRequired[str]
     """Pinned Kubernetes version; unset follows the channel."""
@@ -149,6 +160,12 @@ class ClusterArgs(TypedDict):
     """Protect the cluster from deletion; default on in prod."""
     autoscaler: NotRequired[AutoscalerArgs]
     """Cluster autoscaler tuning."""
+    deployer: NotRequired[DeployerArgs]
+    """Who runs `pulumi up` and from where: its login, its network and its egress addresses."""
+    egress: NotRequired[str]
+    """GKE private nodes' egress: `cloud-nat` (default; spotkube adds Cloud Router and NAT) or `own`."""
+    dns_endpoint: NotRequired[bool]
+    """GKE: reach the control plane through its IAM-authorised DNS endpoint (default true)."""
 
 
 class GpuClusterArgs(TypedDict):
@@ -215,4 +232,4 @@ class KubeflowPipelinesArgs(TypedDict):
     retry_policy: NotRequired[str]
     """Argo retryPolicy every step inherits: `Always` (default) or `OnError`; both retry evicted pods."""
     retry_limit: NotRequired[int]
-    """Retries for steps that don't call set_retry (default 0; Argo also applies it to DAG templates)."""
+    """Raises the retry limit of steps without set_retry above KFP's own (2 in 2.17.0); never lowers it."""
