@@ -4,7 +4,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from spotkube import contract
-from spotkube.contract import Placement, PoolContract, Taint, Toleration, judge, landing_pools
+from spotkube.contract import Placement, PoolContract, Requirement, Taint, Toleration, judge, landing_pools
+from spotkube.plan import plan_platform
+from spotkube.spec import parse_spec
 
 
 def pool(name: str, taints: tuple[Taint, ...] = (), labels: dict[str, str] | None = None,
@@ -143,3 +145,50 @@ def test_landing_pools_puts_preferred_spot_first() -> None:
              for n, p in zip(("ondemand", "spot"), pools, strict=True)]
     placement = contract.spot_gpu("nvidia-tesla-t4", fallback_to_on_demand=True)
     assert landing_pools(placement, pools) == ["spot", "ondemand"]
+
+
+def _pool(name: str, taints: tuple[Taint, ...] = (), zones: tuple[str, ...] = (), **labels: str) -> PoolContract:
+    return PoolContract(name, "platform", "on-demand", None, 0,
+                        {"kubernetes.io/os": "linux", **labels}, taints, zones)
+
+
+def test_well_known_labels_let_real_pod_specs_place() -> None:
+    """KFP's workflow-controller selects kubernetes.io/os: linux; a pool contract carries that label."""
+    plan = plan_platform(parse_spec({"cloud": "aks", "environment": "dev", "region": "uksouth",
+                                     "systemPool": {"zones": ["1", "2"]}}, "t"))
+    system = plan.system_pool.contract
+    assert system.labels["kubernetes.io/os"] == "linux"
+    assert system.labels["kubernetes.io/arch"] == "amd64"
+    assert system.labels["node.kubernetes.io/instance-type"] == "Standard_D4s_v3"
+    assert system.labels["topology.kubernetes.io/region"] == "uksouth"
+    assert system.zones == ("uksouth-1", "uksouth-2")
+    selector = Placement.from_pod_spec({"nodeSelector": {"kubernetes.io/os": "linux"},
+                                        "tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists"}]})
+    assert judge(selector, system).fits
+
+
+def test_a_zone_requirement_fits_a_pool_that_spans_that_zone() -> None:
+    pool = _pool("p", zones=("uksouth-1", "uksouth-2"))
+    in_zone = Placement(required=((Requirement("topology.kubernetes.io/zone", "In", ("uksouth-2",)),),))
+    elsewhere = Placement(required=((Requirement("topology.kubernetes.io/zone", "In", ("uksouth-3",)),),))
+    assert judge(in_zone, pool).fits
+    assert not judge(elsewhere, pool).fits
+
+
+def test_prefer_no_schedule_taints_rank_a_pool_lower_as_the_scheduler_does() -> None:
+    soft = _pool("soft", taints=(Taint("dedicated", "ml", "PreferNoSchedule"),))
+    clean = _pool("clean")
+    assert landing_pools(Placement(), [soft, clean]) == ["clean", "soft"]
+    tolerant = Placement(tolerations=(Toleration("dedicated", "Equal", "ml", "PreferNoSchedule"),))
+    assert landing_pools(tolerant, [soft, clean]) == ["soft", "clean"], "tolerated: pools keep their order"
+    # TaintToleration (weight 3) outweighs NodeAffinity (weight 2) after normalisation
+    preferring_soft = Placement(preferred=((100, (Requirement("spotkube.io/pool", "In", ("soft",)),)),))
+    soft_labelled = _pool("soft", taints=soft.taints, **{"spotkube.io/pool": "soft"})
+    assert landing_pools(preferring_soft, [soft_labelled, clean]) == ["clean", "soft"]
+
+
+def test_a_required_node_affinity_without_terms_matches_nothing() -> None:
+    spec = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": []}}}}
+    verdict = judge(Placement.from_pod_spec(spec), _pool("p"))
+    assert not verdict.fits and "no terms" in verdict.reason
+    assert judge(Placement.from_pod_spec({}), _pool("p")).fits, "no required affinity at all matches every pool"

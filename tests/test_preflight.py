@@ -145,7 +145,8 @@ def test_aks_pools_that_may_run_at_once_fail_the_concurrency_rule(runs: dict[str
 
 
 def test_a_control_plane_pool_deleted_first_fails_the_replacement_rule(runs: dict[str, StackRun]) -> None:
-    for stack, token in (("aks-dev-uksouth", preflight.AKS_AGENT_POOL), ("gke-dev-us-central1", preflight.GKE_NODE_POOL)):
+    pools = (("aks-dev-uksouth", preflight.AKS_AGENT_POOL), ("gke-dev-us-central1", preflight.GKE_NODE_POOL))
+    for stack, token in pools:
         run = runs[stack]
         regs = doctored(run, token, lambda r: dataclasses.replace(r, delete_before_replace=True))
         _failing(verdicts(run, regs), "control-plane-replacement", "platform pool",

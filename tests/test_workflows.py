@@ -125,3 +125,23 @@ def test_offline_plan_needs_no_secrets_and_runs_no_privileged_trigger() -> None:
     assert "secrets." not in text
     run = "\n".join(s.get("run", "") for s in workflow["jobs"]["plan"]["steps"])
     assert "make test" in run and "spotkube plan --all --format markdown" in run
+
+
+@pytest.mark.parametrize("name", ["deploy.yml", "preview.yml"])
+def test_jobs_that_reach_the_cluster_install_its_sign_in_plugins_pinned(name: str) -> None:
+    """The Kubernetes provider runs kubelogin (AKS) or gke-gcloud-auth-plugin (GKE); neither is on a
+    hosted runner, and kubelogin's workloadidentity mode needs AZURE_CLIENT_ID and AZURE_TENANT_ID."""
+    workflow = load(name)
+    (job,) = workflow["jobs"].values()
+    (kubelogin,) = steps_using(workflow, "Azure/use-kubelogin")
+    assert re.fullmatch(r"Azure/use-kubelogin@[0-9a-f]{40}", kubelogin["uses"])
+    assert re.fullmatch(r"v\d+\.\d+\.\d+", kubelogin["with"]["kubelogin-version"])
+    assert kubelogin["if"] == "startsWith(matrix.stack, 'aks-')"
+    (gcloud,) = steps_using(workflow, "google-github-actions/setup-gcloud")
+    assert gcloud["with"]["install_components"] == "gke-gcloud-auth-plugin"
+    assert re.fullmatch(r"\d+\.\d+\.\d+", gcloud["with"]["version"]), "gcloud is pinned"
+    assert job["env"]["AZURE_CLIENT_ID"] == "${{ vars.ARM_CLIENT_ID }}"
+    assert job["env"]["AZURE_TENANT_ID"] == "${{ vars.ARM_TENANT_ID }}"
+    names = [step.get("name", step.get("uses", "")) for step in job["steps"]]
+    pulumi_step = next(i for i, n in enumerate(names) if n.startswith("pulumi "))
+    assert names.index("Install kubelogin") < pulumi_step and names.index("Install gke-gcloud-auth-plugin") < pulumi_step

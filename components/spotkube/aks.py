@@ -288,7 +288,8 @@ class AksGpuCluster(pulumi.ComponentResource):
         settings = plan.spec.cluster
         client = azure.authorization.get_client_config_output(opts=pulumi.InvokeOutputOptions(parent=self))
         role = client.subscription_id.apply(
-            lambda sub: f"/subscriptions/{sub}/providers/Microsoft.Authorization/roleDefinitions/{RBAC_CLUSTER_ADMIN_ROLE_ID}"
+            lambda sub: f"/subscriptions/{sub}/providers/Microsoft.Authorization/roleDefinitions/"
+            f"{RBAC_CLUSTER_ADMIN_ROLE_ID}"
         )
         principals: list[tuple[str, pulumi.Input[str], str]] = [
             ("deployer", client.object_id, DEPLOYER_PRINCIPAL_TYPES[login]),

@@ -86,7 +86,8 @@ def _computed_outputs(type_token: str, inputs: Mapping[str, Any]) -> dict[str, A
         outputs: dict[str, Any] = {"endpoint": "offline-plan.invalid", "masterAuth": master_auth}
         endpoints = inputs.get("controlPlaneEndpointsConfig") or {}
         if endpoints.get("dnsEndpointConfig"):
-            dns = {**endpoints["dnsEndpointConfig"], "endpoint": "gke-00000000000000000000000000000000-000000000000.offline-plan.gke.goog"}
+            endpoint = "gke-00000000000000000000000000000000-000000000000.offline-plan.gke.goog"
+            dns = {**endpoints["dnsEndpointConfig"], "endpoint": endpoint}
             outputs["controlPlaneEndpointsConfig"] = {**endpoints, "dnsEndpointConfig": dns}
         return outputs
     if type_token == "gcp:serviceaccount/account:Account":

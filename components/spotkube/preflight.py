@@ -327,8 +327,8 @@ def retries_not_weaker_than_upstream(d: Deployment) -> Verdict:
     if problem:
         return Verdict(rule, title, False, f"{d.key('kubeflow.retryLimit')}: {problem}")
     kubeflow = d.spec.kubeflow
-    return Verdict(rule, title, True, f"retryPolicy {kubeflow.retry_policy}, limit "
-                   f"{'KFP ' + kubeflow.version + ' default' if kubeflow.retry_limit is None else kubeflow.retry_limit}")
+    limit = f"KFP {kubeflow.version}'s own" if kubeflow.retry_limit is None else f"at least {kubeflow.retry_limit}"
+    return Verdict(rule, title, True, f"retryPolicy {kubeflow.retry_policy}, limit {limit}")
 
 
 RULES: tuple[Callable[[Deployment], Verdict], ...] = (
