@@ -144,4 +144,5 @@ def test_jobs_that_reach_the_cluster_install_its_sign_in_plugins_pinned(name: st
     assert job["env"]["AZURE_TENANT_ID"] == "${{ vars.ARM_TENANT_ID }}"
     names = [step.get("name", step.get("uses", "")) for step in job["steps"]]
     pulumi_step = next(i for i, n in enumerate(names) if n.startswith("pulumi "))
-    assert names.index("Install kubelogin") < pulumi_step and names.index("Install gke-gcloud-auth-plugin") < pulumi_step
+    assert names.index("Install kubelogin") < pulumi_step
+    assert names.index("Install gke-gcloud-auth-plugin") < pulumi_step
