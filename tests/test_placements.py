@@ -232,3 +232,16 @@ def test_constraining_a_pod_spec_applies_every_part_of_a_placement() -> None:
     assert read_back.required == gpu.required
     assert set(gpu.tolerations) <= set(read_back.tolerations)
     assert pod_spec["nodeSelector"] == {"kubernetes.io/os": "linux"}, "the input is not mutated"
+
+
+def test_plan_pool_labels_are_the_pool_contracts_output(repo_project: Project,
+                                                       documents: dict[str, dict[str, Any]]) -> None:
+    """The plan shows the very node labels and zones the stack exports to workloads."""
+    for name, document in documents.items():
+        exported = run_stack(repo_project, name).outputs["poolContracts"].value
+        by_name = {c["name"]: c for c in exported}
+        assert {p["name"] for p in document["pools"]} == set(by_name)
+        for pool in document["pools"]:
+            assert pool["labels"] == by_name[pool["name"]]["labels"]
+            assert pool["zoneLabels"] == by_name[pool["name"]]["zones"]
+            assert pool["labels"]["kubernetes.io/os"] == "linux"
