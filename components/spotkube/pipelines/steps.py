@@ -105,9 +105,10 @@ def on_spot(
     `retries` retries `backoff` apart (times `backoff_factor` after each one), for at most
     `retry_window` after its first attempt started.
 
-    The retries only cover evictions when the cluster's Argo workflow-controller retries errors
-    (default retryPolicy OnError or Always, which spotkube's Kubeflow Pipelines deployment sets): KFP
-    compiles `set_retry` without a retry policy, and Argo's default does not retry evicted pods. The
+    The retries only cover evictions when the cluster's Argo workflow-controller retries both
+    errors and failures (default retryPolicy Always, which spotkube's Kubeflow Pipelines deployment
+    sets): KFP compiles `set_retry` without a retry policy; Argo records a pod deleted with its node
+    as an Error and an evicted pod as a Failure, and OnError (KFP's own default) skips the second. The
     step must also be safe to run again: write outputs atomically and resume from checkpoints (see
     examples/pipelines/).
 
