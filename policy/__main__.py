@@ -4,8 +4,8 @@ Run it with any program that builds spotkube platforms, this repository's or ano
 
     pulumi preview --policy-pack policy/
 
-This is the only module that imports `pulumi_policy` (it pins protobuf 5, kfp needs protobuf 6;
-FACTS.md), so it only adapts: each plain rule becomes one mandatory ResourceValidationPolicy fed the
+This is the only module that imports `pulumi_policy` (it pins protobuf 5, kfp needs protobuf 6),
+so it only adapts: each plain rule becomes one mandatory ResourceValidationPolicy fed the
 resource's type token, name and inputs. The rules themselves are tested against every shipped stack
 in tests/test_policy_rules.py.
 

@@ -93,7 +93,7 @@ def test_one_node_pool_per_planned_pool_with_the_plan_inputs(dev: Recording) -> 
         assert inputs["project"] == "spotkube-test"
         assert inputs["autoscaling"]["totalMinNodeCount"] == planned.min
         assert inputs["autoscaling"]["totalMaxNodeCount"] == planned.max
-        assert "nodeCount" not in inputs  # never alongside autoscaling (FACTS.md)
+        assert "nodeCount" not in inputs  # never alongside autoscaling (pulumi-gcp NodePool docs)
         assert inputs.get("nodeLocations", []) == list(planned.zones)
 
 

@@ -1,4 +1,4 @@
-"""kfp stays optional and Pulumi stays out of spotkube.pipelines (ARCHITECTURE.md).
+"""kfp stays optional and Pulumi stays out of spotkube.pipelines.
 
 The Pulumi rule is checked on the source rather than in `sys.modules`, because importing any
 `spotkube.*` module runs the package's `__init__`, which imports the Pulumi components.

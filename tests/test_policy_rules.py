@@ -273,7 +273,7 @@ def test_every_rule_has_a_failing_case_here() -> None:
 
 def test_the_pack_is_versioned_with_spotkube_and_kept_apart() -> None:
     """pulumi-policy pins protobuf 5 and kfp needs 6: only policy/__main__.py may import it, and the
-    pack has its own requirements (FACTS.md)."""
+    pack has its own requirements (pulumi-policy pins protobuf 5, kfp needs 6)."""
     root = Path(__file__).resolve().parents[1]
     manifest = yaml.safe_load((root / "policy" / "PulumiPolicy.yaml").read_text())
     assert manifest["runtime"]["name"] == "python" and manifest["version"] == spotkube.__version__

@@ -18,7 +18,7 @@ import pulumiverse_time as time
 import yaml
 
 from spotkube.args import GpuClusterArgs, PoolContractOutput
-from spotkube.catalog.aks import RBAC_CLUSTER_ADMIN_ROLE_ID
+from spotkube.catalog.aks import INLINE_POOL_FIXED_FIELDS, RBAC_CLUSTER_ADMIN_ROLE_ID
 from spotkube.kubeconfigs import with_kubelogin_mode
 from spotkube.plan import PlatformPlan, PoolPlan, autoscaler_priorities, versioned_name
 from spotkube.shell import child, kubernetes_provider, plan_from_args, pool_contract_outputs
@@ -30,9 +30,6 @@ CREATE_ONLY_POOL_FIELDS = [
     "scaleSetPriority", "scaleSetEvictionPolicy", "spotMaxPrice", "osType", "gpuProfile",
     "availabilityZones",
 ]
-#: The same fields of the inline system pool, which azure-native can't replace at all
-#: (pulumi-azure-native PR #2774): they are ignored, and `system_pool_change_problem` refuses a change.
-SYSTEM_POOL_FIXED_FIELDS = ("vmSize", "availabilityZones", "osType")
 #: A versioned control-plane pool name is the pool's name plus this many hex digits; AKS allows 12
 #: characters in all, so such a pool's own name has at most 8.
 VERSION_DIGITS = 4
@@ -89,7 +86,7 @@ def system_pool_change_problem(
         names = ", ".join(str(p.get("name")) for p in profiles)
         return (f"{source}: spotkube:systemPool.name: {wanted.cloud_name!r} is not the deployed system pool "
                 f"({names}); a system pool can't be renamed in place. {migration.format(old=names)}")
-    changed = [f for f in SYSTEM_POOL_FIXED_FIELDS if _normal(deployed.get(f)) != _normal(fixed.get(f))]
+    changed = [f for f in INLINE_POOL_FIXED_FIELDS if _normal(deployed.get(f)) != _normal(fixed.get(f))]
     if not changed:
         return None
     what = "; ".join(f"{f} {deployed.get(f)!r} -> {fixed.get(f)!r}" for f in changed)
@@ -271,7 +268,7 @@ class AksGpuCluster(pulumi.ComponentResource):
                 self,
                 protect=spec.switch(settings.deletion_protection),
                 ignore_changes=["agentPoolProfiles[0].count",
-                                *(f"agentPoolProfiles[0].{field}" for field in SYSTEM_POOL_FIXED_FIELDS)],
+                                *(f"agentPoolProfiles[0].{field}" for field in INLINE_POOL_FIXED_FIELDS)],
             ),
         )
 

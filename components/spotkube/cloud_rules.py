@@ -104,7 +104,7 @@ def common_rules(spec: PlatformSpec) -> RuleOutput:
 
 
 def aks_rules(spec: PlatformSpec) -> RuleOutput:
-    """AKS's own rules (FACTS.md, AKS section)."""
+    """AKS's own rules (learn.microsoft.com/azure/aks: node pools, spot node pools, GPU clusters)."""
     pattern = re.compile(aks_catalog.POOL_NAME_PATTERN)
     for path, name, _, _ in _pools(spec):
         if not pattern.match(name):
@@ -135,10 +135,6 @@ def aks_rules(spec: PlatformSpec) -> RuleOutput:
         if not re.fullmatch(GUID_PATTERN, group) or group == NIL_GUID:
             yield Problem(key(f"cluster.adminGroupObjectIds[{i}]"), f"{group!r} is not an Entra ID group object id; "
                           "use the group's object id (a GUID such as 3f2b1c4d-...; az ad group show --query id)")
-    for name, why in GKE_ONLY_SETTINGS.items():
-        if getattr(spec.cluster, name) is not None:
-            yield Problem(key(f"cluster.{_alias(spec.cluster, name)}"), f"is a GKE setting; remove it from an AKS "
-                          f"stack ({why})")
     if spec.system_pool.critical_addons_only and not spec.platform_pool.enabled:
         yield Problem(key("platformPool.enabled"), "false leaves Kubeflow and other platform workloads no "
                       "untainted on-demand pool; enable it or set systemPool.criticalAddonsOnly: false")
@@ -182,12 +178,7 @@ AKS_ONLY_POOL_SETTINGS = {
     "max_price": "GKE spot prices are set by Google and have no per-pool cap",
 }
 #: Cluster settings only GKE understands; an AKS stack that sets them is refused.
-GKE_ONLY_CLUSTER_SETTINGS = ("project", "network", "subnetwork")
-#: GKE-only settings with what AKS does instead.
-GKE_ONLY_SETTINGS = {
-    "egress": "AKS nodes reach the internet through the cluster's load balancer",
-    "dns_endpoint": "AKS has no IAM-authorised endpoint; use authorizedIpRanges or a deployer in the VNet",
-}
+GKE_ONLY_CLUSTER_SETTINGS = ("project", "network", "subnetwork", "egress", "dns_endpoint")
 #: Deployer settings only AKS understands: GKE always signs in with Application Default Credentials.
 AKS_ONLY_DEPLOYER_SETTINGS = ("login", "grant_propagation_wait")
 #: Longest pool names whose cloud name spotkube versions (see aks.cloud_pool_name, gke.cloud_pool_name).
@@ -229,7 +220,8 @@ def _gke_zones_in_region(region: str, path: str, zones: tuple[str, ...]) -> Rule
 
 
 def gke_rules(spec: PlatformSpec) -> RuleOutput:
-    """GKE's own rules (FACTS.md, GKE section), checked against the bundled `catalog.gke` facts."""
+    """GKE's own rules (cloud.google.com/kubernetes-engine/docs), checked against the bundled
+    `catalog.gke` facts."""
     settings = spec.cluster
     if not settings.project:
         yield Problem(key("cluster.project"), "is required on GKE; set the Google Cloud project id, "

@@ -103,7 +103,8 @@ GKE_SPOT_LABEL = (GKE_SPOT_TAINT.key, "true")
 GKE_PREEMPTIBLE_LABEL = (GKE_PREEMPTIBLE_TAINT.key, "true")
 GKE_NODEPOOL_LABEL = "cloud.google.com/gke-nodepool"
 GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
-#: On GKE, NVIDIA's upstream plugin may only run on pools that carry this label (FACTS.md).
+#: On GKE, NVIDIA's upstream plugin may only run on pools that carry this label, with the driver
+#: installed by hand (cloud.google.com/kubernetes-engine/docs/how-to/gpus, "GPU Operator").
 GKE_NO_DEFAULT_DEVICE_PLUGIN_LABEL = ("gke-no-default-nvidia-gpu-device-plugin", "true")
 
 #: Labels the kubelet and the cloud put on every node, on both clouds. Real pod specs select them

@@ -30,7 +30,8 @@ from spotkube.spec import PlatformSpec
 NODE_SERVICE_ACCOUNT_ROLE = "roles/container.defaultNodeServiceAccount"
 #: With a dedicated service account, Google recommends the broad scope and lets IAM decide.
 NODE_OAUTH_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
-#: GKE sets this key itself; a pool whose metadata lacks it shows a diff and is recreated (FACTS.md).
+#: GKE sets this key itself; a pool whose metadata lacks it shows a diff and is recreated
+#: (terraform-provider-google, node_config.metadata).
 NODE_METADATA = {"disable-legacy-endpoints": "true"}
 #: Pods get the GKE metadata server, which workload identity needs and which hides node credentials.
 WORKLOAD_METADATA = {"mode": "GKE_METADATA"}

@@ -5,7 +5,7 @@ every shipped stack, so a stack that breaks a guardrail fails `make test` long b
 The policy pack (`policy/__main__.py`) adapts them to `pulumi_policy`, so `pulumi preview
 --policy-pack policy/` enforces them on any program, including other repos that import spotkube.
 
-Why plain functions: `pulumi-policy` pins protobuf 5 and kfp needs protobuf 6 (FACTS.md), so
+Why plain functions: `pulumi-policy` pins protobuf 5 and kfp needs protobuf 6, so
 nothing in the library may import `pulumi_policy`, and these rules import no Pulumi at all. They take
 registration-like data (a type token, a name and the inputs as the engine sees them: camelCase,
 nested mappings and sequences) and return one sentence per violation. Every label, taint and VM size
@@ -31,8 +31,8 @@ GKE_CLUSTER = "gcp:container/cluster:Cluster"
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
 K8S_SECRET = "kubernetes:core/v1:Secret"
 
-#: The Secrets Kubeflow Pipelines' manifests ship with well-known values (FACTS.md, "Default
-#: credentials"), as (Secret name, key, default value). An empty default means "empty or absent".
+#: The Secrets Kubeflow Pipelines' manifests ship with well-known values (kubeflow/pipelines,
+#: manifests/kustomize), as (Secret name, key, default value). An empty default means "empty or absent".
 KFP_DEFAULT_CREDENTIALS: tuple[tuple[str, str, str], ...] = (
     ("mlpipeline-minio-artifact", "accesskey", "minio"),
     ("mlpipeline-minio-artifact", "secretkey", "minio123"),

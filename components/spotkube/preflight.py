@@ -19,8 +19,8 @@ from typing import Any, Protocol
 from urllib.parse import urlparse
 
 from spotkube import kfp_reference, kfp_transforms
-from spotkube.catalog.aks import RBAC_CLUSTER_ADMIN_ROLE_ID
-from spotkube.contract import ROLE_LABEL
+from spotkube.catalog.aks import INLINE_POOL_FIXED_FIELDS, RBAC_CLUSTER_ADMIN_ROLE_ID
+from spotkube.contract import POOL_LABEL, ROLE_LABEL
 from spotkube.kubeconfigs import login_problems
 from spotkube.spec import PlatformSpec
 
@@ -34,8 +34,6 @@ KUBERNETES_PROVIDER = "pulumi:providers:kubernetes"
 CLIENT_CONFIG_INVOKE = "azure-native:authorization:getClientConfig"
 #: Pulumi's marker for a secret value in serialised inputs.
 SECRET_SIGNATURE = "4dabf18193072939515e22adb298388d"
-#: The inline system pool's fields AKS can't change, which the cluster must ignore (see aks.py).
-AKS_SYSTEM_POOL_FIXED = ("vmSize", "availabilityZones", "osType")
 CONTROL_PLANE_ROLES = ("system", "platform")
 
 
@@ -303,13 +301,13 @@ def control_plane_pools_replaced_safely(d: Deployment) -> Verdict:
             problems.append(f"{role} pool {cloud_name} is deleted before its replacement exists, taking down what "
                             "runs there")
         pool_label = ((pool.inputs.get("nodeLabels") or (pool.inputs.get("nodeConfig") or {}).get("labels") or {})
-                      .get("spotkube.io/pool"))
+                      .get(POOL_LABEL))
         if pool_label and cloud_name == pool_label:
             problems.append(f"{role} pool {cloud_name} keeps its name across a replacement, so the new pool can't be "
                             "created beside the old one")
     for cluster in d.of_type(AKS_CLUSTER):
         ignored = set(cluster.ignore_changes)
-        missing = [f for f in AKS_SYSTEM_POOL_FIXED if f"agentPoolProfiles[0].{f}" not in ignored]
+        missing = [f for f in INLINE_POOL_FIXED_FIELDS if f"agentPoolProfiles[0].{f}" not in ignored]
         if missing:
             problems.append(f"the inline system pool's {', '.join(missing)} would be sent to AKS, which can't change "
                             "them and fails the update half-way")

@@ -1,6 +1,6 @@
 """What both cloud components share on the Pulumi side: validation up front and the outputs.
 
-Kept here so that the AKS and GKE modules never import each other (ARCHITECTURE.md).
+Kept here so that the AKS and GKE modules never import each other: what both need lives in the core.
 """
 
 from __future__ import annotations

@@ -408,7 +408,8 @@ def zone_check(region: str, zones: Iterable[str], gpu_type: str) -> str | None:
 # --------------------------------------------------------------------------------------------------
 
 #: GKE node pool names: 1-40 characters, lower-case letters, digits and hyphens, starting with a
-#: letter and not ending with a hyphen (FACTS.md, GKE "Names"). Pulumi autonaming appends a random
+#: letter and not ending with a hyphen (the NodePool REST resource's `name`,
+#: cloud.google.com/kubernetes-engine/docs/reference/rest). Pulumi autonaming appends a random
 #: suffix to the resource name, so check the name GKE will actually receive.
 NODE_POOL_NAME_PATTERN = r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$"
 
