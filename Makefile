@@ -37,7 +37,7 @@ bench: $(STAMP)
 ## Regenerate tests/snapshots/schema.json after an intended change to a component's inputs or
 ## outputs (the cross-language API); review the diff before committing it.
 schema: $(STAMP)
-	SPOTKUBE_UPDATE_SNAPSHOTS=1 $(VENV)/bin/pytest -q tests/test_schema_snapshot.py
+	SPOTKUBE_UPDATE_SNAPSHOTS=1 $(VENV)/bin/pytest -q tests/shells/test_schema_snapshot.py
 
 clean:
 	rm -rf $(VENV) $(CORE_VENV)

@@ -1,4 +1,4 @@
-"""spotkube's policy pack: the guardrails of `spotkube.policy_rules`, enforced by the Pulumi engine.
+"""spotkube's policy pack: the guardrails of `spotkube.core.policy_rules`, enforced by the Pulumi engine.
 
 Run it with any program that builds spotkube platforms, this repository's or another one's:
 
@@ -25,7 +25,7 @@ from pulumi_policy import (
     ResourceValidationPolicy,
 )
 
-from spotkube.policy_rules import RESOURCE_RULES, ResourceRule
+from spotkube.core.policy_rules import RESOURCE_RULES, ResourceRule
 
 
 def _validation(rule: ResourceRule) -> ResourceValidation:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from spotkube.project import Project, find_project
+from spotkube.core.project import Project, find_project
 
 REPO = Path(__file__).resolve().parents[1]
 

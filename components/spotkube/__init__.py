@@ -1,7 +1,7 @@
 """spotkube: Pulumi components for ML platforms on AKS and GKE with spot GPU pools.
 
 The components and their typed args are the public API. They are imported lazily, on first use,
-so that the pure modules (`spotkube.contract`, `spotkube.pipelines`, `spotkube.pipeline_check`)
+so that the pure modules (`spotkube.core.contract`, `spotkube.pipelines`, `spotkube.core.pipeline_check`)
 can be used without loading Pulumi and the cloud SDKs: pipeline authors never need them.
 """
 
@@ -12,11 +12,11 @@ __version__ = "0.1.0"
 
 #: Public name -> the module that defines it.
 _EXPORTS = {
-    "AksGpuCluster": "spotkube.aks",
-    "GkeGpuCluster": "spotkube.gke",
-    "NvidiaDevicePlugin": "spotkube.device_plugin",
-    "KubeflowPipelines": "spotkube.kubeflow",
-    **{name: "spotkube.args" for name in (
+    "AksGpuCluster": "spotkube.shells.aks",
+    "GkeGpuCluster": "spotkube.shells.gke",
+    "NvidiaDevicePlugin": "spotkube.shells.device_plugin",
+    "KubeflowPipelines": "spotkube.shells.kubeflow",
+    **{name: "spotkube.shells.args" for name in (
         "AutoscalerArgs", "ClusterArgs", "GpuArgs", "GpuClusterArgs", "GpuPoolArgs", "KubeflowPipelinesArgs",
         "NvidiaDevicePluginArgs", "PlatformPoolArgs", "PoolContractOutput", "SpotPoolArgs", "SystemPoolArgs",
     )},
@@ -41,8 +41,8 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from spotkube.aks import AksGpuCluster
-    from spotkube.args import (
+    from spotkube.shells.aks import AksGpuCluster
+    from spotkube.shells.args import (
         AutoscalerArgs,
         ClusterArgs,
         GpuArgs,
@@ -55,9 +55,9 @@ if TYPE_CHECKING:
         SpotPoolArgs,
         SystemPoolArgs,
     )
-    from spotkube.device_plugin import NvidiaDevicePlugin
-    from spotkube.gke import GkeGpuCluster
-    from spotkube.kubeflow import KubeflowPipelines
+    from spotkube.shells.device_plugin import NvidiaDevicePlugin
+    from spotkube.shells.gke import GkeGpuCluster
+    from spotkube.shells.kubeflow import KubeflowPipelines
 
 
 def __getattr__(name: str) -> Any:

@@ -14,8 +14,8 @@ from typing import Any
 
 from kfp import dsl, kubernetes
 
-from spotkube import contract
-from spotkube.contract import Placement
+from spotkube.core import contract
+from spotkube.core.contract import Placement
 from spotkube.pipelines.targets import CpuSpot, GpuTarget, PlacementError, PoolTarget, SpotTarget
 
 #: The articles' policy: five retries, five minutes apart, so a step outlives a burst of evictions.

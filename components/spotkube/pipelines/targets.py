@@ -16,12 +16,12 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from spotkube import contract
-from spotkube.catalog import aks as aks_catalog
-from spotkube.catalog import gke as gke_catalog
-from spotkube.contract import Placement, PoolContract
-from spotkube.errors import SpotkubeError
-from spotkube.pipeline_check import PipelineCheckError, load_pool_contracts, read_pool_file
+from spotkube.core import contract
+from spotkube.core.catalog import aks as aks_catalog
+from spotkube.core.catalog import gke as gke_catalog
+from spotkube.core.contract import Placement, PoolContract
+from spotkube.core.errors import SpotkubeError
+from spotkube.core.pipeline_check import PipelineCheckError, load_pool_contracts, read_pool_file
 
 #: spotkube's cloud-neutral GPU vocabulary: GKE's accelerator names, which the AKS catalog maps its
 #: VM sizes onto. A type outside it is a typo, or a GPU no spotkube pool can carry.

@@ -1,0 +1,456 @@
+"""The typed, validated description of one platform, built from stack config or component args.
+
+Validation happens here, before any resource is registered, so a mistake in a stack file is
+reported as "which file, which key, what was wrong and what is accepted" instead of as a failed
+cloud deployment half-way through. Pydantic checks types, ranges and single fields; the rules that
+depend on the cloud (and on the bundled catalogs) run afterwards in `cloud_rules`, so that every
+problem in a stack is reported at once. Pure module: no Pulumi.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Mapping, Sequence
+from decimal import Decimal, InvalidOperation
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+
+from spotkube.core.contract import Taint
+from spotkube.core.errors import Problem, SpecError
+
+CONFIG_NAMESPACE = "spotkube"
+MAX_NODES = 1000
+
+
+class _Model(BaseModel):
+    """Shared settings: camelCase in stack files, snake_case in Python, unknown keys refused."""
+
+    model_config = ConfigDict(
+        extra="forbid", alias_generator=to_camel, populate_by_name=True, frozen=True
+    )
+
+
+NodeCount = Annotated[int, Field(ge=0, le=MAX_NODES)]
+CapacityName = Literal["spot", "preemptible", "on-demand"]
+
+
+class GpuSpec(_Model):
+    """GPU type (GKE accelerator name, spotkube's neutral vocabulary) and GPUs per node."""
+
+    type: str = Field(min_length=1)
+    count: int = Field(ge=1, le=16)
+
+
+class _PoolBase(_Model):
+    name: str
+    machine: str | None = Field(
+        default=None, description="VM size (AKS) or machine type (GKE); a cloud default if unset."
+    )
+    min: NodeCount
+    max: NodeCount
+    zones: tuple[str, ...] = Field(default=(), description="Availability zones; empty = regional.")
+    labels: dict[str, str] = Field(default_factory=dict, description="Extra node labels.")
+    capacity: CapacityName = "on-demand"
+
+    @field_validator("capacity", mode="before")
+    @classmethod
+    def _one_capacity(cls, value: Any) -> Any:
+        if isinstance(value, list | tuple):
+            raise ValueError(
+                f"{value!r}: spot and preemptible together are refused; a pool has one capacity: "
+                "'spot' (recommended: no 24 h limit), 'preemptible' or 'on-demand'"
+            )
+        return value
+
+
+class SystemPool(_PoolBase):
+    """The on-demand pool that runs the cluster's own add-ons."""
+
+    name: str = "system"
+    min: NodeCount = 2
+    max: NodeCount = 3
+    critical_addons_only: bool = Field(
+        default=True,
+        description="AKS: taint CriticalAddonsOnly=true:NoSchedule so only add-ons run here.",
+    )
+
+
+class PlatformPool(_PoolBase):
+    """The untainted on-demand pool for platform workloads such as Kubeflow Pipelines."""
+
+    enabled: bool = True
+    name: str = "platform"
+    min: NodeCount = 1
+    max: NodeCount = 3
+
+
+class SpotPool(_PoolBase):
+    """A CPU pool on spot or preemptible capacity that scales 0..N, for batch steps without GPUs."""
+
+    machine: str = Field(min_length=1)
+    min: NodeCount = 0
+    max: NodeCount = 4
+    capacity: CapacityName = "spot"
+    eviction_policy: Literal["Delete", "Deallocate"] = "Delete"
+    max_price: float = Field(default=-1, description="AKS spot max USD/hour; -1 = on-demand cap.")
+    taints: tuple[str, ...] = Field(default=(), description="Extra taints, key=value:Effect.")
+
+    @field_validator("max_price")
+    @classmethod
+    def _max_price(cls, value: float) -> float:
+        accepted = "use -1 (pay up to the on-demand price) or a positive USD/hour amount"
+        shown = f"{value:g}"
+        if value == -1:
+            return value
+        try:
+            exponent = Decimal(str(value)).as_tuple().exponent
+        except InvalidOperation as err:
+            raise ValueError(f"{shown} is not a price; {accepted}") from err
+        if value <= 0:
+            raise ValueError(f"{shown} is not allowed; {accepted}")
+        if isinstance(exponent, int) and exponent < -5:
+            raise ValueError(f"{value} has more than 5 decimals, which Azure refuses; {accepted}")
+        return value
+
+    @field_validator("taints")
+    @classmethod
+    def _taints(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for text in value:
+            Taint.parse(text)
+        return value
+
+    def parsed_taints(self) -> tuple[Taint, ...]:
+        return tuple(Taint.parse(t) for t in self.taints)
+
+
+class GpuPool(SpotPool):
+    """A GPU pool that scales 0..N, on spot, preemptible or on-demand capacity."""
+
+    gpu: GpuSpec | None = Field(default=None, description="Filled in from the machine if unset.")
+    gpu_driver: Literal["DEFAULT", "LATEST", "INSTALLATION_DISABLED"] = "DEFAULT"
+
+
+class AutoscalerSettings(_Model):
+    """Cluster autoscaler tuning (AKS `autoScalerProfile`; GKE uses `profile`)."""
+
+    expander: Literal["priority", "least-waste", "most-pods", "random"] = Field(
+        default="priority", description="AKS: `priority` makes spot pools win over fallbacks."
+    )
+    scan_interval: str = "10s"
+    scale_down_unneeded_time: str = "10m"
+    scale_down_delay_after_add: str = "10m"
+    max_graceful_termination_sec: int = Field(default=600, ge=0)
+    skip_nodes_with_local_storage: bool = False
+    profile: Literal["BALANCED", "OPTIMIZE_UTILIZATION"] = Field(
+        default="OPTIMIZE_UTILIZATION", description="GKE autoscaling profile."
+    )
+
+
+LoginMode = Literal["azurecli", "workloadidentity", "spn", "msi"]
+DeployerNetwork = Literal["internet", "cluster-network"]
+
+
+class DeployerSettings(_Model):
+    """Who runs `pulumi up` and from where. The Kubernetes provider logs in as the deployer, so the
+    deployer needs a credential that works without a person, rights on the cluster, and a network
+    path to its API server; none of that is visible to a mock, so the plan's preflight checks it."""
+
+    login: LoginMode = Field(
+        default="azurecli",
+        description="AKS: how kubelogin signs the deployer in: azurecli (the az CLI's account, for a person "
+        "or CI after azure/login), workloadidentity (a federated token, AZURE_FEDERATED_TOKEN_FILE), spn (a "
+        "service principal secret) or msi (a managed identity on an Azure host).",
+    )
+    network: DeployerNetwork = Field(
+        default="internet",
+        description="Where the deployer runs: internet (a hosted CI runner or a laptop) or cluster-network "
+        "(a runner inside the cluster's VNet or VPC, which can reach a private API server).",
+    )
+    egress_ranges: tuple[str, ...] = Field(
+        default=(),
+        description="Public CIDRs the deployer connects from (a runner's static egress). Added to the API "
+        "server's authorized ranges whenever the API server restricts by address.",
+    )
+    grant_propagation_wait: str = Field(
+        default="5m",
+        pattern=r"^[1-9][0-9]*(s|m)$",
+        description="AKS: how long the first deployment waits after granting the deployer its Kubernetes "
+        "rights before it creates objects (Azure RBAC assignments take minutes to apply).",
+    )
+
+
+class ClusterSettings(_Model):
+    """Cluster-wide settings; the security switches default to on, or on in prod."""
+
+    kubernetes_version: str | None = Field(default=None, description="Unset = the channel's.")
+    channel: str | None = Field(
+        default=None,
+        description="AKS upgrade channel (stable, rapid, patch, node-image, none; default stable) "
+        "or GKE release channel (RAPID, REGULAR, STABLE, EXTENDED; default REGULAR).",
+    )
+    resource_group_name: str | None = Field(
+        default=None, description="AKS: use this existing resource group instead of creating one."
+    )
+    project: str | None = Field(default=None, description="GKE: the Google Cloud project id.")
+    network: str | None = Field(
+        default=None, description="GKE: VPC network name or self link; unset = the project's `default` network."
+    )
+    subnetwork: str | None = Field(
+        default=None,
+        description="GKE: subnetwork in the cluster's region; unset = the network's subnet there. Private "
+        "nodes reach registries outside Google only through Cloud NAT on it.",
+    )
+    private: bool | None = Field(
+        default=None, description="Private API server (AKS) or private nodes (GKE); default: prod."
+    )
+    authorized_ip_ranges: tuple[str, ...] = Field(
+        default=(), description="CIDRs allowed to reach the API server."
+    )
+    local_accounts_disabled: bool | None = Field(
+        default=None, description="AKS: disable local accounts (AAD only); default: prod."
+    )
+    admin_group_object_ids: tuple[str, ...] = Field(
+        default=(), description="AKS: Entra ID groups that get cluster admin."
+    )
+    network_policy: Literal["cilium", "azure", "calico"] = "cilium"
+    deletion_protection: bool | None = Field(
+        default=None, description="`protect` (and GKE deletion_protection); default: prod."
+    )
+    autoscaler: AutoscalerSettings = Field(default_factory=AutoscalerSettings)
+    deployer: DeployerSettings = Field(default_factory=DeployerSettings)
+    egress: Literal["cloud-nat", "own"] | None = Field(
+        default=None,
+        description="GKE private nodes' way out to public registries: cloud-nat (default: spotkube adds a "
+        "Cloud Router and Cloud NAT) or own (the network already has NAT or a proxy).",
+    )
+    dns_endpoint: bool | None = Field(
+        default=None,
+        description="GKE: reach the control plane through its DNS-based endpoint, authorised by IAM and "
+        "not by source address (default true); the kubeconfig then uses it.",
+    )
+
+    def api_server_ranges(self, restricted: bool) -> tuple[str, ...]:
+        """The API server's authorized ranges when it restricts by address: the listed ones plus the
+        deployer's own, so a stack that restricts the API server never locks its deployer out."""
+        if not restricted:
+            return ()
+        extra = [r for r in self.deployer.egress_ranges if r not in self.authorized_ip_ranges]
+        return (*self.authorized_ip_ranges, *extra)
+
+
+class WorkloadHours(_Model):
+    """Monthly node-hours of one workload class (e.g. preprocessing) on one pool."""
+
+    name: str = Field(min_length=1)
+    pool: str = Field(min_length=1)
+    hours: float = Field(ge=0)
+
+
+class CostSettings(_Model):
+    """The usage scenario the plan prices: how much work, and how evictions add to it."""
+
+    eviction_rate: float = Field(default=0.05, ge=0, le=1, description="Share of work evicted.")
+    rework_fraction: float = Field(
+        default=1.0, ge=0, le=1, description="Share of an evicted step that runs again (1 = no checkpoints)."
+    )
+    hours: dict[str, float] = Field(default_factory=dict, description="Node-hours per month per pool.")
+    workloads: tuple[WorkloadHours, ...] = Field(
+        default=(), description="Node-hours per month per workload class, added to their pool's hours."
+    )
+
+
+class DevicePluginSettings(_Model):
+    """NVIDIA's device plugin, which makes GPUs schedulable. AKS gets NVIDIA's upstream DaemonSet;
+    GKE keeps its own managed plugin, because two plugins on one node advertise its GPUs twice."""
+
+    enabled: bool = Field(
+        default=True,
+        description="Deploy the plugin on AKS (GKE always uses its own); false if you run the GPU Operator.",
+    )
+    version: str = Field(
+        default="v0.20.0", pattern=r"^v\d+\.\d+\.\d+$", description="NVIDIA k8s-device-plugin release: the image tag."
+    )
+    image: str = Field(
+        default="nvcr.io/nvidia/k8s-device-plugin",
+        description="Image repository without a tag, e.g. a mirror when nodes can't reach nvcr.io.",
+    )
+
+    @field_validator("image")
+    @classmethod
+    def _repository_only(cls, value: str) -> str:
+        if not re.fullmatch(r"[a-z0-9.-]+(:[0-9]+)?(/[a-z0-9._-]+)+", value):
+            raise ValueError(f"{value!r} is not an image repository without a tag; use e.g. "
+                             "nvcr.io/nvidia/k8s-device-plugin and set the tag in devicePlugin.version")
+        return value
+
+
+class KubeflowSettings(_Model):
+    """Kubeflow Pipelines standalone, installed from its kustomize manifests and kept on on-demand
+    nodes, with its default credentials replaced and spot-safe retries for pipeline steps."""
+
+    enabled: bool = Field(default=True, description="Install Kubeflow Pipelines.")
+    version: str = Field(
+        default="2.17.0", pattern=r"^\d+\.\d+\.\d+$", description="KFP release: the git ref of the manifests."
+    )
+    repository: str = Field(
+        default="https://github.com/kubeflow/pipelines",
+        pattern=r"^https://[^\s?#]+[^/\s?#]$",
+        description="Git repository of the manifests (a mirror must keep KFP's layout); needs git at deploy time.",
+    )
+    expose_ui: bool = Field(
+        default=False,
+        description="Give the UI a public LoadBalancer. KFP standalone has no login: prefer kubectl port-forward.",
+    )
+    ui_source_ranges: tuple[str, ...] = Field(
+        default=(), description="CIDRs allowed to reach the exposed UI (the Service's loadBalancerSourceRanges)."
+    )
+    storage_class: str | None = Field(
+        default=None,
+        pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$",
+        description="StorageClass of the MySQL and SeaweedFS volumes; unset = the cluster's default class.",
+    )
+    retry_policy: Literal["Always", "OnError"] = Field(
+        default="Always",
+        description="Argo retryPolicy every step inherits. Always (default) retries a pod deleted with its node "
+        "(an Error to Argo) and a pod evicted or stopped by a node shutdown (a Failure); OnError, KFP's own "
+        "default, retries only the first.",
+    )
+    retry_limit: int | None = Field(
+        default=None,
+        ge=0,
+        le=10,
+        description="Raises the retry limit of steps that don't call set_retry above KFP's shipped one (2 in "
+        "2.17.0); unset keeps KFP's, and a lower value never weakens it. Argo gives it to DAG templates too.",
+    )
+
+    @field_validator("ui_source_ranges")
+    @classmethod
+    def _cidrs(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for cidr in value:
+            try:
+                ipaddress.ip_network(cidr, strict=True)
+            except ValueError:
+                raise ValueError(f"{cidr!r} is not a CIDR; use e.g. 203.0.113.0/24") from None
+        return value
+
+    @model_validator(mode="after")
+    def _ranges_need_exposure(self) -> KubeflowSettings:
+        if self.ui_source_ranges and not self.expose_ui:
+            raise ValueError("uiSourceRanges only applies with exposeUi: true; set exposeUi or remove uiSourceRanges")
+        return self
+
+
+class PlatformSpec(_Model):
+    """One platform: a cluster with its pools, for one cloud, environment and region."""
+
+    cloud: Literal["aks", "gke"]
+    environment: str = Field(pattern=r"^[a-z][a-z0-9-]{0,15}$")
+    region: str = Field(pattern=r"^[a-z][a-z0-9-]+$")
+    system_pool: SystemPool = Field(default_factory=SystemPool)
+    platform_pool: PlatformPool = Field(default_factory=PlatformPool)
+    gpu_pools: tuple[GpuPool, ...] = Field(default=(), max_length=100)
+    spot_pools: tuple[SpotPool, ...] = Field(default=(), max_length=100)
+    cluster: ClusterSettings = Field(default_factory=ClusterSettings)
+    cost: CostSettings = Field(default_factory=CostSettings)
+    device_plugin: DevicePluginSettings = Field(default_factory=DevicePluginSettings)
+    kubeflow: KubeflowSettings = Field(default_factory=KubeflowSettings)
+
+    @property
+    def is_prod(self) -> bool:
+        return self.environment == "prod"
+
+    def switch(self, value: bool | None) -> bool:
+        """A security switch left unset is on in prod and off elsewhere."""
+        return self.is_prod if value is None else value
+
+
+#: The top-level config keys a stack may set under the `spotkube:` namespace.
+CONFIG_KEYS: tuple[str, ...] = tuple(
+    field.alias or name for name, field in PlatformSpec.model_fields.items()
+)
+
+
+def _path(loc: Sequence[str | int]) -> str:
+    """`("gpuPools", 1, "maxPrice")` -> `gpuPools[1].maxPrice`."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _describe(error: Mapping[str, Any], model_keys: Sequence[str]) -> str:
+    """Turn one pydantic error into "what was wrong and what is accepted"."""
+    kind, message, value = error["type"], error["msg"], error.get("input")
+    if kind == "value_error":
+        return message.removeprefix("Value error, ")
+    if kind == "missing":
+        return "is required"
+    if kind == "extra_forbidden":
+        return f"is not a known key; accepted keys: {', '.join(model_keys)}"
+    accepted = message.replace("Input should be", "use").replace("String should match pattern", "use a value matching")
+    return f"{value!r} is not accepted; {accepted}"
+
+
+def _known_keys(loc: Sequence[str | int]) -> list[str]:
+    """The accepted keys at the place an unknown key was found, for the error message."""
+    model: type[BaseModel] = PlatformSpec
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        field = next((f for n, f in model.model_fields.items() if part in (n, f.alias)), None)
+        annotation = getattr(field, "annotation", None)
+        inner = [a for a in getattr(annotation, "__args__", ()) if isinstance(a, type)]
+        candidates = [annotation, *inner]
+        model = next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), model)
+    return [f.alias or n for n, f in model.model_fields.items()]
+
+
+def parse_spec(values: Mapping[str, Any], source: str) -> PlatformSpec:
+    """Validate config values (keys without namespace) and apply the cloud's rules.
+
+    Raises SpecError listing every problem, each with `source` and the `spotkube:` key path.
+    """
+    from spotkube.core.validation import resolve  # the rules import this module's models
+
+    unknown = [key for key in values if key not in CONFIG_KEYS and key not in PlatformSpec.model_fields]
+    problems = [
+        Problem(f"{CONFIG_NAMESPACE}:{key}", f"is not a known key; accepted keys: {', '.join(CONFIG_KEYS)}")
+        for key in unknown
+    ]
+    try:
+        spec = PlatformSpec.model_validate({k: v for k, v in values.items() if k not in unknown})
+    except ValidationError as err:
+        for error in err.errors():
+            loc = tuple(error["loc"])
+            problems.append(Problem(f"{CONFIG_NAMESPACE}:{_path(loc)}", _describe(error, _known_keys(loc))))
+        raise SpecError(source, problems) from None
+    spec, rule_problems = resolve(spec)
+    problems.extend(rule_problems)
+    if problems:
+        raise SpecError(source, problems)
+    return spec
+
+
+Settings = TypeVar("Settings", bound=BaseModel)
+
+
+def parse_settings(model: type[Settings], values: Mapping[str, Any], source: str) -> Settings:
+    """Validate one settings model given as component args, with the messages `parse_spec` gives."""
+    try:
+        return model.model_validate(dict(values))
+    except ValidationError as err:
+        problems = [
+            Problem(_path(tuple(error["loc"])) or "args", _describe(error, list(model.model_fields)))
+            for error in err.errors()
+        ]
+        raise SpecError(source, problems) from None

@@ -1,0 +1,222 @@
+"""The `spotkube` command line: the offline plan and the tools around it.
+
+Every user mistake ends with one clear message and exit code 2; an unsafe plan with exit code 1;
+never a traceback.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from decimal import Decimal, InvalidOperation
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from spotkube.core.cost import bundled_table_path, fetch_vm_prices, load_table, merge_rows, write_table
+from spotkube.core.costing import price_plan
+from spotkube.core.errors import SpotkubeError
+from spotkube.core.pipeline_check import (
+    check_pipeline,
+    load_pool_contracts,
+    read_pipeline,
+    render_reports_table,
+    reports_json,
+    reports_markdown,
+)
+from spotkube.core.plan import plan_platform
+from spotkube.core.project import find_project, load_stack_spec
+from spotkube.core.stack_template import CloudName, create_stack
+from spotkube.tools import report
+from spotkube.tools.azure_retail import DEFAULT_ENDPOINT, DEFAULT_TIMEOUT_S
+from spotkube.tools.offline import run_stack
+
+app = typer.Typer(help="Plan and check spotkube platforms offline.", no_args_is_help=True,
+                  pretty_exceptions_enable=False, add_completion=False)
+stderr = Console(stderr=True)
+
+
+class Format(StrEnum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+
+
+ProjectOption = Annotated[Path, typer.Option("--project", help="Folder with Pulumi.yaml.")]
+
+
+@app.callback()
+def main() -> None:
+    """Plan and check spotkube platforms offline: no Pulumi CLI, cloud or credentials needed."""
+
+
+def fail(message: str, code: int = 2) -> typer.Exit:
+    stderr.print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
+    return typer.Exit(code)
+
+
+@app.command()
+def plan(
+    stack: Annotated[list[str] | None, typer.Option("--stack", "-s", help="Stack name(s).")] = None,
+    all_stacks: Annotated[bool, typer.Option("--all", help="Every stack in the project.")] = False,
+    output: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    project_dir: ProjectOption = Path("."),
+) -> None:
+    """Show what each stack would build: pools, resources and outputs, without a cloud."""
+    try:
+        project = find_project(project_dir)
+        names = project.stacks() if all_stacks else list(stack or [])
+        if not names:
+            raise fail("name a stack with --stack NAME, or use --all")
+        documents = [report.stack_document(run_stack(project, name)) for name in names]
+    except SpotkubeError as err:
+        raise fail(str(err)) from None
+    if output is Format.json:
+        typer.echo(report.to_json(documents, single=not all_stacks and len(names) == 1))
+    elif output is Format.markdown:
+        typer.echo(report.to_markdown(documents))
+    else:
+        report.render_table(documents, Console(width=200))
+    unsafe = [f"{d['stack']}: {e}" for d in documents for e in d["errors"]]
+    if unsafe:
+        raise fail("the plan is unsafe:\n" + "\n".join(unsafe), code=1)
+
+
+def _hours(pairs: list[str], pools: list[str]) -> dict[str, Decimal]:
+    """Parse `--hours POOL=H` options; a pool the stack lacks or a bad number is a user error."""
+    hours: dict[str, Decimal] = {}
+    for pair in pairs:
+        pool, sep, value = pair.partition("=")
+        try:
+            amount = Decimal(value)
+        except InvalidOperation:
+            amount = Decimal(-1)
+        if not sep or pool not in pools or amount < 0:
+            raise fail(f"--hours {pair}: use POOL=HOURS with HOURS >= 0 and POOL one of {', '.join(pools)}")
+        hours[pool] = amount
+    return hours
+
+
+@app.command()
+def cost(
+    stack: Annotated[str, typer.Option("--stack", "-s", help="Stack name.")],
+    hours: Annotated[list[str] | None, typer.Option("--hours", help="What-if node-hours: POOL=H.")] = None,
+    output: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    project_dir: ProjectOption = Path("."),
+) -> None:
+    """What a stack costs a month, with what-if node-hours per pool; needs no Pulumi run."""
+    try:
+        plan_ = plan_platform(load_stack_spec(find_project(project_dir), stack))
+    except SpotkubeError as err:
+        raise fail(str(err)) from None
+    report_ = price_plan(plan_, hours=_hours(hours or [], [p.name for p in plan_.pools]))
+    document = {"stack": stack, "cost": report_.to_json(), "warnings": report_.warnings}
+    if output is Format.json:
+        typer.echo(json.dumps(document, indent=2))
+        return
+    console = Console(width=160)
+    table = Table(title=f"{stack}: monthly cost (USD, prices as of {report_.table_date})", title_justify="left")
+    for column in ("pool", "capacity", "$/h", "idle floor", "hours", "scenario", "on demand", "saving"):
+        table.add_column(column, justify="left" if column in ("pool", "capacity") else "right")
+    for line in document["cost"]["pools"]:
+        if not line["priced"]:
+            table.add_row(line["pool"], line["capacity"], "no price", "-", f"{line['scenarioHours']:g}", "-", "-", "-")
+            continue
+        table.add_row(line["pool"], line["capacity"], f"{line['usdPerHour']:g}", f"{line['idleFloor']:,.2f}",
+                      f"{line['scenarioHours']:g}", f"{line['scenario']:,.2f}", f"{line['onDemandEquivalent']:,.2f}",
+                      f"{line['savingPercent']} %")
+    total = document["cost"]["total"]
+    table.add_row("total", "", "", f"{total['idleFloor']:,.2f}", "", f"{total['scenario']:,.2f}",
+                  f"{total['onDemandEquivalent']:,.2f}", f"{total['savingPercent']} %", style="bold")
+    console.print(table)
+    for warning in report_.warnings:
+        console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
+
+
+prices_app = typer.Typer(help="The bundled price table.", no_args_is_help=True)
+app.add_typer(prices_app, name="prices")
+
+
+@prices_app.command("refresh")
+def refresh_prices(
+    region: Annotated[str, typer.Option("--region", help="Azure region, e.g. uksouth.")],
+    sku: Annotated[list[str], typer.Option("--sku", help="Azure VM size(s), e.g. Standard_NC4as_T4_v3.")],
+    table_path: Annotated[Path | None, typer.Option("--table", help="Price table (default: bundled).")] = None,
+    endpoint: Annotated[str, typer.Option(help="Retail Prices API endpoint.")] = DEFAULT_ENDPOINT,
+    timeout: Annotated[float, typer.Option(help="Seconds per request.")] = DEFAULT_TIMEOUT_S,
+) -> None:
+    """Fetch Azure on-demand and spot prices from the Retail Prices API into the price table."""
+    try:
+        rows = [row for size in sku for row in fetch_vm_prices(region, size, endpoint=endpoint, timeout=timeout)]
+        table_path = table_path or bundled_table_path()
+        table = load_table(table_path)
+    except SpotkubeError as err:
+        raise fail(str(err)) from None
+    missing = sorted(set(sku) - {row.sku for row in rows})
+    write_table(merge_rows(table, rows, date=datetime.date.today()), table_path)
+    typer.echo(f"updated {len(rows)} price rows in {table_path}")
+    if missing:
+        stderr.print(f"[yellow]warning:[/yellow] not sold in {region}: {', '.join(missing)}", highlight=False)
+
+
+@app.command("pipeline-check")
+def pipeline_check_command(
+    compiled: Annotated[Path, typer.Argument(metavar="COMPILED.yaml",
+                                             help="A pipeline compiled by kfp.compiler.Compiler().compile(...).")],
+    stack: Annotated[list[str], typer.Option("--stack", "-s", help="Stack(s) whose pools the steps must fit.")],
+    output: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    project_dir: ProjectOption = Path("."),
+) -> None:
+    """Where each step of a compiled KFP pipeline can land on a stack's pools.
+
+    Exit code 0 when every step can land somewhere (warnings allowed), 1 when one cannot, 2 on bad input.
+    """
+    try:
+        pipeline = read_pipeline(compiled)
+        project = find_project(project_dir)
+        reports = []
+        for name in stack:
+            run = run_stack(project, name)
+            contracts = run.outputs.get("poolContracts")
+            if contracts is None or contracts.secret:
+                raise fail(f"stack {name} exports no poolContracts output to check the pipeline against")
+            _, pools = load_pool_contracts(contracts.value, f"stack {name}: poolContracts", name)
+            # spotkube's Kubeflow Pipelines sets Argo's default retryPolicy, so evicted pods are retried.
+            reports.append(check_pipeline(pipeline, pools, name, evictions_retried=run.spec.kubeflow.enabled))
+    except SpotkubeError as err:
+        raise fail(str(err)) from None
+    if output is Format.json:
+        typer.echo(reports_json(reports))
+    elif output is Format.markdown:
+        typer.echo(reports_markdown(reports))
+    else:
+        render_reports_table(reports, Console(width=200))
+    nowhere = [(r.stack, s) for r in reports for s in r.steps if s.error]
+    for stack_name, result in nowhere:
+        stderr.print(f"[red]error:[/red] {compiled}: step {result.step.name} can land nowhere on stack "
+                     f"{stack_name}: {result.error}", highlight=False, soft_wrap=True)
+    if nowhere:
+        raise typer.Exit(1)
+
+
+@app.command("new-stack")
+def new_stack(
+    cloud: Annotated[CloudName, typer.Option("--cloud", help="aks or gke.")],
+    env: Annotated[str, typer.Option("--env", help="Environment, e.g. dev or prod.")],
+    region: Annotated[str, typer.Option("--region", help="Azure or Google Cloud region.")],
+    gcp_project: Annotated[str | None, typer.Option("--gcp-project", help="GKE: Google Cloud project id.")] = None,
+    project_dir: ProjectOption = Path("."),
+) -> None:
+    """Write stacks/Pulumi.<cloud>-<env>-<region>.yaml with safe defaults; never overwrites."""
+    try:
+        project = find_project(project_dir)
+        created = create_stack(project, cloud, env, region, gcp_project=gcp_project)
+    except SpotkubeError as err:
+        raise fail(str(err)) from None
+    typer.echo(f"wrote {project.relative(created.path)}")
+    typer.echo(f"next: spotkube plan --stack {created.stack}")

@@ -1,0 +1,367 @@
+"""spotkube.pipelines with the real kfp compiler: the examples, the placement calls and their checks.
+
+Needs the `pipelines` extra (kfp, kfp-kubernetes); without it the whole module is skipped and the
+core suite still runs. Component bodies are never executed here: they run only in a cluster.
+"""
+
+# No `from __future__ import annotations`: KFP reads the test components' real signatures.
+import importlib.util
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+import yaml
+
+#: kfp and Pulumi's provider runtime both register the protobuf message google.rpc.Status
+#: (googleapis-common-protos' google/rpc/status.proto, pulumi/runtime/proto/status_pb2.py), and
+#: whichever of the two is imported second in a process fails. When an earlier test module has
+#: loaded the provider runtime, tests/pipelines/test_pipelines_isolated.py runs this module in a fresh
+#: interpreter instead.
+PROVIDER_RUNTIME = "pulumi.runtime.proto.status_pb2"
+if PROVIDER_RUNTIME in sys.modules:
+    pytest.skip("kfp cannot be imported next to Pulumi's provider runtime; "
+                "tests/pipelines/test_pipelines_isolated.py runs this module in a fresh interpreter",
+                allow_module_level=True)
+
+kfp = pytest.importorskip("kfp")
+pytest.importorskip("kfp.kubernetes")
+
+from kfp import compiler, dsl, kubernetes  # noqa: E402
+
+from spotkube.core import contract  # noqa: E402
+from spotkube.core.pipeline_check import check_pipeline, load_pool_contracts, read_pipeline  # noqa: E402
+from spotkube.pipelines import (  # noqa: E402
+    CpuSpot,
+    GpuTarget,
+    PlacementError,
+    PoolTarget,
+    apply_placement,
+    on_demand,
+    on_spot,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+SPOTKUBE = str(Path(sys.executable).with_name("spotkube"))
+
+# The `poolContracts` outputs of an AKS and a GKE stack, as `pulumi stack output --json` prints them.
+AKS_OUTPUTS: dict[str, Any] = {"kubeconfig": "[secret]", "poolContracts": [
+    {"name": "system", "role": "system", "capacity": "on-demand", "gpu": None,
+     "labels": {"kubernetes.azure.com/agentpool": "system", "spotkube.io/accelerator": "none",
+                "spotkube.io/capacity": "on-demand", "spotkube.io/pool": "system", "spotkube.io/role": "system"},
+     "taints": ["CriticalAddonsOnly=true:NoSchedule"]},
+    {"name": "platform", "role": "platform", "capacity": "on-demand", "gpu": None,
+     "labels": {"kubernetes.azure.com/agentpool": "platform", "spotkube.io/accelerator": "none",
+                "spotkube.io/capacity": "on-demand", "spotkube.io/pool": "platform", "spotkube.io/role": "platform"},
+     "taints": []},
+    {"name": "t4spot", "role": "gpu", "capacity": "spot", "gpu": {"type": "nvidia-tesla-t4", "count": 1},
+     "labels": {"kubernetes.azure.com/accelerator": "nvidia", "kubernetes.azure.com/agentpool": "t4spot",
+                "kubernetes.azure.com/scalesetpriority": "spot", "spotkube.io/accelerator": "nvidia-tesla-t4",
+                "spotkube.io/capacity": "spot", "spotkube.io/pool": "t4spot", "spotkube.io/role": "gpu"},
+     "taints": ["kubernetes.azure.com/scalesetpriority=spot:NoSchedule", "nvidia.com/gpu=present:NoSchedule"]},
+    {"name": "a100od", "role": "gpu", "capacity": "on-demand", "gpu": {"type": "nvidia-a100-80gb", "count": 1},
+     "labels": {"kubernetes.azure.com/accelerator": "nvidia", "kubernetes.azure.com/agentpool": "a100od",
+                "spotkube.io/accelerator": "nvidia-a100-80gb", "spotkube.io/capacity": "on-demand",
+                "spotkube.io/pool": "a100od", "spotkube.io/role": "gpu"},
+     "taints": ["nvidia.com/gpu=present:NoSchedule"]},
+]}
+GKE_OUTPUTS: dict[str, Any] = {"poolContracts": [
+    {"name": "system", "role": "system", "capacity": "on-demand", "gpu": None,
+     "labels": {"cloud.google.com/gke-nodepool": "system", "spotkube.io/accelerator": "none",
+                "spotkube.io/capacity": "on-demand", "spotkube.io/pool": "system", "spotkube.io/role": "system"},
+     "taints": []},
+    {"name": "t4-spot", "role": "gpu", "capacity": "spot", "gpu": {"type": "nvidia-tesla-t4", "count": 2},
+     "labels": {"cloud.google.com/gke-accelerator": "nvidia-tesla-t4", "cloud.google.com/gke-nodepool": "t4-spot",
+                "cloud.google.com/gke-spot": "true", "spotkube.io/accelerator": "nvidia-tesla-t4",
+                "spotkube.io/capacity": "spot", "spotkube.io/pool": "t4-spot", "spotkube.io/role": "gpu"},
+     "taints": ["cloud.google.com/gke-spot=true:NoSchedule", "nvidia.com/gpu=present:NoSchedule"]},
+    {"name": "l4-pre", "role": "gpu", "capacity": "preemptible", "gpu": {"type": "nvidia-l4", "count": 1},
+     "labels": {"cloud.google.com/gke-accelerator": "nvidia-l4", "cloud.google.com/gke-nodepool": "l4-pre",
+                "cloud.google.com/gke-preemptible": "true", "spotkube.io/accelerator": "nvidia-l4",
+                "spotkube.io/capacity": "preemptible", "spotkube.io/pool": "l4-pre", "spotkube.io/role": "gpu"},
+     "taints": ["cloud.google.com/gke-preemptible=true:NoSchedule", "nvidia.com/gpu=present:NoSchedule"]},
+]}
+
+SPOT_TOLERATIONS = [
+    {"effect": "NoSchedule", "key": "kubernetes.azure.com/scalesetpriority", "operator": "Equal", "value": "spot"},
+    {"effect": "NoSchedule", "key": "cloud.google.com/gke-spot", "operator": "Equal", "value": "true"},
+    {"effect": "NoSchedule", "key": "cloud.google.com/gke-preemptible", "operator": "Equal", "value": "true"},
+]
+GPU_TOLERATION = {"effect": "NoSchedule", "key": "nvidia.com/gpu", "operator": "Equal", "value": "present"}
+RETRY_POLICY = {"backoffDuration": "300s", "backoffFactor": 1.0, "backoffMaxDuration": "604800s", "maxRetryCount": 5}
+
+
+def load_example(name: str) -> ModuleType:
+    path = REPO / "examples" / "pipelines" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"example_{name}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def documents(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    spec, platform = yaml.safe_load_all(path.read_text())
+    return spec, platform["platforms"]["kubernetes"]["deploymentSpec"]["executors"]
+
+
+def compile_one(tmp_path: Path, place: Callable[[dsl.PipelineTask], object]) -> Path:
+    """Compile a one-step pipeline whose step `place` configures."""
+
+    @dsl.component(base_image="python:3.12-slim")
+    def step() -> None:
+        print("runs only in a cluster")
+
+    @dsl.pipeline(name="one-step")
+    def one_step() -> None:
+        place(step())
+
+    path = tmp_path / "one_step.yaml"
+    compiler.Compiler().compile(one_step, str(path))
+    return path
+
+
+# --- the examples, compiled with the real kfp compiler -------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def download_csvs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return load_example("download_csvs").compile(tmp_path_factory.mktemp("csvs") / "download_csvs.yaml")
+
+
+@pytest.fixture(scope="module")
+def train_checkpointed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return load_example("train_checkpointed").compile(tmp_path_factory.mktemp("train") / "train.yaml")
+
+
+def test_download_csvs_runs_every_step_on_cpu_spot_with_retries(download_csvs: Path) -> None:
+    spec, platform = documents(download_csvs)
+    tasks = spec["root"]["dag"]["tasks"]
+    assert set(tasks) == {"download-archive", "unpack-archive", "concatenate-csvs"}
+    for name, task in tasks.items():
+        assert task["retryPolicy"] == RETRY_POLICY
+        config = platform[f"exec-{name}"]
+        assert config["tolerations"] == SPOT_TOLERATIONS
+        assert "nodeSelector" not in config
+        assert config["nodeAffinity"] == [
+            {"matchExpressions": [{"key": "spotkube.io/accelerator", "operator": "In", "values": ["none"]}]},
+            {"matchExpressions": [{"key": "spotkube.io/capacity", "operator": "In", "values": ["spot", "preemptible"]}],
+             "weight": 100.0},
+        ]
+        assert "accelerator" not in (spec["deploymentSpec"]["executors"][f"exec-{name}"]["container"]
+                                     .get("resources") or {})
+
+
+def test_train_checkpointed_asks_for_a_spot_gpu_with_retries_and_keeps_its_volume(train_checkpointed: Path) -> None:
+    spec, platform = documents(train_checkpointed)
+    tasks = spec["root"]["dag"]["tasks"]
+    assert tasks["train"]["retryPolicy"] == RETRY_POLICY
+    assert tasks["stage-dataset"]["retryPolicy"] == RETRY_POLICY
+    assert tasks["train"]["dependentTasks"] == ["stage-dataset"]
+    accelerator = spec["deploymentSpec"]["executors"]["exec-train"]["container"]["resources"]["accelerator"]
+    assert accelerator["resourceType"] == "nvidia.com/gpu" and accelerator["resourceCount"] == "1"
+    train = platform["exec-train"]
+    assert train["tolerations"] == [*SPOT_TOLERATIONS, GPU_TOLERATION]
+    assert "nodeSelector" not in train
+    assert train["nodeAffinity"] == [{"matchExpressions": [
+        {"key": "spotkube.io/accelerator", "operator": "In", "values": ["nvidia-tesla-t4"]},
+        {"key": "spotkube.io/capacity", "operator": "In", "values": ["spot", "preemptible"]},
+        {"key": "spotkube.io/accelerator", "operator": "NotIn", "values": ["none"]},
+    ]}]
+    # Both steps mount the same workspace volume, so checkpoints outlive an evicted node.
+    for name in ("exec-stage-dataset", "exec-train"):
+        (mount,) = platform[name]["pvcMount"]
+        assert mount["mountPath"] == "/workspace"
+        assert mount["pvcNameParameter"] == {"componentInputParameter": "workspace_pvc"}
+    # Checkpoints are keyed by the run, so a retry of the same run resumes them.
+    assert tasks["train"]["inputs"]["parameters"]["run_id"]["runtimeValue"]["constant"] == "{{$.pipeline_job_uuid}}"
+
+
+def test_the_examples_use_only_neutral_labels(download_csvs: Path, train_checkpointed: Path) -> None:
+    for path in (download_csvs, train_checkpointed):
+        for config in documents(path)[1].values():
+            for term in config.get("nodeAffinity", []):
+                assert all(e["key"].startswith(f"{contract.LABEL_PREFIX}/") for e in term["matchExpressions"])
+
+
+def test_train_checkpointed_compiled_once_lands_on_aks_and_gke(train_checkpointed: Path) -> None:
+    pipeline = read_pipeline(train_checkpointed)
+    aks = check_pipeline(pipeline, load_pool_contracts(AKS_OUTPUTS, "aks")[1], "aks-dev")
+    gke = check_pipeline(pipeline, load_pool_contracts(GKE_OUTPUTS, "gke")[1], "gke-dev")
+    assert aks.ok and gke.ok
+    assert {r.step.name: r.pools for r in aks.steps} == {"stage-dataset": ("platform",), "train": ("t4spot",)}
+    assert {r.step.name: r.pools for r in gke.steps} == {"stage-dataset": ("system",), "train": ("t4-spot",)}
+    assert all(not r.warnings for r in aks.steps + gke.steps)
+
+
+def test_the_training_gpu_is_a_build_argument(tmp_path: Path) -> None:
+    path = load_example("train_checkpointed").compile(tmp_path / "l4.yaml", gpu_type="nvidia-l4", gpus=1)
+    pipeline = read_pipeline(path)
+    (train,) = [r for r in check_pipeline(pipeline, load_pool_contracts(AKS_OUTPUTS, "aks")[1],
+                                          "aks-dev-uksouth").steps if r.error]
+    assert train.error == ("needs GPU type nvidia-l4; stack aks-dev-uksouth has only nvidia-a100-80gb and "
+                           "nvidia-tesla-t4")
+    assert check_pipeline(pipeline, load_pool_contracts(GKE_OUTPUTS, "gke")[1], "gke-dev").ok
+
+
+# --- every target compiles into the placement the contract defines --------------------------------
+
+
+@pytest.mark.parametrize("target", [
+    GpuTarget("nvidia-tesla-t4"),
+    GpuTarget("nvidia-l4", count=2, fallback_to_on_demand=True),
+    CpuSpot(),
+    CpuSpot(fallback_to_on_demand=False),
+    PoolTarget.from_plan(GKE_OUTPUTS, "t4-spot", count=2),
+], ids=repr)
+def test_a_target_compiles_into_its_contract_placement(tmp_path: Path, target: Any) -> None:
+    (step,) = read_pipeline(compile_one(tmp_path, lambda task: on_spot(task, target))).steps
+    assert step.placement == target.placement()
+    assert step.retry is not None
+    assert (step.retry.max_retries, step.retry.backoff_seconds, step.retry.backoff_factor,
+            step.retry.window_seconds) == (5, 300, 1, 7 * 86400)
+
+
+def test_on_demand_keeps_a_step_off_spot_and_gpus(tmp_path: Path) -> None:
+    pipeline = read_pipeline(compile_one(tmp_path, on_demand))
+    assert pipeline.steps[0].placement == contract.on_demand_only() and pipeline.steps[0].retry is None
+    (result,) = check_pipeline(pipeline, load_pool_contracts(AKS_OUTPUTS, "aks")[1], "aks").steps
+    assert result.pools == ("platform",) and not result.warnings
+
+
+def test_retries_are_configurable(tmp_path: Path) -> None:
+    path = compile_one(tmp_path, lambda task: on_spot(task, CpuSpot(), retries=3, backoff=timedelta(seconds=90),
+                                                      backoff_factor=2, retry_window="2d"))
+    spec, _ = yaml.safe_load_all(path.read_text())
+    assert spec["root"]["dag"]["tasks"]["step"]["retryPolicy"] == {
+        "backoffDuration": "90s", "backoffFactor": 2.0, "backoffMaxDuration": "172800s", "maxRetryCount": 3}
+
+
+def test_no_retries_means_no_retry_policy(tmp_path: Path) -> None:
+    spec, _ = yaml.safe_load_all(compile_one(tmp_path, lambda t: on_spot(t, CpuSpot(), retries=0)).read_text())
+    assert "retryPolicy" not in spec["root"]["dag"]["tasks"]["step"]
+
+
+def test_apply_placement_takes_any_contract_placement(tmp_path: Path) -> None:
+    placement = contract.Placement(node_selector={contract.POOL_LABEL: "platform"})
+    (step,) = read_pipeline(compile_one(tmp_path, lambda task: apply_placement(task, placement))).steps
+    assert step.placement == placement
+    _, platform = yaml.safe_load_all((tmp_path / "one_step.yaml").read_text())
+    executor = platform["platforms"]["kubernetes"]["deploymentSpec"]["executors"]["exec-step"]
+    assert executor["nodeSelector"] == {"labels": {"spotkube.io/pool": "platform"}}
+
+
+# --- clear errors while the pipeline is built ------------------------------------------------------
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda: GpuTarget("nvidia-t4"), "GPU type 'nvidia-t4' is not one spotkube builds pools for; use one of"),
+    (lambda: GpuTarget("Standard_NC4as_T4_v3"), "(Standard_NC4as_T4_v3 is a machine; it carries nvidia-tesla-t4)"),
+    (lambda: GpuTarget("g2-standard-8"), "(g2-standard-8 is a machine; it carries nvidia-l4)"),
+    (lambda: GpuTarget("nvidia-l4", count=0), "count=0 is not allowed; use a whole number of GPUs from 1 to 16"),
+    (lambda: GpuTarget("nvidia-l4", count=True), "count=True is not allowed"),
+    (lambda: PoolTarget.from_plan(AKS_OUTPUTS, "a100od"),
+     "pool 'a100od' is on-demand capacity, and on_spot needs a spot or preemptible pool; use "
+     "GpuTarget('nvidia-a100-80gb', fallback_to_on_demand=True)"),
+    (lambda: PoolTarget.from_plan(AKS_OUTPUTS, "platform"), "use CpuSpot() to prefer spot"),
+    (lambda: PoolTarget.from_plan(AKS_OUTPUTS, "t4spot", count=2), "count=2 is not allowed; use a whole number of "
+     "GPUs from 1 to 1"),
+    (lambda: PoolTarget.from_plan(AKS_OUTPUTS, "v100"), "the pool contracts has no pool 'v100'; pools: system, "
+     "platform, t4spot, a100od"),
+])
+def test_impossible_targets_are_refused_with_what_would_work(make: Callable[[], object], message: str) -> None:
+    with pytest.raises(PlacementError) as caught:
+        make()
+    assert message in str(caught.value)
+
+
+@pytest.mark.parametrize(("place", "message"), [
+    (lambda t: on_spot(t, "nvidia-l4"), "target 'nvidia-l4' is a string; wrap a GPU type as GpuTarget('nvidia-l4')"),
+    (lambda t: on_spot(t, CpuSpot(), retries=-1), "retries=-1 is not allowed"),
+    (lambda t: on_spot(t, CpuSpot(), backoff="5 minutes"), "backoff='5 minutes' is not a duration"),
+    (lambda t: on_spot(t, CpuSpot(), backoff_factor=1.5), "backoff_factor=1.5 is not allowed; Argo needs a whole"),
+    (lambda t: on_spot(t, CpuSpot(), backoff="1h", retry_window="30m"), "must be longer than backoff='1h'"),
+    (lambda t: on_spot(on_spot(t, CpuSpot()), GpuTarget("nvidia-l4")),
+     "task 'step' already has tolerations, nodeAffinity; on_spot sets a step's whole placement"),
+    (lambda t: on_demand(kubernetes.add_node_selector(t, "disk", "ssd")), "already has nodeSelector"),
+])
+def test_bad_calls_fail_while_the_pipeline_is_built(tmp_path: Path, place: Callable[[Any], object],
+                                                   message: str) -> None:
+    with pytest.raises(PlacementError) as caught:
+        compile_one(tmp_path, place)
+    assert message in str(caught.value)
+
+
+def test_on_spot_needs_a_task_not_a_component() -> None:
+    @dsl.component(base_image="python:3.12-slim")
+    def step() -> None:
+        print("runs only in a cluster")
+
+    with pytest.raises(PlacementError, match="needs the task a component call returns"):
+        on_spot(step, CpuSpot())  # type: ignore[arg-type]
+
+
+def test_pool_targets_read_plan_json_files(tmp_path: Path) -> None:
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps({"stacks": [{"stack": "gke-dev", "pools": GKE_OUTPUTS["poolContracts"]}]}))
+    target = PoolTarget.from_plan(path, "l4-pre")
+    assert (target.stack, target.gpus, target.pool.capacity) == ("gke-dev", 1, "preemptible")
+    with pytest.raises(PlacementError, match="stack gke-dev has no pool 't4spot'"):
+        PoolTarget.from_plan(str(path), "t4spot")
+    with pytest.raises(PlacementError, match="no such file"):
+        PoolTarget.from_plan(tmp_path / "missing.json", "t4spot")
+
+
+def test_a_cpu_spot_pool_can_be_targeted_by_name(tmp_path: Path) -> None:
+    cpu_pool = {"name": "cpuspot", "role": "batch", "capacity": "spot", "gpu": None,
+                "labels": {"spotkube.io/accelerator": "none", "spotkube.io/capacity": "spot",
+                           "spotkube.io/pool": "cpuspot", "spotkube.io/role": "batch"},
+                "taints": ["kubernetes.azure.com/scalesetpriority=spot:NoSchedule"]}
+    pools = [*AKS_OUTPUTS["poolContracts"], cpu_pool]
+    target = PoolTarget.from_plan(pools, "cpuspot")
+    assert target.gpus == 0
+    pipeline = read_pipeline(compile_one(tmp_path, lambda task: on_spot(task, target)))
+    assert check_pipeline(pipeline, load_pool_contracts(pools, "aks")[1], "aks").steps[0].pools == ("cpuspot",)
+    with pytest.raises(PlacementError, match="has no GPUs; leave count unset"):
+        PoolTarget.from_plan(pools, "cpuspot", count=1)
+
+
+# --- the command, against this repository's stacks -----------------------------------------------
+
+
+def spotkube(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([SPOTKUBE, *args], cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_download_csvs_passes_pipeline_check_on_an_aks_and_a_gke_stack(download_csvs: Path) -> None:
+    gke = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (REPO / "stacks").glob("Pulumi.gke-*.yaml"))
+    if not gke:
+        pytest.skip("no GKE stack in stacks/ yet; the core check against GKE pools is tested above")
+    result = spotkube("pipeline-check", str(download_csvs), "--stack", "aks-dev-uksouth", "--stack", gke[0],
+                      "--format", "json")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["ok"] is True
+    assert [c["stack"] for c in document["checks"]] == ["aks-dev-uksouth", gke[0]]
+    for check in document["checks"]:
+        assert {s["name"] for s in check["steps"]} == {"download-archive", "unpack-archive", "concatenate-csvs"}
+        assert all(s["pools"] and s["error"] is None for s in check["steps"])
+
+
+def test_an_impossible_placement_fails_with_the_reason(tmp_path: Path) -> None:
+    path = load_example("train_checkpointed").compile(tmp_path / "l4.yaml", gpu_type="nvidia-l4")
+    result = spotkube("pipeline-check", str(path), "--stack", "aks-dev-uksouth", "--format", "json")
+    assert result.returncode == 1, result.stderr
+    (check,) = json.loads(result.stdout)["checks"]
+    errors = {s["name"]: s["error"] for s in check["steps"]}
+    assert errors["stage-dataset"] is None
+    reason = "needs GPU type nvidia-l4; stack aks-dev-uksouth has only "
+    assert errors["train"].startswith(reason) and "nvidia-tesla-t4" in errors["train"]
+    stderr = " ".join(result.stderr.split())
+    assert f"error: {path}: step train can land nowhere on stack aks-dev-uksouth: {reason}" in stderr
+    assert "Traceback" not in result.stderr

@@ -1,0 +1,109 @@
+"""`spotkube new-stack` adds a region in one step, and the stack it writes plans cleanly."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from spotkube.core.catalog import gke as gke_catalog
+from spotkube.core.project import Project, find_project, load_stack_spec
+from spotkube.core.stack_template import GKE_GPU_CHOICES, CloudName, create_stack
+from spotkube.tools.cli import app
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def spotkube(*args: str, cwd: Path) -> Result:
+    """The command in-process (the same code path as the console script, without its start-up)."""
+    return CliRunner().invoke(app, [*args, "--project", str(cwd)])
+
+
+def refused(*args: str, cwd: Path) -> str:
+    """Run new-stack, expect a user error, and return its message."""
+    result = spotkube("new-stack", *args, cwd=cwd)
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    return " ".join(result.stderr.split())
+
+
+def copy_project(root: Path) -> Path:
+    """A throwaway copy of the project (Pulumi.yaml, the program and every stack) in `root`."""
+    shutil.copy(REPO / "Pulumi.yaml", root / "Pulumi.yaml")
+    shutil.copytree(REPO / "infra", root / "infra")
+    shutil.copytree(REPO / "stacks", root / "stacks")
+    return root
+
+
+@pytest.fixture
+def project_copy(tmp_path: Path) -> Path:
+    return copy_project(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def planned(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """One AKS and one GKE stack made by new-stack in a project copy, then planned."""
+    root = copy_project(tmp_path_factory.mktemp("project"))
+    created = spotkube("new-stack", "--cloud", "aks", "--env", "dev", "--region", "eastus", cwd=root)
+    assert created.exit_code == 0, created.output
+    assert created.stdout.splitlines() == ["wrote stacks/Pulumi.aks-dev-eastus.yaml",
+                                           "next: spotkube plan --stack aks-dev-eastus"]
+    created = spotkube("new-stack", "--cloud", "gke", "--env", "staging", "--region", "us-east4",
+                       "--gcp-project", "acme-ml-staging", cwd=root)
+    assert created.exit_code == 0, created.output
+    plan = spotkube("plan", "--stack", "aks-dev-eastus", "--stack", "gke-staging-us-east4", "--format", "json",
+                    cwd=root)
+    assert plan.exit_code == 0, plan.output
+    return {document["stack"]: document for document in json.loads(plan.stdout)["stacks"]}
+
+
+def test_aks_stack_in_one_step_plans_cleanly(planned: dict[str, dict[str, Any]]) -> None:
+    document = planned["aks-dev-eastus"]
+    assert (document["cloud"], document["region"], document["environment"]) == ("aks", "eastus", "dev")
+    gpu = next(p for p in document["pools"] if p["role"] == "gpu")
+    assert (gpu["capacity"], gpu["machine"], gpu["min"]) == ("spot", "Standard_NC4as_T4_v3", 0)
+    assert gpu["gpu"] == {"type": "nvidia-tesla-t4", "count": 1}
+
+
+def test_gke_stack_gets_a_gpu_the_region_offers_and_plans_cleanly(planned: dict[str, dict[str, Any]]) -> None:
+    document = planned["gke-staging-us-east4"]
+    assert (document["cloud"], document["region"]) == ("gke", "us-east4")
+    gpu = next(p for p in document["pools"] if p["role"] == "gpu")
+    assert gpu["capacity"] == "spot" and gpu["min"] == 0
+    assert gpu["zones"] and set(gpu["zones"]) <= set(gke_catalog.zones_offering("us-east4", gpu["gpu"]["type"]) or ())
+
+
+def test_an_existing_stack_is_never_overwritten(project_copy: Path) -> None:
+    path = project_copy / "stacks" / "Pulumi.aks-dev-eastus.yaml"
+    path.write_text("config: {}  # someone's hand-tuned stack\n")
+    error = refused("--cloud", "aks", "--env", "dev", "--region", "eastus", cwd=project_copy)
+    assert "stacks/Pulumi.aks-dev-eastus.yaml already exists" in error
+    assert path.read_text() == "config: {}  # someone's hand-tuned stack\n"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--cloud", "gke", "--env", "dev", "--region", "asia-east1", "--gcp-project", "acme-ml"],
+     "--region asia-east1: not in spotkube's GKE GPU zone table"),
+    (["--cloud", "gke", "--env", "dev", "--region", "us-central1"], "--gcp-project is required with --cloud gke"),
+    (["--cloud", "aks", "--env", "dev", "--region", "us-central1"], "not an Azure region name"),
+    (["--cloud", "aks", "--env", "dev", "--region", "eastus", "--gcp-project", "acme-ml"],
+     "--gcp-project applies to --cloud gke only"),
+])
+def test_bad_flags_write_nothing(project_copy: Path, args: list[str], message: str) -> None:
+    before = sorted(p.name for p in (project_copy / "stacks").iterdir())
+    assert message in refused(*args, cwd=project_copy)
+    assert sorted(p.name for p in (project_copy / "stacks").iterdir()) == before
+
+
+@pytest.mark.parametrize("region", list(gke_catalog.GPU_ZONES))
+def test_every_known_gke_region_gets_a_valid_stack(project_copy: Path, region: str) -> None:
+    project: Project = find_project(project_copy)
+    created = create_stack(project, CloudName.gke, "qa", region, gcp_project="acme-ml-qa")
+    spec = load_stack_spec(project, created.stack)
+    (pool,) = spec.gpu_pools
+    assert pool.gpu is not None and pool.gpu.type in {gpu for gpu, *_ in GKE_GPU_CHOICES}
+    assert pool.zones and set(pool.zones) <= set(gke_catalog.zones_offering(region, pool.gpu.type) or ())
