@@ -25,9 +25,11 @@ $(CORE_STAMP): pyproject.toml constraints.txt
 plan: $(STAMP)
 	$(VENV)/bin/spotkube plan --all
 
-## Lint, then the whole test suite twice: with the pipelines extra (kfp) and without it.
+## Lint, check the layers' import rules, then the whole test suite twice: with the pipelines extra
+## (kfp) and without it.
 test: $(STAMP) $(CORE_STAMP)
 	$(VENV)/bin/ruff check components infra tests examples policy bench __main__.py
+	$(VENV)/bin/lint-imports
 	$(VENV)/bin/pytest
 	$(CORE_VENV)/bin/pytest
 

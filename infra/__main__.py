@@ -10,19 +10,19 @@ import pulumi
 
 import spotkube
 from spotkube import KubeflowPipelines, NvidiaDevicePlugin
-from spotkube.shells.program import cluster_args, device_plugin_args, kubeflow_args, read_stack_spec
+from spotkube.shells.program import read_stack_spec
 
 spec = read_stack_spec(Path(__file__).parent)
 # Only this stack's cloud is imported: each cloud SDK takes a second or more to load.
 GpuCluster = spotkube.AksGpuCluster if spec.cloud == "aks" else spotkube.GkeGpuCluster
-cluster = GpuCluster("spotkube", args=cluster_args(spec))
+cluster = GpuCluster.from_spec("spotkube", spec)
 
 # Both deploy through the cluster's provider, after its pools exist.
 on_cluster = pulumi.ResourceOptions(providers=[cluster.provider], depends_on=[cluster])
 if spec.device_plugin.enabled and spec.gpu_pools:
-    NvidiaDevicePlugin("nvidia-device-plugin", args=device_plugin_args(spec), opts=on_cluster)
+    NvidiaDevicePlugin.from_spec("nvidia-device-plugin", spec, opts=on_cluster)
 if spec.kubeflow.enabled:
-    KubeflowPipelines("kubeflow-pipelines", args=kubeflow_args(spec), opts=on_cluster)
+    KubeflowPipelines.from_spec("kubeflow-pipelines", spec, opts=on_cluster)
 
 pulumi.export("kubeconfig", cluster.kubeconfig)
 pulumi.export("clusterName", cluster.cluster_name)

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 from spotkube.core import contract
 from spotkube.core.contract import Placement, PoolContract, Requirement, Taint, Toleration, judge, landing_pools
 from spotkube.core.plan import plan_platform
-from spotkube.core.spec import parse_spec
+from spotkube.core.validation import parse_spec
 
 
 def pool(name: str, taints: tuple[Taint, ...] = (), labels: dict[str, str] | None = None,

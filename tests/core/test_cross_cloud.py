@@ -16,7 +16,7 @@ from spotkube.core import contract
 from spotkube.core.contract import PoolContract
 from spotkube.core.plan import PlatformPlan, plan_platform
 from spotkube.core.project import find_project, load_stack_spec
-from spotkube.core.spec import parse_spec
+from spotkube.core.validation import parse_spec
 
 PROJECT = find_project(Path(__file__).resolve().parents[2])
 T4 = "nvidia-tesla-t4"

@@ -17,18 +17,15 @@ import yaml
 
 from spotkube.core import contract
 from spotkube.core.contract import Capacity, Cloud, Placement, PoolContract, Requirement, Role, Toleration
-from spotkube.core.pipeline_check import (
-    CLUSTER_RETRY_POLICY_NOTE,
+from spotkube.core.pipeline_check import CLUSTER_RETRY_POLICY_NOTE, check_pipeline, required_values
+from spotkube.core.pipeline_reader import (
     PipelineCheckError,
-    check_pipeline,
     load_pool_contracts,
     parse_pipeline,
     read_pipeline,
     read_pool_file,
-    reports_json,
-    reports_markdown,
-    required_values,
 )
+from spotkube.tools.pipeline_views import reports_json, reports_markdown
 
 # --- pools of both clouds, built with the same pure contract functions the plan uses ------------
 

@@ -21,6 +21,9 @@ import yaml
 import spotkube
 from spotkube.core import contract, policy_rules
 from spotkube.core.policy_rules import Finding, check_outputs, check_registrations, node_pools
+from spotkube.core.profiles.aks import AGENT_POOL_TYPE as AKS_AGENT_POOL
+from spotkube.core.profiles.aks import CLUSTER_TYPE as AKS_CLUSTER
+from spotkube.core.profiles.gke import NODE_POOL_TYPE as GKE_NODE_POOL
 from spotkube.core.project import Project
 from spotkube.tools.offline import Registration, StackOutput, StackRun, run_stack
 
@@ -84,7 +87,7 @@ def test_the_rules_really_looked_at_each_stack(runs: dict[str, StackRun]) -> Non
         assert sum(p.system for p in pools) == 1, stack
         assert len(pools) == len(run.spec.gpu_pools) + 1 + run.spec.platform_pool.enabled \
             + len(run.spec.spot_pools), stack
-        assert sum(p.gpu for p in pools) == len(run.spec.gpu_pools), stack
+        assert sum(p.has_gpu for p in pools) == len(run.spec.gpu_pools), stack
         assert any("kubeconfig" in name.lower() for name in run.outputs), stack
 
 
@@ -97,7 +100,7 @@ def only(findings: list[Finding]) -> Finding:
 
 
 def test_aks_gpu_pool_without_gpu_taint(runs: dict[str, StackRun]) -> None:
-    pool = first(registrations(runs, "aks"), policy_rules.AKS_AGENT_POOL, "gpu")
+    pool = first(registrations(runs, "aks"), AKS_AGENT_POOL, "gpu")
     broken = doctor(pool, lambda i: i.update(nodeTaints=[t for t in i["nodeTaints"] if t != GPU_TAINT]))
     finding = only(list(check_registrations([broken])))
     assert finding == Finding("spotkube-gpu-pool-taint",
@@ -106,7 +109,7 @@ def test_aks_gpu_pool_without_gpu_taint(runs: dict[str, StackRun]) -> None:
 
 
 def test_gke_gpu_pool_without_gpu_taint(runs: dict[str, StackRun]) -> None:
-    pool = first(registrations(runs, "gke"), policy_rules.GKE_NODE_POOL, "gpu")
+    pool = first(registrations(runs, "gke"), GKE_NODE_POOL, "gpu")
 
     def drop(inputs: dict[str, Any]) -> None:
         config = inputs["nodeConfig"]
@@ -119,7 +122,7 @@ def test_gke_gpu_pool_without_gpu_taint(runs: dict[str, StackRun]) -> None:
 
 
 def test_gke_gpu_taint_with_the_wrong_effect_does_not_count(runs: dict[str, StackRun]) -> None:
-    pool = first(registrations(runs, "gke"), policy_rules.GKE_NODE_POOL, "gpu")
+    pool = first(registrations(runs, "gke"), GKE_NODE_POOL, "gpu")
 
     def soften(inputs: dict[str, Any]) -> None:
         for taint in inputs["nodeConfig"]["taints"]:
@@ -130,7 +133,7 @@ def test_gke_gpu_taint_with_the_wrong_effect_does_not_count(runs: dict[str, Stac
 
 
 def test_aks_spot_pool_with_deallocate(runs: dict[str, StackRun]) -> None:
-    pool = first(registrations(runs, "aks"), policy_rules.AKS_AGENT_POOL, "gpu", "spot")
+    pool = first(registrations(runs, "aks"), AKS_AGENT_POOL, "gpu", "spot")
     broken = doctor(pool, lambda i: i.update(scaleSetEvictionPolicy="Deallocate"))
     assert only(list(check_registrations([broken]))) == Finding(
         "spotkube-spot-pool-delete-min-zero",
@@ -139,7 +142,7 @@ def test_aks_spot_pool_with_deallocate(runs: dict[str, StackRun]) -> None:
 
 
 def test_aks_spot_pool_with_a_floor(runs: dict[str, StackRun]) -> None:
-    pool = first(registrations(runs, "aks"), policy_rules.AKS_AGENT_POOL, "gpu", "spot")
+    pool = first(registrations(runs, "aks"), AKS_AGENT_POOL, "gpu", "spot")
     broken = doctor(pool, lambda i: i.update(minCount=2))
     assert only(list(check_registrations([broken]))) == Finding(
         "spotkube-spot-pool-delete-min-zero",
@@ -147,7 +150,7 @@ def test_aks_spot_pool_with_a_floor(runs: dict[str, StackRun]) -> None:
 
 
 def test_gke_spot_pool_with_a_floor(runs: dict[str, StackRun]) -> None:
-    pool = first(registrations(runs, "gke"), policy_rules.GKE_NODE_POOL, "gpu", "spot")
+    pool = first(registrations(runs, "gke"), GKE_NODE_POOL, "gpu", "spot")
 
     def floor(inputs: dict[str, Any]) -> None:
         autoscaling = inputs["autoscaling"]
@@ -160,14 +163,14 @@ def test_gke_spot_pool_with_a_floor(runs: dict[str, StackRun]) -> None:
 
 
 def test_spot_pool_without_autoscaling(runs: dict[str, StackRun]) -> None:
-    pool = first(registrations(runs, "gke"), policy_rules.GKE_NODE_POOL, "gpu", "spot")
+    pool = first(registrations(runs, "gke"), GKE_NODE_POOL, "gpu", "spot")
     finding = only(list(check_registrations([doctor(pool, lambda i: i.pop("autoscaling"))])))
     assert finding.message == (f"NodePool {pool.name!r}: spot pool has no autoscaling minimum; enable the "
                                "autoscaler with min 0")
 
 
 def test_aks_system_pool_on_spot(runs: dict[str, StackRun]) -> None:
-    cluster = next(r for r in registrations(runs, "aks") if r.type == policy_rules.AKS_CLUSTER)
+    cluster = next(r for r in registrations(runs, "aks") if r.type == AKS_CLUSTER)
     broken = doctor(cluster, lambda i: i["agentPoolProfiles"][0].update(scaleSetPriority="Spot", minCount=0))
     system = cluster.inputs["agentPoolProfiles"][0]["name"]
     assert only(list(check_registrations([broken]))) == Finding(
@@ -177,7 +180,7 @@ def test_aks_system_pool_on_spot(runs: dict[str, StackRun]) -> None:
 
 
 def test_gke_system_pool_on_preemptible(runs: dict[str, StackRun]) -> None:
-    pool = first(registrations(runs, "gke"), policy_rules.GKE_NODE_POOL, "system")
+    pool = first(registrations(runs, "gke"), GKE_NODE_POOL, "system")
 
     def preempt(inputs: dict[str, Any]) -> None:
         inputs["nodeConfig"]["preemptible"] = True
@@ -189,7 +192,7 @@ def test_gke_system_pool_on_preemptible(runs: dict[str, StackRun]) -> None:
 
 
 def test_retired_vm_size(runs: dict[str, StackRun]) -> None:
-    pool = first(registrations(runs, "aks"), policy_rules.AKS_AGENT_POOL, "gpu")
+    pool = first(registrations(runs, "aks"), AKS_AGENT_POOL, "gpu")
     broken = doctor(pool, lambda i: i.update(vmSize="Standard_NC6s_v3"))
     assert only(list(check_registrations([broken]))) == Finding(
         "spotkube-no-retired-vm-sizes",
@@ -199,7 +202,7 @@ def test_retired_vm_size(runs: dict[str, StackRun]) -> None:
 
 def test_unlabelled_gpu_vm_size_still_needs_the_taint() -> None:
     """A GPU pool is recognised by its VM size even when someone else's program built it."""
-    pool = Doctored(policy_rules.AKS_AGENT_POOL, "theirs", {"vmSize": "Standard_NC24ads_A100_v4", "minCount": 0})
+    pool = Doctored(AKS_AGENT_POOL, "theirs", {"vmSize": "Standard_NC24ads_A100_v4", "minCount": 0})
     assert only(list(check_registrations([pool]))).rule == "spotkube-gpu-pool-taint"
 
 

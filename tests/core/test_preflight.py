@@ -13,7 +13,7 @@ import yaml
 
 from spotkube.core import preflight
 from spotkube.core.project import Project, find_project
-from spotkube.core.spec import parse_spec
+from spotkube.core.validation import parse_spec
 from spotkube.tools.offline import Registration, StackRun, run_stack
 
 REPO = Path(__file__).resolve().parents[2]

@@ -35,7 +35,8 @@ pytest.importorskip("kfp.kubernetes")
 from kfp import compiler, dsl, kubernetes  # noqa: E402
 
 from spotkube.core import contract  # noqa: E402
-from spotkube.core.pipeline_check import check_pipeline, load_pool_contracts, read_pipeline  # noqa: E402
+from spotkube.core.pipeline_check import check_pipeline  # noqa: E402
+from spotkube.core.pipeline_reader import load_pool_contracts, read_pipeline  # noqa: E402
 from spotkube.pipelines import (  # noqa: E402
     CpuSpot,
     GpuTarget,

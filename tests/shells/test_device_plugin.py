@@ -21,8 +21,8 @@ from spotkube.core import contract, workloads
 from spotkube.core.contract import Placement, PoolContract, Taint, landing_pools
 from spotkube.core.plan import plan_platform
 from spotkube.core.project import Project
-from spotkube.core.spec import DevicePluginSettings, PlatformSpec, parse_spec
-from spotkube.shells.program import device_plugin_args
+from spotkube.core.spec import DevicePluginSettings, PlatformSpec
+from spotkube.core.validation import parse_spec
 from spotkube.tools.offline import ProgramFailed, Recording, StackRun, record_program, run_stack
 
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"
@@ -213,10 +213,10 @@ def test_gpu_pools_with_their_own_taints_still_get_the_plugin() -> None:
         "gpuPools": [{"name": "teamgpu", "machine": "Standard_NC4as_T4_v3", "taints": ["team=vision:NoSchedule"]},
                      {"name": "t4spot", "machine": "Standard_NC4as_T4_v3"}],
     }, "test")
-    args = device_plugin_args(spec)
-    assert args["extra_taints"] == ["team=vision:NoSchedule"]
-    settings = DevicePluginSettings(version=args["version"], image=args["image"])
-    manifest = workloads.device_plugin_daemonset(settings, [Taint.parse(t) for t in args["extra_taints"]])
+    request = workloads.DevicePluginRequest.for_spec(spec)
+    assert request.extra_taints == (Taint.parse("team=vision:NoSchedule"),)
+    settings = request.settings
+    manifest = workloads.device_plugin_daemonset(settings, request.extra_taints)
     pools = plan_platform(spec).contracts()
     assert landing_pools(Placement.from_pod_spec(pod_spec(manifest)), pools) == ["teamgpu", "t4spot"]
     without = pod_spec(workloads.device_plugin_daemonset(settings))

@@ -19,9 +19,9 @@ import yaml
 
 from spotkube import GkeGpuCluster
 from spotkube.core import contract
-from spotkube.core.inventory import aks_pools, gke_pools
+from spotkube.core.inventory import registered_pools
 from spotkube.core.plan import plan_platform
-from spotkube.core.spec import parse_spec
+from spotkube.core.validation import parse_spec
 from spotkube.shells import gke
 from spotkube.shells.args import GpuClusterArgs
 from spotkube.tools.offline import ProgramFailed, Recording, Registration, record_program
@@ -329,14 +329,15 @@ class _AksPool:
     """A registered AKS AgentPool, enough for the AKS reader."""
 
     type = "azure-native:containerservice:AgentPool"
+    name = "x"
 
     def __init__(self, inputs: dict[str, Any]) -> None:
         self.inputs = inputs
 
 
 def test_plan_rows_have_the_same_shape_as_aks(dev: Recording) -> None:
-    rows = {row["name"]: row for row in gke_pools(dev.registrations)}
-    aks_row = aks_pools([_AksPool({"agentPoolName": "x", "nodeLabels": {}})])[0]
+    rows = {row["name"]: row for row in registered_pools("gke", dev.registrations)}
+    aks_row = registered_pools("aks", [_AksPool({"agentPoolName": "x", "nodeLabels": {}})])[0]
     assert all(row.keys() == aks_row.keys() for row in rows.values())
     assert rows["l4-spot"]["capacity"] == "spot"
     assert rows["t4-preemptible"]["capacity"] == "preemptible"

@@ -31,9 +31,9 @@ from spotkube.core.kfp_transforms import (
     weaker_retries,
 )
 from spotkube.core.plan import plan_platform
-from spotkube.core.spec import KubeflowSettings, parse_spec
+from spotkube.core.spec import KubeflowSettings
+from spotkube.core.validation import parse_spec
 from spotkube.shells.kubeflow import _kfp_transform
-from spotkube.shells.program import kubeflow_args
 from spotkube.tools.offline import OfflineMocks, ProgramFailed, Recording, Registration, record_program
 
 CREDENTIALS = Credentials("generated-access-key", "generated-secret-key", "generated-root-password")
@@ -354,14 +354,9 @@ def test_the_pulumi_adapter_is_a_thin_wrapper() -> None:
     assert adapter(directory) is None
 
 
-def test_the_public_args_mirror_the_settings_and_the_program_passes_them() -> None:
+def test_the_public_args_mirror_the_settings() -> None:
     keys = set(typing.get_type_hints(KubeflowPipelinesArgs))
     assert keys == set(KubeflowSettings.model_fields) - {"enabled"}
-    spec = parse_spec({"cloud": "aks", "environment": "dev", "region": "uksouth",
-                       "kubeflow": {"storageClass": "managed-csi", "retryPolicy": "OnError"}}, "test")
-    args = kubeflow_args(spec)
-    assert set(args) <= keys
-    assert (args["storage_class"], args["retry_policy"]) == ("managed-csi", "OnError")
 
 
 # --- the component under mocks --------------------------------------------------------------------

@@ -17,7 +17,7 @@ import pytest
 from spotkube.core.cost import bundled_table_path, load_table
 from spotkube.core.costing import price_plan
 from spotkube.core.plan import plan_platform
-from spotkube.core.spec import parse_spec
+from spotkube.core.validation import parse_spec
 
 REPO = Path(__file__).resolve().parents[2]
 SPOTKUBE = str(Path(sys.executable).with_name("spotkube"))

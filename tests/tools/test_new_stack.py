@@ -11,8 +11,9 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from spotkube.core.catalog import gke as gke_catalog
+from spotkube.core.profiles.gke import NEW_STACK_GPU_CHOICES
 from spotkube.core.project import Project, find_project, load_stack_spec
-from spotkube.core.stack_template import GKE_GPU_CHOICES, CloudName, create_stack
+from spotkube.core.stack_template import CloudName, create_stack
 from spotkube.tools.cli import app
 
 REPO = Path(__file__).resolve().parents[2]
@@ -105,5 +106,5 @@ def test_every_known_gke_region_gets_a_valid_stack(project_copy: Path, region: s
     created = create_stack(project, CloudName.gke, "qa", region, gcp_project="acme-ml-qa")
     spec = load_stack_spec(project, created.stack)
     (pool,) = spec.gpu_pools
-    assert pool.gpu is not None and pool.gpu.type in {gpu for gpu, *_ in GKE_GPU_CHOICES}
+    assert pool.gpu is not None and pool.gpu.type in {gpu for gpu, *_ in NEW_STACK_GPU_CHOICES}
     assert pool.zones and set(pool.zones) <= set(gke_catalog.zones_offering(region, pool.gpu.type) or ())

@@ -16,9 +16,7 @@ from spotkube.core.cost import Assumptions, PoolUsage, StackCost, hourly_price, 
 from spotkube.core.cost.model import HOURS_PER_MONTH, to_cents
 from spotkube.core.cost.prices import Price, PriceTable
 from spotkube.core.plan import PlatformPlan, PoolPlan
-
-#: The price table names clouds, the spec names the managed Kubernetes service.
-TABLE_CLOUD = {"aks": "azure", "gke": "gcp"}
+from spotkube.core.profiles import profile
 
 
 @dataclass(frozen=True)
@@ -89,7 +87,7 @@ def scenario_hours(plan: PlatformPlan) -> dict[str, Decimal]:
 
 
 def _price(plan: PlatformPlan, pool: PoolPlan, capacity: str, table: PriceTable) -> Price | None:
-    return hourly_price(TABLE_CLOUD[plan.cloud], plan.spec.region, pool.machine, capacity,
+    return hourly_price(profile(plan.cloud).price_cloud, plan.spec.region, pool.machine, capacity,
                         pool.gpu_type, pool.gpu_count, table=table)
 
 
@@ -97,10 +95,10 @@ def _warnings(plan: PlatformPlan, priced: PricedPool, table_date: str) -> list[s
     pool = priced.pool
     out: list[str] = []
     if priced.price is None or priced.on_demand is None:
+        refresh = profile(plan.cloud).price_refresh
         out.append(f"{pool.name}: no {pool.capacity} price for {pool.machine} in {plan.spec.region} in the bundled "
                    f"table (dated {table_date}); its cost is left out of the totals"
-                   + (f" (refresh: spotkube prices refresh --region {plan.spec.region} --sku {pool.machine})"
-                      if plan.cloud == "aks" else ""))
+                   + (f" (refresh: {refresh(plan.spec.region, pool.machine)})" if refresh else ""))
         return out
     if pool.max_price is not None and pool.max_price != -1:
         cap = Decimal(f"{pool.max_price:g}")

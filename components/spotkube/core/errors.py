@@ -33,3 +33,8 @@ class SpecError(SpotkubeError):
 
 class StackNotFound(SpotkubeError):
     """A stack name with no stack file; names the stacks that do exist."""
+
+
+class NewStackError(SpotkubeError):
+    """`spotkube new-stack` flags that can't make a stack (wrong cloud for a region or setting, unknown
+    GKE region)."""

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from spotkube.core import kfp_reference, kfp_transforms, workloads
 from spotkube.core.contract import Cloud, Placement, PoolContract, landing_pools, why_nowhere
+from spotkube.core.profiles import profile
 from spotkube.core.spec import KubeflowSettings
 
 #: Registered resources whose pod template the plan judges, by type token.
@@ -121,7 +122,7 @@ def _check_device_plugins(
     components = [r for r in registrations if r.type == workloads.DEVICE_PLUGIN_TYPE]
     daemonsets = [r.inputs for r in registrations
                   if r.type == "kubernetes:apps/v1:DaemonSet" and any(r.parent == c.urn for c in components)]
-    if components and not daemonsets and workloads.plugin_mode(cloud) == "gke-managed":
+    if components and not daemonsets and profile(cloud).device_plugin_mode == "gke-managed":
         result.notes.append(workloads.GKE_MANAGED_NOTE)
     plugins = workloads.plugins_per_pool(pools, [_pod_spec(d) for d in daemonsets])
     result.errors += workloads.plugin_problems(pools, plugins, plugin_wanted=bool(components))

@@ -14,9 +14,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from spotkube.core import contract
-from spotkube.core.catalog.aks import vm_size_arch
-from spotkube.core.catalog.gke import machine_arch
 from spotkube.core.contract import Capacity, Cloud, PoolContract, Role, Taint
+from spotkube.core.profiles import profile
 from spotkube.core.spec import GpuPool, PlatformSpec, SpotPool
 
 #: Cluster-autoscaler priority expander tiers: the highest number wins among pools that fit.
@@ -117,10 +116,6 @@ def versioned_name(name: str, create_only: Mapping[str, Any], *, separator: str,
     return f"{name}{separator}{digest[:digits]}"
 
 
-#: How each cloud tells a node's CPU architecture from its machine.
-_ARCH = {"aks": vm_size_arch, "gke": machine_arch}
-
-
 def _pool(
     cloud: Cloud, region: str, name: str, role: Role, capacity: Capacity, machine: str, *,
     gpu: tuple[str, int] | None, low: int, high: int, zones: tuple[str, ...],
@@ -133,7 +128,7 @@ def _pool(
     taints = contract.pool_taints(cloud, role, capacity, has_gpu=gpu is not None,
                                   system_critical_only=critical_only, extra=extra_taints)
     node_labels = {
-        **contract.well_known_labels(machine, _ARCH[cloud](machine), region),
+        **contract.well_known_labels(machine, profile(cloud).machine_arch(machine), region),
         **labels,
         **contract.cloud_added_labels(cloud, name, capacity, accelerator),
     }
@@ -149,12 +144,12 @@ def _pool(
 
 def plan_platform(spec: PlatformSpec) -> PlatformPlan:
     """Decide every pool of a resolved spec (see `parse_spec`), system pool first."""
-    cloud = spec.cloud
+    cloud, facts = spec.cloud, profile(spec.cloud)
     system = spec.system_pool
     pools = [_pool(
         cloud, spec.region, system.name, "system", "on-demand", system.machine or "", gpu=None,
         low=system.min, high=system.max, zones=system.zones, extra_labels=system.labels,
-        critical_only=cloud == "aks" and system.critical_addons_only,
+        critical_only=facts.critical_addons_taint and system.critical_addons_only,
     )]
     platform = spec.platform_pool
     if platform.enabled:
@@ -166,15 +161,15 @@ def plan_platform(spec: PlatformSpec) -> PlatformPlan:
     workers += [("gpu", p) for p in spec.gpu_pools]
     for role, worker in workers:
         gpu_spec = worker.gpu if isinstance(worker, GpuPool) else None
-        spot_on_aks = cloud == "aks" and worker.capacity == "spot"
+        priced_spot = facts.spot_price_controls and worker.capacity == "spot"
         pools.append(_pool(
             cloud, spec.region, worker.name, role, worker.capacity, worker.machine,
             gpu=(gpu_spec.type, gpu_spec.count) if gpu_spec else None,
             low=worker.min, high=worker.max, zones=worker.zones,
             extra_labels=worker.labels, extra_taints=worker.parsed_taints(),
-            eviction_policy=worker.eviction_policy if spot_on_aks else None,
-            max_price=worker.max_price if spot_on_aks else None,
-            gpu_driver=worker.gpu_driver if isinstance(worker, GpuPool) and cloud == "gke" else None,
+            eviction_policy=worker.eviction_policy if priced_spot else None,
+            max_price=worker.max_price if priced_spot else None,
+            gpu_driver=worker.gpu_driver if isinstance(worker, GpuPool) and facts.gpu_driver_setting else None,
         ))
     return PlatformPlan(spec=spec, pools=tuple(pools))
 

@@ -22,13 +22,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from spotkube.core import contract
-from spotkube.core.catalog.aks import GPU_VM_SIZES, RETIRED_VM_SIZES
-from spotkube.core.contract import Taint
+from spotkube.core.profiles import registered_pools as node_pools
+from spotkube.core.profiles.base import mapping
 
-AKS_CLUSTER = "azure-native:containerservice:ManagedCluster"
-AKS_AGENT_POOL = "azure-native:containerservice:AgentPool"
-GKE_CLUSTER = "gcp:container/cluster:Cluster"
-GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
 K8S_SECRET = "kubernetes:core/v1:Secret"
 
 #: The Secrets Kubeflow Pipelines' manifests ship with well-known values (kubeflow/pipelines,
@@ -38,110 +34,6 @@ KFP_DEFAULT_CREDENTIALS: tuple[tuple[str, str, str], ...] = (
     ("mlpipeline-minio-artifact", "secretkey", "minio123"),
     ("mysql-secret", "password", ""),
 )
-
-
-# --- Reading pools out of registrations -----------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PoolView:
-    """The guardrail-relevant facts of one node pool, whichever cloud resource declared it.
-
-    `min_nodes` is None when the pool has no autoscaling lower bound; `eviction_policy` is None
-    when the input leaves it to Azure's default (Delete).
-    """
-
-    where: str
-    machine: str | None
-    gpu: bool
-    interruptible: bool
-    system: bool
-    min_nodes: float | None
-    eviction_policy: str | None
-    taints: frozenset[Taint]
-
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _items(value: Any) -> Sequence[Any]:
-    return value if isinstance(value, Sequence) and not isinstance(value, str | bytes) else ()
-
-
-def _has_accelerator_label(labels: Mapping[str, Any]) -> bool:
-    accelerator = labels.get(contract.ACCELERATOR_LABEL)
-    return (accelerator not in (None, "", contract.NO_ACCELERATOR)
-            or contract.AKS_ACCELERATOR_LABEL[0] in labels or contract.GKE_ACCELERATOR_LABEL in labels)
-
-
-def _aks_taints(texts: Sequence[Any]) -> frozenset[Taint]:
-    """AKS `nodeTaints`; a malformed taint protects nothing, so it is simply not counted."""
-    taints = set()
-    for text in texts:
-        try:
-            taints.add(Taint.parse(str(text)))
-        except ValueError:
-            continue
-    return frozenset(taints)
-
-
-def _gke_taints(items: Sequence[Any]) -> frozenset[Taint]:
-    taints = set()
-    for item in items:
-        try:
-            taints.add(Taint.from_gke(_mapping(item)))
-        except KeyError:
-            continue
-    return frozenset(taints)
-
-
-def _aks_pool(where: str, profile: Mapping[str, Any]) -> PoolView:
-    labels = _mapping(profile.get("nodeLabels"))
-    machine = profile.get("vmSize")
-    return PoolView(
-        where=where,
-        machine=machine,
-        gpu=machine in GPU_VM_SIZES or _has_accelerator_label(labels),
-        interruptible=profile.get("scaleSetPriority") == "Spot",
-        system=profile.get("mode") == "System" or labels.get(contract.ROLE_LABEL) == "system",
-        min_nodes=profile.get("minCount"),
-        eviction_policy=profile.get("scaleSetEvictionPolicy"),
-        taints=_aks_taints(_items(profile.get("nodeTaints"))),
-    )
-
-
-def _gke_pool(where: str, pool: Mapping[str, Any]) -> PoolView:
-    config = _mapping(pool.get("nodeConfig"))
-    labels = _mapping(config.get("labels"))
-    autoscaling = _mapping(pool.get("autoscaling"))
-    low = autoscaling.get("minNodeCount", autoscaling.get("totalMinNodeCount"))
-    return PoolView(
-        where=where,
-        machine=config.get("machineType"),
-        gpu=bool(_items(config.get("guestAccelerators"))) or _has_accelerator_label(labels),
-        interruptible=bool(config.get("spot")) or bool(config.get("preemptible")),
-        system=labels.get(contract.ROLE_LABEL) == "system",
-        min_nodes=low,
-        eviction_policy=None,
-        taints=_gke_taints(_items(config.get("taints"))),
-    )
-
-
-def node_pools(type_token: str, name: str, inputs: Mapping[str, Any]) -> list[PoolView]:
-    """Every node pool a registration declares: AKS inline profiles and AgentPools, GKE NodePools
-    and any pools inlined in a GKE Cluster. Other resources declare none."""
-    if type_token == AKS_AGENT_POOL:
-        return [_aks_pool(f"AgentPool {name!r}", inputs)]
-    if type_token == AKS_CLUSTER:
-        return [_aks_pool(f"ManagedCluster {name!r} agentPoolProfiles[{i}] ({_mapping(p).get('name')})",
-                          _mapping(p)) for i, p in enumerate(_items(inputs.get("agentPoolProfiles")))]
-    if type_token == GKE_NODE_POOL:
-        return [_gke_pool(f"NodePool {name!r}", inputs)]
-    if type_token == GKE_CLUSTER:
-        return [_gke_pool(f"Cluster {name!r} nodePools[{i}]", _mapping(p))
-                for i, p in enumerate(_items(inputs.get("nodePools")))]
-    return []
 
 
 def _count(value: float) -> str:
@@ -158,7 +50,7 @@ def gpu_pools_carry_gpu_taint(type_token: str, name: str, inputs: Mapping[str, A
         f"{pool.where}: GPU pool ({pool.machine}) lacks the taint {contract.GPU_TAINT}; add it so only "
         "pods that request GPUs land there"
         for pool in node_pools(type_token, name, inputs)
-        if pool.gpu and contract.GPU_TAINT not in pool.taints
+        if pool.has_gpu and contract.GPU_TAINT not in pool.taints
     ]
 
 
@@ -192,9 +84,9 @@ def system_pool_on_demand(type_token: str, name: str, inputs: Mapping[str, Any])
 def no_retired_vm_sizes(type_token: str, name: str, inputs: Mapping[str, Any]) -> list[str]:
     """A retired size fails at creation or scale-up, often minutes into a deployment."""
     return [
-        f"{pool.where}: {pool.machine} is retired; use {RETIRED_VM_SIZES[pool.machine]}"
+        f"{pool.where}: {pool.machine} is retired; use {pool.retired_in_favour_of}"
         for pool in node_pools(type_token, name, inputs)
-        if pool.machine in RETIRED_VM_SIZES
+        if pool.retired_in_favour_of
     ]
 
 
@@ -203,10 +95,10 @@ def _secret_value(inputs: Mapping[str, Any], key: str) -> str | None:
 
     Undecodable `data` is returned as is: it is certainly not a default credential.
     """
-    string_data = _mapping(inputs.get("stringData"))
+    string_data = mapping(inputs.get("stringData"))
     if key in string_data:
         return str(string_data[key])
-    data = _mapping(inputs.get("data"))
+    data = mapping(inputs.get("data"))
     if key not in data:
         return None
     try:
@@ -219,7 +111,7 @@ def no_kfp_default_credentials(type_token: str, name: str, inputs: Mapping[str, 
     """Kubeflow Pipelines' manifests ship credentials every reader of its repository knows."""
     if type_token != K8S_SECRET:
         return []
-    secret_name = _mapping(inputs.get("metadata")).get("name")
+    secret_name = mapping(inputs.get("metadata")).get("name")
     messages = []
     for default_name, key, default in KFP_DEFAULT_CREDENTIALS:
         if secret_name != default_name:

@@ -22,13 +22,14 @@ from spotkube.core import kfp_reference, kfp_transforms
 from spotkube.core.catalog.aks import INLINE_POOL_FIXED_FIELDS, RBAC_CLUSTER_ADMIN_ROLE_ID
 from spotkube.core.contract import POOL_LABEL, ROLE_LABEL
 from spotkube.core.kubeconfigs import login_problems
+from spotkube.core.profiles import profile
+from spotkube.core.profiles.aks import AGENT_POOL_TYPE as AKS_AGENT_POOL
+from spotkube.core.profiles.aks import CLUSTER_TYPE as AKS_CLUSTER
+from spotkube.core.profiles.gke import CLUSTER_TYPE as GKE_CLUSTER
+from spotkube.core.profiles.gke import NODE_POOL_TYPE as GKE_NODE_POOL
 from spotkube.core.spec import PlatformSpec
 
-AKS_CLUSTER = "azure-native:containerservice:ManagedCluster"
-AKS_AGENT_POOL = "azure-native:containerservice:AgentPool"
 ROLE_ASSIGNMENT = "azure-native:authorization:RoleAssignment"
-GKE_CLUSTER = "gcp:container/cluster:Cluster"
-GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
 ROUTER_NAT = "gcp:compute/routerNat:RouterNat"
 KUBERNETES_PROVIDER = "pulumi:providers:kubernetes"
 CLIENT_CONFIG_INVOKE = "azure-native:authorization:getClientConfig"
@@ -119,9 +120,7 @@ def credentials_need_no_person(d: Deployment) -> Verdict:
         problems += [f"provider {provider.name}: {p}" for p in login_problems(str(kubeconfig))]
     if problems:
         return Verdict(rule, title, False, f"{d.key('cluster.deployer.login')}: " + "; ".join(problems))
-    how = ("kubelogin --login " + d.spec.cluster.deployer.login if d.spec.cloud == "aks"
-           else "gke-gcloud-auth-plugin with Application Default Credentials")
-    return Verdict(rule, title, True, f"signs in with {how}")
+    return Verdict(rule, title, True, f"signs in with {profile(d.spec.cloud).sign_in(d.spec)}")
 
 
 def deployer_has_data_plane_rights(d: Deployment) -> Verdict:

@@ -16,7 +16,8 @@ from typing import Any
 import yaml
 
 from spotkube.core.errors import Problem, SpecError, StackNotFound
-from spotkube.core.spec import CONFIG_NAMESPACE, PlatformSpec, parse_spec
+from spotkube.core.spec import CONFIG_NAMESPACE, PlatformSpec
+from spotkube.core.validation import parse_spec
 
 
 @dataclass(frozen=True)

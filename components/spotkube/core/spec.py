@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -47,20 +47,39 @@ CapacityName = Literal["spot", "preemptible", "on-demand"]
 class GpuSpec(_Model):
     """GPU type (GKE accelerator name, spotkube's neutral vocabulary) and GPUs per node."""
 
-    type: str = Field(min_length=1)
-    count: int = Field(ge=1, le=16)
+    type: str = Field(
+        min_length=1,
+        description="GPU type in GKE's accelerator vocabulary, on both clouds: `nvidia-tesla-t4`, `nvidia-l4`, "
+        "`nvidia-tesla-a100`, `nvidia-a100-80gb`, ...",
+    )
+    count: int = Field(ge=1, le=16, description="GPUs per node.")
 
 
 class _PoolBase(_Model):
-    name: str
+    name: str = Field(
+        description="Pool name, unique in the stack. AKS: 1-12 lower-case letters and digits, starting with a "
+        "letter; GKE: `[a-z]([-a-z0-9]{0,38}[a-z0-9])?`."
+    )
     machine: str | None = Field(
-        default=None, description="VM size (AKS) or machine type (GKE); a cloud default if unset."
+        default=None,
+        description="VM size (AKS) or machine type (GKE); unset = the cloud's default machine. Retired sizes are "
+        "refused, with their replacement named.",
     )
     min: NodeCount
     max: NodeCount
-    zones: tuple[str, ...] = Field(default=(), description="Availability zones; empty = regional.")
-    labels: dict[str, str] = Field(default_factory=dict, description="Extra node labels.")
-    capacity: CapacityName = "on-demand"
+    zones: tuple[str, ...] = Field(
+        default=(),
+        description='Availability zones: AKS `"1"` to `"3"`, GKE zones of the region. Empty = regional, except '
+        "a GKE GPU pool, which gets every zone of the region that offers its GPU (from the bundled zone table).",
+    )
+    labels: dict[str, str] = Field(
+        default_factory=dict, description="Extra node labels; the `spotkube.io/` prefix is reserved."
+    )
+    capacity: CapacityName = Field(
+        default="on-demand",
+        description="Must stay `on-demand`: a spot pool can't be a System pool, and evictions would take the "
+        "platform down.",
+    )
 
     @field_validator("capacity", mode="before")
     @classmethod
@@ -76,9 +95,13 @@ class _PoolBase(_Model):
 class SystemPool(_PoolBase):
     """The on-demand pool that runs the cluster's own add-ons."""
 
-    name: str = "system"
-    min: NodeCount = 2
-    max: NodeCount = 3
+    name: str = Field(
+        default="system",
+        description="Pool name; never rename it once the cluster exists. AKS: 1-12 lower-case letters and digits, "
+        "starting with a letter; GKE: at most 33 characters (spotkube adds 7 when the pool must be replaced).",
+    )
+    min: NodeCount = Field(default=2, description="Minimum nodes; at least 1.")
+    max: NodeCount = Field(default=3, description="Maximum nodes.")
     critical_addons_only: bool = Field(
         default=True,
         description="AKS: taint CriticalAddonsOnly=true:NoSchedule so only add-ons run here.",
@@ -88,22 +111,46 @@ class SystemPool(_PoolBase):
 class PlatformPool(_PoolBase):
     """The untainted on-demand pool for platform workloads such as Kubeflow Pipelines."""
 
-    enabled: bool = True
-    name: str = "platform"
-    min: NodeCount = 1
-    max: NodeCount = 3
+    enabled: bool = Field(
+        default=True,
+        description="Create the pool. It must stay enabled while Kubeflow is, and on AKS while the system pool "
+        "is tainted (`criticalAddonsOnly`), because Kubeflow needs an untainted on-demand pool.",
+    )
+    name: str = Field(
+        default="platform",
+        description="Pool name: at most 8 characters on AKS and 33 on GKE, because spotkube adds a short digest "
+        "that changes when the pool must be replaced.",
+    )
+    min: NodeCount = Field(default=1, description="Minimum nodes.")
+    max: NodeCount = Field(default=3, description="Maximum nodes.")
 
 
 class SpotPool(_PoolBase):
     """A CPU pool on spot or preemptible capacity that scales 0..N, for batch steps without GPUs."""
 
-    machine: str = Field(min_length=1)
-    min: NodeCount = 0
-    max: NodeCount = 4
-    capacity: CapacityName = "spot"
-    eviction_policy: Literal["Delete", "Deallocate"] = "Delete"
-    max_price: float = Field(default=-1, description="AKS spot max USD/hour; -1 = on-demand cap.")
-    taints: tuple[str, ...] = Field(default=(), description="Extra taints, key=value:Effect.")
+    machine: str = Field(
+        min_length=1,
+        description="VM size (AKS) or machine type (GKE), with GPUs for a GPU pool (e.g. Standard_NC4as_T4_v3, "
+        "g2-standard-8); retired sizes are refused, with their replacement named.",
+    )
+    min: NodeCount = Field(
+        default=0, description="Minimum nodes, at most `max`; 0 means an idle pool costs nothing."
+    )
+    max: NodeCount = Field(default=4, description="Maximum nodes.")
+    capacity: CapacityName = Field(
+        default="spot",
+        description="`spot`, `preemptible` (GKE only) or, for a GPU pool only, `on-demand` (a fallback pool).",
+    )
+    eviction_policy: Literal["Delete", "Deallocate"] = Field(
+        default="Delete",
+        description="AKS spot: what happens to an evicted node; deallocated nodes still count against quota.",
+    )
+    max_price: float = Field(
+        default=-1,
+        description="AKS spot: the most to pay, in USD/hour with up to 5 decimals, or -1: never evict on price, "
+        "pay at most the on-demand price.",
+    )
+    taints: tuple[str, ...] = Field(default=(), description="Extra taints, as `key=value:Effect`.")
 
     @field_validator("max_price")
     @classmethod
@@ -136,21 +183,33 @@ class SpotPool(_PoolBase):
 class GpuPool(SpotPool):
     """A GPU pool that scales 0..N, on spot, preemptible or on-demand capacity."""
 
-    gpu: GpuSpec | None = Field(default=None, description="Filled in from the machine if unset.")
-    gpu_driver: Literal["DEFAULT", "LATEST", "INSTALLATION_DISABLED"] = "DEFAULT"
+    gpu: GpuSpec | None = Field(
+        default=None,
+        description="GPU type and count; unset = filled in from the machine. N1 machines on GKE need it.",
+    )
+    gpu_driver: Literal["DEFAULT", "LATEST", "INSTALLATION_DISABLED"] = Field(
+        default="DEFAULT",
+        description="GKE: the NVIDIA driver version GKE installs; `INSTALLATION_DISABLED` if you install it yourself.",
+    )
 
 
 class AutoscalerSettings(_Model):
     """Cluster autoscaler tuning (AKS `autoScalerProfile`; GKE uses `profile`)."""
 
     expander: Literal["priority", "least-waste", "most-pods", "random"] = Field(
-        default="priority", description="AKS: `priority` makes spot pools win over fallbacks."
+        default="priority", description="AKS: `priority` makes spot pools win over on-demand fallbacks."
     )
-    scan_interval: str = "10s"
-    scale_down_unneeded_time: str = "10m"
-    scale_down_delay_after_add: str = "10m"
-    max_graceful_termination_sec: int = Field(default=600, ge=0)
-    skip_nodes_with_local_storage: bool = False
+    scan_interval: str = Field(default="10s", description="AKS: how often the autoscaler looks for pending pods.")
+    scale_down_unneeded_time: str = Field(
+        default="10m", description="AKS: how long a node is unneeded before it is removed."
+    )
+    scale_down_delay_after_add: str = Field(default="10m", description="AKS: scale-down pause after a scale-up.")
+    max_graceful_termination_sec: int = Field(
+        default=600, ge=0, description="AKS: pods' termination grace during scale-down, in seconds."
+    )
+    skip_nodes_with_local_storage: bool = Field(
+        default=False, description="AKS: keep nodes whose pods use local storage."
+    )
     profile: Literal["BALANCED", "OPTIMIZE_UTILIZATION"] = Field(
         default="OPTIMIZE_UTILIZATION", description="GKE autoscaling profile."
     )
@@ -192,7 +251,9 @@ class DeployerSettings(_Model):
 class ClusterSettings(_Model):
     """Cluster-wide settings; the security switches default to on, or on in prod."""
 
-    kubernetes_version: str | None = Field(default=None, description="Unset = the channel's.")
+    kubernetes_version: str | None = Field(
+        default=None, description="Pinned Kubernetes version; unset follows the channel."
+    )
     channel: str | None = Field(
         default=None,
         description="AKS upgrade channel (stable, rapid, patch, node-image, none; default stable) "
@@ -201,7 +262,7 @@ class ClusterSettings(_Model):
     resource_group_name: str | None = Field(
         default=None, description="AKS: use this existing resource group instead of creating one."
     )
-    project: str | None = Field(default=None, description="GKE: the Google Cloud project id.")
+    project: str | None = Field(default=None, description="GKE: the Google Cloud project id (required on GKE).")
     network: str | None = Field(
         default=None, description="GKE: VPC network name or self link; unset = the project's `default` network."
     )
@@ -211,23 +272,32 @@ class ClusterSettings(_Model):
         "nodes reach registries outside Google only through Cloud NAT on it.",
     )
     private: bool | None = Field(
-        default=None, description="Private API server (AKS) or private nodes (GKE); default: prod."
+        default=None, description="Private API server (AKS) or private nodes (GKE); default: on in prod."
     )
     authorized_ip_ranges: tuple[str, ...] = Field(
         default=(), description="CIDRs allowed to reach the API server."
     )
     local_accounts_disabled: bool | None = Field(
-        default=None, description="AKS: disable local accounts (AAD only); default: prod."
+        default=None, description="AKS: disable local accounts, so Entra ID is the only way in; default: on in prod."
     )
     admin_group_object_ids: tuple[str, ...] = Field(
-        default=(), description="AKS: Entra ID groups that get cluster admin."
+        default=(),
+        description="AKS: object ids of the Entra ID groups that get cluster admin and the RBAC Cluster Admin role.",
     )
-    network_policy: Literal["cilium", "azure", "calico"] = "cilium"
+    network_policy: Literal["cilium", "azure", "calico"] = Field(
+        default="cilium",
+        description="AKS: `cilium` (Azure CNI overlay with the Cilium dataplane), `azure` or `calico`; GKE: "
+        "`cilium` (Dataplane V2) or `calico`.",
+    )
     deletion_protection: bool | None = Field(
-        default=None, description="`protect` (and GKE deletion_protection); default: prod."
+        default=None, description="`protect` (and GKE's deletion_protection) on the cluster; default: on in prod."
     )
-    autoscaler: AutoscalerSettings = Field(default_factory=AutoscalerSettings)
-    deployer: DeployerSettings = Field(default_factory=DeployerSettings)
+    autoscaler: AutoscalerSettings = Field(
+        default_factory=AutoscalerSettings, description="Cluster autoscaler tuning."
+    )
+    deployer: DeployerSettings = Field(
+        default_factory=DeployerSettings, description="Who runs `pulumi up` and from where."
+    )
     egress: Literal["cloud-nat", "own"] | None = Field(
         default=None,
         description="GKE private nodes' way out to public registries: cloud-nat (default: spotkube adds a "
@@ -251,21 +321,24 @@ class ClusterSettings(_Model):
 class WorkloadHours(_Model):
     """Monthly node-hours of one workload class (e.g. preprocessing) on one pool."""
 
-    name: str = Field(min_length=1)
-    pool: str = Field(min_length=1)
-    hours: float = Field(ge=0)
+    name: str = Field(min_length=1, description="Workload class, e.g. preprocessing.")
+    pool: str = Field(min_length=1, description="The pool it runs on: one of this stack's pool names.")
+    hours: float = Field(ge=0, description="Node-hours per month.")
 
 
 class CostSettings(_Model):
     """The usage scenario the plan prices: how much work, and how evictions add to it."""
 
-    eviction_rate: float = Field(default=0.05, ge=0, le=1, description="Share of work evicted.")
+    eviction_rate: float = Field(
+        default=0.05, ge=0, le=1, description="Share of interruptible work that is evicted."
+    )
     rework_fraction: float = Field(
         default=1.0, ge=0, le=1, description="Share of an evicted step that runs again (1 = no checkpoints)."
     )
     hours: dict[str, float] = Field(default_factory=dict, description="Node-hours per month per pool.")
     workloads: tuple[WorkloadHours, ...] = Field(
-        default=(), description="Node-hours per month per workload class, added to their pool's hours."
+        default=(),
+        description="Node-hours per month per workload class, `[{name, pool, hours}]`, added to their pool's hours.",
     )
 
 
@@ -275,7 +348,8 @@ class DevicePluginSettings(_Model):
 
     enabled: bool = Field(
         default=True,
-        description="Deploy the plugin on AKS (GKE always uses its own); false if you run the GPU Operator.",
+        description="On AKS, deploy NVIDIA's device plugin to every GPU pool (false if you run the GPU Operator); "
+        "GKE always uses its own managed plugin.",
     )
     version: str = Field(
         default="v0.20.0", pattern=r"^v\d+\.\d+\.\d+$", description="NVIDIA k8s-device-plugin release: the image tag."
@@ -298,21 +372,24 @@ class KubeflowSettings(_Model):
     """Kubeflow Pipelines standalone, installed from its kustomize manifests and kept on on-demand
     nodes, with its default credentials replaced and spot-safe retries for pipeline steps."""
 
-    enabled: bool = Field(default=True, description="Install Kubeflow Pipelines.")
+    enabled: bool = Field(default=True, description="Install Kubeflow Pipelines standalone.")
     version: str = Field(
         default="2.17.0", pattern=r"^\d+\.\d+\.\d+$", description="KFP release: the git ref of the manifests."
     )
     repository: str = Field(
         default="https://github.com/kubeflow/pipelines",
         pattern=r"^https://[^\s?#]+[^/\s?#]$",
-        description="Git repository of the manifests (a mirror must keep KFP's layout); needs git at deploy time.",
+        description="Git repository of the manifests, e.g. a mirror (it must keep KFP's layout); needs git at "
+        "deploy time.",
     )
     expose_ui: bool = Field(
         default=False,
-        description="Give the UI a public LoadBalancer. KFP standalone has no login: prefer kubectl port-forward.",
+        description="Give the UI a public LoadBalancer, with a warning: KFP standalone has no login, so prefer "
+        "kubectl port-forward.",
     )
     ui_source_ranges: tuple[str, ...] = Field(
-        default=(), description="CIDRs allowed to reach the exposed UI (the Service's loadBalancerSourceRanges)."
+        default=(),
+        description="With `exposeUi` only: CIDRs allowed to reach the UI (the Service's loadBalancerSourceRanges).",
     )
     storage_class: str | None = Field(
         default=None,
@@ -353,17 +430,39 @@ class KubeflowSettings(_Model):
 class PlatformSpec(_Model):
     """One platform: a cluster with its pools, for one cloud, environment and region."""
 
-    cloud: Literal["aks", "gke"]
-    environment: str = Field(pattern=r"^[a-z][a-z0-9-]{0,15}$")
-    region: str = Field(pattern=r"^[a-z][a-z0-9-]+$")
-    system_pool: SystemPool = Field(default_factory=SystemPool)
-    platform_pool: PlatformPool = Field(default_factory=PlatformPool)
-    gpu_pools: tuple[GpuPool, ...] = Field(default=(), max_length=100)
-    spot_pools: tuple[SpotPool, ...] = Field(default=(), max_length=100)
-    cluster: ClusterSettings = Field(default_factory=ClusterSettings)
-    cost: CostSettings = Field(default_factory=CostSettings)
-    device_plugin: DevicePluginSettings = Field(default_factory=DevicePluginSettings)
-    kubeflow: KubeflowSettings = Field(default_factory=KubeflowSettings)
+    cloud: Literal["aks", "gke"] = Field(description="Which cloud: `aks` or `gke`.")
+    environment: str = Field(
+        pattern=r"^[a-z][a-z0-9-]{0,15}$",
+        description="Environment name, e.g. dev, staging or prod. `prod` turns on every unset security switch "
+        "(`cluster.private`, `cluster.localAccountsDisabled`, `cluster.deletionProtection`) and `protect`.",
+    )
+    region: str = Field(
+        pattern=r"^[a-z][a-z0-9-]+$",
+        description="Azure region (e.g. uksouth) or Google Cloud region (e.g. us-central1).",
+    )
+    system_pool: SystemPool = Field(default_factory=SystemPool, description="The on-demand system pool.")
+    platform_pool: PlatformPool = Field(
+        default_factory=PlatformPool,
+        description="The untainted on-demand pool for Kubeflow and other platform workloads.",
+    )
+    gpu_pools: tuple[GpuPool, ...] = Field(
+        default=(), max_length=100, description="GPU pools, each scaling min..max."
+    )
+    spot_pools: tuple[SpotPool, ...] = Field(
+        default=(),
+        max_length=100,
+        description="CPU pools on spot or preemptible capacity for batch steps, each scaling min..max.",
+    )
+    cluster: ClusterSettings = Field(default_factory=ClusterSettings, description="Cluster-wide settings.")
+    cost: CostSettings = Field(default_factory=CostSettings, description="The usage scenario the plan prices.")
+    device_plugin: DevicePluginSettings = Field(
+        default_factory=DevicePluginSettings,
+        description="NVIDIA's device plugin: a DaemonSet on every AKS GPU pool; GKE keeps its own managed plugin.",
+    )
+    kubeflow: KubeflowSettings = Field(
+        default_factory=KubeflowSettings,
+        description="Kubeflow Pipelines standalone, on the on-demand pools.",
+    )
 
     @property
     def is_prod(self) -> bool:
@@ -372,6 +471,36 @@ class PlatformSpec(_Model):
     def switch(self, value: bool | None) -> bool:
         """A security switch left unset is on in prod and off elsewhere."""
         return self.is_prod if value is None else value
+
+
+def config_key(path: str) -> str:
+    """A key path as a stack file spells it: `gpuPools[0].maxPrice` -> `spotkube:gpuPools[0].maxPrice`."""
+    return f"{CONFIG_NAMESPACE}:{path}"
+
+
+def all_pools(spec: PlatformSpec) -> Iterator[tuple[str, _PoolBase]]:
+    """(key path, pool) of every pool that will exist, system pool first."""
+    yield "systemPool", spec.system_pool
+    if spec.platform_pool.enabled:
+        yield "platformPool", spec.platform_pool
+    yield from worker_pools(spec)
+
+
+def worker_pools(spec: PlatformSpec) -> Iterator[tuple[str, SpotPool]]:
+    """(key path, pool) of the pools that scale from zero: spot CPU pools, then GPU pools."""
+    yield from ((f"spotPools[{i}]", p) for i, p in enumerate(spec.spot_pools))
+    yield from ((f"gpuPools[{i}]", p) for i, p in enumerate(spec.gpu_pools))
+
+
+def alias(model: BaseModel, name: str) -> str:
+    """A field's name as a stack file spells it (camelCase)."""
+    return type(model).model_fields[name].alias or name
+
+
+def set_by_user(model: BaseModel, name: str) -> bool:
+    """Whether the stack file or the component args set this field. Components receive the validated
+    spec itself (or the user's own args), never a dump of it, so this is exactly what the user wrote."""
+    return name in model.model_fields_set
 
 
 #: The top-level config keys a stack may set under the `spotkube:` namespace.
@@ -415,16 +544,12 @@ def _known_keys(loc: Sequence[str | int]) -> list[str]:
     return [f.alias or n for n, f in model.model_fields.items()]
 
 
-def parse_spec(values: Mapping[str, Any], source: str) -> PlatformSpec:
-    """Validate config values (keys without namespace) and apply the cloud's rules.
-
-    Raises SpecError listing every problem, each with `source` and the `spotkube:` key path.
-    """
-    from spotkube.core.validation import resolve  # the rules import this module's models
-
+def model_problems(values: Mapping[str, Any]) -> tuple[PlatformSpec | None, list[Problem]]:
+    """Validate config values (keys without namespace) against the models alone: types, ranges and
+    single fields. The cloud's rules come after, in `validation.parse_spec`."""
     unknown = [key for key in values if key not in CONFIG_KEYS and key not in PlatformSpec.model_fields]
     problems = [
-        Problem(f"{CONFIG_NAMESPACE}:{key}", f"is not a known key; accepted keys: {', '.join(CONFIG_KEYS)}")
+        Problem(config_key(key), f"is not a known key; accepted keys: {', '.join(CONFIG_KEYS)}")
         for key in unknown
     ]
     try:
@@ -432,13 +557,9 @@ def parse_spec(values: Mapping[str, Any], source: str) -> PlatformSpec:
     except ValidationError as err:
         for error in err.errors():
             loc = tuple(error["loc"])
-            problems.append(Problem(f"{CONFIG_NAMESPACE}:{_path(loc)}", _describe(error, _known_keys(loc))))
-        raise SpecError(source, problems) from None
-    spec, rule_problems = resolve(spec)
-    problems.extend(rule_problems)
-    if problems:
-        raise SpecError(source, problems)
-    return spec
+            problems.append(Problem(config_key(_path(loc)), _describe(error, _known_keys(loc))))
+        return None, problems
+    return spec, problems
 
 
 Settings = TypeVar("Settings", bound=BaseModel)

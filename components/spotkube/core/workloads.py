@@ -12,11 +12,14 @@ Pure module: no Pulumi.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any, cast
 
 from spotkube.core import contract
 from spotkube.core.contract import Cloud, PoolContract, Taint
-from spotkube.core.spec import DevicePluginSettings
+from spotkube.core.errors import Problem, SpecError
+from spotkube.core.profiles import PROFILES
+from spotkube.core.spec import DevicePluginSettings, PlatformSpec, parse_settings
 
 #: The Pulumi type token of the component; the plan recognises its registrations by it.
 DEVICE_PLUGIN_TYPE = "spotkube:index:NvidiaDevicePlugin"
@@ -33,13 +36,42 @@ RESOURCES = {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": 
 #: The DaemonSet GKE runs on its GPU nodes (in kube-system), named in messages.
 GKE_PLUGIN_NAME = "nvidia-gpu-device-plugin"
 
-PluginMode = Literal["daemonset", "gke-managed"]
+@dataclass(frozen=True)
+class DevicePluginRequest:
+    """What the device plugin component builds: for which cloud, with which settings, tolerating which
+    extra taints (taints the GPU pools carry beyond the contract's own, such as a team's)."""
+
+    cloud: Cloud
+    settings: DevicePluginSettings
+    extra_taints: tuple[Taint, ...] = ()
+
+    @classmethod
+    def for_spec(cls, spec: PlatformSpec) -> DevicePluginRequest:
+        """The stack's device plugin: its settings, and every GPU pool's own taints."""
+        taints = sorted({taint for pool in spec.gpu_pools for taint in pool.taints})
+        return cls(spec.cloud, spec.device_plugin, tuple(Taint.parse(t) for t in taints))
 
 
-def plugin_mode(cloud: Cloud) -> PluginMode:
-    """Which plugin serves a cloud's GPU nodes: AKS leaves it to us; GKE installs its own, together
-    with the driver on managed-driver pools, and NVIDIA's plugin beside it would double-count GPUs."""
-    return "gke-managed" if cloud == "gke" else "daemonset"
+def device_plugin_request(values: Mapping[str, Any], source: str) -> DevicePluginRequest:
+    """Validate `NvidiaDevicePlugin` args (cloud, extra_taints, then the settings), every problem at once."""
+    values = dict(values)
+    cloud = values.pop("cloud", None)
+    problems = []
+    if cloud not in PROFILES:
+        problems.append(Problem("cloud", f"{cloud!r} is not accepted; use {' or '.join(map(repr, PROFILES))}"))
+    taints = []
+    for i, text in enumerate(values.pop("extra_taints", None) or ()):
+        try:
+            taints.append(Taint.parse(text))
+        except ValueError as err:
+            problems.append(Problem(f"extra_taints[{i}]", str(err)))
+    try:
+        settings = parse_settings(DevicePluginSettings, values, source)
+    except SpecError as err:
+        raise SpecError(source, [*problems, *err.problems]) from None
+    if problems:
+        raise SpecError(source, problems)
+    return DevicePluginRequest(cast(Cloud, cloud), settings, tuple(taints))
 
 
 #: Why no DaemonSet is deployed on GKE, for the program's log and the plan.

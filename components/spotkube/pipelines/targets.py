@@ -17,17 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from spotkube.core import contract
-from spotkube.core.catalog import aks as aks_catalog
-from spotkube.core.catalog import gke as gke_catalog
 from spotkube.core.contract import Placement, PoolContract
 from spotkube.core.errors import SpotkubeError
-from spotkube.core.pipeline_check import PipelineCheckError, load_pool_contracts, read_pool_file
+from spotkube.core.pipeline_reader import PipelineCheckError, load_pool_contracts, read_pool_file
+from spotkube.core.profiles import PROFILES
 
-#: spotkube's cloud-neutral GPU vocabulary: GKE's accelerator names, which the AKS catalog maps its
-#: VM sizes onto. A type outside it is a typo, or a GPU no spotkube pool can carry.
-KNOWN_GPU_TYPES: frozenset[str] = frozenset(gke_catalog.ACCELERATORS) | frozenset(
-    gpu for gpu, _ in aks_catalog.GPU_VM_SIZES.values()
-)
+#: spotkube's cloud-neutral GPU vocabulary (GKE's accelerator names, which the AKS catalog maps its
+#: VM sizes onto): every cloud profile's GPU types. A type outside it is a typo, or a GPU no spotkube
+#: pool can carry.
+KNOWN_GPU_TYPES: frozenset[str] = frozenset().union(*(p.gpu_types for p in PROFILES.values()))
 
 #: The most GPUs one spotkube node carries (the spec's limit for `gpu.count`).
 MAX_GPUS_PER_NODE = 16
@@ -45,7 +43,7 @@ def _gpu_count(count: Any, limit: int = MAX_GPUS_PER_NODE) -> int:
 
 def _gpu_type_hint(name: str) -> str:
     """When someone passes a machine name instead of a GPU type, say which GPU type it carries."""
-    carried = aks_catalog.GPU_VM_SIZES.get(name) or gke_catalog.accelerator_for_machine(name)
+    carried = next((gpu for p in PROFILES.values() if (gpu := p.machine_gpu(name))), None)
     if carried:
         return f" ({name} is a machine; it carries {carried[0]})"
     return ""

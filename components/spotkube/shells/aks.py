@@ -20,9 +20,15 @@ import yaml
 from spotkube.core.catalog.aks import INLINE_POOL_FIXED_FIELDS, RBAC_CLUSTER_ADMIN_ROLE_ID
 from spotkube.core.kubeconfigs import with_kubelogin_mode
 from spotkube.core.plan import PlatformPlan, PoolPlan, autoscaler_priorities, versioned_name
-from spotkube.core.spec import LoginMode
+from spotkube.core.spec import LoginMode, PlatformSpec
 from spotkube.shells.args import GpuClusterArgs, PoolContractOutput
-from spotkube.shells.common import child, kubernetes_provider, plan_from_args, pool_contract_outputs
+from spotkube.shells.common import (
+    child,
+    kubernetes_provider,
+    plan_from_args,
+    plan_from_spec,
+    pool_contract_outputs,
+)
 
 #: AgentPool fields Azure fixes at creation but azure-native does not mark as replacing; with
 #: vmSize (which azure-native does replace on), changing any of them replaces the pool.
@@ -143,7 +149,19 @@ class AksGpuCluster(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
-        plan = plan_from_args("aks", args, f"AksGpuCluster {name!r} args")
+        self._build(name, plan_from_args("aks", args, f"AksGpuCluster {name!r} args"), opts)
+
+    @classmethod
+    def from_spec(
+        cls, name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions | None = None
+    ) -> "AksGpuCluster":
+        """The cluster of a spec `parse_spec` has already accepted, as the stack program reads it from
+        the stack file: validated once, and every setting exactly as the user wrote it."""
+        cluster = cls.__new__(cls)
+        cluster._build(name, plan_from_spec("aks", spec, f"AksGpuCluster {name!r}"), opts)
+        return cluster
+
+    def _build(self, name: str, plan: PlatformPlan, opts: pulumi.ResourceOptions | None) -> None:
         super().__init__("spotkube:index:AksGpuCluster", name, {}, opts)
         spec = plan.spec
 

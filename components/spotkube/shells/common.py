@@ -1,9 +1,14 @@
-"""What both cloud components share on the Pulumi side: validation up front and the outputs.
+"""What every component shares on the Pulumi side: one way to refuse bad input, child options, the
+provider and the outputs.
 
-Kept here so that the AKS and GKE modules never import each other: what both need lives in the core.
+Kept here so that the AKS and GKE modules never import each other: what both need lives in the core
+or here.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -11,19 +16,35 @@ import pulumi_kubernetes as k8s
 from spotkube.core.contract import Cloud
 from spotkube.core.errors import SpecError
 from spotkube.core.plan import PlatformPlan, plan_platform
-from spotkube.core.spec import parse_spec
+from spotkube.core.spec import PlatformSpec
+from spotkube.core.validation import parse_spec
 from spotkube.shells.args import GpuClusterArgs
+
+Validated = TypeVar("Validated")
+
+
+def validated(check: Callable[[], Validated]) -> Validated:
+    """Run a validation before anything is registered; bad input ends the program with its message.
+
+    `pulumi.RunError` is how a Pulumi program reports an error without a traceback. Every component
+    and the stack program refuse input through here, so the message always has the same shape.
+    """
+    try:
+        return check()
+    except SpecError as err:
+        raise pulumi.RunError(str(err)) from None
 
 
 def plan_from_args(cloud: Cloud, args: GpuClusterArgs, where: str) -> PlatformPlan:
-    """Validate component args before anything is registered; bad input ends the program cleanly.
+    """The plan of a cluster component's args, validated and resolved once."""
+    return plan_platform(validated(lambda: parse_spec({"cloud": cloud, **args}, where)))
 
-    `pulumi.RunError` is how a Pulumi program reports an error without a traceback.
-    """
-    try:
-        spec = parse_spec({"cloud": cloud, **args}, where)
-    except SpecError as err:
-        raise pulumi.RunError(str(err)) from None
+
+def plan_from_spec(cloud: Cloud, spec: PlatformSpec, component: str) -> PlatformPlan:
+    """The plan of a spec that `parse_spec` already accepted (the stack program's): no second
+    validation and no dict round trip. A spec for another cloud is a programming error."""
+    if spec.cloud != cloud:
+        raise pulumi.RunError(f"{component}: the spec is for {spec.cloud}; build it with the {spec.cloud} component")
     return plan_platform(spec)
 
 

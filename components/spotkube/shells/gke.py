@@ -22,7 +22,13 @@ from spotkube.core.kubeconfigs import GKE_AUTH_PLUGIN, with_application_default_
 from spotkube.core.plan import PlatformPlan, PoolPlan, versioned_name
 from spotkube.core.spec import PlatformSpec
 from spotkube.shells.args import GpuClusterArgs, PoolContractOutput
-from spotkube.shells.common import child, kubernetes_provider, plan_from_args, pool_contract_outputs
+from spotkube.shells.common import (
+    child,
+    kubernetes_provider,
+    plan_from_args,
+    plan_from_spec,
+    pool_contract_outputs,
+)
 
 #: The one role GKE nodes need for their system tasks (logging, monitoring), instead of the Editor
 #: role the default compute service account usually holds. Pulling private images from Artifact
@@ -181,7 +187,19 @@ class GkeGpuCluster(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
-        plan = plan_from_args("gke", args, f"GkeGpuCluster {name!r} args")
+        self._build(name, plan_from_args("gke", args, f"GkeGpuCluster {name!r} args"), opts)
+
+    @classmethod
+    def from_spec(
+        cls, name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions | None = None
+    ) -> "GkeGpuCluster":
+        """The cluster of a spec `parse_spec` has already accepted, as the stack program reads it from
+        the stack file: validated once, and every setting exactly as the user wrote it."""
+        cluster = cls.__new__(cls)
+        cluster._build(name, plan_from_spec("gke", spec, f"GkeGpuCluster {name!r}"), opts)
+        return cluster
+
+    def _build(self, name: str, plan: PlatformPlan, opts: pulumi.ResourceOptions | None) -> None:
         super().__init__("spotkube:index:GkeGpuCluster", name, {}, opts)
         spec = plan.spec
         project = spec.cluster.project

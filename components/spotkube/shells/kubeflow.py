@@ -11,11 +11,10 @@ import pulumi_random as random
 from pulumi_kubernetes.kustomize.v2 import Directory
 
 from spotkube.core import kfp_transforms
-from spotkube.core.errors import SpecError
 from spotkube.core.kfp_transforms import Credentials
-from spotkube.core.spec import KubeflowSettings, parse_settings
+from spotkube.core.spec import KubeflowSettings, PlatformSpec, parse_settings
 from spotkube.shells.args import KubeflowPipelinesArgs
-from spotkube.shells.common import child
+from spotkube.shells.common import child, validated
 
 
 def _kfp_transform(settings: KubeflowSettings, credentials: Credentials) -> pulumi.ResourceTransform:
@@ -51,10 +50,18 @@ class KubeflowPipelines(pulumi.ComponentResource):
         self, name: str, args: KubeflowPipelinesArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         source = f"KubeflowPipelines {name!r} args"
-        try:
-            settings = parse_settings(KubeflowSettings, args, source)
-        except SpecError as err:
-            raise pulumi.RunError(str(err)) from None
+        self._build(name, validated(lambda: parse_settings(KubeflowSettings, args, source)), opts)
+
+    @classmethod
+    def from_spec(
+        cls, name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions | None = None
+    ) -> "KubeflowPipelines":
+        """The stack's Kubeflow Pipelines, from a spec `parse_spec` has already accepted."""
+        kubeflow = cls.__new__(cls)
+        kubeflow._build(name, spec.kubeflow, opts)
+        return kubeflow
+
+    def _build(self, name: str, settings: KubeflowSettings, opts: pulumi.ResourceOptions | None) -> None:
         super().__init__(kfp_transforms.KUBEFLOW_TYPE, name, {}, opts)
 
         # Fixed names and no keepers: generated once, then stable for the life of the stack.

@@ -1,4 +1,6 @@
-"""The glue `infra/__main__.py` uses: read the stack's spec from Pulumi config and build it.
+"""The glue `infra/__main__.py` uses: read the stack's spec from Pulumi config, validated once.
+
+The program then hands that typed spec to the components (`from_spec`), never a dict of it.
 
 It reads config through `pulumi.Config`, so the same code runs under `pulumi up` (where the
 engine supplies the config) and under the offline plan (where `spotkube.tools.offline` does).
@@ -13,12 +15,10 @@ from typing import Any
 import pulumi
 from pulumi.runtime import config as runtime_config
 
-from spotkube.core.errors import SpecError
 from spotkube.core.project import find_project
-from spotkube.core.spec import CONFIG_NAMESPACE, PlatformSpec, parse_spec
-
-#: The spec fields the cluster components take; the rest configure other components or the plan.
-CLUSTER_KEYS = {"environment", "region", "system_pool", "platform_pool", "gpu_pools", "spot_pools", "cluster"}
+from spotkube.core.spec import CONFIG_NAMESPACE, PlatformSpec
+from spotkube.core.validation import parse_spec
+from spotkube.shells.common import validated
 
 
 def _value(raw: str) -> Any:
@@ -40,25 +40,4 @@ def read_stack_spec(program_dir: Path) -> PlatformSpec:
     values = {key: _value(raw) for key in _stack_keys() if (raw := config.get(key)) is not None}
     project = find_project(program_dir)
     source = project.relative(project.stack_file(pulumi.get_stack()))
-    try:
-        return parse_spec(values, source)
-    except SpecError as err:
-        raise pulumi.RunError(str(err)) from None
-
-
-def cluster_args(spec: PlatformSpec) -> dict[str, Any]:
-    """The cluster part of the spec as component args (snake_case, plain lists)."""
-    return spec.model_dump(mode="json", include=CLUSTER_KEYS, exclude_none=True)
-
-
-def device_plugin_args(spec: PlatformSpec) -> dict[str, Any]:
-    """`NvidiaDevicePlugin` args: the stack's settings, its cloud, and the GPU pools' own taints,
-    which the plugin must tolerate to run on those pools."""
-    extra_taints = sorted({taint for pool in spec.gpu_pools for taint in pool.taints})
-    settings = spec.device_plugin.model_dump(mode="json", exclude={"enabled"})
-    return {"cloud": spec.cloud, **settings, "extra_taints": extra_taints}
-
-
-def kubeflow_args(spec: PlatformSpec) -> dict[str, Any]:
-    """`KubeflowPipelines` args: the stack's settings without the on/off switch."""
-    return spec.kubeflow.model_dump(mode="json", exclude={"enabled"}, exclude_none=True)
+    return validated(lambda: parse_spec(values, source))

@@ -18,23 +18,18 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from spotkube.core.cost import bundled_table_path, fetch_vm_prices, load_table, merge_rows, write_table
+from spotkube.core.cost import bundled_table_path, load_table, merge_rows, write_table
 from spotkube.core.costing import price_plan
 from spotkube.core.errors import SpotkubeError
-from spotkube.core.pipeline_check import (
-    check_pipeline,
-    load_pool_contracts,
-    read_pipeline,
-    render_reports_table,
-    reports_json,
-    reports_markdown,
-)
+from spotkube.core.pipeline_check import check_pipeline
+from spotkube.core.pipeline_reader import load_pool_contracts, read_pipeline
 from spotkube.core.plan import plan_platform
 from spotkube.core.project import find_project, load_stack_spec
 from spotkube.core.stack_template import CloudName, create_stack
 from spotkube.tools import report
-from spotkube.tools.azure_retail import DEFAULT_ENDPOINT, DEFAULT_TIMEOUT_S
+from spotkube.tools.azure_retail import DEFAULT_ENDPOINT, DEFAULT_TIMEOUT_S, fetch_vm_prices
 from spotkube.tools.offline import run_stack
+from spotkube.tools.pipeline_views import render_reports_table, reports_json, reports_markdown
 
 app = typer.Typer(help="Plan and check spotkube platforms offline.", no_args_is_help=True,
                   pretty_exceptions_enable=False, add_completion=False)

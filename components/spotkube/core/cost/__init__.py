@@ -1,4 +1,4 @@
-"""Cost: the spot-vs-on-demand cost model, the bundled price table and the Azure price client.
+"""Cost: the spot-vs-on-demand cost model and the bundled price table (its Azure client is a tool).
 
 Pure Python with no Pulumi import, so `spotkube plan` can price a stack before touching a cloud.
 """
@@ -23,21 +23,17 @@ from spotkube.core.cost.prices import (
     table_date,
     write_table,
 )
-from spotkube.tools.azure_retail import InvalidArmName, PriceFetchError, fetch_vm_prices
 
 __all__ = [
     "HOURS_PER_MONTH",
     "Assumptions",
-    "InvalidArmName",
     "PoolCost",
     "PoolUsage",
     "Price",
-    "PriceFetchError",
     "PriceRow",
     "PriceTable",
     "StackCost",
     "bundled_table_path",
-    "fetch_vm_prices",
     "hourly_price",
     "load_table",
     "merge_rows",

@@ -1,0 +1,203 @@
+"""AKS: everything spotkube knows about Azure Kubernetes Service, in one place.
+
+Its validation rules (learn.microsoft.com/azure/aks: node pools, spot node pools, GPU clusters), GPU
+resolution from the VM size, defaults, how an AgentPool or an inline pool reads back from its
+inputs, the new-stack template, the price-table name and the device-plugin mode. The facts behind
+them, with their sources, are in docs/platform-facts.md#aks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from spotkube.core import contract
+from spotkube.core.catalog import aks as catalog
+from spotkube.core.errors import NewStackError, Problem
+from spotkube.core.profiles.base import (
+    CloudProfile,
+    GpuResolution,
+    RegisteredPool,
+    RuleOutput,
+    first,
+    items,
+    mapping,
+)
+from spotkube.core.spec import GpuPool, GpuSpec, PlatformSpec, alias, all_pools, config_key, worker_pools
+
+CLUSTER_TYPE = "azure-native:containerservice:ManagedCluster"
+AGENT_POOL_TYPE = "azure-native:containerservice:AgentPool"
+CHANNELS = ("stable", "rapid", "patch", "node-image", "none")
+DEFAULT_MACHINE = "Standard_D4s_v3"
+#: Cluster settings only GKE understands; an AKS stack that sets them is refused.
+GKE_ONLY_CLUSTER_SETTINGS = ("project", "network", "subnetwork", "egress", "dns_endpoint")
+#: Longest platform pool name whose cloud name spotkube versions (see shells.aks.cloud_pool_name):
+#: AKS allows 12 characters, and the version adds 4.
+VERSIONED_NAME_MAX = 8
+GUID_PATTERN = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+#: The all-zero GUID: a placeholder, never a real group.
+NIL_GUID = "00000000-0000-0000-0000-000000000000"
+#: Azure region names are lower-case letters and digits (eastus, westeurope, eastus2); a hyphen
+#: means a Google Cloud region was given for an AKS stack.
+REGION_PATTERN = r"^[a-z]+[0-9]*$"
+
+
+def rules(spec: PlatformSpec) -> RuleOutput:
+    """AKS's own rules, after the rules every cloud shares."""
+    pattern = re.compile(catalog.POOL_NAME_PATTERN)
+    for path, pool in all_pools(spec):
+        if not pattern.match(pool.name):
+            yield Problem(config_key(f"{path}.name"), f"{pool.name!r} is not a valid AKS pool name; use 1-12 "
+                          "lower-case letters and digits, starting with a letter")
+    machines = [("systemPool", spec.system_pool.machine), ("platformPool", spec.platform_pool.machine)]
+    machines += [(path, worker.machine) for path, worker in worker_pools(spec)]
+    for path, machine in machines:
+        if machine in catalog.RETIRED_VM_SIZES:
+            yield Problem(config_key(f"{path}.machine"), f"{machine!r} is retired; use "
+                          f"{catalog.RETIRED_VM_SIZES[machine]}")
+        elif machine is not None and not re.match(catalog.VM_SIZE_PATTERN, machine):
+            yield Problem(config_key(f"{path}.machine"),
+                          f"{machine!r} is not an Azure VM size; use e.g. Standard_D4s_v3")
+    for path, worker in worker_pools(spec):
+        if worker.capacity == "preemptible":
+            yield Problem(config_key(f"{path}.capacity"),
+                          "'preemptible' is a GKE capacity; on AKS use 'spot' or 'on-demand'")
+        if worker.capacity != "spot" and worker.max_price != -1:
+            yield Problem(config_key(f"{path}.maxPrice"), f"{worker.max_price} applies to spot pools only; "
+                          "remove it or set capacity: spot")
+        for z, zone in enumerate(worker.zones):
+            if zone not in ("1", "2", "3"):
+                yield Problem(config_key(f"{path}.zones[{z}]"), f"{zone!r} is not an Azure zone; use '1', '2' or '3'")
+    if spec.platform_pool.enabled and len(spec.platform_pool.name) > VERSIONED_NAME_MAX:
+        yield Problem(config_key("platformPool.name"), f"{spec.platform_pool.name!r} is too long; use at most "
+                      f"{VERSIONED_NAME_MAX} characters (AKS allows 12, and spotkube adds 4 that change when the "
+                      "pool must be replaced, so the new pool can start before the old one goes)")
+    for i, group in enumerate(spec.cluster.admin_group_object_ids):
+        if not re.fullmatch(GUID_PATTERN, group) or group == NIL_GUID:
+            yield Problem(config_key(f"cluster.adminGroupObjectIds[{i}]"), f"{group!r} is not an Entra ID group "
+                          "object id; use the group's object id (a GUID such as 3f2b1c4d-...; az ad group show "
+                          "--query id)")
+    if spec.system_pool.critical_addons_only and not spec.platform_pool.enabled:
+        yield Problem(config_key("platformPool.enabled"), "false leaves Kubeflow and other platform workloads no "
+                      "untainted on-demand pool; enable it or set systemPool.criticalAddonsOnly: false")
+    for name in GKE_ONLY_CLUSTER_SETTINGS:
+        if getattr(spec.cluster, name) is not None:
+            yield Problem(config_key(f"cluster.{alias(spec.cluster, name)}"),
+                          "is a GKE setting; remove it from an AKS stack")
+
+
+def gpu_of(pool: GpuPool) -> GpuResolution:
+    """The GPU an AKS VM size carries, or the reason the pool's GPU settings are wrong."""
+    known = catalog.GPU_VM_SIZES.get(pool.machine)
+    if known is None:
+        if pool.machine in catalog.RETIRED_VM_SIZES:
+            return None, None  # already reported as retired
+        return None, (f"{pool.machine!r} is not a GPU VM size spotkube knows; use one of "
+                      f"{', '.join(catalog.GPU_VM_SIZES)}")
+    gpu = GpuSpec(type=known[0], count=known[1])
+    if pool.gpu is not None and pool.gpu != gpu:
+        return None, (f"{pool.gpu.count} × {pool.gpu.type} does not match {pool.machine}, which carries "
+                      f"{gpu.count} × {gpu.type}; remove gpu or correct it")
+    return gpu, None
+
+
+def _taints(texts: Any) -> frozenset[contract.Taint]:
+    """AKS `nodeTaints`; a malformed taint protects nothing, so it is simply not counted."""
+    taints = set()
+    for text in items(texts):
+        try:
+            taints.add(contract.Taint.parse(str(text)))
+        except ValueError:
+            continue
+    return frozenset(taints)
+
+
+def _pool(where: str, name: str, profile: Mapping[str, Any]) -> RegisteredPool:
+    labels = {str(k): str(v) for k, v in mapping(profile.get("nodeLabels")).items()}
+    machine = profile.get("vmSize")
+    spot = profile.get("scaleSetPriority") == "Spot"
+    accelerator = labels.get(contract.ACCELERATOR_LABEL)
+    labelled_gpu = accelerator not in (None, "", contract.NO_ACCELERATOR) or contract.AKS_ACCELERATOR_LABEL[0] in labels
+    return RegisteredPool(
+        where=where,
+        cloud_name=name,
+        labels=labels,
+        machine=machine,
+        gpu_count=catalog.GPU_VM_SIZES.get(machine or "", ("", 0))[1],
+        has_gpu=machine in catalog.GPU_VM_SIZES or labelled_gpu,
+        capacity="spot" if spot else "on-demand",
+        system=profile.get("mode") == "System" or labels.get(contract.ROLE_LABEL) == "system",
+        min_nodes=first(profile, "minCount"),
+        max_nodes=first(profile, "maxCount"),
+        taint_texts=tuple(str(t) for t in items(profile.get("nodeTaints"))),
+        taints=_taints(profile.get("nodeTaints")),
+        zones=tuple(str(z) for z in items(profile.get("availabilityZones"))),
+        eviction_policy=profile.get("scaleSetEvictionPolicy"),
+        max_price=profile.get("spotMaxPrice"),
+        retired_in_favour_of=catalog.RETIRED_VM_SIZES.get(machine or ""),
+    )
+
+
+def read_pools(type_token: str, name: str, inputs: Mapping[str, Any]) -> list[RegisteredPool]:
+    """The pools a registration declares: a ManagedCluster's inline profiles, or one AgentPool."""
+    if type_token == AGENT_POOL_TYPE:
+        return [_pool(f"AgentPool {name!r}", str(inputs.get("agentPoolName") or name), inputs)]
+    if type_token == CLUSTER_TYPE:
+        profiles = [mapping(p) for p in items(inputs.get("agentPoolProfiles"))]
+        return [_pool(f"ManagedCluster {name!r} agentPoolProfiles[{i}] ({p.get('name')})", str(p.get("name")), p)
+                for i, p in enumerate(profiles)]
+    return []
+
+
+def new_stack_config(environment: str, region: str, gcp_project: str | None) -> dict[str, Any]:
+    """An on-demand system and platform pool and a spot T4 pool from 0: AKS offers T4 widely."""
+    if gcp_project is not None:
+        raise NewStackError("--gcp-project applies to --cloud gke only")
+    if not re.match(REGION_PATTERN, region):
+        raise NewStackError(f"--region {region}: not an Azure region name; use e.g. eastus, westeurope or uksouth")
+    return {
+        "cloud": "aks",
+        "environment": environment,
+        "region": region,
+        "systemPool": {"machine": DEFAULT_MACHINE, "min": 2, "max": 3},
+        "platformPool": {"machine": DEFAULT_MACHINE, "min": 1, "max": 3},
+        "gpuPools": [{
+            "name": "t4spot", "machine": "Standard_NC4as_T4_v3", "capacity": "spot",
+            "evictionPolicy": "Delete", "maxPrice": -1, "min": 0, "max": 4,
+        }],
+        "cluster": {"channel": "stable"},
+    }
+
+
+def sign_in(spec: PlatformSpec) -> str:
+    """spotkube rewrites AKS's device-code kubeconfig to the deployer's kubelogin mode."""
+    return f"kubelogin --login {spec.cluster.deployer.login}"
+
+
+def price_refresh(region: str, machine: str) -> str:
+    """Azure's Retail Prices API needs no credentials, so a missing price can be fetched."""
+    return f"spotkube prices refresh --region {region} --sku {machine}"
+
+
+PROFILE = CloudProfile(
+    cloud="aks",
+    title="AKS",
+    default_machine=DEFAULT_MACHINE,
+    channels=CHANNELS,
+    default_channel="stable",
+    rules=rules,
+    gpu_of=gpu_of,
+    machine_arch=catalog.vm_size_arch,
+    machine_gpu=catalog.GPU_VM_SIZES.get,
+    gpu_types=frozenset(gpu for gpu, _ in catalog.GPU_VM_SIZES.values()),
+    read_pools=read_pools,
+    sign_in=sign_in,
+    new_stack_config=new_stack_config,
+    price_cloud="azure",
+    device_plugin_mode="daemonset",
+    critical_addons_taint=True,
+    spot_price_controls=True,
+    gpu_driver_setting=False,
+    price_refresh=price_refresh,
+)

@@ -1,0 +1,321 @@
+"""GKE: everything spotkube knows about Google Kubernetes Engine, in one place.
+
+Its validation rules (cloud.google.com/kubernetes-engine/docs), checked against the bundled
+`catalog.gke` facts; GPU resolution from the machine type; the zones a GPU pool defaults to;
+how a NodePool reads back from its inputs; the new-stack template; the price-table name and the
+device-plugin mode. The facts behind them, with their sources, are in docs/platform-facts.md#gke.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel
+
+from spotkube.core import contract
+from spotkube.core.catalog import gke as catalog
+from spotkube.core.errors import NewStackError, Problem
+from spotkube.core.profiles.base import (
+    CloudProfile,
+    GpuResolution,
+    RegisteredPool,
+    RuleOutput,
+    first,
+    items,
+    mapping,
+)
+from spotkube.core.spec import (
+    GpuPool,
+    GpuSpec,
+    PlatformSpec,
+    alias,
+    all_pools,
+    config_key,
+    set_by_user,
+    worker_pools,
+)
+
+CLUSTER_TYPE = "gcp:container/cluster:Cluster"
+NODE_POOL_TYPE = "gcp:container/nodePool:NodePool"
+CHANNELS = ("RAPID", "REGULAR", "STABLE", "EXTENDED")
+DEFAULT_MACHINE = "e2-standard-4"
+
+#: Cluster settings only AKS understands, with what a GKE stack uses instead. They are refused on
+#: GKE rather than ignored, so nobody believes a setting protects a cluster it never reaches.
+AKS_ONLY_CLUSTER_SETTINGS = {
+    "resource_group_name": "a GKE cluster lives in cluster.project",
+    "local_accounts_disabled": "GKE issues no client certificates; access goes through IAM",
+    "admin_group_object_ids": "grant roles/container.admin through IAM instead",
+}
+#: AKS autoscaler profile fields; GKE's managed autoscaler takes only `profile`.
+AKS_ONLY_AUTOSCALER_SETTINGS = (
+    "expander", "scan_interval", "scale_down_unneeded_time", "scale_down_delay_after_add",
+    "max_graceful_termination_sec", "skip_nodes_with_local_storage",
+)
+#: Pool fields only AKS spot pools have, with why GKE has no use for them.
+AKS_ONLY_POOL_SETTINGS = {
+    "eviction_policy": "GKE always deletes preempted spot and preemptible VMs",
+    "max_price": "GKE spot prices are set by Google and have no per-pool cap",
+}
+#: Deployer settings only AKS understands: GKE always signs in with Application Default Credentials.
+AKS_ONLY_DEPLOYER_SETTINGS = ("login", "grant_propagation_wait")
+#: Longest system or platform pool name whose cloud name spotkube versions (see
+#: shells.gke.cloud_pool_name): GKE allows 40 characters, and the version adds 7.
+VERSIONED_NAME_MAX = 33
+#: Google Cloud project ids: 6-30 lower-case letters, digits and hyphens, starting with a letter.
+PROJECT_PATTERN = r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$"
+#: Region names such as us-central1 or northamerica-northeast1 (not Azure's uksouth).
+REGION_PATTERN = r"^[a-z]+-[a-z]+[0-9]+$"
+#: Machine type names such as e2-standard-4 or n2d-highmem-8 (not Azure's Standard_D4s_v3).
+MACHINE_PATTERN = r"^[a-z][a-z0-9]*-[a-z0-9-]*[a-z0-9]$"
+#: GKE GPU pools `new-stack` offers, best first: (GPU type, pool name, machine type, GPU count or
+#: None when the machine type fixes it). L4 is the usual price/performance pick for inference and
+#: fine-tuning; T4 is the most widely available fallback.
+NEW_STACK_GPU_CHOICES: tuple[tuple[str, str, str, int | None], ...] = (
+    ("nvidia-l4", "l4-spot", "g2-standard-8", None),
+    ("nvidia-tesla-t4", "t4-spot", "n1-standard-8", 1),
+)
+
+
+def _aks_only(model: BaseModel, names: Any, prefix: str, why: Any) -> RuleOutput:
+    """Refuse the AKS-only settings a GKE stack sets; `why` gives the reason for a field name."""
+    for name in names:
+        if set_by_user(model, name):
+            yield Problem(config_key(f"{prefix}.{alias(model, name)}"),
+                          f"{getattr(model, name)!r} is an AKS setting; remove it from a GKE stack ({why(name)})")
+
+
+def _zones_in_region(region: str, path: str, zones: tuple[str, ...]) -> RuleOutput:
+    """Zones of a pool without GPUs: they must belong to the region (checked against the zone table
+    when it lists the region, by name otherwise)."""
+    known = catalog.GPU_ZONES.get(region)
+    for z, zone in enumerate(zones):
+        if known is not None:
+            valid, accepted = zone in known, ", ".join(known)
+        else:
+            valid, accepted = bool(re.fullmatch(rf"{re.escape(region)}-[a-z]", zone)), f"{region}-a, {region}-b, ..."
+        if not valid:
+            yield Problem(config_key(f"{path}.zones[{z}]"), f"{zone!r} is not a zone of {region}; use {accepted}")
+
+
+def rules(spec: PlatformSpec) -> RuleOutput:
+    """GKE's own rules, after the rules every cloud shares."""
+    settings = spec.cluster
+    if not settings.project:
+        yield Problem(config_key("cluster.project"), "is required on GKE; set the Google Cloud project id, "
+                      "e.g. my-ml-platform")
+    elif not re.match(PROJECT_PATTERN, settings.project):
+        yield Problem(config_key("cluster.project"), f"{settings.project!r} is not a Google Cloud project id; use "
+                      "6-30 lower-case letters, digits and hyphens, starting with a letter")
+    yield from _aks_only(settings, AKS_ONLY_CLUSTER_SETTINGS, "cluster", AKS_ONLY_CLUSTER_SETTINGS.get)
+    yield from _aks_only(settings.autoscaler, AKS_ONLY_AUTOSCALER_SETTINGS, "cluster.autoscaler",
+                         lambda _: "GKE's autoscaler takes only cluster.autoscaler.profile: BALANCED or "
+                         "OPTIMIZE_UTILIZATION")
+    yield from _aks_only(settings.deployer, AKS_ONLY_DEPLOYER_SETTINGS, "cluster.deployer",
+                         lambda _: "GKE's auth plugin always uses Application Default Credentials")
+    control_plane = [("systemPool", spec.system_pool)]
+    control_plane += [("platformPool", spec.platform_pool)] if spec.platform_pool.enabled else []
+    for path, pool in control_plane:
+        if len(pool.name) > VERSIONED_NAME_MAX:
+            yield Problem(config_key(f"{path}.name"), f"{pool.name!r} is too long; use at most {VERSIONED_NAME_MAX} "
+                          "characters (GKE allows 40, and spotkube adds 7 that change when the pool must be "
+                          "replaced, so the new pool can start before the old one goes)")
+    if settings.network_policy == "azure":
+        yield Problem(config_key("cluster.networkPolicy"), "'azure' is an AKS network policy; on GKE use cilium "
+                      "(Dataplane V2, the default) or calico")
+    region_valid = bool(re.match(REGION_PATTERN, spec.region))
+    if not region_valid:
+        yield Problem(config_key("region"), f"{spec.region!r} is not a Google Cloud region; use e.g. us-central1 or "
+                      "europe-west4")
+    pattern = re.compile(catalog.NODE_POOL_NAME_PATTERN)
+    for path, pool in all_pools(spec):
+        if not pattern.match(pool.name):
+            yield Problem(config_key(f"{path}.name"), f"{pool.name!r} is not a valid GKE node pool name; use 1-40 "
+                          "lower-case letters, digits and hyphens, starting with a letter and not ending with a hyphen")
+    cpu_pools = [("systemPool", spec.system_pool), ("platformPool", spec.platform_pool)]
+    cpu_pools += [(f"spotPools[{i}]", p) for i, p in enumerate(spec.spot_pools)]
+    for path, cpu_pool in cpu_pools:
+        if cpu_pool.machine is not None and not re.match(MACHINE_PATTERN, cpu_pool.machine):
+            yield Problem(config_key(f"{path}.machine"), f"{cpu_pool.machine!r} is not a GKE machine type; use "
+                          f"e.g. {DEFAULT_MACHINE}")
+        if region_valid:
+            yield from _zones_in_region(spec.region, path, cpu_pool.zones)
+    for path, worker in worker_pools(spec):
+        yield from _aks_only(worker, AKS_ONLY_POOL_SETTINGS, path, AKS_ONLY_POOL_SETTINGS.get)
+    region_problem = None
+    for i, pool in enumerate(spec.gpu_pools):
+        path = f"gpuPools[{i}]"
+        if catalog.requires_spot_or_flex(pool.machine) and pool.capacity != "spot":
+            yield Problem(config_key(f"{path}.capacity"), f"{pool.capacity!r} is not available for {pool.machine}, "
+                          "which Compute Engine creates only as Spot or Flex-start VMs; use capacity: spot, or "
+                          "a3-highgpu-8g for a pool that is not spot")
+        gpu, error = gpu_of(pool)
+        if gpu is None or error or not region_valid:
+            continue  # the resolver reports a GPU problem; zones can't be judged without the GPU
+        if catalog.zones_offering(spec.region, gpu.type) is None:
+            region_problem = catalog.zone_check(spec.region, (), gpu.type)
+            continue
+        zone_problem = catalog.zone_check(spec.region, pool.zones, gpu.type)
+        if zone_problem:
+            yield Problem(config_key(f"{path}.zones"), zone_problem)
+    if region_problem:
+        yield Problem(config_key("region"), region_problem)
+
+
+def gpu_of(pool: GpuPool) -> GpuResolution:
+    """The GPU a GKE pool carries, or the reason its machine and GPU settings are wrong.
+
+    a2, a3 and g2 machine types fix their GPUs, so `gpu` is filled in from the machine (or refused
+    if it disagrees); N1 takes a GPU chosen separately, so `gpu` must be given there.
+    """
+    if pool.gpu is not None:
+        error = catalog.pairing_error(pool.machine, pool.gpu.type, pool.gpu.count)
+        return (None, error) if error else (pool.gpu, None)
+    fixed = catalog.accelerator_for_machine(pool.machine)
+    if fixed is not None:
+        return GpuSpec(type=fixed[0], count=fixed[1]), None
+    if catalog.is_n1(pool.machine):
+        return None, (f"{pool.machine} has no built-in GPUs, so gpu must be given; use e.g. gpu: "
+                      f"{{type: nvidia-tesla-t4, count: 1}} (N1 takes {', '.join(catalog.N1_ACCELERATOR_COUNTS)})")
+    family = catalog.machine_family(pool.machine)
+    same_family = [m for m in catalog.FIXED_GPU_MACHINE_TYPES if catalog.machine_family(m) == family]
+    if same_family:
+        return None, (f"{pool.machine!r} is not a {family} machine type spotkube knows; use one of "
+                      f"{', '.join(same_family)}")
+    return None, (f"{pool.machine!r} carries no GPU; use a machine type from {catalog.GPU_FAMILIES_TEXT}, "
+                  "e.g. g2-standard-8 (1 × nvidia-l4), or an N1 type with gpu: {type: nvidia-tesla-t4, count: 1}")
+
+
+def pool_defaults(spec: PlatformSpec, pool: GpuPool) -> GpuPool:
+    """Zones left empty become every zone of the region that offers the pool's GPU.
+
+    GKE would otherwise spread the pool over the cluster's zones, some without the GPU, and scale-ups
+    there fail. Filling them in here, not in the component, makes the plan show the real zones.
+    """
+    if pool.zones or pool.gpu is None:
+        return pool
+    offering = catalog.zones_offering(spec.region, pool.gpu.type)
+    return pool.model_copy(update={"zones": offering}) if offering else pool
+
+
+def _taints(values: Any) -> list[contract.Taint]:
+    """GKE `taints` in their order; a malformed taint protects nothing, so it is simply not counted."""
+    taints = []
+    for item in items(values):
+        try:
+            taints.append(contract.Taint.from_gke(mapping(item)))
+        except KeyError:
+            continue
+    return taints
+
+
+def _capacity(node_config: Mapping[str, Any]) -> contract.Capacity:
+    """What the pool really asks Compute Engine for; the capacity label only claims it."""
+    if node_config.get("spot"):
+        return "spot"
+    return "preemptible" if node_config.get("preemptible") else "on-demand"
+
+
+def _pool(where: str, name: str, inputs: Mapping[str, Any]) -> RegisteredPool:
+    """Limits are read as totals (`totalMin/MaxNodeCount`, which spotkube sets), falling back to the
+    per-zone `min/maxNodeCount` of pools built otherwise. GKE has no eviction policy or max price."""
+    config = mapping(inputs.get("nodeConfig"))
+    labels = {str(k): str(v) for k, v in mapping(config.get("labels")).items()}
+    scaling = mapping(inputs.get("autoscaling"))
+    accelerators = [mapping(a) for a in items(config.get("guestAccelerators"))]
+    accelerator = labels.get(contract.ACCELERATOR_LABEL)
+    labelled_gpu = accelerator not in (None, "", contract.NO_ACCELERATOR) or contract.GKE_ACCELERATOR_LABEL in labels
+    taints = _taints(config.get("taints"))
+    return RegisteredPool(
+        where=where,
+        cloud_name=name,
+        labels=labels,
+        machine=config.get("machineType"),
+        gpu_count=sum(int(a.get("count") or 0) for a in accelerators),
+        has_gpu=bool(accelerators) or labelled_gpu,
+        capacity=_capacity(config),
+        system=labels.get(contract.ROLE_LABEL) == "system",
+        min_nodes=first(scaling, "totalMinNodeCount", "minNodeCount"),
+        max_nodes=first(scaling, "totalMaxNodeCount", "maxNodeCount"),
+        taint_texts=tuple(str(t) for t in taints),
+        taints=frozenset(taints),
+        zones=tuple(str(z) for z in items(inputs.get("nodeLocations"))),
+        eviction_policy=None,
+        max_price=None,
+    )
+
+
+def read_pools(type_token: str, name: str, inputs: Mapping[str, Any]) -> list[RegisteredPool]:
+    """The pools a registration declares: a NodePool, or pools inlined in a Cluster. spotkube removes
+    the cluster's default pool at creation and inlines none."""
+    if type_token == NODE_POOL_TYPE:
+        return [_pool(f"NodePool {name!r}", str(inputs.get("name") or ""), inputs)]
+    if type_token == CLUSTER_TYPE:
+        pools = [mapping(p) for p in items(inputs.get("nodePools"))]
+        return [_pool(f"Cluster {name!r} nodePools[{i}]", str(p.get("name") or ""), p) for i, p in enumerate(pools)]
+    return []
+
+
+def _new_stack_gpu_pool(region: str) -> dict[str, Any]:
+    """A spot pool of the first GPU in NEW_STACK_GPU_CHOICES that the region offers in some zone."""
+    if region not in catalog.GPU_ZONES:
+        raise NewStackError(
+            f"--region {region}: not in spotkube's GKE GPU zone table ({catalog.GPU_ZONES_SOURCE}, "
+            f"{catalog.GPU_ZONES_DATE}); known regions: {', '.join(catalog.GPU_ZONES)}"
+        )
+    for gpu_type, name, machine, count in NEW_STACK_GPU_CHOICES:
+        if catalog.zones_offering(region, gpu_type):
+            pool: dict[str, Any] = {"name": name, "machine": machine, "capacity": "spot", "min": 0, "max": 4}
+            if count is not None:
+                pool["gpu"] = {"type": gpu_type, "count": count}
+            return pool
+    offered = ", ".join(gpu for gpu, *_ in NEW_STACK_GPU_CHOICES)
+    raise NewStackError(f"--region {region}: offers none of {offered}; pick another region")
+
+
+def new_stack_config(environment: str, region: str, gcp_project: str | None) -> dict[str, Any]:
+    """On-demand system and platform pools and a spot pool of a GPU the region really offers."""
+    if not gcp_project:
+        raise NewStackError("--gcp-project is required with --cloud gke (the Google Cloud project id)")
+    return {
+        "cloud": "gke",
+        "environment": environment,
+        "region": region,
+        "systemPool": {"machine": DEFAULT_MACHINE, "min": 2, "max": 3},
+        "platformPool": {"machine": DEFAULT_MACHINE, "min": 1, "max": 3},
+        # Zones left out on purpose: spotkube fills in the zones of the region that offer the GPU.
+        "gpuPools": [_new_stack_gpu_pool(region)],
+        "cluster": {"project": gcp_project, "channel": "REGULAR"},
+    }
+
+
+def sign_in(spec: PlatformSpec) -> str:
+    """spotkube runs the auth plugin with --use_application_default_credentials."""
+    return "gke-gcloud-auth-plugin with Application Default Credentials"
+
+
+PROFILE = CloudProfile(
+    cloud="gke",
+    title="GKE",
+    default_machine=DEFAULT_MACHINE,
+    channels=CHANNELS,
+    default_channel="REGULAR",
+    rules=rules,
+    gpu_of=gpu_of,
+    machine_arch=catalog.machine_arch,
+    machine_gpu=catalog.accelerator_for_machine,
+    gpu_types=frozenset(catalog.ACCELERATORS),
+    read_pools=read_pools,
+    sign_in=sign_in,
+    new_stack_config=new_stack_config,
+    price_cloud="gcp",
+    # GKE runs its own plugin on GPU nodes (and installs the driver on managed-driver pools); NVIDIA's
+    # beside it would advertise each GPU twice.
+    device_plugin_mode="gke-managed",
+    critical_addons_taint=False,
+    spot_price_controls=False,
+    gpu_driver_setting=True,
+    pool_defaults=pool_defaults,
+)
