@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 CORE_VENV ?= .venv-core
 CORE_STAMP := $(CORE_VENV)/.installed
 
-.PHONY: plan test lint bench schema clean
+.PHONY: plan test lint bench schema reference clean
 
 $(STAMP): pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
@@ -40,6 +40,11 @@ bench: $(STAMP)
 ## outputs (the cross-language API); review the diff before committing it.
 schema: $(STAMP)
 	SPOTKUBE_UPDATE_SNAPSHOTS=1 $(VENV)/bin/pytest -q tests/shells/test_schema_snapshot.py
+
+## Regenerate the configuration reference from the spec models: README.md's tables, Pulumi.yaml's
+## config block, schemas/stack.schema.json and the stack files' modelines (a test fails until you do).
+reference: $(STAMP)
+	$(PY) -m spotkube.tools.reference write
 
 clean:
 	rm -rf $(VENV) $(CORE_VENV)

@@ -15,7 +15,7 @@ from spotkube.core import contract, kfp_reference, kfp_transforms
 from spotkube.core.contract import Placement, PoolContract, Taint
 from spotkube.core.placements import DIRECTORY_TYPE, stack_placements
 from spotkube.core.project import Project
-from spotkube.tools import report
+from spotkube.tools import plan_views, report
 from spotkube.tools.offline import Registration, StackRun, run_stack
 
 SPOTKUBE = str(Path(sys.executable).with_name("spotkube"))
@@ -23,7 +23,7 @@ SPOTKUBE = str(Path(sys.executable).with_name("spotkube"))
 
 @pytest.fixture(scope="module")
 def documents(repo_project: Project) -> dict[str, dict[str, Any]]:
-    return {name: report.stack_document(run_stack(repo_project, name)) for name in repo_project.stacks()}
+    return {name: report.stack_document(run_stack(repo_project, name)).to_json() for name in repo_project.stacks()}
 
 
 def roles(document: dict[str, Any]) -> dict[str, tuple[str, str, bool]]:
@@ -68,13 +68,13 @@ def test_the_device_plugin_lands_on_every_gpu_pool_on_aks(documents: dict[str, d
         assert plugin["namespace"] == "kube-system"
 
 
-def test_the_table_and_markdown_show_the_placements(documents: dict[str, dict[str, Any]]) -> None:
-    document = documents["aks-dev-uksouth"]
-    markdown = report.to_markdown([document])
+def test_the_table_and_markdown_show_the_placements(repo_project: Project) -> None:
+    document = report.stack_document(run_stack(repo_project, "aks-dev-uksouth"))
+    markdown = plan_views.to_markdown([document])
     assert "| workload | kind | namespace | pools |" in markdown
     assert "| nvidia-device-plugin-daemonset | DaemonSet | kube-system | t4spot |" in markdown
     assert "not visible offline" in markdown
-    rows = report._placement_rows(document)
+    rows = plan_views.placement_rows(document)
     assert len(rows) == 2, "the 14 KFP Deployments land alike and share a row"
 
 
@@ -88,7 +88,7 @@ def test_a_stack_can_switch_both_off(project_with_stack: Callable[[str, dict[str
     types = {r.type for r in run.registrations}
     assert not types & {"spotkube:index:NvidiaDevicePlugin", "spotkube:index:KubeflowPipelines",
                         "kubernetes:apps/v1:DaemonSet", "kubernetes:kustomize/v2:Directory"}
-    document = report.stack_document(run)
+    document = report.stack_document(run).to_json()
     assert document["placements"] == [] and document["errors"] == []
 
 
@@ -104,7 +104,7 @@ def test_a_workload_that_lands_nowhere_is_an_error_with_the_reason(repo_project:
     stray["spec"]["template"]["spec"]["nodeSelector"] = {"example.com/pool": "gone"}
     placed = stack_placements("aks", [registration("kubernetes:apps/v1:Deployment", stray)], pools)
     (entry,) = placed.placements
-    assert entry["pools"] == []
+    assert entry.pools == ()
     (error,) = placed.errors
     assert error.startswith("Deployment kubeflow/stray can land on no pool: ")
     assert "nodeSelector example.com/pool=gone does not match" in error
@@ -140,19 +140,19 @@ KFP_DIRECTORY = registration(DIRECTORY_TYPE, {"directory": kfp_transforms.manife
 
 def test_kfp_is_judged_from_its_shipped_pod_specs_and_lands_on_the_platform_pool_only() -> None:
     placed = stack_placements("gke", [KFP_DIRECTORY], gke_pools())
-    assert [(e["workload"], e["kind"], e["namespace"], e["pools"]) for e in placed.placements] == [
-        (name, "Deployment", "kubeflow", ["platform"]) for name in kfp_reference.deployment_names()
+    assert [(e.workload, e.kind, e.namespace, e.pools) for e in placed.placements] == [
+        (name, "Deployment", "kubeflow", ("platform",)) for name in kfp_reference.deployment_names()
     ], "not the untainted system pool, nor spot or GPU pools"
     assert placed.errors == []
 
 
 def test_a_pool_without_the_linux_label_refuses_argo_s_controller_for_its_node_selector() -> None:
     placed = stack_placements("gke", [KFP_DIRECTORY], gke_pools(platform_labels={}))
-    by_name = {e["workload"]: e for e in placed.placements}
+    by_name = {e.workload: e for e in placed.placements}
     controller = by_name.pop("workflow-controller")
-    assert controller["pools"] == []
-    assert "platform: nodeSelector kubernetes.io/os=linux does not match" in controller["reason"]
-    assert all(e["pools"] == ["platform"] for e in by_name.values()), "the others select no OS"
+    assert controller.pools == ()
+    assert "platform: nodeSelector kubernetes.io/os=linux does not match" in (controller.reason or "")
+    assert all(e.pools == ("platform",) for e in by_name.values()), "the others select no OS"
     (error,) = placed.errors
     assert error.startswith("Deployment kubeflow/workflow-controller can land on no pool: ")
 
@@ -169,7 +169,7 @@ def test_kfp_on_a_tainted_platform_pool_lands_nowhere() -> None:
 def test_a_stack_deploying_another_kfp_version_is_told_the_description_is_of_2_17_0() -> None:
     other = registration(DIRECTORY_TYPE, {"directory": kfp_transforms.manifest_url(
         "https://github.com/kubeflow/pipelines", kfp_transforms.PLATFORM_AGNOSTIC_PATH, "2.16.1")}, name="kfp")
-    (note,) = {e["note"] for e in stack_placements("gke", [other], gke_pools()).placements}
+    (note,) = {e.note for e in stack_placements("gke", [other], gke_pools()).placements}
     assert "KFP 2.17.0's Deployments as shipped; the stack deploys 2.16.1, whose Deployments may differ" in note
 
 
@@ -177,7 +177,7 @@ def test_without_pool_contracts_the_plan_says_placements_are_unknown(repo_projec
     run = run_stack(repo_project, "aks-dev-uksouth")
     blind = StackRun(stack=run.stack, spec=run.spec, registrations=run.registrations, outputs={}, log=[],
                      invokes=run.invokes, source=run.source)
-    document = report.stack_document(blind)
+    document = report.stack_document(blind).to_json()
     assert document["placements"] == [] and document["errors"] == []
     assert any("placements unknown" in n for n in document["notes"])
 

@@ -118,7 +118,7 @@ def test_on_gke_nothing_is_deployed_and_the_plan_says_why(stack_runs: dict[str, 
     from spotkube.tools.report import stack_document  # the plan's document, as `spotkube plan` prints it
 
     for run in gke.values():
-        assert workloads.GKE_MANAGED_NOTE in stack_document(run)["notes"]
+        assert workloads.GKE_MANAGED_NOTE in stack_document(run).placements.notes
 
 
 def test_no_pool_of_any_shipped_stack_gets_two_plugins(stack_runs: dict[str, StackRun]) -> None:

@@ -19,8 +19,8 @@ import yaml
 
 from spotkube import GkeGpuCluster
 from spotkube.core import contract
-from spotkube.core.inventory import registered_pools
 from spotkube.core.plan import plan_platform
+from spotkube.core.plan_document import pool_rows
 from spotkube.core.validation import parse_spec
 from spotkube.shells import gke
 from spotkube.shells.args import GpuClusterArgs
@@ -336,8 +336,8 @@ class _AksPool:
 
 
 def test_plan_rows_have_the_same_shape_as_aks(dev: Recording) -> None:
-    rows = {row["name"]: row for row in registered_pools("gke", dev.registrations)}
-    aks_row = registered_pools("aks", [_AksPool({"agentPoolName": "x", "nodeLabels": {}})])[0]
+    rows = {row.name: row.to_json() for row in pool_rows("gke", dev.registrations)}
+    aks_row = pool_rows("aks", [_AksPool({"agentPoolName": "x", "nodeLabels": {}})])[0].to_json()
     assert all(row.keys() == aks_row.keys() for row in rows.values())
     assert rows["l4-spot"]["capacity"] == "spot"
     assert rows["t4-preemptible"]["capacity"] == "preemptible"

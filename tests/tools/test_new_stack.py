@@ -7,12 +7,15 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
+import yaml
 from typer.testing import CliRunner, Result
 
 from spotkube.core.catalog import gke as gke_catalog
 from spotkube.core.profiles.gke import NEW_STACK_GPU_CHOICES
 from spotkube.core.project import Project, find_project, load_stack_spec
+from spotkube.core.reference import MODELINE, stack_schema
 from spotkube.core.stack_template import CloudName, create_stack
 from spotkube.tools.cli import app
 
@@ -108,3 +111,14 @@ def test_every_known_gke_region_gets_a_valid_stack(project_copy: Path, region: s
     (pool,) = spec.gpu_pools
     assert pool.gpu is not None and pool.gpu.type in {gpu for gpu, *_ in NEW_STACK_GPU_CHOICES}
     assert pool.zones and set(pool.zones) <= set(gke_catalog.zones_offering(region, pool.gpu.type) or ())
+
+
+@pytest.mark.parametrize(("cloud", "region", "gcp_project"),
+                         [("aks", "eastus", None), ("gke", "us-east4", "acme-ml-qa")])
+def test_a_new_stack_file_names_and_meets_the_editor_schema(
+    project_copy: Path, cloud: str, region: str, gcp_project: str | None,
+) -> None:
+    created = create_stack(find_project(project_copy), CloudName(cloud), "qa", region, gcp_project=gcp_project)
+    text = created.path.read_text()
+    assert text.splitlines()[0] == MODELINE
+    jsonschema.validate(yaml.safe_load(text), stack_schema())

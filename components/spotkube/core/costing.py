@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from spotkube.core.cost import Assumptions, PoolUsage, StackCost, hourly_price, load_table, stack_cost
+from spotkube.core.cost import Assumptions, PoolCost, PoolUsage, StackCost, hourly_price, load_table, stack_cost
 from spotkube.core.cost.model import HOURS_PER_MONTH, to_cents
 from spotkube.core.cost.prices import Price, PriceTable
 from spotkube.core.plan import PlatformPlan, PoolPlan
@@ -38,6 +38,18 @@ class CostReport:
     table_date: str
     warnings: list[str] = field(default_factory=list)
 
+    def line(self, pool: str) -> tuple[PricedPool, PoolCost] | None:
+        """A priced pool and its monthly cost; None when the table has no price for it."""
+        priced = next((p for p in self.pools if p.pool.name == pool), None)
+        cost = next((c for c in self.stack_cost.pools if c.name == pool), None)
+        if priced is None or cost is None or priced.price is None or priced.on_demand is None:
+            return None
+        return priced, cost
+
+    @property
+    def unpriced_pools(self) -> list[str]:
+        return [p.pool.name for p in self.pools if p.price is None]
+
     def to_json(self) -> dict[str, Any]:
         lines = {line.name: line for line in self.stack_cost.pools}
         assumptions = self.stack_cost.assumptions
@@ -53,7 +65,7 @@ class CostReport:
                 "scenario": float(self.stack_cost.scenario_usd),
                 "onDemandEquivalent": float(self.stack_cost.on_demand_equivalent_usd),
                 "savingPercent": self.stack_cost.saving_percent,
-                "unpricedPools": [p.pool.name for p in self.pools if p.price is None],
+                "unpricedPools": self.unpriced_pools,
             },
         }
 

@@ -39,11 +39,32 @@ class RegisteredResource(Protocol):
     inputs: Mapping[str, Any]
 
 
+@dataclass(frozen=True)
+class WorkloadPlacement:
+    """Where one workload can land, most preferred pool first; `reason` says why nowhere."""
+
+    workload: str
+    kind: str
+    namespace: str
+    pools: tuple[str, ...]
+    reason: str | None = None
+    note: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {"workload": self.workload, "kind": self.kind, "namespace": self.namespace,
+                                 "pools": list(self.pools)}
+        if self.reason is not None:
+            entry["reason"] = self.reason
+        if self.note:
+            entry["note"] = self.note
+        return entry
+
+
 @dataclass
 class StackPlacements:
     """The placements section of a stack's plan: entries, explanations, and what is wrong."""
 
-    placements: list[dict[str, Any]] = field(default_factory=list)
+    placements: list[WorkloadPlacement] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
@@ -64,21 +85,14 @@ def _pod_spec(workload: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def placement_of(
     workload: Mapping[str, Any], kind: str, pools: Sequence[PoolContract], note: str | None = None
-) -> dict[str, Any]:
+) -> WorkloadPlacement:
     """One placements entry; a workload that lands nowhere carries the matcher's reasons."""
     metadata = workload.get("metadata") or {}
     placement = Placement.from_pod_spec(_pod_spec(workload))
-    entry: dict[str, Any] = {
-        "workload": metadata.get("name", ""),
-        "kind": kind,
-        "namespace": metadata.get("namespace") or "default",
-        "pools": landing_pools(placement, pools),
-    }
-    if not entry["pools"]:
-        entry["reason"] = why_nowhere(placement, pools) or "the stack has no pools"
-    if note:
-        entry["note"] = note
-    return entry
+    landing = tuple(landing_pools(placement, pools))
+    reason = None if landing else (why_nowhere(placement, pools) or "the stack has no pools")
+    return WorkloadPlacement(str(metadata.get("name", "")), kind, metadata.get("namespace") or "default", landing,
+                             reason, note)
 
 
 def _described_note(directory: str) -> str:
@@ -107,8 +121,8 @@ def stack_placements(
             note = _described_note(str(resource.inputs["directory"]))
             result.placements += [placement_of(d, "Deployment", pools, note) for d in kfp_deployments_as_applied()]
     result.errors += [
-        f"{p['kind']} {p['namespace']}/{p['workload']} can land on no pool: {p['reason']}"
-        for p in result.placements if not p["pools"]
+        f"{p.kind} {p.namespace}/{p.workload} can land on no pool: {p.reason}"
+        for p in result.placements if not p.pools
     ]
     _check_device_plugins(cloud, registrations, pools, result)
     return result

@@ -19,6 +19,7 @@ import yaml
 from spotkube.core.errors import SpecError, SpotkubeError
 from spotkube.core.profiles import PROFILES, profile
 from spotkube.core.project import Project, load_stack_spec
+from spotkube.core.reference import MODELINE
 from spotkube.core.spec import CONFIG_NAMESPACE
 from spotkube.core.validation import parse_spec
 
@@ -42,6 +43,7 @@ def render(stack: str, config: dict[str, Any]) -> str:
     """The stack file's text: a header saying where it came from, then the namespaced config."""
     body = {"config": {f"{CONFIG_NAMESPACE}:{key}": value for key, value in config.items()}}
     header = (
+        f"{MODELINE}\n"
         f"# Stack {stack}, written by `spotkube new-stack`: an on-demand system pool, an untainted\n"
         "# on-demand platform pool for Kubeflow, and one spot GPU pool that scales from 0. Every key is\n"
         "# documented in README.md's configuration reference; check the result with\n"

@@ -16,7 +16,6 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from spotkube.core.cost import bundled_table_path, load_table, merge_rows, write_table
 from spotkube.core.costing import price_plan
@@ -26,8 +25,9 @@ from spotkube.core.pipeline_reader import load_pool_contracts, read_pipeline
 from spotkube.core.plan import plan_platform
 from spotkube.core.project import find_project, load_stack_spec
 from spotkube.core.stack_template import CloudName, create_stack
-from spotkube.tools import report
+from spotkube.tools import plan_views, report
 from spotkube.tools.azure_retail import DEFAULT_ENDPOINT, DEFAULT_TIMEOUT_S, fetch_vm_prices
+from spotkube.tools.cost_views import render_cost
 from spotkube.tools.offline import run_stack
 from spotkube.tools.pipeline_views import render_reports_table, reports_json, reports_markdown
 
@@ -74,10 +74,10 @@ def plan(
     if output is Format.json:
         typer.echo(report.to_json(documents, single=not all_stacks and len(names) == 1))
     elif output is Format.markdown:
-        typer.echo(report.to_markdown(documents))
+        typer.echo(plan_views.to_markdown(documents))
     else:
-        report.render_table(documents, Console(width=200))
-    unsafe = [f"{d['stack']}: {e}" for d in documents for e in d["errors"]]
+        plan_views.render_table(documents, Console(width=200))
+    unsafe = [f"{d.stack}: {e}" for d in documents for e in d.errors]
     if unsafe:
         raise fail("the plan is unsafe:\n" + "\n".join(unsafe), code=1)
 
@@ -110,27 +110,10 @@ def cost(
     except SpotkubeError as err:
         raise fail(str(err)) from None
     report_ = price_plan(plan_, hours=_hours(hours or [], [p.name for p in plan_.pools]))
-    document = {"stack": stack, "cost": report_.to_json(), "warnings": report_.warnings}
     if output is Format.json:
-        typer.echo(json.dumps(document, indent=2))
+        typer.echo(json.dumps({"stack": stack, "cost": report_.to_json(), "warnings": report_.warnings}, indent=2))
         return
-    console = Console(width=160)
-    table = Table(title=f"{stack}: monthly cost (USD, prices as of {report_.table_date})", title_justify="left")
-    for column in ("pool", "capacity", "$/h", "idle floor", "hours", "scenario", "on demand", "saving"):
-        table.add_column(column, justify="left" if column in ("pool", "capacity") else "right")
-    for line in document["cost"]["pools"]:
-        if not line["priced"]:
-            table.add_row(line["pool"], line["capacity"], "no price", "-", f"{line['scenarioHours']:g}", "-", "-", "-")
-            continue
-        table.add_row(line["pool"], line["capacity"], f"{line['usdPerHour']:g}", f"{line['idleFloor']:,.2f}",
-                      f"{line['scenarioHours']:g}", f"{line['scenario']:,.2f}", f"{line['onDemandEquivalent']:,.2f}",
-                      f"{line['savingPercent']} %")
-    total = document["cost"]["total"]
-    table.add_row("total", "", "", f"{total['idleFloor']:,.2f}", "", f"{total['scenario']:,.2f}",
-                  f"{total['onDemandEquivalent']:,.2f}", f"{total['savingPercent']} %", style="bold")
-    console.print(table)
-    for warning in report_.warnings:
-        console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
+    render_cost(stack, report_, Console(width=160))
 
 
 prices_app = typer.Typer(help="The bundled price table.", no_args_is_help=True)
