@@ -6,6 +6,10 @@ the workloads aimed at it cannot drift apart, and a pipeline compiled against th
 runs on an AKS or a GKE cluster alike. No other module may spell a taint key.
 
 This module is pure: plain data and functions, no Pulumi and no cloud SDK.
+
+Why each label and taint exists: docs/architecture.md#the-scheduling-contract; the clouds' own
+labels and taints, with sources: docs/platform-facts.md#aks-spot-pools and
+docs/platform-facts.md#gke-spot-and-preemptible-nodes.
 """
 
 from __future__ import annotations

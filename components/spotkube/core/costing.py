@@ -3,6 +3,8 @@
 This joins three pure pieces (the plan, the price table, the cost model) and adds the warnings a
 FinOps-minded reviewer wants next to the numbers: prices we do not have, spot max prices that
 would cost more than on-demand or evict at once, and GPU pools that cost money while idle.
+
+The model: docs/architecture.md#the-cost-model.
 """
 
 from __future__ import annotations

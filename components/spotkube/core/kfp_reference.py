@@ -13,6 +13,9 @@ Source: https://github.com/kubeflow/pipelines/tree/2.17.0/manifests/kustomize/en
 (Argo Workflows v4.0.5 bases included). A new KFP version needs this module re-read from its tag.
 
 Pure module: no Pulumi.
+
+The facts: docs/platform-facts.md#kfp-standalone-install and
+docs/platform-facts.md#kfp-retry-defaults.
 """
 
 from __future__ import annotations

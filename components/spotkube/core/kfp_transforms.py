@@ -16,6 +16,8 @@ realistic objects without Pulumi:
 
 Pure module: no Pulumi. Credentials are passed in as opaque values, so the shell can hand over
 Pulumi secrets without this module knowing.
+
+What changes and why: docs/architecture.md#what-spotkube-changes-in-kubeflow-pipelines.
 """
 
 from __future__ import annotations

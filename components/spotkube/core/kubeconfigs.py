@@ -11,6 +11,8 @@ and nobody is there to answer a login prompt:
   (kubernetes/cloud-provider-gcp `cmd/gke-gcloud-auth-plugin/cred.go`).
 
 Pure module over kubeconfig text: no Pulumi. `login_problems` is the preflight's check of the same.
+
+The facts: docs/platform-facts.md#aks-kubelogin and docs/platform-facts.md#gke-cluster-access.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 The cloud components only translate a PlatformPlan into resources, so everything a reviewer needs
 to trust (which pool is tainted how, which pool the autoscaler prefers) is decided here, in plain
 data that tests can check without Pulumi.
+
+Why control-plane pools get versioned names: docs/architecture.md#replacing-pools-safely.
 """
 
 from __future__ import annotations

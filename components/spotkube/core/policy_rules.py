@@ -11,6 +11,8 @@ registration-like data (a type token, a name and the inputs as the engine sees t
 nested mappings and sequences) and return one sentence per violation. Every label, taint and VM size
 they look for comes from `spotkube.core.contract` and `spotkube.core.catalog`, so the guardrails move with the
 scheduling contract instead of drifting from it.
+
+How the pack is used: docs/architecture.md#the-policy-pack.
 """
 
 from __future__ import annotations

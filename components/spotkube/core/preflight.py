@@ -8,6 +8,8 @@ rule here is a pure function over what the program registered (inputs and option
 settings, and returns one verdict. A failed verdict makes the plan exit 1, like an unsafe placement.
 
 Pure module: no Pulumi; registrations are read through a small protocol.
+
+Why each rule exists: docs/architecture.md#the-deploy-preflight.
 """
 
 from __future__ import annotations

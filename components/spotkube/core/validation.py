@@ -5,6 +5,8 @@ reports every problem at once, each with its config key path, and fills in what 
 facts (a pool's GPU type and count from its machine, the default machines and channel), so the
 components receive a resolved, typed value. The cloud-specific rules live in the cloud's profile.
 Pure module: no Pulumi.
+
+Why each rule exists: docs/architecture.md#validation-rules-and-why-they-exist.
 """
 
 from __future__ import annotations

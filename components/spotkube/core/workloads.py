@@ -103,7 +103,8 @@ def device_plugin_daemonset(settings: DevicePluginSettings, extra_taints: Iterab
             "image": f"{settings.image}:{settings.version}",
             # No FAIL_ON_INIT_ERROR: NVIDIA recommends the binary's default, true
             # (NVIDIA/k8s-device-plugin cmd/nvidia-device-plugin/main.go), and dropped `false` from
-            # its static manifests in v0.17.1 (commit b3d00543). With false, a plugin that starts
+            # its static manifests in v0.18.0 (NVIDIA/k8s-device-plugin#1201; see
+            # docs/platform-facts.md#nvidia-device-plugin). With false, a plugin that starts
             # before the driver is ready waits indefinitely and never advertises the GPUs; with true
             # it exits and the kubelet restarts it until the driver is ready.
             "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},

@@ -19,11 +19,12 @@ pipeline compiled once runs on an AKS or a GKE cluster built by spotkube. Check 
 pipeline against a stack with `spotkube pipeline-check pipeline.yaml --stack NAME`.
 
 Retries need one cluster setting: KFP compiles `set_retry` into an Argo retryStrategy without a
-retryPolicy, and Argo's default policy (OnFailure) does not retry pods that were evicted or deleted
-(kubeflow/pipelines #4333, #9950). spotkube's Kubeflow Pipelines deployment sets the
-workflow-controller's default retryPolicy (stack key `kubeflow.retryPolicy`, `Always` by default);
-on a cluster whose KFP was installed another way, set `retryPolicy: OnError` (or `Always`) in the
-workflow-controller's `workflowDefaults`. `spotkube pipeline-check` warns when a stack's spot steps
+retryPolicy, so the workflow-controller's default applies. Argo's own default (OnFailure) skips a pod
+deleted with its node (an Error), and KFP's shipped default (OnError) skips a pod evicted or stopped
+by a node shutdown (a Failure) (kubeflow/pipelines #4333, #9950; docs/platform-facts.md#argo-retry-policies).
+spotkube's Kubeflow Pipelines deployment sets the default retryPolicy to `Always` (stack key
+`kubeflow.retryPolicy`); on a cluster whose KFP was installed another way, set `retryPolicy: Always`
+in the workflow-controller's `workflowDefaults`. `spotkube pipeline-check` warns when a stack's spot steps
 rely on retries and the stack does not install Kubeflow Pipelines.
 
 Install with the extra: `pip install "spotkube[pipelines]"` (kfp and kfp-kubernetes). This package

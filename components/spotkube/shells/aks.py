@@ -4,6 +4,8 @@ A thin shell: every decision comes from `spotkube.core.plan`; this module only s
 azure-native's terms and applies the AKS facts that are about resources rather than decisions
 (inline system pool, separate AgentPools created one at a time, create-only fields, the deployer's
 data-plane rights, the autoscaler ConfigMap).
+
+The AKS facts it relies on, with sources: docs/platform-facts.md#aks.
 """
 
 

@@ -7,6 +7,8 @@ explicit driver versions, per-zone initial counts, create-only node pool fields)
 
 Like every module that defines a component, it does without `from __future__ import annotations`:
 Pulumi's schema analyzer needs the `args` annotation as a real TypedDict, not a string.
+
+The GKE facts it relies on, with sources: docs/platform-facts.md#gke.
 """
 
 import hashlib

@@ -3,6 +3,8 @@
 No CLI, cloud or credentials are needed: Pulumi's own unit-test mocks stand in for the engine, and
 a recording monitor keeps every registration with its inputs and options. What the plan reports is
 therefore what the program would really register, never a second implementation of it.
+
+How the offline plan works: docs/architecture.md#tools.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ vocabulary, which is spotkube's cloud-neutral one.
 
 Sources: Azure docs "NCasT4_v3 series", "NC A100 v4 series", "NC H100 v5 series", "ND H100 v5
 series" (learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated), read 2026-11.
+
+More: docs/platform-facts.md#aks-gpu-node-pools.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ RETIRED_VM_SIZES: dict[str, str] = {
 
 #: Pool names: Linux agent pools, lower-case alphanumerics starting with a letter, 1-12 characters.
 POOL_NAME_PATTERN = r"^[a-z][a-z0-9]{0,11}$"
-#: AKS wants at least 2 nodes and 4 vCPUs on a system pool; these sizes are known to have 4+ vCPUs.
+#: Azure VM size names (Standard_D4s_v3); the size itself is checked by Azure.
 VM_SIZE_PATTERN = r"^Standard_[A-Za-z0-9_]+$"
 
 #: Azure names Arm64 (Ampere Altra / Cobalt) sizes with a `p` among the feature letters after the

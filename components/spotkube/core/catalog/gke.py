@@ -21,6 +21,8 @@ Sources, all read 2026-11-22 from stored copies:
   cuedos.io/gcp/compute/engine/vmtype, consistent with the N1 rows of the SkyPilot catalog used
   for the zone table below.
 - The GPU zone table: see `GPU_ZONES` for what it was built from and what was cross-checked.
+
+More: docs/platform-facts.md#gke-gpus.
 """
 
 from __future__ import annotations
