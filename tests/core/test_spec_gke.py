@@ -133,6 +133,11 @@ CASES: list[tuple[str, Change, str, tuple[str, ...]]] = [
      "spotPools[0].maxPrice", ("0.1 is an AKS setting", "remove it from a GKE stack")),
     ("aks-eviction-policy", pool(evictionPolicy="Deallocate"), "gpuPools[1].evictionPolicy",
      ("'Deallocate' is an AKS setting", "remove it from a GKE stack")),
+    # Written by the user, so refused even at AKS's default: the components receive what the user set.
+    ("aks-max-price-at-its-default", pool(maxPrice=-1), "gpuPools[1].maxPrice",
+     ("is an AKS setting", "remove it from a GKE stack", "no per-pool cap")),
+    ("aks-login-at-its-default", cluster(deployer={"login": "azurecli"}), "cluster.deployer.login",
+     ("'azurecli' is an AKS setting", "Application Default Credentials")),
     ("aks-resource-group", cluster(resourceGroupName="rg-ml"), "cluster.resourceGroupName",
      ("'rg-ml' is an AKS setting", "remove it from a GKE stack", "cluster.project")),
     ("aks-expander", cluster(autoscaler={"expander": "least-waste"}), "cluster.autoscaler.expander",

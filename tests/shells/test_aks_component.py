@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pulumi
 import pytest
 import yaml
 
 from spotkube import AksGpuCluster, GpuClusterArgs
+from spotkube.core.spec import PlatformSpec
 from spotkube.tools.offline import Recording, Registration, record_program
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
@@ -146,6 +147,35 @@ def test_bad_args_stop_before_registering_anything() -> None:
 
     with pytest.raises(ProgramFailed, match=r"AksGpuCluster 'ml' args: spotkube:gpu_pools\[0\]\.max_price") as err:
         build({**ARGS, "gpu_pools": [{"name": "x", "machine": "Standard_NC4as_T4_v3", "max_price": -3}]})
+    assert err.value.registrations == []
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ({"cloud": "gke"}, r"AksGpuCluster 'ml' args: cloud: is not a key of the cluster's args"),
+    ({"kubeflow": {"enabled": True}}, r"AksGpuCluster 'ml' args: kubeflow: is not a key of the cluster's args"),
+])
+def test_args_outside_the_cluster_s_own_keys_are_refused(extra: dict[str, object], message: str) -> None:
+    from spotkube.tools.offline import ProgramFailed
+
+    with pytest.raises(ProgramFailed, match=message) as err:
+        build(cast(GpuClusterArgs, {**ARGS, **extra}))
+    assert err.value.registrations == []
+
+
+def test_a_cluster_without_a_platform_pool_is_the_kubeflow_component_s_concern() -> None:
+    recording = build({**ARGS, "platform_pool": {"enabled": False}, "system_pool": {"critical_addons_only": False}})
+    pools = [r.inputs["agentPoolName"] for r in recording.registrations if r.type == AGENT_POOL]
+    assert pools and not any(name.startswith("platform") for name in pools)
+
+
+def test_from_spec_refuses_a_hand_built_spec_that_breaks_the_rules() -> None:
+    from spotkube.tools.offline import ProgramFailed
+
+    spec = PlatformSpec.model_validate({"cloud": "aks", "environment": "dev", "region": "uksouth",
+                                        "platformPool": {"name": "platformpool"}})
+    with pytest.raises(ProgramFailed, match=r"AksGpuCluster 'ml': spotkube:platformPool.name: 'platformpool' is "
+                                            r"too long") as err:
+        record_program(lambda: AksGpuCluster.from_spec("ml", spec), project="spotkube", stack="test", config={})
     assert err.value.registrations == []
 
 

@@ -36,10 +36,11 @@ def refused(*args: str, cwd: Path) -> str:
 
 
 def copy_project(root: Path) -> Path:
-    """A throwaway copy of the project (Pulumi.yaml, the program and every stack) in `root`."""
+    """A throwaway copy of the project (Pulumi.yaml, the program, every stack, the stack schema) in `root`."""
     shutil.copy(REPO / "Pulumi.yaml", root / "Pulumi.yaml")
     shutil.copytree(REPO / "infra", root / "infra")
     shutil.copytree(REPO / "stacks", root / "stacks")
+    shutil.copytree(REPO / "schemas", root / "schemas")
     return root
 
 
@@ -122,3 +123,9 @@ def test_a_new_stack_file_names_and_meets_the_editor_schema(
     text = created.path.read_text()
     assert text.splitlines()[0] == MODELINE
     jsonschema.validate(yaml.safe_load(text), stack_schema())
+
+
+def test_a_project_without_the_schema_gets_no_modeline(project_copy: Path) -> None:
+    shutil.rmtree(project_copy / "schemas")
+    created = create_stack(find_project(project_copy), CloudName.aks, "qa", "eastus")
+    assert "yaml-language-server" not in created.path.read_text()

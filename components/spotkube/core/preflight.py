@@ -24,13 +24,15 @@ from spotkube.core import kfp_reference, kfp_transforms
 from spotkube.core.catalog.aks import INLINE_POOL_FIXED_FIELDS, RBAC_CLUSTER_ADMIN_ROLE_ID
 from spotkube.core.contract import POOL_LABEL, ROLE_LABEL
 from spotkube.core.kubeconfigs import login_problems
-from spotkube.core.profiles import profile
+from spotkube.core.profiles import RegisteredPool, profile, registered_pools
 from spotkube.core.profiles.aks import AGENT_POOL_TYPE as AKS_AGENT_POOL
 from spotkube.core.profiles.aks import CLUSTER_TYPE as AKS_CLUSTER
 from spotkube.core.profiles.gke import CLUSTER_TYPE as GKE_CLUSTER
 from spotkube.core.profiles.gke import NODE_POOL_TYPE as GKE_NODE_POOL
 from spotkube.core.spec import PlatformSpec
 
+#: Pools registered as resources of their own, which Pulumi replaces (inline pools it can't).
+SEPARATE_POOL_TYPES = (AKS_AGENT_POOL, GKE_NODE_POOL)
 ROLE_ASSIGNMENT = "azure-native:authorization:RoleAssignment"
 ROUTER_NAT = "gcp:compute/routerNat:RouterNat"
 KUBERNETES_PROVIDER = "pulumi:providers:kubernetes"
@@ -280,29 +282,24 @@ def operations_not_concurrent(d: Deployment) -> Verdict:
     return Verdict(rule, title, True, "no cluster")
 
 
-def _pool_views(d: Deployment) -> list[tuple[RegisteredResource, str, str]]:
-    """(registration, role, cloud name) of every separately registered pool."""
-    views = []
-    for pool in d.of_type(AKS_AGENT_POOL):
-        views.append((pool, (pool.inputs.get("nodeLabels") or {}).get(ROLE_LABEL, ""),
-                      str(pool.inputs.get("agentPoolName", ""))))
-    for pool in d.of_type(GKE_NODE_POOL):
-        labels = (pool.inputs.get("nodeConfig") or {}).get("labels") or {}
-        views.append((pool, labels.get(ROLE_LABEL, ""), str(pool.inputs.get("name", ""))))
-    return views
+def _pool_views(d: Deployment) -> list[tuple[RegisteredResource, RegisteredPool]]:
+    """Every separately registered pool, read by its cloud's profile (as the plan and the policy pack
+    read it). Inline pools are not replaced by Pulumi, so they have no replacement order."""
+    return [(r, pool) for r in d.registrations if r.type in SEPARATE_POOL_TYPES
+            for pool in registered_pools(r.type, r.name, r.inputs)]
 
 
 def control_plane_pools_replaced_safely(d: Deployment) -> Verdict:
     rule, title = "control-plane-replacement", "no pool that hosts the control plane is deleted before its replacement"
     problems = []
-    for pool, role, cloud_name in _pool_views(d):
+    for resource, pool in _pool_views(d):
+        role, cloud_name = pool.labels.get(ROLE_LABEL, ""), pool.cloud_name
         if role not in CONTROL_PLANE_ROLES:
             continue
-        if pool.delete_before_replace:
+        if resource.delete_before_replace:
             problems.append(f"{role} pool {cloud_name} is deleted before its replacement exists, taking down what "
                             "runs there")
-        pool_label = ((pool.inputs.get("nodeLabels") or (pool.inputs.get("nodeConfig") or {}).get("labels") or {})
-                      .get(POOL_LABEL))
+        pool_label = pool.labels.get(POOL_LABEL)
         if pool_label and cloud_name == pool_label:
             problems.append(f"{role} pool {cloud_name} keeps its name across a replacement, so the new pool can't be "
                             "created beside the old one")

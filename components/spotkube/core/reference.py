@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 import types
 import typing
@@ -37,6 +38,15 @@ SCHEMA_PATH = "schemas/stack.schema.json"
 STACK_GLOB = "stacks/Pulumi.*.yaml"
 #: The first line of every shipped stack file (relative to stacks/).
 MODELINE = f"# yaml-language-server: $schema=../{SCHEMA_PATH}"
+
+
+def modeline(stack_dir: Path, root: Path) -> str | None:
+    """The modeline for a stack file in `stack_dir` of the project at `root`: the schema's path
+    relative to the stack file, or None when the project carries no schema (a project of its own)."""
+    schema = root / SCHEMA_PATH
+    if not schema.is_file():
+        return None
+    return f"# yaml-language-server: $schema={Path(os.path.relpath(schema, stack_dir)).as_posix()}"
 REGENERATE = "python -m spotkube.tools.reference write"
 
 #: The model requires these keys (component args always give them), but a stack may leave them out:

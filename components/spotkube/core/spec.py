@@ -3,8 +3,8 @@
 Validation happens here, before any resource is registered, so a mistake in a stack file is
 reported as "which file, which key, what was wrong and what is accepted" instead of as a failed
 cloud deployment half-way through. Pydantic checks types, ranges and single fields; the rules that
-depend on the cloud (and on the bundled catalogs) run afterwards in `cloud_rules`, so that every
-problem in a stack is reported at once. Pure module: no Pulumi.
+depend on the cloud (and on the bundled catalogs) run afterwards in `validation` and the cloud's
+profile, so that every problem in a stack is reported at once. Pure module: no Pulumi.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from spotkube.core.contract import Taint
+from spotkube.core.contract import Cloud, Taint
 from spotkube.core.errors import Problem, SpecError
 
 CONFIG_NAMESPACE = "spotkube"
@@ -430,7 +430,7 @@ class KubeflowSettings(_Model):
 class PlatformSpec(_Model):
     """One platform: a cluster with its pools, for one cloud, environment and region."""
 
-    cloud: Literal["aks", "gke"] = Field(description="Which cloud: `aks` or `gke`.")
+    cloud: Cloud = Field(description="Which cloud: `aks` or `gke`.")
     environment: str = Field(
         pattern=r"^[a-z][a-z0-9-]{0,15}$",
         description="Environment name, e.g. dev, staging or prod. `prod` turns on every unset security switch "
@@ -498,8 +498,8 @@ def alias(model: BaseModel, name: str) -> str:
 
 
 def set_by_user(model: BaseModel, name: str) -> bool:
-    """Whether the stack file or the component args set this field. Components receive the validated
-    spec itself (or the user's own args), never a dump of it, so this is exactly what the user wrote."""
+    """Whether the stack file or the component args set this field. Validation sees the user's own
+    values, never a dump of a resolved spec, so this is exactly what the user wrote."""
     return name in model.model_fields_set
 
 

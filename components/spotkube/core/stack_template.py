@@ -19,7 +19,7 @@ import yaml
 from spotkube.core.errors import SpecError, SpotkubeError
 from spotkube.core.profiles import PROFILES, profile
 from spotkube.core.project import Project, load_stack_spec
-from spotkube.core.reference import MODELINE
+from spotkube.core.reference import modeline
 from spotkube.core.spec import CONFIG_NAMESPACE
 from spotkube.core.validation import parse_spec
 
@@ -39,12 +39,13 @@ class NewStack:
     path: Path
 
 
-def render(stack: str, config: dict[str, Any]) -> str:
-    """The stack file's text: a header saying where it came from, then the namespaced config."""
+def render(stack: str, config: dict[str, Any], schema_line: str | None = None) -> str:
+    """The stack file's text: the editor's schema line, a header saying where it came from, then the
+    namespaced config."""
     body = {"config": {f"{CONFIG_NAMESPACE}:{key}": value for key, value in config.items()}}
     header = (
-        f"{MODELINE}\n"
-        f"# Stack {stack}, written by `spotkube new-stack`: an on-demand system pool, an untainted\n"
+        (f"{schema_line}\n" if schema_line else "")
+        + f"# Stack {stack}, written by `spotkube new-stack`: an on-demand system pool, an untainted\n"
         "# on-demand platform pool for Kubeflow, and one spot GPU pool that scales from 0. Every key is\n"
         "# documented in README.md's configuration reference; check the result with\n"
         f"# `spotkube plan --stack {stack}`.\n"
@@ -69,7 +70,7 @@ def create_stack(
     if path.exists():
         raise StackExists(f"{source} already exists; edit it, or choose another --env or --region")
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render(stack, config))
+    path.write_text(render(stack, config, modeline(project.stack_dir, project.root)))
     try:
         load_stack_spec(project, stack)
     except SpecError:

@@ -37,6 +37,16 @@ def parse_spec(values: Mapping[str, Any], source: str) -> PlatformSpec:
     return spec
 
 
+def checked(spec: PlatformSpec, source: str) -> PlatformSpec:
+    """A typed spec with the rules applied and resolved, for `from_spec`: the stack program's spec
+    comes from `parse_spec` and passes unchanged (resolving is idempotent), while a spec someone
+    built by hand is refused as `parse_spec` would refuse its values."""
+    resolved, problems = resolve(spec)
+    if problems:
+        raise SpecError(source, problems)
+    return resolved
+
+
 def common_rules(spec: PlatformSpec) -> RuleOutput:
     """Rules both clouds share."""
     seen: dict[str, str] = {}

@@ -7,17 +7,17 @@ or here.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TypeVar
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from spotkube.core.contract import Cloud
-from spotkube.core.errors import SpecError
+from spotkube.core.errors import Problem, SpecError
 from spotkube.core.plan import PlatformPlan, plan_platform
 from spotkube.core.spec import PlatformSpec
-from spotkube.core.validation import parse_spec
+from spotkube.core.validation import checked, parse_spec
 from spotkube.shells.args import GpuClusterArgs
 
 Validated = TypeVar("Validated")
@@ -36,16 +36,24 @@ def validated(check: Callable[[], Validated]) -> Validated:
 
 
 def plan_from_args(cloud: Cloud, args: GpuClusterArgs, where: str) -> PlatformPlan:
-    """The plan of a cluster component's args, validated and resolved once."""
-    return plan_platform(validated(lambda: parse_spec({"cloud": cloud, **args}, where)))
+    """The plan of a cluster component's args, validated and resolved once. The component fixes the
+    cloud, and Kubeflow is another component, so its rules don't apply to a cluster's args."""
+    def parse() -> PlatformSpec:
+        extra = sorted(set(args) - set(GpuClusterArgs.__annotations__)) if isinstance(args, Mapping) else []
+        if extra:
+            accepted = ", ".join(GpuClusterArgs.__annotations__)
+            raise SpecError(where, [Problem(key, f"is not a key of the cluster's args; accepted keys: {accepted}")
+                                    for key in extra])
+        return parse_spec({**args, "cloud": cloud, "kubeflow": {"enabled": False}}, where)
+    return plan_platform(validated(parse))
 
 
 def plan_from_spec(cloud: Cloud, spec: PlatformSpec, component: str) -> PlatformPlan:
-    """The plan of a spec that `parse_spec` already accepted (the stack program's): no second
-    validation and no dict round trip. A spec for another cloud is a programming error."""
+    """The plan of a typed spec (the stack program's, from `parse_spec`): no dict round trip. The
+    rules run on the value itself, so a spec built by hand can't skip them."""
     if spec.cloud != cloud:
         raise pulumi.RunError(f"{component}: the spec is for {spec.cloud}; build it with the {spec.cloud} component")
-    return plan_platform(spec)
+    return plan_platform(validated(lambda: checked(spec, component)))
 
 
 def child(parent: pulumi.Resource, **options: object) -> pulumi.ResourceOptions:

@@ -195,8 +195,8 @@ class GkeGpuCluster(pulumi.ComponentResource):
     def from_spec(
         cls, name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions | None = None
     ) -> "GkeGpuCluster":
-        """The cluster of a spec `parse_spec` has already accepted, as the stack program reads it from
-        the stack file: validated once, and every setting exactly as the user wrote it."""
+        """The cluster of a typed spec, as the stack program reads it from the stack file with
+        `parse_spec`: no dict round trip, and a spec built by hand still meets every rule."""
         cluster = cls.__new__(cls)
         cluster._build(name, plan_from_spec("gke", spec, f"GkeGpuCluster {name!r}"), opts)
         return cluster

@@ -80,9 +80,10 @@ NEW_STACK_GPU_CHOICES: tuple[tuple[str, str, str, int | None], ...] = (
 
 
 def _aks_only(model: BaseModel, names: Any, prefix: str, why: Any) -> RuleOutput:
-    """Refuse the AKS-only settings a GKE stack sets; `why` gives the reason for a field name."""
+    """Refuse the AKS-only settings a GKE stack sets to something (null and empty lists say nothing);
+    `why` gives the reason for a field name."""
     for name in names:
-        if set_by_user(model, name):
+        if set_by_user(model, name) and getattr(model, name) not in (None, ()):
             yield Problem(config_key(f"{prefix}.{alias(model, name)}"),
                           f"{getattr(model, name)!r} is an AKS setting; remove it from a GKE stack ({why(name)})")
 
