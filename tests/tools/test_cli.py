@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import random
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import spotkube as spotkube_package
 from spotkube.core.project import Project
+from spotkube.tools import plan_views, report
+from spotkube.tools.offline import run_stack
 
 REPO = Path(__file__).resolve().parents[2]
 SPOTKUBE = str(Path(sys.executable).with_name("spotkube"))
@@ -72,3 +77,21 @@ def test_bad_stack_gives_one_clear_message(project_with_stack: Callable[[str, di
     assert "stacks/Pulumi.aks-dev-uksouth.yaml: spotkube:gpuPools[0].machine: 'Standard_NC6s_v3' is retired" \
         in " ".join(result.stderr.split())
     assert "Traceback" not in result.stderr
+
+
+def test_version() -> None:
+    result = spotkube("--version")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == f"spotkube {spotkube_package.__version__}"
+
+
+def test_the_plan_does_not_depend_on_the_order_resources_were_registered(repo_project: Project) -> None:
+    """The mocks record registrations from worker threads; a PR comment must not change with them."""
+    run = run_stack(repo_project, "aks-dev-uksouth")
+    backwards = dataclasses.replace(run, registrations=list(reversed(run.registrations)))
+    shuffled = dataclasses.replace(
+        run, registrations=random.Random(7).sample(run.registrations, len(run.registrations)))
+    documents = [report.to_json([report.stack_document(r)], single=True) for r in (run, backwards, shuffled)]
+    assert documents[0] == documents[1] == documents[2]
+    views = [plan_views.to_markdown([report.stack_document(r)]) for r in (run, backwards)]
+    assert views[0] == views[1]

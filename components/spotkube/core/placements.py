@@ -120,6 +120,9 @@ def stack_placements(
         ):
             note = _described_note(str(resource.inputs["directory"]))
             result.placements += [placement_of(d, "Deployment", pools, note) for d in kfp_deployments_as_applied()]
+    # Registration order comes from the mocks' worker threads; the plan must not change with it. The
+    # sort is stable, so KFP's Deployments keep their shipped order.
+    result.placements.sort(key=lambda p: (p.namespace, p.kind))
     result.errors += [
         f"{p.kind} {p.namespace}/{p.workload} can land on no pool: {p.reason}"
         for p in result.placements if not p.pools

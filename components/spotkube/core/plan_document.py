@@ -111,7 +111,7 @@ def pool_rows(
     return tuple(sorted(rows, key=lambda row: (_ROLE_ORDER.get(row.role, len(_ROLE_ORDER)), row.name)))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, order=True)
 class Resource:
     """A resource the program registers (components and providers left out)."""
 

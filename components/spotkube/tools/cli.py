@@ -17,6 +17,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+import spotkube
 from spotkube.core.cost import bundled_table_path, load_table, merge_rows, write_table
 from spotkube.core.costing import price_plan
 from spotkube.core.errors import SpotkubeError
@@ -45,8 +46,17 @@ class Format(StrEnum):
 ProjectOption = Annotated[Path, typer.Option("--project", help="Folder with Pulumi.yaml.")]
 
 
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"spotkube {spotkube.__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def main() -> None:
+def main(
+    version: Annotated[bool, typer.Option("--version", callback=_show_version, is_eager=True,
+                                          help="Print spotkube's version and exit.")] = False,
+) -> None:
     """Plan and check spotkube platforms offline: no Pulumi CLI, cloud or credentials needed."""
 
 

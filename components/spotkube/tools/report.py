@@ -43,7 +43,8 @@ def stack_document(run: StackRun) -> PlanDocument:
         region=run.spec.region,
         environment=run.spec.environment,
         pools=pool_rows(run.spec.cloud, run.registrations, contracts),
-        resources=tuple(Resource(r.type, r.name) for r in run.registrations if r.custom),
+        # Sorted: the mocks record registrations from worker threads, in an order that changes per run.
+        resources=tuple(sorted(Resource(r.type, r.name) for r in run.registrations if r.custom)),
         outputs={name: out.secret for name, out in sorted(run.outputs.items())},
         cost=price_plan(plan_platform(run.spec)),
         placements=_placements(run, contracts),
