@@ -1,7 +1,8 @@
 """kfp stays optional and Pulumi stays out of spotkube.pipelines.
 
-The Pulumi rule is checked on the source rather than in `sys.modules`, because importing any
-`spotkube.*` module runs the package's `__init__`, which imports the Pulumi components.
+The Pulumi rule is checked on the source: it covers the examples, which import-linter's contracts
+(over the package) do not, and the core modules the helper reads compiled pipelines and pool files
+with.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 SOURCES = sorted((REPO / "components" / "spotkube" / "pipelines").glob("*.py")) + sorted(
     (REPO / "examples" / "pipelines").glob("*.py")
-) + [REPO / "components" / "spotkube" / "core" / "pipeline_check.py"]
+) + [REPO / "components" / "spotkube" / "core" / name for name in ("pipeline_reader.py", "pipeline_check.py")]
 
 
 def imported_modules(path: Path) -> set[str]:

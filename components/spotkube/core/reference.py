@@ -36,8 +36,14 @@ YAML_START = "# reference:start"
 YAML_END = "# reference:end"
 SCHEMA_PATH = "schemas/stack.schema.json"
 STACK_GLOB = "stacks/Pulumi.*.yaml"
+
+
+def _schema_line(schema: str) -> str:
+    return f"# yaml-language-server: $schema={schema}"
+
+
 #: The first line of every shipped stack file (relative to stacks/).
-MODELINE = f"# yaml-language-server: $schema=../{SCHEMA_PATH}"
+MODELINE = _schema_line(f"../{SCHEMA_PATH}")
 
 
 def modeline(stack_dir: Path, root: Path) -> str | None:
@@ -46,7 +52,7 @@ def modeline(stack_dir: Path, root: Path) -> str | None:
     schema = root / SCHEMA_PATH
     if not schema.is_file():
         return None
-    return f"# yaml-language-server: $schema={Path(os.path.relpath(schema, stack_dir)).as_posix()}"
+    return _schema_line(Path(os.path.relpath(schema, stack_dir)).as_posix())
 REGENERATE = "python -m spotkube.tools.reference write"
 
 #: The model requires these keys (component args always give them), but a stack may leave them out:

@@ -25,6 +25,7 @@ from spotkube.core.plan import PlatformPlan, PoolPlan, autoscaler_priorities, ve
 from spotkube.core.spec import LoginMode, PlatformSpec
 from spotkube.shells.args import GpuClusterArgs, PoolContractOutput
 from spotkube.shells.common import (
+    built_from,
     child,
     kubernetes_provider,
     plan_from_args,
@@ -159,9 +160,7 @@ class AksGpuCluster(pulumi.ComponentResource):
     ) -> "AksGpuCluster":
         """The cluster of a typed spec, as the stack program reads it from the stack file with
         `parse_spec`: no dict round trip, and a spec built by hand still meets every rule."""
-        cluster = cls.__new__(cls)
-        cluster._build(name, plan_from_spec("aks", spec, f"AksGpuCluster {name!r}"), opts)
-        return cluster
+        return built_from(cls, name, plan_from_spec("aks", spec, f"AksGpuCluster {name!r}"), opts)
 
     def _build(self, name: str, plan: PlatformPlan, opts: pulumi.ResourceOptions | None) -> None:
         super().__init__("spotkube:index:AksGpuCluster", name, {}, opts)

@@ -8,7 +8,7 @@ or here.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TypeVar
+from typing import Any, Protocol, TypeVar
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -21,6 +21,13 @@ from spotkube.core.validation import checked, parse_spec
 from spotkube.shells.args import GpuClusterArgs
 
 Validated = TypeVar("Validated")
+
+
+class _Buildable(Protocol):
+    def _build(self, name: str, value: Any, opts: pulumi.ResourceOptions | None) -> None: ...
+
+
+Buildable = TypeVar("Buildable", bound=_Buildable)
 
 
 def validated(check: Callable[[], Validated]) -> Validated:
@@ -54,6 +61,17 @@ def plan_from_spec(cloud: Cloud, spec: PlatformSpec, component: str) -> Platform
     if spec.cloud != cloud:
         raise pulumi.RunError(f"{component}: the spec is for {spec.cloud}; build it with the {spec.cloud} component")
     return plan_platform(validated(lambda: checked(spec, component)))
+
+
+def built_from(cls: type[Buildable], name: str, value: Any, opts: pulumi.ResourceOptions | None) -> Buildable:
+    """A component built from a typed, already-checked value (each component's `from_spec`).
+
+    `__init__` keeps the signature Pulumi's schema analyzer reads (`args: <TypedDict>`), so the typed
+    constructor can't go through it: it makes the instance and runs the same `_build` `__init__` runs.
+    """
+    component = cls.__new__(cls)
+    component._build(name, value, opts)
+    return component
 
 
 def child(parent: pulumi.Resource, **options: object) -> pulumi.ResourceOptions:

@@ -13,7 +13,7 @@ from spotkube.core.profiles import profile
 from spotkube.core.spec import PlatformSpec
 from spotkube.core.workloads import DevicePluginRequest, device_plugin_request
 from spotkube.shells.args import NvidiaDevicePluginArgs
-from spotkube.shells.common import child, validated
+from spotkube.shells.common import built_from, child, validated
 
 
 class NvidiaDevicePlugin(pulumi.ComponentResource):
@@ -37,9 +37,7 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
     ) -> "NvidiaDevicePlugin":
         """The stack's device plugin, from a spec `parse_spec` has already accepted: its settings, and
         tolerations for every GPU pool's own taints."""
-        plugin = cls.__new__(cls)
-        plugin._build(name, DevicePluginRequest.for_spec(spec), opts)
-        return plugin
+        return built_from(cls, name, DevicePluginRequest.for_spec(spec), opts)
 
     def _build(self, name: str, request: DevicePluginRequest, opts: pulumi.ResourceOptions | None) -> None:
         super().__init__(workloads.DEVICE_PLUGIN_TYPE, name, {}, opts)

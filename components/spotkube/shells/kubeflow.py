@@ -14,7 +14,7 @@ from spotkube.core import kfp_transforms
 from spotkube.core.kfp_transforms import Credentials
 from spotkube.core.spec import KubeflowSettings, PlatformSpec, parse_settings
 from spotkube.shells.args import KubeflowPipelinesArgs
-from spotkube.shells.common import child, validated
+from spotkube.shells.common import built_from, child, validated
 
 
 def _kfp_transform(settings: KubeflowSettings, credentials: Credentials) -> pulumi.ResourceTransform:
@@ -57,9 +57,7 @@ class KubeflowPipelines(pulumi.ComponentResource):
         cls, name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions | None = None
     ) -> "KubeflowPipelines":
         """The stack's Kubeflow Pipelines, from a spec `parse_spec` has already accepted."""
-        kubeflow = cls.__new__(cls)
-        kubeflow._build(name, spec.kubeflow, opts)
-        return kubeflow
+        return built_from(cls, name, spec.kubeflow, opts)
 
     def _build(self, name: str, settings: KubeflowSettings, opts: pulumi.ResourceOptions | None) -> None:
         super().__init__(kfp_transforms.KUBEFLOW_TYPE, name, {}, opts)
