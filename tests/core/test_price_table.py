@@ -65,7 +65,19 @@ def test_table_date_is_the_files_date() -> None:
 
 
 def test_notes_name_what_is_missing() -> None:
-    assert any("Not found" in note and "Standard_NC4as_T4_v3" in note for note in TABLE.notes)
+    (missing,) = [note for note in TABLE.notes if note.startswith("Not found")]
+    assert "azure uksouth Standard_D8s_v3, Standard_NC4as_T4_v3" in missing
+    # Listed as missing only while it really is.
+    assert "westeurope Standard_NC4as_T4_v3" not in missing
+    assert TABLE.find("azure", "uksouth", "Standard_NC4as_T4_v3", "machine", "spot") is None
+
+
+def test_prices_from_the_bundled_table_say_so() -> None:
+    price = hourly_price("gcp", "europe-west4", "n1-standard-8", "spot", "nvidia-tesla-t4", 1)
+
+    assert price is not None
+    assert price.origin == "bundled"
+    assert TABLE.user_file is None
 
 
 def test_numbers_are_read_exactly() -> None:
@@ -105,6 +117,7 @@ LISTED = [
     ("azure", "westeurope", "Standard_D4s_v3"),
     ("azure", "westeurope", "Standard_D8s_v3"),
     ("azure", "westeurope", "Standard_NC40ads_H100_v5"),
+    ("azure", "westeurope", "Standard_NC4as_T4_v3"),
     ("azure", "eastus", "Standard_D4s_v3"),
     ("azure", "eastus", "Standard_NC4as_T4_v3"),
     ("azure", "eastus", "Standard_NC24ads_A100_v4"),
@@ -119,6 +132,13 @@ LISTED = [
     ("gcp", "europe-west4", "a2-highgpu-1g"),
     ("gcp", "europe-west4", "a2-highgpu-2g"),
     ("gcp", "europe-west4", "g2-standard-8"),
+    # new-stack's GKE regions: its system/platform machine and its L4 pool.
+    ("gcp", "us-east4", "e2-standard-4"),
+    ("gcp", "us-east4", "g2-standard-8"),
+    ("gcp", "us-east1", "e2-standard-4"),
+    ("gcp", "us-east1", "g2-standard-8"),
+    ("gcp", "europe-west1", "e2-standard-4"),
+    ("gcp", "europe-west1", "g2-standard-8"),
 ]
 
 

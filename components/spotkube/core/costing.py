@@ -1,10 +1,13 @@
-"""What a planned platform costs a month: the plan's pools priced with the bundled table.
+"""What a planned platform costs a month: the plan's pools priced with the bundled table and the
+user's price file.
 
 This joins three pure pieces (the plan, the price table, the cost model) and adds the warnings a
 FinOps-minded reviewer wants next to the numbers: prices we do not have, spot max prices that
 would cost more than on-demand or evict at once, and GPU pools that cost money while idle.
 
-The model: docs/architecture.md#the-cost-model.
+A pool without a price is "unpriced", never $0.00: its figures are None (null in JSON), the totals
+cover the priced pools only and say which pools they leave out, and when no pool is priced there
+are no totals at all. The model: docs/architecture.md#the-cost-model.
 """
 
 from __future__ import annotations
@@ -14,11 +17,14 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from spotkube.core.cost import Assumptions, PoolCost, PoolUsage, StackCost, hourly_price, load_table, stack_cost
+from spotkube.core.cost import Assumptions, PoolCost, PoolUsage, StackCost, hourly_price, price_table, stack_cost
 from spotkube.core.cost.model import HOURS_PER_MONTH, to_cents
-from spotkube.core.cost.prices import Price, PriceTable
+from spotkube.core.cost.prices import BUNDLED, Price, PriceTable, user_file_path
 from spotkube.core.plan import PlatformPlan, PoolPlan
 from spotkube.core.profiles import profile
+
+#: The word for a figure spotkube has no price for, in every view.
+UNPRICED = "unpriced"
 
 
 @dataclass(frozen=True)
@@ -30,64 +36,105 @@ class PricedPool:
     price: Price | None
     on_demand: Price | None
 
+    @property
+    def priced(self) -> bool:
+        """Both prices are known: the pool's own and the on-demand yardstick."""
+        return self.price is not None and self.on_demand is not None
+
 
 @dataclass
 class CostReport:
-    """Per-pool prices, the stack's monthly totals over the priced pools, and warnings."""
+    """Per-pool prices, the stack's monthly totals over the priced pools, and warnings.
+
+    `user_file` is the user price file merged over the bundled table, when there was one.
+    """
 
     stack_cost: StackCost
     pools: list[PricedPool]
     table_date: str
     warnings: list[str] = field(default_factory=list)
+    user_file: str | None = None
 
     def line(self, pool: str) -> tuple[PricedPool, PoolCost] | None:
         """A priced pool and its monthly cost; None when the table has no price for it."""
         priced = next((p for p in self.pools if p.pool.name == pool), None)
         cost = next((c for c in self.stack_cost.pools if c.name == pool), None)
-        if priced is None or cost is None or priced.price is None or priced.on_demand is None:
+        if priced is None or cost is None or not priced.priced:
             return None
         return priced, cost
 
     @property
     def unpriced_pools(self) -> list[str]:
-        return [p.pool.name for p in self.pools if p.price is None]
+        return [p.pool.name for p in self.pools if not p.priced]
+
+    @property
+    def priced_pools(self) -> list[str]:
+        return [p.pool.name for p in self.pools if p.priced]
+
+    @property
+    def has_totals(self) -> bool:
+        """Whether any pool is priced: with none, the totals are unpriced rather than $0.00."""
+        return bool(self.priced_pools)
+
+    @property
+    def complete(self) -> bool:
+        """Whether the totals cover every pool."""
+        return not self.unpriced_pools
 
     def to_json(self) -> dict[str, Any]:
         lines = {line.name: line for line in self.stack_cost.pools}
         assumptions = self.stack_cost.assumptions
+        total = self.stack_cost
+        figures = self.has_totals
         return {
             "currency": "USD",
             "priceTableDate": self.table_date,
+            "userPriceFile": self.user_file,
             "assumptions": {"evictionRate": float(assumptions.eviction_rate),
                             "reworkFraction": float(assumptions.rework_fraction),
                             "hoursPerMonth": HOURS_PER_MONTH},
             "pools": [_pool_json(p, lines.get(p.pool.name)) for p in self.pools],
             "total": {
-                "idleFloor": float(self.stack_cost.idle_floor_usd),
-                "scenario": float(self.stack_cost.scenario_usd),
-                "onDemandEquivalent": float(self.stack_cost.on_demand_equivalent_usd),
-                "savingPercent": self.stack_cost.saving_percent,
+                "idleFloor": float(total.idle_floor_usd) if figures else None,
+                "scenario": float(total.scenario_usd) if figures else None,
+                "onDemandEquivalent": float(total.on_demand_equivalent_usd) if figures else None,
+                "savingPercent": total.saving_percent if figures else None,
+                "complete": self.complete,
+                "pricedPools": self.priced_pools,
                 "unpricedPools": self.unpriced_pools,
             },
         }
 
 
-def _pool_json(priced: PricedPool, line: Any) -> dict[str, Any]:
-    base: dict[str, Any] = {"pool": priced.pool.name, "capacity": priced.pool.capacity,
-                            "scenarioHours": float(priced.hours)}
-    if line is None or priced.price is None or priced.on_demand is None:
-        return {**base, "priced": False}
+def _money(value: Decimal | None) -> float | None:
+    return None if value is None else float(value)
+
+
+def _price_json(price: Price | None, prefix: str) -> dict[str, Any]:
+    """Where one price came from: its row's source and date, and "bundled" or the user file."""
     return {
-        **base,
-        "priced": True,
-        "usdPerHour": float(priced.price.usd_per_hour),
-        "onDemandUsdPerHour": float(priced.on_demand.usd_per_hour),
-        "idleFloor": float(line.idle_floor_usd),
-        "scenario": float(line.scenario_usd),
-        "onDemandEquivalent": float(line.on_demand_equivalent_usd),
-        "savingPercent": line.saving_percent,
-        "priceSource": priced.price.source,
-        "priceDate": priced.price.date.isoformat(),
+        f"{prefix}Source": price.source if price else None,
+        f"{prefix}Date": price.date.isoformat() if price else None,
+        f"{prefix}From": price.origin if price else None,
+    }
+
+
+def _pool_json(priced: PricedPool, line: PoolCost | None) -> dict[str, Any]:
+    """One pool's figures; those an unpriced pool lacks are null, never 0."""
+    known = line if priced.priced else None
+    return {
+        "pool": priced.pool.name,
+        "capacity": priced.pool.capacity,
+        "scenarioHours": float(priced.hours),
+        "priced": priced.priced,
+        "usdPerHour": _money(priced.price.usd_per_hour if priced.price else None),
+        "onDemandUsdPerHour": _money(priced.on_demand.usd_per_hour if priced.on_demand else None),
+        "idleFloor": _money(known.idle_floor_usd if known else None),
+        "scenario": _money(known.scenario_usd if known else None),
+        "onDemandEquivalent": _money(known.on_demand_equivalent_usd if known else None),
+        "savingPercent": known.saving_percent if known else None,
+        **_price_json(priced.price, "price"),
+        **_price_json(priced.on_demand, "onDemandPrice"),
     }
 
 
@@ -105,15 +152,36 @@ def _price(plan: PlatformPlan, pool: PoolPlan, capacity: str, table: PriceTable)
                         pool.gpu_type, pool.gpu_count, table=table)
 
 
-def _warnings(plan: PlatformPlan, priced: PricedPool, table_date: str) -> list[str]:
+def _unpriced_warning(plan: PlatformPlan, priced: PricedPool, table: PriceTable) -> str:
+    """Which price is missing, from which tables, and the two ways to supply it."""
+    pool, region = priced.pool, plan.spec.region
+    cloud = profile(plan.cloud)
+    missing = [pool.capacity] if priced.price is None else []
+    if priced.on_demand is None and pool.capacity != "on-demand":
+        missing.append("on-demand")
+    what = pool.machine
+    if any(table.find(cloud.price_cloud, region, pool.machine, "machine", c) for c in missing):
+        # The machine has its row, so what is missing is the GPU billed on top of it (GCP N1).
+        what += f" with {pool.gpu_count} × {pool.gpu_type} (no {pool.gpu_type} accelerator row)"
+    tables = f"the bundled table (dated {table.date.isoformat()})"
+    if table.user_file is not None:
+        tables = f"the bundled table or the user price file {table.user_file}"
+    target = table.user_file or user_file_path()
+    fix = f"add a row for it to your price file {target}"
+    if cloud.price_refresh is not None:
+        command = cloud.price_refresh(region, pool.machine)
+        if target != user_file_path():
+            command += f" --table {target}"
+        fix = f"run `{command}`, which writes it to your price file {target}, or add the row there yourself"
+    return (f"{pool.name}: {UNPRICED}: no {' or '.join(missing)} price for {what} in {region} in {tables}; "
+            f"its cost is left out of the totals. To price it, {fix}")
+
+
+def _warnings(plan: PlatformPlan, priced: PricedPool, table: PriceTable) -> list[str]:
     pool = priced.pool
     out: list[str] = []
     if priced.price is None or priced.on_demand is None:
-        refresh = profile(plan.cloud).price_refresh
-        out.append(f"{pool.name}: no {pool.capacity} price for {pool.machine} in {plan.spec.region} in the bundled "
-                   f"table (dated {table_date}); its cost is left out of the totals"
-                   + (f" (refresh: {refresh(plan.spec.region, pool.machine)})" if refresh else ""))
-        return out
+        return [_unpriced_warning(plan, priced, table)]
     if pool.max_price is not None and pool.max_price != -1:
         cap = Decimal(f"{pool.max_price:g}")
         if cap > priced.on_demand.usd_per_hour:
@@ -132,9 +200,13 @@ def _warnings(plan: PlatformPlan, priced: PricedPool, table_date: str) -> list[s
 def price_plan(
     plan: PlatformPlan, *, hours: Mapping[str, Decimal] | None = None, table: PriceTable | None = None,
 ) -> CostReport:
-    """Price every pool of a plan; `hours` overrides the scenario per pool (what-if questions)."""
-    table = table or load_table()
-    table_date = table.date.isoformat()
+    """Price every pool of a plan; `hours` overrides the scenario per pool (what-if questions).
+
+    Without `table`, the prices are `price_table()`'s: the bundled table with the user's price file
+    ($SPOTKUBE_PRICES, or the per-user default when it exists) merged over it. A user file that
+    can't be used raises PriceFileError.
+    """
+    table = table if table is not None else price_table()
     work = {**scenario_hours(plan), **(hours or {})}
     priced = [
         PricedPool(pool, work.get(pool.name, Decimal(0)),
@@ -148,7 +220,15 @@ def price_plan(
     ]
     spec_cost = plan.spec.cost
     assumptions = Assumptions(Decimal(str(spec_cost.eviction_rate)), Decimal(str(spec_cost.rework_fraction)))
-    report = CostReport(stack_cost(usages, assumptions), priced, table_date)
+    user_file = str(table.user_file) if table.user_file is not None else None
+    report = CostReport(stack_cost(usages, assumptions), priced, table.date.isoformat(), user_file=user_file)
     for p in priced:
-        report.warnings.extend(_warnings(plan, p, table_date))
+        report.warnings.extend(_warnings(plan, p, table))
     return report
+
+
+def price_origin(price: Price | None) -> str:
+    """A short name for where a price came from: "bundled", "user file", or both."""
+    if price is None:
+        return UNPRICED
+    return " + ".join("bundled" if part == BUNDLED else "user file" for part in price.origin.split(" + "))

@@ -7,7 +7,6 @@ never a traceback.
 from __future__ import annotations
 
 import datetime
-import json
 from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 from pathlib import Path
@@ -18,7 +17,15 @@ from rich.console import Console
 from rich.markup import escape
 
 import spotkube
-from spotkube.core.cost import bundled_table_path, load_table, merge_rows, write_table
+from spotkube.core.cost import (
+    PRICES_ENV,
+    PriceTable,
+    load_user_table,
+    merge_rows,
+    price_table,
+    user_file_path,
+    write_table,
+)
 from spotkube.core.costing import price_plan
 from spotkube.core.errors import SpotkubeError
 from spotkube.core.pipeline_check import check_pipeline
@@ -26,9 +33,8 @@ from spotkube.core.pipeline_reader import load_pool_contracts, read_pipeline
 from spotkube.core.plan import plan_platform
 from spotkube.core.project import find_project, load_stack_spec
 from spotkube.core.stack_template import CloudName, create_stack
-from spotkube.tools import plan_views, report
+from spotkube.tools import cost_views, plan_views, report
 from spotkube.tools.azure_retail import DEFAULT_ENDPOINT, DEFAULT_TIMEOUT_S, fetch_vm_prices
-from spotkube.tools.cost_views import render_cost
 from spotkube.tools.offline import run_stack
 from spotkube.tools.pipeline_views import render_reports_table, reports_json, reports_markdown
 
@@ -112,42 +118,69 @@ def cost(
     stack: Annotated[str, typer.Option("--stack", "-s", help="Stack name.")],
     hours: Annotated[list[str] | None, typer.Option("--hours", help="What-if node-hours: POOL=H.")] = None,
     output: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    prices: Annotated[Path | None, typer.Option(
+        "--prices", help=f"Your price file, whose rows override the bundled ones (default: ${PRICES_ENV}, "
+        "else prices.json in your config directory if it exists).")] = None,
     project_dir: ProjectOption = Path("."),
 ) -> None:
     """What a stack costs a month, with what-if node-hours per pool; needs no Pulumi run."""
     try:
         plan_ = plan_platform(load_stack_spec(find_project(project_dir), stack))
+        what_if = _hours(hours or [], [p.name for p in plan_.pools])
+        report_ = price_plan(plan_, hours=what_if, table=price_table(prices))
     except SpotkubeError as err:
         raise fail(str(err)) from None
-    report_ = price_plan(plan_, hours=_hours(hours or [], [p.name for p in plan_.pools]))
     if output is Format.json:
-        typer.echo(json.dumps({"stack": stack, "cost": report_.to_json(), "warnings": report_.warnings}, indent=2))
-        return
-    render_cost(stack, report_, Console(width=160))
+        typer.echo(cost_views.cost_json(stack, report_))
+    elif output is Format.markdown:
+        typer.echo(cost_views.cost_markdown(stack, report_), nl=False)
+    else:
+        cost_views.render_cost(stack, report_, Console(width=160))
 
 
-prices_app = typer.Typer(help="The bundled price table.", no_args_is_help=True)
+prices_app = typer.Typer(help="Prices: the bundled table and your own price file.", no_args_is_help=True)
 app.add_typer(prices_app, name="prices")
+
+#: The notes of a price file `prices refresh` creates.
+_NEW_PRICE_FILE_NOTES = (
+    "Your spotkube price file: its rows override the bundled table's rows with the same cloud, region, sku, kind "
+    "and capacity, in `spotkube plan` and `spotkube cost`.",
+    "`spotkube prices refresh` writes Azure rows here; add rows by hand for negotiated prices, with a source "
+    "saying where each comes from.",
+)
 
 
 @prices_app.command("refresh")
 def refresh_prices(
     region: Annotated[str, typer.Option("--region", help="Azure region, e.g. uksouth.")],
     sku: Annotated[list[str], typer.Option("--sku", help="Azure VM size(s), e.g. Standard_NC4as_T4_v3.")],
-    table_path: Annotated[Path | None, typer.Option("--table", help="Price table (default: bundled).")] = None,
+    table_path: Annotated[Path | None, typer.Option("--table", help=(
+        f"Price file to write (default: ${PRICES_ENV}, else prices.json in your config directory); "
+        "created with its folders when missing."))] = None,
     endpoint: Annotated[str, typer.Option(help="Retail Prices API endpoint.")] = DEFAULT_ENDPOINT,
     timeout: Annotated[float, typer.Option(help="Seconds per request.")] = DEFAULT_TIMEOUT_S,
 ) -> None:
-    """Fetch Azure on-demand and spot prices from the Retail Prices API into the price table."""
+    """Fetch Azure on-demand and spot prices from the Retail Prices API into your price file.
+
+    It never writes into the installed package: the plan and `spotkube cost` read your price file over
+    the bundled table.
+    """
+    today = datetime.date.today()
+    target = user_file_path(table_path)
     try:
         rows = [row for size in sku for row in fetch_vm_prices(region, size, endpoint=endpoint, timeout=timeout)]
-        table_path = table_path or bundled_table_path()
-        table = load_table(table_path)
+        if target.exists():
+            table = load_user_table(target)
+        else:
+            table = PriceTable(currency="USD", date=today, notes=_NEW_PRICE_FILE_NOTES, rows=())
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_table(merge_rows(table, rows, date=today), target)
     except SpotkubeError as err:
         raise fail(str(err)) from None
+    except OSError as err:
+        raise fail(f"{target}: cannot write the price file ({err.strerror or err})") from None
     missing = sorted(set(sku) - {row.sku for row in rows})
-    write_table(merge_rows(table, rows, date=datetime.date.today()), table_path)
-    typer.echo(f"updated {len(rows)} price rows in {table_path}")
+    typer.echo(f"updated {len(rows)} price rows in {target}")
     if missing:
         stderr.print(f"[yellow]warning:[/yellow] not sold in {region}: {', '.join(missing)}", highlight=False)
 

@@ -29,31 +29,24 @@ def _price(pool: PoolRow) -> str:
 
 
 def _money(value: Decimal) -> str:
-    return f"${float(value):,.2f}"
+    from spotkube.tools.cost_views import money  # the cost views own money's format
+
+    return money(value)
 
 
 def _pool_cost(document: PlanDocument, pool: str) -> str:
-    """Idle floor and scenario cost a month, for the pool's row."""
-    line = document.cost.line(pool)
-    if line is None:
-        return "no price"
-    priced, cost = line
-    text = f"idle {_money(cost.idle_floor_usd)}"
-    if priced.hours:
-        text += f"\n{float(priced.hours):g} h: {_money(cost.scenario_usd)}"
-        if priced.pool.capacity != "on-demand":
-            text += f" (on-demand {_money(cost.on_demand_equivalent_usd)})"
-    return text
+    """Idle floor and scenario cost a month, for the pool's row; "unpriced" without a price."""
+    from spotkube.tools.cost_views import pool_cost_text  # shared with `spotkube cost`
+
+    return pool_cost_text(document.cost, pool)
 
 
 def cost_summary(document: PlanDocument) -> str:
-    """The stack's monthly total in one line: idle floor, scenario, and what spot saves."""
-    total = document.cost.stack_cost
-    text = (f"monthly cost: idle floor {_money(total.idle_floor_usd)}; scenario {_money(total.scenario_usd)} "
-            f"vs {_money(total.on_demand_equivalent_usd)} on demand, saving {total.saving_percent} %")
-    if document.cost.unpriced_pools:
-        text += f" (unpriced: {', '.join(document.cost.unpriced_pools)})"
-    return text + f" [prices as of {document.cost.table_date}]"
+    """The stack's monthly total in one line (shared with `spotkube cost`): idle floor, scenario,
+    what spot saves, and the pools left out for want of a price; "unpriced" when none has one."""
+    from spotkube.tools.cost_views import summary
+
+    return summary(document.cost)
 
 
 def pool_table(document: PlanDocument) -> Table:

@@ -7,6 +7,12 @@ came from and on which day, because spot prices move and a stale figure has to l
 Rows are keyed by (cloud, region, sku, kind, capacity), matched exactly: Azure ARM names are
 case-sensitive in the Retail Prices API, so `Standard_D4s_v3` and `standard_d4s_v3` are different
 keys here too rather than silently the same.
+
+A user price file (negotiated discounts, regions the bundled table lacks, fresh Azure rows from
+`spotkube prices refresh`) has the same layout; its rows replace the bundled rows with the same key.
+`price_table` finds it (an explicit path, else $SPOTKUBE_PRICES, else `prices.json` in the user's
+config directory, used only when it exists) and remembers which rows came from it, so a report can
+say where each price came from.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from __future__ import annotations
 import datetime
 import functools
 import json
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
@@ -21,14 +28,20 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+import platformdirs
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from spotkube.core.cost.model import Capacity
+from spotkube.core.errors import SpotkubeError
 
 Cloud = Literal["azure", "gcp"]
 Kind = Literal["machine", "accelerator"]
 
 _BUNDLED_NAME = "prices.json"
+#: The environment variable that names a user price file.
+PRICES_ENV = "SPOTKUBE_PRICES"
+#: Where a price came from when the user's file did not override it.
+BUNDLED = "bundled"
 
 #: GCP machine families that come with their GPUs and are priced with them included.
 _GCP_GPU_BUNDLED_PREFIXES = ("a2-", "a3-", "a4-", "g2-")
@@ -79,6 +92,9 @@ class PriceTable(BaseModel):
     date: datetime.date
     notes: tuple[str, ...]
     rows: tuple[PriceRow, ...]
+    #: Keys of the rows a user price file supplied, and that file (set by `price_table`).
+    _user_keys: frozenset[tuple[str, str, str, str, str]] = PrivateAttr(default=frozenset())
+    _user_file: Path | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")
     def _consistent(self) -> PriceTable:
@@ -99,6 +115,15 @@ class PriceTable(BaseModel):
         wanted = (cloud, region, sku, kind, capacity)
         return next((row for row in self.rows if row.key == wanted), None)
 
+    @property
+    def user_file(self) -> Path | None:
+        """The user price file merged into this table, if any."""
+        return self._user_file
+
+    def origin(self, row: PriceRow) -> str:
+        """Where a row came from: "bundled", or the path of the user price file that supplied it."""
+        return str(self._user_file) if row.key in self._user_keys else BUNDLED
+
 
 @dataclass(frozen=True)
 class Price:
@@ -111,6 +136,8 @@ class Price:
     usd_per_hour: Decimal
     source: str
     date: datetime.date
+    #: "bundled", or the user price file's path; both, joined by " + ", when the parts differ.
+    origin: str = BUNDLED
 
 
 def parse_table(text: str) -> PriceTable:
@@ -183,7 +210,7 @@ def hourly_price(
     if row is None:
         return None
     if gpu_type is None or gpu_count == 0 or not _gpus_billed_separately(cloud, machine):
-        return Price(row.usd_per_hour, row.source, row.date)
+        return Price(row.usd_per_hour, row.source, row.date, table.origin(row))
     gpu = table.find(cloud, region, gpu_type, "accelerator", capacity)
     if gpu is None:
         return None
@@ -191,6 +218,7 @@ def hourly_price(
         usd_per_hour=row.usd_per_hour + gpu.usd_per_hour * gpu_count,
         source=f"{machine}: {row.source}; {gpu_count} x {gpu_type}: {gpu.source}",
         date=min(row.date, gpu.date),
+        origin=" + ".join(dict.fromkeys((table.origin(row), table.origin(gpu)))),
     )
 
 
@@ -225,7 +253,139 @@ def _json_value(value: Any) -> Any:
 
 
 def write_table(table: PriceTable, path: Path) -> None:
-    """Write `table` in the bundled file's JSON layout, ending with a newline."""
+    """Write `table` in the bundled file's JSON layout, ending with a newline.
+
+    The text goes to a file beside `path` first and then replaces it, so an interrupted write never
+    leaves half a price file behind.
+    """
     data = table.model_dump(mode="python", by_alias=True)
     text = json.dumps(data, indent=2, ensure_ascii=False, default=_json_value)
-    path.write_text(text + "\n", encoding="utf-8")
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(text + "\n", encoding="utf-8")
+    partial.replace(path)
+
+
+# --- the user's price file -----------------------------------------------------------------------
+
+
+class PriceFileError(SpotkubeError):
+    """A user price file that can't be used: names the file, the row and key, and what is accepted."""
+
+
+#: What a row must hold, for error messages.
+ROW_FIELDS = (
+    "a row has cloud (azure or gcp), region, sku, kind (machine or accelerator), capacity (spot, "
+    "preemptible or on-demand), usdPerHour (USD per node-hour, above 0), source (where the price "
+    "comes from, e.g. your agreement) and date (YYYY-MM-DD)"
+)
+_FILE_LAYOUT = (
+    'a price file is a JSON object {"rows": [...]} with optional "currency" ("USD"), "date" '
+    '(YYYY-MM-DD, default: its newest row\'s date) and "notes" (a list of text); ' + ROW_FIELDS
+)
+
+
+def default_user_file() -> Path:
+    """The per-user price file: `prices.json` in the user's config directory (platformdirs), e.g.
+    ~/.config/spotkube/prices.json on Linux. It may not exist."""
+    return platformdirs.user_config_path("spotkube", appauthor=False) / "prices.json"
+
+
+def user_file_path(explicit: Path | None = None) -> Path:
+    """The user price file that is read and refreshed: `explicit`, else $SPOTKUBE_PRICES, else
+    `default_user_file()`. It may not exist."""
+    if explicit is not None:
+        return explicit
+    named = os.environ.get(PRICES_ENV, "").strip()
+    return Path(named).expanduser() if named else default_user_file()
+
+
+def _row_name(raw: Any) -> str:
+    """A row's key as far as it can be read, to point at the row in an error."""
+    if not isinstance(raw, dict):
+        return "not a JSON object"
+    parts = [str(raw[k]) for k in ("cloud", "region", "sku", "kind", "capacity") if k in raw]
+    return " ".join(parts) or "no key fields"
+
+
+def _problems(error: ValidationError) -> list[str]:
+    """Pydantic's errors as `field: what is wrong`, without its 'Value error, ' prefix."""
+    out = []
+    for problem in error.errors():
+        where = ".".join(str(part) for part in problem["loc"])
+        message = problem["msg"].removeprefix("Value error, ")
+        out.append(f"{where}: {message}" if where else message)
+    return out
+
+
+def parse_user_table(text: str, path: Path) -> PriceTable:
+    """Validate a user price file; every problem is a PriceFileError naming `path`, the row
+    (index and key) and what is accepted, never a traceback.
+
+    Unlike the bundled table, `currency`, `date` and `notes` may be left out: a file holding one
+    negotiated price is just `{"rows": [{...}]}`.
+    """
+    try:
+        data: Any = json.loads(text, parse_float=Decimal)
+    except json.JSONDecodeError as err:
+        raise PriceFileError(f"{path}: not JSON (line {err.lineno}, column {err.colno}: {err.msg}); "
+                             f"{_FILE_LAYOUT}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
+        raise PriceFileError(f'{path}: no "rows" list; {_FILE_LAYOUT}')
+    unknown = sorted(set(data) - {"currency", "date", "notes", "rows"})
+    if unknown:
+        raise PriceFileError(f"{path}: unknown key {', '.join(map(repr, unknown))}; {_FILE_LAYOUT}")
+    rows: list[PriceRow] = []
+    problems: list[str] = []
+    for index, raw in enumerate(data["rows"]):
+        try:
+            rows.append(PriceRow.model_validate(raw))
+        except ValidationError as err:
+            problems += [f"{path}: rows[{index}] ({_row_name(raw)}): {p}" for p in _problems(err)]
+    if problems:
+        raise PriceFileError("\n".join([*problems, f"{path}: {ROW_FIELDS}"]))
+    fields = {"currency": "USD", "notes": (), **{k: v for k, v in data.items() if k != "rows"}}
+    if "date" not in fields:
+        fields["date"] = max((row.date for row in rows), default=datetime.date.min)
+    try:
+        return PriceTable.model_validate({**fields, "rows": rows})
+    except ValidationError as err:
+        raise PriceFileError("\n".join(
+            [*(f"{path}: {p}" for p in _problems(err)), f"{path}: {_FILE_LAYOUT}"])) from None
+
+
+def load_user_table(path: Path) -> PriceTable:
+    """The user price file at `path`, validated (PriceFileError when it can't be read or used)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+        raise PriceFileError(f"{path}: cannot read the price file ({reason})") from None
+    return parse_user_table(text, path)
+
+
+def with_user_rows(table: PriceTable, user: PriceTable, path: Path) -> PriceTable:
+    """`table` with the user's rows replacing rows of the same key and adding new ones, remembering
+    which rows came from `path`. The notes stay the table's; the date is the newer of the two."""
+    merged = merge_rows(table, user.rows, date=user.date)
+    merged._user_keys = frozenset(row.key for row in user.rows)
+    merged._user_file = path
+    return merged
+
+
+def price_table(user_file: Path | None = None) -> PriceTable:
+    """The prices a plan uses: the bundled table with the user's price file merged over it.
+
+    The user file is `user_file` when given, else the file $SPOTKUBE_PRICES names (both must
+    exist), else `default_user_file()` when it exists. A file that can't be used raises
+    PriceFileError, which names the file, the row and what is accepted.
+    """
+    named = os.environ.get(PRICES_ENV, "").strip()
+    path = user_file_path(user_file)
+    if not path.is_file():
+        if path.exists():
+            raise PriceFileError(f"{path}: is not a file; {_FILE_LAYOUT}")
+        if user_file is not None or named:
+            how = "" if user_file is not None else f" (named by {PRICES_ENV})"
+            raise PriceFileError(f"{path}: no such price file{how}; {_FILE_LAYOUT}")
+        return load_table()
+    return with_user_rows(load_table(), load_user_table(path), path)
