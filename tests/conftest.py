@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,18 @@ import yaml
 from spotkube.core.project import Project, find_project
 
 REPO = Path(__file__).resolve().parents[1]
+SPOTKUBE = str(Path(sys.executable).with_name("spotkube"))
+SpotkubeRun = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture(scope="session")
+def spotkube() -> SpotkubeRun:
+    """The `spotkube` command as a user runs it: `spotkube("plan", "--all", cwd=folder)`."""
+
+    def run(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([SPOTKUBE, *args], cwd=cwd, capture_output=True, text=True, timeout=300, check=False)
+
+    return run
 
 
 @pytest.fixture(scope="session")

@@ -91,7 +91,7 @@ def test_the_plan_does_not_depend_on_the_order_resources_were_registered(repo_pr
     backwards = dataclasses.replace(run, registrations=list(reversed(run.registrations)))
     shuffled = dataclasses.replace(
         run, registrations=random.Random(7).sample(run.registrations, len(run.registrations)))
-    documents = [report.to_json([report.stack_document(r)], single=True) for r in (run, backwards, shuffled)]
+    documents = [report.to_json([report.stack_document(r)], details=True) for r in (run, backwards, shuffled)]
     assert documents[0] == documents[1] == documents[2]
     views = [plan_views.to_markdown([report.stack_document(r)]) for r in (run, backwards)]
     assert views[0] == views[1]

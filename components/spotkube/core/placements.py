@@ -138,7 +138,7 @@ def _check_device_plugins(
     """Exactly one device plugin per GPU node: GKE's own, or the DaemonSet the component built."""
     components = [r for r in registrations if r.type == workloads.DEVICE_PLUGIN_TYPE]
     daemonsets = [r.inputs for r in registrations
-                  if r.type == "kubernetes:apps/v1:DaemonSet" and any(r.parent == c.urn for c in components)]
+                  if r.type == workloads.DAEMONSET_TYPE and any(r.parent == c.urn for c in components)]
     if components and not daemonsets and profile(cloud).device_plugin_mode == "gke-managed":
         result.notes.append(workloads.GKE_MANAGED_NOTE)
     plugins = workloads.plugins_per_pool(pools, [_pod_spec(d) for d in daemonsets])

@@ -15,8 +15,15 @@ from typing import Any, Protocol
 from spotkube.core.contract import ACCELERATOR_LABEL, NO_ACCELERATOR, POOL_LABEL, ROLE_LABEL, PoolContract
 from spotkube.core.costing import CostReport
 from spotkube.core.placements import StackPlacements
+from spotkube.core.policy_rules import Finding
+from spotkube.core.posture import ClusterPosture, Setting
 from spotkube.core.preflight import Verdict
 from spotkube.core.profiles import RegisteredPool, profile
+from spotkube.core.resource_list import Resource
+
+#: The version of the plan's JSON shape (`{"schemaVersion": N, "stacks": [...]}`): raised when a key
+#: changes meaning or goes away; new keys keep it. schemas/plan.schema.json describes it.
+SCHEMA_VERSION = 1
 
 
 def _int(value: Any) -> int | None:
@@ -111,14 +118,6 @@ def pool_rows(
     return tuple(sorted(rows, key=lambda row: (_ROLE_ORDER.get(row.role, len(_ROLE_ORDER)), row.name)))
 
 
-@dataclass(frozen=True, order=True)
-class Resource:
-    """A resource the program registers (components and providers left out)."""
-
-    type: str
-    name: str
-
-
 @dataclass(frozen=True)
 class PlanDocument:
     """Everything the plan says about one stack."""
@@ -134,35 +133,51 @@ class PlanDocument:
     cost: CostReport
     placements: StackPlacements
     preflight: tuple[Verdict, ...]
+    #: The security settings of each cluster resource, as registered.
+    posture: tuple[ClusterPosture, ...] = ()
+    #: The add-ons' reviewable settings (KFP version and UI, device plugin image).
+    addons: tuple[Setting, ...] = ()
+    #: The policy pack's violations over these registrations and outputs.
+    policy: tuple[Finding, ...] = ()
     #: The program's own warnings (its log).
     program_warnings: tuple[str, ...] = ()
 
     @property
     def errors(self) -> list[str]:
-        """What makes the plan unsafe (exit 1): a workload that lands nowhere, a failed preflight rule."""
-        return self.placements.errors + [f"preflight: {c.title}: {c.detail}" for c in self.preflight if not c.ok]
+        """What makes the plan unsafe (exit 1): a workload that lands nowhere, a failed preflight
+        rule, a policy violation (the same that blocks `pulumi preview --policy-pack policy/`)."""
+        return (self.placements.errors + [f"preflight: {c.title}: {c.detail}" for c in self.preflight if not c.ok]
+                + [f"policy {f.rule}: {f.message}" for f in self.policy])
 
     @property
     def warnings(self) -> list[str]:
-        return [*self.program_warnings, *(f"cost: {w}" for w in self.cost.warnings)]
+        """What `--strict` also fails on: the program's warnings, the cost's, and each weak security
+        setting."""
+        concerns = [f"security: {c}" for cluster in self.posture for c in cluster.concerns]
+        concerns += [f"security: {s.name}: {s.concern}" for s in self.addons if s.concern]
+        return [*self.program_warnings, *(f"cost: {w}" for w in self.cost.warnings), *concerns]
 
     @property
     def secret_outputs(self) -> list[str]:
         return [name for name, secret in self.outputs.items() if secret]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, details: bool = False) -> dict[str, Any]:
+        """The document as JSON; `details` adds every resource's registered inputs (secrets masked)."""
         return {
             "stack": self.stack,
             "cloud": self.cloud,
             "region": self.region,
             "environment": self.environment,
+            "posture": [cluster.to_json() for cluster in self.posture],
+            "addons": [addon.to_json() for addon in self.addons],
             "pools": [pool.to_json() for pool in self.pools],
-            "resources": [{"type": r.type, "name": r.name} for r in self.resources],
+            "resources": [r.to_json(details) for r in self.resources],
             "outputs": {name: {"secret": secret} for name, secret in self.outputs.items()},
             "cost": self.cost.to_json(),
             "placements": [p.to_json() for p in self.placements.placements],
             "notes": self.placements.notes,
             "preflight": [check.to_json() for check in self.preflight],
+            "policy": [{"rule": f.rule, "message": f.message} for f in self.policy],
             "errors": self.errors,
             "warnings": self.warnings,
         }

@@ -26,6 +26,7 @@ DEVICE_PLUGIN_TYPE = "spotkube:index:NvidiaDevicePlugin"
 #: NVIDIA's own names from its static manifest, kept so that a cluster where someone applied that
 #: manifest by hand fails loudly on create instead of silently running two plugins per node.
 DAEMONSET_NAME = "nvidia-device-plugin-daemonset"
+DAEMONSET_TYPE = "kubernetes:apps/v1:DaemonSet"
 CONTAINER_NAME = "nvidia-device-plugin-ctr"
 NAMESPACE = "kube-system"
 #: The kubelet's device plugin socket directory, the one host path the plugin needs.

@@ -7,6 +7,7 @@ never a traceback.
 from __future__ import annotations
 
 import datetime
+from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 from pathlib import Path
@@ -31,9 +32,10 @@ from spotkube.core.errors import SpotkubeError
 from spotkube.core.pipeline_check import check_pipeline
 from spotkube.core.pipeline_reader import load_pool_contracts, read_pipeline
 from spotkube.core.plan import plan_platform
+from spotkube.core.plan_diff import StackDiff, plan_diff
 from spotkube.core.project import find_project, load_stack_spec
 from spotkube.core.stack_template import CloudName, create_stack
-from spotkube.tools import cost_views, plan_views, report
+from spotkube.tools import cost_views, diff_views, plan_at_ref, plan_views, report
 from spotkube.tools.azure_retail import DEFAULT_ENDPOINT, DEFAULT_TIMEOUT_S, fetch_vm_prices
 from spotkube.tools.offline import run_stack
 from spotkube.tools.pipeline_views import render_reports_table, reports_json, reports_markdown
@@ -76,26 +78,46 @@ def plan(
     stack: Annotated[list[str] | None, typer.Option("--stack", "-s", help="Stack name(s).")] = None,
     all_stacks: Annotated[bool, typer.Option("--all", help="Every stack in the project.")] = False,
     output: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    details: Annotated[bool, typer.Option("--details", help="Also print every resource's registered inputs "
+                                          "(secrets masked).")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Fail (exit 1) on warnings too.")] = False,
+    diff: Annotated[str | None, typer.Option("--diff", metavar="REF", help="Show what changed since the git ref "
+                                             "REF (e.g. origin/main, HEAD~1) instead of the plan.")] = None,
     project_dir: ProjectOption = Path("."),
 ) -> None:
-    """Show what each stack would build: pools, resources and outputs, without a cloud."""
+    """Show what each stack would build: security posture, pools, cost, placements, policy verdicts,
+    resources and outputs, without a cloud. Exit 1 when the plan is unsafe (or, with --strict, warns)."""
     try:
         project = find_project(project_dir)
         names = project.stacks() if all_stacks else list(stack or [])
         if not names:
             raise fail("name a stack with --stack NAME, or use --all")
         documents = [report.stack_document(run_stack(project, name)) for name in names]
+        base = None if diff is None else plan_at_ref.plan_documents(project, diff, None if all_stacks else names)
     except SpotkubeError as err:
         raise fail(str(err)) from None
-    if output is Format.json:
-        typer.echo(report.to_json(documents, single=not all_stacks and len(names) == 1))
+    if base is not None and diff is not None:
+        _print_diff(plan_diff(base, [d.to_json(details=True) for d in documents]), diff, output)
+    elif output is Format.json:
+        typer.echo(report.to_json(documents, details=details))
     elif output is Format.markdown:
-        typer.echo(plan_views.to_markdown(documents))
+        typer.echo(plan_views.to_markdown(documents, details=details))
     else:
-        plan_views.render_table(documents, Console(width=200))
+        plan_views.render_table(documents, Console(width=200), details=details)
     unsafe = [f"{d.stack}: {e}" for d in documents for e in d.errors]
+    if strict:
+        unsafe += [f"{d.stack}: warning: {w}" for d in documents for w in d.warnings]
     if unsafe:
-        raise fail("the plan is unsafe:\n" + "\n".join(unsafe), code=1)
+        raise fail(f"the plan is unsafe{' (--strict)' if strict else ''}:\n" + "\n".join(unsafe), code=1)
+
+
+def _print_diff(diffs: Sequence[StackDiff], ref: str, output: Format) -> None:
+    if output is Format.json:
+        typer.echo(diff_views.to_json(diffs, ref))
+    elif output is Format.markdown:
+        typer.echo(diff_views.to_markdown(diffs, ref))
+    else:
+        diff_views.render_table(diffs, ref, Console(width=200))
 
 
 def _hours(pairs: list[str], pools: list[str]) -> dict[str, Decimal]:

@@ -5,6 +5,7 @@ Both views read the typed document, never its JSON, so they can't disagree with 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
@@ -14,7 +15,9 @@ from rich.table import Table
 from rich.text import Text
 
 from spotkube.core.plan_document import PlanDocument, PoolRow
+from spotkube.core.posture import Setting
 from spotkube.core.preflight import Verdict
+from spotkube.core.resource_list import Resource
 
 
 def _gpu(pool: PoolRow) -> str:
@@ -104,32 +107,110 @@ def preflight_table(document: PlanDocument) -> Table:
     return table
 
 
-def resource_summary(document: PlanDocument) -> Text:
-    counts: dict[str, int] = {}
+def _setting_text(setting: Setting) -> str:
+    return f"{setting.value} (weak: {setting.concern})" if setting.concern else setting.value
+
+
+def posture_rows(document: PlanDocument) -> list[tuple[str, str, Setting]]:
+    """(where, setting name, setting) for each cluster's security settings, then the add-ons'."""
+    rows = [(cluster.resource, s.name, s) for cluster in document.posture for s in cluster.settings]
+    return rows + [("add-ons", s.name, s) for s in document.addons]
+
+
+def posture_table(document: PlanDocument) -> Table:
+    table = Table(title="security posture and add-ons", title_justify="left", expand=False)
+    for column in ("setting", "value"):
+        table.add_column(column, overflow="fold")
+    for _, name, setting in posture_rows(document):
+        table.add_row(name, _setting_text(setting), style="yellow" if setting.concern else None)
+    return table
+
+
+def policy_lines(document: PlanDocument) -> list[str]:
+    if not document.policy:
+        return ["policy pack: every rule passes"]
+    return [f"policy {finding.rule}: {finding.message}" for finding in document.policy]
+
+
+def _options(resource: Resource) -> str:
+    options = ["protect"] * resource.protect
+    if resource.replace_on_changes:
+        options.append("replace on " + ", ".join(resource.replace_on_changes))
+    if resource.delete_before_replace:
+        options.append("delete before replace")
+    return "; ".join(options)
+
+
+def _tree_name(resource: Resource) -> str:
+    return "  " * (len(resource.path) - 1) + resource.name
+
+
+def resource_table(document: PlanDocument) -> Table:
+    table = Table(title=f"{len(document.resources)} resources and components", title_justify="left", expand=False)
+    for column in ("name", "type", "what it is"):
+        table.add_column(column, overflow="fold")
     for resource in document.resources:
-        counts[resource.type] = counts.get(resource.type, 0) + 1
-    lines = [f"  {n} × {t}" for t, n in counts.items()]
+        what = "; ".join(part for part in (resource.note, _options(resource)) if part) or "-"
+        table.add_row(_tree_name(resource), resource.type, what, style="dim" if resource.kind == "provider" else None)
+    return table
+
+
+def outputs_line(document: PlanDocument) -> Text:
     outputs = ", ".join(f"{n} (secret)" if secret else n for n, secret in document.outputs.items())
-    return Text("\n".join(["resources:", *lines, f"outputs: {outputs}"]))
+    return Text(f"outputs: {outputs}")
 
 
-def render_table(documents: Sequence[PlanDocument], console: Console) -> None:
+def details_text(document: PlanDocument) -> str:
+    """Every resource's registered inputs, secrets masked as Pulumi masks them (`--details`)."""
+    blocks = [f"{resource.type} {'/'.join(resource.path)}\n{_inputs_json(resource)}" for resource in document.resources]
+    return "\n\n".join(blocks)
+
+
+def _inputs_json(resource: Resource) -> str:
+    return json.dumps(resource.inputs, indent=2, ensure_ascii=False)
+
+
+def render_table(documents: Sequence[PlanDocument], console: Console, details: bool = False) -> None:
     for document in documents:
-        parts: list[Any] = [pool_table(document), Text(cost_summary(document)), placement_table(document),
-                            preflight_table(document)]
+        parts: list[Any] = [posture_table(document), pool_table(document), Text(cost_summary(document)),
+                            placement_table(document), preflight_table(document)]
+        parts += [Text(line, style="red" if document.policy else None) for line in policy_lines(document)]
         parts += [Text(f"note: {n}", style="dim") for n in placement_notes(document)]
-        parts.append(resource_summary(document))
+        parts += [resource_table(document), outputs_line(document)]
+        if details:
+            parts.append(Text(details_text(document)))
         parts += [Text(w, style="yellow") for w in document.warnings]
         parts += [Text(f"error: {e}", style="red") for e in document.errors]
         console.print(Group(*parts))
         console.print()
 
 
-def to_markdown(documents: Sequence[PlanDocument]) -> str:
+def _md_setting(setting: Setting) -> str:
+    return f"{setting.value} **weak: {setting.concern}**" if setting.concern else setting.value
+
+
+def _md_resources(document: PlanDocument, details: bool) -> list[str]:
+    """The resource tree in a collapsed block, with each resource's inputs under `--details`."""
+    lines = ["<details><summary>" f"{len(document.resources)} resources and components</summary>", "",
+             "| name | type | what it is |", "|---|---|---|"]
+    for resource in document.resources:
+        what = "; ".join(part for part in (resource.note, _options(resource)) if part) or "-"
+        indent = "&nbsp;&nbsp;" * (len(resource.path) - 1)
+        lines.append(f"| {indent}{resource.name} | `{resource.type}` | {what} |")
+    if details:
+        for resource in document.resources:
+            lines += ["", f"`{resource.type}` {'/'.join(resource.path)}", "", "```json", _inputs_json(resource), "```"]
+    return [*lines, "", "</details>"]
+
+
+def to_markdown(documents: Sequence[PlanDocument], details: bool = False) -> str:
     """A compact block for a pull-request comment."""
     lines = ["## spotkube plan", ""]
     for document in documents:
         lines += [f"### {document.stack} ({document.cloud}, {document.region})", "",
+                  "| security and add-ons | value |", "|---|---|"]
+        lines += [f"| {name} | {_md_setting(setting)} |" for _, name, setting in posture_rows(document)]
+        lines += ["",
                   "| pool | capacity | machine | gpu | nodes | taints | max price | cost / month |",
                   "|---|---|---|---|---|---|---|---|"]
         for pool in document.pools:
@@ -144,8 +225,9 @@ def to_markdown(documents: Sequence[PlanDocument]) -> str:
         lines += ["", *(f"- {n}" for n in placement_notes(document))]
         lines += ["", "| deploy preflight | verdict | why |", "|---|---|---|"]
         lines += [f"| {c.title} | {'pass' if c.ok else '**FAIL**'} | {c.detail} |" for c in document.preflight]
-        lines += ["", f"{len(document.resources)} resources; secret outputs: "
-                  + (", ".join(document.secret_outputs) or "none"), ""]
+        lines += ["", *(f"- {line}" for line in policy_lines(document))]
+        lines += ["", *_md_resources(document, details), ""]
+        lines += ["secret outputs: " + (", ".join(document.secret_outputs) or "none"), ""]
         lines += [f"> {w}" for w in document.warnings]
         lines += [""]
         lines += [f"> **error:** {e}" for e in document.errors]

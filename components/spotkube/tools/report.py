@@ -6,16 +6,57 @@ The views (`plan_views`) render the same document as a table or Markdown.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pulumi.runtime import rpc
+
+from spotkube.core.addons import addon_settings
 from spotkube.core.contract import PoolContract
+from spotkube.core.cost import PriceTable
 from spotkube.core.costing import price_plan
 from spotkube.core.placements import StackPlacements, stack_placements
 from spotkube.core.plan import plan_platform
-from spotkube.core.plan_document import PlanDocument, Resource, pool_rows
+from spotkube.core.plan_document import SCHEMA_VERSION, PlanDocument, pool_rows
+from spotkube.core.policy_rules import check_outputs, check_registrations
+from spotkube.core.posture import ClusterPosture
 from spotkube.core.preflight import Deployment, preflight
-from spotkube.tools.offline import StackRun
+from spotkube.core.profiles import profile
+from spotkube.core.resource_list import resource_list
+from spotkube.tools.offline import Registration, StackRun
+
+#: How Pulumi shows a secret value in a preview's details.
+SECRET_MASK = "[secret]"
+
+
+def masked(value: Any) -> Any:
+    """Registered inputs as JSON with every secret replaced by `[secret]`, as Pulumi masks them."""
+    if rpc.is_rpc_secret(value):
+        return SECRET_MASK
+    if isinstance(value, Mapping):
+        return {str(k): masked(v) for k, v in sorted(value.items())}
+    if isinstance(value, list | tuple):
+        return [masked(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)  # the wire has only floats; Pulumi shows whole numbers without ".0"
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
+
+
+def unwrapped(value: Any) -> Any:
+    """Registered inputs with secrets unwrapped: what pulumi-policy hands a policy pack's rules."""
+    if rpc.is_rpc_secret(value):
+        return unwrapped(value["value"])
+    if isinstance(value, Mapping):
+        return {k: unwrapped(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [unwrapped(v) for v in value]
+    return value
+
+
+def _as_the_pack_sees(registration: Registration) -> Registration:
+    return Registration(**{**registration.__dict__, "inputs": unwrapped(registration.inputs)})
 
 
 def _contracts(run: StackRun) -> list[PoolContract] | None:
@@ -33,26 +74,40 @@ def _placements(run: StackRun, contracts: list[PoolContract] | None) -> StackPla
     return stack_placements(run.spec.cloud, run.registrations, contracts)
 
 
-def stack_document(run: StackRun) -> PlanDocument:
+def _posture(run: StackRun) -> tuple[ClusterPosture, ...]:
+    read = profile(run.spec.cloud).read_posture
+    found = (read(r.type, r.name, r.inputs, r.protect) for r in run.registrations)
+    return tuple(sorted((p for p in found if p is not None), key=lambda p: p.resource))
+
+
+def stack_document(run: StackRun, table: PriceTable | None = None) -> PlanDocument:
     """Everything the plan says about one stack. The pools show the very labels the `poolContracts`
-    output gives to workloads."""
+    output gives to workloads; the policy findings are the pack's, over the inputs as it sees them."""
     contracts = _contracts(run)
+    seen_by_pack = [_as_the_pack_sees(r) for r in run.registrations]
     return PlanDocument(
         stack=run.stack,
         cloud=run.spec.cloud,
         region=run.spec.region,
         environment=run.spec.environment,
         pools=pool_rows(run.spec.cloud, run.registrations, contracts),
-        # Sorted: the mocks record registrations from worker threads, in an order that changes per run.
-        resources=tuple(sorted(Resource(r.type, r.name) for r in run.registrations if r.custom)),
+        resources=resource_list(run.registrations, {r.urn: masked(r.inputs) for r in run.registrations}),
         outputs={name: out.secret for name, out in sorted(run.outputs.items())},
-        cost=price_plan(plan_platform(run.spec)),
+        cost=price_plan(plan_platform(run.spec), table=table),
         placements=_placements(run, contracts),
         preflight=tuple(preflight(Deployment(run.registrations, run.invokes, run.spec, run.source))),
+        posture=_posture(run),
+        addons=addon_settings(run.spec, run.registrations),
+        policy=tuple(sorted({*check_registrations(seen_by_pack), *check_outputs(run.outputs)},
+                            key=lambda f: (f.rule, f.message))),
         program_warnings=tuple(line for line in run.log if line.startswith("warning")),
     )
 
 
-def to_json(documents: Sequence[PlanDocument], single: bool) -> str:
-    body: Any = documents[0].to_json() if single else {"stacks": [d.to_json() for d in documents]}
-    return json.dumps(body, indent=2, sort_keys=False)
+def plan_json(documents: Sequence[PlanDocument], details: bool = False) -> dict[str, Any]:
+    """The plan's JSON: always `{"schemaVersion": N, "stacks": [...]}`, whatever the number of stacks."""
+    return {"schemaVersion": SCHEMA_VERSION, "stacks": [d.to_json(details) for d in documents]}
+
+
+def to_json(documents: Sequence[PlanDocument], details: bool = False) -> str:
+    return json.dumps(plan_json(documents, details), indent=2)

@@ -15,6 +15,7 @@ from typing import Any
 from spotkube.core import contract
 from spotkube.core.catalog import aks as catalog
 from spotkube.core.errors import NewStackError, Problem
+from spotkube.core.posture import ClusterPosture, Setting, flag, listed
 from spotkube.core.profiles.base import (
     CloudProfile,
     GpuResolution,
@@ -150,6 +151,50 @@ def read_pools(type_token: str, name: str, inputs: Mapping[str, Any]) -> list[Re
     return []
 
 
+def read_posture(type_token: str, name: str, inputs: Mapping[str, Any], protect: bool) -> ClusterPosture | None:
+    """A ManagedCluster's security settings as registered; the concerns are what spotkube's prod
+    defaults avoid (docs/platform-facts.md#aks-api-server-access)."""
+    if type_token != CLUSTER_TYPE:
+        return None
+    access = mapping(inputs.get("apiServerAccessProfile"))
+    ranges = [str(r) for r in items(access.get("authorizedIPRanges"))]
+    if access.get("enablePrivateCluster"):
+        exposure = Setting("API server", "private (VNet only)")
+    elif ranges:
+        exposure = Setting("API server", f"public, authorized ranges {listed(ranges)}")
+    else:
+        exposure = Setting("API server", "public, any address", "reachable from the whole internet")
+    aad = mapping(inputs.get("aadProfile"))
+    if aad.get("managed") and aad.get("enableAzureRBAC"):
+        identity = Setting("Entra ID / RBAC", "Entra ID with Azure RBAC; admin groups "
+                           f"{listed(items(aad.get('adminGroupObjectIDs')))}")
+    elif aad.get("managed"):
+        identity = Setting("Entra ID / RBAC", "Entra ID with Kubernetes RBAC")
+    elif inputs.get("enableRBAC"):
+        identity = Setting("Entra ID / RBAC", "Kubernetes RBAC without Entra ID", "no Entra ID sign-in")
+    else:
+        identity = Setting("Entra ID / RBAC", "off", "no RBAC")
+    network = mapping(inputs.get("networkProfile"))
+    upgrade = mapping(inputs.get("autoUpgradeProfile"))
+    security = mapping(inputs.get("securityProfile"))
+    channel = upgrade.get("upgradeChannel") or "none"
+    return ClusterPosture(f"ManagedCluster {name!r}", (
+        exposure,
+        flag("local accounts", inputs.get("disableLocalAccounts"), "disabled", "enabled",
+             "the cluster-admin certificate bypasses Entra ID"),
+        identity,
+        Setting("network policy", str(network.get("networkPolicy") or "none"),
+                None if network.get("networkPolicy") else "every pod can reach every pod"),
+        Setting("upgrade channel", str(channel), "no automatic upgrades" if channel == "none" else None),
+        Setting("Kubernetes version", str(inputs.get("kubernetesVersion") or "the channel's default")),
+        flag("deletion protection", protect, "protect on", "protect off",
+             "`pulumi destroy` or a replacement deletes the cluster"),
+        flag("workload identity", mapping(security.get("workloadIdentity")).get("enabled")
+             and mapping(inputs.get("oidcIssuerProfile")).get("enabled"), "on", "off",
+             "pods need stored credentials to reach Azure"),
+    ))
+
+
 def new_stack_config(environment: str, region: str, gcp_project: str | None) -> dict[str, Any]:
     """An on-demand system and platform pool and a spot T4 pool from 0: AKS offers T4 widely."""
     if gcp_project is not None:
@@ -192,6 +237,7 @@ PROFILE = CloudProfile(
     machine_gpu=catalog.GPU_VM_SIZES.get,
     gpu_types=frozenset(gpu for gpu, _ in catalog.GPU_VM_SIZES.values()),
     read_pools=read_pools,
+    read_posture=read_posture,
     sign_in=sign_in,
     new_stack_config=new_stack_config,
     price_cloud="azure",
@@ -200,4 +246,11 @@ PROFILE = CloudProfile(
     spot_price_controls=True,
     gpu_driver_setting=False,
     price_refresh=price_refresh,
+    # ARM ids carry the resource group and name, and a resource never moves region; AKS fixes the
+    # DNS prefix at creation; azure-native replaces an AgentPool on vmSize
+    # (docs/platform-facts.md#aks-pool-replacement).
+    create_only={
+        CLUSTER_TYPE: ("location", "resourceGroupName", "resourceName", "dnsPrefix"),
+        AGENT_POOL_TYPE: ("resourceGroupName", "resourceName", "agentPoolName", "vmSize"),
+    },
 )

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from spotkube.core.contract import Capacity, Cloud, Taint
 from spotkube.core.errors import Problem
+from spotkube.core.posture import PostureReader
 from spotkube.core.spec import GpuPool, GpuSpec, PlatformSpec
 
 #: How a cloud's GPU nodes get their device plugin: a DaemonSet spotkube deploys, or the cloud's own.
@@ -81,6 +82,8 @@ class CloudProfile:
     #: Every GPU type the cloud's catalog knows, in spotkube's neutral vocabulary.
     gpu_types: frozenset[str]
     read_pools: PoolReader
+    #: The cluster resource's security settings, for the plan's posture section.
+    read_posture: PostureReader
     #: How the stack's deployer signs in to the API server, for the plan's preflight.
     sign_in: Callable[[PlatformSpec], str]
     #: A new stack's config (`spotkube new-stack`); raises NewStackError for flags the cloud can't use.
@@ -98,6 +101,18 @@ class CloudProfile:
     pool_defaults: Callable[[PlatformSpec, GpuPool], GpuPool] = field(default=lambda spec, pool: pool)
     #: How to refresh a missing price, for the plan's warning; None when the cloud has no such command.
     price_refresh: Callable[[str, str], str] | None = None
+    #: Input paths, per type token, that the cloud fixes at creation although no `replaceOnChanges`
+    #: says so: changing one replaces the resource (`plan --diff` reports it). A path covers the
+    #: paths under it, except those listed in `updatable_in_place`.
+    create_only: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    updatable_in_place: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def replaces(self, type_token: str, path: str) -> bool:
+        """Whether changing the input at `path` (as `a.b[0].c`) makes the cloud replace the resource."""
+        def covers(prefix: str) -> bool:
+            return path == prefix or path.startswith((prefix + ".", prefix + "["))
+        return (any(covers(p) for p in self.create_only.get(type_token, ()))
+                and not any(covers(p) for p in self.updatable_in_place.get(type_token, ())))
 
 
 # --- Reading registered inputs --------------------------------------------------------------------

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from spotkube.core import contract
 from spotkube.core.catalog import gke as catalog
 from spotkube.core.errors import NewStackError, Problem
+from spotkube.core.posture import ClusterPosture, Setting, flag, listed
 from spotkube.core.profiles.base import (
     CloudProfile,
     GpuResolution,
@@ -276,6 +277,63 @@ def _new_stack_gpu_pool(region: str) -> dict[str, Any]:
     raise NewStackError(f"--region {region}: offers none of {offered}; pick another region")
 
 
+def _api_server(inputs: Mapping[str, Any]) -> Setting:
+    """Who can reach the control plane: its IP endpoint (private, or public behind authorized
+    networks) and its IAM-authorised DNS endpoint."""
+    private = mapping(inputs.get("privateClusterConfig"))
+    dns = mapping(mapping(inputs.get("controlPlaneEndpointsConfig")).get("dnsEndpointConfig"))
+    authorized = inputs.get("masterAuthorizedNetworksConfig")
+    if private.get("enablePrivateEndpoint"):
+        ip = "IP endpoint private"
+    elif authorized is not None:
+        ip = "IP endpoint public, authorized networks only"
+    else:
+        ip = "IP endpoint public, any address"
+    text = ip + ("; DNS endpoint open to IAM-authorised callers" if dns.get("allowExternalTraffic") else "")
+    exposed = not private.get("enablePrivateEndpoint") and authorized is None
+    return Setting("API server", text, "reachable from the whole internet" if exposed else None)
+
+
+def read_posture(type_token: str, name: str, inputs: Mapping[str, Any], protect: bool) -> ClusterPosture | None:
+    """A GKE Cluster's security settings as registered; the concerns are what spotkube's prod
+    defaults avoid (docs/platform-facts.md#gke-cluster-access)."""
+    if type_token != CLUSTER_TYPE:
+        return None
+    authorized = inputs.get("masterAuthorizedNetworksConfig")
+    blocks = [str(mapping(b).get("cidrBlock")) for b in items(mapping(authorized).get("cidrBlocks"))]
+    if authorized is None:
+        networks = Setting("master authorized networks", "off", "any address may reach the IP endpoint")
+    else:
+        google = ", Google Cloud public ranges too" if mapping(authorized).get("gcpPublicCidrsAccessEnabled") else ""
+        networks = Setting("master authorized networks", f"on: {listed(blocks)}{google}")
+    certificate = mapping(mapping(inputs.get("masterAuth")).get("clientCertificateConfig"))
+    dataplane_v2 = inputs.get("datapathProvider") == "ADVANCED_DATAPATH"
+    calico = mapping(inputs.get("networkPolicy")).get("enabled")
+    policy = "Dataplane V2 (Cilium)" if dataplane_v2 else "Calico" if calico else "none"
+    channel = mapping(inputs.get("releaseChannel")).get("channel") or "UNSPECIFIED"
+    deletion = bool(inputs.get("deletionProtection")) and protect
+    return ClusterPosture(f"Cluster {name!r}", (
+        _api_server(inputs),
+        networks,
+        flag("private nodes", mapping(inputs.get("privateClusterConfig")).get("enablePrivateNodes"), "on", "off",
+             "nodes have public IP addresses"),
+        flag("local accounts", not certificate.get("issueClientCertificate"), "client certificates off",
+             "client certificates on", "a client certificate bypasses IAM"),
+        Setting("IAM / RBAC", "Google IAM and Kubernetes RBAC"),
+        Setting("network policy", policy, None if policy != "none" else "every pod can reach every pod"),
+        Setting("release channel", str(channel), "no automatic upgrades" if channel == "UNSPECIFIED" else None),
+        Setting("Kubernetes version", str(inputs.get("minMasterVersion") or "the channel's default")),
+        Setting("deletion protection",
+                f"deletionProtection {'on' if inputs.get('deletionProtection') else 'off'}, "
+                f"protect {'on' if protect else 'off'}",
+                None if deletion else "`pulumi destroy` or a replacement deletes the cluster"),
+        flag("workload identity", mapping(inputs.get("workloadIdentityConfig")).get("workloadPool"), "on", "off",
+             "pods use the node's service account"),
+        flag("shielded nodes", inputs.get("enableShieldedNodes"), "on", "off",
+             "nodes boot without verified firmware"),
+    ))
+
+
 def new_stack_config(environment: str, region: str, gcp_project: str | None) -> dict[str, Any]:
     """On-demand system and platform pools and a spot pool of a GPU the region really offers."""
     if not gcp_project:
@@ -309,6 +367,7 @@ PROFILE = CloudProfile(
     machine_gpu=catalog.accelerator_for_machine,
     gpu_types=frozenset(catalog.ACCELERATORS),
     read_pools=read_pools,
+    read_posture=read_posture,
     sign_in=sign_in,
     new_stack_config=new_stack_config,
     price_cloud="gcp",
@@ -319,4 +378,13 @@ PROFILE = CloudProfile(
     spot_price_controls=False,
     gpu_driver_setting=True,
     pool_defaults=pool_defaults,
+    # pulumi-gcp replaces a cluster or a pool when its identity, location or network changes, and a
+    # pool when its node config does, except the fields GKE updates in place
+    # (docs/platform-facts.md#gke-node-pool-updates).
+    create_only={
+        CLUSTER_TYPE: ("name", "location", "project", "network", "subnetwork"),
+        NODE_POOL_TYPE: ("name", "cluster", "location", "project", "nodeConfig"),
+    },
+    updatable_in_place={NODE_POOL_TYPE: tuple(f"nodeConfig.{field}" for field in (
+        "labels", "taints", "resourceLabels", "machineType", "diskType", "diskSizeGb"))},
 )

@@ -1,0 +1,56 @@
+"""A cluster's security posture as the program registers it: what a reviewer must see change.
+
+Each cloud's profile reads its cluster resource's inputs (and the `protect` option) into the same
+shape, so the plan shows AKS and GKE side by side without knowing either. A setting that is weaker
+than spotkube's production default carries a `concern`: the plan shows it next to the value, so a
+pull request that switches a guard off reads differently from one that does not.
+
+Pure module: no Pulumi, no rendering.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One security-relevant property of a cluster: its name, its value in words, and what is weak
+    about it (None when nothing is)."""
+
+    name: str
+    value: str
+    concern: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "value": self.value, "concern": self.concern}
+
+
+@dataclass(frozen=True)
+class ClusterPosture:
+    """The security settings of one registered cluster resource."""
+
+    resource: str
+    settings: tuple[Setting, ...]
+
+    @property
+    def concerns(self) -> list[str]:
+        return [f"{s.name}: {s.concern}" for s in self.settings if s.concern]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"resource": self.resource, "settings": [s.to_json() for s in self.settings]}
+
+
+#: (type token, resource name, inputs, protect) -> the cluster's posture, or None for other resources.
+PostureReader = Callable[[str, str, Mapping[str, Any], bool], ClusterPosture | None]
+
+
+def flag(name: str, on: Any, yes: str, no: str, concern_when_off: str) -> Setting:
+    """A setting that is either on or off, with what is weak about it being off."""
+    return Setting(name, yes, None) if on else Setting(name, no, concern_when_off)
+
+
+def listed(values: Any) -> str:
+    return ", ".join(str(v) for v in values) if values else "none"
