@@ -221,3 +221,41 @@ def test_diff_shows_a_new_stack_as_added(repository: Path, spotkube: Run) -> Non
     assert stack["status"] == "added"
     assert {r["action"] for r in stack["resources"]} == {"add"}
     assert find_project(repository).stacks().count("gke-test-us-central1") == 1
+
+
+# --- prices in the plan ------------------------------------------------------------------------------
+
+
+def _user_prices(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text(json.dumps({"currency": "USD", "date": "2026-11-01", "notes": ["negotiated"], "rows": rows}))
+    return path
+
+
+def _t4(capacity: str, usd: float) -> dict[str, Any]:
+    return {"cloud": "azure", "region": "uksouth", "sku": "Standard_NC4as_T4_v3", "kind": "machine",
+            "capacity": capacity, "usdPerHour": usd, "source": "our enterprise agreement", "date": "2026-11-01"}
+
+
+def test_plan_reads_the_user_price_file(tmp_path: Path, spotkube: Run) -> None:
+    before = json.loads(spotkube("plan", "-s", "aks-dev-uksouth", "-f", "json").stdout)["stacks"][0]
+    assert "t4spot" in before["cost"]["total"]["unpricedPools"]
+    prices = _user_prices(tmp_path / "prices.json", [_t4("on-demand", 0.5), _t4("spot", 0.1)])
+    result = spotkube("plan", "-s", "aks-dev-uksouth", "-f", "json", "--prices", str(prices))
+    assert result.returncode == 0, result.stderr
+    cost = json.loads(result.stdout)["stacks"][0]["cost"]
+    assert "t4spot" not in cost["total"]["unpricedPools"]
+    t4 = next(p for p in cost["pools"] if p["pool"] == "t4spot")
+    assert t4["usdPerHour"] == 0.1 and t4["priceSource"] == "our enterprise agreement"
+
+
+def test_an_unpriced_gpu_pool_with_a_floor_still_warns(
+    project_with_stack: Callable[[str, dict[str, Any]], Project]
+) -> None:
+    config = _stack_config("aks-dev-uksouth")
+    t4 = next(p for p in config["gpuPools"] if p["name"] == "t4spot")
+    t4.update(capacity="on-demand", min=1, evictionPolicy=None, maxPrice=None)
+    config["gpuPools"] = [{k: v for k, v in p.items() if v is not None} for p in config["gpuPools"]]
+    document = report.stack_document(run_stack(project_with_stack("aks-dev-uksouth", config), "aks-dev-uksouth"))
+    assert "t4spot" in document.cost.unpriced_pools
+    assert any("t4spot: GPU pool min is 1, so it keeps 1 GPU node(s) running while idle (unpriced)" in w
+               for w in document.warnings)

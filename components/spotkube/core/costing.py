@@ -181,7 +181,11 @@ def _warnings(plan: PlatformPlan, priced: PricedPool, table: PriceTable) -> list
     pool = priced.pool
     out: list[str] = []
     if priced.price is None or priced.on_demand is None:
-        return [_unpriced_warning(plan, priced, table)]
+        out.append(_unpriced_warning(plan, priced, table))
+        if pool.role == "gpu" and pool.min > 0:
+            out.append(f"{pool.name}: GPU pool min is {pool.min}, so it keeps {pool.min} GPU node(s) running while "
+                       f"idle ({UNPRICED}); use min 0 to scale to zero")
+        return out
     if pool.max_price is not None and pool.max_price != -1:
         cap = Decimal(f"{pool.max_price:g}")
         if cap > priced.on_demand.usd_per_hour:

@@ -52,6 +52,9 @@ class Format(StrEnum):
 
 
 ProjectOption = Annotated[Path, typer.Option("--project", help="Folder with Pulumi.yaml.")]
+PricesOption = Annotated[Path | None, typer.Option(
+    "--prices", help=f"Your price file, whose rows override the bundled ones (default: ${PRICES_ENV}, "
+    "else prices.json in your config directory if it exists).")]
 
 
 def _show_version(value: bool) -> None:
@@ -83,6 +86,7 @@ def plan(
     strict: Annotated[bool, typer.Option("--strict", help="Fail (exit 1) on warnings too.")] = False,
     diff: Annotated[str | None, typer.Option("--diff", metavar="REF", help="Show what changed since the git ref "
                                              "REF (e.g. origin/main, HEAD~1) instead of the plan.")] = None,
+    prices: PricesOption = None,
     project_dir: ProjectOption = Path("."),
 ) -> None:
     """Show what each stack would build: security posture, pools, cost, placements, policy verdicts,
@@ -92,8 +96,10 @@ def plan(
         names = project.stacks() if all_stacks else list(stack or [])
         if not names:
             raise fail("name a stack with --stack NAME, or use --all")
-        documents = [report.stack_document(run_stack(project, name)) for name in names]
-        base = None if diff is None else plan_at_ref.plan_documents(project, diff, None if all_stacks else names)
+        table = price_table(prices)
+        documents = [report.stack_document(run_stack(project, name), table) for name in names]
+        wanted = None if all_stacks else names
+        base = None if diff is None else plan_at_ref.plan_documents(project, diff, wanted, prices)
     except SpotkubeError as err:
         raise fail(str(err)) from None
     if base is not None and diff is not None:
@@ -140,9 +146,7 @@ def cost(
     stack: Annotated[str, typer.Option("--stack", "-s", help="Stack name.")],
     hours: Annotated[list[str] | None, typer.Option("--hours", help="What-if node-hours: POOL=H.")] = None,
     output: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
-    prices: Annotated[Path | None, typer.Option(
-        "--prices", help=f"Your price file, whose rows override the bundled ones (default: ${PRICES_ENV}, "
-        "else prices.json in your config directory if it exists).")] = None,
+    prices: PricesOption = None,
     project_dir: ProjectOption = Path("."),
 ) -> None:
     """What a stack costs a month, with what-if node-hours per pool; needs no Pulumi run."""

@@ -59,15 +59,19 @@ def _environment(tree: Path) -> dict[str, str]:
     return env
 
 
-def plan_documents(project: Project, ref: str, stacks: Sequence[str] | None) -> list[dict[str, Any]]:
+def plan_documents(
+    project: Project, ref: str, stacks: Sequence[str] | None, prices: Path | None = None,
+) -> list[dict[str, Any]]:
     """The plan JSON (with details) of `stacks` at `ref`, or of all its stacks when None; a stack
-    the ref does not have is simply absent (the diff shows it as added)."""
+    the ref does not have is simply absent (the diff shows it as added). `prices` is the user's
+    price file, used on both sides so the cost delta is the change's, not the prices'."""
     with tempfile.TemporaryDirectory(prefix="spotkube-diff-") as folder:
         tree = Path(folder)
         project_dir = export_tree(project, ref, tree)
         if not (project_dir / "Pulumi.yaml").is_file():
             raise RefPlanFailed(f"{ref} has no Pulumi.yaml at {project.root.name}")
         args = ["plan", "--format", "json", "--details", "--project", str(project_dir)]
+        args += ["--prices", str(prices.resolve())] if prices is not None else []
         existing = find_project(project_dir).stacks()
         names = [s for s in stacks if s in existing] if stacks is not None else existing
         if not names:
