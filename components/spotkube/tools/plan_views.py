@@ -118,7 +118,7 @@ def posture_rows(document: PlanDocument) -> list[tuple[str, str, Setting]]:
 
 
 def posture_table(document: PlanDocument) -> Table:
-    table = Table(title="security posture and add-ons", title_justify="left", expand=False)
+    table = Table(title=f"{document.stack}: security posture and add-ons", title_justify="left", expand=False)
     for column in ("setting", "value"):
         table.add_column(column, overflow="fold")
     for _, name, setting in posture_rows(document):
