@@ -9,11 +9,14 @@ How the offline plan works: docs/architecture.md#tools.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import logging
 import runpy
 import sys
+import threading
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -219,6 +222,47 @@ def run_stack(project: Project, stack: str) -> StackRun:
                     source=project.relative(project.stack_file(stack)))
 
 
+@contextmanager
+def _owned_event_loops() -> Iterator[None]:
+    """Run the program on event loops this module owns, and close every one of them afterwards.
+
+    Why: Pulumi's runtime never closes the loops it makes. `_sync_await` takes the main thread's
+    loop from `asyncio.get_event_loop()`, and the mock monitor's calls run in the loop's default
+    executor, where `pulumi.runtime.sync_await._ensure_event_loop` gives each worker thread a new
+    loop of its own. Nothing closes them. An unclosed loop and its self-pipe socketpair form a
+    reference cycle (the selector holds a handle bound to the loop), so at exit the cycle collector
+    finalises them together, in no set order. When a socket happens to go first, its descriptor is
+    already -1 when the loop's `__del__` calls `close()`, the selector refuses to drop it, and Python
+    prints "Exception ignored in: <function BaseEventLoop.__del__ ...> ... ValueError: Invalid file
+    descriptor: -1" on stderr, now and then, after an otherwise clean run.
+
+    So the run gets a new loop with an executor of our own whose threads are each handed a loop up
+    front (`_ensure_event_loop` then finds it rather than making one). When the run is over, the
+    executor is shut down and every one of these loops is closed, while their sockets are still open.
+    """
+    worker_loops: list[asyncio.AbstractEventLoop] = []
+    lock = threading.Lock()
+
+    def give_the_thread_a_loop() -> None:
+        worker_loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(worker_loop)
+        with lock:
+            worker_loops.append(worker_loop)
+
+    loop = asyncio.new_event_loop()
+    executor = ThreadPoolExecutor(thread_name_prefix="spotkube-offline", initializer=give_the_thread_a_loop)
+    loop.set_default_executor(executor)
+    asyncio.set_event_loop(loop)
+    try:
+        yield
+    finally:
+        executor.shutdown(wait=True)
+        for worker_loop in worker_loops:
+            worker_loop.close()
+        asyncio.set_event_loop(None)
+        loop.close()
+
+
 @dataclass
 class Recording:
     """What a program registered and exported under the recording mocks."""
@@ -241,18 +285,19 @@ def record_program(
     logger.setLevel(logging.INFO)
     capture = _LogCapture()
     logger.addHandler(capture)
-    settings.reset_options(project=project, stack=stack, preview=False)
-    pulumi.runtime.set_all_config(dict(config))
-    mocks.set_mocks(offline_mocks, project=project, stack=stack, preview=False,
-                    monitor=monitor, logger=logger)
-    root = settings.get_root_resource()
-    try:
-        _sync_await(run_pulumi_func(program))
-    except pulumi.RunError as err:
-        raise ProgramFailed(str(err), _registrations(monitor, offline_mocks)) from None
-    finally:
-        logger.removeHandler(capture)
-    outputs = {name: _read_output(value) for name, value in (getattr(root, "outputs", None) or {}).items()}
+    with _owned_event_loops():
+        settings.reset_options(project=project, stack=stack, preview=False)
+        pulumi.runtime.set_all_config(dict(config))
+        mocks.set_mocks(offline_mocks, project=project, stack=stack, preview=False,
+                        monitor=monitor, logger=logger)
+        root = settings.get_root_resource()
+        try:
+            _sync_await(run_pulumi_func(program))
+        except pulumi.RunError as err:
+            raise ProgramFailed(str(err), _registrations(monitor, offline_mocks)) from None
+        finally:
+            logger.removeHandler(capture)
+        outputs = {name: _read_output(value) for name, value in (getattr(root, "outputs", None) or {}).items()}
     return Recording(_registrations(monitor, offline_mocks), outputs, capture.lines, offline_mocks.invokes)
 
 
