@@ -29,6 +29,14 @@ def spotkube() -> SpotkubeRun:
     return run
 
 
+@pytest.fixture(autouse=True)
+def no_user_prices(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never read a developer's own price file: no $SPOTKUBE_PRICES, and a config directory of
+    their own (the subprocesses they start inherit both)."""
+    monkeypatch.delenv("SPOTKUBE_PRICES", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config-home")))
+
+
 @pytest.fixture(scope="session")
 def repo_project() -> Project:
     return find_project(REPO)

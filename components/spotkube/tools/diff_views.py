@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from decimal import Decimal
 from typing import Any
 
 from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from spotkube.core.costing import UNPRICED
 from spotkube.core.plan_diff import Change, CostDelta, NamedDiff, ResourceDiff, StackDiff
 from spotkube.core.plan_document import SCHEMA_VERSION
+from spotkube.tools import cost_views
 
 #: Longest value shown in a diff cell; longer ones are cut (the JSON keeps them whole).
 VALUE_WIDTH = 80
@@ -28,11 +31,11 @@ def change_text(change: Change) -> str:
 
 
 def _money(value: float | None) -> str:
-    return "unpriced" if value is None else f"${value:,.2f}"
+    return UNPRICED if value is None else cost_views.money(Decimal(str(value)))
 
 
 def _signed(value: float | None) -> str:
-    return "unpriced" if value is None else f"{'+' if value >= 0 else '-'}${abs(value):,.2f}"
+    return UNPRICED if value is None else ("+" if value >= 0 else "-") + _money(abs(value))
 
 
 def cost_line(cost: CostDelta) -> str:

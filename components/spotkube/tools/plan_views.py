@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from decimal import Decimal
 from typing import Any
 
 from rich.console import Console, Group
@@ -18,6 +17,7 @@ from spotkube.core.plan_document import PlanDocument, PoolRow
 from spotkube.core.posture import Setting
 from spotkube.core.preflight import Verdict
 from spotkube.core.resource_list import Resource
+from spotkube.tools import cost_views
 
 
 def _gpu(pool: PoolRow) -> str:
@@ -31,25 +31,15 @@ def _price(pool: PoolRow) -> str:
     return "on-demand cap" if price == -1 else f"${price}/h"
 
 
-def _money(value: Decimal) -> str:
-    from spotkube.tools.cost_views import money  # the cost views own money's format
-
-    return money(value)
-
-
 def _pool_cost(document: PlanDocument, pool: str) -> str:
     """Idle floor and scenario cost a month, for the pool's row; "unpriced" without a price."""
-    from spotkube.tools.cost_views import pool_cost_text  # shared with `spotkube cost`
-
-    return pool_cost_text(document.cost, pool)
+    return cost_views.pool_cost_text(document.cost, pool)
 
 
 def cost_summary(document: PlanDocument) -> str:
     """The stack's monthly total in one line (shared with `spotkube cost`): idle floor, scenario,
     what spot saves, and the pools left out for want of a price; "unpriced" when none has one."""
-    from spotkube.tools.cost_views import summary
-
-    return summary(document.cost)
+    return cost_views.summary(document.cost)
 
 
 def pool_table(document: PlanDocument) -> Table:
