@@ -81,3 +81,55 @@ def test_the_plugin_manifest_runs_the_provider() -> None:
     assert entry["main"] is provider.main
     requirements = (REPO / "requirements.txt").read_text().split()
     assert "-e" in requirements and "." in requirements
+
+
+def _accepting_outputs(schema: dict[str, Any]) -> set[str]:
+    """Every input position of the schema that is not `plain` (an SDK types it `Input<T>`), as
+    `Type.property` with `[]` for a list's items, walked from the components' inputs."""
+    found: set[str] = set()
+    seen: set[str] = set()
+
+    def walk(owner: str, name: str, prop: dict[str, Any]) -> None:
+        if not prop.get("plain"):
+            found.add(f"{owner}.{name}")
+        if "items" in prop:
+            walk(owner, f"{name}[]", {**prop["items"], "plain": prop["items"].get("plain")})
+        ref = prop.get("$ref", "")
+        if ref.startswith("#/types/") and ref not in seen:
+            seen.add(ref)
+            token = ref.removeprefix("#/types/")
+            for key, inner in schema["types"][token]["properties"].items():
+                walk(token.rsplit(":", 1)[-1], key, inner)
+
+    for token, resource in schema["resources"].items():
+        for key, prop in resource["inputProperties"].items():
+            walk(token.rsplit(":", 1)[-1], key, prop)
+    return found
+
+
+def test_the_snapshot_marks_exactly_the_wired_inputs_as_accepting_outputs() -> None:
+    """Consumers in other languages may wire these from other resources; every other input decides
+    the plan, which is checked before anything is registered, so it stays plain."""
+    snapshot = json.loads(SNAPSHOT.read_text())
+    assert _accepting_outputs(snapshot) == {
+        "ClusterArgs.resourceGroupName",
+        "ClusterArgs.project",
+        "ClusterArgs.network",
+        "ClusterArgs.subnetwork",
+        "ClusterArgs.adminGroupObjectIds[]",
+        "ClusterArgs.authorizedIpRanges[]",
+    }
+    # The cluster args themselves are reached plainly from both cluster components.
+    for component in ("AksGpuCluster", "GkeGpuCluster"):
+        cluster = snapshot["resources"][f"spotkube:index:{component}"]["inputProperties"]["cluster"]
+        assert cluster == {**cluster, "$ref": "#/types/spotkube:index:ClusterArgs", "plain": True}
+
+
+def test_the_wired_keys_are_the_ones_the_schema_marks() -> None:
+    """`args.WIRED_CLUSTER_ARGS` (what the shells separate from the plain values) and the schema agree."""
+    from pydantic.alias_generators import to_camel
+
+    from spotkube.shells.args import WIRED_CLUSTER_ARGS
+
+    wired = {f"ClusterArgs.{to_camel(key)}{'[]' if is_list else ''}" for key, is_list in WIRED_CLUSTER_ARGS}
+    assert wired == _accepting_outputs(json.loads(provider.schema()))

@@ -18,7 +18,7 @@ import os
 import re
 import types
 import typing
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -441,6 +441,11 @@ def _kind(annotation: Any, pairs: Mapping[type, type[BaseModel]]) -> Any:
         return _kind(args[0], pairs)
     if origin in (typing.Union, types.UnionType):
         inner = [a for a in args if a is not type(None)]
+        # `T | Awaitable[T] | Output[T]` (pulumi's Input: args that accept another resource's output)
+        # mirror the model's T, which is what the component hands the model once the value resolves.
+        awaitable = [a for a in inner if typing.get_origin(a) is Awaitable]
+        if awaitable:
+            return _kind(typing.get_args(awaitable[0])[0], pairs)
         return _kind(inner[0], pairs) if len(inner) == 1 else tuple(_kind(a, pairs) for a in inner)
     if origin is Literal:
         return _kind(type(args[0]), pairs)

@@ -25,12 +25,15 @@ from spotkube.core.plan import PlatformPlan, PoolPlan, autoscaler_priorities, ve
 from spotkube.core.spec import LoginMode, PlatformSpec
 from spotkube.shells.args import GpuClusterArgs, PoolContractOutput
 from spotkube.shells.common import (
+    ClusterPlan,
+    Wiring,
     built_from,
     child,
     kubernetes_provider,
     plan_from_args,
     plan_from_spec,
     pool_contract_outputs,
+    then,
 )
 
 #: AgentPool fields Azure fixes at creation but azure-native does not mark as replacing; with
@@ -162,12 +165,15 @@ class AksGpuCluster(pulumi.ComponentResource):
         `parse_spec`: no dict round trip, and a spec built by hand still meets every rule."""
         return built_from(cls, name, plan_from_spec("aks", spec, f"AksGpuCluster {name!r}"), opts)
 
-    def _build(self, name: str, plan: PlatformPlan, opts: pulumi.ResourceOptions | None) -> None:
+    def _build(self, name: str, built: ClusterPlan, opts: pulumi.ResourceOptions | None) -> None:
         super().__init__("spotkube:index:AksGpuCluster", name, {}, opts)
+        plan, wiring = built.plan, built.wiring
         spec = plan.spec
 
-        if spec.cluster.resource_group_name:
-            resource_group_name: pulumi.Input[str] = spec.cluster.resource_group_name
+        # The spec says whether a group was given (a wired Output shows as its placeholder there);
+        # the wiring holds the value itself, which may be another resource's output.
+        if spec.cluster.resource_group_name and wiring.resource_group_name is not None:
+            resource_group_name: pulumi.Input[str] = wiring.resource_group_name
         else:
             group = azure.resources.ResourceGroup(
                 f"{name}-rg", location=spec.region, opts=child(self, protect=spec.is_prod)
@@ -176,7 +182,7 @@ class AksGpuCluster(pulumi.ComponentResource):
 
         plan = plan.with_cloud_names({pool.name: cloud_pool_name(pool) for pool in plan.node_pools})
         self.plan = plan
-        cluster = self._cluster(name, plan, resource_group_name)
+        cluster = self._cluster(name, plan, wiring, resource_group_name)
         source = f"AksGpuCluster {name!r}"
         # The cluster's name, released only once the deployed system pool is known to accept the
         # wanted one: every pool and the kubeconfig wait for it, so a refused change stops them all.
@@ -212,7 +218,7 @@ class AksGpuCluster(pulumi.ComponentResource):
         self.kubeconfig = pulumi.Output.secret(
             credentials.kubeconfigs[0].value.apply(lambda v: with_kubelogin_mode(base64.b64decode(v).decode(), login))
         )
-        grants_effective = self._data_plane_rights(name, plan, cluster, login)
+        grants_effective = self._data_plane_rights(name, plan, wiring, cluster, login)
         self.provider = kubernetes_provider(self, name, self.kubeconfig, depends_on=[grants_effective])
         if spec.cluster.autoscaler.expander == "priority":
             self._priority_expander(name, plan)
@@ -232,7 +238,7 @@ class AksGpuCluster(pulumi.ComponentResource):
         })
 
     def _cluster(
-        self, name: str, plan: PlatformPlan, resource_group_name: pulumi.Input[str]
+        self, name: str, plan: PlatformPlan, wiring: Wiring, resource_group_name: pulumi.Input[str]
     ) -> azure.containerservice.ManagedCluster:
         """The managed cluster with its one inline System pool, which is never renamed."""
         spec = plan.spec
@@ -255,7 +261,7 @@ class AksGpuCluster(pulumi.ComponentResource):
             aad_profile={
                 "managed": True,
                 "enable_azure_rbac": True,
-                "admin_group_object_ids": list(settings.admin_group_object_ids) or None,
+                "admin_group_object_ids": list(wiring.admin_group_object_ids) or None,
             },
             disable_local_accounts=spec.switch(settings.local_accounts_disabled),
             oidc_issuer_profile={"enabled": True},
@@ -269,7 +275,10 @@ class AksGpuCluster(pulumi.ComponentResource):
             },
             api_server_access_profile={
                 "enable_private_cluster": private,
-                "authorized_ip_ranges": list(settings.api_server_ranges(bool(settings.authorized_ip_ranges))) or None,
+                # Restricted by address when ranges are listed: their number is plain, their values may
+                # be outputs, so the deployer's egress is merged in once they resolve.
+                "authorized_ip_ranges": then(wiring.api_server_ranges(spec, bool(settings.authorized_ip_ranges)),
+                                             lambda ranges: ranges or None),
             },
             auto_upgrade_profile={
                 "upgrade_channel": settings.channel,
@@ -292,7 +301,8 @@ class AksGpuCluster(pulumi.ComponentResource):
         )
 
     def _data_plane_rights(
-        self, name: str, plan: PlatformPlan, cluster: azure.containerservice.ManagedCluster, login: LoginMode
+        self, name: str, plan: PlatformPlan, wiring: Wiring, cluster: azure.containerservice.ManagedCluster,
+        login: LoginMode,
     ) -> pulumi.Resource:
         """Kubernetes rights for the deployer and the admin groups, and the wait until they work.
 
@@ -309,7 +319,7 @@ class AksGpuCluster(pulumi.ComponentResource):
         )
         principals: list[tuple[str, pulumi.Input[str], str]] = [
             ("deployer", client.object_id, DEPLOYER_PRINCIPAL_TYPES[login]),
-            *((f"admins-{i}", group, "Group") for i, group in enumerate(settings.admin_group_object_ids)),
+            *((f"admins-{i}", group, "Group") for i, group in enumerate(wiring.admin_group_object_ids)),
         ]
         grants = [
             azure.authorization.RoleAssignment(

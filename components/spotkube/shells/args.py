@@ -4,10 +4,39 @@ These TypedDicts are the public, cross-language API (`pulumi package add` derive
 them and from the docstrings below), so they use only primitives, lists, dicts and nested
 TypedDicts. Their keys mirror the spec models in `spotkube.core.spec`, which do the validation; a test
 keeps the two in step.
+
+Only the cluster settings a consumer wires from another resource are `Input[...]`, which the
+analyzer marks as accepting outputs: the resource group, the project, the network and subnetwork,
+and the items of the admin group and authorized range lists (`WIRED_CLUSTER_ARGS`). Every other
+field decides the plan (pools, names, capacity, counts, cloud, region, versions), which is
+validated and resolved before anything is registered, so it must be a plain value; the schema
+marks it `plain`. `spotkube.shells.common` explains how wired values are checked.
 """
 
 
-from typing import NotRequired, TypedDict
+from collections.abc import Awaitable
+from typing import NotRequired, TypedDict, TypeVar
+
+from pulumi import Output
+
+_T = TypeVar("_T")
+
+Input = _T | Awaitable[_T] | Output[_T]
+"""`pulumi.Input[T]`, spelt without its string forward reference to `Output[T]` so that
+`typing.get_type_hints` resolves these TypedDicts; Pulumi's analyzer reads the two alike (an input
+that accepts an output, not `plain`)."""
+
+#: The `ClusterArgs` keys that accept an Output: (key, whether it is a list whose items may be
+#: Outputs). A list itself stays plain, because its length decides what is registered (one role
+#: assignment per admin group; an API server restricted by address or not).
+WIRED_CLUSTER_ARGS: tuple[tuple[str, bool], ...] = (
+    ("resource_group_name", False),
+    ("project", False),
+    ("network", False),
+    ("subnetwork", False),
+    ("admin_group_object_ids", True),
+    ("authorized_ip_ranges", True),
+)
 
 
 class GpuArgs(TypedDict):
@@ -138,22 +167,22 @@ class ClusterArgs(TypedDict):
     """Pinned Kubernetes version; unset follows the channel."""
     channel: NotRequired[str]
     """AKS upgrade channel (default stable) or GKE release channel (default REGULAR)."""
-    resource_group_name: NotRequired[str]
-    """AKS: an existing resource group to build in."""
-    project: NotRequired[str]
-    """GKE: the Google Cloud project id."""
-    network: NotRequired[str]
-    """GKE: VPC network name or self link; unset uses the project's `default` network."""
-    subnetwork: NotRequired[str]
-    """GKE: subnetwork in the cluster's region; private nodes need Cloud NAT on it for egress outside Google."""
+    resource_group_name: NotRequired[Input[str]]
+    """AKS: an existing resource group to build in; may be another resource's output."""
+    project: NotRequired[Input[str]]
+    """GKE: the Google Cloud project id; may be another resource's output."""
+    network: NotRequired[Input[str]]
+    """GKE: VPC network, name or self link (may be an output); unset uses the project's `default` network."""
+    subnetwork: NotRequired[Input[str]]
+    """GKE: subnetwork in the region, name or self link (may be an output); private nodes need Cloud NAT on it."""
     private: NotRequired[bool]
     """Private API server (AKS) or private nodes (GKE); default on in prod."""
-    authorized_ip_ranges: NotRequired[list[str]]
-    """CIDRs allowed to reach the API server."""
+    authorized_ip_ranges: NotRequired[list[Input[str]]]
+    """CIDRs allowed to reach the API server; each may be an output, the list itself is plain."""
     local_accounts_disabled: NotRequired[bool]
     """AKS: Entra ID only, no local admin; default on in prod."""
-    admin_group_object_ids: NotRequired[list[str]]
-    """AKS: Entra ID groups that get cluster admin."""
+    admin_group_object_ids: NotRequired[list[Input[str]]]
+    """AKS: Entra ID group object ids that get cluster admin; each may be an output, the list itself is plain."""
     network_policy: NotRequired[str]
     """AKS network policy: `cilium` (default), `azure` or `calico`."""
     deletion_protection: NotRequired[bool]

@@ -1,26 +1,52 @@
-"""What every component shares on the Pulumi side: one way to refuse bad input, child options, the
-provider and the outputs.
+"""What every component shares on the Pulumi side: one way to refuse bad input, the inputs wired
+from other resources, child options, the provider and the outputs.
 
 Kept here so that the AKS and GKE modules never import each other: what both need lives in the core
 or here.
+
+Wired inputs. A few cluster args may be another resource's Output (`args.WIRED_CLUSTER_ARGS`). The
+core is pure and validates values, so the shell separates the two before it calls the core: an
+Output is replaced by a placeholder every rule accepts (`PLACEHOLDERS`), so every other rule still
+runs before anything is registered; the real Output goes to the resources (`Wiring`), behind an
+apply that runs the core's rules again with the resolved value and fails the deployment with the
+same message a plain value would get. Plain values, and specs from `from_spec`, keep the direct path.
+An Output anywhere else is refused before anything is registered: those fields decide the plan.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import inspect
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 import pulumi
 import pulumi_kubernetes as k8s
+from pydantic.alias_generators import to_camel
 
 from spotkube.core.contract import Cloud
 from spotkube.core.errors import Problem, SpecError
 from spotkube.core.plan import PlatformPlan, plan_platform
-from spotkube.core.spec import PlatformSpec
+from spotkube.core.spec import PlatformSpec, config_key
 from spotkube.core.validation import checked, parse_spec
-from spotkube.shells.args import GpuClusterArgs
+from spotkube.shells.args import WIRED_CLUSTER_ARGS, GpuClusterArgs
 
 Validated = TypeVar("Validated")
+Resolved = TypeVar("Resolved")
+
+#: What the core's rules see in place of a wired Output until it resolves: a value each rule accepts
+#: (a project id of the right shape, a GUID that isn't the nil GUID, a documentation CIDR from RFC
+#: 5737). It never reaches a resource; it shows only in a component's `plan.spec`.
+PLACEHOLDERS: dict[str, str] = {
+    "resource_group_name": "spotkube-wired-resource-group",
+    "project": "spotkube-wired-project",
+    "network": "spotkube-wired-network",
+    "subnetwork": "spotkube-wired-subnetwork",
+    "admin_group_object_ids": "00000000-0000-4000-8000-000000000000",
+    "authorized_ip_ranges": "192.0.2.0/24",
+}
+WIRED_TEXT = ("cluster.resource_group_name, cluster.project, cluster.network, cluster.subnetwork and the items of "
+              "cluster.admin_group_object_ids and cluster.authorized_ip_ranges")
 
 
 class _Buildable(Protocol):
@@ -42,25 +68,186 @@ def validated(check: Callable[[], Validated]) -> Validated:
         raise pulumi.RunError(str(err)) from None
 
 
-def plan_from_args(cloud: Cloud, args: GpuClusterArgs, where: str) -> PlatformPlan:
-    """The plan of a cluster component's args, validated and resolved once. The component fixes the
-    cloud, and Kubeflow is another component, so its rules don't apply to a cluster's args."""
-    def parse() -> PlatformSpec:
+def is_output(value: object) -> bool:
+    """Whether a value is known only later: an Output, or any other awaitable `pulumi.Input`."""
+    return isinstance(value, pulumi.Output) or inspect.isawaitable(value)
+
+
+def _outputs_in(value: object, path: str = "") -> Iterator[str]:
+    """The key paths (as the args spell them) of every Output in a value of args."""
+    if is_output(value):
+        yield path or "args"
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _outputs_in(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            yield from _outputs_in(item, f"{path}[{i}]")
+
+
+def refuse_outputs(args: object, where: str, *, cluster: bool = False) -> None:
+    """Refuse an Output where spotkube must read the value before anything is registered. A cluster's
+    args name keys as `parse_spec` does (`spotkube:cluster.region`), and have a few wired keys (which
+    `_unwired` has taken out already); an add-on's args name them plainly and accept no Output."""
+    wired_lists = {f"cluster.{key}" for key, is_list in WIRED_CLUSTER_ARGS if is_list} if cluster else set()
+    accepted = f"Outputs are accepted only in {WIRED_TEXT}" if cluster else "none of its args accepts an Output"
+    problems = []
+    for path in _outputs_in(args):
+        key = config_key(path) if cluster else path
+        if path in wired_lists:
+            problems.append(Problem(key, "is an Output of a whole list; give a plain list whose items may be "
+                                    "Outputs: the number of items decides what spotkube registers (one role "
+                                    "assignment per admin group; an API server restricted by address or not)"))
+        else:
+            problems.append(Problem(key, "is an Output, but spotkube reads it before anything is registered, to "
+                                    f"validate it and plan from it; give a plain value ({accepted})"))
+    if problems:
+        raise SpecError(where, problems)
+
+
+@dataclass(frozen=True)
+class Wiring:
+    """The wired cluster inputs as the cloud resources receive them: each is the validated spec's
+    plain value, or the consumer's Output checked by the core's rules once it resolves."""
+
+    resource_group_name: pulumi.Input[str] | None = None
+    project: pulumi.Input[str] | None = None
+    network: pulumi.Input[str] | None = None
+    subnetwork: pulumi.Input[str] | None = None
+    admin_group_object_ids: tuple[pulumi.Input[str], ...] = ()
+    authorized_ip_ranges: tuple[pulumi.Input[str], ...] = ()
+
+    @classmethod
+    def of(cls, spec: PlatformSpec) -> Wiring:
+        """The spec's own values: the stack program's path, and a cluster whose args are all plain."""
+        return cls(**{key: getattr(spec.cluster, key) for key, _ in WIRED_CLUSTER_ARGS})
+
+    def api_server_ranges(self, spec: PlatformSpec, restricted: bool) -> pulumi.Input[list[str]]:
+        """`ClusterSettings.api_server_ranges` over the wired authorized ranges (the deployer's egress
+        added, duplicates dropped), computed once they resolve; a plain list when they all are plain."""
+        def ranges(values: list[str]) -> list[str]:
+            settings = spec.cluster.model_copy(update={"authorized_ip_ranges": tuple(values)})
+            return list(settings.api_server_ranges(restricted))
+        return resolved(self.authorized_ip_ranges, ranges)
+
+
+@dataclass(frozen=True)
+class ClusterPlan:
+    """What a cluster component builds from: the plan, and the wired inputs its resources take."""
+
+    plan: PlatformPlan
+    wiring: Wiring
+
+
+def resolved(values: Sequence[pulumi.Input[Any]], build: Callable[[list[Any]], Resolved]) -> pulumi.Input[Resolved]:
+    """`build(values)` now when every value is plain (so plain inputs stay plain), or once they resolve."""
+    if any(is_output(v) for v in values):
+        return pulumi.Output.all(*values).apply(build)
+    return build(list(values))
+
+
+def then(value: pulumi.Input[Any], build: Callable[[Any], Resolved]) -> pulumi.Input[Resolved]:
+    """`build(value)` now when the value is plain, or once it resolves."""
+    return pulumi.Output.from_input(value).apply(build) if is_output(value) else build(value)
+
+
+def joined(*parts: pulumi.Input[str]) -> pulumi.Input[str]:
+    """Text joined now when every part is plain, or an Output of it once they resolve."""
+    return resolved(parts, "".join)
+
+
+def wired_value_problems(spec: PlatformSpec, key: str, index: int | None, value: object) -> list[Problem]:
+    """What the core's rules say about a wired value once it has resolved, with the spec's other values
+    as validated. Pure: the apply in `_checked_when_resolved` calls it."""
+    alias = to_camel(key)
+    path = config_key(f"cluster.{alias}" if index is None else f"cluster.{alias}[{index}]")
+    if not isinstance(value, str) or not value:
+        return [Problem(path, f"the Output resolved to {value!r}; it must resolve to a non-empty string")]
+    if index is None:
+        update: dict[str, Any] = {key: value}
+    else:
+        items = list(getattr(spec.cluster, key))
+        items[index] = value
+        update = {key: tuple(items)}
+    candidate = spec.model_copy(update={"cluster": spec.cluster.model_copy(update=update)})
+    try:
+        checked(candidate, "")
+    except SpecError as err:
+        return list(err.problems)
+    return []
+
+
+def _checked_when_resolved(
+    spec: PlatformSpec, key: str, index: int | None, value: Any, where: str
+) -> pulumi.Output[str]:
+    """The wired Output, failing the deployment with the core's message if its value breaks a rule.
+    A secret's value is never printed."""
+    output = pulumi.Output.from_input(value)
+
+    def check(resolved_and_secret: list[Any]) -> str:
+        resolved_value, secret = resolved_and_secret
+        problems = wired_value_problems(spec, key, index, resolved_value)
+        if problems:
+            message = str(SpecError(where, problems))
+            raise pulumi.RunError(message.replace(repr(resolved_value), "[secret]") if secret else message)
+        return resolved_value
+
+    return pulumi.Output.all(output, pulumi.Output.from_input(output.is_secret())).apply(check)
+
+
+def _unwired(args: Mapping[str, Any]) -> tuple[dict[str, Any], dict[tuple[str, int | None], Any]]:
+    """The args with each wired Output replaced by its placeholder, and the Outputs by (key, index)."""
+    cluster = args.get("cluster")
+    if not isinstance(cluster, Mapping):
+        return dict(args), {}
+    plain_cluster, wired = dict(cluster), {}
+    for key, is_list in WIRED_CLUSTER_ARGS:
+        value = cluster.get(key)
+        if is_list and isinstance(value, list | tuple):
+            items = list(value)
+            for i, item in enumerate(items):
+                if is_output(item):
+                    wired[(key, i)], items[i] = item, PLACEHOLDERS[key]
+            plain_cluster[key] = items
+        elif not is_list and is_output(value):
+            wired[(key, None)], plain_cluster[key] = value, PLACEHOLDERS[key]
+    return {**args, "cluster": plain_cluster}, wired
+
+
+def plan_from_args(cloud: Cloud, args: GpuClusterArgs, where: str) -> ClusterPlan:
+    """The plan of a cluster component's args, validated and resolved once, and its wired inputs.
+    The component fixes the cloud, and Kubeflow is another component, so its rules don't apply to a
+    cluster's args."""
+    def parse() -> tuple[PlatformSpec, dict[tuple[str, int | None], Any]]:
         extra = sorted(set(args) - set(GpuClusterArgs.__annotations__)) if isinstance(args, Mapping) else []
         if extra:
             accepted = ", ".join(GpuClusterArgs.__annotations__)
             raise SpecError(where, [Problem(key, f"is not a key of the cluster's args; accepted keys: {accepted}")
                                     for key in extra])
-        return parse_spec({**args, "cloud": cloud, "kubeflow": {"enabled": False}}, where)
-    return plan_platform(validated(parse))
+        plain, wired = _unwired(args) if isinstance(args, Mapping) else (args, {})
+        refuse_outputs(plain, where, cluster=True)
+        return parse_spec({**plain, "cloud": cloud, "kubeflow": {"enabled": False}}, where), wired
+
+    spec, wired = validated(parse)
+    plan = plan_platform(spec)
+    fields: dict[str, Any] = {key: getattr(plan.spec.cluster, key) for key, _ in WIRED_CLUSTER_ARGS}
+    for (key, index), value in wired.items():
+        output = _checked_when_resolved(plan.spec, key, index, value, where)
+        if index is None:
+            fields[key] = output
+        else:
+            fields[key] = (*fields[key][:index], output, *fields[key][index + 1:])
+    return ClusterPlan(plan, Wiring(**fields))
 
 
-def plan_from_spec(cloud: Cloud, spec: PlatformSpec, component: str) -> PlatformPlan:
+def plan_from_spec(cloud: Cloud, spec: PlatformSpec, component: str) -> ClusterPlan:
     """The plan of a typed spec (the stack program's, from `parse_spec`): no dict round trip. The
-    rules run on the value itself, so a spec built by hand can't skip them."""
+    rules run on the value itself, so a spec built by hand can't skip them. A spec holds plain values
+    only, so its wiring is its own values."""
     if spec.cloud != cloud:
         raise pulumi.RunError(f"{component}: the spec is for {spec.cloud}; build it with the {spec.cloud} component")
-    return plan_platform(validated(lambda: checked(spec, component)))
+    plan = plan_platform(validated(lambda: checked(spec, component)))
+    return ClusterPlan(plan, Wiring.of(plan.spec))
 
 
 def built_from(cls: type[Buildable], name: str, value: Any, opts: pulumi.ResourceOptions | None) -> Buildable:

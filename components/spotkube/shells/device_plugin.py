@@ -13,7 +13,7 @@ from spotkube.core.profiles import profile
 from spotkube.core.spec import PlatformSpec
 from spotkube.core.workloads import DevicePluginRequest, device_plugin_request
 from spotkube.shells.args import NvidiaDevicePluginArgs
-from spotkube.shells.common import built_from, child, validated
+from spotkube.shells.common import built_from, child, refuse_outputs, validated
 
 
 class NvidiaDevicePlugin(pulumi.ComponentResource):
@@ -29,7 +29,12 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
         self, name: str, args: NvidiaDevicePluginArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         source = f"NvidiaDevicePlugin {name!r} args"
-        self._build(name, validated(lambda: device_plugin_request(args, source)), opts)
+
+        def request() -> DevicePluginRequest:
+            # Every arg decides the DaemonSet (cloud, image, tolerations), so none may be an Output.
+            refuse_outputs(args, source)
+            return device_plugin_request(args, source)
+        self._build(name, validated(request), opts)
 
     @classmethod
     def from_spec(

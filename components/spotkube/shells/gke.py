@@ -25,12 +25,16 @@ from spotkube.core.plan import PlatformPlan, PoolPlan, versioned_name
 from spotkube.core.spec import PlatformSpec
 from spotkube.shells.args import GpuClusterArgs, PoolContractOutput
 from spotkube.shells.common import (
+    ClusterPlan,
+    Wiring,
     built_from,
     child,
+    joined,
     kubernetes_provider,
     plan_from_args,
     plan_from_spec,
     pool_contract_outputs,
+    then,
 )
 
 #: The one role GKE nodes need for their system tasks (logging, monitoring), instead of the Editor
@@ -200,10 +204,14 @@ class GkeGpuCluster(pulumi.ComponentResource):
         `parse_spec`: no dict round trip, and a spec built by hand still meets every rule."""
         return built_from(cls, name, plan_from_spec("gke", spec, f"GkeGpuCluster {name!r}"), opts)
 
-    def _build(self, name: str, plan: PlatformPlan, opts: pulumi.ResourceOptions | None) -> None:
+    def _build(self, name: str, built: ClusterPlan, opts: pulumi.ResourceOptions | None) -> None:
         super().__init__("spotkube:index:GkeGpuCluster", name, {}, opts)
+        plan, wiring = built.plan, built.wiring
         spec = plan.spec
-        project = spec.cluster.project
+        # The project, network and subnetwork come from the wiring: the consumer's values, which may
+        # be other resources' outputs (the spec holds placeholders for those).
+        project = wiring.project
+        assert project is not None, "the GKE rules require cluster.project"
         account_id = node_service_account_id(name, spec)
         plan = plan.with_cloud_names({pool.name: cloud_pool_name(pool, account_id) for pool in plan.pools})
         self.plan = plan
@@ -223,8 +231,9 @@ class GkeGpuCluster(pulumi.ComponentResource):
             opts=child(self),
         )
 
-        cluster = self._cluster(name, plan, account.email, node_role)
-        egress = self._egress(name, plan)
+        workload_pool = joined(project, ".svc.id.goog")
+        cluster = self._cluster(name, plan, wiring, workload_pool, account.email, node_role)
+        egress = self._egress(name, plan, wiring)
         for pool in plan.pools:
             gcp.container.NodePool(
                 f"{name}-{pool.name}",
@@ -252,7 +261,7 @@ class GkeGpuCluster(pulumi.ComponentResource):
                 ),
             )
 
-        context = pulumi.Output.concat("gke_", project or "", "_", spec.region, "_", cluster.name)
+        context = pulumi.Output.concat("gke_", project, "_", spec.region, "_", cluster.name)
         if spec.cluster.dns_endpoint is not False:
             endpoint = cluster.control_plane_endpoints_config.apply(_dns_endpoint)
             ca_certificate: pulumi.Input[str | None] = None
@@ -266,7 +275,7 @@ class GkeGpuCluster(pulumi.ComponentResource):
 
         self.cluster_name = cluster.name
         self.endpoint = cluster.endpoint
-        self.workload_pool = pulumi.Output.from_input(f"{project}.svc.id.goog")
+        self.workload_pool = pulumi.Output.from_input(workload_pool)
         self.node_service_account_email = account.email
         self.pool_contracts = pulumi.Output.from_input(pool_contract_outputs(plan))
         self.register_outputs({
@@ -278,7 +287,7 @@ class GkeGpuCluster(pulumi.ComponentResource):
             "poolContracts": self.pool_contracts,
         })
 
-    def _egress(self, name: str, plan: PlatformPlan) -> list[pulumi.Resource]:
+    def _egress(self, name: str, plan: PlatformPlan, wiring: Wiring) -> list[pulumi.Resource]:
         """A Cloud Router and Cloud NAT for private nodes, which otherwise can't reach the public
         registries KFP pulls from (ghcr.io, quay.io, docker.io). Skipped when the nodes are public or
         the stack says its network already provides egress (`cluster.egress: own`)."""
@@ -286,26 +295,31 @@ class GkeGpuCluster(pulumi.ComponentResource):
         settings = spec.cluster
         if not spec.switch(settings.private) or settings.egress == "own":
             return []
+        # Whether a network or subnetwork was given comes from the spec; their values from the wiring.
         router = gcp.compute.Router(
-            f"{name}-router", project=settings.project, region=spec.region,
-            network=settings.network or DEFAULT_NETWORK, opts=child(self),
+            f"{name}-router", project=wiring.project, region=spec.region,
+            network=wiring.network if settings.network else DEFAULT_NETWORK, opts=child(self),
         )
-        subnetwork = settings.subnetwork or (DEFAULT_NETWORK if settings.network is None else None)
+        subnetwork: pulumi.Input[str] | None = (
+            wiring.subnetwork if settings.subnetwork else DEFAULT_NETWORK if settings.network is None else None
+        )
         nat = gcp.compute.RouterNat(
-            f"{name}-nat", project=settings.project, region=spec.region, router=router.name,
+            f"{name}-nat", project=wiring.project, region=spec.region, router=router.name,
             nat_ip_allocate_option="AUTO_ONLY",
             # Only the cluster's subnetwork, so a NAT that already serves the network's other
             # subnetworks is left alone; the whole network when the subnetwork is not known.
-            source_subnetwork_ip_ranges_to_nat="LIST_OF_SUBNETWORKS" if subnetwork else "ALL_SUBNETWORKS_ALL_IP_RANGES",
-            subnetworks=[{"name": subnetwork, "source_ip_ranges_to_nats": ["ALL_IP_RANGES"]}] if subnetwork else None,
+            source_subnetwork_ip_ranges_to_nat="LIST_OF_SUBNETWORKS" if subnetwork is not None
+            else "ALL_SUBNETWORKS_ALL_IP_RANGES",
+            subnetworks=[{"name": subnetwork, "source_ip_ranges_to_nats": ["ALL_IP_RANGES"]}]
+            if subnetwork is not None else None,
             log_config={"enable": True, "filter": "ERRORS_ONLY"},
             opts=child(self),
         )
         return [nat]
 
     def _cluster(
-        self, name: str, plan: PlatformPlan, node_service_account: pulumi.Output[str],
-        node_role: gcp.projects.IAMMember,
+        self, name: str, plan: PlatformPlan, wiring: Wiring, workload_pool: pulumi.Input[str],
+        node_service_account: pulumi.Output[str], node_role: gcp.projects.IAMMember,
     ) -> gcp.container.Cluster:
         """The regional, VPC-native cluster; its default pool is removed once created.
 
@@ -319,12 +333,12 @@ class GkeGpuCluster(pulumi.ComponentResource):
         # Listed ranges always restrict the API server; in prod (or with private nodes) it is
         # restricted even with none listed, reachable then only from inside the VPC.
         authorized = private or bool(settings.authorized_ip_ranges)
-        ranges = settings.api_server_ranges(authorized)
+        ranges = wiring.api_server_ranges(spec, authorized)
         protect = spec.switch(settings.deletion_protection)
         cilium = settings.network_policy == "cilium"
         return gcp.container.Cluster(
             f"{name}-gke",
-            project=settings.project,
+            project=wiring.project,
             location=spec.region,
             remove_default_node_pool=True,
             initial_node_count=1,
@@ -337,12 +351,12 @@ class GkeGpuCluster(pulumi.ComponentResource):
             },
             release_channel={"channel": settings.channel},
             min_master_version=settings.kubernetes_version,
-            workload_identity_config={"workload_pool": f"{settings.project}.svc.id.goog"},
+            workload_identity_config={"workload_pool": workload_pool},
             enable_shielded_nodes=True,
             networking_mode="VPC_NATIVE",
             ip_allocation_policy={"stack_type": "IPV4"},
-            network=settings.network,
-            subnetwork=settings.subnetwork,
+            network=wiring.network,
+            subnetwork=wiring.subnetwork,
             # Dataplane V2 is GKE's Cilium and enforces network policy itself; Calico needs the addon.
             datapath_provider="ADVANCED_DATAPATH" if cilium else "LEGACY_DATAPATH",
             network_policy=None if cilium else {"enabled": True, "provider": "CALICO"},
@@ -350,8 +364,9 @@ class GkeGpuCluster(pulumi.ComponentResource):
             private_cluster_config={"enable_private_nodes": True, "enable_private_endpoint": False}
             if private else None,
             master_authorized_networks_config={
-                "cidr_blocks": [{"cidr_block": cidr, "display_name": f"spotkube-{i}"}
-                                for i, cidr in enumerate(ranges)],
+                "cidr_blocks": then(ranges, lambda cidrs: [
+                    {"cidr_block": cidr, "display_name": f"spotkube-{i}"} for i, cidr in enumerate(cidrs)
+                ]),
                 "gcp_public_cidrs_access_enabled": False,
             } if authorized else None,
             master_auth={"client_certificate_config": {"issue_client_certificate": False}},

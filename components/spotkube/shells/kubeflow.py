@@ -14,7 +14,7 @@ from spotkube.core import kfp_transforms
 from spotkube.core.kfp_transforms import Credentials
 from spotkube.core.spec import KubeflowSettings, PlatformSpec, parse_settings
 from spotkube.shells.args import KubeflowPipelinesArgs
-from spotkube.shells.common import built_from, child, validated
+from spotkube.shells.common import built_from, child, refuse_outputs, validated
 
 
 def _kfp_transform(settings: KubeflowSettings, credentials: Credentials) -> pulumi.ResourceTransform:
@@ -50,7 +50,13 @@ class KubeflowPipelines(pulumi.ComponentResource):
         self, name: str, args: KubeflowPipelinesArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         source = f"KubeflowPipelines {name!r} args"
-        self._build(name, validated(lambda: parse_settings(KubeflowSettings, args, source)), opts)
+
+        def settings() -> KubeflowSettings:
+            # Every arg decides the manifests or the transforms (version, retries, exposure), so none
+            # may be an Output.
+            refuse_outputs(args, source)
+            return parse_settings(KubeflowSettings, args, source)
+        self._build(name, validated(settings), opts)
 
     @classmethod
     def from_spec(
