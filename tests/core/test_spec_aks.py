@@ -38,6 +38,18 @@ BAD_INPUTS: list[tuple[str, dict[str, Any], str]] = [
     ("deployer egress not a CIDR", base(cluster={"deployer": {"egressRanges": ["10.0.0.1/8"]}}),
      "spotkube:cluster.deployer.egressRanges[0]: '10.0.0.1/8' is not a CIDR"),
     ("GKE egress on AKS", base(cluster={"egress": "own"}), "spotkube:cluster.egress: is a GKE setting"),
+    ("provision time in seconds", base(cluster={"autoscaler": {"maxNodeProvisionTime": "300s"}}),
+     "spotkube:cluster.autoscaler.maxNodeProvisionTime: '300s' is not accepted by AKS; use whole minutes followed "
+     "by m, e.g. 10m (AKS accepts no other unit)"),
+    ("provision time of zero", base(cluster={"autoscaler": {"maxNodeProvisionTime": "0m"}}),
+     "spotkube:cluster.autoscaler.maxNodeProvisionTime: '0m' is not accepted by AKS; use whole minutes"),
+    ("scan interval in minutes", base(cluster={"autoscaler": {"scanInterval": "1m"}}),
+     "spotkube:cluster.autoscaler.scanInterval: '1m' is not accepted by AKS; use whole seconds, e.g. 10s"),
+    ("scale-down time in hours", base(cluster={"autoscaler": {"scaleDownUnneededTime": "1h"}}),
+     "spotkube:cluster.autoscaler.scaleDownUnneededTime: '1h' is not accepted by AKS; use whole minutes"),
+    ("scale-up delay without unit", base(cluster={"autoscaler": {"newPodScaleUpDelay": "30"}}),
+     "spotkube:cluster.autoscaler.newPodScaleUpDelay: '30' is not accepted by AKS; use an integer followed by s, "
+     "m or h"),
     ("unknown login mode", base(cluster={"deployer": {"login": "devicecode"}}),
      "spotkube:cluster.deployer.login: 'devicecode' is not accepted"),
     ("max price with 6 decimals", base(gpuPools=[{**T4, "maxPrice": 0.123456}]),

@@ -123,6 +123,13 @@ def test_autoscaler_prefers_spot_pools(dev: Recording) -> None:
         only(dev, "pulumi:providers:kubernetes", "ml-k8s").urn)
 
 
+def test_the_autoscaler_gives_up_on_a_pool_after_the_bounded_provision_time(dev: Recording) -> None:
+    profile = only(dev, CLUSTER, "ml-aks").inputs["autoScalerProfile"]
+    assert profile["maxNodeProvisionTime"] == "10m"
+    assert profile["scanInterval"] == "10s"
+    assert profile["newPodScaleUpDelay"] == "0s"
+
+
 def test_every_child_is_parented_to_the_component(dev: Recording) -> None:
     component = only(dev, "spotkube:index:AksGpuCluster", "ml")
     children = [r for r in dev.registrations if r is not component]

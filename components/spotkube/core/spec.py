@@ -199,7 +199,20 @@ class AutoscalerSettings(_Model):
     expander: Literal["priority", "least-waste", "most-pods", "random"] = Field(
         default="priority", description="AKS: `priority` makes spot pools win over on-demand fallbacks."
     )
-    scan_interval: str = Field(default="10s", description="AKS: how often the autoscaler looks for pending pods.")
+    scan_interval: str = Field(
+        default="10s", description="AKS: how often the autoscaler looks for pending pods, in whole seconds (`10s`)."
+    )
+    max_node_provision_time: str = Field(
+        default="10m",
+        description="AKS: how long the autoscaler waits for a requested node (GPU allocatable included) before it "
+        "gives up on its pool and tries the next priority tier, in whole minutes (`10m`); AKS's own default is "
+        "15m. Bounds how long a spot stock-out stalls a GPU step before on-demand is used.",
+    )
+    new_pod_scale_up_delay: str = Field(
+        default="0s",
+        description="AKS: how old a pending pod must be before the autoscaler acts on it, an integer with `s`, `m` "
+        "or `h` (`0s`, AKS's default).",
+    )
     scale_down_unneeded_time: str = Field(
         default="10m", description="AKS: how long a node is unneeded before it is removed."
     )

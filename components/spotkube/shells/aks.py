@@ -287,6 +287,8 @@ class AksGpuCluster(pulumi.ComponentResource):
             auto_scaler_profile={
                 "expander": autoscaler.expander,
                 "scan_interval": autoscaler.scan_interval,
+                "max_node_provision_time": autoscaler.max_node_provision_time,
+                "new_pod_scale_up_delay": autoscaler.new_pod_scale_up_delay,
                 "scale_down_unneeded_time": autoscaler.scale_down_unneeded_time,
                 "scale_down_delay_after_add": autoscaler.scale_down_delay_after_add,
                 "max_graceful_termination_sec": str(autoscaler.max_graceful_termination_sec),

@@ -138,7 +138,12 @@ class AutoscalerArgs(TypedDict):
     expander: NotRequired[str]
     """AKS expander; `priority` (default) makes spot pools win over on-demand fallbacks."""
     scan_interval: NotRequired[str]
-    """AKS: how often the autoscaler looks for pending pods (default 10s)."""
+    """AKS: how often the autoscaler looks for pending pods, in whole seconds (default `10s`)."""
+    max_node_provision_time: NotRequired[str]
+    """AKS: how long the autoscaler waits for a node before it tries the next priority tier, in whole minutes
+    (default `10m`; AKS's own is 15m)."""
+    new_pod_scale_up_delay: NotRequired[str]
+    """AKS: how old a pending pod must be before the autoscaler acts on it (default `0s`)."""
     scale_down_unneeded_time: NotRequired[str]
     """AKS: how long a node is unneeded before removal (default 10m)."""
     scale_down_delay_after_add: NotRequired[str]

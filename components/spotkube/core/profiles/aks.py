@@ -42,6 +42,16 @@ NIL_GUID = "00000000-0000-0000-0000-000000000000"
 #: Azure region names are lower-case letters and digits (eastus, westeurope, eastus2); a hyphen
 #: means a Google Cloud region was given for an AKS stack.
 REGION_PATTERN = r"^[a-z]+[0-9]*$"
+#: The autoscaler profile's duration formats, as azure-native's ManagedClusterPropertiesAutoScalerProfile
+#: documents them (docs/platform-facts.md#aks-cluster-autoscaler): (pattern, what is accepted).
+MINUTES = (r"^[1-9][0-9]*m$", "whole minutes followed by m, e.g. 10m (AKS accepts no other unit)")
+AUTOSCALER_FORMATS: dict[str, tuple[str, str]] = {
+    "scan_interval": (r"^[1-9][0-9]*s?$", "whole seconds, e.g. 10s"),
+    "max_node_provision_time": MINUTES,
+    "scale_down_unneeded_time": MINUTES,
+    "scale_down_delay_after_add": MINUTES,
+    "new_pod_scale_up_delay": (r"^[0-9]+(s|m|h)$", "an integer followed by s, m or h, e.g. 0s"),
+}
 
 
 def rules(spec: PlatformSpec) -> RuleOutput:
@@ -82,6 +92,12 @@ def rules(spec: PlatformSpec) -> RuleOutput:
     if spec.system_pool.critical_addons_only and not spec.platform_pool.enabled:
         yield Problem(config_key("platformPool.enabled"), "false leaves Kubeflow and other platform workloads no "
                       "untainted on-demand pool; enable it or set systemPool.criticalAddonsOnly: false")
+    autoscaler = spec.cluster.autoscaler
+    for name, (pattern, accepted) in AUTOSCALER_FORMATS.items():
+        value = getattr(autoscaler, name)
+        if not re.match(pattern, value):
+            yield Problem(config_key(f"cluster.autoscaler.{alias(autoscaler, name)}"),
+                          f"{value!r} is not accepted by AKS; use {accepted}")
     for name in GKE_ONLY_CLUSTER_SETTINGS:
         if getattr(spec.cluster, name) is not None:
             yield Problem(config_key(f"cluster.{alias(spec.cluster, name)}"),

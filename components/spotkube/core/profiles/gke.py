@@ -53,7 +53,8 @@ AKS_ONLY_CLUSTER_SETTINGS = {
 #: AKS autoscaler profile fields; GKE's managed autoscaler takes only `profile`.
 AKS_ONLY_AUTOSCALER_SETTINGS = (
     "expander", "scan_interval", "scale_down_unneeded_time", "scale_down_delay_after_add",
-    "max_graceful_termination_sec", "skip_nodes_with_local_storage",
+    "max_graceful_termination_sec", "skip_nodes_with_local_storage", "max_node_provision_time",
+    "new_pod_scale_up_delay",
 )
 #: Pool fields only AKS spot pools have, with why GKE has no use for them.
 AKS_ONLY_POOL_SETTINGS = {
