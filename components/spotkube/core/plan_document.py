@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from spotkube.core.contract import ACCELERATOR_LABEL, NO_ACCELERATOR, POOL_LABEL, ROLE_LABEL, PoolContract
 from spotkube.core.costing import CostReport
+from spotkube.core.fallback import GpuFallback
 from spotkube.core.placements import StackPlacements
 from spotkube.core.policy_rules import Finding
 from spotkube.core.posture import ClusterPosture, Setting
@@ -141,6 +142,8 @@ class PlanDocument:
     policy: tuple[Finding, ...] = ()
     #: The program's own warnings (its log).
     program_warnings: tuple[str, ...] = ()
+    #: Each GPU type's spot fallback as deployed: order, worst case, warning (core/fallback.py).
+    fallback: tuple[GpuFallback, ...] = ()
 
     @property
     def errors(self) -> list[str]:
@@ -155,7 +158,8 @@ class PlanDocument:
         setting."""
         concerns = [f"security: {c}" for cluster in self.posture for c in cluster.concerns]
         concerns += [f"security: {s.name}: {s.concern}" for s in self.addons if s.concern]
-        return [*self.program_warnings, *(f"cost: {w}" for w in self.cost.warnings), *concerns]
+        fallback = [f"fallback: {f.warning}" for f in self.fallback if f.warning]
+        return [*self.program_warnings, *(f"cost: {w}" for w in self.cost.warnings), *concerns, *fallback]
 
     @property
     def secret_outputs(self) -> list[str]:
@@ -174,6 +178,7 @@ class PlanDocument:
             "resources": [r.to_json(details) for r in self.resources],
             "outputs": {name: {"secret": secret} for name, secret in self.outputs.items()},
             "cost": self.cost.to_json(),
+            "fallback": [f.to_json() for f in self.fallback],
             "placements": [p.to_json() for p in self.placements.placements],
             "notes": self.placements.notes,
             "preflight": [check.to_json() for check in self.preflight],

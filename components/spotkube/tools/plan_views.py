@@ -116,6 +116,21 @@ def posture_table(document: PlanDocument) -> Table:
     return table
 
 
+def fallback_rows(document: PlanDocument) -> list[tuple[str, str, str, str]]:
+    """(GPU type, order tried, worst case before on-demand, note) for each GPU type."""
+    return [(f.gpu_type, f.order_text(), f.worst_case_text(), f.warning or f.note or f"ordered by {f.ordered_by}")
+            for f in document.fallback]
+
+
+def fallback_table(document: PlanDocument) -> Table:
+    table = Table(title=f"{document.stack}: spot fallback per GPU type", title_justify="left", expand=False)
+    for column in ("gpu", "tried in order", "worst case before on-demand", "note"):
+        table.add_column(column, overflow="fold")
+    for gpu, order, worst, note in fallback_rows(document):
+        table.add_row(gpu, order, worst, note)
+    return table
+
+
 def policy_lines(document: PlanDocument) -> list[str]:
     if not document.policy:
         return ["policy pack: every rule passes"]
@@ -163,7 +178,7 @@ def _inputs_json(resource: Resource) -> str:
 def render_table(documents: Sequence[PlanDocument], console: Console, details: bool = False) -> None:
     for document in documents:
         parts: list[Any] = [posture_table(document), pool_table(document), Text(cost_summary(document)),
-                            placement_table(document), preflight_table(document)]
+                            fallback_table(document), placement_table(document), preflight_table(document)]
         parts += [Text(line, style="red" if document.policy else None) for line in policy_lines(document)]
         parts += [Text(f"note: {n}", style="dim") for n in placement_notes(document)]
         parts += [resource_table(document), outputs_line(document)]
@@ -209,6 +224,8 @@ def to_markdown(documents: Sequence[PlanDocument], details: bool = False) -> str
                          f"{pool.min}..{pool.max} | {taints} | {_price(pool)} | "
                          f"{_pool_cost(document, pool.name).replace(chr(10), '<br>')} |")
         lines += ["", f"**{cost_summary(document)}**"]
+        lines += ["", "| gpu | tried in order | worst case before on-demand | note |", "|---|---|---|---|"]
+        lines += [f"| {gpu} | {order} | {worst} | {note} |" for gpu, order, worst, note in fallback_rows(document)]
         lines += ["", "| workload | kind | namespace | pools |", "|---|---|---|---|"]
         lines += [f"| {names} | {kind} | {namespace} | {pools} |"
                   for names, kind, namespace, pools, _ in placement_rows(document)]

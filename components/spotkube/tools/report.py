@@ -15,6 +15,7 @@ from spotkube.core.addons import addon_settings
 from spotkube.core.contract import PoolContract
 from spotkube.core.cost import PriceTable
 from spotkube.core.costing import price_plan
+from spotkube.core.fallback import stack_fallback
 from spotkube.core.placements import StackPlacements, stack_placements
 from spotkube.core.plan import plan_platform
 from spotkube.core.plan_document import SCHEMA_VERSION, PlanDocument, pool_rows
@@ -85,12 +86,13 @@ def stack_document(run: StackRun, table: PriceTable | None = None) -> PlanDocume
     output gives to workloads; the policy findings are the pack's, over the inputs as it sees them."""
     contracts = _contracts(run)
     seen_by_pack = [_as_the_pack_sees(r) for r in run.registrations]
+    pools = pool_rows(run.spec.cloud, run.registrations, contracts)
     return PlanDocument(
         stack=run.stack,
         cloud=run.spec.cloud,
         region=run.spec.region,
         environment=run.spec.environment,
-        pools=pool_rows(run.spec.cloud, run.registrations, contracts),
+        pools=pools,
         resources=resource_list(run.registrations, {r.urn: masked(r.inputs) for r in run.registrations}),
         outputs={name: out.secret for name, out in sorted(run.outputs.items())},
         cost=price_plan(plan_platform(run.spec), table=table),
@@ -101,6 +103,7 @@ def stack_document(run: StackRun, table: PriceTable | None = None) -> PlanDocume
         policy=tuple(sorted({*check_registrations(seen_by_pack), *check_outputs(run.outputs)},
                             key=lambda f: (f.rule, f.message))),
         program_warnings=tuple(line for line in run.log if line.startswith("warning")),
+        fallback=stack_fallback(run.spec.cloud, seen_by_pack, pools),
     )
 
 

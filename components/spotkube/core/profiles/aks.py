@@ -9,14 +9,17 @@ them, with their sources, are in docs/platform-facts.md#aks.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+import yaml
 
 from spotkube.core import contract
 from spotkube.core.catalog import aks as catalog
 from spotkube.core.errors import NewStackError, Problem
 from spotkube.core.posture import ClusterPosture, Setting, flag, listed
 from spotkube.core.profiles.base import (
+    AutoscalerFacts,
     CloudProfile,
     GpuResolution,
     RegisteredPool,
@@ -211,6 +214,64 @@ def read_posture(type_token: str, name: str, inputs: Mapping[str, Any], protect:
     ))
 
 
+#: The ConfigMap AKS's managed autoscaler reads its priority expander tiers from
+#: (docs/platform-facts.md#aks-cluster-autoscaler).
+PRIORITY_EXPANDER_CONFIGMAP = ("kube-system", "cluster-autoscaler-priority-expander")
+CONFIG_MAP_TYPE = "kubernetes:core/v1:ConfigMap"
+#: AKS's autoscaler defaults for what a stack leaves unset (the SDK's docstrings).
+DEFAULT_SCAN_SECONDS = 10
+DEFAULT_PROVISION_SECONDS = 15 * 60
+
+
+def seconds(text: Any, default: int) -> int:
+    """An autoscaler duration (`10m`, `10s`, `10`) in seconds; the default when unset or unreadable."""
+    match = re.fullmatch(r"([0-9]+)(s|m|h)?", str(text or ""))
+    if not match:
+        return default
+    return int(match[1]) * {"s": 1, None: 1, "m": 60, "h": 3600}[match[2]]
+
+
+def _priorities(inputs: Mapping[str, Any]) -> dict[int, list[str]] | None:
+    tiers = yaml.safe_load(str(mapping(inputs.get("data")).get("priorities") or "")) or {}
+    if not isinstance(tiers, Mapping):
+        return None
+    return {int(k): [str(r) for r in items(v)] for k, v in tiers.items()}
+
+
+def read_autoscaler(resources: Sequence[tuple[str, str, Mapping[str, Any]]]) -> AutoscalerFacts | None:
+    """The autoscaler as registered: the ManagedCluster's profile and the priority expander ConfigMap.
+    Azure reports no spot stock-out to the autoscaler, so each spot pool ahead of on-demand costs
+    `maxNodeProvisionTime` plus a scan (docs/platform-facts.md#aks-cluster-autoscaler)."""
+    clusters = [inputs for kind, _, inputs in resources if kind == CLUSTER_TYPE]
+    if not clusters:
+        return None
+    settings = mapping(clusters[0].get("autoScalerProfile"))
+    scan = seconds(settings.get("scanInterval"), DEFAULT_SCAN_SECONDS)
+    provision = seconds(settings.get("maxNodeProvisionTime"), DEFAULT_PROVISION_SECONDS)
+    delay = seconds(settings.get("newPodScaleUpDelay"), 0)
+    expander = str(settings.get("expander") or "random")
+    config_maps = [inputs for kind, _, inputs in resources if kind == CONFIG_MAP_TYPE
+                   and (mapping(inputs.get("metadata")).get("namespace"), mapping(inputs.get("metadata")).get("name"))
+                   == PRIORITY_EXPANDER_CONFIGMAP]
+    priorities = _priorities(config_maps[0]) if config_maps and expander == "priority" else None
+    caveat = None
+    if expander != "priority":
+        caveat = f"expander {expander!r} does not rank spot above on-demand; use expander: priority"
+    elif priorities is None:
+        caveat = "expander 'priority' without its ConfigMap ranks nothing"
+    return AutoscalerFacts(
+        ordered_by=f"priority expander ({'/'.join(PRIORITY_EXPANDER_CONFIGMAP)})" if priorities is not None
+        else f"expander {expander!r}",
+        priorities=priorities,
+        node_group=lambda pool: f"aks-{pool}-12345678-vmss",
+        give_up_seconds=provision + scan,
+        first_look_seconds=delay,
+        formula=f"newPodScaleUpDelay {delay}s + N spot pools × (maxNodeProvisionTime {provision}s + scanInterval "
+        f"{scan}s)",
+        caveat=caveat,
+    )
+
+
 def new_stack_config(environment: str, region: str, gcp_project: str | None) -> dict[str, Any]:
     """An on-demand system and platform pool and a spot T4 pool from 0: AKS offers T4 widely."""
     if gcp_project is not None:
@@ -262,6 +323,7 @@ PROFILE = CloudProfile(
     spot_price_controls=True,
     gpu_driver_setting=False,
     price_refresh=price_refresh,
+    read_autoscaler=read_autoscaler,
     # ARM ids carry the resource group and name, and a resource never moves region; AKS fixes the
     # DNS prefix at creation; azure-native replaces an AgentPool on vmSize
     # (docs/platform-facts.md#aks-pool-replacement).

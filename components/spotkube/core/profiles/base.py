@@ -61,6 +61,31 @@ PoolReader = Callable[[str, str, Mapping[str, Any]], list[RegisteredPool]]
 
 
 @dataclass(frozen=True)
+class AutoscalerFacts:
+    """How a cluster's autoscaler chooses between pools, as the registered resources tell it
+    (core/fallback.py turns it into each GPU type's fallback order and worst case)."""
+
+    #: What decides the order, in words (e.g. "priority expander (ConfigMap cluster-autoscaler-...)").
+    ordered_by: str
+    #: Priority expander tiers (priority -> regexes over node-group names), or None: no ranking.
+    priorities: Mapping[int, Sequence[str]] | None
+    #: A pool's cloud name -> a node-group name the tiers' regexes are matched against.
+    node_group: Callable[[str], str] | None
+    #: Seconds spent on one pool that gets no node before the next is tried; None when unstated.
+    give_up_seconds: int | None
+    #: Seconds before the autoscaler first acts on a pending pod.
+    first_look_seconds: int
+    #: The worst case's formula, with the values it was computed from.
+    formula: str
+    #: Why the order or the timing can't be trusted, if so.
+    caveat: str | None = None
+
+
+#: Registered resources (type, name, inputs) -> the autoscaler's facts, or None without a cluster.
+AutoscalerReader = Callable[[Sequence[tuple[str, str, Mapping[str, Any]]]], AutoscalerFacts | None]
+
+
+@dataclass(frozen=True)
 class CloudProfile:
     """One cloud's rules, defaults and facts, as the core uses them."""
 
@@ -101,6 +126,8 @@ class CloudProfile:
     pool_defaults: Callable[[PlatformSpec, GpuPool], GpuPool] = field(default=lambda spec, pool: pool)
     #: How to refresh a missing price, for the plan's warning; None when the cloud has no such command.
     price_refresh: Callable[[str, str], str] | None = None
+    #: How the cluster's autoscaler orders pools and how long it tries one (the plan's fallback).
+    read_autoscaler: AutoscalerReader | None = None
     #: Input paths, per type token, that the cloud fixes at creation although no `replaceOnChanges`
     #: says so: changing one replaces the resource (`plan --diff` reports it). A path covers the
     #: paths under it, except those listed in `updatable_in_place`.

@@ -19,6 +19,7 @@ from spotkube.core.catalog import gke as catalog
 from spotkube.core.errors import NewStackError, Problem
 from spotkube.core.posture import ClusterPosture, Setting, flag, listed
 from spotkube.core.profiles.base import (
+    AutoscalerFacts,
     CloudProfile,
     GpuResolution,
     RegisteredPool,
@@ -356,6 +357,23 @@ def sign_in(spec: PlatformSpec) -> str:
     return "gke-gcloud-auth-plugin with Application Default Credentials"
 
 
+
+def read_autoscaler(resources: Any) -> AutoscalerFacts | None:
+    """GKE Standard's autoscaler has no priority expander: it grows the cheapest pool that fits and
+    may pick a pricier one with capacity, and no timer bounds a spot attempt; stock-outs surface as
+    errors that back the pool off (docs/platform-facts.md#gke-autoscaling)."""
+    if not any(kind == CLUSTER_TYPE for kind, _, _ in resources):
+        return None
+    return AutoscalerFacts(
+        ordered_by="GKE autoscaler (cheapest pool that fits, no priority expander)",
+        priorities=None,
+        node_group=None,
+        give_up_seconds=None,
+        first_look_seconds=0,
+        formula="not stated by GKE: a stock-out is reported as an error and backs the pool off (5 min, up to 30)",
+        caveat="order not guaranteed: GKE Standard may grow the on-demand pool while spot is available",
+    )
+
 PROFILE = CloudProfile(
     cloud="gke",
     title="GKE",
@@ -369,6 +387,7 @@ PROFILE = CloudProfile(
     gpu_types=frozenset(catalog.ACCELERATORS),
     read_pools=read_pools,
     read_posture=read_posture,
+    read_autoscaler=read_autoscaler,
     sign_in=sign_in,
     new_stack_config=new_stack_config,
     price_cloud="gcp",
