@@ -3,41 +3,50 @@
 The program then hands that typed spec to the components (`from_spec`), never a dict of it.
 
 It reads config through `pulumi.Config`, so the same code runs under `pulumi up` (where the
-engine supplies the config) and under the offline plan (where `spotkube.tools.offline` does).
+engine supplies the config) and under the offline plan (where `spotkube.tools.offline` supplies it
+exactly as the engine would). Either way the strings go through `core.project.read_spec`, the one
+reading `spotkube plan` uses too, and the stack file gets the same checks `spotkube plan` makes of
+it, so a stack is refused on both paths with the same message.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import pulumi
 from pulumi.runtime import config as runtime_config
 
-from spotkube.core.project import find_project
+from spotkube.core.errors import SpotkubeError
+from spotkube.core.project import find_project, read_spec, read_stack_file
 from spotkube.core.spec import CONFIG_NAMESPACE, PlatformSpec
-from spotkube.core.validation import parse_spec
 from spotkube.shells.common import validated
 
 
-def _value(raw: str) -> Any:
-    """Pulumi hands objects and arrays over as JSON text and scalars as plain text."""
-    return json.loads(raw) if raw[:1] in "[{" else raw
+def delivered_config() -> dict[str, str]:
+    """Every `spotkube:` value the engine handed the program, as the strings it handed them over.
 
-
-def _stack_keys() -> list[str]:
-    """Every key the stack sets in our namespace, so that a misspelt key is refused rather than
-    silently ignored. pulumi.Config cannot list keys; the runtime's config map can."""
+    pulumi.Config can't list keys, so the keys come from the runtime's config map (and the
+    PULUMI_CONFIG variable the language host sets), and each value from pulumi.Config."""
     prefix = f"{CONFIG_NAMESPACE}:"
+    config = pulumi.Config(CONFIG_NAMESPACE)
     keys = {*runtime_config.CONFIG.get(), *runtime_config.get_config_env()}
-    return sorted(k[len(prefix):] for k in keys if k.startswith(prefix))
+    return {key: raw for key in sorted(keys)
+            if key.startswith(prefix) and (raw := config.get(key[len(prefix):])) is not None}
 
 
 def read_stack_spec(program_dir: Path) -> PlatformSpec:
     """The stack's validated spec; bad input stops the program with the one clear message."""
-    config = pulumi.Config(CONFIG_NAMESPACE)
-    values = {key: _value(raw) for key in _stack_keys() if (raw := config.get(key)) is not None}
-    project = find_project(program_dir)
-    source = project.relative(project.stack_file(pulumi.get_stack()))
-    return validated(lambda: parse_spec(values, source))
+
+    def read() -> PlatformSpec:
+        project = find_project(program_dir)
+        stack = pulumi.get_stack()
+        if project.stack_file(stack).is_file():
+            # The engine has read this file already; these are the checks it leaves out (a missing or
+            # misspelt section or namespace, a YAML date in a setting), as `spotkube plan` makes them.
+            read_stack_file(project, stack)
+        return read_spec(delivered_config(), project, stack)
+
+    try:
+        return validated(read)
+    except SpotkubeError as err:  # no Pulumi.yaml above the program: not a spec problem, still no traceback
+        raise pulumi.RunError(str(err)) from None

@@ -277,7 +277,11 @@ def record_program(
     program: Callable[[], object], *, project: str, stack: str, config: Mapping[str, str]
 ) -> Recording:
     """Run any Pulumi program function under the recording mocks (preview off, so every output
-    resolves) and return its registrations, options and stack outputs."""
+    resolves) and return its registrations, options and stack outputs.
+
+    `config` is handed over as Pulumi's Python language host hands it (`pulumi.runtime.set_all_config`
+    with the map of strings from `RunRequest.config`); `core.project.as_pulumi_config` turns a stack's
+    values into exactly those strings."""
     offline_mocks = OfflineMocks()
     monitor = RecordingMonitor(offline_mocks)
     logger = logging.getLogger(f"spotkube.tools.offline.{project}.{stack}")
