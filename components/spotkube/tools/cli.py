@@ -7,17 +7,21 @@ never a traceback.
 from __future__ import annotations
 
 import datetime
+import sys
 from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
+import click
 import typer
 from rich.console import Console
 from rich.markup import escape
+from typer.core import TyperGroup
 
 import spotkube
+from spotkube.core import stack_names
 from spotkube.core.cost import (
     PRICES_ENV,
     PriceTable,
@@ -35,14 +39,45 @@ from spotkube.core.plan import plan_platform
 from spotkube.core.plan_diff import StackDiff, plan_diff
 from spotkube.core.project import find_project, load_stack_spec
 from spotkube.core.stack_template import CloudName, create_stack
-from spotkube.tools import cost_views, diff_views, plan_at_ref, plan_views, report
+from spotkube.tools import cost_views, diff_views, plan_at_ref, plan_views, report, terminal
 from spotkube.tools.azure_retail import DEFAULT_ENDPOINT, DEFAULT_TIMEOUT_S, fetch_vm_prices
 from spotkube.tools.offline import run_stack
 from spotkube.tools.pipeline_views import render_reports_table, reports_json, reports_markdown
 
-app = typer.Typer(help="Plan and check spotkube platforms offline.", no_args_is_help=True,
-                  pretty_exceptions_enable=False, add_completion=False)
-stderr = Console(stderr=True)
+NO_COLOR_FLAG = "--no-color"
+
+
+class SpotkubeGroup(TyperGroup):
+    """The `spotkube` group: plain output from NO_COLOR or `--no-color` wherever it is given, and a
+    closed stdout (`spotkube plan --all | head -1`) ends the command quietly with exit code 0."""
+
+    def main(self, args: Sequence[str] | None = None, *pos: object, **kwargs: object) -> object:
+        terminal.configure(plain=terminal.wants_plain())
+        return super().main(args, *pos, **kwargs)  # type: ignore[arg-type]
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # `spotkube plan -s x --no-color` as well as `spotkube --no-color plan -s x`: the flag belongs
+        # to the group, so it moves in front of the command (never past a `--`).
+        end = args.index("--") if "--" in args else len(args)
+        if NO_COLOR_FLAG in args[:end]:
+            args = [NO_COLOR_FLAG, *(a for a in args[:end] if a != NO_COLOR_FLAG), *args[end:]]
+        return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            try:
+                return super().invoke(ctx)
+            finally:
+                sys.stdout.flush()
+        except (terminal.PipeClosed, BrokenPipeError):
+            terminal.stdout_gone()
+            ctx.exit(0)
+
+
+app = typer.Typer(help="Plan and check spotkube platforms offline.", no_args_is_help=True, cls=SpotkubeGroup,
+                  pretty_exceptions_enable=False, add_completion=True,
+                  context_settings={"help_option_names": ["-h", "--help"]})
+stderr = terminal.console(stderr=True)
 
 
 class Format(StrEnum):
@@ -63,12 +98,24 @@ def _show_version(value: bool) -> None:
         raise typer.Exit()
 
 
+def _plain_output(value: bool) -> None:
+    global stderr
+    terminal.configure(plain=terminal.wants_plain(value))
+    stderr = terminal.console(stderr=True)
+
+
 @app.callback()
 def main(
     version: Annotated[bool, typer.Option("--version", callback=_show_version, is_eager=True,
                                           help="Print spotkube's version and exit.")] = False,
+    no_color: Annotated[bool, typer.Option(NO_COLOR_FLAG, callback=_plain_output, is_eager=True,
+                                           help="Plain text: no colour, bold or other escape codes (also: "
+                                           "NO_COLOR=1).")] = False,
 ) -> None:
-    """Plan and check spotkube platforms offline: no Pulumi CLI, cloud or credentials needed."""
+    """Plan and check spotkube platforms offline: no Pulumi CLI, cloud or credentials needed.
+
+    Tables are as wide as the terminal, or COLUMNS; 120 columns when written to a pipe or a file.
+    """
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
@@ -109,7 +156,7 @@ def plan(
     elif output is Format.markdown:
         typer.echo(plan_views.to_markdown(documents, details=details))
     else:
-        plan_views.render_table(documents, Console(width=200), details=details)
+        plan_views.render_table(documents, terminal.console(), details=details)
     unsafe = [f"{d.stack}: {e}" for d in documents for e in d.errors]
     if strict:
         unsafe += [f"{d.stack}: warning: {w}" for d in documents for w in d.warnings]
@@ -123,7 +170,7 @@ def _print_diff(diffs: Sequence[StackDiff], ref: str, output: Format) -> None:
     elif output is Format.markdown:
         typer.echo(diff_views.to_markdown(diffs, ref))
     else:
-        diff_views.render_table(diffs, ref, Console(width=200))
+        diff_views.render_table(diffs, ref, terminal.console())
 
 
 def _hours(pairs: list[str], pools: list[str]) -> dict[str, Decimal]:
@@ -227,7 +274,8 @@ def pipeline_check_command(
         pipeline = read_pipeline(compiled)
         project = find_project(project_dir)
         reports = []
-        for name in stack:
+        for given in stack:
+            name = stack_names.stack_name(project, given)
             run = run_stack(project, name)
             contracts = run.outputs.get("poolContracts")
             if contracts is None or contracts.secret:
@@ -242,7 +290,7 @@ def pipeline_check_command(
     elif output is Format.markdown:
         typer.echo(reports_markdown(reports))
     else:
-        render_reports_table(reports, Console(width=200))
+        render_reports_table(reports, terminal.console())
     nowhere = [(r.stack, s) for r in reports for s in r.steps if s.error]
     for stack_name, result in nowhere:
         stderr.print(f"[red]error:[/red] {compiled}: step {result.step.name} can land nowhere on stack "

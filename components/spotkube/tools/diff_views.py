@@ -16,6 +16,7 @@ from spotkube.core.costing import UNPRICED
 from spotkube.core.plan_diff import Change, CostDelta, NamedDiff, ResourceDiff, StackDiff
 from spotkube.core.plan_document import SCHEMA_VERSION
 from spotkube.tools import cost_views
+from spotkube.tools.terminal import fit_columns
 
 #: Longest value shown in a diff cell; longer ones are cut (the JSON keeps them whole).
 VALUE_WIDTH = 80
@@ -76,6 +77,7 @@ def render_table(diffs: Sequence[StackDiff], ref: str, console: Console) -> None
                     changes += "\nreplaces because " + "; ".join(resource.replace_reasons)
                 table.add_row(_action(resource), f"{resource.type}\n{resource.name}", changes,
                               style="red" if resource.action in ("replace", "remove") else None)
+            fit_columns(table, console.width)  # wrap at spaces, never mid-word, where the words fit
             parts.append(table)
         if diff.cost is not None:
             parts.append(Text(cost_line(diff.cost)))

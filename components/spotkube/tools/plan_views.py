@@ -18,6 +18,7 @@ from spotkube.core.posture import Setting
 from spotkube.core.preflight import Verdict
 from spotkube.core.resource_list import Resource
 from spotkube.tools import cost_views
+from spotkube.tools.terminal import fit_columns
 
 
 def _gpu(pool: PoolRow) -> str:
@@ -42,19 +43,47 @@ def cost_summary(document: PlanDocument) -> str:
     return cost_views.summary(document.cost)
 
 
-def pool_table(document: PlanDocument) -> Table:
-    table = Table(title=f"{document.stack}  ({document.cloud}, {document.region}, {document.environment})",
-                  title_justify="left", expand=False)
-    for column in ("pool", "role", "capacity", "machine", "gpu", "nodes", "taints",
-                   "eviction", "max price", "zones", "cost / month"):
+_POOL_COLUMNS = ("pool", "role", "capacity", "machine", "gpu", "nodes", "taints",
+                 "eviction", "max price", "zones", "cost / month")
+
+
+def _pool_cells(document: PlanDocument, pool: PoolRow) -> tuple[str, ...]:
+    return (pool.name, pool.role, pool.capacity, pool.machine, _gpu(pool), f"{pool.min}..{pool.max}",
+            "\n".join(pool.taints) or "-", pool.eviction_policy or "-", _price(pool), ", ".join(pool.zones) or "-",
+            _pool_cost(document, pool.name))
+
+
+def pool_table(document: PlanDocument, width: int | None = None) -> Table:
+    """The pools, one row each. Given the console's `width`, the eleven columns are shown only when
+    every cell fits on its lines; otherwise each pool becomes a row of two columns (`pool`, `details`)
+    whose lines wrap only at spaces, so a taint or a machine is never cut."""
+    title = f"{document.stack}  ({document.cloud}, {document.region}, {document.environment})"
+    table = Table(title=title, title_justify="left", expand=False)
+    for column in _POOL_COLUMNS:
         table.add_column(column, overflow="fold")
     for pool in document.pools:
-        table.add_row(
-            pool.name, pool.role, pool.capacity, pool.machine, _gpu(pool),
-            f"{pool.min}..{pool.max}", "\n".join(pool.taints) or "-",
-            pool.eviction_policy or "-", _price(pool), ",".join(pool.zones) or "-",
-            _pool_cost(document, pool.name),
-        )
+        table.add_row(*(Text(cell) for cell in _pool_cells(document, pool)))
+    if width is not None and not fit_columns(table, width, wrap=False):
+        return _pool_cards(document, title)
+    return table
+
+
+def _pool_cards(document: PlanDocument, title: str) -> Table:
+    """Narrow terminals: per pool, what it is, its size, its taints one a line, and its cost."""
+    table = Table(title=title, title_justify="left", expand=False)
+    table.add_column("pool", overflow="fold")
+    table.add_column("details", overflow="fold")
+    for pool in document.pools:
+        lines = [f"{pool.role}, {pool.capacity}, {pool.machine}" + (f", {_gpu(pool)}" if pool.gpu_type else ""),
+                 f"nodes {pool.min}..{pool.max}"
+                 + (f", eviction {pool.eviction_policy}" if pool.eviction_policy else "")
+                 + (f", max price {_price(pool)}" if pool.max_price is not None else "")]
+        if pool.zones:
+            lines.append("zones " + ", ".join(pool.zones))
+        if pool.taints:
+            lines += ["taints:", *(f"  {taint}" for taint in pool.taints)]
+        lines.append("cost / month: " + _pool_cost(document, pool.name).replace("\n", "; "))
+        table.add_row(Text(pool.name), Text("\n".join(lines)))
     return table
 
 
@@ -177,7 +206,7 @@ def _inputs_json(resource: Resource) -> str:
 
 def render_table(documents: Sequence[PlanDocument], console: Console, details: bool = False) -> None:
     for document in documents:
-        parts: list[Any] = [posture_table(document), pool_table(document), Text(cost_summary(document)),
+        parts: list[Any] = [posture_table(document), pool_table(document, console.width), Text(cost_summary(document)),
                             fallback_table(document), placement_table(document), preflight_table(document)]
         parts += [Text(line, style="red" if document.policy else None) for line in policy_lines(document)]
         parts += [Text(f"note: {n}", style="dim") for n in placement_notes(document)]
@@ -186,6 +215,9 @@ def render_table(documents: Sequence[PlanDocument], console: Console, details: b
             parts.append(Text(details_text(document)))
         parts += [Text(w, style="yellow") for w in document.warnings]
         parts += [Text(f"error: {e}", style="red") for e in document.errors]
+        for part in parts:  # the other tables keep their words whole too, where they can
+            if isinstance(part, Table) and part.columns[0].width is None:
+                fit_columns(part, console.width)
         console.print(Group(*parts))
         console.print()
 
