@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from spotkube.core.catalog import gke as gke_catalog
 from spotkube.core.profiles.gke import NEW_STACK_GPU_CHOICES
 from spotkube.core.project import Project, find_project, load_stack_spec
 from spotkube.core.reference import MODELINE, stack_schema
-from spotkube.core.stack_template import CloudName, create_stack
+from spotkube.core.stack_template import DEPLOY_SECRETS, DEPLOY_VARIABLES, CloudName, create_stack, next_steps
 from spotkube.tools.cli import app
 
 REPO = Path(__file__).resolve().parents[2]
@@ -55,8 +56,11 @@ def planned(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any
     root = copy_project(tmp_path_factory.mktemp("project"))
     created = spotkube("new-stack", "--cloud", "aks", "--env", "dev", "--region", "eastus", cwd=root)
     assert created.exit_code == 0, created.output
-    assert created.stdout.splitlines() == ["wrote stacks/Pulumi.aks-dev-eastus.yaml",
-                                           "next: spotkube plan --stack aks-dev-eastus"]
+    printed = created.stdout.splitlines()
+    assert printed[0] == "wrote stacks/Pulumi.aks-dev-eastus.yaml"
+    assert printed[1].startswith("Left to do for aks-dev-eastus (deploy.yml and preview.yml list stacks/ themselves")
+    assert f"   spotkube plan --project {root} --stack aks-dev-eastus" in printed
+    assert f"   pulumi --cwd {root} stack init aks-dev-eastus" in printed
     created = spotkube("new-stack", "--cloud", "gke", "--env", "staging", "--region", "us-east4",
                        "--gcp-project", "acme-ml-staging", cwd=root)
     assert created.exit_code == 0, created.output
@@ -129,3 +133,60 @@ def test_a_project_without_the_schema_gets_no_modeline(project_copy: Path) -> No
     shutil.rmtree(project_copy / "schemas")
     created = create_stack(find_project(project_copy), CloudName.aks, "qa", "eastus")
     assert "yaml-language-server" not in created.path.read_text()
+
+
+def test_new_stack_prints_every_step_left_as_a_command(project_copy: Path) -> None:
+    project = find_project(project_copy)
+    created = create_stack(project, CloudName.aks, "prod", "westeurope")
+    lines = next_steps(project, created, CloudName.aks, cwd=project_copy)
+    commands = [line.strip() for line in lines if line.startswith("   ")]
+    assert commands[:7] == [
+        "spotkube plan --stack aks-prod-westeurope",
+        "pulumi stack init aks-prod-westeurope",
+        'gh api --method PUT "repos/{owner}/{repo}/environments/aks-prod-westeurope"',
+        'gh variable set ARM_CLIENT_ID --env aks-prod-westeurope --body "<client id of the identity that deploys>"',
+        'gh variable set ARM_TENANT_ID --env aks-prod-westeurope --body "<its Entra ID tenant id>"',
+        'gh variable set ARM_SUBSCRIPTION_ID --env aks-prod-westeurope --body "<the subscription to deploy into>"',
+        "gh secret set PULUMI_ACCESS_TOKEN --env aks-prod-westeurope",
+    ]
+    assert any("required reviewers" in line for line in lines), "prod environments wait for an approval"
+    (trust,) = [c for c in commands if c.startswith("az ad app federated-credential create")]
+    credential = json.loads(trust.split("--parameters ", 1)[1].strip("'"))
+    assert credential["subject"] == "repo:<owner>/<repo>:environment:aks-prod-westeurope"
+    assert credential["audiences"] == ["api://AzureADTokenExchange"]
+    assert commands[-1] == ('git add stacks/Pulumi.aks-prod-westeurope.yaml && '
+                            'git commit -m "Add stack aks-prod-westeurope"')
+
+
+def test_a_dev_gke_stack_needs_no_reviewers_and_trusts_google(project_copy: Path) -> None:
+    project = find_project(project_copy)
+    created = create_stack(project, CloudName.gke, "dev", "us-east4", gcp_project="acme-ml")
+    lines = next_steps(project, created, CloudName.gke, cwd=project_copy)
+    assert not any("required reviewers" in line for line in lines)
+    assert "   gh variable set GCP_SERVICE_ACCOUNT --env gke-dev-us-east4 --body " \
+        '"<email of the service account that deploys>"' in lines
+    assert not any("ARM_" in line for line in lines)
+    assert any("roles/iam.workloadIdentityUser" in line for line in lines)
+
+
+@pytest.mark.parametrize("workflow", ["deploy.yml", "preview.yml"])
+def test_new_stack_names_exactly_what_the_workflows_read(workflow: str) -> None:
+    """The variables and secrets new-stack tells you to create are the ones the workflows read, per
+    cloud: the GCP ones only in steps for gke- stacks."""
+    text = (REPO / ".github" / "workflows" / workflow).read_text()
+    read = set(re.findall(r"\$\{\{ vars\.(\w+) \}\}", text))
+    assert read == {name for variables in DEPLOY_VARIABLES.values() for name, _ in variables}
+    assert set(re.findall(r"\$\{\{ secrets\.(\w+) \}\}", text)) == set(DEPLOY_SECRETS)
+    steps = [step for job in yaml.safe_load(text)["jobs"].values() for step in job.get("steps", [])]
+    for name, _ in DEPLOY_VARIABLES["gke"]:
+        (step,) = [s for s in steps if f"vars.{name} " in json.dumps(s)]
+        assert step["if"] == "startsWith(matrix.stack, 'gke-')"
+
+
+@pytest.mark.parametrize("env", ["../../etc", "dev/x", "dev x"])
+def test_a_stack_name_that_would_be_a_path_is_refused(project_copy: Path, env: str) -> None:
+    before = sorted(p.name for p in (project_copy / "stacks").iterdir())
+    message = refused("--cloud", "aks", "--env", env, "--region", "eastus", cwd=project_copy)
+    assert "not a stack name" in message
+    assert sorted(p.name for p in (project_copy / "stacks").iterdir()) == before
+    assert not (project_copy / "etc").exists()

@@ -1,15 +1,19 @@
 """The GitHub workflows: valid against GitHub's schema, clean under zizmor, and covering every stack.
 
 The workflows can't run here, so these checks are what stands between a typo and a red pipeline,
-and between a new stack and a stack nobody previews or deploys.
+and between a new stack and a stack nobody previews or deploys. The stacks a workflow runs are
+listed from stacks/ by its first job, whose script these tests run for real.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -66,20 +70,70 @@ def test_zizmor_finds_nothing_high() -> None:
     assert {w.name for w in WORKFLOWS} <= audited, result.stderr
 
 
-def test_preview_matrix_is_every_stack(repo_project: Project) -> None:
-    preview = load("preview.yml")
-    job = preview["jobs"]["preview"]
-    assert sorted(job["strategy"]["matrix"]["stack"]) == repo_project.stacks()
+#: The job that runs Pulumi in each workflow with a stack matrix.
+STACK_JOBS = {"deploy.yml": "up", "preview.yml": "preview"}
+
+
+def list_stacks(workflow: str, cwd: Path, chosen: str = "") -> tuple[int, str, list[str] | None]:
+    """Run the workflow's `List stacks/` step as GitHub would (shell: python) in `cwd`: its exit code,
+    what it printed, and the stacks it handed to the matrix."""
+    (step,) = [s for s in load(workflow)["jobs"]["stacks"]["steps"] if s.get("id") == "list"]
+    assert step["shell"] == "python"
+    with tempfile.TemporaryDirectory() as folder:
+        output = Path(folder) / "github-output"
+        output.write_text("")
+        result = subprocess.run([sys.executable, "-c", step["run"]], cwd=cwd, capture_output=True, text=True,
+                                timeout=60, check=False, env={**os.environ, "GITHUB_OUTPUT": str(output),
+                                                              "CHOSEN": chosen})
+        written = output.read_text()
+    stacks = json.loads(written.removeprefix("stacks=")) if written.startswith("stacks=") else None
+    return result.returncode, result.stdout + result.stderr, stacks
+
+
+@pytest.mark.parametrize("workflow", sorted(STACK_JOBS))
+def test_the_matrix_is_every_stack_in_the_stacks_folder_with_no_list_kept_by_hand(
+    workflow: str, repo_project: Project, tmp_path: Path,
+) -> None:
+    text = (REPO / ".github" / "workflows" / workflow).read_text()
+    for stack in repo_project.stacks():
+        assert stack not in text, f"{workflow} names {stack}: the stacks must come from stacks/, not a list"
+    jobs = load(workflow)["jobs"]
+    job = jobs[STACK_JOBS[workflow]]
+    assert job["needs"] == "stacks"
+    assert job["strategy"]["matrix"] == {"stack": "${{ fromJSON(needs.stacks.outputs.stacks) }}"}
     assert job["strategy"]["fail-fast"] is False
+    lister = jobs["stacks"]
+    assert lister["outputs"] == {"stacks": "${{ steps.list.outputs.stacks }}"}
+    assert lister["permissions"] == {"contents": "read"}
+    assert lister.get("if") == job.get("if"), "both jobs skip the same pull requests"
+    # The listing is what's in stacks/, which is Pulumi.yaml's stackConfigDir.
+    assert repo_project.stack_dir == REPO / "stacks"
+    code, printed, stacks = list_stacks(workflow, REPO)
+    assert code == 0, printed
+    assert stacks == repo_project.stacks()
+    # A stack file added by `spotkube new-stack` joins the matrix with no other change.
+    shutil.copytree(REPO / "stacks", tmp_path / "stacks")
+    (tmp_path / "stacks" / "Pulumi.aks-qa-westeurope.yaml").write_text("config: {}\n")
+    assert list_stacks(workflow, tmp_path)[2] == sorted([*repo_project.stacks(), "aks-qa-westeurope"])
 
 
-def test_deploy_covers_every_stack(repo_project: Project) -> None:
-    deploy = load("deploy.yml")
-    options = triggers(deploy)["workflow_dispatch"]["inputs"]["stack"]["options"]
-    assert sorted(options) == repo_project.stacks()
-    matrix = deploy["jobs"]["up"]["strategy"]["matrix"]["stack"]
-    every_stack = json.loads(re.search(r"\|\| '(\[[^']*\])'", matrix).group(1))  # what a push deploys
-    assert sorted(every_stack) == repo_project.stacks()
+@pytest.mark.parametrize("workflow", sorted(STACK_JOBS))
+def test_a_stack_file_whose_name_is_not_a_stack_name_stops_the_run(workflow: str, tmp_path: Path) -> None:
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "stacks" / "Pulumi.dev eu.yaml").write_text("config: {}\n")
+    code, printed, stacks = list_stacks(workflow, tmp_path)
+    assert (code, stacks) == (1, None)
+    assert "::error::" in printed and "dev eu" in printed
+
+
+def test_a_manual_deploy_runs_the_one_chosen_stack_which_must_exist(repo_project: Project) -> None:
+    stack_input = triggers(load("deploy.yml"))["workflow_dispatch"]["inputs"]["stack"]
+    assert stack_input["type"] == "string" and stack_input["required"] is True and "options" not in stack_input
+    assert load("deploy.yml")["jobs"]["stacks"]["steps"][1]["env"] == {"CHOSEN": "${{ inputs.stack }}"}
+    assert list_stacks("deploy.yml", REPO, chosen="aks-prod-eastus")[:3:2] == (0, ["aks-prod-eastus"])
+    code, printed, stacks = list_stacks("deploy.yml", REPO, chosen="aks-prod-mars")
+    assert (code, stacks) == (1, None)
+    assert "::error::'aks-prod-mars' is not a stack; stacks/ has " + ", ".join(repo_project.stacks()) in printed
 
 
 def test_least_privilege_and_no_persisted_credentials() -> None:
@@ -132,7 +186,7 @@ def test_jobs_that_reach_the_cluster_install_its_sign_in_plugins_pinned(name: st
     """The Kubernetes provider runs kubelogin (AKS) or gke-gcloud-auth-plugin (GKE); neither is on a
     hosted runner, and kubelogin's workloadidentity mode needs AZURE_CLIENT_ID and AZURE_TENANT_ID."""
     workflow = load(name)
-    (job,) = workflow["jobs"].values()
+    job = workflow["jobs"][STACK_JOBS[name]]
     (kubelogin,) = steps_using(workflow, "Azure/use-kubelogin")
     assert re.fullmatch(r"Azure/use-kubelogin@[0-9a-f]{40}", kubelogin["uses"])
     assert re.fullmatch(r"v\d+\.\d+\.\d+", kubelogin["with"]["kubelogin-version"])

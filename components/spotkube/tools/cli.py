@@ -38,7 +38,7 @@ from spotkube.core.pipeline_reader import load_pool_contracts, read_pipeline
 from spotkube.core.plan import plan_platform
 from spotkube.core.plan_diff import StackDiff, plan_diff
 from spotkube.core.project import find_project, load_stack_spec
-from spotkube.core.stack_template import CloudName, create_stack
+from spotkube.core.stack_template import CloudName, create_stack, next_steps
 from spotkube.tools import cost_views, diff_views, plan_at_ref, plan_views, report, terminal
 from spotkube.tools.azure_retail import DEFAULT_ENDPOINT, DEFAULT_TIMEOUT_S, fetch_vm_prices
 from spotkube.tools.offline import run_stack
@@ -307,11 +307,14 @@ def new_stack(
     gcp_project: Annotated[str | None, typer.Option("--gcp-project", help="GKE: Google Cloud project id.")] = None,
     project_dir: ProjectOption = Path("."),
 ) -> None:
-    """Write stacks/Pulumi.<cloud>-<env>-<region>.yaml with safe defaults; never overwrites."""
+    """Write stacks/Pulumi.<cloud>-<env>-<region>.yaml with safe defaults (never overwrites), then print
+    the exact commands left: the offline plan, `pulumi stack init`, the GitHub environment the deploy
+    runs it in, the cloud's trust in that environment, and the commit."""
     try:
         project = find_project(project_dir)
         created = create_stack(project, cloud, env, region, gcp_project=gcp_project)
     except SpotkubeError as err:
         raise fail(str(err)) from None
     typer.echo(f"wrote {project.relative(created.path)}")
-    typer.echo(f"next: spotkube plan --stack {created.stack}")
+    for line in next_steps(project, created, cloud):
+        typer.echo(line)
