@@ -8,6 +8,8 @@ UV_VERSION := 0.13.9
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# What `make plan` needs: spotkube and its runtime dependencies, without the extras.
+RUNTIME_STAMP := $(VENV)/.installed-runtime
 # The core install, without the `pipelines` extra: proves kfp stays optional.
 CORE_VENV ?= .venv-core
 CORE_STAMP := $(CORE_VENV)/.installed
@@ -32,9 +34,14 @@ $(UV):
 	fi
 
 # --seed puts pip in the virtualenv too, so `pulumi install` (toolchain: pip) works on it.
-$(STAMP): pyproject.toml constraints.txt | $(UV)
-	@echo "==> setting up $(VENV): spotkube with its dev and pipelines extras, pinned by constraints.txt"
+$(RUNTIME_STAMP): pyproject.toml constraints.txt | $(UV)
+	@echo "==> setting up $(VENV): spotkube and its runtime dependencies, pinned by constraints.txt"
 	$(UV) venv --quiet --seed --allow-existing --python $(PYTHON) $(VENV)
+	$(UV) pip install --quiet --python $(PY) -c constraints.txt -e .
+	@touch $(RUNTIME_STAMP)
+
+$(STAMP): $(RUNTIME_STAMP)
+	@echo "==> adding the dev and pipelines extras to $(VENV)"
 	$(UV) pip install --quiet --python $(PY) -c constraints.txt -e ".[dev,pipelines]"
 	@touch $(STAMP)
 
@@ -45,7 +52,7 @@ $(CORE_STAMP): pyproject.toml constraints.txt | $(UV)
 	@touch $(CORE_STAMP)
 
 ## The offline plan of every stack: no Pulumi CLI, cloud or credentials needed.
-plan: $(STAMP)
+plan: $(RUNTIME_STAMP)
 	@echo "==> planning every stack in stacks/ offline (a few seconds a stack)"
 	@$(VENV)/bin/spotkube plan --all
 

@@ -43,7 +43,7 @@ def timed_make(repo: Path, env: dict[str, str]) -> list[tuple[str, float]]:
     """Run `make plan`, and return (stage, seconds) for each `==>` line and the whole run."""
     start = time.perf_counter()
     stages: list[tuple[str, float]] = []
-    with subprocess.Popen(["make", "plan"], cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    with subprocess.Popen(["make", "plan"], cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                           text=True) as make:
         assert make.stdout is not None
         for line in make.stdout:
@@ -61,7 +61,8 @@ def timed_commands(repo: Path, env: dict[str, str]) -> list[tuple[str, float]]:
     rows = []
     for name, command in PIP_BASELINE:
         begun = time.perf_counter()
-        subprocess.run(command, shell=True, cwd=repo, env=env, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(command, shell=True, cwd=repo, env=env, check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
         rows.append((name, time.perf_counter() - begun))
     return [*rows, ("total", sum(seconds for _, seconds in rows))]
 
