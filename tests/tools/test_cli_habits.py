@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fcntl
 import io
+import json
 import os
 import pty
 import re
@@ -16,9 +17,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import click
 import pytest
 from rich.console import Console
+from typer.core import TyperGroup
 from typer.main import get_command
 from typer.testing import CliRunner
 
@@ -63,10 +64,10 @@ def in_a_terminal(*args: str, env: dict[str, str] | None = None) -> tuple[int, s
     return process.wait(timeout=60), b"".join(chunks).decode(errors="replace")
 
 
-def every_command(group: click.Group, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+def every_command(group: TyperGroup, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     commands = [path]
     for name, command in group.commands.items():
-        if isinstance(command, click.Group):
+        if isinstance(command, TyperGroup):
             commands += every_command(command, (*path, name))
         else:
             commands.append((*path, name))
@@ -276,3 +277,31 @@ def test_pipeline_check_refuses_another_project_or_a_path(tmp_path: Path, stack:
     assert result.returncode == 2
     assert result.stdout == ""
     assert " ".join(result.stderr.split()).startswith(message)
+
+
+def test_cost_takes_pulumis_fully_qualified_stack_name() -> None:
+    result = run("cost", "-s", "acme/spotkube/aks-dev-uksouth", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["stack"] == "aks-dev-uksouth"
+    other = run("cost", "-s", "acme/webshop/aks-dev-uksouth")
+    assert other.returncode == 2
+    assert "project 'webshop' is not this project" in other.stderr
+
+
+def test_cost_table_follows_columns_and_no_color() -> None:
+    result = run("cost", "-s", "aks-dev-uksouth", env={"COLUMNS": "80", "FORCE_COLOR": "1", "NO_COLOR": "1"})
+    assert result.returncode == 0, result.stderr
+    table = [line for line in result.stdout.splitlines() if line[:1] in "┏┃┡│└"]
+    assert table and max(len(line) for line in table) <= 80
+    assert ESCAPE not in result.stdout
+
+
+def test_the_cli_needs_no_click_of_its_own() -> None:
+    """typer carries its own click and spotkube declares none, so `make plan`'s install (spotkube's
+    runtime dependencies only) has no click: the command must start without it."""
+    code = ("import sys; sys.modules['click'] = None\n"
+            "from spotkube.tools.cli import app\n"
+            "app(['--version'])")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("spotkube ")

@@ -14,9 +14,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
-import click
 import typer
-from rich.console import Console
 from rich.markup import escape
 from typer.core import TyperGroup
 
@@ -55,7 +53,7 @@ class SpotkubeGroup(TyperGroup):
         terminal.configure(plain=terminal.wants_plain())
         return super().main(args, *pos, **kwargs)  # type: ignore[arg-type]
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
         # `spotkube plan -s x --no-color` as well as `spotkube --no-color plan -s x`: the flag belongs
         # to the group, so it moves in front of the command (never past a `--`).
         end = args.index("--") if "--" in args else len(args)
@@ -63,7 +61,7 @@ class SpotkubeGroup(TyperGroup):
             args = [NO_COLOR_FLAG, *(a for a in args[:end] if a != NO_COLOR_FLAG), *args[end:]]
         return super().parse_args(ctx, args)
 
-    def invoke(self, ctx: click.Context) -> object:
+    def invoke(self, ctx: typer.Context) -> object:
         try:
             try:
                 return super().invoke(ctx)
@@ -198,6 +196,7 @@ def cost(
 ) -> None:
     """What a stack costs a month, with what-if node-hours per pool; needs no Pulumi run."""
     try:
+        stack = stack_names.stack_name(find_project(project_dir), stack)
         plan_ = plan_platform(load_stack_spec(find_project(project_dir), stack))
         what_if = _hours(hours or [], [p.name for p in plan_.pools])
         report_ = price_plan(plan_, hours=what_if, table=price_table(prices))
@@ -208,7 +207,7 @@ def cost(
     elif output is Format.markdown:
         typer.echo(cost_views.cost_markdown(stack, report_), nl=False)
     else:
-        cost_views.render_cost(stack, report_, Console(width=160))
+        cost_views.render_cost(stack, report_, terminal.console())
 
 
 prices_app = typer.Typer(help="Prices: the bundled table and your own price file.", no_args_is_help=True)
