@@ -1,8 +1,8 @@
 # The README's two commands: `make plan` and `make test`. Each sets up what it needs itself.
 #
 # Virtualenvs are made and filled by uv, pinned below and bootstrapped with the system Python's pip:
-# on a fresh 2-core machine with empty caches uv sets up .venv in about 15 s where pip takes about
-# 3 minutes (bench/README.md has the measurements).
+# on a fresh 2-core machine with empty caches, `make plan` takes about 20 s (under a minute when the
+# machine is busy) where pip took 2 to 3 minutes; bench/README.md has the measurements.
 PYTHON ?= python3
 UV_VERSION := 0.13.9
 VENV ?= .venv
