@@ -95,6 +95,7 @@ def console(*, stderr: bool = False, plain: bool | None = None) -> Console:
         color_system=None if plain else "auto",
         no_color=plain or None,
         highlight=not plain,
+        emoji=False,  # user text such as `spotkube:cloud:` is never read as an emoji code
     )
 
 
