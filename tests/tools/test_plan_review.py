@@ -259,3 +259,13 @@ def test_an_unpriced_gpu_pool_with_a_floor_still_warns(
     assert "t4spot" in document.cost.unpriced_pools
     assert any("t4spot: GPU pool min is 1, so it keeps 1 GPU node(s) running while idle (unpriced)" in w
                for w in document.warnings)
+
+
+def test_plan_takes_pulumis_qualified_stack_names_and_never_a_path(spotkube: Run) -> None:
+    qualified = spotkube("plan", "-s", "acme/spotkube/gke-dev-us-central1", "-f", "json")
+    assert qualified.returncode == 0, qualified.stderr
+    assert json.loads(qualified.stdout)["stacks"][0]["stack"] == "gke-dev-us-central1"
+    other = spotkube("plan", "-s", "acme/other/gke-dev-us-central1")
+    assert other.returncode == 2 and "project 'other' is not this project" in other.stderr
+    path = spotkube("plan", "-s", "x/../../y")
+    assert path.returncode == 2 and "not a stack name" in path.stderr and "Traceback" not in path.stderr

@@ -138,7 +138,7 @@ def plan(
     resources and outputs, without a cloud. Exit 1 when the plan is unsafe (or, with --strict, warns)."""
     try:
         project = find_project(project_dir)
-        names = project.stacks() if all_stacks else list(stack or [])
+        names = project.stacks() if all_stacks else [stack_names.stack_name(project, s) for s in stack or []]
         if not names:
             raise fail("name a stack with --stack NAME, or use --all")
         table = price_table(prices)
