@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import pty
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -269,3 +272,19 @@ def test_plan_takes_pulumis_qualified_stack_names_and_never_a_path(spotkube: Run
     assert other.returncode == 2 and "project 'other' is not this project" in other.stderr
     path = spotkube("plan", "-s", "x/../../y")
     assert path.returncode == 2 and "not a stack name" in path.stderr and "Traceback" not in path.stderr
+
+
+def test_plan_shows_progress_to_a_person_and_keeps_pipes_clean(spotkube: Run) -> None:
+    controller, terminal = pty.openpty()
+    try:
+        done = subprocess.run([str(Path(sys.executable).with_name("spotkube")), "plan", "--all", "-f", "json"],
+                              cwd=REPO, stdout=subprocess.PIPE, stderr=terminal, timeout=300, check=False)
+        shown = os.read(controller, 65536).decode()
+    finally:
+        os.close(controller)
+        os.close(terminal)
+    assert done.returncode == 0
+    assert "planning aks-dev-uksouth (1/4)" in shown and "planning gke-prod-europe-west4 (4/4)" in shown
+    assert json.loads(done.stdout)["schemaVersion"] == 1
+    piped = spotkube("plan", "-s", "aks-dev-uksouth", "-f", "json")
+    assert "planning" not in piped.stderr
