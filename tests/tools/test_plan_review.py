@@ -284,7 +284,7 @@ def test_plan_shows_progress_to_a_person_and_keeps_pipes_clean(spotkube: Run) ->
         os.close(controller)
         os.close(terminal)
     assert done.returncode == 0
-    assert "planning aks-dev-uksouth (1/4)" in shown and "planning gke-prod-europe-west4 (4/4)" in shown
+    assert "planned aks-dev-uksouth (1/4) in" in shown and "planned gke-prod-europe-west4 (4/4) in" in shown
     assert json.loads(done.stdout)["schemaVersion"] == 1
     piped = spotkube("plan", "-s", "aks-dev-uksouth", "-f", "json")
     assert "planning" not in piped.stderr

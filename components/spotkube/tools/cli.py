@@ -142,14 +142,12 @@ def plan(
         if not names:
             raise fail("name a stack with --stack NAME, or use --all")
         table = price_table(prices)
-        documents = []
-        for i, name in enumerate(names, 1):
-            _progress(f"planning {name} ({i}/{len(names)})")
-            documents.append(report.stack_document(run_stack(project, name), table))
-        if diff is not None:
-            _progress(f"planning {diff} for the diff")
+        documents = [report.stack_document(run_stack(project, name), table)
+                     for name in terminal.progress(names, stderr=stderr)]
         wanted = None if all_stacks else names
-        base = None if diff is None else plan_at_ref.plan_documents(project, diff, wanted, prices)
+        base = None
+        for ref in terminal.progress([diff] if diff is not None else [], verb="planning the base", stderr=stderr):
+            base = plan_at_ref.plan_documents(project, ref, wanted, prices)
     except SpotkubeError as err:
         raise fail(str(err)) from None
     if base is not None and diff is not None:
@@ -165,12 +163,6 @@ def plan(
         unsafe += [f"{d.stack}: warning: {w}" for d in documents for w in d.warnings]
     if unsafe:
         raise fail(f"the plan is unsafe{' (--strict)' if strict else ''}:\n" + "\n".join(unsafe), code=1)
-
-
-def _progress(step: str) -> None:
-    """A line on stderr per step while a person watches; never in a pipe or a log a test reads."""
-    if sys.stderr.isatty():
-        stderr.print(f"[dim]{escape(step)}…[/dim]", highlight=False)
 
 
 def _print_diff(diffs: Sequence[StackDiff], ref: str, output: Format) -> None:
