@@ -8,22 +8,16 @@ shows, so it comes from the validated spec that configured the transform. Pure m
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Sequence
 
 from spotkube.core import kfp_transforms
 from spotkube.core.placements import DIRECTORY_TYPE
+from spotkube.core.plan_document import RegisteredResource
 from spotkube.core.posture import Setting
 from spotkube.core.profiles import profile
 from spotkube.core.profiles.base import items, mapping
 from spotkube.core.spec import PlatformSpec
 from spotkube.core.workloads import DAEMONSET_NAME, DAEMONSET_TYPE, DEVICE_PLUGIN_TYPE
-
-
-class RegisteredResource(Protocol):
-    type: str
-    name: str
-    inputs: Mapping[str, Any]
 
 
 def _kfp_refs(registrations: Sequence[RegisteredResource]) -> list[str]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from spotkube.core.profiles import PROFILES
+from spotkube.core.profiles.base import covers
 
 Action = Literal["add", "remove", "update", "replace"]
 Status = Literal["added", "removed", "changed", "unchanged"]
@@ -144,17 +145,13 @@ def changes(old: Any, new: Any) -> tuple[Change, ...]:
                  for path in sorted(before.keys() | after.keys()) if before.get(path) != after.get(path))
 
 
-def _covers(prefix: str, path: str) -> bool:
-    return prefix == "*" or path == prefix or path.startswith((prefix + ".", prefix + "["))
-
-
 def replace_reasons(cloud: str, resource: Mapping[str, Any], diff: Sequence[Change]) -> tuple[str, ...]:
     """Why a change replaces the resource: its `replaceOnChanges` option, or an input the cloud
     fixes at creation (the cloud profile's `create_only`)."""
     reasons = []
     profile = PROFILES.get(cloud)
     for change in diff:
-        option = next((p for p in resource.get("replaceOnChanges") or () if _covers(p, change.path)), None)
+        option = next((p for p in resource.get("replaceOnChanges") or () if covers(p, change.path)), None)
         if option is not None:
             reasons.append(f"{change.path}: replaceOnChanges {option}")
         elif profile is not None and profile.replaces(resource["type"], change.path):
@@ -179,7 +176,7 @@ def resource_diffs(cloud: str, old: Sequence[Mapping[str, Any]], new: Sequence[M
         else:
             ignored = after[key].get("ignoreChanges") or ()
             diff = tuple(c for c in changes(before[key].get("inputs", {}), after[key].get("inputs", {}))
-                         if not any(_covers(p, c.path) for p in ignored))
+                         if not any(covers(p, c.path) for p in ignored))
             if not diff:
                 continue
             reasons = replace_reasons(cloud, after[key], diff)

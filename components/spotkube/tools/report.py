@@ -5,6 +5,7 @@ The views (`plan_views`) render the same document as a table or Markdown.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -57,7 +58,7 @@ def unwrapped(value: Any) -> Any:
 
 
 def _as_the_pack_sees(registration: Registration) -> Registration:
-    return Registration(**{**registration.__dict__, "inputs": unwrapped(registration.inputs)})
+    return dataclasses.replace(registration, inputs=unwrapped(registration.inputs))
 
 
 def _contracts(run: StackRun) -> list[PoolContract] | None:

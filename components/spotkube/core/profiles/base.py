@@ -136,10 +136,14 @@ class CloudProfile:
 
     def replaces(self, type_token: str, path: str) -> bool:
         """Whether changing the input at `path` (as `a.b[0].c`) makes the cloud replace the resource."""
-        def covers(prefix: str) -> bool:
-            return path == prefix or path.startswith((prefix + ".", prefix + "["))
-        return (any(covers(p) for p in self.create_only.get(type_token, ()))
-                and not any(covers(p) for p in self.updatable_in_place.get(type_token, ())))
+        return (any(covers(p, path) for p in self.create_only.get(type_token, ()))
+                and not any(covers(p, path) for p in self.updatable_in_place.get(type_token, ())))
+
+
+def covers(prefix: str, path: str) -> bool:
+    """Whether a property path such as `replaceOnChanges` names (`a.b`, or `*` for all) covers the
+    input at `path` (`a.b[0].c`), as Pulumi matches them."""
+    return prefix == "*" or path == prefix or path.startswith((prefix + ".", prefix + "["))
 
 
 # --- Reading registered inputs --------------------------------------------------------------------
