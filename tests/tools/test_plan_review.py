@@ -10,6 +10,7 @@ import pty
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -276,15 +277,33 @@ def test_plan_takes_pulumis_qualified_stack_names_and_never_a_path(spotkube: Run
 
 def test_plan_shows_progress_to_a_person_and_keeps_pipes_clean(spotkube: Run) -> None:
     controller, terminal = pty.openpty()
+    shown = bytearray()
+
+    def read_all() -> None:
+        """Drain the terminal while the plan runs (a full pty would stall the spinner) until it closes."""
+        while True:
+            try:
+                chunk = os.read(controller, 4096)
+            except OSError:  # EIO: the plan exited and the terminal's other end is closed
+                return
+            if not chunk:
+                return
+            shown.extend(chunk)
+
+    reader = threading.Thread(target=read_all)
+    reader.start()
     try:
-        done = subprocess.run([str(Path(sys.executable).with_name("spotkube")), "plan", "--all", "-f", "json"],
-                              cwd=REPO, stdout=subprocess.PIPE, stderr=terminal, timeout=300, check=False)
-        shown = os.read(controller, 65536).decode()
+        with subprocess.Popen([str(Path(sys.executable).with_name("spotkube")), "plan", "--all", "-f", "json"],
+                              cwd=REPO, stdout=subprocess.PIPE, stderr=terminal) as process:
+            os.close(terminal)
+            stdout, _ = process.communicate(timeout=300)
+        reader.join(timeout=30)
     finally:
         os.close(controller)
-        os.close(terminal)
+    done = subprocess.CompletedProcess(process.args, process.returncode, stdout.decode())
     assert done.returncode == 0
-    assert "planned aks-dev-uksouth (1/4) in" in shown and "planned gke-prod-europe-west4 (4/4) in" in shown
+    assert "planned aks-dev-uksouth (1/4) in" in shown.decode() and "planned gke-prod-europe-west4 (4/4) in" in (
+        shown.decode())
     assert json.loads(done.stdout)["schemaVersion"] == 1
     piped = spotkube("plan", "-s", "aks-dev-uksouth", "-f", "json")
     assert "planning" not in piped.stderr
