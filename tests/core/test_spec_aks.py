@@ -92,7 +92,8 @@ BAD_INPUTS: list[tuple[str, dict[str, Any], str]] = [
     ("bad taint", base(gpuPools=[{**T4, "taints": ["dedicated"]}]),
      "spotkube:gpuPools[0].taints: 'dedicated' is not a taint; use key=value:Effect"),
     ("reserved label", base(gpuPools=[{**T4, "labels": {"spotkube.io/capacity": "on-demand"}}]),
-     "spotkube:gpuPools[0].labels.spotkube.io/capacity: 'spotkube.io/capacity' is reserved"),
+     "spotkube:gpuPools[0].labels.spotkube.io/capacity: 'spotkube.io/capacity' uses the prefix spotkube.io/, which "
+     "is spotkube's scheduling contract"),
     ("bad zone", base(gpuPools=[{**T4, "zones": ["4"]}]),
      "spotkube:gpuPools[0].zones[0]: '4' is not an Azure zone; use '1', '2' or '3'"),
     ("bad channel", base(cluster={"channel": "REGULAR"}),

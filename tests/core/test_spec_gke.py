@@ -107,7 +107,7 @@ CASES: list[tuple[str, Change, str, tuple[str, ...]]] = [
      ("region asia-south2 is not in spotkube's GPU zone table", "known regions: us-central1",
       "gcloud compute accelerator-types list")),
     ("azure-region", top("region", "uksouth"), "region",
-     ("'uksouth' is not a Google Cloud region", "use e.g. us-central1 or europe-west4")),
+     ("'uksouth' is an AKS region; a GKE stack takes a region such as us-central1 or europe-west4",)),
     ("zone-outside-region", pool(zones=["europe-west4-a"]), "gpuPools[1].zones",
      ("europe-west4-a is not a zone of us-central1", "zones of us-central1 that offer nvidia-tesla-t4: "
       "us-central1-a, us-central1-b, us-central1-c, us-central1-f")),

@@ -152,7 +152,7 @@ def test_existing_resource_group_is_used_by_name() -> None:
 def test_bad_args_stop_before_registering_anything() -> None:
     from spotkube.tools.offline import ProgramFailed
 
-    with pytest.raises(ProgramFailed, match=r"AksGpuCluster 'ml' args: spotkube:gpu_pools\[0\]\.max_price") as err:
+    with pytest.raises(ProgramFailed, match=r"AksGpuCluster 'ml' args: gpu_pools\[0\]\.max_price") as err:
         build({**ARGS, "gpu_pools": [{"name": "x", "machine": "Standard_NC4as_T4_v3", "max_price": -3}]})
     assert err.value.registrations == []
 

@@ -355,7 +355,7 @@ def test_bad_args_fail_before_anything_is_registered() -> None:
     with pytest.raises(ProgramFailed) as failure:
         build(args)
     assert failure.value.registrations == []
-    message = "GkeGpuCluster 'ml' args: spotkube:gpuPools[0].gpu: g2-standard-8 carries 1 × nvidia-l4"
+    message = "GkeGpuCluster 'ml' args: gpu_pools[0].gpu: g2-standard-8 carries 1 × nvidia-l4"
     assert message in str(failure.value)
 
 

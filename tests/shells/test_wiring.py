@@ -258,7 +258,7 @@ def test_a_wired_project_that_breaks_a_rule_fails_cleanly_once_resolved() -> Non
     with pytest.raises(ProgramFailed) as failure:
         record(gke_program(lambda: random.RandomPet("name", prefix="Vision_ML").prefix))
     message = str(failure.value)
-    assert message == ("GkeGpuCluster 'ml' args: spotkube:cluster.project: 'Vision_ML' is not a Google Cloud project "
+    assert message == ("GkeGpuCluster 'ml' args: cluster.project: 'Vision_ML' is not a Google Cloud project "
                        "id; use 6-30 lower-case letters, digits and hyphens, starting with a letter")
     # Nothing that needs the project was registered with a wrong one.
     assert not [r for r in failure.value.registrations if r.type in (GKE_CLUSTER, NODE_POOL, ACCOUNT)]
@@ -268,17 +268,17 @@ def test_a_secret_wired_value_is_not_printed() -> None:
     with pytest.raises(ProgramFailed) as failure:
         record(gke_program(lambda: pulumi.Output.secret("Vision_ML")))
     assert "Vision_ML" not in str(failure.value)
-    assert "spotkube:cluster.project: [secret] is not a Google Cloud project id" in str(failure.value)
+    assert "cluster.project: [secret] is not a Google Cloud project id" in str(failure.value)
 
 
 @pytest.mark.parametrize(("cluster", "message"), [
     (lambda: {"admin_group_object_ids": [pulumi.Output.from_input("platform-admins")]},
-     "AksGpuCluster 'ml' args: spotkube:cluster.adminGroupObjectIds[0]: 'platform-admins' is not an Entra ID group "
+     "AksGpuCluster 'ml' args: cluster.admin_group_object_ids[0]: 'platform-admins' is not an Entra ID group "
      "object id"),
     (lambda: {"authorized_ip_ranges": ["203.0.113.0/24", pulumi.Output.from_input("10.0.0.1/8")]},
-     "AksGpuCluster 'ml' args: spotkube:cluster.authorizedIpRanges[1]: '10.0.0.1/8' is not a CIDR"),
+     "AksGpuCluster 'ml' args: cluster.authorized_ip_ranges[1]: '10.0.0.1/8' is not a CIDR"),
     (lambda: {"resource_group_name": pulumi.Output.from_input(None)},
-     "AksGpuCluster 'ml' args: spotkube:cluster.resourceGroupName: the Output resolved to None; it must resolve to "
+     "AksGpuCluster 'ml' args: cluster.resource_group_name: the Output resolved to None; it must resolve to "
      "a non-empty string"),
 ], ids=["admin-group", "authorized-range", "nothing"])
 def test_wired_aks_values_are_checked_by_the_core_rules(cluster: Callable[[], dict[str, Any]], message: str) -> None:
@@ -300,7 +300,7 @@ def test_a_wired_value_skips_no_other_check() -> None:
 
     with pytest.raises(ProgramFailed) as failure:
         record(program)
-    assert "spotkube:gpuPools[0].machine" in str(failure.value)
+    assert "gpu_pools[0].machine" in str(failure.value)
     assert failure.value.registrations == []
 
 
@@ -310,7 +310,7 @@ def test_wired_value_problems_reads_the_rules_of_the_resolved_value() -> None:
     assert common.wired_value_problems(spec, "project", None, PROJECT_ID) == []
     (problem,) = common.wired_value_problems(spec, "project", None, "x")
     assert (problem.path, problem.message.startswith("'x' is not a Google Cloud project id")) == \
-        ("spotkube:cluster.project", True)
+        ("cluster.project", True)
 
 
 @pytest.mark.parametrize(("cloud", "key"), [
@@ -332,14 +332,14 @@ def test_every_placeholder_passes_the_core_rules(cloud: str, key: str) -> None:
 
 
 @pytest.mark.parametrize(("change", "path"), [
-    (lambda a: {**a, "region": pulumi.Output.from_input("uksouth")}, "spotkube:region"),
+    (lambda a: {**a, "region": pulumi.Output.from_input("uksouth")}, "region"),
     (lambda a: {**a, "gpu_pools": [{**a["gpu_pools"][0], "max": pulumi.Output.from_input(4)}]},
-     "spotkube:gpu_pools[0].max"),
+     "gpu_pools[0].max"),
     (lambda a: {**a, "cluster": {"kubernetes_version": pulumi.Output.from_input("1.31")}},
-     "spotkube:cluster.kubernetes_version"),
+     "cluster.kubernetes_version"),
     (lambda a: {**a, "cluster": {"deployer": {"egress_ranges": [pulumi.Output.from_input("203.0.113.0/24")]}}},
-     "spotkube:cluster.deployer.egress_ranges[0]"),
-    (lambda a: {**a, "cluster": pulumi.Output.from_input({"resource_group_name": "ml"})}, "spotkube:cluster"),
+     "cluster.deployer.egress_ranges[0]"),
+    (lambda a: {**a, "cluster": pulumi.Output.from_input({"resource_group_name": "ml"})}, "cluster"),
 ], ids=["region", "pool-max", "version", "deployer-egress", "whole-cluster"])
 def test_an_output_in_a_decision_field_is_refused(change: Callable[[dict], dict], path: str) -> None:
     args = {"environment": "dev", "region": "uksouth",
@@ -358,7 +358,7 @@ def test_a_whole_list_output_is_refused_with_the_reason() -> None:
 
     with pytest.raises(ProgramFailed) as failure:
         record(program)
-    assert ("spotkube:cluster.admin_group_object_ids: is an Output of a whole list; give a plain list whose items "
+    assert ("cluster.admin_group_object_ids: is an Output of a whole list; give a plain list whose items "
             "may be Outputs") in str(failure.value)
 
 

@@ -18,6 +18,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from spotkube.core.input_messages import shown
+from spotkube.core.kubernetes_syntax import TAINT_EFFECTS, key_problem, reserved_prefix, value_problem
+
 Cloud = Literal["aks", "gke"]
 Capacity = Literal["spot", "preemptible", "on-demand"]
 Role = Literal["system", "platform", "batch", "gpu"]
@@ -60,16 +63,19 @@ class Taint:
 
     @staticmethod
     def parse(text: str) -> Taint:
-        """Read `key=value:Effect` (or `key:Effect`); raises ValueError naming the accepted form."""
+        """Read `key=value:Effect` (or `key:Effect`) with Kubernetes' syntax for the key and value;
+        raises ValueError naming the accepted form."""
         body, sep, effect = text.rpartition(":")
-        if not sep or effect not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
+        if not sep or effect not in TAINT_EFFECTS:
             raise ValueError(
-                f"{text!r} is not a taint; use key=value:Effect with Effect one of "
-                "NoSchedule, PreferNoSchedule, NoExecute"
+                f"{shown(text)} is not a taint; use key=value:Effect with Effect one of {', '.join(TAINT_EFFECTS)}"
             )
         key, _, value = body.partition("=")
-        if not key:
-            raise ValueError(f"{text!r} has no key; use key=value:Effect")
+        problem = key_problem(key)
+        if problem is None and (value_error := value_problem(value)):
+            problem = f"its value {shown(value)}: {value_error}"
+        if problem:
+            raise ValueError(f"{shown(text)} is not a taint Kubernetes accepts: {problem}")
         return Taint(key, value, effect)  # type: ignore[arg-type]
 
     @staticmethod
@@ -121,6 +127,26 @@ REGION_LABEL = "topology.kubernetes.io/region"
 #: The one well-known label whose value differs between nodes of a pool: a pool spread over three
 #: zones has nodes in each, so the contract keeps the zones apart from the single-valued labels.
 ZONE_LABEL = "topology.kubernetes.io/zone"
+
+#: Label prefixes a stack's own labels may not use (docs/platform-facts.md#kubernetes-label-syntax):
+#: spotkube's contract; Kubernetes' own, which the kubelet may not set on its node (Kubernetes leaves
+#: node-restriction.kubernetes.io/ to administrators for exactly this); and each cloud's system labels.
+KUBERNETES_LABEL_PREFIXES = ("kubernetes.io", "k8s.io")
+ADMIN_LABEL_PREFIX = "node-restriction.kubernetes.io"
+CLOUD_LABEL_PREFIXES: dict[Cloud, str] = {"aks": "kubernetes.azure.com", "gke": "cloud.google.com"}
+
+
+def reserved_label_prefix(cloud: Cloud, key: str) -> str | None:
+    """The reserved prefix a stack's node label would use, or None."""
+    if key.startswith(f"{ADMIN_LABEL_PREFIX}/"):
+        return None
+    return reserved_prefix(key, (LABEL_PREFIX, *KUBERNETES_LABEL_PREFIXES, CLOUD_LABEL_PREFIXES[cloud]))
+
+
+def reserved_taint_prefix(cloud: Cloud, key: str) -> str | None:
+    """The reserved prefix a stack's own taint would use: spotkube's and the cloud's, whose taints
+    (spot, GPU) spotkube and the cloud set themselves."""
+    return reserved_prefix(key, (LABEL_PREFIX, CLOUD_LABEL_PREFIXES[cloud]))
 
 
 def interruptible_taint(cloud: Cloud, capacity: Capacity) -> Taint | None:

@@ -14,11 +14,14 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any, Literal, TypeVar
+from urllib.parse import urlsplit
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
+    Strict,
     ValidationError,
     field_validator,
     model_validator,
@@ -27,59 +30,106 @@ from pydantic.alias_generators import to_camel
 
 from spotkube.core.contract import Cloud, Taint
 from spotkube.core.errors import Problem, SpecError
+from spotkube.core.input_messages import KeyStyle, accepted_keys, describe, did_you_mean, python_path, shown
+from spotkube.core.kubernetes_syntax import key_problem, value_problem
 
 CONFIG_NAMESPACE = "spotkube"
 MAX_NODES = 1000
 
 
+def without_credentials(value: Any, key: str) -> Any:
+    """Refuse a location that carries a credential (`user:token@`, `?token=`), without echoing it: the
+    value would be registered as a plain input, shown by every plan and kept in the state. Pulling
+    from a private repository or registry takes a credential helper or an image pull secret instead."""
+    if not isinstance(value, str):
+        return value
+    parts = urlsplit(value if "://" in value else f"//{value}")
+    if "@" in parts.netloc or parts.query or parts.fragment:
+        host = parts.netloc.rpartition("@")[2]
+        raise ValueError(f"{'https://' if value.startswith('https://') else ''}***@{host}/... carries a credential "
+                         f"or query, which spotkube would register in plain text and print in every plan; give {key} "
+                         "without user, password, token or query, and let git's credential helper (or an image pull "
+                         "secret) supply the credential")
+    return value
+
+
 class _Model(BaseModel):
-    """Shared settings: camelCase in stack files, snake_case in Python, unknown keys refused."""
+    """Shared settings: camelCase in stack files, snake_case in Python, unknown keys refused, and
+    only finite numbers (NaN would reach the cloud API as a price)."""
 
     model_config = ConfigDict(
-        extra="forbid", alias_generator=to_camel, populate_by_name=True, frozen=True
+        extra="forbid", alias_generator=to_camel, populate_by_name=True, frozen=True, allow_inf_nan=False
     )
 
 
-NodeCount = Annotated[int, Field(ge=0, le=MAX_NODES)]
+def _whole_number(value: Any) -> Any:
+    """A float with nothing after the point is that integer: Pulumi hands `min: 2.0` in an object to
+    the program as 2, so the Python API accepts 2.0 too and both paths agree."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+# Strict scalars: no `true` as 1, no "2" as 2, no "no" as False. pydantic's lax mode would read all
+# three, while the same stack file gives the text "no" on the real program's path; refusing them
+# keeps every path's verdict the same (docs/architecture.md#validation-rules-and-why-they-exist).
+Text = Annotated[str, Strict()]
+Whole = Annotated[int, Strict(), BeforeValidator(_whole_number)]
+Flag = Annotated[bool, Strict()]
+Number = Annotated[float, Strict()]
+NodeCount = Annotated[int, Field(ge=0, le=MAX_NODES), Strict(), BeforeValidator(_whole_number)]
 CapacityName = Literal["spot", "preemptible", "on-demand"]
 
 
 class GpuSpec(_Model):
     """GPU type (GKE accelerator name, spotkube's neutral vocabulary) and GPUs per node."""
 
-    type: str = Field(
+    type: Text = Field(
         min_length=1,
         description="GPU type in GKE's accelerator vocabulary, on both clouds: `nvidia-tesla-t4`, `nvidia-l4`, "
         "`nvidia-tesla-a100`, `nvidia-a100-80gb`, ...",
     )
-    count: int = Field(ge=1, le=16, description="GPUs per node.")
+    count: Whole = Field(ge=1, le=16, description="GPUs per node.")
 
 
 class _PoolBase(_Model):
-    name: str = Field(
+    name: Text = Field(
         description="Pool name, unique in the stack. AKS: 1-12 lower-case letters and digits, starting with a "
         "letter; GKE: `[a-z]([-a-z0-9]{0,38}[a-z0-9])?`."
     )
-    machine: str | None = Field(
+    machine: Text | None = Field(
         default=None,
         description="VM size (AKS) or machine type (GKE); unset = the cloud's default machine. Retired sizes are "
         "refused, with their replacement named.",
     )
     min: NodeCount
     max: NodeCount
-    zones: tuple[str, ...] = Field(
+    zones: tuple[Text, ...] = Field(
         default=(),
         description='Availability zones: AKS `"1"` to `"3"`, GKE zones of the region. Empty = regional, except '
         "a GKE GPU pool, which gets every zone of the region that offers its GPU (from the bundled zone table).",
     )
-    labels: dict[str, str] = Field(
-        default_factory=dict, description="Extra node labels; the `spotkube.io/` prefix is reserved."
+    labels: dict[Text, Text] = Field(
+        default_factory=dict,
+        description="Extra node labels in Kubernetes' syntax (keys `[prefix/]name`, names and values of at most 63 "
+        "letters, digits, `-`, `_` and `.`); the prefixes `spotkube.io/`, `kubernetes.io/`, `k8s.io/` and the "
+        "cloud's own (`kubernetes.azure.com/`, `cloud.google.com/`) are reserved; `node-restriction.kubernetes.io/` "
+        "is accepted.",
     )
     capacity: CapacityName = Field(
         default="on-demand",
         description="Must stay `on-demand`: a spot pool can't be a System pool, and evictions would take the "
         "platform down.",
     )
+
+    @field_validator("labels")
+    @classmethod
+    def _label_syntax(cls, value: dict[str, str]) -> dict[str, str]:
+        for key, text in value.items():
+            problem = key_problem(key)
+            if problem is None and (value_error := value_problem(text)):
+                problem = f"the value {shown(text)}: {value_error}"
+            if problem:
+                raise ValueError(f"the label {shown(key)} is not one Kubernetes accepts: {problem}")
+        return value
 
     @field_validator("capacity", mode="before")
     @classmethod
@@ -95,14 +145,14 @@ class _PoolBase(_Model):
 class SystemPool(_PoolBase):
     """The on-demand pool that runs the cluster's own add-ons."""
 
-    name: str = Field(
+    name: Text = Field(
         default="system",
         description="Pool name; never rename it once the cluster exists. AKS: 1-12 lower-case letters and digits, "
         "starting with a letter; GKE: at most 33 characters (spotkube adds 7 when the pool must be replaced).",
     )
     min: NodeCount = Field(default=2, description="Minimum nodes; at least 1.")
     max: NodeCount = Field(default=3, description="Maximum nodes.")
-    critical_addons_only: bool = Field(
+    critical_addons_only: Flag = Field(
         default=True,
         description="AKS: taint CriticalAddonsOnly=true:NoSchedule so only add-ons run here.",
     )
@@ -111,12 +161,12 @@ class SystemPool(_PoolBase):
 class PlatformPool(_PoolBase):
     """The untainted on-demand pool for platform workloads such as Kubeflow Pipelines."""
 
-    enabled: bool = Field(
+    enabled: Flag = Field(
         default=True,
         description="Create the pool. It must stay enabled while Kubeflow is, and on AKS while the system pool "
         "is tainted (`criticalAddonsOnly`), because Kubeflow needs an untainted on-demand pool.",
     )
-    name: str = Field(
+    name: Text = Field(
         default="platform",
         description="Pool name: at most 8 characters on AKS and 33 on GKE, because spotkube adds a short digest "
         "that changes when the pool must be replaced.",
@@ -128,7 +178,7 @@ class PlatformPool(_PoolBase):
 class SpotPool(_PoolBase):
     """A CPU pool on spot or preemptible capacity that scales 0..N, for batch steps without GPUs."""
 
-    machine: str = Field(
+    machine: Text = Field(
         min_length=1,
         description="VM size (AKS) or machine type (GKE), with GPUs for a GPU pool (e.g. Standard_NC4as_T4_v3, "
         "g2-standard-8); retired sizes are refused, with their replacement named.",
@@ -145,12 +195,16 @@ class SpotPool(_PoolBase):
         default="Delete",
         description="AKS spot: what happens to an evicted node; deallocated nodes still count against quota.",
     )
-    max_price: float = Field(
+    max_price: Number = Field(
         default=-1,
         description="AKS spot: the most to pay, in USD/hour with up to 5 decimals, or -1: never evict on price, "
         "pay at most the on-demand price.",
     )
-    taints: tuple[str, ...] = Field(default=(), description="Extra taints, as `key=value:Effect`.")
+    taints: tuple[Text, ...] = Field(
+        default=(),
+        description="Extra taints, as `key=value:Effect` with Kubernetes' syntax for the key and value and Effect "
+        "NoSchedule, PreferNoSchedule or NoExecute; the prefixes `spotkube.io/` and the cloud's own are reserved.",
+    )
 
     @field_validator("max_price")
     @classmethod
@@ -199,28 +253,28 @@ class AutoscalerSettings(_Model):
     expander: Literal["priority", "least-waste", "most-pods", "random"] = Field(
         default="priority", description="AKS: `priority` makes spot pools win over on-demand fallbacks."
     )
-    scan_interval: str = Field(
+    scan_interval: Text = Field(
         default="10s", description="AKS: how often the autoscaler looks for pending pods, in whole seconds (`10s`)."
     )
-    max_node_provision_time: str = Field(
+    max_node_provision_time: Text = Field(
         default="10m",
         description="AKS: how long the autoscaler waits for a requested node (GPU allocatable included) before it "
         "gives up on its pool and tries the next priority tier, in whole minutes (`10m`); AKS's own default is "
         "15m. Bounds how long a spot stock-out stalls a GPU step before on-demand is used.",
     )
-    new_pod_scale_up_delay: str = Field(
+    new_pod_scale_up_delay: Text = Field(
         default="0s",
         description="AKS: how old a pending pod must be before the autoscaler acts on it, an integer with `s`, `m` "
         "or `h` (`0s`, AKS's default).",
     )
-    scale_down_unneeded_time: str = Field(
+    scale_down_unneeded_time: Text = Field(
         default="10m", description="AKS: how long a node is unneeded before it is removed."
     )
-    scale_down_delay_after_add: str = Field(default="10m", description="AKS: scale-down pause after a scale-up.")
-    max_graceful_termination_sec: int = Field(
+    scale_down_delay_after_add: Text = Field(default="10m", description="AKS: scale-down pause after a scale-up.")
+    max_graceful_termination_sec: Whole = Field(
         default=600, ge=0, description="AKS: pods' termination grace during scale-down, in seconds."
     )
-    skip_nodes_with_local_storage: bool = Field(
+    skip_nodes_with_local_storage: Flag = Field(
         default=False, description="AKS: keep nodes whose pods use local storage."
     )
     profile: Literal["BALANCED", "OPTIMIZE_UTILIZATION"] = Field(
@@ -248,12 +302,12 @@ class DeployerSettings(_Model):
         description="Where the deployer runs: internet (a hosted CI runner or a laptop) or cluster-network "
         "(a runner inside the cluster's VNet or VPC, which can reach a private API server).",
     )
-    egress_ranges: tuple[str, ...] = Field(
+    egress_ranges: tuple[Text, ...] = Field(
         default=(),
         description="Public CIDRs the deployer connects from (a runner's static egress). Added to the API "
         "server's authorized ranges whenever the API server restricts by address.",
     )
-    grant_propagation_wait: str = Field(
+    grant_propagation_wait: Text = Field(
         default="5m",
         pattern=r"^[1-9][0-9]*(s|m)$",
         description="AKS: how long the first deployment waits after granting the deployer its Kubernetes "
@@ -264,36 +318,43 @@ class DeployerSettings(_Model):
 class ClusterSettings(_Model):
     """Cluster-wide settings; the security switches default to on, or on in prod."""
 
-    kubernetes_version: str | None = Field(
-        default=None, description="Pinned Kubernetes version; unset follows the channel."
+    kubernetes_version: Text | None = Field(
+        default=None,
+        description="Pinned Kubernetes version: `major.minor` or `major.minor.patch` (GKE also takes a GKE version "
+        "such as `1.33.2-gke.1111000`); unset follows the channel.",
     )
-    channel: str | None = Field(
+    allow_unlisted_region: Flag = Field(
+        default=False,
+        description="Accept a `region` that is not in spotkube's bundled region list of the cloud (a region "
+        "newer than this spotkube release); its name is still checked for the cloud's shape.",
+    )
+    channel: Text | None = Field(
         default=None,
         description="AKS upgrade channel (stable, rapid, patch, node-image, none; default stable) "
         "or GKE release channel (RAPID, REGULAR, STABLE, EXTENDED; default REGULAR).",
     )
-    resource_group_name: str | None = Field(
+    resource_group_name: Text | None = Field(
         default=None, description="AKS: use this existing resource group instead of creating one."
     )
-    project: str | None = Field(default=None, description="GKE: the Google Cloud project id (required on GKE).")
-    network: str | None = Field(
+    project: Text | None = Field(default=None, description="GKE: the Google Cloud project id (required on GKE).")
+    network: Text | None = Field(
         default=None, description="GKE: VPC network name or self link; unset = the project's `default` network."
     )
-    subnetwork: str | None = Field(
+    subnetwork: Text | None = Field(
         default=None,
         description="GKE: subnetwork in the cluster's region; unset = the network's subnet there. Private "
         "nodes reach registries outside Google only through Cloud NAT on it.",
     )
-    private: bool | None = Field(
+    private: Flag | None = Field(
         default=None, description="Private API server (AKS) or private nodes (GKE); default: on in prod."
     )
-    authorized_ip_ranges: tuple[str, ...] = Field(
+    authorized_ip_ranges: tuple[Text, ...] = Field(
         default=(), description="CIDRs allowed to reach the API server."
     )
-    local_accounts_disabled: bool | None = Field(
+    local_accounts_disabled: Flag | None = Field(
         default=None, description="AKS: disable local accounts, so Entra ID is the only way in; default: on in prod."
     )
-    admin_group_object_ids: tuple[str, ...] = Field(
+    admin_group_object_ids: tuple[Text, ...] = Field(
         default=(),
         description="AKS: object ids of the Entra ID groups that get cluster admin and the RBAC Cluster Admin role.",
     )
@@ -302,7 +363,7 @@ class ClusterSettings(_Model):
         description="AKS: `cilium` (Azure CNI overlay with the Cilium dataplane), `azure` or `calico`; GKE: "
         "`cilium` (Dataplane V2) or `calico`.",
     )
-    deletion_protection: bool | None = Field(
+    deletion_protection: Flag | None = Field(
         default=None, description="`protect` (and GKE's deletion_protection) on the cluster; default: on in prod."
     )
     autoscaler: AutoscalerSettings = Field(
@@ -316,7 +377,7 @@ class ClusterSettings(_Model):
         description="GKE private nodes' way out to public registries: cloud-nat (default: spotkube adds a "
         "Cloud Router and Cloud NAT) or own (the network already has NAT or a proxy).",
     )
-    dns_endpoint: bool | None = Field(
+    dns_endpoint: Flag | None = Field(
         default=None,
         description="GKE: reach the control plane through its DNS-based endpoint, authorised by IAM and "
         "not by source address (default true); the kubeconfig then uses it.",
@@ -334,21 +395,21 @@ class ClusterSettings(_Model):
 class WorkloadHours(_Model):
     """Monthly node-hours of one workload class (e.g. preprocessing) on one pool."""
 
-    name: str = Field(min_length=1, description="Workload class, e.g. preprocessing.")
-    pool: str = Field(min_length=1, description="The pool it runs on: one of this stack's pool names.")
-    hours: float = Field(ge=0, description="Node-hours per month.")
+    name: Text = Field(min_length=1, description="Workload class, e.g. preprocessing.")
+    pool: Text = Field(min_length=1, description="The pool it runs on: one of this stack's pool names.")
+    hours: Number = Field(ge=0, description="Node-hours per month.")
 
 
 class CostSettings(_Model):
     """The usage scenario the plan prices: how much work, and how evictions add to it."""
 
-    eviction_rate: float = Field(
+    eviction_rate: Number = Field(
         default=0.05, ge=0, le=1, description="Share of interruptible work that is evicted."
     )
-    rework_fraction: float = Field(
+    rework_fraction: Number = Field(
         default=1.0, ge=0, le=1, description="Share of an evicted step that runs again (1 = no checkpoints)."
     )
-    hours: dict[str, float] = Field(default_factory=dict, description="Node-hours per month per pool.")
+    hours: dict[Text, Number] = Field(default_factory=dict, description="Node-hours per month per pool.")
     workloads: tuple[WorkloadHours, ...] = Field(
         default=(),
         description="Node-hours per month per workload class, `[{name, pool, hours}]`, added to their pool's hours.",
@@ -359,18 +420,23 @@ class DevicePluginSettings(_Model):
     """NVIDIA's device plugin, which makes GPUs schedulable. AKS gets NVIDIA's upstream DaemonSet;
     GKE keeps its own managed plugin, because two plugins on one node advertise its GPUs twice."""
 
-    enabled: bool = Field(
+    enabled: Flag = Field(
         default=True,
         description="On AKS, deploy NVIDIA's device plugin to every GPU pool (false if you run the GPU Operator); "
         "GKE always uses its own managed plugin.",
     )
-    version: str = Field(
+    version: Text = Field(
         default="v0.20.0", pattern=r"^v\d+\.\d+\.\d+$", description="NVIDIA k8s-device-plugin release: the image tag."
     )
-    image: str = Field(
+    image: Text = Field(
         default="nvcr.io/nvidia/k8s-device-plugin",
         description="Image repository without a tag, e.g. a mirror when nodes can't reach nvcr.io.",
     )
+
+    @field_validator("image", mode="before")
+    @classmethod
+    def _no_credentials(cls, value: Any) -> Any:
+        return without_credentials(value, "devicePlugin.image")
 
     @field_validator("image")
     @classmethod
@@ -385,26 +451,26 @@ class KubeflowSettings(_Model):
     """Kubeflow Pipelines standalone, installed from its kustomize manifests and kept on on-demand
     nodes, with its default credentials replaced and spot-safe retries for pipeline steps."""
 
-    enabled: bool = Field(default=True, description="Install Kubeflow Pipelines standalone.")
-    version: str = Field(
+    enabled: Flag = Field(default=True, description="Install Kubeflow Pipelines standalone.")
+    version: Text = Field(
         default="2.17.0", pattern=r"^\d+\.\d+\.\d+$", description="KFP release: the git ref of the manifests."
     )
-    repository: str = Field(
+    repository: Text = Field(
         default="https://github.com/kubeflow/pipelines",
         pattern=r"^https://[^\s?#]+[^/\s?#]$",
         description="Git repository of the manifests, e.g. a mirror (it must keep KFP's layout); needs git at "
         "deploy time.",
     )
-    expose_ui: bool = Field(
+    expose_ui: Flag = Field(
         default=False,
         description="Give the UI a public LoadBalancer, with a warning: KFP standalone has no login, so prefer "
         "kubectl port-forward.",
     )
-    ui_source_ranges: tuple[str, ...] = Field(
+    ui_source_ranges: tuple[Text, ...] = Field(
         default=(),
         description="With `exposeUi` only: CIDRs allowed to reach the UI (the Service's loadBalancerSourceRanges).",
     )
-    storage_class: str | None = Field(
+    storage_class: Text | None = Field(
         default=None,
         pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$",
         description="StorageClass of the MySQL and SeaweedFS volumes; unset = the cluster's default class.",
@@ -415,13 +481,16 @@ class KubeflowSettings(_Model):
         "(an Error to Argo) and a pod evicted or stopped by a node shutdown (a Failure); OnError, KFP's own "
         "default, retries only the first.",
     )
-    retry_limit: int | None = Field(
+    retry_limit: Annotated[int, Field(ge=0, le=10), Strict(), BeforeValidator(_whole_number)] | None = Field(
         default=None,
-        ge=0,
-        le=10,
         description="Raises the retry limit of steps that don't call set_retry above KFP's shipped one (2 in "
         "2.17.0); unset keeps KFP's, and a lower value never weakens it. Argo gives it to DAG templates too.",
     )
+
+    @field_validator("repository", mode="before")
+    @classmethod
+    def _no_credentials(cls, value: Any) -> Any:
+        return without_credentials(value, "kubeflow.repository")
 
     @field_validator("ui_source_ranges")
     @classmethod
@@ -444,12 +513,12 @@ class PlatformSpec(_Model):
     """One platform: a cluster with its pools, for one cloud, environment and region."""
 
     cloud: Cloud = Field(description="Which cloud: `aks` or `gke`.")
-    environment: str = Field(
+    environment: Text = Field(
         pattern=r"^[a-z][a-z0-9-]{0,15}$",
         description="Environment name, e.g. dev, staging or prod. `prod` turns on every unset security switch "
         "(`cluster.private`, `cluster.localAccountsDisabled`, `cluster.deletionProtection`) and `protect`.",
     )
-    region: str = Field(
+    region: Text = Field(
         pattern=r"^[a-z][a-z0-9-]+$",
         description="Azure region (e.g. uksouth) or Google Cloud region (e.g. us-central1).",
     )
@@ -530,49 +599,46 @@ def _path(loc: Sequence[str | int]) -> str:
     return out
 
 
-def _describe(error: Mapping[str, Any], model_keys: Sequence[str]) -> str:
-    """Turn one pydantic error into "what was wrong and what is accepted"."""
-    kind, message, value = error["type"], error["msg"], error.get("input")
-    if kind == "value_error":
-        return message.removeprefix("Value error, ")
-    if kind == "missing":
-        return "is required"
-    if kind == "extra_forbidden":
-        return f"is not a known key; accepted keys: {', '.join(model_keys)}"
-    accepted = message.replace("Input should be", "use").replace("String should match pattern", "use a value matching")
-    return f"{value!r} is not accepted; {accepted}"
+def user_key(path: str, style: KeyStyle) -> str:
+    """A problem's key path as the user spelt it: `spotkube:gpuPools[0].maxPrice` in a stack file,
+    `gpu_pools[0].max_price` in Python args."""
+    if style == "stack":
+        return config_key(path)
+    return python_path(PlatformSpec, path.removeprefix(f"{CONFIG_NAMESPACE}:"))
 
 
-def _known_keys(loc: Sequence[str | int]) -> list[str]:
-    """The accepted keys at the place an unknown key was found, for the error message."""
-    model: type[BaseModel] = PlatformSpec
-    for part in loc[:-1]:
-        if isinstance(part, int):
-            continue
-        field = next((f for n, f in model.model_fields.items() if part in (n, f.alias)), None)
-        annotation = getattr(field, "annotation", None)
-        inner = [a for a in getattr(annotation, "__args__", ()) if isinstance(a, type)]
-        candidates = [annotation, *inner]
-        model = next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), model)
-    return [f.alias or n for n, f in model.model_fields.items()]
+def in_style(problems: Sequence[Problem], style: KeyStyle) -> list[Problem]:
+    """Problems whose paths the rules spelt for a stack file (`spotkube:` and camelCase), respelt."""
+    if style == "stack":
+        return list(problems)
+    return [Problem(user_key(p.path, style), p.message) for p in problems]
 
 
-def model_problems(values: Mapping[str, Any]) -> tuple[PlatformSpec | None, list[Problem]]:
+def model_problems(
+    values: Mapping[str, Any], style: KeyStyle = "stack"
+) -> tuple[PlatformSpec | None, list[Problem]]:
     """Validate config values (keys without namespace) against the models alone: types, ranges and
-    single fields. The cloud's rules come after, in `validation.parse_spec`."""
-    unknown = [key for key in values if key not in CONFIG_KEYS and key not in PlatformSpec.model_fields]
+    single fields. The cloud's rules come after, in `validation.parse_spec`. Paths keep the user's
+    own spelling of each key, with `spotkube:` for a stack file."""
+    known = [*CONFIG_KEYS, *PlatformSpec.model_fields]
+    accepted = accepted_keys(PlatformSpec, style)
+    unknown = [key for key in values if key not in known]
     problems = [
-        Problem(config_key(key), f"is not a known key; accepted keys: {', '.join(CONFIG_KEYS)}")
+        Problem(_key(str(key), style), f"is not a known key; accepted keys: {', '.join(accepted)}"
+                f"{did_you_mean(str(key), accepted)}")
         for key in unknown
     ]
     try:
         spec = PlatformSpec.model_validate({k: v for k, v in values.items() if k not in unknown})
     except ValidationError as err:
         for error in err.errors():
-            loc = tuple(error["loc"])
-            problems.append(Problem(config_key(_path(loc)), _describe(error, _known_keys(loc))))
+            problems.append(Problem(_key(_path(tuple(error["loc"])), style), describe(error, PlatformSpec, style)))
         return None, problems
     return spec, problems
+
+
+def _key(path: str, style: KeyStyle) -> str:
+    return config_key(path) if style == "stack" else path
 
 
 Settings = TypeVar("Settings", bound=BaseModel)
@@ -583,8 +649,6 @@ def parse_settings(model: type[Settings], values: Mapping[str, Any], source: str
     try:
         return model.model_validate(dict(values))
     except ValidationError as err:
-        problems = [
-            Problem(_path(tuple(error["loc"])) or "args", _describe(error, list(model.model_fields)))
-            for error in err.errors()
-        ]
+        problems = [Problem(_path(tuple(error["loc"])) or "args", describe(error, model, "python"))
+                    for error in err.errors()]
         raise SpecError(source, problems) from None

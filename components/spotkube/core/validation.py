@@ -12,39 +12,59 @@ Why each rule exists: docs/architecture.md#validation-rules-and-why-they-exist.
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Mapping
 from typing import Any
 
-from spotkube.core.contract import LABEL_PREFIX
+from spotkube.core.contract import (
+    ADMIN_LABEL_PREFIX,
+    CLOUD_LABEL_PREFIXES,
+    KUBERNETES_LABEL_PREFIXES,
+    LABEL_PREFIX,
+    reserved_label_prefix,
+    reserved_taint_prefix,
+)
 from spotkube.core.errors import Problem, SpecError
-from spotkube.core.profiles import profile
+from spotkube.core.input_messages import KeyStyle, did_you_mean, shown
+from spotkube.core.profiles import PROFILES, profile
 from spotkube.core.profiles.base import RuleOutput
-from spotkube.core.spec import PlatformSpec, all_pools, config_key, model_problems, worker_pools
+from spotkube.core.spec import PlatformSpec, all_pools, config_key, in_style, model_problems, worker_pools
 
 
-def parse_spec(values: Mapping[str, Any], source: str) -> PlatformSpec:
+def parse_spec(values: Mapping[str, Any], source: str, style: KeyStyle = "stack") -> PlatformSpec:
     """Validate config values (keys without namespace) and apply the cloud's rules.
 
-    Raises SpecError listing every problem, each with `source` and the `spotkube:` key path.
+    Raises SpecError listing every problem, each with `source` and the key path as the user spelt
+    it: `spotkube:` and camelCase for a stack file, snake_case for Python args (`style`).
     """
-    spec, problems = model_problems(values)
+    spec, problems = model_problems(values, style)
     if spec is None:
         raise SpecError(source, problems)
     spec, rule_problems = resolve(spec)
-    problems.extend(rule_problems)
+    problems.extend(in_style(rule_problems, style))
     if problems:
         raise SpecError(source, problems)
     return spec
 
 
-def checked(spec: PlatformSpec, source: str) -> PlatformSpec:
+def checked(spec: PlatformSpec, source: str, style: KeyStyle = "stack") -> PlatformSpec:
     """A typed spec with the rules applied and resolved, for `from_spec`: the stack program's spec
     comes from `parse_spec` and passes unchanged (resolving is idempotent), while a spec someone
     built by hand is refused as `parse_spec` would refuse its values."""
     resolved, problems = resolve(spec)
     if problems:
-        raise SpecError(source, problems)
+        raise SpecError(source, in_style(problems, style))
     return resolved
+
+
+#: Why each reserved prefix is not a stack's to use, for the messages.
+RESERVED_FOR = {
+    LABEL_PREFIX: "which is spotkube's scheduling contract",
+    **dict.fromkeys(KUBERNETES_LABEL_PREFIXES, "which Kubernetes keeps for itself: the kubelet may not set it, so "
+                    "nodes would not register with it"),
+    **{prefix: f"which {cloud.upper()} keeps for its own node labels and taints"
+       for cloud, prefix in CLOUD_LABEL_PREFIXES.items()},
+}
 
 
 def common_rules(spec: PlatformSpec) -> RuleOutput:
@@ -54,7 +74,7 @@ def common_rules(spec: PlatformSpec) -> RuleOutput:
         name, low, high = pool.name, pool.min, pool.max
         if name in seen:
             yield Problem(config_key(f"{path}.name"),
-                          f"{name!r} is already the name of {seen[name]}; pool names must be unique")
+                          f"{shown(name)} is already the name of {seen[name]}; pool names must be unique")
         seen.setdefault(name, path)
         if low > high:
             yield Problem(config_key(f"{path}.min"), f"{low} is above max {high}; use 0 <= min <= max <= 1000")
@@ -63,7 +83,7 @@ def common_rules(spec: PlatformSpec) -> RuleOutput:
                       f"{spec.system_pool.min} is not allowed; the system pool needs min >= 1")
     for path, capacity in (("systemPool", spec.system_pool.capacity), ("platformPool", spec.platform_pool.capacity)):
         if capacity != "on-demand":
-            yield Problem(config_key(f"{path}.capacity"), f"{capacity!r} is not allowed; the {path} must be "
+            yield Problem(config_key(f"{path}.capacity"), f"{shown(capacity)} is not allowed; the {path} must be "
                           "'on-demand' (a spot pool can't be a System pool, and evictions would take the platform "
                           "down)")
     labelled = [("systemPool", spec.system_pool.labels), ("platformPool", spec.platform_pool.labels)]
@@ -74,20 +94,43 @@ def common_rules(spec: PlatformSpec) -> RuleOutput:
                           "'preemptible', or the platformPool for on-demand CPU nodes")
     for path, labels in labelled:
         for label in labels:
-            if label.startswith(f"{LABEL_PREFIX}/"):
-                yield Problem(config_key(f"{path}.labels.{label}"),
-                              f"{label!r} is reserved for spotkube's scheduling contract; use another prefix")
+            reserved = reserved_label_prefix(spec.cloud, label)
+            if reserved:
+                name = label.rpartition("/")[2]
+                yield Problem(config_key(f"{path}.labels.{label}"), f"{shown(label)} uses the prefix {reserved}/, "
+                              f"{RESERVED_FOR[reserved]}; use your own prefix (e.g. example.com/{name}), or "
+                              f"{ADMIN_LABEL_PREFIX}/ for a label that isolates nodes")
+    for path, pool in worker_pools(spec):
+        for t, taint in enumerate(pool.parsed_taints()):
+            reserved = reserved_taint_prefix(spec.cloud, taint.key)
+            if reserved:
+                name = taint.key.rpartition("/")[2]
+                yield Problem(config_key(f"{path}.taints[{t}]"), f"{shown(str(taint))} uses the prefix {reserved}/, "
+                              f"{RESERVED_FOR[reserved]}; use your own prefix (e.g. example.com/{name})")
     cloud = profile(spec.cloud)
     channel, channels = spec.cluster.channel, cloud.channels
     if channel is not None and channel not in channels:
-        yield Problem(config_key("cluster.channel"), f"{channel!r} is not a {cloud.title} channel; use one of "
+        yield Problem(config_key("cluster.channel"), f"{shown(channel)} is not a {cloud.title} channel; use one of "
                       f"{', '.join(channels)}")
+    other = next((p for p in PROFILES.values() if p is not cloud and spec.region in p.regions), None)
+    if other is not None:
+        yield Problem(config_key("region"), f"{shown(spec.region)} is an {other.title} region; a {cloud.title} stack "
+                      f"takes a region such as {cloud.region_examples}")
+    elif spec.region not in cloud.regions and not spec.cluster.allow_unlisted_region:
+        yield Problem(config_key("region"), f"{shown(spec.region)} is not a {cloud.title} region spotkube knows; use "
+                      f"a region such as {cloud.region_examples}, or, for a region newer than spotkube's list, set "
+                      f"cluster.allowUnlistedRegion: true{did_you_mean(spec.region, cloud.regions, quoted=True)}")
+    version = spec.cluster.kubernetes_version
+    if version is not None and not re.match(cloud.version_pattern, version):
+        yield Problem(config_key("cluster.kubernetesVersion"), f"{shown(version)} is not a Kubernetes version "
+                      f"{cloud.title} takes; use {cloud.version_accepted}")
     pool_names = [pool.name for _, pool in all_pools(spec)]
     scenario = [(f"cost.hours.{pool}", pool) for pool in spec.cost.hours]
     scenario += [(f"cost.workloads[{i}].pool", w.pool) for i, w in enumerate(spec.cost.workloads)]
     for path, pool in scenario:
         if pool not in pool_names:
-            yield Problem(config_key(path), f"{pool!r} is not a pool of this stack; use one of {', '.join(pool_names)}")
+            yield Problem(config_key(path),
+                          f"{shown(pool)} is not a pool of this stack; use one of {', '.join(pool_names)}")
     for pool, hours in spec.cost.hours.items():
         if hours < 0:
             yield Problem(config_key(f"cost.hours.{pool}"),
@@ -98,7 +141,7 @@ def common_rules(spec: PlatformSpec) -> RuleOutput:
         try:
             ipaddress.ip_network(cidr, strict=True)
         except ValueError:
-            yield Problem(config_key(path), f"{cidr!r} is not a CIDR; use e.g. 203.0.113.0/24")
+            yield Problem(config_key(path), f"{shown(cidr)} is not a CIDR; use e.g. 203.0.113.0/24")
     if spec.kubeflow.enabled and not spec.platform_pool.enabled:
         yield Problem(config_key("platformPool.enabled"), "false leaves Kubeflow Pipelines no pool: it runs only "
                       "on the platform pool; enable the platform pool or set kubeflow.enabled: false")

@@ -169,7 +169,9 @@ class DeployerArgs(TypedDict):
 
 class ClusterArgs(TypedDict):
     kubernetes_version: NotRequired[str]
-    """Pinned Kubernetes version; unset follows the channel."""
+    """Pinned Kubernetes version (`1.33` or `1.33.2`; GKE also `1.33.2-gke.1111000`); unset follows the channel."""
+    allow_unlisted_region: NotRequired[bool]
+    """Accept a region newer than spotkube's bundled list of the cloud's regions (default false)."""
     channel: NotRequired[str]
     """AKS upgrade channel (default stable) or GKE release channel (default REGULAR)."""
     resource_group_name: NotRequired[Input[str]]

@@ -22,12 +22,11 @@ from typing import Any, Protocol, TypeVar
 
 import pulumi
 import pulumi_kubernetes as k8s
-from pydantic.alias_generators import to_camel
 
 from spotkube.core.contract import Cloud
 from spotkube.core.errors import Problem, SpecError
 from spotkube.core.plan import PlatformPlan, plan_platform
-from spotkube.core.spec import PlatformSpec, config_key
+from spotkube.core.spec import PlatformSpec
 from spotkube.core.validation import checked, parse_spec
 from spotkube.shells.args import WIRED_CLUSTER_ARGS, GpuClusterArgs
 
@@ -86,20 +85,19 @@ def _outputs_in(value: object, path: str = "") -> Iterator[str]:
 
 
 def refuse_outputs(args: object, where: str, *, cluster: bool = False) -> None:
-    """Refuse an Output where spotkube must read the value before anything is registered. A cluster's
-    args name keys as `parse_spec` does (`spotkube:cluster.region`), and have a few wired keys (which
-    `_unwired` has taken out already); an add-on's args name them plainly and accept no Output."""
+    """Refuse an Output where spotkube must read the value before anything is registered, naming keys
+    as the args spell them (`cluster.region`). A cluster's args have a few wired keys (which
+    `_unwired` has taken out already); an add-on's args accept no Output."""
     wired_lists = {f"cluster.{key}" for key, is_list in WIRED_CLUSTER_ARGS if is_list} if cluster else set()
     accepted = f"Outputs are accepted only in {WIRED_TEXT}" if cluster else "none of its args accepts an Output"
     problems = []
     for path in _outputs_in(args):
-        key = config_key(path) if cluster else path
         if path in wired_lists:
-            problems.append(Problem(key, "is an Output of a whole list; give a plain list whose items may be "
+            problems.append(Problem(path, "is an Output of a whole list; give a plain list whose items may be "
                                     "Outputs: the number of items decides what spotkube registers (one role "
                                     "assignment per admin group; an API server restricted by address or not)"))
         else:
-            problems.append(Problem(key, "is an Output, but spotkube reads it before anything is registered, to "
+            problems.append(Problem(path, "is an Output, but spotkube reads it before anything is registered, to "
                                     f"validate it and plan from it; give a plain value ({accepted})"))
     if problems:
         raise SpecError(where, problems)
@@ -159,8 +157,7 @@ def joined(*parts: pulumi.Input[str]) -> pulumi.Input[str]:
 def wired_value_problems(spec: PlatformSpec, key: str, index: int | None, value: object) -> list[Problem]:
     """What the core's rules say about a wired value once it has resolved, with the spec's other values
     as validated. Pure: the apply in `_checked_when_resolved` calls it."""
-    alias = to_camel(key)
-    path = config_key(f"cluster.{alias}" if index is None else f"cluster.{alias}[{index}]")
+    path = f"cluster.{key}" if index is None else f"cluster.{key}[{index}]"
     if not isinstance(value, str) or not value:
         return [Problem(path, f"the Output resolved to {value!r}; it must resolve to a non-empty string")]
     if index is None:
@@ -171,7 +168,7 @@ def wired_value_problems(spec: PlatformSpec, key: str, index: int | None, value:
         update = {key: tuple(items)}
     candidate = spec.model_copy(update={"cluster": spec.cluster.model_copy(update=update)})
     try:
-        checked(candidate, "")
+        checked(candidate, "", "python")
     except SpecError as err:
         return list(err.problems)
     return []
@@ -226,7 +223,7 @@ def plan_from_args(cloud: Cloud, args: GpuClusterArgs, where: str) -> ClusterPla
                                     for key in extra])
         plain, wired = _unwired(args) if isinstance(args, Mapping) else (args, {})
         refuse_outputs(plain, where, cluster=True)
-        return parse_spec({**plain, "cloud": cloud, "kubeflow": {"enabled": False}}, where), wired
+        return parse_spec({**plain, "cloud": cloud, "kubeflow": {"enabled": False}}, where, "python"), wired
 
     spec, wired = validated(parse)
     plan = plan_platform(spec)

@@ -66,3 +66,22 @@ INLINE_POOL_FIXED_FIELDS = ("vmSize", "availabilityZones", "osType")
 #: data actions (learn.microsoft.com/azure/aks/manage-azure-rbac, .../role-based-access-control/
 #: built-in-roles/containers).
 RBAC_CLUSTER_ADMIN_ROLE_ID = "b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b"
+
+#: Azure regions (`az account list-locations --query "[?metadata.regionType=='Physical'].name"`), public
+#: cloud plus Azure Government and Azure China, as of the lookup date in
+#: docs/platform-facts.md#cloud-regions. A region newer than this list is accepted with
+#: `cluster.allowUnlistedRegion: true`.
+REGIONS: frozenset[str] = frozenset({
+    "australiacentral", "australiacentral2", "australiaeast", "australiasoutheast", "austriaeast",
+    "belgiumcentral", "brazilsouth", "brazilsoutheast", "canadacentral", "canadaeast", "centralindia",
+    "centralus", "chilecentral", "denmarkeast", "eastasia", "eastus", "eastus2", "francecentral", "francesouth",
+    "germanynorth", "germanywestcentral", "indonesiacentral", "israelcentral", "italynorth", "japaneast",
+    "japanwest", "jioindiacentral", "jioindiawest", "koreacentral", "koreasouth", "malaysiawest",
+    "mexicocentral", "newzealandnorth", "northcentralus", "northeurope", "norwayeast", "norwaywest",
+    "polandcentral", "qatarcentral", "southafricanorth", "southafricawest", "southcentralus",
+    "southeastasia", "southindia", "spaincentral", "swedencentral", "swedensouth", "switzerlandnorth",
+    "switzerlandwest", "uaecentral", "uaenorth", "uksouth", "ukwest", "westcentralus", "westeurope",
+    "westindia", "westus", "westus2", "westus3",
+    "usgovarizona", "usgovtexas", "usgovvirginia", "usdodcentral", "usdodeast",
+    "chinaeast", "chinaeast2", "chinaeast3", "chinanorth", "chinanorth2", "chinanorth3",
+})

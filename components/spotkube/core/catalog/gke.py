@@ -431,3 +431,17 @@ ARM_FAMILIES = frozenset({"t2a", "c4a", "n4a", "a4x"})
 def machine_arch(machine_type: str) -> str:
     """The `kubernetes.io/arch` label of nodes of this machine type."""
     return "arm64" if machine_family(machine_type) in ARM_FAMILIES else "amd64"
+
+#: Google Cloud regions (`gcloud compute regions list`), as of the lookup date in
+#: docs/platform-facts.md#cloud-regions. The GPU zone table above covers only some of them; a region
+#: newer than this list is accepted with `cluster.allowUnlistedRegion: true`.
+REGIONS: frozenset[str] = frozenset({
+    "africa-south1", "asia-east1", "asia-east2", "asia-northeast1", "asia-northeast2", "asia-northeast3",
+    "asia-south1", "asia-south2", "asia-southeast1", "asia-southeast2", "australia-southeast1",
+    "australia-southeast2", "europe-central2", "europe-north1", "europe-north2", "europe-southwest1",
+    "europe-west1", "europe-west2", "europe-west3", "europe-west4", "europe-west6", "europe-west8",
+    "europe-west9", "europe-west10", "europe-west12", "me-central1", "me-central2", "me-west1",
+    "northamerica-northeast1", "northamerica-northeast2", "northamerica-south1", "southamerica-east1",
+    "southamerica-west1", "us-central1", "us-east1", "us-east4", "us-east5", "us-south1", "us-west1",
+    "us-west2", "us-west3", "us-west4",
+})

@@ -17,6 +17,7 @@ import yaml
 from spotkube.core import contract
 from spotkube.core.catalog import aks as catalog
 from spotkube.core.errors import NewStackError, Problem
+from spotkube.core.input_messages import shown
 from spotkube.core.posture import ClusterPosture, Setting, flag, listed
 from spotkube.core.profiles.base import (
     AutoscalerFacts,
@@ -28,7 +29,7 @@ from spotkube.core.profiles.base import (
     items,
     mapping,
 )
-from spotkube.core.spec import GpuPool, GpuSpec, PlatformSpec, alias, all_pools, config_key, worker_pools
+from spotkube.core.spec import GpuPool, GpuSpec, PlatformSpec, alias, all_pools, config_key, set_by_user, worker_pools
 
 CLUSTER_TYPE = "azure-native:containerservice:ManagedCluster"
 AGENT_POOL_TYPE = "azure-native:containerservice:AgentPool"
@@ -62,17 +63,17 @@ def rules(spec: PlatformSpec) -> RuleOutput:
     pattern = re.compile(catalog.POOL_NAME_PATTERN)
     for path, pool in all_pools(spec):
         if not pattern.match(pool.name):
-            yield Problem(config_key(f"{path}.name"), f"{pool.name!r} is not a valid AKS pool name; use 1-12 "
+            yield Problem(config_key(f"{path}.name"), f"{shown(pool.name)} is not a valid AKS pool name; use 1-12 "
                           "lower-case letters and digits, starting with a letter")
     machines = [("systemPool", spec.system_pool.machine), ("platformPool", spec.platform_pool.machine)]
     machines += [(path, worker.machine) for path, worker in worker_pools(spec)]
     for path, machine in machines:
         if machine in catalog.RETIRED_VM_SIZES:
-            yield Problem(config_key(f"{path}.machine"), f"{machine!r} is retired; use "
+            yield Problem(config_key(f"{path}.machine"), f"{shown(machine)} is retired; use "
                           f"{catalog.RETIRED_VM_SIZES[machine]}")
         elif machine is not None and not re.match(catalog.VM_SIZE_PATTERN, machine):
             yield Problem(config_key(f"{path}.machine"),
-                          f"{machine!r} is not an Azure VM size; use e.g. Standard_D4s_v3")
+                          f"{shown(machine)} is not an Azure VM size; use e.g. Standard_D4s_v3")
     for path, worker in worker_pools(spec):
         if worker.capacity == "preemptible":
             yield Problem(config_key(f"{path}.capacity"),
@@ -80,16 +81,28 @@ def rules(spec: PlatformSpec) -> RuleOutput:
         if worker.capacity != "spot" and worker.max_price != -1:
             yield Problem(config_key(f"{path}.maxPrice"), f"{worker.max_price} applies to spot pools only; "
                           "remove it or set capacity: spot")
-        for z, zone in enumerate(worker.zones):
+        if worker.capacity != "spot" and set_by_user(worker, "eviction_policy"):
+            yield Problem(config_key(f"{path}.evictionPolicy"), f"{shown(worker.eviction_policy)} applies to spot "
+                          "pools only (Azure evicts only spot VMs); remove it or set capacity: spot")
+        if set_by_user(worker, "gpu_driver"):
+            yield Problem(config_key(f"{path}.gpuDriver"), "is a GKE setting; AKS installs the NVIDIA driver on GPU "
+                          "pools itself; remove it from an AKS stack")
+    for path, pool in all_pools(spec):
+        for z, zone in enumerate(pool.zones):
             if zone not in ("1", "2", "3"):
-                yield Problem(config_key(f"{path}.zones[{z}]"), f"{zone!r} is not an Azure zone; use '1', '2' or '3'")
+                yield Problem(config_key(f"{path}.zones[{z}]"),
+                              f"{shown(zone)} is not an Azure zone; use '1', '2' or '3'")
+    if spec.region not in catalog.REGIONS and spec.cluster.allow_unlisted_region and not re.match(
+            REGION_PATTERN, spec.region):
+        yield Problem(config_key("region"), f"{shown(spec.region)} is not shaped like an Azure region; use e.g. "
+                      "eastus or uksouth (lower-case letters and digits)")
     if spec.platform_pool.enabled and len(spec.platform_pool.name) > VERSIONED_NAME_MAX:
-        yield Problem(config_key("platformPool.name"), f"{spec.platform_pool.name!r} is too long; use at most "
+        yield Problem(config_key("platformPool.name"), f"{shown(spec.platform_pool.name)} is too long; use at most "
                       f"{VERSIONED_NAME_MAX} characters (AKS allows 12, and spotkube adds 4 that change when the "
                       "pool must be replaced, so the new pool can start before the old one goes)")
     for i, group in enumerate(spec.cluster.admin_group_object_ids):
         if not re.fullmatch(GUID_PATTERN, group) or group == NIL_GUID:
-            yield Problem(config_key(f"cluster.adminGroupObjectIds[{i}]"), f"{group!r} is not an Entra ID group "
+            yield Problem(config_key(f"cluster.adminGroupObjectIds[{i}]"), f"{shown(group)} is not an Entra ID group "
                           "object id; use the group's object id (a GUID such as 3f2b1c4d-...; az ad group show "
                           "--query id)")
     if spec.system_pool.critical_addons_only and not spec.platform_pool.enabled:
@@ -100,7 +113,7 @@ def rules(spec: PlatformSpec) -> RuleOutput:
         value = getattr(autoscaler, name)
         if not re.match(pattern, value):
             yield Problem(config_key(f"cluster.autoscaler.{alias(autoscaler, name)}"),
-                          f"{value!r} is not accepted by AKS; use {accepted}")
+                          f"{shown(value)} is not accepted by AKS; use {accepted}")
     for name in GKE_ONLY_CLUSTER_SETTINGS:
         if getattr(spec.cluster, name) is not None:
             yield Problem(config_key(f"cluster.{alias(spec.cluster, name)}"),
@@ -113,7 +126,7 @@ def gpu_of(pool: GpuPool) -> GpuResolution:
     if known is None:
         if pool.machine in catalog.RETIRED_VM_SIZES:
             return None, None  # already reported as retired
-        return None, (f"{pool.machine!r} is not a GPU VM size spotkube knows; use one of "
+        return None, (f"{shown(pool.machine)} is not a GPU VM size spotkube knows; use one of "
                       f"{', '.join(catalog.GPU_VM_SIZES)}")
     gpu = GpuSpec(type=known[0], count=known[1])
     if pool.gpu is not None and pool.gpu != gpu:
@@ -162,10 +175,10 @@ def _pool(where: str, name: str, profile: Mapping[str, Any]) -> RegisteredPool:
 def read_pools(type_token: str, name: str, inputs: Mapping[str, Any]) -> list[RegisteredPool]:
     """The pools a registration declares: a ManagedCluster's inline profiles, or one AgentPool."""
     if type_token == AGENT_POOL_TYPE:
-        return [_pool(f"AgentPool {name!r}", str(inputs.get("agentPoolName") or name), inputs)]
+        return [_pool(f"AgentPool {shown(name)}", str(inputs.get("agentPoolName") or name), inputs)]
     if type_token == CLUSTER_TYPE:
         profiles = [mapping(p) for p in items(inputs.get("agentPoolProfiles"))]
-        return [_pool(f"ManagedCluster {name!r} agentPoolProfiles[{i}] ({p.get('name')})", str(p.get("name")), p)
+        return [_pool(f"ManagedCluster {shown(name)} agentPoolProfiles[{i}] ({p.get('name')})", str(p.get("name")), p)
                 for i, p in enumerate(profiles)]
     return []
 
@@ -197,7 +210,7 @@ def read_posture(type_token: str, name: str, inputs: Mapping[str, Any], protect:
     upgrade = mapping(inputs.get("autoUpgradeProfile"))
     security = mapping(inputs.get("securityProfile"))
     channel = upgrade.get("upgradeChannel") or "none"
-    return ClusterPosture(f"ManagedCluster {name!r}", (
+    return ClusterPosture(f"ManagedCluster {shown(name)}", (
         exposure,
         flag("local accounts", inputs.get("disableLocalAccounts"), "disabled", "enabled",
              "the cluster-admin certificate bypasses Entra ID"),
@@ -256,12 +269,12 @@ def read_autoscaler(resources: Sequence[tuple[str, str, Mapping[str, Any]]]) -> 
     priorities = _priorities(config_maps[0]) if config_maps and expander == "priority" else None
     caveat = None
     if expander != "priority":
-        caveat = f"expander {expander!r} does not rank spot above on-demand; use expander: priority"
+        caveat = f"expander {shown(expander)} does not rank spot above on-demand; use expander: priority"
     elif priorities is None:
         caveat = "expander 'priority' without its ConfigMap ranks nothing"
     return AutoscalerFacts(
         ordered_by=f"priority expander ({'/'.join(PRIORITY_EXPANDER_CONFIGMAP)})" if priorities is not None
-        else f"expander {expander!r}",
+        else f"expander {shown(expander)}",
         priorities=priorities,
         node_group=lambda pool: f"aks-{pool}-12345678-vmss",
         give_up_seconds=provision + scan,
@@ -322,6 +335,11 @@ PROFILE = CloudProfile(
     critical_addons_taint=True,
     spot_price_controls=True,
     gpu_driver_setting=False,
+    regions=catalog.REGIONS,
+    region_examples="eastus, westeurope or uksouth",
+    # AKS takes major.minor (the latest patch) or major.minor.patch (docs/platform-facts.md#aks).
+    version_pattern=r"^[1-9][0-9]*\.[0-9]+(\.[0-9]+)?$",
+    version_accepted="major.minor (e.g. 1.33, which takes its latest patch) or major.minor.patch (e.g. 1.33.2)",
     price_refresh=price_refresh,
     read_autoscaler=read_autoscaler,
     # ARM ids carry the resource group and name, and a resource never moves region; AKS fixes the

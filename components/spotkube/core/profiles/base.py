@@ -122,6 +122,13 @@ class CloudProfile:
     spot_price_controls: bool
     #: GPU pools choose how their driver is installed.
     gpu_driver_setting: bool
+    #: The regions spotkube knows (a newer one needs `cluster.allowUnlistedRegion`), and what a
+    #: region looks like on this cloud, for the messages.
+    regions: frozenset[str]
+    region_examples: str
+    #: A pinned `cluster.kubernetesVersion` as the cloud's API takes it, and in words.
+    version_pattern: str
+    version_accepted: str
     #: Defaults that follow from a GPU pool's resolved GPU (GKE: the zones that offer it).
     pool_defaults: Callable[[PlatformSpec, GpuPool], GpuPool] = field(default=lambda spec, pool: pool)
     #: How to refresh a missing price, for the plan's warning; None when the cloud has no such command.

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from spotkube.core import contract
 from spotkube.core.catalog import gke as catalog
 from spotkube.core.errors import NewStackError, Problem
+from spotkube.core.input_messages import shown
 from spotkube.core.posture import ClusterPosture, Setting, flag, listed
 from spotkube.core.profiles.base import (
     AutoscalerFacts,
@@ -88,7 +89,7 @@ def _aks_only(model: BaseModel, names: Any, prefix: str, why: Any) -> RuleOutput
     for name in names:
         if set_by_user(model, name) and getattr(model, name) not in (None, ()):
             yield Problem(config_key(f"{prefix}.{alias(model, name)}"),
-                          f"{getattr(model, name)!r} is an AKS setting; remove it from a GKE stack ({why(name)})")
+                          f"{shown(getattr(model, name))} is an AKS setting; remove it from a GKE stack ({why(name)})")
 
 
 def _zones_in_region(region: str, path: str, zones: tuple[str, ...]) -> RuleOutput:
@@ -101,7 +102,7 @@ def _zones_in_region(region: str, path: str, zones: tuple[str, ...]) -> RuleOutp
         else:
             valid, accepted = bool(re.fullmatch(rf"{re.escape(region)}-[a-z]", zone)), f"{region}-a, {region}-b, ..."
         if not valid:
-            yield Problem(config_key(f"{path}.zones[{z}]"), f"{zone!r} is not a zone of {region}; use {accepted}")
+            yield Problem(config_key(f"{path}.zones[{z}]"), f"{shown(zone)} is not a zone of {region}; use {accepted}")
 
 
 def rules(spec: PlatformSpec) -> RuleOutput:
@@ -111,7 +112,7 @@ def rules(spec: PlatformSpec) -> RuleOutput:
         yield Problem(config_key("cluster.project"), "is required on GKE; set the Google Cloud project id, "
                       "e.g. my-ml-platform")
     elif not re.match(PROJECT_PATTERN, settings.project):
-        yield Problem(config_key("cluster.project"), f"{settings.project!r} is not a Google Cloud project id; use "
+        yield Problem(config_key("cluster.project"), f"{shown(settings.project)} is not a Google Cloud project id; use "
                       "6-30 lower-case letters, digits and hyphens, starting with a letter")
     yield from _aks_only(settings, AKS_ONLY_CLUSTER_SETTINGS, "cluster", AKS_ONLY_CLUSTER_SETTINGS.get)
     yield from _aks_only(settings.autoscaler, AKS_ONLY_AUTOSCALER_SETTINGS, "cluster.autoscaler",
@@ -123,26 +124,26 @@ def rules(spec: PlatformSpec) -> RuleOutput:
     control_plane += [("platformPool", spec.platform_pool)] if spec.platform_pool.enabled else []
     for path, pool in control_plane:
         if len(pool.name) > VERSIONED_NAME_MAX:
-            yield Problem(config_key(f"{path}.name"), f"{pool.name!r} is too long; use at most {VERSIONED_NAME_MAX} "
-                          "characters (GKE allows 40, and spotkube adds 7 that change when the pool must be "
-                          "replaced, so the new pool can start before the old one goes)")
+            yield Problem(config_key(f"{path}.name"), f"{shown(pool.name)} is too long; use at most "
+                          f"{VERSIONED_NAME_MAX} characters (GKE allows 40, and spotkube adds 7 that change when the "
+                          "pool must be replaced, so the new pool can start before the old one goes)")
     if settings.network_policy == "azure":
         yield Problem(config_key("cluster.networkPolicy"), "'azure' is an AKS network policy; on GKE use cilium "
                       "(Dataplane V2, the default) or calico")
-    region_valid = bool(re.match(REGION_PATTERN, spec.region))
-    if not region_valid:
-        yield Problem(config_key("region"), f"{spec.region!r} is not a Google Cloud region; use e.g. us-central1 or "
-                      "europe-west4")
+    region_valid = spec.region in catalog.REGIONS or bool(re.match(REGION_PATTERN, spec.region))
+    if not region_valid and settings.allow_unlisted_region:
+        yield Problem(config_key("region"), f"{shown(spec.region)} is not shaped like a Google Cloud region; use e.g. "
+                      "us-central1 or europe-west4")
     pattern = re.compile(catalog.NODE_POOL_NAME_PATTERN)
     for path, pool in all_pools(spec):
         if not pattern.match(pool.name):
-            yield Problem(config_key(f"{path}.name"), f"{pool.name!r} is not a valid GKE node pool name; use 1-40 "
+            yield Problem(config_key(f"{path}.name"), f"{shown(pool.name)} is not a valid GKE node pool name; use 1-40 "
                           "lower-case letters, digits and hyphens, starting with a letter and not ending with a hyphen")
     cpu_pools = [("systemPool", spec.system_pool), ("platformPool", spec.platform_pool)]
     cpu_pools += [(f"spotPools[{i}]", p) for i, p in enumerate(spec.spot_pools)]
     for path, cpu_pool in cpu_pools:
         if cpu_pool.machine is not None and not re.match(MACHINE_PATTERN, cpu_pool.machine):
-            yield Problem(config_key(f"{path}.machine"), f"{cpu_pool.machine!r} is not a GKE machine type; use "
+            yield Problem(config_key(f"{path}.machine"), f"{shown(cpu_pool.machine)} is not a GKE machine type; use "
                           f"e.g. {DEFAULT_MACHINE}")
         if region_valid:
             yield from _zones_in_region(spec.region, path, cpu_pool.zones)
@@ -152,9 +153,9 @@ def rules(spec: PlatformSpec) -> RuleOutput:
     for i, pool in enumerate(spec.gpu_pools):
         path = f"gpuPools[{i}]"
         if catalog.requires_spot_or_flex(pool.machine) and pool.capacity != "spot":
-            yield Problem(config_key(f"{path}.capacity"), f"{pool.capacity!r} is not available for {pool.machine}, "
-                          "which Compute Engine creates only as Spot or Flex-start VMs; use capacity: spot, or "
-                          "a3-highgpu-8g for a pool that is not spot")
+            yield Problem(config_key(f"{path}.capacity"), f"{shown(pool.capacity)} is not available for "
+                          f"{pool.machine}, which Compute Engine creates only as Spot or Flex-start VMs; use "
+                          "capacity: spot, or a3-highgpu-8g for a pool that is not spot")
         gpu, error = gpu_of(pool)
         if gpu is None or error or not region_valid:
             continue  # the resolver reports a GPU problem; zones can't be judged without the GPU
@@ -186,9 +187,9 @@ def gpu_of(pool: GpuPool) -> GpuResolution:
     family = catalog.machine_family(pool.machine)
     same_family = [m for m in catalog.FIXED_GPU_MACHINE_TYPES if catalog.machine_family(m) == family]
     if same_family:
-        return None, (f"{pool.machine!r} is not a {family} machine type spotkube knows; use one of "
+        return None, (f"{shown(pool.machine)} is not a {family} machine type spotkube knows; use one of "
                       f"{', '.join(same_family)}")
-    return None, (f"{pool.machine!r} carries no GPU; use a machine type from {catalog.GPU_FAMILIES_TEXT}, "
+    return None, (f"{shown(pool.machine)} carries no GPU; use a machine type from {catalog.GPU_FAMILIES_TEXT}, "
                   "e.g. g2-standard-8 (1 × nvidia-l4), or an N1 type with gpu: {type: nvidia-tesla-t4, count: 1}")
 
 
@@ -255,7 +256,7 @@ def read_pools(type_token: str, name: str, inputs: Mapping[str, Any]) -> list[Re
     """The pools a registration declares: a NodePool, or pools inlined in a Cluster. spotkube removes
     the cluster's default pool at creation and inlines none."""
     if type_token == NODE_POOL_TYPE:
-        return [_pool(f"NodePool {name!r}", str(inputs.get("name") or ""), inputs)]
+        return [_pool(f"NodePool {shown(name)}", str(inputs.get("name") or ""), inputs)]
     if type_token == CLUSTER_TYPE:
         pools = [mapping(p) for p in items(inputs.get("nodePools"))]
         return [_pool(f"Cluster {name!r} nodePools[{i}]", str(p.get("name") or ""), p) for i, p in enumerate(pools)]
@@ -314,7 +315,7 @@ def read_posture(type_token: str, name: str, inputs: Mapping[str, Any], protect:
     policy = "Dataplane V2 (Cilium)" if dataplane_v2 else "Calico" if calico else "none"
     channel = mapping(inputs.get("releaseChannel")).get("channel") or "UNSPECIFIED"
     deletion = bool(inputs.get("deletionProtection")) and protect
-    return ClusterPosture(f"Cluster {name!r}", (
+    return ClusterPosture(f"Cluster {shown(name)}", (
         _api_server(inputs),
         networks,
         flag("private nodes", mapping(inputs.get("privateClusterConfig")).get("enablePrivateNodes"), "on", "off",
@@ -397,6 +398,13 @@ PROFILE = CloudProfile(
     critical_addons_taint=False,
     spot_price_controls=False,
     gpu_driver_setting=True,
+    regions=catalog.REGIONS,
+    region_examples="us-central1 or europe-west4",
+    # GKE takes a minor version, a patch or a full GKE version (docs/platform-facts.md#gke); spotkube
+    # refuses `latest`, which would upgrade the control plane on any later `pulumi up`.
+    version_pattern=r"^[1-9][0-9]*\.[0-9]+(\.[0-9]+(-gke\.[0-9]+)?)?$",
+    version_accepted="major.minor (e.g. 1.33), major.minor.patch (e.g. 1.33.2) or a GKE version (e.g. "
+    "1.33.2-gke.1111000); unset follows the release channel",
     pool_defaults=pool_defaults,
     # pulumi-gcp replaces a cluster or a pool when its identity, location or network changes, and a
     # pool when its node config does, except the fields GKE updates in place

@@ -1,0 +1,189 @@
+"""How a refusal reads: the value shown short and as text, the accepted types in words a user knows,
+a "did you mean" for a near miss, and the key path as the user spelt it.
+
+Every message about bad input is built from these, so a 10 MB value never fills a terminal, user
+text is never mistaken for markup (the views print it as plain text), and a stack file's camelCase
+path becomes the Python API's snake_case one. Pure module: no Pulumi.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import types
+import typing
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+
+#: Longest value shown in a message; longer ones are cut and their length given.
+SHOWN_MAX = 60
+KeyStyle = Literal["stack", "python"]
+
+
+def shown(value: Any) -> str:
+    """`value` as a message shows it: its repr, cut to SHOWN_MAX characters."""
+    text = repr(value)
+    if len(text) <= SHOWN_MAX:
+        return text
+    size = f"{len(value)} characters" if isinstance(value, str) else f"{len(text)} characters written out"
+    return f"{text[:SHOWN_MAX]}… ({size})"
+
+
+def kind(value: Any) -> str:
+    """What a value is, in a stack file's words."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, list | tuple | set | frozenset):
+        return "a list"
+    return type(value).__name__
+
+
+def did_you_mean(word: str, options: Iterable[str], *, quoted: bool = False) -> str:
+    """`; did you mean X?` for the closest option (ignoring case and `_`), or nothing. Values are
+    quoted as messages show them; keys are not."""
+    folded = {option.lower().replace("_", ""): option for option in options}
+    close = difflib.get_close_matches(word.lower().replace("_", ""), list(folded), n=1, cutoff=0.6)
+    if not close:
+        return ""
+    best = folded[close[0]]
+    return f"; did you mean {best!r}?" if quoted else f"; did you mean {best}?"
+
+
+def model_noun(model: type[BaseModel]) -> str:
+    """`GpuPool` -> `GPU pool`: a settings model named as a user would name it."""
+    words = re.sub(r"(?<!^)(?=[A-Z])", " ", model.__name__).lower()
+    return words.replace("gpu", "GPU")
+
+
+def type_name(annotation: Any, plural: bool = False) -> str:
+    """An annotation in words: `tuple[GpuPool, ...]` -> `a list of GPU pools`."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return type_name(args[0], plural)
+    if origin in (typing.Union, types.UnionType):
+        named = [type_name(a, plural) for a in args if a is not type(None)]
+        return " or ".join(named)
+    if origin is Literal:
+        return "one of " + ", ".join(repr(a) for a in args)
+    if origin is tuple or origin is list:
+        return "a list of " + type_name(args[0], plural=True)
+    if origin is dict:
+        return f"a mapping of {type_name(args[0], True)} to {type_name(args[1], True)}"
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        noun = model_noun(annotation)
+        return f"{noun}s" if plural else f"a mapping of {noun} settings"
+    words = {str: ("text", "strings"), bool: ("true or false", "booleans"), int: ("a whole number", "whole numbers"),
+             float: ("a number", "numbers")}
+    singular, many = words.get(annotation, (str(annotation), str(annotation)))
+    return many if plural else singular
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The settings model an annotation holds (directly, optionally, or as list items), or None."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    if typing.get_origin(annotation) is dict:
+        return None
+    return next((m for a in typing.get_args(annotation) if (m := _model_in(a)) is not None), None)
+
+
+def _field(model: type[BaseModel], part: str) -> tuple[str, FieldInfo] | None:
+    return next(((n, f) for n, f in model.model_fields.items() if part in (n, f.alias)), None)
+
+
+def field_at(
+    root: type[BaseModel], loc: Sequence[str | int]
+) -> tuple[type[BaseModel], FieldInfo | None, tuple[str | int, ...]]:
+    """The model holding the last key of `loc` that is a field, that field (None for an unknown key),
+    and the rest of `loc` inside the field's value (list indexes, mapping keys)."""
+    model: type[BaseModel] = root
+    info: FieldInfo | None = None
+    for i, part in enumerate(loc):
+        if isinstance(part, int) or (info is not None and _model_in(info.annotation) is None):
+            continue
+        if info is not None:
+            model = _model_in(info.annotation) or model
+        found = _field(model, part)
+        if found is None:
+            return model, None, ()
+        info = found[1]
+        rest_start = i + 1
+    if info is None:
+        return model, None, ()
+    return model, info, tuple(loc[rest_start:])
+
+
+def _inside(annotation: Any, rest: Sequence[str | int]) -> Any:
+    """The annotation of a list item or mapping value that `rest` reaches inside a field."""
+    for _ in rest:
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if typing.get_origin(annotation) in (typing.Union, types.UnionType) and args:
+            annotation, args = args[0], list(typing.get_args(args[0]))
+        origin = typing.get_origin(annotation)
+        if origin in (tuple, list):
+            annotation = typing.get_args(annotation)[0]
+        elif origin is dict:
+            annotation = typing.get_args(annotation)[1]
+    return annotation
+
+
+def accepted_keys(model: type[BaseModel], style: KeyStyle) -> list[str]:
+    return [(f.alias or n) if style == "stack" else n for n, f in model.model_fields.items()]
+
+
+def python_path(root: type[BaseModel], path: str) -> str:
+    """A stack file's key path (`gpuPools[0].maxPrice`) as Python args spell it (`gpu_pools[0].max_price`).
+    Keys inside a mapping setting (labels, hours) are the user's own and stay as written."""
+    out, model = "", root
+    rest = path
+    while rest:
+        match = re.match(r"\.?([^.\[]+)((?:\[\d+\])*)", rest)
+        if match is None or model is None:
+            return out + rest
+        found = _field(model, match.group(1))
+        if found is None:
+            return out + rest
+        name, info = found
+        out += ("." if out else "") + name + match.group(2)
+        rest = rest[match.end():]
+        model = _model_in(info.annotation)
+        if model is None and rest:
+            return out + rest
+    return out
+
+
+def describe(error: Mapping[str, Any], root: type[BaseModel], style: KeyStyle) -> str:
+    """One pydantic error as "what was wrong and what is accepted"."""
+    kind_of, message, value = error["type"], error["msg"], error.get("input")
+    loc = tuple(error["loc"])
+    model, info, rest = field_at(root, loc)
+    if kind_of == "value_error":
+        return message.removeprefix("Value error, ")
+    if kind_of == "missing":
+        return "is required"
+    if kind_of == "extra_forbidden":
+        keys = accepted_keys(model, style)
+        return f"is not a known key; accepted keys: {', '.join(keys)}{did_you_mean(str(loc[-1]), keys)}"
+    if kind_of == "literal_error":
+        expected = re.findall(r"'([^']*)'", str(error.get("ctx", {}).get("expected", "")))
+        hint = did_you_mean(value, expected, quoted=True) if isinstance(value, str) else ""
+        return f"{shown(value)} is not accepted; use {message.removeprefix('Input should be ')}{hint}"
+    if kind_of == "finite_number":
+        return f"{shown(value)} is not accepted; use a finite number"
+    if kind_of.endswith(("_type", "_parsing")) and info is not None:
+        hint = " (YAML 1.2, which Pulumi reads, takes yes, no, on and off as text)" if (
+            kind_of == "bool_type" and isinstance(value, str) and style == "stack") else ""
+        return f"{shown(value)} is {kind(value)}; use {type_name(_inside(info.annotation, rest))}{hint}"
+    accepted = message.replace("Input should be", "use").replace("String should match pattern", "use a value matching")
+    return f"{shown(value)} is not accepted; {accepted}"
