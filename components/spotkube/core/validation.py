@@ -121,7 +121,7 @@ def common_rules(spec: PlatformSpec) -> RuleOutput:
                       f"a region such as {cloud.region_examples}, or, for a region newer than spotkube's list, set "
                       f"cluster.allowUnlistedRegion: true{did_you_mean(spec.region, cloud.regions, quoted=True)}")
     version = spec.cluster.kubernetes_version
-    if version is not None and not re.match(cloud.version_pattern, version):
+    if version is not None and not re.fullmatch(cloud.version_pattern, version):
         yield Problem(config_key("cluster.kubernetesVersion"), f"{shown(version)} is not a Kubernetes version "
                       f"{cloud.title} takes; use {cloud.version_accepted}")
     pool_names = [pool.name for _, pool in all_pools(spec)]

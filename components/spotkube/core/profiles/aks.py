@@ -62,7 +62,7 @@ def rules(spec: PlatformSpec) -> RuleOutput:
     """AKS's own rules, after the rules every cloud shares."""
     pattern = re.compile(catalog.POOL_NAME_PATTERN)
     for path, pool in all_pools(spec):
-        if not pattern.match(pool.name):
+        if not pattern.fullmatch(pool.name):
             yield Problem(config_key(f"{path}.name"), f"{shown(pool.name)} is not a valid AKS pool name; use 1-12 "
                           "lower-case letters and digits, starting with a letter")
     machines = [("systemPool", spec.system_pool.machine), ("platformPool", spec.platform_pool.machine)]
@@ -71,7 +71,7 @@ def rules(spec: PlatformSpec) -> RuleOutput:
         if machine in catalog.RETIRED_VM_SIZES:
             yield Problem(config_key(f"{path}.machine"), f"{shown(machine)} is retired; use "
                           f"{catalog.RETIRED_VM_SIZES[machine]}")
-        elif machine is not None and not re.match(catalog.VM_SIZE_PATTERN, machine):
+        elif machine is not None and not re.fullmatch(catalog.VM_SIZE_PATTERN, machine):
             yield Problem(config_key(f"{path}.machine"),
                           f"{shown(machine)} is not an Azure VM size; use e.g. Standard_D4s_v3")
     for path, worker in worker_pools(spec):
@@ -92,7 +92,7 @@ def rules(spec: PlatformSpec) -> RuleOutput:
             if zone not in ("1", "2", "3"):
                 yield Problem(config_key(f"{path}.zones[{z}]"),
                               f"{shown(zone)} is not an Azure zone; use '1', '2' or '3'")
-    if spec.region not in catalog.REGIONS and spec.cluster.allow_unlisted_region and not re.match(
+    if spec.region not in catalog.REGIONS and spec.cluster.allow_unlisted_region and not re.fullmatch(
             REGION_PATTERN, spec.region):
         yield Problem(config_key("region"), f"{shown(spec.region)} is not shaped like an Azure region; use e.g. "
                       "eastus or uksouth (lower-case letters and digits)")
@@ -111,7 +111,7 @@ def rules(spec: PlatformSpec) -> RuleOutput:
     autoscaler = spec.cluster.autoscaler
     for name, (pattern, accepted) in AUTOSCALER_FORMATS.items():
         value = getattr(autoscaler, name)
-        if not re.match(pattern, value):
+        if not re.fullmatch(pattern, value):
             yield Problem(config_key(f"cluster.autoscaler.{alias(autoscaler, name)}"),
                           f"{shown(value)} is not accepted by AKS; use {accepted}")
     for name in GKE_ONLY_CLUSTER_SETTINGS:
@@ -289,7 +289,7 @@ def new_stack_config(environment: str, region: str, gcp_project: str | None) -> 
     """An on-demand system and platform pool and a spot T4 pool from 0: AKS offers T4 widely."""
     if gcp_project is not None:
         raise NewStackError("--gcp-project applies to --cloud gke only")
-    if not re.match(REGION_PATTERN, region):
+    if not re.fullmatch(REGION_PATTERN, region):
         raise NewStackError(f"--region {region}: not an Azure region name; use e.g. eastus, westeurope or uksouth")
     return {
         "cloud": "aks",

@@ -111,7 +111,7 @@ def rules(spec: PlatformSpec) -> RuleOutput:
     if not settings.project:
         yield Problem(config_key("cluster.project"), "is required on GKE; set the Google Cloud project id, "
                       "e.g. my-ml-platform")
-    elif not re.match(PROJECT_PATTERN, settings.project):
+    elif not re.fullmatch(PROJECT_PATTERN, settings.project):
         yield Problem(config_key("cluster.project"), f"{shown(settings.project)} is not a Google Cloud project id; use "
                       "6-30 lower-case letters, digits and hyphens, starting with a letter")
     yield from _aks_only(settings, AKS_ONLY_CLUSTER_SETTINGS, "cluster", AKS_ONLY_CLUSTER_SETTINGS.get)
@@ -130,19 +130,22 @@ def rules(spec: PlatformSpec) -> RuleOutput:
     if settings.network_policy == "azure":
         yield Problem(config_key("cluster.networkPolicy"), "'azure' is an AKS network policy; on GKE use cilium "
                       "(Dataplane V2, the default) or calico")
-    region_valid = spec.region in catalog.REGIONS or bool(re.match(REGION_PATTERN, spec.region))
-    if not region_valid and settings.allow_unlisted_region:
+    # An unlisted region is the shared rules' to report; zones are judged only in a region known to
+    # exist, or in one accepted with allowUnlistedRegion that has a Google Cloud region's shape.
+    shaped = bool(re.fullmatch(REGION_PATTERN, spec.region))
+    region_valid = spec.region in catalog.REGIONS or (settings.allow_unlisted_region and shaped)
+    if not shaped and settings.allow_unlisted_region:
         yield Problem(config_key("region"), f"{shown(spec.region)} is not shaped like a Google Cloud region; use e.g. "
                       "us-central1 or europe-west4")
     pattern = re.compile(catalog.NODE_POOL_NAME_PATTERN)
     for path, pool in all_pools(spec):
-        if not pattern.match(pool.name):
+        if not pattern.fullmatch(pool.name):
             yield Problem(config_key(f"{path}.name"), f"{shown(pool.name)} is not a valid GKE node pool name; use 1-40 "
                           "lower-case letters, digits and hyphens, starting with a letter and not ending with a hyphen")
     cpu_pools = [("systemPool", spec.system_pool), ("platformPool", spec.platform_pool)]
     cpu_pools += [(f"spotPools[{i}]", p) for i, p in enumerate(spec.spot_pools)]
     for path, cpu_pool in cpu_pools:
-        if cpu_pool.machine is not None and not re.match(MACHINE_PATTERN, cpu_pool.machine):
+        if cpu_pool.machine is not None and not re.fullmatch(MACHINE_PATTERN, cpu_pool.machine):
             yield Problem(config_key(f"{path}.machine"), f"{shown(cpu_pool.machine)} is not a GKE machine type; use "
                           f"e.g. {DEFAULT_MACHINE}")
         if region_valid:
