@@ -17,8 +17,9 @@ _EXPORTS = {
     "NvidiaDevicePlugin": "spotkube.shells.device_plugin",
     "KubeflowPipelines": "spotkube.shells.kubeflow",
     **{name: "spotkube.shells.args" for name in (
-        "AutoscalerArgs", "ClusterArgs", "DevicePluginSettingsArgs", "GpuArgs", "GpuClusterArgs", "GpuPoolArgs", "KubeflowPipelinesArgs",
-        "NvidiaDevicePluginArgs", "PlatformPoolArgs", "PoolContractOutput", "SpotPoolArgs", "SystemPoolArgs",
+        "AutoscalerArgs", "ClusterArgs", "DevicePluginSettingsArgs", "GpuArgs", "GpuClusterArgs", "GpuPoolArgs",
+        "KubeflowPipelinesArgs", "NvidiaDevicePluginArgs", "PlatformPoolArgs", "PoolContractOutput", "SpotPoolArgs",
+        "SystemPoolArgs",
     )},
 }
 

@@ -26,11 +26,6 @@ PAIRS: list[tuple[type, type[BaseModel]]] = [
 ]
 
 
-def test_for_cluster_settings_are_the_plugin_s_own_settings_less_enabled() -> None:
-    keys = set(typing.get_type_hints(public_args.DevicePluginSettingsArgs))
-    assert keys == set(spec.DevicePluginSettings.model_fields) - {"enabled"}
-
-
 @pytest.mark.parametrize(("typed_dict", "model"), PAIRS, ids=[m.__name__ for _, m in PAIRS])
 def test_typed_dict_keys_match_the_spec_model(typed_dict: type, model: type[BaseModel]) -> None:
     assert set(typing.get_type_hints(typed_dict)) == set(model.model_fields)
