@@ -43,7 +43,7 @@ def name_problem(cloud: Cloud, name: str, environment: str) -> str | None:
     if NAME_PATTERN.fullmatch(name) and len(name) <= longest:
         return None
     if cloud == "aks":
-        becomes = (f"it becomes the AKS DNS prefix {name}-{environment!s} and the start of the resource group's and "
+        becomes = (f"it becomes the AKS DNS prefix {name}-{environment} and the start of the resource group's and "
                    "the managed cluster's names")
     else:
         becomes = f"it becomes the start of the GKE cluster's name ({name}{GKE_CLUSTER_SUFFIX}-<random suffix>)"
