@@ -17,8 +17,9 @@ _EXPORTS = {
     "NvidiaDevicePlugin": "spotkube.shells.device_plugin",
     "KubeflowPipelines": "spotkube.shells.kubeflow",
     **{name: "spotkube.shells.args" for name in (
-        "AutoscalerArgs", "ClusterArgs", "GpuArgs", "GpuClusterArgs", "GpuPoolArgs", "KubeflowPipelinesArgs",
-        "NvidiaDevicePluginArgs", "PlatformPoolArgs", "PoolContractOutput", "SpotPoolArgs", "SystemPoolArgs",
+        "AutoscalerArgs", "ClusterArgs", "DevicePluginSettingsArgs", "GpuArgs", "GpuClusterArgs", "GpuPoolArgs",
+        "KubeflowPipelinesArgs", "NvidiaDevicePluginArgs", "PlatformPoolArgs", "PoolContractOutput", "SpotPoolArgs",
+        "SystemPoolArgs",
     )},
 }
 
@@ -26,6 +27,7 @@ __all__ = [
     "AksGpuCluster",
     "AutoscalerArgs",
     "ClusterArgs",
+    "DevicePluginSettingsArgs",
     "GkeGpuCluster",
     "GpuArgs",
     "GpuClusterArgs",
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
     from spotkube.shells.args import (
         AutoscalerArgs,
         ClusterArgs,
+        DevicePluginSettingsArgs,
         GpuArgs,
         GpuClusterArgs,
         GpuPoolArgs,

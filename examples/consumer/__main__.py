@@ -25,9 +25,9 @@ training: GpuClusterArgs = {
     "cluster": {"authorized_ip_ranges": ["203.0.113.0/24"]},
 }
 aks = AksGpuCluster("vision-training", args=training)
-# AKS nodes ship the NVIDIA driver but no device plugin; spotkube's tolerates the spot and GPU taints.
-NvidiaDevicePlugin("vision-training-gpus", args={"cloud": "aks"},
-                   opts=pulumi.ResourceOptions(providers=[aks.provider], depends_on=[aks]))
+# AKS nodes ship the NVIDIA driver but no device plugin. Built for the cluster, the plugin knows its cloud
+# and tolerates every GPU pool's taints, and deploys through the cluster's provider once the cluster exists.
+NvidiaDevicePlugin.for_cluster("vision-training-gpus", aks)
 
 inference: GpuClusterArgs = {
     "environment": environment,

@@ -227,6 +227,7 @@ PAIRS: dict[type, type[BaseModel]] = {
     public_args.ClusterArgs: spec.ClusterSettings,
     public_args.GpuClusterArgs: spec.PlatformSpec,
     public_args.NvidiaDevicePluginArgs: spec.DevicePluginSettings,
+    public_args.DevicePluginSettingsArgs: spec.DevicePluginSettings,
     public_args.KubeflowPipelinesArgs: spec.KubeflowSettings,
 }
 #: The intended differences: (keys only the model has, keys only the args have).
@@ -235,6 +236,8 @@ DIFFERENCES: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {
     public_args.GpuClusterArgs: (("cloud", "cost", "device_plugin", "kubeflow"), ()),
     # The component is the switch; it needs the cloud and the GPU pools' own taints instead.
     public_args.NvidiaDevicePluginArgs: (("enabled",), ("cloud", "extra_taints")),
+    # NvidiaDevicePlugin.for_cluster: the cluster gives the cloud and the taints.
+    public_args.DevicePluginSettingsArgs: (("enabled",), ()),
     public_args.KubeflowPipelinesArgs: (("enabled",), ()),
 }
 

@@ -80,3 +80,9 @@ def test_it_uses_only_the_public_api_and_a_release_tag() -> None:
     assert imported and all(module == "spotkube" and name in spotkube.__all__ for module, name in imported)
     requirements = (EXAMPLE / "requirements.txt").read_text()
     assert f"spotkube @ git+https://github.com/spotkube/spotkube@v{spotkube.__version__}" in requirements
+
+
+def test_its_device_plugin_is_built_for_the_aks_cluster(recording: Recording) -> None:
+    (daemonset,) = of_type(recording, "kubernetes:apps/v1:DaemonSet")
+    (provider,) = [r for r in of_type(recording, "pulumi:providers:kubernetes") if r.name == "vision-training-k8s"]
+    assert daemonset.provider.startswith(provider.urn + "::")

@@ -12,7 +12,7 @@ Pure module: no Pulumi.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from spotkube.core import contract
@@ -51,6 +51,10 @@ class DevicePluginRequest:
         """The stack's device plugin: its settings, and every GPU pool's own taints."""
         taints = sorted({taint for pool in spec.gpu_pools for taint in pool.taints})
         return cls(spec.cloud, spec.device_plugin, tuple(Taint.parse(t) for t in taints))
+
+    def tolerating(self, taints: Iterable[Taint]) -> DevicePluginRequest:
+        """The request, tolerating these taints as well (each once, in the order first seen)."""
+        return replace(self, extra_taints=tuple(dict.fromkeys([*self.extra_taints, *taints])))
 
 
 def device_plugin_request(values: Mapping[str, Any], source: str) -> DevicePluginRequest:

@@ -30,9 +30,12 @@ from spotkube.shells.common import (
     built_from,
     child,
     kubernetes_provider,
+    log_plan_warnings,
     plan_from_args,
     plan_from_spec,
     pool_contract_outputs,
+    protected,
+    refuse_bad_name,
     then,
 )
 
@@ -166,7 +169,10 @@ class AksGpuCluster(pulumi.ComponentResource):
         return built_from(cls, name, plan_from_spec("aks", spec, f"AksGpuCluster {name!r}"), opts)
 
     def _build(self, name: str, built: ClusterPlan, opts: pulumi.ResourceOptions | None) -> None:
+        label = f"AksGpuCluster {name!r}"
+        refuse_bad_name(label, name, built.plan)
         super().__init__("spotkube:index:AksGpuCluster", name, {}, opts)
+        log_plan_warnings(self, label, built.plan)
         plan, wiring = built.plan, built.wiring
         spec = plan.spec
 
@@ -176,7 +182,7 @@ class AksGpuCluster(pulumi.ComponentResource):
             resource_group_name: pulumi.Input[str] = wiring.resource_group_name
         else:
             group = azure.resources.ResourceGroup(
-                f"{name}-rg", location=spec.region, opts=child(self, protect=spec.is_prod)
+                f"{name}-rg", location=spec.region, opts=child(self, protect=protected(spec.is_prod))
             )
             resource_group_name = group.name
 
@@ -219,7 +225,8 @@ class AksGpuCluster(pulumi.ComponentResource):
             credentials.kubeconfigs[0].value.apply(lambda v: with_kubelogin_mode(base64.b64decode(v).decode(), login))
         )
         grants_effective = self._data_plane_rights(name, plan, wiring, cluster, login)
-        self.provider = kubernetes_provider(self, name, self.kubeconfig, depends_on=[grants_effective])
+        self.provider = kubernetes_provider(self, label, name, self.kubeconfig,
+                                            depends_on=[grants_effective])
         if spec.cluster.autoscaler.expander == "priority":
             self._priority_expander(name, plan)
 
@@ -296,7 +303,7 @@ class AksGpuCluster(pulumi.ComponentResource):
             },
             opts=child(
                 self,
-                protect=spec.switch(settings.deletion_protection),
+                protect=protected(spec.switch(settings.deletion_protection)),
                 ignore_changes=["agentPoolProfiles[0].count",
                                 *(f"agentPoolProfiles[0].{field}" for field in INLINE_POOL_FIXED_FIELDS)],
             ),

@@ -245,13 +245,25 @@ class PoolContractOutput(TypedDict):
 
 class NvidiaDevicePluginArgs(TypedDict):
     cloud: str
-    """`aks` (deploys NVIDIA's plugin as a DaemonSet) or `gke` (keeps GKE's managed plugin, deploys nothing)."""
+    """The cluster's cloud: `aks` (deploys NVIDIA's plugin as a DaemonSet) or `gke` (keeps GKE's managed plugin,
+    deploys nothing). Python: use `NvidiaDevicePlugin.for_cluster(name, cluster)`, which takes it from the cluster."""
     version: NotRequired[str]
     """NVIDIA k8s-device-plugin release, the image tag (default `v0.20.0`)."""
     image: NotRequired[str]
     """Image repository without a tag (default `nvcr.io/nvidia/k8s-device-plugin`)."""
     extra_taints: NotRequired[list[str]]
-    """Taints your GPU pools carry beyond spotkube's own, as key=value:Effect; the plugin tolerates them."""
+    """Taints your GPU pools carry beyond spotkube's own, as key=value:Effect; the plugin tolerates them. Python:
+    `NvidiaDevicePlugin.for_cluster` tolerates every GPU pool's own taints without them."""
+
+
+class DevicePluginSettingsArgs(TypedDict):
+    """The device plugin's own settings, for `NvidiaDevicePlugin.for_cluster` (Python only): the cluster
+    gives the cloud and the GPU pools' taints."""
+
+    version: NotRequired[str]
+    """NVIDIA k8s-device-plugin release, the image tag (default `v0.20.0`)."""
+    image: NotRequired[str]
+    """Image repository without a tag (default `nvcr.io/nvidia/k8s-device-plugin`)."""
 
 
 class KubeflowPipelinesArgs(TypedDict):

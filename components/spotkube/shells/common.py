@@ -15,16 +15,22 @@ An Output anywhere else is refused before anything is registered: those fields d
 
 from __future__ import annotations
 
+import difflib
 import inspect
+import reprlib
+import typing
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast, get_args, get_origin, is_typeddict
 
 import pulumi
 import pulumi_kubernetes as k8s
 
+from spotkube.core.component_names import name_problem
 from spotkube.core.contract import Cloud
-from spotkube.core.errors import Problem, SpecError
+from spotkube.core.costing import LOGGED_PLAN_WARNING, price_plan
+from spotkube.core.errors import Problem, SpecError, SpotkubeError
 from spotkube.core.plan import PlatformPlan, plan_platform
 from spotkube.core.spec import PlatformSpec
 from spotkube.core.validation import checked, parse_spec
@@ -65,6 +71,82 @@ def validated(check: Callable[[], Validated]) -> Validated:
         return check()
     except SpecError as err:
         raise pulumi.RunError(str(err)) from None
+
+
+def _shown(value: object) -> str:
+    """A value as a message shows it: short, with its Python type."""
+    kind = type(value).__name__
+    return f"{reprlib.repr(value)} ({'an' if kind[0] in 'aeiou' else 'a'} {kind})"
+
+
+def _keys(typed: type) -> list[str]:
+    return list(typing.get_type_hints(typed))
+
+
+def _item_words(hint: Any) -> str:
+    """What a list holds, in words: `pools`, `strings` or `mappings (dicts)`."""
+    if is_typeddict(hint):
+        return "pools" if hint.__name__.endswith("PoolArgs") else "mappings (dicts)"
+    return "strings" if hint is str or str in get_args(hint) else "values"
+
+
+def _shape_problems(value: object, hint: Any, path: str) -> Iterator[Problem]:
+    """Where args have the wrong container shape (a string for a pool, a dict for a list of pools),
+    said in the API's own words rather than the validator's ("a valid tuple"). Values inside a
+    right-shaped container are left to the spec models; an Output is left to `refuse_outputs`."""
+    if is_output(value):
+        return
+    if is_typeddict(hint):
+        if not isinstance(value, Mapping):
+            yield Problem(path, f"{_shown(value)} is not accepted; give a mapping (dict) with the keys "
+                                f"{', '.join(_keys(hint))}")
+            return
+        hints = typing.get_type_hints(hint)
+        for key, item in value.items():
+            if key in hints:
+                yield from _shape_problems(item, hints[key], f"{path}.{key}")
+    elif get_origin(hint) is list:
+        (item_hint,) = get_args(hint)
+        if isinstance(value, str | bytes) or not isinstance(value, list | tuple):
+            yield Problem(path, f"{_shown(value)} is not accepted; give a list of {_item_words(item_hint)}")
+            return
+        for i, item in enumerate(value):
+            yield from _shape_problems(item, item_hint, f"{path}[{i}]")
+    elif get_origin(hint) is dict and not isinstance(value, Mapping):
+        yield Problem(path, f"{_shown(value)} is not accepted; give a mapping (dict) of strings to strings")
+
+
+def checked_args(
+    args: object, typed: type, where: str, *, refused: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """A component's args as a dict, once they have the shape its TypedDict promises.
+
+    Refused before the values are validated, so that a caller's mistake reads in the public API's
+    terms: args that are not a mapping at all (None, a list, a string), a key the args don't have
+    (with the nearest accepted key when one is close: a typo), a key with its own reason in
+    `refused` (a cluster's `cloud`), and a nested value of the wrong container shape.
+    """
+    accepted = _keys(typed)
+    if not isinstance(args, Mapping):
+        raise pulumi.RunError(f"{where}: {_shown(args)} is not accepted; give a mapping (dict) of its keys: "
+                              f"{', '.join(accepted)}")
+    refused = refused or {}
+    problems = []
+    for key in args:
+        if key in refused:
+            problems.append(Problem(str(key), refused[key]))
+        elif key not in accepted:
+            near = difflib.get_close_matches(str(key), accepted, n=1)
+            hint = f"did you mean {near[0]!r}? " if near else ""
+            problems.append(Problem(str(key), f"is not a key of these args; {hint}accepted keys: "
+                                              f"{', '.join(accepted)}"))
+    hints = typing.get_type_hints(typed)
+    for key, value in args.items():
+        if key in hints and key not in refused:
+            problems += _shape_problems(value, hints[key], str(key))
+    if problems:
+        raise SpecError(where, problems)
+    return dict(args)
 
 
 def is_output(value: object) -> bool:
@@ -211,17 +293,23 @@ def _unwired(args: Mapping[str, Any]) -> tuple[dict[str, Any], dict[tuple[str, i
     return {**args, "cluster": plain_cluster}, wired
 
 
+def _cluster_refusals(cloud: Cloud) -> dict[str, str]:
+    """Keys of the stack file's settings that a cluster's args don't take, and why."""
+    other = "GkeGpuCluster" if cloud == "aks" else "AksGpuCluster"
+    return {
+        "cloud": f"is fixed by the component, which builds {cloud}; remove the key (use {other} for the other cloud)",
+        "kubeflow": "is not a key of a cluster's args: Kubeflow Pipelines is its own component, KubeflowPipelines",
+        "device_plugin": "is not a key of a cluster's args: the device plugin is its own component, "
+                         "NvidiaDevicePlugin.for_cluster(name, cluster)",
+    }
+
+
 def plan_from_args(cloud: Cloud, args: GpuClusterArgs, where: str) -> ClusterPlan:
     """The plan of a cluster component's args, validated and resolved once, and its wired inputs.
     The component fixes the cloud, and Kubeflow is another component, so its rules don't apply to a
     cluster's args."""
     def parse() -> tuple[PlatformSpec, dict[tuple[str, int | None], Any]]:
-        extra = sorted(set(args) - set(GpuClusterArgs.__annotations__)) if isinstance(args, Mapping) else []
-        if extra:
-            accepted = ", ".join(GpuClusterArgs.__annotations__)
-            raise SpecError(where, [Problem(key, f"is not a key of the cluster's args; accepted keys: {accepted}")
-                                    for key in extra])
-        plain, wired = _unwired(args) if isinstance(args, Mapping) else (args, {})
+        plain, wired = _unwired(checked_args(args, GpuClusterArgs, where, refused=_cluster_refusals(cloud)))
         refuse_outputs(plain, where, cluster=True)
         return parse_spec({**plain, "cloud": cloud, "kubeflow": {"enabled": False}}, where, "python"), wired
 
@@ -247,6 +335,29 @@ def plan_from_spec(cloud: Cloud, spec: PlatformSpec, component: str) -> ClusterP
     return ClusterPlan(plan, Wiring.of(plan.spec))
 
 
+def refuse_bad_name(label: str, name: str, plan: PlatformPlan) -> None:
+    """Refuse a cluster component's name that would make cloud names the cloud refuses; called
+    before the component registers itself, so nothing is registered."""
+    problem = name_problem(plan.cloud, name, plan.spec.environment)
+    if problem:
+        raise pulumi.RunError(f"{label}: {problem}")
+
+
+def log_plan_warnings(component: pulumi.Resource, label: str, plan: PlatformPlan) -> None:
+    """Say under `pulumi up` what `spotkube plan` warns about this platform's pools (a spot max price
+    above on-demand, a GPU pool that costs money while idle, a price the table lacks), each once.
+
+    The warnings come from the one place the plan computes them, `price_plan`; a price file that
+    can't be read skips them with its reason, because a warning must never stop a deployment.
+    """
+    try:
+        warnings = price_plan(plan).warnings
+    except SpotkubeError as err:
+        warnings = [f"no cost warnings: {err}"]
+    for warning in dict.fromkeys(warnings):
+        pulumi.log.warn(f"{label}: {LOGGED_PLAN_WARNING}: {warning}", resource=component)
+
+
 def built_from(cls: type[Buildable], name: str, value: Any, opts: pulumi.ResourceOptions | None) -> Buildable:
     """A component built from a typed, already-checked value (each component's `from_spec`).
 
@@ -263,8 +374,40 @@ def child(parent: pulumi.Resource, **options: object) -> pulumi.ResourceOptions:
     return pulumi.ResourceOptions(parent=parent, **options)  # type: ignore[arg-type]
 
 
+def protected(wanted: bool) -> bool | None:
+    """The `protect` option of a child that spotkube's own rules (prod, deletion protection) may protect.
+
+    Pulumi gives a child its parent's `protect` only when the child leaves the option unset, so an
+    explicit False would undo a caller's `ResourceOptions(protect=True)` on the component. spotkube
+    therefore only ever adds protection: True when its rules want it, otherwise unset (inherited).
+    """
+    return True if wanted else None
+
+
+class GpuCluster(Protocol):
+    """What the add-ons need of a cluster component (`AksGpuCluster`, `GkeGpuCluster`), without importing
+    either: the plan it was built from, and the provider that deploys into it."""
+
+    plan: PlatformPlan
+    provider: k8s.Provider
+
+
+@dataclass(frozen=True)
+class ClusterOfProvider:
+    """The cluster component behind a Kubernetes provider, and its name in messages."""
+
+    label: str
+    cluster: GpuCluster
+
+
+#: Each cluster component's Kubernetes provider -> that cluster. An add-on given the provider in its
+#: options learns the cluster's cloud and pools from it, so a caller never has to repeat them (and
+#: can't contradict them). Weak keys: the map never keeps a provider alive.
+_CLUSTERS: weakref.WeakKeyDictionary[k8s.Provider, ClusterOfProvider] = weakref.WeakKeyDictionary()
+
+
 def kubernetes_provider(
-    parent: pulumi.Resource, name: str, kubeconfig: pulumi.Output[str],
+    parent: GpuCluster, label: str, name: str, kubeconfig: pulumi.Output[str],
     depends_on: list[pulumi.Resource] | None = None,
 ) -> k8s.Provider:
     """The provider later components deploy through; the kubeconfig stays a secret.
@@ -272,7 +415,20 @@ def kubernetes_provider(
     Every resource deployed through a provider waits for it, and it waits for `depends_on`: that is
     how the cluster's grants and network egress come before the first Kubernetes object.
     """
-    return k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig, opts=child(parent, depends_on=depends_on or []))
+    provider = k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig,
+                            opts=child(cast(pulumi.Resource, parent), depends_on=depends_on or []))
+    _CLUSTERS[provider] = ClusterOfProvider(label, parent)
+    return provider
+
+
+def clusters_behind(opts: pulumi.ResourceOptions | None) -> list[ClusterOfProvider]:
+    """The spotkube clusters whose Kubernetes provider these options deploy through (none for any
+    other provider, such as one a program built from a kubeconfig itself)."""
+    if opts is None:
+        return []
+    providers = opts.providers.values() if isinstance(opts.providers, Mapping) else opts.providers or []
+    found = [_CLUSTERS.get(p) for p in [opts.provider, *providers] if isinstance(p, k8s.Provider)]
+    return list({id(c.cluster): c for c in found if c is not None}.values())
 
 
 def pool_contract_outputs(plan: PlatformPlan) -> list[dict]:

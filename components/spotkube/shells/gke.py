@@ -31,9 +31,12 @@ from spotkube.shells.common import (
     child,
     joined,
     kubernetes_provider,
+    log_plan_warnings,
     plan_from_args,
     plan_from_spec,
     pool_contract_outputs,
+    protected,
+    refuse_bad_name,
     then,
 )
 
@@ -205,7 +208,10 @@ class GkeGpuCluster(pulumi.ComponentResource):
         return built_from(cls, name, plan_from_spec("gke", spec, f"GkeGpuCluster {name!r}"), opts)
 
     def _build(self, name: str, built: ClusterPlan, opts: pulumi.ResourceOptions | None) -> None:
+        label = f"GkeGpuCluster {name!r}"
+        refuse_bad_name(label, name, built.plan)
         super().__init__("spotkube:index:GkeGpuCluster", name, {}, opts)
+        log_plan_warnings(self, label, built.plan)
         plan, wiring = built.plan, built.wiring
         spec = plan.spec
         # The project, network and subnetwork come from the wiring: the consumer's values, which may
@@ -271,7 +277,7 @@ class GkeGpuCluster(pulumi.ComponentResource):
             pulumi.Output.all(context, endpoint, ca_certificate).apply(lambda parts: gke_kubeconfig(*parts))
         )
         # Kubeflow's images come from public registries: nothing is applied before nodes can pull them.
-        self.provider = kubernetes_provider(self, name, self.kubeconfig, depends_on=egress)
+        self.provider = kubernetes_provider(self, label, name, self.kubeconfig, depends_on=egress)
 
         self.cluster_name = cluster.name
         self.endpoint = cluster.endpoint
@@ -379,7 +385,7 @@ class GkeGpuCluster(pulumi.ComponentResource):
             deletion_protection=protect,
             opts=child(
                 self,
-                protect=protect,
+                protect=protected(protect),
                 ignore_changes=["initialNodeCount", "nodeConfig"],
                 depends_on=[node_role],
             ),

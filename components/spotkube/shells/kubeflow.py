@@ -11,10 +11,15 @@ import pulumi_random as random
 from pulumi_kubernetes.kustomize.v2 import Directory
 
 from spotkube.core import kfp_transforms
+from spotkube.core.errors import Problem, SpecError
 from spotkube.core.kfp_transforms import Credentials
 from spotkube.core.spec import KubeflowSettings, PlatformSpec, parse_settings
 from spotkube.shells.args import KubeflowPipelinesArgs
-from spotkube.shells.common import built_from, child, refuse_outputs, validated
+from spotkube.shells.common import built_from, checked_args, child, refuse_outputs, validated
+
+#: Why `enabled` is not an arg (see the class docstring).
+ENABLED_REFUSAL = ("is not a key of these args: the component always installs Kubeflow Pipelines; to install none, "
+                   "don't create the component, as a stack file's kubeflow.enabled: false does")
 
 
 def _kfp_transform(settings: KubeflowSettings, credentials: Credentials) -> pulumi.ResourceTransform:
@@ -35,6 +40,10 @@ class KubeflowPipelines(pulumi.ComponentResource):
 
     Deploy it through the cluster's provider: `opts=pulumi.ResourceOptions(providers=[cluster.provider])`.
     Installing needs `git` where Pulumi runs, because kustomize fetches the manifests.
+
+    `enabled` is refused rather than honoured: a component that installed nothing would still export
+    a namespace, a UI service and generated keys for a Kubeflow that isn't there, and every consumer
+    of those outputs would be misled. Not creating the component says so plainly.
     """
 
     namespace: pulumi.Output[str]
@@ -52,10 +61,11 @@ class KubeflowPipelines(pulumi.ComponentResource):
         source = f"KubeflowPipelines {name!r} args"
 
         def settings() -> KubeflowSettings:
+            values = checked_args(args, KubeflowPipelinesArgs, source, refused={"enabled": ENABLED_REFUSAL})
             # Every arg decides the manifests or the transforms (version, retries, exposure), so none
             # may be an Output.
-            refuse_outputs(args, source)
-            return parse_settings(KubeflowSettings, args, source)
+            refuse_outputs(values, source)
+            return parse_settings(KubeflowSettings, values, source)
         self._build(name, validated(settings), opts)
 
     @classmethod
@@ -63,7 +73,13 @@ class KubeflowPipelines(pulumi.ComponentResource):
         cls, name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions | None = None
     ) -> "KubeflowPipelines":
         """The stack's Kubeflow Pipelines, from a spec `parse_spec` has already accepted."""
-        return built_from(cls, name, spec.kubeflow, opts)
+        def settings() -> KubeflowSettings:
+            if not spec.kubeflow.enabled:
+                raise SpecError(f"KubeflowPipelines {name!r}", [Problem(
+                    "kubeflow.enabled", "is false, so build no Kubeflow Pipelines: skip the component, as "
+                    "infra/__main__.py does")])
+            return spec.kubeflow
+        return built_from(cls, name, validated(settings), opts)
 
     def _build(self, name: str, settings: KubeflowSettings, opts: pulumi.ResourceOptions | None) -> None:
         super().__init__(kfp_transforms.KUBEFLOW_TYPE, name, {}, opts)

@@ -15,7 +15,7 @@ from pulumi.runtime import rpc
 from spotkube.core.addons import addon_settings
 from spotkube.core.contract import PoolContract
 from spotkube.core.cost import PriceTable
-from spotkube.core.costing import price_plan
+from spotkube.core.costing import LOGGED_PLAN_WARNING, price_plan
 from spotkube.core.fallback import stack_fallback
 from spotkube.core.placements import StackPlacements, stack_placements
 from spotkube.core.plan import plan_platform
@@ -82,6 +82,13 @@ def _posture(run: StackRun) -> tuple[ClusterPosture, ...]:
     return tuple(sorted((p for p in found if p is not None), key=lambda p: p.resource))
 
 
+def _program_warnings(run: StackRun) -> tuple[str, ...]:
+    """The program's own warnings, less the cost warnings its clusters log for `pulumi up`: the plan
+    computes those itself, with the price file its user chose, and lists them as `cost: ...`."""
+    tag = f": {LOGGED_PLAN_WARNING}: "
+    return tuple(line for line in run.log if line.startswith("warning") and tag not in line)
+
+
 def stack_document(run: StackRun, table: PriceTable | None = None) -> PlanDocument:
     """Everything the plan says about one stack. The pools show the very labels the `poolContracts`
     output gives to workloads; the policy findings are the pack's, over the inputs as it sees them."""
@@ -103,7 +110,7 @@ def stack_document(run: StackRun, table: PriceTable | None = None) -> PlanDocume
         addons=addon_settings(run.spec, run.registrations),
         policy=tuple(sorted({*check_registrations(seen_by_pack), *check_outputs(run.outputs)},
                             key=lambda f: (f.rule, f.message))),
-        program_warnings=tuple(line for line in run.log if line.startswith("warning")),
+        program_warnings=_program_warnings(run),
         fallback=stack_fallback(run.spec.cloud, seen_by_pack, pools),
     )
 
