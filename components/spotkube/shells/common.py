@@ -15,14 +15,12 @@ An Output anywhere else is refused before anything is registered: those fields d
 
 from __future__ import annotations
 
-import difflib
 import inspect
-import reprlib
 import typing
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar, cast, get_args, get_origin, is_typeddict
+from typing import Any, Protocol, TypeVar, cast
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -31,6 +29,7 @@ from spotkube.core.component_names import name_problem
 from spotkube.core.contract import Cloud
 from spotkube.core.costing import LOGGED_PLAN_WARNING, price_plan
 from spotkube.core.errors import Problem, SpecError, SpotkubeError
+from spotkube.core.input_messages import did_you_mean, kind, shown
 from spotkube.core.plan import PlatformPlan, plan_platform
 from spotkube.core.spec import PlatformSpec
 from spotkube.core.validation import checked, parse_spec
@@ -73,62 +72,24 @@ def validated(check: Callable[[], Validated]) -> Validated:
         raise pulumi.RunError(str(err)) from None
 
 
-def _shown(value: object) -> str:
-    """A value as a message shows it: short, with its Python type."""
-    kind = type(value).__name__
-    return f"{reprlib.repr(value)} ({'an' if kind[0] in 'aeiou' else 'a'} {kind})"
-
-
 def _keys(typed: type) -> list[str]:
     return list(typing.get_type_hints(typed))
-
-
-def _item_words(hint: Any) -> str:
-    """What a list holds, in words: `pools`, `strings` or `mappings (dicts)`."""
-    if is_typeddict(hint):
-        return "pools" if hint.__name__.endswith("PoolArgs") else "mappings (dicts)"
-    return "strings" if hint is str or str in get_args(hint) else "values"
-
-
-def _shape_problems(value: object, hint: Any, path: str) -> Iterator[Problem]:
-    """Where args have the wrong container shape (a string for a pool, a dict for a list of pools),
-    said in the API's own words rather than the validator's ("a valid tuple"). Values inside a
-    right-shaped container are left to the spec models; an Output is left to `refuse_outputs`."""
-    if is_output(value):
-        return
-    if is_typeddict(hint):
-        if not isinstance(value, Mapping):
-            yield Problem(path, f"{_shown(value)} is not accepted; give a mapping (dict) with the keys "
-                                f"{', '.join(_keys(hint))}")
-            return
-        hints = typing.get_type_hints(hint)
-        for key, item in value.items():
-            if key in hints:
-                yield from _shape_problems(item, hints[key], f"{path}.{key}")
-    elif get_origin(hint) is list:
-        (item_hint,) = get_args(hint)
-        if isinstance(value, str | bytes) or not isinstance(value, list | tuple):
-            yield Problem(path, f"{_shown(value)} is not accepted; give a list of {_item_words(item_hint)}")
-            return
-        for i, item in enumerate(value):
-            yield from _shape_problems(item, item_hint, f"{path}[{i}]")
-    elif get_origin(hint) is dict and not isinstance(value, Mapping):
-        yield Problem(path, f"{_shown(value)} is not accepted; give a mapping (dict) of strings to strings")
 
 
 def checked_args(
     args: object, typed: type, where: str, *, refused: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
-    """A component's args as a dict, once they have the shape its TypedDict promises.
+    """A component's args as a dict, once they are a mapping of its own keys.
 
     Refused before the values are validated, so that a caller's mistake reads in the public API's
     terms: args that are not a mapping at all (None, a list, a string), a key the args don't have
-    (with the nearest accepted key when one is close: a typo), a key with its own reason in
-    `refused` (a cluster's `cloud`), and a nested value of the wrong container shape.
+    (with the nearest accepted key when one is close: a typo), and a key with its own reason in
+    `refused` (a cluster's `cloud`). What is inside each key is the spec models' to judge, with the
+    messages a stack file gets (`core.input_messages`).
     """
     accepted = _keys(typed)
     if not isinstance(args, Mapping):
-        raise pulumi.RunError(f"{where}: {_shown(args)} is not accepted; give a mapping (dict) of its keys: "
+        raise pulumi.RunError(f"{where}: {shown(args)} is {kind(args)}; give a mapping (dict) of its keys: "
                               f"{', '.join(accepted)}")
     refused = refused or {}
     problems = []
@@ -136,14 +97,8 @@ def checked_args(
         if key in refused:
             problems.append(Problem(str(key), refused[key]))
         elif key not in accepted:
-            near = difflib.get_close_matches(str(key), accepted, n=1)
-            hint = f"did you mean {near[0]!r}? " if near else ""
-            problems.append(Problem(str(key), f"is not a key of these args; {hint}accepted keys: "
-                                              f"{', '.join(accepted)}"))
-    hints = typing.get_type_hints(typed)
-    for key, value in args.items():
-        if key in hints and key not in refused:
-            problems += _shape_problems(value, hints[key], str(key))
+            problems.append(Problem(str(key), f"is not a known key; accepted keys: {', '.join(accepted)}"
+                                              f"{did_you_mean(str(key), accepted)}"))
     if problems:
         raise SpecError(where, problems)
     return dict(args)
