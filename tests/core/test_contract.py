@@ -96,6 +96,7 @@ def test_gpu_requests_must_fit_the_node() -> None:
 def test_pod_spec_round_trip() -> None:
     placement = contract.spot_gpu("nvidia-l4", fallback_to_on_demand=True)
     spec = {"tolerations": placement.tolerations_k8s(), "affinity": placement.affinity_k8s(),
+            "nodeSelector": dict(placement.node_selector),
             "containers": [{"resources": {"limits": {"nvidia.com/gpu": 1}}}]}
     assert Placement.from_pod_spec(spec) == placement
 
