@@ -78,6 +78,10 @@ MACHINE_PATTERN = r"^[a-z][a-z0-9]*-[a-z0-9-]*[a-z0-9]$"
 #: GKE GPU pools `new-stack` offers, best first: (GPU type, pool name, machine type, GPU count or
 #: None when the machine type fixes it). L4 is the usual price/performance pick for inference and
 #: fine-tuning; T4 is the most widely available fallback.
+#: The first GKE version with custom compute classes, which spotkube's GPU pools join
+#: (docs/platform-facts.md#gke-compute-classes): major, minor, patch and GKE build.
+COMPUTE_CLASS_MIN_VERSION = (1, 30, 3, 1451000)
+COMPUTE_CLASS_MIN_VERSION_TEXT = "1.30.3-gke.1451000"
 NEW_STACK_GPU_CHOICES: tuple[tuple[str, str, str, int | None], ...] = (
     ("nvidia-l4", "l4-spot", "g2-standard-8", None),
     ("nvidia-tesla-t4", "t4-spot", "n1-standard-8", 1),
@@ -106,9 +110,24 @@ def _zones_in_region(region: str, path: str, zones: tuple[str, ...]) -> RuleOutp
             yield Problem(config_key(f"{path}.zones[{z}]"), f"{zone!r} is not a zone of {region}; use {accepted}")
 
 
+def below_compute_class_version(version: str) -> bool:
+    """Whether a pinned GKE version is certainly older than custom compute classes. A version without
+    a patch or build (`1.30`) lets GKE pick the newest of its line, which is recent enough."""
+    match = re.fullmatch(r"(\d+)\.(\d+)(?:\.(\d+)(?:-gke\.(\d+))?)?", version.strip())
+    if match is None:
+        return False
+    given = tuple(int(part) for part in match.groups() if part is not None)
+    return given < COMPUTE_CLASS_MIN_VERSION[:len(given)]
+
+
 def rules(spec: PlatformSpec) -> RuleOutput:
     """GKE's own rules, after the rules every cloud shares."""
     settings = spec.cluster
+    if spec.gpu_pools and settings.kubernetes_version and below_compute_class_version(settings.kubernetes_version):
+        yield Problem(config_key("cluster.kubernetesVersion"), f"{settings.kubernetes_version!r} is older than "
+                      f"{COMPUTE_CLASS_MIN_VERSION_TEXT}, the first GKE version with the compute classes that put "
+                      "spot GPU pools before on-demand ones; use that version or later, or leave it unset to follow "
+                      "the release channel")
     if not settings.project:
         yield Problem(config_key("cluster.project"), "is required on GKE; set the Google Cloud project id, "
                       "e.g. my-ml-platform")
