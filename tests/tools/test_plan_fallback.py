@@ -15,7 +15,6 @@ from spotkube.core.placements import kfp_deployments_as_applied
 from spotkube.core.plan_document import PlanDocument
 from spotkube.core.profiles import gke
 from spotkube.core.project import Project
-from spotkube.pipelines.targets import GpuTarget
 from spotkube.tools import plan_views, report
 from spotkube.tools.offline import StackRun, run_stack
 
@@ -115,12 +114,13 @@ def test_gke_prod_reaches_on_demand_a100s_only_through_the_compute_class(runs: d
     selecting = Placement(tolerations=hand_written.tolerations, required=hand_written.required, gpus=1,
                           node_selector={contract.COMPUTE_CLASS_LABEL: class_name})
     assert contract.landing_pools(selecting, list(pools.values())) == ["a100-spot", "a100-ondemand"]
-    # spotkube's fallback placement selects the class, prefers spot, and accepts on-demand.
-    fallback = GpuTarget(A100, fallback_to_on_demand=True).placement()
+    # spotkube's fallback placement (what GpuTarget(..., fallback_to_on_demand=True) compiles into, see
+    # tests/pipelines) selects the class, prefers spot, and accepts on-demand.
+    fallback = contract.spot_gpu(A100, fallback_to_on_demand=True)
     assert fallback.node_selector == {contract.COMPUTE_CLASS_LABEL: class_name}
     assert contract.landing_pools(fallback, list(pools.values())) == ["a100-spot", "a100-ondemand"]
     # Without the fallback, a step stays on spot.
-    assert contract.landing_pools(GpuTarget(A100).placement(), list(pools.values())) == ["a100-spot"]
+    assert contract.landing_pools(contract.spot_gpu(A100), list(pools.values())) == ["a100-spot"]
 
 
 def test_the_plan_states_gke_s_order_as_guaranteed_with_no_timer(documents: dict[str, PlanDocument]) -> None:
@@ -162,7 +162,7 @@ def test_a_fallback_step_lands_on_both_clouds_and_the_platform_stays_out_of_the_
     runs: dict[str, StackRun], documents: dict[str, PlanDocument],
 ) -> None:
     """Promise A: one pod spec, spot first on AKS and GKE; promise B: Kubeflow stays on the platform pool."""
-    fallback = GpuTarget("nvidia-a100-80gb", fallback_to_on_demand=True).placement()
+    fallback = contract.spot_gpu("nvidia-a100-80gb", fallback_to_on_demand=True)
     assert contract.landing_pools(fallback, contracts(runs["aks-prod-eastus"])) == ["a100spot", "a100ondemand"]
     for spec in (d["spec"]["template"]["spec"] for d in kfp_deployments_as_applied()):
         assert contract.COMPUTE_CLASS_LABEL not in json.dumps(spec)
