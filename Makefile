@@ -13,12 +13,16 @@ RUNTIME_STAMP := $(VENV)/.installed-runtime
 # The core install, without the `pipelines` extra: proves kfp stays optional.
 CORE_VENV ?= .venv-core
 CORE_STAMP := $(CORE_VENV)/.installed
+# The CRD schemas the tests check custom resources against (GKE's ComputeClass), from npm, pinned with
+# their integrity hashes by tests/crds/package-lock.json and installed outside the source tree.
+CRDS := .crds
+CRDS_STAMP := $(CRDS)/.installed
 # uv lives inside .venv (ignored by git, gone with `make clean`), and only ever uses this Python.
 UV_HOME := $(VENV)/.uv
 UV := $(UV_HOME)/bin/uv
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: plan test lint bench schema reference clean
+.PHONY: plan test lint bench schema reference crds clean
 
 # With the system Python's pip when it has one, else (Debian's python3 without python3-pip) with
 # the pip of a throwaway virtualenv.
@@ -51,6 +55,17 @@ $(CORE_STAMP): pyproject.toml constraints.txt | $(UV)
 	$(UV) pip install --quiet --python $(CORE_VENV)/bin/python -c constraints.txt -e ".[dev]"
 	@touch $(CORE_STAMP)
 
+# npm ci checks every package against the lockfile's sha512 and reuses npm's cache when it can.
+$(CRDS_STAMP): tests/crds/package.json tests/crds/package-lock.json
+	@echo "==> installing the CRD schemas (@kubernetes-models/gke, pinned by tests/crds/package-lock.json) into $(CRDS)"
+	@command -v npm >/dev/null || { echo "error: npm (Node.js 18 or later) is needed to check custom resources against their CRD schemas" >&2; exit 2; }
+	@mkdir -p $(CRDS)
+	cp tests/crds/package.json tests/crds/package-lock.json $(CRDS)/
+	npm ci --prefix $(CRDS) --ignore-scripts --no-audit --no-fund --prefer-offline --loglevel=error
+	@touch $(CRDS_STAMP)
+
+crds: $(CRDS_STAMP)
+
 ## The offline plan of every stack: no Pulumi CLI, cloud or credentials needed.
 plan: $(RUNTIME_STAMP)
 	@echo "==> planning every stack in stacks/ offline (a few seconds a stack)"
@@ -58,7 +73,7 @@ plan: $(RUNTIME_STAMP)
 
 ## Lint, check the layers' import rules, then the whole test suite twice: with the pipelines extra
 ## (kfp) and without it.
-test: $(STAMP) $(CORE_STAMP)
+test: $(STAMP) $(CORE_STAMP) $(CRDS_STAMP)
 	@echo "==> ruff, lint-imports"
 	$(VENV)/bin/ruff check components infra tests examples policy bench __main__.py
 	$(VENV)/bin/lint-imports
@@ -81,4 +96,4 @@ reference: $(STAMP)
 	$(PY) -m spotkube.tools.reference write
 
 clean:
-	rm -rf $(VENV) $(CORE_VENV)
+	rm -rf $(VENV) $(CORE_VENV) $(CRDS)

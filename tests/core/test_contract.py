@@ -96,6 +96,7 @@ def test_gpu_requests_must_fit_the_node() -> None:
 def test_pod_spec_round_trip() -> None:
     placement = contract.spot_gpu("nvidia-l4", fallback_to_on_demand=True)
     spec = {"tolerations": placement.tolerations_k8s(), "affinity": placement.affinity_k8s(),
+            "nodeSelector": dict(placement.node_selector),
             "containers": [{"resources": {"limits": {"nvidia.com/gpu": 1}}}]}
     assert Placement.from_pod_spec(spec) == placement
 
@@ -192,3 +193,19 @@ def test_a_required_node_affinity_without_terms_matches_nothing() -> None:
     verdict = judge(Placement.from_pod_spec(spec), _pool("p"))
     assert not verdict.fits and "no terms" in verdict.reason
     assert judge(Placement.from_pod_spec({}), _pool("p")).fits, "no required affinity at all matches every pool"
+
+
+def test_a_pod_selecting_a_compute_class_tolerates_that_class_s_taint_only() -> None:
+    """GKE's admission adds the selected class's toleration; another class's taint still keeps it off."""
+    def class_pool(name: str, gpu_type: str) -> PoolContract:
+        return pool(name, (contract.compute_class_taint(gpu_type),),
+                    {contract.COMPUTE_CLASS_LABEL: contract.compute_class(gpu_type)})
+
+    l4, a100 = class_pool("l4", "nvidia-l4"), class_pool("a100", "nvidia-tesla-a100")
+    selecting = Placement(node_selector={contract.COMPUTE_CLASS_LABEL: "spotkube-nvidia-l4"})
+    assert judge(selecting, l4).fits
+    assert judge(Placement(), l4).reason == (
+        "does not tolerate taint cloud.google.com/compute-class=spotkube-nvidia-l4:NoSchedule")
+    assert judge(selecting, a100).reason == (
+        "does not tolerate taint cloud.google.com/compute-class=spotkube-nvidia-tesla-a100:NoSchedule")
+    assert contract.TOLERATE_COMPUTE_CLASS.tolerates(contract.compute_class_taint("nvidia-tesla-a100"))

@@ -146,6 +146,9 @@ CASES: list[tuple[str, Change, str, tuple[str, ...]]] = [
      ("'azure' is an AKS network policy", "use cilium (Dataplane V2, the default) or calico")),
     ("azure-machine-for-system-pool", top("systemPool", {"machine": "Standard_D4s_v3"}), "systemPool.machine",
      ("'Standard_D4s_v3' is not a GKE machine type", "use e.g. e2-standard-4")),
+    ("version-before-compute-classes", cluster(kubernetesVersion="1.30.2-gke.1587003"), "cluster.kubernetesVersion",
+     ("'1.30.2-gke.1587003' is older than 1.30.3-gke.1451000", "compute classes",
+      "leave it unset to follow the release channel")),
     ("gke-channel-spelling", cluster(channel="stable"), "cluster.channel",
      ("'stable' is not a GKE channel", "RAPID, REGULAR, STABLE, EXTENDED")),
 ]

@@ -94,6 +94,7 @@ SPOT_TOLERATIONS = [
     {"effect": "NoSchedule", "key": "cloud.google.com/gke-preemptible", "operator": "Equal", "value": "true"},
 ]
 GPU_TOLERATION = {"effect": "NoSchedule", "key": "nvidia.com/gpu", "operator": "Equal", "value": "present"}
+CLASS_TOLERATION = {"effect": "NoSchedule", "key": "cloud.google.com/compute-class", "operator": "Exists"}
 RETRY_POLICY = {"backoffDuration": "300s", "backoffFactor": 1.0, "backoffMaxDuration": "604800s", "maxRetryCount": 5}
 
 
@@ -167,7 +168,7 @@ def test_train_checkpointed_asks_for_a_spot_gpu_with_retries_and_keeps_its_volum
     accelerator = spec["deploymentSpec"]["executors"]["exec-train"]["container"]["resources"]["accelerator"]
     assert accelerator["resourceType"] == "nvidia.com/gpu" and accelerator["resourceCount"] == "1"
     train = platform["exec-train"]
-    assert train["tolerations"] == [*SPOT_TOLERATIONS, GPU_TOLERATION]
+    assert train["tolerations"] == [*SPOT_TOLERATIONS, GPU_TOLERATION, CLASS_TOLERATION]
     assert "nodeSelector" not in train
     assert train["nodeAffinity"] == [{"matchExpressions": [
         {"key": "spotkube.io/accelerator", "operator": "In", "values": ["nvidia-tesla-t4"]},

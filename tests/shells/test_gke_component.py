@@ -111,21 +111,24 @@ def test_taints_are_declared_explicitly_in_gke_form(dev: Recording) -> None:
     gpu = contract.Taint("nvidia.com/gpu", "present", "NoSchedule")
     spot = contract.Taint("cloud.google.com/gke-spot", "true", "NoSchedule")
     preemptible = contract.Taint("cloud.google.com/gke-preemptible", "true", "NoSchedule")
-    assert taints["l4-spot"] == [spot, gpu]
-    assert taints["t4-preemptible"] == [preemptible, gpu]
-    assert taints["l4-ondemand"] == [gpu]
+    l4_class = contract.Taint("cloud.google.com/compute-class", "spotkube-nvidia-l4", "NoSchedule")
+    t4_class = contract.Taint("cloud.google.com/compute-class", "spotkube-nvidia-tesla-t4", "NoSchedule")
+    assert taints["l4-spot"] == [spot, gpu, l4_class]
+    assert taints["t4-preemptible"] == [preemptible, gpu, t4_class]
+    assert taints["l4-ondemand"] == [gpu, l4_class]
     assert taints["system"] == [] and taints["platform"] == []
     raw = pools(dev)["l4-spot"].inputs["nodeConfig"]["taints"]
     assert {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"} in raw
 
 
-def test_every_pool_carries_the_neutral_labels(dev: Recording) -> None:
+def test_every_pool_carries_the_neutral_labels_and_gpu_pools_their_compute_class(dev: Recording) -> None:
+    l4, t4 = ({"cloud.google.com/compute-class": f"spotkube-{gpu}"} for gpu in ("nvidia-l4", "nvidia-tesla-t4"))
     expected = {
         "system": contract.neutral_labels("system", "system", "on-demand", None),
         "platform": contract.neutral_labels("platform", "platform", "on-demand", None),
-        "l4-spot": contract.neutral_labels("l4-spot", "gpu", "spot", "nvidia-l4"),
-        "t4-preemptible": contract.neutral_labels("t4-preemptible", "gpu", "preemptible", "nvidia-tesla-t4"),
-        "l4-ondemand": contract.neutral_labels("l4-ondemand", "gpu", "on-demand", "nvidia-l4"),
+        "l4-spot": {**contract.neutral_labels("l4-spot", "gpu", "spot", "nvidia-l4"), **l4},
+        "t4-preemptible": {**contract.neutral_labels("t4-preemptible", "gpu", "preemptible", "nvidia-tesla-t4"), **t4},
+        "l4-ondemand": {**contract.neutral_labels("l4-ondemand", "gpu", "on-demand", "nvidia-l4"), **l4},
     }
     assert {name: r.inputs["nodeConfig"]["labels"] for name, r in pools(dev).items()} == expected
 
@@ -344,7 +347,8 @@ def test_plan_rows_have_the_same_shape_as_aks(dev: Recording) -> None:
     assert rows["l4-ondemand"]["capacity"] == "on-demand"
     assert rows["l4-spot"]["gpu"] == {"type": "nvidia-l4", "count": 1}
     assert rows["l4-spot"]["taints"] == [
-        "cloud.google.com/gke-spot=true:NoSchedule", "nvidia.com/gpu=present:NoSchedule"]
+        "cloud.google.com/gke-spot=true:NoSchedule", "nvidia.com/gpu=present:NoSchedule",
+        "cloud.google.com/compute-class=spotkube-nvidia-l4:NoSchedule"]
     assert (rows["l4-spot"]["min"], rows["l4-spot"]["max"]) == (0, 4)
     assert rows["l4-spot"]["evictionPolicy"] is None and rows["l4-spot"]["maxPrice"] is None
 

@@ -117,6 +117,19 @@ GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
 #: installed by hand (cloud.google.com/kubernetes-engine/docs/how-to/gpus, "GPU Operator").
 GKE_NO_DEFAULT_DEVICE_PLUGIN_LABEL = ("gke-no-default-nvidia-gpu-device-plugin", "true")
 
+#: The GPU compute class: how a GPU step gets spot first and on-demand only as a fallback
+#: (docs/architecture.md#spot-first-on-demand-as-fallback). Every GPU pool, on both clouds, carries
+#: `cloud.google.com/compute-class=spotkube-<GPU type>`. On GKE it is the label of a ComputeClass
+#: that lists the type's spot pools before its on-demand pools, and GKE's autoscaler follows that
+#: order for the pods that select the class; GKE pools also carry the class taint, GKE's documented
+#: way to join a manually created pool to a class, so a pod that selects no class can't reach them.
+#: On AKS the label is inert (AKS reserves no `cloud.google.com/` label): it is there so that a
+#: pipeline compiled once, whose fallback steps select the class, lands on both clouds
+#: (docs/platform-facts.md#gke-compute-classes).
+COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
+#: GKE refuses class names that start with `gke` or `autopilot`; the prefix also says whose class it is.
+COMPUTE_CLASS_PREFIX = "spotkube-"
+
 #: Labels the kubelet and the cloud put on every node, on both clouds. Real pod specs select them
 #: (KFP's workflow-controller selects `kubernetes.io/os: linux`), so a contract without them would
 #: judge such pods as landing nowhere (kubernetes.io/docs/reference/labels-annotations-taints/).
@@ -158,6 +171,17 @@ def interruptible_taint(cloud: Cloud, capacity: Capacity) -> Taint | None:
     return GKE_SPOT_TAINT if capacity == "spot" else GKE_PREEMPTIBLE_TAINT
 
 
+def compute_class(gpu_type: str) -> str:
+    """The compute class of a GPU type's pools: `spotkube-nvidia-l4`. GPU type names are lower-case
+    words and hyphens, so the class is a valid object name and label value."""
+    return f"{COMPUTE_CLASS_PREFIX}{gpu_type}"
+
+
+def compute_class_taint(gpu_type: str) -> Taint:
+    """The taint that joins a GKE pool to its GPU type's compute class."""
+    return Taint(COMPUTE_CLASS_LABEL, compute_class(gpu_type))
+
+
 def pool_taints(
     cloud: Cloud,
     role: Role,
@@ -166,8 +190,10 @@ def pool_taints(
     has_gpu: bool,
     system_critical_only: bool = False,
     extra: Iterable[Taint] = (),
+    accelerator: str | None = None,
 ) -> tuple[Taint, ...]:
-    """All taints a pool must declare: interruptible capacity, GPU, then the user's own."""
+    """All taints a pool must declare: interruptible capacity, GPU, the GPU's compute class on GKE,
+    then the user's own."""
     taints: list[Taint] = []
     if role == "system" and system_critical_only:
         taints.append(CRITICAL_ADDONS_ONLY_TAINT)
@@ -176,6 +202,8 @@ def pool_taints(
         taints.append(spot_taint)
     if has_gpu:
         taints.append(GPU_TAINT)
+    if has_gpu and accelerator and cloud == "gke":
+        taints.append(compute_class_taint(accelerator))
     taints.extend(t for t in extra if t not in taints)
     return tuple(taints)
 
@@ -194,14 +222,17 @@ def declared_labels(
     cloud: Cloud, pool: str, role: Role, capacity: Capacity, accelerator: str | None,
     extra: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """The labels a pool's inputs declare: neutral ones, AKS's spot label, then the user's own.
+    """The labels a pool's inputs declare: neutral ones, AKS's spot label, a GPU pool's compute
+    class, then the user's own.
 
     The user's labels cannot override ours: a pool whose capacity label lied would defeat the
-    whole contract.
+    whole contract, and one whose class label lied would skip the spot-first order.
     """
     labels = dict(extra or {})
     if cloud == "aks" and capacity == "spot":
         labels[AKS_SPOT_LABEL[0]] = AKS_SPOT_LABEL[1]
+    if accelerator:
+        labels[COMPUTE_CLASS_LABEL] = compute_class(accelerator)
     labels.update(neutral_labels(pool, role, capacity, accelerator))
     return labels
 
@@ -456,6 +487,18 @@ def tolerate_interruptible() -> tuple[Toleration, ...]:
     return tuple(Toleration.for_taint(t) for t in INTERRUPTIBLE_TAINTS)
 
 
+#: Every spotkube GPU placement tolerates the compute class taint of GKE GPU pools, whatever the
+#: class: the placement's node affinity already picks the GPU type, and on AKS, where no pool carries
+#: the taint, a toleration changes nothing.
+TOLERATE_COMPUTE_CLASS = Toleration(COMPUTE_CLASS_LABEL, "Exists", effect="NoSchedule")
+
+
+def tolerate_gpu_pools() -> tuple[Toleration, ...]:
+    """Tolerations for every spotkube GPU pool: spot and preemptible capacity of both clouds, the GPU
+    taint and GKE's compute class taint."""
+    return (*tolerate_interruptible(), Toleration.for_taint(GPU_TAINT), TOLERATE_COMPUTE_CLASS)
+
+
 def spot_gpu(
     gpu_type: str | None = None,
     *,
@@ -468,20 +511,29 @@ def spot_gpu(
 
     With `fallback_to_on_demand`, spot is preferred and an on-demand GPU pool of the same type is
     accepted when spot capacity is gone; otherwise spot or preemptible capacity is required.
+
+    The fallback also selects the GPU type's compute class with a nodeSelector, the one way GKE
+    lets a pod select a class: GKE then tries the class's spot pools first and grows an on-demand
+    pool only when spot can't be had. Every spotkube GPU pool carries the class label on both
+    clouds, so the same pod spec still lands on AKS, where the priority expander orders the pools.
     """
     if (gpu_type is None) == (pool is None):
         raise ValueError("name exactly one target: a GPU type or a pool")
     target = (Requirement(ACCELERATOR_LABEL, "In", (gpu_type,)) if gpu_type
               else Requirement(POOL_LABEL, "In", (pool,)))  # type: ignore[arg-type]
     spot = Requirement(CAPACITY_LABEL, "In", INTERRUPTIBLE)
+    selector: dict[str, str] = {}
     if fallback_to_on_demand:
         required: Term = (target, Requirement(ACCELERATOR_LABEL, "NotIn", (NO_ACCELERATOR,)))
         preferred: tuple[tuple[int, Term], ...] = ((spot_preference_weight, (spot,)),)
+        if gpu_type:
+            selector[COMPUTE_CLASS_LABEL] = compute_class(gpu_type)
     else:
         required = (target, spot, Requirement(ACCELERATOR_LABEL, "NotIn", (NO_ACCELERATOR,)))
         preferred = ()
     return Placement(
-        tolerations=(*tolerate_interruptible(), Toleration.for_taint(GPU_TAINT)),
+        tolerations=tolerate_gpu_pools(),
+        node_selector=selector,
         required=(required,),
         preferred=preferred,
         gpus=gpus,
@@ -525,7 +577,7 @@ def on_platform_pool() -> Placement:
 def on_any_gpu_pool() -> Placement:
     """Every GPU pool whatever its capacity, and no other: node agents such as the device plugin."""
     return Placement(
-        tolerations=(*tolerate_interruptible(), Toleration.for_taint(GPU_TAINT)),
+        tolerations=tolerate_gpu_pools(),
         required=((Requirement(ACCELERATOR_LABEL, "NotIn", (NO_ACCELERATOR,)),
                    Requirement(ACCELERATOR_LABEL, "Exists")),),
     )
@@ -617,12 +669,19 @@ def judge(placement: Placement, pool: PoolContract) -> Verdict:
     count against the pool; the nodeSelector must match exactly; at least one required node
     selector term must match; preferred terms only add weight. A pool spread over zones fits when
     the nodes of one of its zones fit. GPU requests must fit the pool's GPUs per node.
+
+    A pod whose nodeSelector picks a compute class also tolerates that class's taint: GKE's
+    admission adds the toleration to such pods. Only GKE pools carry the taint, so this models GKE
+    and changes nothing elsewhere.
     """
     for reason in placement.unsupported:
         return Verdict(pool.name, False, reason)
+    selected_class = placement.node_selector.get(COMPUTE_CLASS_LABEL)
     soft = 0
     for taint in pool.taints:
         if any(t.tolerates(taint) for t in placement.tolerations):
+            continue
+        if taint.key == COMPUTE_CLASS_LABEL and taint.value == selected_class:
             continue
         if taint.effect == "PreferNoSchedule":
             soft += 1

@@ -128,7 +128,7 @@ def _pool(
     accelerator, count = gpu if gpu else (None, 0)
     labels = contract.declared_labels(cloud, name, role, capacity, accelerator, extra_labels)
     taints = contract.pool_taints(cloud, role, capacity, has_gpu=gpu is not None,
-                                  system_critical_only=critical_only, extra=extra_taints)
+                                  system_critical_only=critical_only, extra=extra_taints, accelerator=accelerator)
     node_labels = {
         **contract.well_known_labels(machine, profile(cloud).machine_arch(machine), region),
         **labels,
@@ -187,3 +187,20 @@ def autoscaler_priorities(plan: PlatformPlan, node_group_pattern: str) -> dict[i
         tier = SPOT_PRIORITY if pool.interruptible else ON_DEMAND_GPU_PRIORITY
         tiers.setdefault(tier, []).append(node_group_pattern.format(pool=pool.cloud_name))
     return dict(sorted(tiers.items(), reverse=True))
+
+
+def compute_class_priorities(plan: PlatformPlan) -> dict[str, list[list[str]]]:
+    """Each GPU type's compute class and its priorities, as lists of pool cloud names: the spot and
+    preemptible pools first, then the on-demand ones, each group a priority of its own.
+
+    GKE's autoscaler grows a pool of a later priority only when it can't grow one of an earlier
+    priority, so a pod that selects the class gets on-demand capacity only when spot can't be had.
+    A GPU type without an on-demand pool still gets its class (with one priority), so the same
+    pod spec selects a class on every stack.
+    """
+    classes: dict[str, list[list[str]]] = {}
+    for gpu_type in dict.fromkeys(p.gpu_type for p in plan.gpu_pools if p.gpu_type):
+        pools = [p for p in plan.gpu_pools if p.gpu_type == gpu_type]
+        tiers = [[p.cloud_name for p in pools if p.interruptible], [p.cloud_name for p in pools if not p.interruptible]]
+        classes[contract.compute_class(gpu_type)] = [tier for tier in tiers if tier]
+    return classes

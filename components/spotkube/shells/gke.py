@@ -18,10 +18,11 @@ from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
 import yaml
 
 from spotkube.core.kubeconfigs import GKE_AUTH_PLUGIN, with_application_default_credentials
-from spotkube.core.plan import PlatformPlan, PoolPlan, versioned_name
+from spotkube.core.plan import PlatformPlan, PoolPlan, compute_class_priorities, versioned_name
 from spotkube.core.spec import PlatformSpec
 from spotkube.shells.args import GpuClusterArgs, PoolContractOutput
 from spotkube.shells.common import (
@@ -62,6 +63,8 @@ VERSION_DIGITS = 6
 #: Node config fields left out of a pool's version: GKE updates labels and taints in place, and the
 #: service account (an Output) is versioned by its stable id instead. Every other field replaces.
 UNVERSIONED_NODE_FIELDS = ("labels", "taints", "service_account")
+#: The API of GKE's ComputeClass custom resource, which GKE installs on clusters that support it.
+COMPUTE_CLASS_API_VERSION = "cloud.google.com/v1"
 AUTH_PLUGIN_HINT = (
     "Install gke-gcloud-auth-plugin for kubectl: gcloud components install gke-gcloud-auth-plugin "
     "(https://cloud.google.com/kubernetes-engine/docs/how-to/cluster-access-for-kubectl)"
@@ -164,21 +167,22 @@ class GkeGpuCluster(pulumi.ComponentResource):
     """A GKE Standard cluster for ML: an on-demand system pool, an untainted platform pool, and GPU
     pools on spot, preemptible or on-demand capacity that scale 0..N.
 
-    Spot-first fallback: an on-demand GPU pool in `gpu_pools` (capacity `on-demand`, min 0) is the
-    fallback, as on AKS. Workloads that use the contract's `spot_gpu(..., fallback_to_on_demand=True)`
-    tolerate both pools and prefer spot nodes; when spot capacity is gone, GKE's autoscaler backs the
-    spot pool off and scales the fallback instead. GKE Standard offers no priority expander, so
-    unlike AKS nothing makes the autoscaler try the spot pool first while both can take a pod: the
-    fallback's `max` is what bounds on-demand spend, and `spot_gpu()` without fallback keeps a
-    workload on spot only.
+    Spot first, provably: every GPU type gets a ComputeClass (`spotkube-<GPU type>`, registered
+    through the cluster's Kubernetes provider) whose priorities name the type's spot and preemptible
+    pools first and its on-demand pools (capacity `on-demand`, min 0) after them, each group a
+    priority of its own, with `whenUnsatisfiable: DoNotScaleUp`, no node pool auto-creation, and
+    active migration back to spot when it returns. Each GPU pool carries the class label and taint,
+    GKE's documented way to join a manually created pool to a class. A pod placed with the
+    contract's `spot_gpu(type, fallback_to_on_demand=True)` selects the class with a nodeSelector, so
+    GKE grows an on-demand pool only when the spot pools can't be grown; a pod that selects no class
+    and does not tolerate the class taint can't reach the type's pools at all.
 
-    Why not a GKE ComputeClass (cloud.google.com/v1, `spec.priorities`: spot, then on-demand)? A
-    manually created pool joins a class only with the label and taint
-    `cloud.google.com/compute-class=<class>:NoSchedule`, and a pod uses the class only by selecting
-    it with that GKE-only node selector (or through a namespace default, which would pull every pod
-    in the namespace, CPU steps included, onto the class's GPU pools). A pipeline compiled once
-    would then no longer schedule on AKS, which breaks the scheduling contract's promise; it also
-    needs GKE 1.30.3-gke.1451000 or later and a custom resource applied at deploy time.
+    Why a class per GPU type and a nodeSelector, not a namespace default: Kubeflow Pipelines runs
+    every pipeline pod (drivers, CPU steps) in the `kubeflow` namespace beside its own control plane,
+    so a namespace default would send all of them to GPU classes, and the control plane would leave
+    the platform pool. The class label is on the AKS GPU pools too, where it is inert, so a pipeline
+    compiled once still lands on both clouds. Custom compute classes need GKE 1.30.3-gke.1451000 or
+    later (docs/platform-facts.md#gke-compute-classes).
     """
 
     kubeconfig: pulumi.Output[str]
@@ -240,8 +244,9 @@ class GkeGpuCluster(pulumi.ComponentResource):
         workload_pool = joined(project, ".svc.id.goog")
         cluster = self._cluster(name, plan, wiring, workload_pool, account.email, node_role)
         egress = self._egress(name, plan, wiring)
+        node_pools: list[pulumi.Resource] = []
         for pool in plan.pools:
-            gcp.container.NodePool(
+            node_pools.append(gcp.container.NodePool(
                 f"{name}-{pool.name}",
                 name=pool.cloud_name,
                 project=project,
@@ -265,7 +270,7 @@ class GkeGpuCluster(pulumi.ComponentResource):
                     delete_before_replace=not pool.hosts_control_plane,
                     depends_on=[node_role],
                 ),
-            )
+            ))
 
         context = pulumi.Output.concat("gke_", project, "_", spec.region, "_", cluster.name)
         if spec.cluster.dns_endpoint is not False:
@@ -278,6 +283,7 @@ class GkeGpuCluster(pulumi.ComponentResource):
         )
         # Kubeflow's images come from public registries: nothing is applied before nodes can pull them.
         self.provider = kubernetes_provider(self, label, name, self.kubeconfig, depends_on=egress)
+        self._compute_classes(name, plan, node_pools)
 
         self.cluster_name = cluster.name
         self.endpoint = cluster.endpoint
@@ -292,6 +298,30 @@ class GkeGpuCluster(pulumi.ComponentResource):
             "nodeServiceAccountEmail": self.node_service_account_email,
             "poolContracts": self.pool_contracts,
         })
+
+    def _compute_classes(self, name: str, plan: PlatformPlan, node_pools: list[pulumi.Resource]) -> None:
+        """One ComputeClass per GPU type, its priorities decided by `compute_class_priorities`.
+
+        Each priority names existing pools only (`nodepools` admits no other field), and neither
+        `whenUnsatisfiable: DoNotScaleUp` nor `nodePoolAutoCreation` lets GKE go beyond them: a pod
+        of the class waits rather than land on capacity nobody declared. `optimizeRulePriority`
+        moves the class's pods back to a spot pool once it can grow again; a moved step restarts, and
+        its retries cover it like an eviction.
+        """
+        for class_name, priorities in compute_class_priorities(plan).items():
+            k8s.apiextensions.CustomResource(
+                f"{name}-{class_name}",
+                api_version=COMPUTE_CLASS_API_VERSION,
+                kind="ComputeClass",
+                metadata={"name": class_name},
+                spec={
+                    "priorities": [{"nodepools": pools} for pools in priorities],
+                    "whenUnsatisfiable": "DoNotScaleUp",
+                    "nodePoolAutoCreation": {"enabled": False},
+                    "activeMigration": {"optimizeRulePriority": True},
+                },
+                opts=child(self, provider=self.provider, depends_on=node_pools),
+            )
 
     def _egress(self, name: str, plan: PlatformPlan, wiring: Wiring) -> list[pulumi.Resource]:
         """A Cloud Router and Cloud NAT for private nodes, which otherwise can't reach the public

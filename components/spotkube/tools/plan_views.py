@@ -69,21 +69,22 @@ def pool_table(document: PlanDocument, width: int | None = None) -> Table:
 
 
 def _pool_cards(document: PlanDocument, title: str) -> Table:
-    """Narrow terminals: per pool, what it is, its size, its taints one a line, and its cost."""
-    table = Table(title=title, title_justify="left", expand=False)
+    """Narrow terminals: one block per pool (what it is, its size, its taints one a line, its cost),
+    in a single column so that a long taint, such as a GKE pool's compute class taint, keeps its line."""
+    table = Table(title=title, title_justify="left", expand=False, show_lines=True)
     table.add_column("pool", overflow="fold")
-    table.add_column("details", overflow="fold")
     for pool in document.pools:
-        lines = [f"{pool.role}, {pool.capacity}, {pool.machine}" + (f", {_gpu(pool)}" if pool.gpu_type else ""),
+        lines = [f"{pool.name}: {pool.role}, {pool.capacity}, {pool.machine}"
+                 + (f", {_gpu(pool)}" if pool.gpu_type else ""),
                  f"nodes {pool.min}..{pool.max}"
                  + (f", eviction {pool.eviction_policy}" if pool.eviction_policy else "")
                  + (f", max price {_price(pool)}" if pool.max_price is not None else "")]
         if pool.zones:
             lines.append("zones " + ", ".join(pool.zones))
         if pool.taints:
-            lines += ["taints:", *(f"  {taint}" for taint in pool.taints)]
+            lines += ["taints:", *pool.taints]
         lines.append("cost / month: " + _pool_cost(document, pool.name).replace("\n", "; "))
-        table.add_row(Text(pool.name), Text("\n".join(lines)))
+        table.add_row(Text("\n".join(lines)))
     return table
 
 

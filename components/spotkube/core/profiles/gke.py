@@ -9,7 +9,7 @@ device-plugin mode. The facts behind them, with their sources, are in docs/platf
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -42,6 +42,8 @@ from spotkube.core.spec import (
 
 CLUSTER_TYPE = "gcp:container/cluster:Cluster"
 NODE_POOL_TYPE = "gcp:container/nodePool:NodePool"
+#: A GKE ComputeClass, registered through the Kubernetes provider as a custom resource.
+COMPUTE_CLASS_TYPE = "kubernetes:cloud.google.com/v1:ComputeClass"
 CHANNELS = ("RAPID", "REGULAR", "STABLE", "EXTENDED")
 DEFAULT_MACHINE = "e2-standard-4"
 
@@ -77,6 +79,10 @@ MACHINE_PATTERN = r"^[a-z][a-z0-9]*-[a-z0-9-]*[a-z0-9]$"
 #: GKE GPU pools `new-stack` offers, best first: (GPU type, pool name, machine type, GPU count or
 #: None when the machine type fixes it). L4 is the usual price/performance pick for inference and
 #: fine-tuning; T4 is the most widely available fallback.
+#: The first GKE version with custom compute classes, which spotkube's GPU pools join
+#: (docs/platform-facts.md#gke-compute-classes): major, minor, patch and GKE build.
+COMPUTE_CLASS_MIN_VERSION = (1, 30, 3, 1451000)
+COMPUTE_CLASS_MIN_VERSION_TEXT = "1.30.3-gke.1451000"
 NEW_STACK_GPU_CHOICES: tuple[tuple[str, str, str, int | None], ...] = (
     ("nvidia-l4", "l4-spot", "g2-standard-8", None),
     ("nvidia-tesla-t4", "t4-spot", "n1-standard-8", 1),
@@ -105,9 +111,24 @@ def _zones_in_region(region: str, path: str, zones: tuple[str, ...]) -> RuleOutp
             yield Problem(config_key(f"{path}.zones[{z}]"), f"{shown(zone)} is not a zone of {region}; use {accepted}")
 
 
+def below_compute_class_version(version: str) -> bool:
+    """Whether a pinned GKE version is certainly older than custom compute classes. A version without
+    a patch or build (`1.30`) lets GKE pick the newest of its line, which is recent enough."""
+    match = re.fullmatch(r"(\d+)\.(\d+)(?:\.(\d+)(?:-gke\.(\d+))?)?", version.strip())
+    if match is None:
+        return False
+    given = tuple(int(part) for part in match.groups() if part is not None)
+    return given < COMPUTE_CLASS_MIN_VERSION[:len(given)]
+
+
 def rules(spec: PlatformSpec) -> RuleOutput:
     """GKE's own rules, after the rules every cloud shares."""
     settings = spec.cluster
+    if spec.gpu_pools and settings.kubernetes_version and below_compute_class_version(settings.kubernetes_version):
+        yield Problem(config_key("cluster.kubernetesVersion"), f"{settings.kubernetes_version!r} is older than "
+                      f"{COMPUTE_CLASS_MIN_VERSION_TEXT}, the first GKE version with the compute classes that put "
+                      "spot GPU pools before on-demand ones; use that version or later, or leave it unset to follow "
+                      "the release channel")
     if not settings.project:
         yield Problem(config_key("cluster.project"), "is required on GKE; set the Google Cloud project id, "
                       "e.g. my-ml-platform")
@@ -362,21 +383,72 @@ def sign_in(spec: PlatformSpec) -> str:
 
 
 
-def read_autoscaler(resources: Any) -> AutoscalerFacts | None:
-    """GKE Standard's autoscaler has no priority expander: it grows the cheapest pool that fits and
-    may pick a pricier one with capacity, and no timer bounds a spot attempt; stock-outs surface as
-    errors that back the pool off (docs/platform-facts.md#gke-autoscaling)."""
+def _class_members(resources: Sequence[tuple[str, str, Mapping[str, Any]]]) -> dict[str, str]:
+    """Pool name -> the compute class it joined: a NodePool joins a class only with both the class
+    label and the class taint (docs/platform-facts.md#gke-compute-classes)."""
+    members = {}
+    for kind, name, inputs in resources:
+        for pool in read_pools(kind, name, inputs):
+            label = pool.labels.get(contract.COMPUTE_CLASS_LABEL)
+            if label and contract.Taint(contract.COMPUTE_CLASS_LABEL, label) in pool.taints:
+                members[pool.cloud_name] = label
+    return members
+
+
+def _class_tiers(resources: Sequence[tuple[str, str, Mapping[str, Any]]]) -> dict[int, list[str]]:
+    """The registered ComputeClasses' priorities as tiers over pool names, the higher tried first: a
+    class's first priority gets the highest number. A pool named by a class it did not join (no
+    label or taint) is not ranked, because GKE would not count it as the class's capacity."""
+    members = _class_members(resources)
+    tiers: dict[int, list[str]] = {}
+    for kind, _, inputs in resources:
+        if kind != COMPUTE_CLASS_TYPE:
+            continue
+        class_name = mapping(inputs.get("metadata")).get("name")
+        priorities = items(mapping(inputs.get("spec")).get("priorities"))
+        for index, priority in enumerate(priorities):
+            for pool in items(mapping(priority).get("nodepools")):
+                if members.get(str(pool)) == class_name:
+                    tiers.setdefault(len(priorities) - index, []).append(f"^{re.escape(str(pool))}$")
+    return tiers
+
+
+def read_autoscaler(resources: Sequence[tuple[str, str, Mapping[str, Any]]]) -> AutoscalerFacts | None:
+    """The order GKE grows a GPU type's pools in, from its registered ComputeClass.
+
+    GKE grows a pool of the class's next priority only when the pools of the earlier one can't be
+    grown, for pods that select the class. No timer bounds how long that takes: a spot stock-out is
+    an error that backs the pool off, and `capacityCheckWaitTimeSeconds`, the only per-priority
+    wait, applies to flex-start and TPU priorities only (docs/platform-facts.md#gke-compute-classes).
+    Without a ComputeClass, GKE Standard's autoscaler ranks nothing: it may grow the on-demand pool
+    while spot is available (docs/platform-facts.md#gke-autoscaling).
+    """
     if not any(kind == CLUSTER_TYPE for kind, _, _ in resources):
         return None
+    no_bound = ("not bounded by GKE: a spot stock-out is an error that backs the pool off (5 min, up to 30) and the "
+                "next priority is tried; no ComputeClass timer applies to node pool priorities")
+    if not any(kind == COMPUTE_CLASS_TYPE for kind, _, _ in resources):
+        return AutoscalerFacts(
+            ordered_by="GKE autoscaler (cheapest pool that fits, no priority expander)",
+            priorities=None,
+            node_group=None,
+            give_up_seconds=None,
+            first_look_seconds=0,
+            formula=no_bound,
+            caveat="order not guaranteed: without a ComputeClass, GKE Standard may grow the on-demand pool while "
+            "spot is available",
+        )
     return AutoscalerFacts(
-        ordered_by="GKE autoscaler (cheapest pool that fits, no priority expander)",
-        priorities=None,
-        node_group=None,
+        ordered_by=f"ComputeClass per GPU type ({contract.compute_class('<GPU type>')}), for pods that select it",
+        priorities=_class_tiers(resources),
+        node_group=lambda pool: pool,
         give_up_seconds=None,
         first_look_seconds=0,
-        formula="not stated by GKE: a stock-out is reported as an error and backs the pool off (5 min, up to 30)",
-        caveat="order not guaranteed: GKE Standard may grow the on-demand pool while spot is available",
+        formula=no_bound,
+        caveat="an on-demand pool is not behind every spot pool of its ComputeClass, or a pool lacks the class "
+        "label and taint",
     )
+
 
 PROFILE = CloudProfile(
     cloud="gke",
