@@ -17,7 +17,6 @@ import re
 import runpy
 import shutil
 import sys
-import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +29,7 @@ from pydantic.alias_generators import to_snake
 from typer.testing import CliRunner
 
 from spotkube import AksGpuCluster, GkeGpuCluster, KubeflowPipelines
-from spotkube.core.input_messages import python_path
+from spotkube.core.input_messages import model_in, python_path
 from spotkube.core.project import as_pulumi_config, find_project, stack_config
 from spotkube.core.spec import KubeflowSettings, PlatformSpec
 from spotkube.tools.cli import app
@@ -335,14 +334,6 @@ def _values(case: Bad) -> dict[str, Any]:
     return _merge(AKS_BASE if case.cloud == "aks" else GKE_BASE, case.setting)
 
 
-def _inner_model(annotation: Any) -> type[BaseModel] | None:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    if typing.get_origin(annotation) is dict:
-        return None
-    return next((m for a in typing.get_args(annotation) if (m := _inner_model(a)) is not None), None)
-
-
 def _snake(model: type[BaseModel], value: Any) -> Any:
     """A stack file's setting as Python args spell it: field names in snake_case, the user's own keys
     (labels, hours) and every value untouched."""
@@ -357,7 +348,7 @@ def _snake(model: type[BaseModel], value: Any) -> Any:
             out[key] = item
             continue
         name, info = found
-        inner = _inner_model(info.annotation)
+        inner = model_in(info.annotation)
         out[name] = _snake(inner, item) if inner is not None else item
     return out
 

@@ -89,13 +89,13 @@ def type_name(annotation: Any, plural: bool = False) -> str:
     return many if plural else singular
 
 
-def _model_in(annotation: Any) -> type[BaseModel] | None:
+def model_in(annotation: Any) -> type[BaseModel] | None:
     """The settings model an annotation holds (directly, optionally, or as list items), or None."""
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
     if typing.get_origin(annotation) is dict:
         return None
-    return next((m for a in typing.get_args(annotation) if (m := _model_in(a)) is not None), None)
+    return next((m for a in typing.get_args(annotation) if (m := model_in(a)) is not None), None)
 
 
 def _field(model: type[BaseModel], part: str) -> tuple[str, FieldInfo] | None:
@@ -110,10 +110,10 @@ def field_at(
     model: type[BaseModel] = root
     info: FieldInfo | None = None
     for i, part in enumerate(loc):
-        if isinstance(part, int) or (info is not None and _model_in(info.annotation) is None):
+        if isinstance(part, int) or (info is not None and model_in(info.annotation) is None):
             continue
         if info is not None:
-            model = _model_in(info.annotation) or model
+            model = model_in(info.annotation) or model
         found = _field(model, part)
         if found is None:
             return model, None, ()
@@ -157,7 +157,7 @@ def python_path(root: type[BaseModel], path: str) -> str:
         name, info = found
         out += ("." if out else "") + name + match.group(2)
         rest = rest[match.end():]
-        model = _model_in(info.annotation)
+        model = model_in(info.annotation)
         if model is None and rest:
             return out + rest
     return out
