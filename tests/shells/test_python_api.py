@@ -238,7 +238,7 @@ def test_the_plan_s_cost_warnings_are_logged_once_each_with_the_component_s_name
         {"name": "a100spot", "machine": "Standard_NC24ads_A100_v4", "min": 1, "max_price": 99.0},
     ]}
     log = run(lambda: AksGpuCluster("ml", args=args)).log
-    warnings = [line for line in log if line.startswith("warning: AksGpuCluster 'ml': plan warning: ")]
+    warnings = [line for line in log if line.startswith("warning: AksGpuCluster 'ml': plan warning: cost: ")]
     assert any("a100spot: maxPrice $99/h is above the on-demand price" in w for w in warnings), log
     assert any("a100spot: GPU pool min is 1" in w for w in warnings), log
     assert len(warnings) == len(set(warnings))
@@ -250,6 +250,44 @@ def test_the_offline_plan_shows_each_cost_warning_once(repo_project: Project) ->
     from spotkube.tools.report import stack_document
 
     run_ = run_stack(repo_project, "aks-dev-uksouth")
-    assert any("plan warning: t4spot: unpriced" in line for line in run_.log), "the component logged it"
+    assert any("plan warning: cost: t4spot: unpriced" in line for line in run_.log), "the component logged it"
     warnings = stack_document(run_).warnings
     assert len([w for w in warnings if "t4spot: unpriced" in w]) == 1, warnings
+
+
+def test_a_gpu_type_without_an_on_demand_fallback_is_logged_as_the_plan_words_it(repo_project: Project) -> None:
+    from spotkube.tools.report import stack_document
+
+    run_ = run_stack(repo_project, "gke-dev-us-central1")
+    logged = [line.partition("plan warning: ")[2] for line in run_.log if "plan warning: fallback: " in line]
+    planned = [w for w in stack_document(run_).warnings if w.startswith("fallback: ")]
+    assert logged and logged == planned, (logged, planned)
+
+
+@pytest.mark.parametrize(("stack", "concern"), [
+    ("aks-prod-eastus", "security: API server: reachable from the whole internet"),
+    ("aks-dev-uksouth", "security: deletion protection: `pulumi destroy` or a replacement deletes the cluster"),
+])
+def test_the_cluster_logs_the_plan_s_security_concerns_from_its_registered_inputs(
+    repo_project: Project, monkeypatch: pytest.MonkeyPatch, stack: str, concern: str,
+) -> None:
+    """Under `pulumi up` a transform on the cluster resource reads what the engine registers (the
+    offline mocks run no transforms, so it is fed the recorded registration) and logs each concern
+    the plan shows for it."""
+    from spotkube.core.profiles import profile
+    from spotkube.shells.common import security_concerns
+    from spotkube.tools.report import stack_document
+
+    run_ = run_stack(repo_project, stack)
+    (cluster,) = [r for r in run_.registrations
+                  if profile(run_.spec.cloud).read_posture(r.type, r.name, r.inputs, r.protect) is not None]
+    logged: list[str] = []
+    monkeypatch.setattr(pulumi.log, "warn", lambda message, resource=None: logged.append(message))
+    transform = security_concerns(cast(pulumi.Resource, None), "AksGpuCluster 'ml'", run_.spec.cloud)
+    args = pulumi.ResourceTransformArgs(custom=True, type_=cluster.type, name=cluster.name, props=dict(cluster.inputs),
+                                        opts=pulumi.ResourceOptions(protect=cluster.protect))
+    assert transform(args) is None, "the transform changes nothing"
+    planned = [w for w in stack_document(run_).warnings if w.startswith("security: ")]
+    assert [m.removeprefix("AksGpuCluster 'ml': plan warning: ") for m in logged] == [
+        w for w in planned if not w.startswith("security: Kubeflow")]
+    assert any(concern in m for m in logged), logged

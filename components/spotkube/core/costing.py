@@ -25,9 +25,9 @@ from spotkube.core.profiles import profile
 
 #: The word for a figure spotkube has no price for, in every view.
 UNPRICED = "unpriced"
-#: How a cluster component tags the plan's cost warnings it logs under `pulumi up`
-#: (`AksGpuCluster 'ml': plan warning: ...`). The offline plan computes them itself, with the price
-#: file its user chose, so it leaves these log lines out rather than show each warning twice.
+#: How a cluster component tags the plan's warnings it logs under `pulumi up`
+#: (`AksGpuCluster 'ml': plan warning: cost: ...`). The offline plan computes them itself, with the
+#: price file its user chose, so it leaves these log lines out rather than show each warning twice.
 LOGGED_PLAN_WARNING = "plan warning"
 
 

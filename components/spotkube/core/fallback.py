@@ -133,8 +133,7 @@ def gpu_fallback(gpu_type: str, pools: Sequence[PoolLike], facts: AutoscalerFact
     warning = note = None
     worst = None
     if first_on_demand is None:
-        warning = (f"no on-demand fallback for {gpu_type}: when {', '.join(interruptible)} is out of capacity, "
-                   "its steps wait until capacity returns")
+        warning = _no_fallback(gpu_type, interruptible)
     elif not interruptible:
         note = f"{gpu_type} runs on on-demand only"
     else:
@@ -152,6 +151,26 @@ def gpu_fallback(gpu_type: str, pools: Sequence[PoolLike], facts: AutoscalerFact
     )
 
 
+def _no_fallback(gpu_type: str, interruptible: Sequence[str]) -> str:
+    return (f"no on-demand fallback for {gpu_type}: when {', '.join(interruptible)} is out of capacity, its steps "
+            "wait until capacity returns")
+
+
+def _by_gpu(pools: Sequence[PoolLike]) -> dict[str, list[PoolLike]]:
+    by_gpu: dict[str, list[PoolLike]] = {}
+    for pool in pools:
+        if pool.gpu_type:
+            by_gpu.setdefault(pool.gpu_type, []).append(pool)
+    return dict(sorted(by_gpu.items()))
+
+
+def missing_fallbacks(pools: Sequence[PoolLike]) -> list[str]:
+    """The plan's no-fallback warnings from the pools alone: whether a GPU type has an on-demand pool
+    needs no autoscaler settings, so the cluster components can log them under `pulumi up`."""
+    return [_no_fallback(gpu, [p.name for p in members]) for gpu, members in _by_gpu(pools).items()
+            if all(p.capacity != "on-demand" for p in members)]
+
+
 def stack_fallback(
     cloud: str, resources: Sequence[RegisteredLike], pools: Sequence[PoolLike]
 ) -> tuple[GpuFallback, ...]:
@@ -160,8 +179,4 @@ def stack_fallback(
     facts = reader([(r.type, r.name, r.inputs) for r in resources]) if reader else None
     if facts is None:
         return ()
-    by_gpu: dict[str, list[PoolLike]] = {}
-    for pool in pools:
-        if pool.gpu_type:
-            by_gpu.setdefault(pool.gpu_type, []).append(pool)
-    return tuple(gpu_fallback(gpu, members, facts) for gpu, members in sorted(by_gpu.items()))
+    return tuple(gpu_fallback(gpu, members, facts) for gpu, members in _by_gpu(pools).items())

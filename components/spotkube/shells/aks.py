@@ -36,6 +36,7 @@ from spotkube.shells.common import (
     pool_contract_outputs,
     protected,
     refuse_bad_name,
+    security_concerns,
     then,
 )
 
@@ -304,6 +305,7 @@ class AksGpuCluster(pulumi.ComponentResource):
             opts=child(
                 self,
                 protect=protected(spec.switch(settings.deletion_protection)),
+                transforms=[security_concerns(self, f"AksGpuCluster {name!r}", "aks")],
                 ignore_changes=["agentPoolProfiles[0].count",
                                 *(f"agentPoolProfiles[0].{field}" for field in INLINE_POOL_FIXED_FIELDS)],
             ),

@@ -29,8 +29,10 @@ from spotkube.core.component_names import name_problem
 from spotkube.core.contract import Cloud
 from spotkube.core.costing import LOGGED_PLAN_WARNING, price_plan
 from spotkube.core.errors import Problem, SpecError, SpotkubeError
+from spotkube.core.fallback import missing_fallbacks
 from spotkube.core.input_messages import did_you_mean, kind, shown
 from spotkube.core.plan import PlatformPlan, plan_platform
+from spotkube.core.profiles import profile
 from spotkube.core.spec import PlatformSpec
 from spotkube.core.validation import checked, parse_spec
 from spotkube.shells.args import WIRED_CLUSTER_ARGS, GpuClusterArgs
@@ -300,17 +302,35 @@ def refuse_bad_name(label: str, name: str, plan: PlatformPlan) -> None:
 
 def log_plan_warnings(component: pulumi.Resource, label: str, plan: PlatformPlan) -> None:
     """Say under `pulumi up` what `spotkube plan` warns about this platform's pools (a spot max price
-    above on-demand, a GPU pool that costs money while idle, a price the table lacks), each once.
+    above on-demand, a GPU pool that costs money while idle, a price the table lacks, a GPU type
+    without an on-demand fallback), each once, as the plan words them.
 
-    The warnings come from the one place the plan computes them, `price_plan`; a price file that
-    can't be read skips them with its reason, because a warning must never stop a deployment.
+    The warnings come from the places the plan computes them, `price_plan` and
+    `fallback.missing_fallbacks`; a price file that can't be read skips the cost warnings with its
+    reason, because a warning must never stop a deployment. The security concerns come from the
+    cluster resource itself (`security_concerns`).
     """
     try:
-        warnings = price_plan(plan).warnings
+        warnings = [f"cost: {w}" for w in price_plan(plan).warnings]
     except SpotkubeError as err:
-        warnings = [f"no cost warnings: {err}"]
+        warnings = [f"cost: no cost warnings: {err}"]
+    warnings += [f"fallback: {w}" for w in missing_fallbacks(plan.pools)]
     for warning in dict.fromkeys(warnings):
         pulumi.log.warn(f"{label}: {LOGGED_PLAN_WARNING}: {warning}", resource=component)
+
+
+def security_concerns(component: pulumi.Resource, label: str, cloud: Cloud) -> pulumi.ResourceTransform:
+    """A transform for the cluster resource that logs under `pulumi up` the security concerns the plan
+    shows for it (a public API server, local accounts), read by the cloud's own `read_posture` from
+    the inputs as the engine registers them, `protect` included. It changes nothing."""
+    read = profile(cloud).read_posture
+
+    def transform(args: pulumi.ResourceTransformArgs) -> None:
+        posture = read(args.type_, args.name, args.props, bool(args.opts.protect))
+        for concern in posture.concerns if posture else ():
+            pulumi.log.warn(f"{label}: {LOGGED_PLAN_WARNING}: security: {concern}", resource=component)
+
+    return transform
 
 
 def built_from(cls: type[Buildable], name: str, value: Any, opts: pulumi.ResourceOptions | None) -> Buildable:

@@ -38,6 +38,7 @@ from spotkube.shells.common import (
     pool_contract_outputs,
     protected,
     refuse_bad_name,
+    security_concerns,
     then,
 )
 
@@ -416,6 +417,7 @@ class GkeGpuCluster(pulumi.ComponentResource):
             opts=child(
                 self,
                 protect=protected(protect),
+                transforms=[security_concerns(self, f"GkeGpuCluster {name!r}", "gke")],
                 ignore_changes=["initialNodeCount", "nodeConfig"],
                 depends_on=[node_role],
             ),
