@@ -77,8 +77,16 @@ test: $(STAMP) $(CORE_STAMP) $(CRDS_STAMP)
 	@echo "==> ruff, lint-imports"
 	$(VENV)/bin/ruff check components infra tests examples policy bench __main__.py
 	$(VENV)/bin/lint-imports
+	@echo "==> the tests with kfp ($(VENV)) and without it ($(CORE_VENV)), side by side on two cores"
+	@$(MAKE) --no-print-directory -j2 --output-sync=target test-with-kfp test-without-kfp
+
+# The two runs share nothing but the source tree, so they run at once; each one's output is printed
+# whole when it ends (--output-sync), and either failing fails `make test`.
+.PHONY: test-with-kfp test-without-kfp
+test-with-kfp: $(STAMP) $(CRDS_STAMP)
 	@echo "==> tests with kfp ($(VENV))"
 	$(VENV)/bin/pytest
+test-without-kfp: $(CORE_STAMP) $(CRDS_STAMP)
 	@echo "==> tests without kfp ($(CORE_VENV))"
 	$(CORE_VENV)/bin/pytest
 
