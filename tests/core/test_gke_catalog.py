@@ -311,15 +311,15 @@ def test_zone_check_reports_an_unknown_region() -> None:
 def test_zone_check_reports_a_zone_outside_the_region() -> None:
     msg = gke.zone_check("us-central1", ["europe-west4-a"], "nvidia-l4")
     assert msg is not None
-    assert "europe-west4-a is not a zone of us-central1" in msg
+    assert "'europe-west4-a' is not a zone of us-central1" in msg
     assert "us-central1-a" in msg
 
 
 def test_zone_check_reports_a_zone_without_the_gpu() -> None:
     msg = gke.zone_check("europe-west4", ["europe-west4-a", "europe-west4-c"], "nvidia-tesla-a100")
     assert msg is not None
-    assert "europe-west4-c does not offer nvidia-tesla-a100" in msg
-    assert "europe-west4-a does not offer" not in msg
+    assert "'europe-west4-c' does not offer nvidia-tesla-a100" in msg
+    assert "'europe-west4-a' does not offer" not in msg
     assert "europe-west4-a, europe-west4-b" in msg  # the zones that do
 
 
@@ -333,8 +333,8 @@ def test_zone_check_reports_a_region_without_the_gpu() -> None:
 def test_zone_check_reports_every_bad_zone() -> None:
     msg = gke.zone_check("us-central1", ["us-central1-f", "us-central1-z"], "nvidia-l4")
     assert msg is not None
-    assert "us-central1-f does not offer nvidia-l4" in msg
-    assert "us-central1-z is not a zone of us-central1" in msg
+    assert "'us-central1-f' does not offer nvidia-l4" in msg
+    assert "'us-central1-z' is not a zone of us-central1" in msg
 
 
 def test_zone_check_refuses_an_unknown_gpu() -> None:

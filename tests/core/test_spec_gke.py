@@ -21,6 +21,7 @@ import yaml
 
 from spotkube.core.errors import SpecError
 from spotkube.core.project import Project, as_pulumi_config, find_project, stack_config
+from spotkube.core.validation import parse_spec
 from spotkube.tools.offline import ProgramFailed, record_program, run_stack
 
 REPO = Path(__file__).resolve().parents[2]
@@ -109,10 +110,10 @@ CASES: list[tuple[str, Change, str, tuple[str, ...]]] = [
     ("azure-region", top("region", "uksouth"), "region",
      ("'uksouth' is an AKS region; a GKE stack takes a region such as us-central1 or europe-west4",)),
     ("zone-outside-region", pool(zones=["europe-west4-a"]), "gpuPools[1].zones",
-     ("europe-west4-a is not a zone of us-central1", "zones of us-central1 that offer nvidia-tesla-t4: "
+     ("'europe-west4-a' is not a zone of us-central1", "zones of us-central1 that offer nvidia-tesla-t4: "
       "us-central1-a, us-central1-b, us-central1-c, us-central1-f")),
     ("zone-without-the-gpu", pool(machine="g2-standard-8", gpu=None, zones=["us-central1-f"]),
-     "gpuPools[1].zones", ("us-central1-f does not offer nvidia-l4",
+     "gpuPools[1].zones", ("'us-central1-f' does not offer nvidia-l4",
                            "zones of us-central1 that offer nvidia-l4: us-central1-a, us-central1-b, us-central1-c")),
     ("system-zone-outside-region", top("systemPool", {"zones": ["us-east1-b"]}), "systemPool.zones[0]",
      ("'us-east1-b' is not a zone of us-central1", "use us-central1-a, us-central1-b, us-central1-c, us-central1-f")),
@@ -214,3 +215,13 @@ def test_every_mistake_in_a_stack_is_reported_at_once(project: Project) -> None:
     keys = {problem.path for problem in refused.value.problems}
     assert {"spotkube:gpuPools[1].name", "spotkube:gpuPools[1].maxPrice", "spotkube:cluster.project",
             "spotkube:region"} <= keys
+
+
+def test_a_gpu_pool_in_a_region_the_zone_table_lacks_names_its_zones() -> None:
+    values = {"cloud": "gke", "environment": "dev", "region": "us-central9", "kubeflow": {"enabled": False},
+              "cluster": {"project": "my-ml-platform", "allowUnlistedRegion": True},
+              "gpuPools": [{"name": "l4", "machine": "g2-standard-8"}]}
+    with pytest.raises(SpecError, match=r"or list the zones that offer nvidia-l4 in gpuPools\[0\].zones yourself"):
+        parse_spec(values, "src")
+    values["gpuPools"] = [{"name": "l4", "machine": "g2-standard-8", "zones": ["us-central9-a"]}]
+    assert parse_spec(values, "src").gpu_pools[0].zones == ("us-central9-a",)

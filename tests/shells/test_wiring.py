@@ -264,10 +264,12 @@ def test_a_wired_project_that_breaks_a_rule_fails_cleanly_once_resolved() -> Non
     assert not [r for r in failure.value.registrations if r.type in (GKE_CLUSTER, NODE_POOL, ACCOUNT)]
 
 
-def test_a_secret_wired_value_is_not_printed() -> None:
+@pytest.mark.parametrize("secret", ["Vision_ML", "Vision_ML_" + "s3cr3t" * 20], ids=["short", "long"])
+def test_a_secret_wired_value_is_not_printed(secret: str) -> None:
+    """Not even cut short: a message shows a long value's first characters."""
     with pytest.raises(ProgramFailed) as failure:
-        record(gke_program(lambda: pulumi.Output.secret("Vision_ML")))
-    assert "Vision_ML" not in str(failure.value)
+        record(gke_program(lambda: pulumi.Output.secret(secret)))
+    assert "Vision_ML" not in str(failure.value) and "s3cr3t" not in str(failure.value)
     assert "cluster.project: [secret] is not a Google Cloud project id" in str(failure.value)
 
 

@@ -180,9 +180,12 @@ CASES: list[Bad] = [
     Bad("an empty label prefix", pool(labels={"/team": "ml"}), "gpuPools[0].labels", "the prefix before `/` is "
         "empty", "'/team'"),
     Bad("a kubernetes.io label", {"systemPool": {"labels": {"kubernetes.io/role": "gpu"}}},
-        "systemPool.labels.kubernetes.io/role", "node-restriction.kubernetes.io/", "'kubernetes.io/role'"),
-    Bad("a node.kubernetes.io label", pool(labels={"node.kubernetes.io/team": "ml"}),
-        "gpuPools[0].labels.node.kubernetes.io/team", "which Kubernetes keeps for itself", RESERVED),
+        "systemPool.labels.kubernetes.io/role", "a kubelet may set only kubelet.kubernetes.io/ and "
+        "node.kubernetes.io/ labels there", "'kubernetes.io/role'"),
+    Bad("a node-restriction label", pool(labels={"node-restriction.kubernetes.io/team": "ml"}),
+        "gpuPools[0].labels.node-restriction.kubernetes.io/team", "so AKS refuses the pool", RESERVED),
+    Bad("a kubernetes.io subdomain label", pool(labels={"team.kubernetes.io/name": "ml"}),
+        "gpuPools[0].labels.team.kubernetes.io/name", "which Kubernetes keeps for itself", RESERVED),
     Bad("a k8s.io label", pool(labels={"k8s.io/team": "ml"}), "gpuPools[0].labels.k8s.io/team",
         "which Kubernetes keeps for itself", RESERVED),
     Bad("an AKS label", pool(labels={"kubernetes.azure.com/mode": "user"}),

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from spotkube.core.contract import Cloud
+from spotkube.core.input_messages import shown
 
 NAME_PATTERN = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 #: Pulumi's auto-naming adds a random suffix to a physical name: a hyphen and 7 characters.
@@ -52,4 +53,4 @@ def name_problem(cloud: Cloud, name: str, environment: str) -> str | None:
     suggestion = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:longest].rstrip("-")
     if NAME_PATTERN.fullmatch(suggestion):
         rule += f" (e.g. {suggestion!r})"
-    return f"the name {name!r} is not accepted: {becomes}; {rule}"
+    return f"the name {shown(name)} is not accepted: {becomes}; {rule}"

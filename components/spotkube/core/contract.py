@@ -142,16 +142,17 @@ REGION_LABEL = "topology.kubernetes.io/region"
 ZONE_LABEL = "topology.kubernetes.io/zone"
 
 #: Label prefixes a stack's own labels may not use (docs/platform-facts.md#kubernetes-label-syntax):
-#: spotkube's contract; Kubernetes' own, which the kubelet may not set on its node (Kubernetes leaves
-#: node-restriction.kubernetes.io/ to administrators for exactly this); and each cloud's system labels.
+#: spotkube's contract; Kubernetes' own, where a kubelet may set only the namespaces below on its
+#: node (the clouds pass pool labels to the kubelet, so AKS refuses the rest and GKE nodes would
+#: not join); and each cloud's system labels.
 KUBERNETES_LABEL_PREFIXES = ("kubernetes.io", "k8s.io")
-ADMIN_LABEL_PREFIX = "node-restriction.kubernetes.io"
+KUBELET_LABEL_PREFIXES = ("kubelet.kubernetes.io", "node.kubernetes.io")
 CLOUD_LABEL_PREFIXES: dict[Cloud, str] = {"aks": "kubernetes.azure.com", "gke": "cloud.google.com"}
 
 
 def reserved_label_prefix(cloud: Cloud, key: str) -> str | None:
     """The reserved prefix a stack's node label would use, or None."""
-    if key.startswith(f"{ADMIN_LABEL_PREFIX}/"):
+    if reserved_prefix(key, KUBELET_LABEL_PREFIXES):
         return None
     return reserved_prefix(key, (LABEL_PREFIX, *KUBERNETES_LABEL_PREFIXES, CLOUD_LABEL_PREFIXES[cloud]))
 

@@ -32,6 +32,12 @@ def shown(value: Any) -> str:
     return f"{text[:SHOWN_MAX]}… ({size})"
 
 
+def key_shown(key: object) -> str:
+    """A key as a key path shows it: as written, cut to SHOWN_MAX characters."""
+    text = str(key)
+    return text if len(text) <= SHOWN_MAX else f"{text[:SHOWN_MAX]}… ({len(text)} characters)"
+
+
 def kind(value: Any) -> str:
     """What a value is, in a stack file's words."""
     if value is None:

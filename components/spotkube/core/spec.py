@@ -30,7 +30,7 @@ from pydantic.alias_generators import to_camel
 
 from spotkube.core.contract import Cloud, Taint
 from spotkube.core.errors import Problem, SpecError
-from spotkube.core.input_messages import KeyStyle, accepted_keys, describe, did_you_mean, python_path, shown
+from spotkube.core.input_messages import KeyStyle, accepted_keys, describe, did_you_mean, key_shown, python_path, shown
 from spotkube.core.kubernetes_syntax import key_problem, value_problem
 
 CONFIG_NAMESPACE = "spotkube"
@@ -111,8 +111,8 @@ class _PoolBase(_Model):
         default_factory=dict,
         description="Extra node labels in Kubernetes' syntax (keys `[prefix/]name`, names and values of at most 63 "
         "letters, digits, `-`, `_` and `.`); the prefixes `spotkube.io/`, `kubernetes.io/`, `k8s.io/` and the "
-        "cloud's own (`kubernetes.azure.com/`, `cloud.google.com/`) are reserved; `node-restriction.kubernetes.io/` "
-        "is accepted.",
+        "cloud's own (`kubernetes.azure.com/`, `cloud.google.com/`) are reserved; `node.kubernetes.io/` and "
+        "`kubelet.kubernetes.io/` are accepted.",
     )
     capacity: CapacityName = Field(
         default="on-demand",
@@ -136,7 +136,7 @@ class _PoolBase(_Model):
     def _one_capacity(cls, value: Any) -> Any:
         if isinstance(value, list | tuple):
             raise ValueError(
-                f"{value!r}: spot and preemptible together are refused; a pool has one capacity: "
+                f"{shown(value)}: spot and preemptible together are refused; a pool has one capacity: "
                 "'spot' (recommended: no 24 h limit), 'preemptible' or 'on-demand'"
             )
         return value
@@ -442,7 +442,7 @@ class DevicePluginSettings(_Model):
     @classmethod
     def _repository_only(cls, value: str) -> str:
         if not re.fullmatch(r"[a-z0-9.-]+(:[0-9]+)?(/[a-z0-9._-]+)+", value):
-            raise ValueError(f"{value!r} is not an image repository without a tag; use e.g. "
+            raise ValueError(f"{shown(value)} is not an image repository without a tag; use e.g. "
                              "nvcr.io/nvidia/k8s-device-plugin and set the tag in devicePlugin.version")
         return value
 
@@ -499,7 +499,7 @@ class KubeflowSettings(_Model):
             try:
                 ipaddress.ip_network(cidr, strict=True)
             except ValueError:
-                raise ValueError(f"{cidr!r} is not a CIDR; use e.g. 203.0.113.0/24") from None
+                raise ValueError(f"{shown(cidr)} is not a CIDR; use e.g. 203.0.113.0/24") from None
         return value
 
     @model_validator(mode="after")
@@ -595,7 +595,7 @@ def _path(loc: Sequence[str | int]) -> str:
     """`("gpuPools", 1, "maxPrice")` -> `gpuPools[1].maxPrice`."""
     out = ""
     for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+        out += f"[{part}]" if isinstance(part, int) else (f".{key_shown(part)}" if out else key_shown(part))
     return out
 
 
@@ -624,7 +624,7 @@ def model_problems(
     accepted = accepted_keys(PlatformSpec, style)
     unknown = [key for key in values if key not in known]
     problems = [
-        Problem(_key(str(key), style), f"is not a known key; accepted keys: {', '.join(accepted)}"
+        Problem(_key(key_shown(key), style), f"is not a known key; accepted keys: {', '.join(accepted)}"
                 f"{did_you_mean(str(key), accepted)}")
         for key in unknown
     ]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from spotkube.core.errors import SpotkubeError
+from spotkube.core.input_messages import shown
 from spotkube.core.project import Project
 
 #: Pulumi's own rule for a stack name (the same for the organisation and project parts here).
@@ -30,7 +31,7 @@ def _valid(part: str) -> bool:
 def check_stack_name(name: str, option: str = "--stack") -> str:
     """`name` if it is a bare stack name Pulumi accepts, else a StackNameError naming `option`."""
     if not _valid(name):
-        raise StackNameError(f"{option} {name!r}: not a stack name; use letters, digits, '-', '_' and '.' "
+        raise StackNameError(f"{option} {shown(name)}: not a stack name; use letters, digits, '-', '_' and '.' "
                              "(at most 100)")
     return name
 
@@ -43,7 +44,7 @@ def stack_name(project: Project, given: str, option: str = "--stack") -> str:
     """
     parts = given.split("/")
     if len(parts) > 3 or not all(_valid(part) for part in parts):
-        raise StackNameError(f"{option} {given!r}: not a stack name; use NAME, ORG/NAME or ORG/PROJECT/NAME, each "
+        raise StackNameError(f"{option} {shown(given)}: not a stack name; use NAME, ORG/NAME or ORG/PROJECT/NAME, each "
                              "part letters, digits, '-', '_' and '.' (at most 100)")
     if len(parts) == 3 and parts[1] != project.name:
         raise StackNameError(f"{option} {given}: project {parts[1]!r} is not this project; "

@@ -17,7 +17,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from spotkube.core.contract import (
-    ADMIN_LABEL_PREFIX,
     CLOUD_LABEL_PREFIXES,
     KUBERNETES_LABEL_PREFIXES,
     LABEL_PREFIX,
@@ -25,7 +24,7 @@ from spotkube.core.contract import (
     reserved_taint_prefix,
 )
 from spotkube.core.errors import Problem, SpecError
-from spotkube.core.input_messages import KeyStyle, did_you_mean, shown
+from spotkube.core.input_messages import KeyStyle, did_you_mean, key_shown, shown
 from spotkube.core.profiles import PROFILES, profile
 from spotkube.core.profiles.base import RuleOutput
 from spotkube.core.spec import PlatformSpec, all_pools, config_key, in_style, model_problems, worker_pools
@@ -60,8 +59,9 @@ def checked(spec: PlatformSpec, source: str, style: KeyStyle = "stack") -> Platf
 #: Why each reserved prefix is not a stack's to use, for the messages.
 RESERVED_FOR = {
     LABEL_PREFIX: "which is spotkube's scheduling contract",
-    **dict.fromkeys(KUBERNETES_LABEL_PREFIXES, "which Kubernetes keeps for itself: the kubelet may not set it, so "
-                    "nodes would not register with it"),
+    **dict.fromkeys(KUBERNETES_LABEL_PREFIXES, "which Kubernetes keeps for itself: a kubelet may set only "
+                    "kubelet.kubernetes.io/ and node.kubernetes.io/ labels there, so AKS refuses the pool and GKE's "
+                    "nodes would not join"),
     **{prefix: f"which {cloud.upper()} keeps for its own node labels and taints"
        for cloud, prefix in CLOUD_LABEL_PREFIXES.items()},
 }
@@ -97,9 +97,9 @@ def common_rules(spec: PlatformSpec) -> RuleOutput:
             reserved = reserved_label_prefix(spec.cloud, label)
             if reserved:
                 name = label.rpartition("/")[2]
-                yield Problem(config_key(f"{path}.labels.{label}"), f"{shown(label)} uses the prefix {reserved}/, "
-                              f"{RESERVED_FOR[reserved]}; use your own prefix (e.g. example.com/{name}), or "
-                              f"{ADMIN_LABEL_PREFIX}/ for a label that isolates nodes")
+                yield Problem(config_key(f"{path}.labels.{key_shown(label)}"),
+                              f"{shown(label)} uses the prefix {reserved}/, {RESERVED_FOR[reserved]}; use your own "
+                              f"prefix (e.g. example.com/{key_shown(name)})")
     for path, pool in worker_pools(spec):
         for t, taint in enumerate(pool.parsed_taints()):
             reserved = reserved_taint_prefix(spec.cloud, taint.key)
@@ -125,7 +125,7 @@ def common_rules(spec: PlatformSpec) -> RuleOutput:
         yield Problem(config_key("cluster.kubernetesVersion"), f"{shown(version)} is not a Kubernetes version "
                       f"{cloud.title} takes; use {cloud.version_accepted}")
     pool_names = [pool.name for _, pool in all_pools(spec)]
-    scenario = [(f"cost.hours.{pool}", pool) for pool in spec.cost.hours]
+    scenario = [(f"cost.hours.{key_shown(pool)}", pool) for pool in spec.cost.hours]
     scenario += [(f"cost.workloads[{i}].pool", w.pool) for i, w in enumerate(spec.cost.workloads)]
     for path, pool in scenario:
         if pool not in pool_names:
@@ -133,7 +133,7 @@ def common_rules(spec: PlatformSpec) -> RuleOutput:
                           f"{shown(pool)} is not a pool of this stack; use one of {', '.join(pool_names)}")
     for pool, hours in spec.cost.hours.items():
         if hours < 0:
-            yield Problem(config_key(f"cost.hours.{pool}"),
+            yield Problem(config_key(f"cost.hours.{key_shown(pool)}"),
                           f"{hours:g} is not allowed; use 0 or more node-hours per month")
     cidrs = [(f"cluster.authorizedIpRanges[{i}]", c) for i, c in enumerate(spec.cluster.authorized_ip_ranges)]
     cidrs += [(f"cluster.deployer.egressRanges[{i}]", c) for i, c in enumerate(spec.cluster.deployer.egress_ranges)]

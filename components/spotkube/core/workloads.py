@@ -18,6 +18,7 @@ from typing import Any, cast
 from spotkube.core import contract
 from spotkube.core.contract import Cloud, PoolContract, Taint
 from spotkube.core.errors import Problem, SpecError
+from spotkube.core.input_messages import kind, shown
 from spotkube.core.profiles import PROFILES
 from spotkube.core.spec import DevicePluginSettings, PlatformSpec, parse_settings
 
@@ -62,11 +63,18 @@ def device_plugin_request(values: Mapping[str, Any], source: str) -> DevicePlugi
     values = dict(values)
     cloud = values.pop("cloud", None)
     problems = []
-    if cloud not in PROFILES:
-        problems.append(Problem("cloud", f"{cloud!r} is not accepted; use {' or '.join(map(repr, PROFILES))}"))
+    if not isinstance(cloud, str) or cloud not in PROFILES:
+        problems.append(Problem("cloud", f"{shown(cloud)} is not accepted; use {' or '.join(map(repr, PROFILES))}"))
+    listed = values.pop("extra_taints", None) or ()
+    if isinstance(listed, str | bytes) or not isinstance(listed, list | tuple):
+        problems.append(Problem("extra_taints", f"{shown(listed)} is {kind(listed)}; use a list of strings "
+                                "(`key=value:Effect`)"))
+        listed = ()
     taints = []
-    for i, text in enumerate(values.pop("extra_taints", None) or ()):
+    for i, text in enumerate(listed):
         try:
+            if not isinstance(text, str):
+                raise ValueError(f"{shown(text)} is {kind(text)}; use text (`key=value:Effect`)")
             taints.append(Taint.parse(text))
         except ValueError as err:
             problems.append(Problem(f"extra_taints[{i}]", str(err)))

@@ -30,7 +30,7 @@ from spotkube.core.contract import Cloud
 from spotkube.core.costing import LOGGED_PLAN_WARNING, price_plan
 from spotkube.core.errors import Problem, SpecError, SpotkubeError
 from spotkube.core.fallback import missing_fallbacks
-from spotkube.core.input_messages import did_you_mean, kind, shown
+from spotkube.core.input_messages import did_you_mean, key_shown, kind, shown
 from spotkube.core.plan import PlatformPlan, plan_platform
 from spotkube.core.profiles import profile
 from spotkube.core.spec import PlatformSpec
@@ -97,9 +97,9 @@ def checked_args(
     problems = []
     for key in args:
         if key in refused:
-            problems.append(Problem(str(key), refused[key]))
+            problems.append(Problem(key_shown(key), refused[key]))
         elif key not in accepted:
-            problems.append(Problem(str(key), f"is not a known key; accepted keys: {', '.join(accepted)}"
+            problems.append(Problem(key_shown(key), f"is not a known key; accepted keys: {', '.join(accepted)}"
                                               f"{did_you_mean(str(key), accepted)}"))
     if problems:
         raise SpecError(where, problems)
@@ -225,7 +225,9 @@ def _checked_when_resolved(
         problems = wired_value_problems(spec, key, index, resolved_value)
         if problems:
             message = str(SpecError(where, problems))
-            raise pulumi.RunError(message.replace(repr(resolved_value), "[secret]") if secret else message)
+            if secret:
+                message = message.replace(repr(resolved_value), "[secret]").replace(shown(resolved_value), "[secret]")
+            raise pulumi.RunError(message)
         return resolved_value
 
     return pulumi.Output.all(output, pulumi.Output.from_input(output.is_secret())).apply(check)

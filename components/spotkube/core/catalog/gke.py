@@ -30,6 +30,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from spotkube.core.input_messages import shown
+
 # --------------------------------------------------------------------------------------------------
 # Accelerators
 # --------------------------------------------------------------------------------------------------
@@ -220,7 +222,7 @@ def pairing_error(machine_type: str, gpu_type: str, gpu_count: int | None = None
     machine type fixes the count, and refused for N1, where the count is the user's choice.
     """
     if gpu_type not in ACCELERATORS:
-        return f"unknown GPU type {gpu_type!r}; spotkube knows {', '.join(ACCELERATORS)}"
+        return f"unknown GPU type {shown(gpu_type)}; spotkube knows {', '.join(ACCELERATORS)}"
     if gpu_count is not None and gpu_count < 1:
         return f"GPU count must be at least 1, got {gpu_count}"
 
@@ -376,7 +378,7 @@ def zone_check(region: str, zones: Iterable[str], gpu_type: str) -> str | None:
     `zones_offering`, because GKE would otherwise spread the pool over zones without the GPU.
     """
     if gpu_type not in ACCELERATORS:
-        return f"unknown GPU type {gpu_type!r}; spotkube knows {', '.join(ACCELERATORS)}"
+        return f"unknown GPU type {shown(gpu_type)}; spotkube knows {', '.join(ACCELERATORS)}"
     offering = zones_offering(region, gpu_type)
     if offering is None:
         return (
@@ -396,10 +398,10 @@ def zone_check(region: str, zones: Iterable[str], gpu_type: str) -> str | None:
     for zone in dict.fromkeys(zones):
         if zone not in region_zones:
             problems.append(
-                f"{zone} is not a zone of {region} (its zones: {', '.join(region_zones)})"
+                f"{shown(zone)} is not a zone of {region} (its zones: {', '.join(region_zones)})"
             )
         elif gpu_type not in region_zones[zone]:
-            problems.append(f"{zone} does not offer {gpu_type}")
+            problems.append(f"{shown(zone)} does not offer {gpu_type}")
     if not problems:
         return None
     return "; ".join(problems) + f"; zones of {region} that offer {gpu_type}: {', '.join(offering)}"

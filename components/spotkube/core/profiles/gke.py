@@ -184,7 +184,13 @@ def rules(spec: PlatformSpec) -> RuleOutput:
         if gpu is None or error or not region_valid:
             continue  # the resolver reports a GPU problem; zones can't be judged without the GPU
         if catalog.zones_offering(spec.region, gpu.type) is None:
-            region_problem = catalog.zone_check(spec.region, (), gpu.type)
+            # A region the GPU table lacks: zones the user names are taken on trust (their names
+            # are checked), since spotkube can't fill them in; without zones the pool is refused.
+            if pool.zones:
+                yield from _zones_in_region(spec.region, path, pool.zones)
+            else:
+                region_problem = (f"{catalog.zone_check(spec.region, (), gpu.type)}; or list the zones that offer "
+                                  f"{gpu.type} in {path}.zones yourself")
             continue
         zone_problem = catalog.zone_check(spec.region, pool.zones, gpu.type)
         if zone_problem:
