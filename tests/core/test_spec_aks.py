@@ -97,7 +97,7 @@ BAD_INPUTS: list[tuple[str, dict[str, Any], str]] = [
     ("bad zone", base(gpuPools=[{**T4, "zones": ["4"]}]),
      "spotkube:gpuPools[0].zones[0]: '4' is not an Azure zone; use '1', '2' or '3'"),
     ("bad channel", base(cluster={"channel": "REGULAR"}),
-     "spotkube:cluster.channel: 'REGULAR' is not a AKS channel; use one of stable"),
+     "spotkube:cluster.channel: 'REGULAR' is not an AKS channel; use one of stable"),
     ("bad CIDR", base(cluster={"authorizedIpRanges": ["10.0.0.1/8"]}),
      "spotkube:cluster.authorizedIpRanges[0]: '10.0.0.1/8' is not a CIDR"),
     ("no untainted pool", base(platformPool={"enabled": False}),

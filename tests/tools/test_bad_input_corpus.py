@@ -242,8 +242,8 @@ CASES: list[Bad] = [
         "cluster.networkPolicy", "on GKE use cilium", "'azure'", cloud="gke"),
     # regions and versions
     Bad("a misspelt Azure region", {"region": "uksuoth"}, "region", "did you mean 'uksouth'?", "'uksuoth'"),
-    Bad("a Google region on AKS", {"region": "us-central1"}, "region", "a AKS stack takes a region such as eastus",
-        "'us-central1' is an GKE region"),
+    Bad("a Google region on AKS", {"region": "us-central1"}, "region", "an AKS stack takes a region such as eastus",
+        "'us-central1' is a GKE region"),
     Bad("a misspelt Google region", {"region": "europe-west44"}, "region", "cluster.allowUnlistedRegion: true",
         "'europe-west44'", cloud="gke"),
     Bad("an Azure region on GKE", {"region": "uksouth"}, "region", "a GKE stack takes a region such as us-central1",

@@ -1,9 +1,9 @@
 """How a refusal reads: the value shown short and as text, the accepted types in words a user knows,
 a "did you mean" for a near miss, and the key path as the user spelt it.
 
-Every message about bad input is built from these, so a 10 MB value never fills a terminal, user
-text is never mistaken for markup (the views print it as plain text), and a stack file's camelCase
-path becomes the Python API's snake_case one. Pure module: no Pulumi.
+Messages about bad input show values with `shown` and keys with `cut`, so a 10 MB value never fills
+a terminal; the views print every message as plain text, never as markup; and a stack file's
+camelCase path becomes the Python API's snake_case one. Pure module: no Pulumi.
 """
 
 from __future__ import annotations
@@ -32,9 +32,8 @@ def shown(value: Any) -> str:
     return f"{text[:SHOWN_MAX]}… ({size})"
 
 
-def key_shown(key: object) -> str:
-    """A key as a key path shows it: as written, cut to SHOWN_MAX characters."""
-    text = str(key)
+def cut(text: str) -> str:
+    """Text as a message shows it (a key, a YAML section): as written, cut to SHOWN_MAX characters."""
     return text if len(text) <= SHOWN_MAX else f"{text[:SHOWN_MAX]}… ({len(text)} characters)"
 
 
@@ -88,6 +87,8 @@ def type_name(annotation: Any, plural: bool = False) -> str:
         return f"a mapping of {type_name(args[0], True)} to {type_name(args[1], True)}"
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         noun = model_noun(annotation)
+        if noun.endswith("settings"):
+            return noun if plural else f"a mapping of {noun}"
         return f"{noun}s" if plural else f"a mapping of {noun} settings"
     words = {str: ("text", "strings"), bool: ("true or false", "booleans"), int: ("a whole number", "whole numbers"),
              float: ("a number", "numbers")}

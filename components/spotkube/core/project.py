@@ -31,9 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from spotkube.core.errors import Problem, SpecError, StackNotFound
+from spotkube.core.input_messages import cut, shown
 from spotkube.core.reference import STACK_FILE_KEYS, pulumi_config
 from spotkube.core.spec import CONFIG_NAMESPACE, PlatformSpec, config_key
-from spotkube.core.strict_yaml import CORE_TAGS, KeyPath, YamlDocument, cut, dotted, load_yaml, shown
+from spotkube.core.strict_yaml import CORE_TAGS, KeyPath, YamlDocument, dotted, load_yaml
 from spotkube.core.validation import parse_spec
 
 #: The sections of a Pulumi stack file (`workspace.ProjectStack`); Pulumi silently ignores any other.

@@ -30,7 +30,7 @@ from pydantic.alias_generators import to_camel
 
 from spotkube.core.contract import Cloud, Taint
 from spotkube.core.errors import Problem, SpecError
-from spotkube.core.input_messages import KeyStyle, accepted_keys, describe, did_you_mean, key_shown, python_path, shown
+from spotkube.core.input_messages import KeyStyle, accepted_keys, cut, describe, did_you_mean, python_path, shown
 from spotkube.core.kubernetes_syntax import key_problem, value_problem
 
 CONFIG_NAMESPACE = "spotkube"
@@ -595,7 +595,7 @@ def _path(loc: Sequence[str | int]) -> str:
     """`("gpuPools", 1, "maxPrice")` -> `gpuPools[1].maxPrice`."""
     out = ""
     for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{key_shown(part)}" if out else key_shown(part))
+        out += f"[{part}]" if isinstance(part, int) else (f".{cut(part)}" if out else cut(part))
     return out
 
 
@@ -624,7 +624,7 @@ def model_problems(
     accepted = accepted_keys(PlatformSpec, style)
     unknown = [key for key in values if key not in known]
     problems = [
-        Problem(_key(key_shown(key), style), f"is not a known key; accepted keys: {', '.join(accepted)}"
+        Problem(_key(cut(key), style), f"is not a known key; accepted keys: {', '.join(accepted)}"
                 f"{did_you_mean(str(key), accepted)}")
         for key in unknown
     ]

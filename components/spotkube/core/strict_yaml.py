@@ -42,30 +42,19 @@ from yaml.resolver import BaseResolver
 from yaml.scanner import Scanner
 
 from spotkube.core.errors import Problem, SpecError
+from spotkube.core.input_messages import shown
 
 #: A key path inside the document: mapping keys and list indexes.
 KeyPath = tuple[str | int, ...]
 
 #: How deep a document may nest. A stack file needs 6 levels; yaml.v3 stops at 10,000.
 MAX_DEPTH = 64
-#: How long a value may be in a message before it is cut.
-SHOWN_CHARS = 60
 
 _CORE = "tag:yaml.org,2002:"
 #: The tag this loader gives a plain scalar without a tag: it is resolved later, by yaml.v3's rules.
 _PLAIN = "tag:spotkube,2026:plain"
 #: Tags a spotkube setting may carry: the ones every YAML value has anyway.
 CORE_TAGS = frozenset({"!!str", "!!int", "!!float", "!!bool", "!!null", "!!map", "!!seq"})
-
-
-def cut(text: str, limit: int = SHOWN_CHARS) -> str:
-    """Text for a message, cut to `limit` characters with the count of what was left out."""
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit} more characters)"
-
-
-def shown(value: object, limit: int = SHOWN_CHARS) -> str:
-    """A value for a message: its repr, cut to `limit` characters with the count of what was left out."""
-    return cut(repr(value), limit)
 
 
 @dataclass(frozen=True)

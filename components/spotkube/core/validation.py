@@ -24,7 +24,7 @@ from spotkube.core.contract import (
     reserved_taint_prefix,
 )
 from spotkube.core.errors import Problem, SpecError
-from spotkube.core.input_messages import KeyStyle, did_you_mean, key_shown, shown
+from spotkube.core.input_messages import KeyStyle, cut, did_you_mean, shown
 from spotkube.core.profiles import PROFILES, profile
 from spotkube.core.profiles.base import RuleOutput
 from spotkube.core.spec import PlatformSpec, all_pools, config_key, in_style, model_problems, worker_pools
@@ -67,6 +67,11 @@ RESERVED_FOR = {
 }
 
 
+def _a(title: str) -> str:
+    """`an AKS`, `a GKE`: the article as the letters are spoken."""
+    return f"{'an' if title[0] in 'AEFHILMNORSX' else 'a'} {title}"
+
+
 def common_rules(spec: PlatformSpec) -> RuleOutput:
     """Rules both clouds share."""
     seen: dict[str, str] = {}
@@ -97,9 +102,9 @@ def common_rules(spec: PlatformSpec) -> RuleOutput:
             reserved = reserved_label_prefix(spec.cloud, label)
             if reserved:
                 name = label.rpartition("/")[2]
-                yield Problem(config_key(f"{path}.labels.{key_shown(label)}"),
+                yield Problem(config_key(f"{path}.labels.{cut(label)}"),
                               f"{shown(label)} uses the prefix {reserved}/, {RESERVED_FOR[reserved]}; use your own "
-                              f"prefix (e.g. example.com/{key_shown(name)})")
+                              f"prefix (e.g. example.com/{cut(name)})")
     for path, pool in worker_pools(spec):
         for t, taint in enumerate(pool.parsed_taints()):
             reserved = reserved_taint_prefix(spec.cloud, taint.key)
@@ -110,14 +115,14 @@ def common_rules(spec: PlatformSpec) -> RuleOutput:
     cloud = profile(spec.cloud)
     channel, channels = spec.cluster.channel, cloud.channels
     if channel is not None and channel not in channels:
-        yield Problem(config_key("cluster.channel"), f"{shown(channel)} is not a {cloud.title} channel; use one of "
+        yield Problem(config_key("cluster.channel"), f"{shown(channel)} is not {_a(cloud.title)} channel; use one of "
                       f"{', '.join(channels)}")
     other = next((p for p in PROFILES.values() if p is not cloud and spec.region in p.regions), None)
     if other is not None:
-        yield Problem(config_key("region"), f"{shown(spec.region)} is an {other.title} region; a {cloud.title} stack "
-                      f"takes a region such as {cloud.region_examples}")
+        yield Problem(config_key("region"), f"{shown(spec.region)} is {_a(other.title)} region; "
+                      f"{_a(cloud.title)} stack takes a region such as {cloud.region_examples}")
     elif spec.region not in cloud.regions and not spec.cluster.allow_unlisted_region:
-        yield Problem(config_key("region"), f"{shown(spec.region)} is not a {cloud.title} region spotkube knows; use "
+        yield Problem(config_key("region"), f"{shown(spec.region)} is not {_a(cloud.title)} region spotkube knows; use "
                       f"a region such as {cloud.region_examples}, or, for a region newer than spotkube's list, set "
                       f"cluster.allowUnlistedRegion: true{did_you_mean(spec.region, cloud.regions, quoted=True)}")
     version = spec.cluster.kubernetes_version
@@ -125,7 +130,7 @@ def common_rules(spec: PlatformSpec) -> RuleOutput:
         yield Problem(config_key("cluster.kubernetesVersion"), f"{shown(version)} is not a Kubernetes version "
                       f"{cloud.title} takes; use {cloud.version_accepted}")
     pool_names = [pool.name for _, pool in all_pools(spec)]
-    scenario = [(f"cost.hours.{key_shown(pool)}", pool) for pool in spec.cost.hours]
+    scenario = [(f"cost.hours.{cut(pool)}", pool) for pool in spec.cost.hours]
     scenario += [(f"cost.workloads[{i}].pool", w.pool) for i, w in enumerate(spec.cost.workloads)]
     for path, pool in scenario:
         if pool not in pool_names:
@@ -133,7 +138,7 @@ def common_rules(spec: PlatformSpec) -> RuleOutput:
                           f"{shown(pool)} is not a pool of this stack; use one of {', '.join(pool_names)}")
     for pool, hours in spec.cost.hours.items():
         if hours < 0:
-            yield Problem(config_key(f"cost.hours.{key_shown(pool)}"),
+            yield Problem(config_key(f"cost.hours.{cut(pool)}"),
                           f"{hours:g} is not allowed; use 0 or more node-hours per month")
     cidrs = [(f"cluster.authorizedIpRanges[{i}]", c) for i, c in enumerate(spec.cluster.authorized_ip_ranges)]
     cidrs += [(f"cluster.deployer.egressRanges[{i}]", c) for i, c in enumerate(spec.cluster.deployer.egress_ranges)]

@@ -30,7 +30,7 @@ from spotkube.core.contract import Cloud
 from spotkube.core.costing import LOGGED_PLAN_WARNING, price_plan
 from spotkube.core.errors import Problem, SpecError, SpotkubeError
 from spotkube.core.fallback import missing_fallbacks
-from spotkube.core.input_messages import did_you_mean, key_shown, kind, shown
+from spotkube.core.input_messages import cut, did_you_mean, kind, shown
 from spotkube.core.plan import PlatformPlan, plan_platform
 from spotkube.core.profiles import profile
 from spotkube.core.spec import PlatformSpec
@@ -97,9 +97,9 @@ def checked_args(
     problems = []
     for key in args:
         if key in refused:
-            problems.append(Problem(key_shown(key), refused[key]))
+            problems.append(Problem(cut(key), refused[key]))
         elif key not in accepted:
-            problems.append(Problem(key_shown(key), f"is not a known key; accepted keys: {', '.join(accepted)}"
+            problems.append(Problem(cut(key), f"is not a known key; accepted keys: {', '.join(accepted)}"
                                               f"{did_you_mean(str(key), accepted)}"))
     if problems:
         raise SpecError(where, problems)
@@ -324,10 +324,15 @@ def log_plan_warnings(component: pulumi.Resource, label: str, plan: PlatformPlan
 def security_concerns(component: pulumi.Resource, label: str, cloud: Cloud) -> pulumi.ResourceTransform:
     """A transform for the cluster resource that logs under `pulumi up` the security concerns the plan
     shows for it (a public API server, local accounts), read by the cloud's own `read_posture` from
-    the inputs as the engine registers them, `protect` included. It changes nothing."""
+    the inputs as the engine registers them, `protect` included. It changes nothing.
+
+    Only the update logs them: in a preview an input wired from a resource not created yet reaches a
+    transform as None, and an unknown list of authorized ranges would read as "any address"."""
     read = profile(cloud).read_posture
 
     def transform(args: pulumi.ResourceTransformArgs) -> None:
+        if pulumi.runtime.is_dry_run():
+            return
         posture = read(args.type_, args.name, args.props, bool(args.opts.protect))
         for concern in posture.concerns if posture else ():
             pulumi.log.warn(f"{label}: {LOGGED_PLAN_WARNING}: security: {concern}", resource=component)

@@ -83,8 +83,8 @@ def _posture(run: StackRun) -> tuple[ClusterPosture, ...]:
 
 
 def _program_warnings(run: StackRun) -> tuple[str, ...]:
-    """The program's own warnings, less the cost warnings its clusters log for `pulumi up`: the plan
-    computes those itself, with the price file its user chose, and lists them as `cost: ...`."""
+    """The program's own warnings, less the plan warnings its clusters log for `pulumi up` (cost,
+    fallback, security): the plan computes those itself, with the price file its user chose."""
     tag = f": {LOGGED_PLAN_WARNING}: "
     return tuple(line for line in run.log if line.startswith("warning") and tag not in line)
 

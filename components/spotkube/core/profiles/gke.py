@@ -76,13 +76,13 @@ PROJECT_PATTERN = r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$"
 REGION_PATTERN = r"^[a-z]+-[a-z]+[0-9]+$"
 #: Machine type names such as e2-standard-4 or n2d-highmem-8 (not Azure's Standard_D4s_v3).
 MACHINE_PATTERN = r"^[a-z][a-z0-9]*-[a-z0-9-]*[a-z0-9]$"
-#: GKE GPU pools `new-stack` offers, best first: (GPU type, pool name, machine type, GPU count or
-#: None when the machine type fixes it). L4 is the usual price/performance pick for inference and
-#: fine-tuning; T4 is the most widely available fallback.
 #: The first GKE version with custom compute classes, which spotkube's GPU pools join
 #: (docs/platform-facts.md#gke-compute-classes): major, minor, patch and GKE build.
 COMPUTE_CLASS_MIN_VERSION = (1, 30, 3, 1451000)
 COMPUTE_CLASS_MIN_VERSION_TEXT = "1.30.3-gke.1451000"
+#: GKE GPU pools `new-stack` offers, best first: (GPU type, pool name, machine type, GPU count or
+#: None when the machine type fixes it). L4 is the usual price/performance pick for inference and
+#: fine-tuning; T4 is the most widely available fallback.
 NEW_STACK_GPU_CHOICES: tuple[tuple[str, str, str, int | None], ...] = (
     ("nvidia-l4", "l4-spot", "g2-standard-8", None),
     ("nvidia-tesla-t4", "t4-spot", "n1-standard-8", 1),
