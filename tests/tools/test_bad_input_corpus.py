@@ -279,6 +279,14 @@ CASES: list[Bad] = [
         "(10000 characters)"),
     Bad("a 10 000 character label", pool(labels={"team": LONG}), "gpuPools[0].labels", "it has 10000 characters",
         "(10000 characters)"),
+    Bad("a 10 000 character GKE zone", gke_pool(zones=[LONG]), "gpuPools[0].zones", "zones of us-central1 that offer",
+        "(10000 characters)", cloud="gke"),
+    Bad("a 10 000 character UI range", {"kubeflow": {"enabled": False, "exposeUi": True, "uiSourceRanges": [LONG]}},
+        "kubeflow.uiSourceRanges", "is not a CIDR", "(10000 characters)"),
+    Bad("a 10 000 character plugin image", {"devicePlugin": {"image": LONG}}, "devicePlugin.image",
+        "is not an image repository without a tag", "(10000 characters)", paths=("plan", "program")),
+    Bad("a 10 000 character label key", pool(labels={LONG: "x"}), "gpuPools[0].labels", "the name has 10000 "
+        "characters", "(10000 characters)"),
     Bad("a pool name with a newline", pool(name="t4\n"), "gpuPools[0].name", "is not a valid AKS pool name",
         "'t4\\n'"),
     Bad("a GKE pool name with a newline", gke_pool(name="l4\n"), "gpuPools[0].name", "not a valid GKE node pool name",
@@ -429,3 +437,14 @@ def test_the_corpus_is_large_and_covers_both_clouds() -> None:
     assert len({c.name for c in CASES}) == len(CASES)
     assert {c.cloud for c in CASES} == {"aks", "gke"}
     assert sum("python" in c.paths for c in CASES) >= 90
+
+
+def test_labels_a_kubelet_may_set_are_accepted_and_others_of_kubernetes_are_not() -> None:
+    from spotkube.core.errors import SpecError
+    from spotkube.core.validation import parse_spec
+
+    accepted = {"node.kubernetes.io/team": "ml", "kubelet.kubernetes.io/team": "ml", "example.com/team": "ml"}
+    spec = parse_spec(_merge(AKS_BASE, pool(labels=accepted)), FILE)
+    assert spec.gpu_pools[0].labels == accepted
+    with pytest.raises(SpecError, match=re.escape("uses the prefix kubernetes.io/, which Kubernetes keeps for itself")):
+        parse_spec(_merge(AKS_BASE, pool(labels={"node-restriction.kubernetes.io/team": "ml"})), FILE)

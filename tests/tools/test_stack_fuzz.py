@@ -25,6 +25,7 @@ STACK = "fuzz"
 scalars = st.one_of(
     st.none(), st.booleans(), st.integers(-10**6, 10**6), st.floats(allow_nan=False, allow_infinity=False),
     st.text(max_size=30), st.sampled_from(["", "no", "yes", "~", "1.0", "[", "{x", "2024-01-02", "spot", "aks"]),
+    st.just("x" * 5000),  # a value no message may echo whole
 )
 values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=3),
                                                        st.dictionaries(st.text(max_size=12), inner, max_size=3)),
