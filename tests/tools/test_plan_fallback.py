@@ -162,8 +162,10 @@ def test_a_fallback_step_lands_on_both_clouds_and_the_platform_stays_out_of_the_
     runs: dict[str, StackRun], documents: dict[str, PlanDocument],
 ) -> None:
     """Promise A: one pod spec, spot first on AKS and GKE; promise B: Kubeflow stays on the platform pool."""
-    fallback = contract.spot_gpu("nvidia-a100-80gb", fallback_to_on_demand=True)
-    assert contract.landing_pools(fallback, contracts(runs["aks-prod-eastus"])) == ["a100spot", "a100ondemand"]
+    aks = contract.spot_gpu("nvidia-a100-80gb", fallback_to_on_demand=True)
+    assert contract.landing_pools(aks, contracts(runs["aks-prod-eastus"])) == ["a100spot", "a100ondemand"]
+    gke = contract.spot_gpu("nvidia-tesla-a100", fallback_to_on_demand=True)
+    assert contract.landing_pools(gke, contracts(runs["gke-prod-europe-west4"])) == ["a100-spot", "a100-ondemand"]
     for spec in (d["spec"]["template"]["spec"] for d in kfp_deployments_as_applied()):
         assert contract.COMPUTE_CLASS_LABEL not in json.dumps(spec)
     for stack, document in documents.items():
