@@ -111,10 +111,6 @@ class StackDiff:
     #: Errors of the new plan that the base did not have (they fail the plan).
     new_errors: tuple[str, ...] = ()
 
-    @property
-    def replacements(self) -> tuple[ResourceDiff, ...]:
-        return tuple(r for r in self.resources if r.action == "replace")
-
     def to_json(self) -> dict[str, Any]:
         return {"stack": self.stack, "status": self.status,
                 "resources": [r.to_json() for r in self.resources],

@@ -158,9 +158,8 @@ def rules(spec: PlatformSpec) -> RuleOutput:
     if not shaped and settings.allow_unlisted_region:
         yield Problem(config_key("region"), f"{shown(spec.region)} is not shaped like a Google Cloud region; use e.g. "
                       "us-central1 or europe-west4")
-    pattern = re.compile(catalog.NODE_POOL_NAME_PATTERN)
     for path, pool in all_pools(spec):
-        if not pattern.fullmatch(pool.name):
+        if not catalog.is_valid_node_pool_name(pool.name):
             yield Problem(config_key(f"{path}.name"), f"{shown(pool.name)} is not a valid GKE node pool name; use 1-40 "
                           "lower-case letters, digits and hyphens, starting with a letter and not ending with a hyphen")
     cpu_pools = [("systemPool", spec.system_pool), ("platformPool", spec.platform_pool)]
