@@ -96,12 +96,12 @@ bench: $(STAMP)
 ## Regenerate tests/snapshots/schema.json after an intended change to a component's inputs or
 ## outputs (the cross-language API); review the diff before committing it.
 schema: $(STAMP)
-	SPOTKUBE_UPDATE_SNAPSHOTS=1 $(VENV)/bin/pytest -q tests/shells/test_schema_snapshot.py
+	SPOTKUBE_UPDATE_SNAPSHOTS=1 $(VENV)/bin/pytest -q tests/components/test_schema_snapshot.py
 
 ## Regenerate the configuration reference from the spec models: README.md's tables, Pulumi.yaml's
 ## config block, schemas/stack.schema.json and the stack files' modelines (a test fails until you do).
 reference: $(STAMP)
-	$(PY) -m spotkube.tools.reference write
+	$(PY) -m spotkube.cli.reference write
 
 clean:
 	rm -rf $(VENV) $(CORE_VENV) $(CRDS)

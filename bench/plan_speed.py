@@ -37,9 +37,9 @@ POOL_COUNTS = (1, 10, 50)
 
 def child_plan(project_dir: str, stack: str) -> None:
     """Everything `spotkube plan --stack S --format json` does, in this process."""
-    from spotkube.core.project import find_project
-    from spotkube.tools.offline import run_stack
-    from spotkube.tools.report import stack_document, to_json
+    from spotkube.cli.offline import run_stack
+    from spotkube.cli.report import stack_document, to_json
+    from spotkube.platform.project import find_project
 
     to_json([stack_document(run_stack(find_project(Path(project_dir)), stack))], single=True)
 
@@ -66,8 +66,8 @@ def measure(*args: str, runs: int) -> tuple[float, float]:
 def stack_types(project_dir: Path, stack: str, *, every: bool = False) -> list[str]:
     """The resource types a stack registers, its components aside: one of each for the floor, or
     with `every` one entry per registered resource (the floor of the same resources)."""
-    from spotkube.core.project import find_project
-    from spotkube.tools.offline import run_stack
+    from spotkube.cli.offline import run_stack
+    from spotkube.platform.project import find_project
 
     run = run_stack(find_project(project_dir), stack)
     types = [r.type for r in run.registrations if not r.type.startswith("spotkube:")]
@@ -101,7 +101,7 @@ def main() -> None:
         print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
         return
 
-    from spotkube.core.project import find_project
+    from spotkube.platform.project import find_project
 
     print(f"spotkube plan speed, best of {args.runs}, {time.strftime('%Y-%m-%d')}, "
           f"Python {sys.version.split()[0]}, {subprocess.check_output(['nproc'], text=True).strip()} cores")

@@ -10,7 +10,7 @@ import pulumi
 
 import spotkube
 from spotkube import KubeflowPipelines, NvidiaDevicePlugin
-from spotkube.shells.program import read_stack_spec
+from spotkube.components.program import read_stack_spec
 
 spec = read_stack_spec(Path(__file__).parent)
 # Only this stack's cloud is imported: each cloud SDK takes a second or more to load.

@@ -1,4 +1,4 @@
-"""spotkube's policy pack: the guardrails of `spotkube.core.policy_rules`, enforced by the Pulumi engine.
+"""spotkube's policy pack: the guardrails of `spotkube.review.policy_rules`, enforced by the Pulumi engine.
 
 Run it with any program that builds spotkube platforms, this repository's or another one's:
 
@@ -7,7 +7,7 @@ Run it with any program that builds spotkube platforms, this repository's or ano
 This is the only module that imports `pulumi_policy` (it pins protobuf 5, kfp needs protobuf 6),
 so it only adapts: each plain rule becomes one mandatory ResourceValidationPolicy fed the
 resource's type token, name and inputs. The rules themselves are tested against every shipped stack
-in tests/core/test_policy_rules.py.
+in tests/review/test_policy_rules.py.
 
 The stack rule `kubeconfig_outputs_secret` is not adapted. Pulumi's engine sends secret markers to
 policy packs, but pulumi-policy 1.21's Python SDK unwraps them before a validation sees the values
@@ -25,7 +25,7 @@ from pulumi_policy import (
     ResourceValidationPolicy,
 )
 
-from spotkube.core.policy_rules import RESOURCE_RULES, ResourceRule
+from spotkube.review.policy_rules import RESOURCE_RULES, ResourceRule
 
 
 def _validation(rule: ResourceRule) -> ResourceValidation:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from spotkube.core.project import Project, find_project
+from spotkube.platform.project import Project, find_project
 
 REPO = Path(__file__).resolve().parents[1]
 SPOTKUBE = str(Path(sys.executable).with_name("spotkube"))

@@ -1,7 +1,7 @@
 """spotkube: Pulumi components for ML platforms on AKS and GKE with spot GPU pools.
 
 The components and their typed args are the public API. They are imported lazily, on first use,
-so that the pure modules (`spotkube.core.contract`, `spotkube.pipelines`, `spotkube.core.pipeline_check`)
+so that the pure modules (`spotkube.platform.contract`, `spotkube.pipelines`, `spotkube.review.pipeline_check`)
 can be used without loading Pulumi and the cloud SDKs: pipeline authors never need them.
 """
 
@@ -12,11 +12,11 @@ __version__ = "0.1.0"
 
 #: Public name -> the module that defines it.
 _EXPORTS = {
-    "AksGpuCluster": "spotkube.shells.aks",
-    "GkeGpuCluster": "spotkube.shells.gke",
-    "NvidiaDevicePlugin": "spotkube.shells.device_plugin",
-    "KubeflowPipelines": "spotkube.shells.kubeflow",
-    **{name: "spotkube.shells.args" for name in (
+    "AksGpuCluster": "spotkube.clouds.aks.component",
+    "GkeGpuCluster": "spotkube.clouds.gke.component",
+    "NvidiaDevicePlugin": "spotkube.components.device_plugin",
+    "KubeflowPipelines": "spotkube.components.kubeflow",
+    **{name: "spotkube.shell.args" for name in (
         "AutoscalerArgs", "ClusterArgs", "DevicePluginSettingsArgs", "GpuArgs", "GpuClusterArgs", "GpuPoolArgs",
         "KubeflowPipelinesArgs", "NvidiaDevicePluginArgs", "PlatformPoolArgs", "PoolContractOutput", "SpotPoolArgs",
         "SystemPoolArgs",
@@ -43,8 +43,11 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from spotkube.shells.aks import AksGpuCluster
-    from spotkube.shells.args import (
+    from spotkube.clouds.aks.component import AksGpuCluster
+    from spotkube.clouds.gke.component import GkeGpuCluster
+    from spotkube.components.device_plugin import NvidiaDevicePlugin
+    from spotkube.components.kubeflow import KubeflowPipelines
+    from spotkube.shell.args import (
         AutoscalerArgs,
         ClusterArgs,
         DevicePluginSettingsArgs,
@@ -58,9 +61,6 @@ if TYPE_CHECKING:
         SpotPoolArgs,
         SystemPoolArgs,
     )
-    from spotkube.shells.device_plugin import NvidiaDevicePlugin
-    from spotkube.shells.gke import GkeGpuCluster
-    from spotkube.shells.kubeflow import KubeflowPipelines
 
 
 def __getattr__(name: str) -> Any:

@@ -34,9 +34,6 @@ pytest.importorskip("kfp.kubernetes")
 
 from kfp import compiler, dsl, kubernetes  # noqa: E402
 
-from spotkube.core import contract  # noqa: E402
-from spotkube.core.pipeline_check import check_pipeline  # noqa: E402
-from spotkube.core.pipeline_reader import load_pool_contracts, read_pipeline  # noqa: E402
 from spotkube.pipelines import (  # noqa: E402
     CpuSpot,
     GpuTarget,
@@ -46,6 +43,9 @@ from spotkube.pipelines import (  # noqa: E402
     on_demand,
     on_spot,
 )
+from spotkube.platform import contract  # noqa: E402
+from spotkube.platform.pipeline_reader import load_pool_contracts, read_pipeline  # noqa: E402
+from spotkube.review.pipeline_check import check_pipeline  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 SPOTKUBE = str(Path(sys.executable).with_name("spotkube"))

@@ -17,7 +17,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 SOURCES = sorted((REPO / "components" / "spotkube" / "pipelines").glob("*.py")) + sorted(
     (REPO / "examples" / "pipelines").glob("*.py")
-) + [REPO / "components" / "spotkube" / "core" / name for name in ("pipeline_reader.py", "pipeline_check.py")]
+) + [REPO / "components" / "spotkube" / path for path in ("platform/pipeline_reader.py", "review/pipeline_check.py")]
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -34,13 +34,13 @@ def imported_modules(path: Path) -> set[str]:
 def test_no_pulumi_import(path: Path) -> None:
     modules = imported_modules(path)
     assert not {m for m in modules if m.split(".")[0].startswith("pulumi")}
-    assert not {m for m in modules if m.startswith(("spotkube.shells", "spotkube.tools"))}
+    assert not {m for m in modules if m.startswith(("spotkube.shell", "spotkube.components", "spotkube.cli"))}
 
 
 def test_without_kfp_the_pipeline_tests_skip_and_the_core_check_passes() -> None:
     """What CI's core job sees: kfp cannot be imported (`None` in sys.modules blocks it)."""
     args = ["-q", "-o", "addopts=", "-p", "no:cacheprovider", "-k", "not core_and_the_cli",
-            "tests/pipelines/test_pipelines.py", "tests/core/test_pipeline_check.py"]
+            "tests/pipelines/test_pipelines.py", "tests/review/test_pipeline_check.py"]
     code = f"import sys, pytest; sys.modules['kfp'] = None; sys.exit(pytest.main({args!r}))"
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=600,
                             check=False)

@@ -13,7 +13,7 @@ def training():
     on_demand(publish(model=model.output))                     # never on spot
 ```
 
-Every toleration and node affinity comes from `spotkube.core.contract`, the module that also built the
+Every toleration and node affinity comes from `spotkube.platform.contract`, the module that also built the
 pools, and uses only the neutral `spotkube.io/*` labels plus the spot taints of both clouds, so a
 pipeline compiled once runs on an AKS or a GKE cluster built by spotkube. Check a compiled
 pipeline against a stack with `spotkube pipeline-check pipeline.yaml --stack NAME`.

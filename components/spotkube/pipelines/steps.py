@@ -14,9 +14,9 @@ from typing import Any
 
 from kfp import dsl, kubernetes
 
-from spotkube.core import contract
-from spotkube.core.contract import Placement
 from spotkube.pipelines.targets import CpuSpot, GpuTarget, PlacementError, PoolTarget, SpotTarget
+from spotkube.platform import contract
+from spotkube.platform.contract import Placement
 
 #: The articles' policy: five retries, five minutes apart, so a step outlives a burst of evictions.
 DEFAULT_RETRIES = 5

@@ -16,16 +16,16 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from spotkube.core import contract
-from spotkube.core.contract import Placement, PoolContract
-from spotkube.core.errors import SpotkubeError
-from spotkube.core.pipeline_reader import PipelineCheckError, load_pool_contracts, read_pool_file
-from spotkube.core.profiles import PROFILES
+from spotkube.clouds import CLOUDS
+from spotkube.platform import contract
+from spotkube.platform.contract import Placement, PoolContract
+from spotkube.platform.errors import SpotkubeError
+from spotkube.platform.pipeline_reader import PipelineCheckError, load_pool_contracts, read_pool_file
 
 #: spotkube's cloud-neutral GPU vocabulary (GKE's accelerator names, which the AKS catalog maps its
 #: VM sizes onto): every cloud profile's GPU types. A type outside it is a typo, or a GPU no spotkube
 #: pool can carry.
-KNOWN_GPU_TYPES: frozenset[str] = frozenset().union(*(p.gpu_types for p in PROFILES.values()))
+KNOWN_GPU_TYPES: frozenset[str] = frozenset().union(*(p.gpu_types for p in CLOUDS.values()))
 
 #: The most GPUs one spotkube node carries (the spec's limit for `gpu.count`).
 MAX_GPUS_PER_NODE = 16
@@ -43,7 +43,7 @@ def _gpu_count(count: Any, limit: int = MAX_GPUS_PER_NODE) -> int:
 
 def _gpu_type_hint(name: str) -> str:
     """When someone passes a machine name instead of a GPU type, say which GPU type it carries."""
-    carried = next((gpu for p in PROFILES.values() if (gpu := p.machine_gpu(name))), None)
+    carried = next((gpu for p in CLOUDS.values() if (gpu := p.machine_gpu(name))), None)
     if carried:
         return f" ({name} is a machine; it carries {carried[0]})"
     return ""

@@ -1,0 +1,322 @@
+"""The `spotkube` command line: the offline plan and the tools around it.
+
+Every user mistake ends with one clear message and exit code 2; an unsafe plan with exit code 1;
+never a traceback.
+"""
+
+from __future__ import annotations
+
+import datetime
+import sys
+from collections.abc import Sequence
+from decimal import Decimal, InvalidOperation
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from typer.core import TyperGroup
+
+import spotkube
+from spotkube.cli import cost_views, diff_views, plan_at_ref, plan_views, report, terminal
+from spotkube.cli.azure_retail import DEFAULT_ENDPOINT, DEFAULT_TIMEOUT_S, fetch_vm_prices
+from spotkube.cli.offline import run_stack
+from spotkube.cli.pipeline_views import render_reports_table, reports_json, reports_markdown
+from spotkube.clouds import load_stack_spec, plan_platform
+from spotkube.clouds.stack_template import CloudName, create_stack, next_steps
+from spotkube.platform import stack_names
+from spotkube.platform.cost import (
+    PRICES_ENV,
+    PriceTable,
+    load_user_table,
+    merge_rows,
+    price_table,
+    user_file_path,
+    write_table,
+)
+from spotkube.platform.errors import SpotkubeError
+from spotkube.platform.pipeline_reader import load_pool_contracts, read_pipeline
+from spotkube.platform.project import find_project
+from spotkube.review.costing import price_plan
+from spotkube.review.pipeline_check import check_pipeline
+from spotkube.review.plan_diff import StackDiff, plan_diff
+
+NO_COLOR_FLAG = "--no-color"
+
+
+class SpotkubeGroup(TyperGroup):
+    """The `spotkube` group: plain output from NO_COLOR or `--no-color` wherever it is given, and a
+    closed stdout (`spotkube plan --all | head -1`) ends the command quietly with exit code 0."""
+
+    def main(self, args: Sequence[str] | None = None, *pos: object, **kwargs: object) -> object:
+        terminal.configure(plain=terminal.wants_plain())
+        return super().main(args, *pos, **kwargs)  # type: ignore[arg-type]
+
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
+        # `spotkube plan -s x --no-color` as well as `spotkube --no-color plan -s x`: the flag belongs
+        # to the group, so it moves in front of the command (never past a `--`).
+        end = args.index("--") if "--" in args else len(args)
+        if NO_COLOR_FLAG in args[:end]:
+            args = [NO_COLOR_FLAG, *(a for a in args[:end] if a != NO_COLOR_FLAG), *args[end:]]
+        return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: typer.Context) -> object:
+        try:
+            try:
+                return super().invoke(ctx)
+            finally:
+                sys.stdout.flush()
+        except (terminal.PipeClosed, BrokenPipeError):
+            terminal.stdout_gone()
+            ctx.exit(0)
+
+
+app = typer.Typer(help="Plan and check spotkube platforms offline.", no_args_is_help=True, cls=SpotkubeGroup,
+                  pretty_exceptions_enable=False, add_completion=True,
+                  context_settings={"help_option_names": ["-h", "--help"]})
+stderr = terminal.console(stderr=True)
+
+
+class Format(StrEnum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+
+
+ProjectOption = Annotated[Path, typer.Option("--project", help="Folder with Pulumi.yaml.")]
+PricesOption = Annotated[Path | None, typer.Option(
+    "--prices", help=f"Your price file, whose rows override the bundled ones (default: ${PRICES_ENV}, "
+    "else prices.json in your config directory if it exists).")]
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"spotkube {spotkube.__version__}")
+        raise typer.Exit()
+
+
+def _plain_output(value: bool) -> None:
+    global stderr
+    terminal.configure(plain=terminal.wants_plain(value))
+    stderr = terminal.console(stderr=True)
+
+
+@app.callback()
+def main(
+    version: Annotated[bool, typer.Option("--version", callback=_show_version, is_eager=True,
+                                          help="Print spotkube's version and exit.")] = False,
+    no_color: Annotated[bool, typer.Option(NO_COLOR_FLAG, callback=_plain_output, is_eager=True,
+                                           help="Plain text: no colour, bold or other escape codes (also: "
+                                           "NO_COLOR=1).")] = False,
+) -> None:
+    """Plan and check spotkube platforms offline: no Pulumi CLI, cloud or credentials needed.
+
+    Tables are as wide as the terminal, or COLUMNS; 120 columns when written to a pipe or a file.
+    """
+
+
+def fail(message: str, code: int = 2) -> typer.Exit:
+    stderr.print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
+    return typer.Exit(code)
+
+
+@app.command()
+def plan(
+    stack: Annotated[list[str] | None, typer.Option("--stack", "-s", help="Stack name(s).")] = None,
+    all_stacks: Annotated[bool, typer.Option("--all", help="Every stack in the project.")] = False,
+    output: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    details: Annotated[bool, typer.Option("--details", help="Also print every resource's registered inputs "
+                                          "(secrets masked).")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Fail (exit 1) on warnings too.")] = False,
+    diff: Annotated[str | None, typer.Option("--diff", metavar="REF", help="Show what changed since the git ref "
+                                             "REF (e.g. origin/main, HEAD~1) instead of the plan.")] = None,
+    prices: PricesOption = None,
+    project_dir: ProjectOption = Path("."),
+) -> None:
+    """Show what each stack would build: security posture, pools, cost, placements, policy verdicts,
+    resources and outputs, without a cloud. Exit 1 when the plan is unsafe (or, with --strict, warns)."""
+    try:
+        project = find_project(project_dir)
+        names = project.stacks() if all_stacks else [stack_names.stack_name(project, s) for s in stack or []]
+        if not names:
+            raise fail("name a stack with --stack NAME, or use --all")
+        table = price_table(prices)
+        documents = [report.stack_document(run_stack(project, name), table)
+                     for name in terminal.progress(names, stderr=stderr)]
+        wanted = None if all_stacks else names
+        base = None
+        for ref in terminal.progress([diff] if diff is not None else [], verb="planning the base", stderr=stderr):
+            base = plan_at_ref.plan_documents(project, ref, wanted, prices)
+    except SpotkubeError as err:
+        raise fail(str(err)) from None
+    if base is not None and diff is not None:
+        _print_diff(plan_diff(base, [d.to_json(details=True) for d in documents]), diff, output)
+    elif output is Format.json:
+        typer.echo(report.to_json(documents, details=details))
+    elif output is Format.markdown:
+        typer.echo(plan_views.to_markdown(documents, details=details))
+    else:
+        plan_views.render_table(documents, terminal.console(), details=details)
+    unsafe = [f"{d.stack}: {e}" for d in documents for e in d.errors]
+    if strict:
+        unsafe += [f"{d.stack}: warning: {w}" for d in documents for w in d.warnings]
+    if unsafe:
+        raise fail(f"the plan is unsafe{' (--strict)' if strict else ''}:\n" + "\n".join(unsafe), code=1)
+
+
+def _print_diff(diffs: Sequence[StackDiff], ref: str, output: Format) -> None:
+    if output is Format.json:
+        typer.echo(diff_views.to_json(diffs, ref))
+    elif output is Format.markdown:
+        typer.echo(diff_views.to_markdown(diffs, ref))
+    else:
+        diff_views.render_table(diffs, ref, terminal.console())
+
+
+def _hours(pairs: list[str], pools: list[str]) -> dict[str, Decimal]:
+    """Parse `--hours POOL=H` options; a pool the stack lacks or a bad number is a user error."""
+    hours: dict[str, Decimal] = {}
+    for pair in pairs:
+        pool, sep, value = pair.partition("=")
+        try:
+            amount = Decimal(value)
+        except InvalidOperation:
+            amount = Decimal(-1)
+        if not sep or pool not in pools or amount < 0:
+            raise fail(f"--hours {pair}: use POOL=HOURS with HOURS >= 0 and POOL one of {', '.join(pools)}")
+        hours[pool] = amount
+    return hours
+
+
+@app.command()
+def cost(
+    stack: Annotated[str, typer.Option("--stack", "-s", help="Stack name.")],
+    hours: Annotated[list[str] | None, typer.Option("--hours", help="What-if node-hours: POOL=H.")] = None,
+    output: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    prices: PricesOption = None,
+    project_dir: ProjectOption = Path("."),
+) -> None:
+    """What a stack costs a month, with what-if node-hours per pool; needs no Pulumi run."""
+    try:
+        stack = stack_names.stack_name(find_project(project_dir), stack)
+        plan_ = plan_platform(load_stack_spec(find_project(project_dir), stack))
+        what_if = _hours(hours or [], [p.name for p in plan_.pools])
+        report_ = price_plan(plan_, hours=what_if, table=price_table(prices))
+    except SpotkubeError as err:
+        raise fail(str(err)) from None
+    if output is Format.json:
+        typer.echo(cost_views.cost_json(stack, report_))
+    elif output is Format.markdown:
+        typer.echo(cost_views.cost_markdown(stack, report_), nl=False)
+    else:
+        cost_views.render_cost(stack, report_, terminal.console())
+
+
+prices_app = typer.Typer(help="Prices: the bundled table and your own price file.", no_args_is_help=True)
+app.add_typer(prices_app, name="prices")
+
+#: The notes of a price file `prices refresh` creates.
+_NEW_PRICE_FILE_NOTES = (
+    "Your spotkube price file: its rows override the bundled table's rows with the same cloud, region, sku, kind "
+    "and capacity, in `spotkube plan` and `spotkube cost`.",
+    "`spotkube prices refresh` writes Azure rows here; add rows by hand for negotiated prices, with a source "
+    "saying where each comes from.",
+)
+
+
+@prices_app.command("refresh")
+def refresh_prices(
+    region: Annotated[str, typer.Option("--region", help="Azure region, e.g. uksouth.")],
+    sku: Annotated[list[str], typer.Option("--sku", help="Azure VM size(s), e.g. Standard_NC4as_T4_v3.")],
+    table_path: Annotated[Path | None, typer.Option("--table", help=(
+        f"Price file to write (default: ${PRICES_ENV}, else prices.json in your config directory); "
+        "created with its folders when missing."))] = None,
+    endpoint: Annotated[str, typer.Option(help="Retail Prices API endpoint.")] = DEFAULT_ENDPOINT,
+    timeout: Annotated[float, typer.Option(help="Seconds per request.")] = DEFAULT_TIMEOUT_S,
+) -> None:
+    """Fetch Azure on-demand and spot prices from the Retail Prices API into your price file.
+
+    It never writes into the installed package: the plan and `spotkube cost` read your price file over
+    the bundled table.
+    """
+    today = datetime.date.today()
+    target = user_file_path(table_path)
+    try:
+        rows = [row for size in sku for row in fetch_vm_prices(region, size, endpoint=endpoint, timeout=timeout)]
+        if target.exists():
+            table = load_user_table(target)
+        else:
+            table = PriceTable(currency="USD", date=today, notes=_NEW_PRICE_FILE_NOTES, rows=())
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_table(merge_rows(table, rows, date=today), target)
+    except SpotkubeError as err:
+        raise fail(str(err)) from None
+    except OSError as err:
+        raise fail(f"{target}: cannot write the price file ({err.strerror or err})") from None
+    missing = sorted(set(sku) - {row.sku for row in rows})
+    typer.echo(f"updated {len(rows)} price rows in {target}")
+    if missing:
+        stderr.print(f"[yellow]warning:[/yellow] not sold in {region}: {', '.join(missing)}", highlight=False)
+
+
+@app.command("pipeline-check")
+def pipeline_check_command(
+    compiled: Annotated[Path, typer.Argument(metavar="COMPILED.yaml",
+                                             help="A pipeline compiled by kfp.compiler.Compiler().compile(...).")],
+    stack: Annotated[list[str], typer.Option("--stack", "-s", help="Stack(s) whose pools the steps must fit.")],
+    output: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    project_dir: ProjectOption = Path("."),
+) -> None:
+    """Where each step of a compiled KFP pipeline can land on a stack's pools.
+
+    Exit code 0 when every step can land somewhere (warnings allowed), 1 when one cannot, 2 on bad input.
+    """
+    try:
+        pipeline = read_pipeline(compiled)
+        project = find_project(project_dir)
+        reports = []
+        for given in stack:
+            name = stack_names.stack_name(project, given)
+            run = run_stack(project, name)
+            contracts = run.outputs.get("poolContracts")
+            if contracts is None or contracts.secret:
+                raise fail(f"stack {name} exports no poolContracts output to check the pipeline against")
+            _, pools = load_pool_contracts(contracts.value, f"stack {name}: poolContracts", name)
+            # spotkube's Kubeflow Pipelines sets Argo's default retryPolicy, so evicted pods are retried.
+            reports.append(check_pipeline(pipeline, pools, name, evictions_retried=run.spec.kubeflow.enabled))
+    except SpotkubeError as err:
+        raise fail(str(err)) from None
+    if output is Format.json:
+        typer.echo(reports_json(reports))
+    elif output is Format.markdown:
+        typer.echo(reports_markdown(reports))
+    else:
+        render_reports_table(reports, terminal.console())
+    nowhere = [(r.stack, s) for r in reports for s in r.steps if s.error]
+    for stack_name, result in nowhere:
+        stderr.print(f"[red]error:[/red] {compiled}: step {result.step.name} can land nowhere on stack "
+                     f"{stack_name}: {result.error}", highlight=False, soft_wrap=True)
+    if nowhere:
+        raise typer.Exit(1)
+
+
+@app.command("new-stack")
+def new_stack(
+    cloud: Annotated[CloudName, typer.Option("--cloud", help="aks or gke.")],
+    env: Annotated[str, typer.Option("--env", help="Environment, e.g. dev or prod.")],
+    region: Annotated[str, typer.Option("--region", help="Azure or Google Cloud region.")],
+    gcp_project: Annotated[str | None, typer.Option("--gcp-project", help="GKE: Google Cloud project id.")] = None,
+    project_dir: ProjectOption = Path("."),
+) -> None:
+    """Write stacks/Pulumi.<cloud>-<env>-<region>.yaml with safe defaults (never overwrites), then print
+    the exact commands left: the offline plan, `pulumi stack init`, the GitHub environment the deploy
+    runs it in, the cloud's trust in that environment, and the commit."""
+    try:
+        project = find_project(project_dir)
+        created = create_stack(project, cloud, env, region, gcp_project=gcp_project)
+    except SpotkubeError as err:
+        raise fail(str(err)) from None
+    typer.echo(f"wrote {project.relative(created.path)}")
+    for line in next_steps(project, created, cloud):
+        typer.echo(line)

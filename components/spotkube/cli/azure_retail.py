@@ -1,0 +1,264 @@
+"""Client for the Azure Retail Prices API: Linux on-demand and spot prices of one VM size.
+
+Why this API: it is public and needs no credentials, so `spotkube prices refresh` can update the
+bundled table from a laptop or CI. Why only the standard library: the refresh is one GET per page,
+and keeping `requests` out keeps spotkube's install small and its offline tests simple.
+
+The rules come from the API's documented behaviour:
+
+- filter on serviceName, armRegionName, armSkuName and priceType; the values are case-sensitive,
+  so names are passed through exactly as given, never lower-cased;
+- follow `NextPageLink` until it is null;
+- drop Windows products (their price includes the licence) and Low Priority meters (Azure Batch);
+- a skuName ending in " Spot" is the spot price, every other Linux consumption row the on-demand
+  price; `retailPrice` is USD per hour.
+
+Every failure (no network, DNS, an HTTP error, a timeout, a body that is not the documented JSON)
+becomes a `PriceFetchError` that names the host and says what to do, so the CLI can print one
+sentence instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import datetime
+import http.client
+import json
+import re
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+from urllib.parse import quote, urlencode, urlsplit
+
+from spotkube.platform.cost.prices import PriceRow
+from spotkube.platform.errors import SpotkubeError
+
+DEFAULT_ENDPOINT = "https://prices.azure.com/api/retail/prices"
+API_VERSION = "2023-01-01-preview"
+DEFAULT_TIMEOUT_S = 10.0
+#: One SKU in one region is a page or two; more than this means the paging is looping.
+DEFAULT_MAX_PAGES = 20
+
+_REGION = re.compile(r"^[a-z][a-z0-9]*$")
+_SKU = re.compile(r"^Standard_[A-Za-z0-9][A-Za-z0-9_-]*$")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+class PriceFetchError(SpotkubeError):
+    """The price service could not be read; the message names the host and the way out."""
+
+
+class InvalidArmName(SpotkubeError, ValueError):
+    """A region or VM size that is not written the way the ARM API (and so the price API) wants."""
+
+
+def _check_names(region: str, sku: str) -> None:
+    """Refuse names the API would silently match to nothing, before making any request."""
+    if not _REGION.fullmatch(region):
+        raise InvalidArmName(
+            f"{region!r} is not an Azure ARM region name: use lower-case letters and digits with "
+            "no spaces, e.g. uksouth or westeurope (not 'UK South')"
+        )
+    if not _SKU.fullmatch(sku):
+        raise InvalidArmName(
+            f"{sku!r} is not an Azure ARM VM size: use the exact case-sensitive name, e.g. "
+            "Standard_D4s_v3 or Standard_NC4as_T4_v3"
+        )
+
+
+def build_filter(region: str, sku: str) -> str:
+    """The OData `$filter` for Linux-and-Windows consumption prices of one VM size in one region."""
+    _check_names(region, sku)
+    return (
+        f"serviceName eq 'Virtual Machines' and armRegionName eq '{region}' "
+        f"and armSkuName eq '{sku}' and priceType eq 'Consumption'"
+    )
+
+
+def build_url(region: str, sku: str, endpoint: str = DEFAULT_ENDPOINT) -> str:
+    """The first page's URL, percent-encoded so spaces and quotes survive any proxy unchanged."""
+    query = urlencode(
+        {"api-version": API_VERSION, "$filter": build_filter(region, sku)}, quote_via=quote
+    )
+    return f"{endpoint}?{query}"
+
+
+@dataclass(frozen=True)
+class _Item:
+    """The fields of one price item this client reads, checked for type."""
+
+    arm_region: str
+    arm_sku: str
+    sku_name: str
+    product_name: str
+    meter_name: str
+    price: Decimal
+    currency: str
+    unit: str
+    price_type: str
+    primary_region: bool
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), parts.port or _DEFAULT_PORTS.get(scheme)
+
+
+def _host(url: str) -> str:
+    return urlsplit(url).netloc or url
+
+
+def _fail(url: str, what: str) -> PriceFetchError:
+    return PriceFetchError(
+        f"Azure Retail Prices API at {_host(url)}: {what}. spotkube keeps using the bundled price "
+        "table; retry the refresh when the service is reachable."
+    )
+
+
+def _get_json(url: str, timeout: float) -> Any:
+    """GET one page and decode it, turning every network or format failure into PriceFetchError."""
+    request = urllib.request.Request(
+        url, headers={"Accept": "application/json", "User-Agent": "spotkube"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            body = response.read()
+    except urllib.error.HTTPError as exc:
+        raise _fail(url, f"answered HTTP {exc.code} {exc.reason}") from exc
+    except urllib.error.URLError as exc:
+        if isinstance(exc.reason, TimeoutError):
+            raise _fail(url, f"no answer within {timeout:g} s") from exc
+        raise _fail(url, f"could not be reached ({exc.reason}); check the network or DNS") from exc
+    except TimeoutError as exc:
+        raise _fail(url, f"no answer within {timeout:g} s") from exc
+    except (OSError, http.client.HTTPException) as exc:
+        raise _fail(url, f"connection failed ({exc!r})") from exc
+    try:
+        return json.loads(body.decode("utf-8"), parse_float=Decimal)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise _fail(url, "answered with something that is not JSON") from exc
+
+
+def _text(raw: dict[str, Any], key: str, url: str) -> str:
+    value = raw.get(key)
+    if not isinstance(value, str):
+        raise _fail(url, f"sent a price item whose {key!r} is not text")
+    return value
+
+
+def _item(raw: Any, url: str) -> _Item:
+    if not isinstance(raw, dict):
+        raise _fail(url, "sent a price item that is not a JSON object")
+    price = raw.get("retailPrice")
+    if isinstance(price, bool) or not isinstance(price, Decimal | int):
+        raise _fail(url, "sent a price item whose 'retailPrice' is not a number")
+    if price < 0:
+        raise _fail(url, f"sent a negative 'retailPrice' ({price})")
+    primary = raw.get("isPrimaryMeterRegion", True)
+    return _Item(
+        arm_region=_text(raw, "armRegionName", url),
+        arm_sku=_text(raw, "armSkuName", url),
+        sku_name=_text(raw, "skuName", url),
+        product_name=_text(raw, "productName", url),
+        meter_name=_text(raw, "meterName", url),
+        price=Decimal(price),
+        currency=_text(raw, "currencyCode", url),
+        unit=_text(raw, "unitOfMeasure", url),
+        price_type=_text(raw, "type", url),
+        primary_region=primary is not False,
+    )
+
+
+def _pages(first_url: str, timeout: float, max_pages: int) -> list[_Item]:
+    """Every item of every page, following NextPageLink on the same host only."""
+    items: list[_Item] = []
+    url: str | None = first_url
+    seen: set[str] = set()
+    while url is not None:
+        if url in seen:
+            raise _fail(first_url, "repeated a NextPageLink it had already sent (a paging loop)")
+        if len(seen) == max_pages:
+            raise _fail(first_url, f"sent more than {max_pages} pages for one VM size")
+        if _origin(url) != _origin(first_url):
+            raise _fail(first_url, f"sent a NextPageLink to another host ({_host(url)})")
+        seen.add(url)
+        page = _get_json(url, timeout)
+        if not isinstance(page, dict) or not isinstance(page.get("Items"), list):
+            raise _fail(url, "answered JSON without the documented 'Items' list")
+        items.extend(_item(raw, url) for raw in page["Items"])
+        next_link = page.get("NextPageLink")
+        if next_link is not None and not isinstance(next_link, str):
+            raise _fail(url, "sent a 'NextPageLink' that is not a URL")
+        url = next_link or None
+    return items
+
+
+def _is_linux_consumption(item: _Item, region: str, sku: str) -> bool:
+    """Keep Linux pay-as-you-go hourly USD prices of exactly this size and region.
+
+    Also dropped: zero prices (a free meter is not what a VM costs) and items marked
+    `isPrimaryMeterRegion: false`, the API's copies of a meter listed under another region.
+    """
+    return (
+        item.price > 0
+        and item.arm_region == region
+        and item.arm_sku == sku
+        and item.price_type == "Consumption"
+        and item.currency == "USD"
+        and item.unit == "1 Hour"
+        and item.primary_region
+        and not item.product_name.endswith(" Windows")
+        and not item.meter_name.endswith(" Low Priority")
+    )
+
+
+def fetch_vm_prices(
+    region: str,
+    sku: str,
+    *,
+    endpoint: str = DEFAULT_ENDPOINT,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    today: datetime.date | None = None,
+    max_pages: int = DEFAULT_MAX_PAGES,
+) -> list[PriceRow]:
+    """The on-demand and spot rows for one VM size in one region, in the price table's shape.
+
+    Returns one row per capacity the API lists (none when the size is not sold in the region).
+    Each row's source is the URL that was queried and its date is `today` (the current date
+    unless given, which tests use to stay deterministic).
+
+    Raises `InvalidArmName` for names the API would not match, and `PriceFetchError` when the
+    service cannot be read or gives two different prices for the same capacity.
+    """
+    if timeout <= 0:
+        raise ValueError(f"timeout must be a positive number of seconds, got {timeout}")
+    if max_pages < 1:
+        raise ValueError(f"max_pages must be at least 1, got {max_pages}")
+    first_url = build_url(region, sku, endpoint)
+    prices: dict[str, Decimal] = {}
+    for item in _pages(first_url, timeout, max_pages):
+        if not _is_linux_consumption(item, region, sku):
+            continue
+        capacity = "spot" if item.sku_name.endswith(" Spot") else "on-demand"
+        known = prices.setdefault(capacity, item.price)
+        if known != item.price:
+            raise _fail(
+                first_url,
+                f"listed two {capacity} prices for {sku} in {region} ({known} and {item.price})",
+            )
+    day = today or datetime.date.today()
+    return [
+        PriceRow(
+            cloud="azure",
+            region=region,
+            sku=sku,
+            kind="machine",
+            capacity=capacity,
+            usd_per_hour=price,
+            source=first_url,
+            date=day,
+        )
+        for capacity, price in sorted(prices.items())
+    ]

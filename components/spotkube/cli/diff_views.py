@@ -1,0 +1,119 @@
+"""How `spotkube plan --diff REF` shows what changed: a terminal table, Markdown for the pull
+request, or JSON. All three read the same `StackDiff` values."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from decimal import Decimal
+from typing import Any
+
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from spotkube.cli import cost_views
+from spotkube.cli.terminal import fit_columns
+from spotkube.review.costing import UNPRICED
+from spotkube.review.plan_diff import Change, CostDelta, NamedDiff, ResourceDiff, StackDiff
+from spotkube.review.plan_document import SCHEMA_VERSION
+
+#: Longest value shown in a diff cell; longer ones are cut (the JSON keeps them whole).
+VALUE_WIDTH = 80
+
+
+def _value(value: Any) -> str:
+    text = "(absent)" if value is None else json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= VALUE_WIDTH else text[:VALUE_WIDTH - 1] + "…"
+
+
+def change_text(change: Change) -> str:
+    return f"{change.path}: {_value(change.old)} → {_value(change.new)}"
+
+
+def _money(value: float | None) -> str:
+    return UNPRICED if value is None else cost_views.money(Decimal(str(value)))
+
+
+def _signed(value: float | None) -> str:
+    return UNPRICED if value is None else ("+" if value >= 0 else "-") + _money(abs(value))
+
+
+def cost_line(cost: CostDelta) -> str:
+    return (f"monthly cost: idle floor {_money(cost.idle_floor[0])} → {_money(cost.idle_floor[1])} "
+            f"({_signed(cost.idle_floor_delta)}); scenario {_money(cost.scenario[0])} → "
+            f"{_money(cost.scenario[1])} ({_signed(cost.scenario_delta)})")
+
+
+def _action(resource: ResourceDiff) -> str:
+    if resource.action != "replace":
+        return resource.action
+    return "replace (delete first)" if resource.delete_before_replace else "replace (create first)"
+
+
+def _title(diff: StackDiff, ref: str) -> str:
+    return f"{diff.stack}: {diff.status} since {ref}"
+
+
+def _named_lines(label: str, items: Sequence[NamedDiff]) -> list[str]:
+    return [f"{label} {item.name} {item.action}: " + "; ".join(change_text(c) for c in item.changes)
+            for item in items]
+
+
+def render_table(diffs: Sequence[StackDiff], ref: str, console: Console) -> None:
+    for diff in diffs:
+        parts: list[Any] = [Text(_title(diff, ref), style="bold")]
+        if diff.status == "unchanged":
+            console.print(Group(*parts, Text("no changes")))
+            continue
+        parts += [Text(line) for line in _named_lines("pool", diff.pools) + _named_lines("security", diff.posture)]
+        if diff.resources:
+            table = Table(title="resources", title_justify="left", expand=False)
+            for column in ("action", "resource", "changes"):
+                table.add_column(column, overflow="fold")
+            for resource in diff.resources:
+                changes = "\n".join(change_text(c) for c in resource.changes) or "-"
+                if resource.replace_reasons:
+                    changes += "\nreplaces because " + "; ".join(resource.replace_reasons)
+                table.add_row(_action(resource), f"{resource.type}\n{resource.name}", changes,
+                              style="red" if resource.action in ("replace", "remove") else None)
+            fit_columns(table, console.width)  # wrap at spaces, never mid-word, where the words fit
+            parts.append(table)
+        if diff.cost is not None:
+            parts.append(Text(cost_line(diff.cost)))
+        parts += [Text(f"new error: {e}", style="red") for e in diff.new_errors]
+        console.print(Group(*parts))
+        console.print()
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", "<br>")
+
+
+def to_markdown(diffs: Sequence[StackDiff], ref: str) -> str:
+    lines = [f"## spotkube plan: changes since `{ref}`", ""]
+    for diff in diffs:
+        lines += [f"### {_title(diff, ref)}", ""]
+        if diff.status == "unchanged":
+            lines += ["No changes.", ""]
+            continue
+        named = _named_lines("pool", diff.pools) + _named_lines("security", diff.posture)
+        lines += [f"- {_cell(line)}" for line in named]
+        if diff.cost is not None:
+            lines += ["", f"**{cost_line(diff.cost)}**"]
+        if diff.resources:
+            lines += ["", "| action | resource | changes |", "|---|---|---|"]
+            for resource in diff.resources:
+                changes = [f"`{_cell(change_text(c))}`" for c in resource.changes]
+                if resource.replace_reasons:
+                    changes.append("**replaces** because " + _cell("; ".join(resource.replace_reasons)))
+                action = f"**{_action(resource)}**" if resource.action in ("replace", "remove") else _action(resource)
+                lines.append(f"| {action} | `{resource.type}` {resource.name} | {'<br>'.join(changes) or '-'} |")
+        lines += ["", *(f"> **new error:** {_cell(e)}" for e in diff.new_errors)] if diff.new_errors else []
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def to_json(diffs: Sequence[StackDiff], ref: str) -> str:
+    return json.dumps({"schemaVersion": SCHEMA_VERSION, "base": ref, "stacks": [d.to_json() for d in diffs]},
+                      indent=2)

@@ -1,0 +1,274 @@
+"""How `spotkube plan` shows a `PlanDocument`: a terminal table, or Markdown for a pull request.
+
+Both views read the typed document, never its JSON, so they can't disagree with it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from spotkube.cli import cost_views
+from spotkube.cli.terminal import fit_columns
+from spotkube.platform.posture import Setting
+from spotkube.review.plan_document import PlanDocument, PoolRow
+from spotkube.review.preflight import Verdict
+from spotkube.review.resource_list import Resource
+
+
+def _gpu(pool: PoolRow) -> str:
+    return f"{pool.gpu_count} × {pool.gpu_type}" if pool.gpu_type else "-"
+
+
+def _price(pool: PoolRow) -> str:
+    price = pool.max_price
+    if price is None:
+        return "-"
+    return "on-demand cap" if price == -1 else f"${price}/h"
+
+
+def _pool_cost(document: PlanDocument, pool: str) -> str:
+    """Idle floor and scenario cost a month, for the pool's row; "unpriced" without a price."""
+    return cost_views.pool_cost_text(document.cost, pool)
+
+
+def cost_summary(document: PlanDocument) -> str:
+    """The stack's monthly total in one line (shared with `spotkube cost`): idle floor, scenario,
+    what spot saves, and the pools left out for want of a price; "unpriced" when none has one."""
+    return cost_views.summary(document.cost)
+
+
+_POOL_COLUMNS = ("pool", "role", "capacity", "machine", "gpu", "nodes", "taints",
+                 "eviction", "max price", "zones", "cost / month")
+
+
+def _pool_cells(document: PlanDocument, pool: PoolRow) -> tuple[str, ...]:
+    return (pool.name, pool.role, pool.capacity, pool.machine, _gpu(pool), f"{pool.min}..{pool.max}",
+            "\n".join(pool.taints) or "-", pool.eviction_policy or "-", _price(pool), ", ".join(pool.zones) or "-",
+            _pool_cost(document, pool.name))
+
+
+def pool_table(document: PlanDocument, width: int | None = None) -> Table:
+    """The pools, one row each. Given the console's `width`, the eleven columns are shown only when
+    every cell fits on its lines; otherwise each pool becomes a row of two columns (`pool`, `details`)
+    whose lines wrap only at spaces, so a taint or a machine is never cut."""
+    title = f"{document.stack}  ({document.cloud}, {document.region}, {document.environment})"
+    table = Table(title=title, title_justify="left", expand=False)
+    for column in _POOL_COLUMNS:
+        table.add_column(column, overflow="fold")
+    for pool in document.pools:
+        table.add_row(*(Text(cell) for cell in _pool_cells(document, pool)))
+    if width is not None and not fit_columns(table, width, wrap=False):
+        return _pool_cards(document, title)
+    return table
+
+
+def _pool_cards(document: PlanDocument, title: str) -> Table:
+    """Narrow terminals: one block per pool (what it is, its size, its taints one a line, its cost),
+    in a single column so that a long taint, such as a GKE pool's compute class taint, keeps its line."""
+    table = Table(title=title, title_justify="left", expand=False, show_lines=True)
+    table.add_column("pool", overflow="fold")
+    for pool in document.pools:
+        lines = [f"{pool.name}: {pool.role}, {pool.capacity}, {pool.machine}"
+                 + (f", {_gpu(pool)}" if pool.gpu_type else ""),
+                 f"nodes {pool.min}..{pool.max}"
+                 + (f", eviction {pool.eviction_policy}" if pool.eviction_policy else "")
+                 + (f", max price {_price(pool)}" if pool.max_price is not None else "")]
+        if pool.zones:
+            lines.append("zones " + ", ".join(pool.zones))
+        if pool.taints:
+            lines += ["taints:", *pool.taints]
+        lines.append("cost / month: " + _pool_cost(document, pool.name).replace("\n", "; "))
+        table.add_row(Text("\n".join(lines)))
+    return table
+
+
+def placement_rows(document: PlanDocument) -> list[tuple[str, str, str, str, str]]:
+    """(workloads, kind, namespace, pools, note) with workloads that land alike on one row, so the
+    14 KFP Deployments read as one line; the JSON keeps one entry per workload."""
+    rows: dict[tuple[str, str, str, str], list[str]] = {}
+    for entry in document.placements.placements:
+        pools = ", ".join(entry.pools) or f"NOWHERE: {entry.reason or ''}"
+        rows.setdefault((entry.kind, entry.namespace, pools, entry.note or ""), []).append(entry.workload)
+    return [(", ".join(names), kind, namespace, pools, note) for (kind, namespace, pools, note), names in rows.items()]
+
+
+def placement_notes(document: PlanDocument) -> list[str]:
+    """The stack's notes and each distinct placement note, once."""
+    notes = [n for *_, n in placement_rows(document) if n]
+    return [*document.placements.notes, *dict.fromkeys(notes)]
+
+
+def placement_table(document: PlanDocument) -> Table:
+    table = Table(title="where workloads land", title_justify="left", expand=False)
+    table.add_column("workload", overflow="fold", max_width=70)
+    for column in ("kind", "namespace", "pools"):
+        table.add_column(column, overflow="fold")
+    for names, kind, namespace, pools, _ in placement_rows(document):
+        table.add_row(names, kind, namespace, pools, style="red" if pools.startswith("NOWHERE") else None)
+    return table
+
+
+def _verdict(check: Verdict) -> str:
+    return "pass" if check.ok else "FAIL"
+
+
+def preflight_table(document: PlanDocument) -> Table:
+    table = Table(title="deploy preflight", title_justify="left", expand=False)
+    for column in ("rule", "verdict", "why"):
+        table.add_column(column, overflow="fold", max_width=110 if column == "why" else None)
+    for check in document.preflight:
+        table.add_row(check.title, _verdict(check), check.detail, style=None if check.ok else "red")
+    return table
+
+
+def _setting_text(setting: Setting) -> str:
+    return f"{setting.value} (weak: {setting.concern})" if setting.concern else setting.value
+
+
+def posture_rows(document: PlanDocument) -> list[tuple[str, str, Setting]]:
+    """(where, setting name, setting) for each cluster's security settings, then the add-ons'."""
+    rows = [(cluster.resource, s.name, s) for cluster in document.posture for s in cluster.settings]
+    return rows + [("add-ons", s.name, s) for s in document.addons]
+
+
+def posture_table(document: PlanDocument) -> Table:
+    table = Table(title=f"{document.stack}: security posture and add-ons", title_justify="left", expand=False)
+    for column in ("setting", "value"):
+        table.add_column(column, overflow="fold")
+    for _, name, setting in posture_rows(document):
+        table.add_row(name, _setting_text(setting), style="yellow" if setting.concern else None)
+    return table
+
+
+def fallback_rows(document: PlanDocument) -> list[tuple[str, str, str, str]]:
+    """(GPU type, order tried, worst case before on-demand, note) for each GPU type."""
+    return [(f.gpu_type, f.order_text(), f.worst_case_text(), f.warning or f.note or f"ordered by {f.ordered_by}")
+            for f in document.fallback]
+
+
+def fallback_table(document: PlanDocument) -> Table:
+    table = Table(title=f"{document.stack}: spot fallback per GPU type", title_justify="left", expand=False)
+    for column in ("gpu", "tried in order", "worst case before on-demand", "note"):
+        table.add_column(column, overflow="fold")
+    for gpu, order, worst, note in fallback_rows(document):
+        table.add_row(gpu, order, worst, note)
+    return table
+
+
+def policy_lines(document: PlanDocument) -> list[str]:
+    if not document.policy:
+        return ["policy pack: every rule passes"]
+    return [f"policy {finding.rule}: {finding.message}" for finding in document.policy]
+
+
+def _options(resource: Resource) -> str:
+    options = ["protect"] * resource.protect
+    if resource.replace_on_changes:
+        options.append("replace on " + ", ".join(resource.replace_on_changes))
+    if resource.delete_before_replace:
+        options.append("delete before replace")
+    return "; ".join(options)
+
+
+def _tree_name(resource: Resource) -> str:
+    return "  " * (len(resource.path) - 1) + resource.name
+
+
+def resource_table(document: PlanDocument) -> Table:
+    table = Table(title=f"{len(document.resources)} resources and components", title_justify="left", expand=False)
+    for column in ("name", "type", "what it is"):
+        table.add_column(column, overflow="fold")
+    for resource in document.resources:
+        what = "; ".join(part for part in (resource.note, _options(resource)) if part) or "-"
+        table.add_row(_tree_name(resource), resource.type, what, style="dim" if resource.kind == "provider" else None)
+    return table
+
+
+def outputs_line(document: PlanDocument) -> Text:
+    outputs = ", ".join(f"{n} (secret)" if secret else n for n, secret in document.outputs.items())
+    return Text(f"outputs: {outputs}")
+
+
+def details_text(document: PlanDocument) -> str:
+    """Every resource's registered inputs, secrets masked as Pulumi masks them (`--details`)."""
+    blocks = [f"{resource.type} {'/'.join(resource.path)}\n{_inputs_json(resource)}" for resource in document.resources]
+    return "\n\n".join(blocks)
+
+
+def _inputs_json(resource: Resource) -> str:
+    return json.dumps(resource.inputs, indent=2, ensure_ascii=False)
+
+
+def render_table(documents: Sequence[PlanDocument], console: Console, details: bool = False) -> None:
+    for document in documents:
+        parts: list[Any] = [posture_table(document), pool_table(document, console.width), Text(cost_summary(document)),
+                            fallback_table(document), placement_table(document), preflight_table(document)]
+        parts += [Text(line, style="red" if document.policy else None) for line in policy_lines(document)]
+        parts += [Text(f"note: {n}", style="dim") for n in placement_notes(document)]
+        parts += [resource_table(document), outputs_line(document)]
+        if details:
+            parts.append(Text(details_text(document)))
+        parts += [Text(w, style="yellow") for w in document.warnings]
+        parts += [Text(f"error: {e}", style="red") for e in document.errors]
+        for part in parts:  # the other tables keep their words whole too, where they can
+            if isinstance(part, Table) and part.columns[0].width is None:
+                fit_columns(part, console.width)
+        console.print(Group(*parts))
+        console.print()
+
+
+def _md_setting(setting: Setting) -> str:
+    return f"{setting.value} **weak: {setting.concern}**" if setting.concern else setting.value
+
+
+def _md_resources(document: PlanDocument, details: bool) -> list[str]:
+    """The resource tree in a collapsed block, with each resource's inputs under `--details`."""
+    lines = ["<details><summary>" f"{len(document.resources)} resources and components</summary>", "",
+             "| name | type | what it is |", "|---|---|---|"]
+    for resource in document.resources:
+        what = "; ".join(part for part in (resource.note, _options(resource)) if part) or "-"
+        indent = "&nbsp;&nbsp;" * (len(resource.path) - 1)
+        lines.append(f"| {indent}{resource.name} | `{resource.type}` | {what} |")
+    if details:
+        for resource in document.resources:
+            lines += ["", f"`{resource.type}` {'/'.join(resource.path)}", "", "```json", _inputs_json(resource), "```"]
+    return [*lines, "", "</details>"]
+
+
+def to_markdown(documents: Sequence[PlanDocument], details: bool = False) -> str:
+    """A compact block for a pull-request comment."""
+    lines = ["## spotkube plan", ""]
+    for document in documents:
+        lines += [f"### {document.stack} ({document.cloud}, {document.region})", "",
+                  "| security and add-ons | value |", "|---|---|"]
+        lines += [f"| {name} | {_md_setting(setting)} |" for _, name, setting in posture_rows(document)]
+        lines += ["",
+                  "| pool | capacity | machine | gpu | nodes | taints | max price | cost / month |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for pool in document.pools:
+            taints = "<br>".join(f"`{t}`" for t in pool.taints) or "-"
+            lines.append(f"| {pool.name} | {pool.capacity} | {pool.machine} | {_gpu(pool)} | "
+                         f"{pool.min}..{pool.max} | {taints} | {_price(pool)} | "
+                         f"{_pool_cost(document, pool.name).replace(chr(10), '<br>')} |")
+        lines += ["", f"**{cost_summary(document)}**"]
+        lines += ["", "| gpu | tried in order | worst case before on-demand | note |", "|---|---|---|---|"]
+        lines += [f"| {gpu} | {order} | {worst} | {note} |" for gpu, order, worst, note in fallback_rows(document)]
+        lines += ["", "| workload | kind | namespace | pools |", "|---|---|---|---|"]
+        lines += [f"| {names} | {kind} | {namespace} | {pools} |"
+                  for names, kind, namespace, pools, _ in placement_rows(document)]
+        lines += ["", *(f"- {n}" for n in placement_notes(document))]
+        lines += ["", "| deploy preflight | verdict | why |", "|---|---|---|"]
+        lines += [f"| {c.title} | {'pass' if c.ok else '**FAIL**'} | {c.detail} |" for c in document.preflight]
+        lines += ["", *(f"- {line}" for line in policy_lines(document))]
+        lines += ["", *_md_resources(document, details), ""]
+        lines += ["secret outputs: " + (", ".join(document.secret_outputs) or "none"), ""]
+        lines += [f"> {w}" for w in document.warnings]
+        lines += [""]
+        lines += [f"> **error:** {e}" for e in document.errors]
+    return "\n".join(lines).rstrip() + "\n"

@@ -1,0 +1,1 @@
+"""Azure Kubernetes Service: everything spotkube knows and does about AKS, in one folder."""

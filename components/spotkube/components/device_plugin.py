@@ -1,0 +1,141 @@
+"""`NvidiaDevicePlugin`: exactly one NVIDIA device plugin on every GPU node, spot or on-demand.
+
+A thin shell: the DaemonSet is built in `spotkube.platform.addons.device_plugin` from the scheduling contract, and
+each cloud's profile says which plugin serves its GPU nodes. On AKS this registers that DaemonSet; on GKE it registers
+nothing and says why, because GKE already runs its own plugin on every GPU node.
+
+Which cloud, and which taints the GPU pools carry, are the cluster's facts, so the plugin takes them
+from the cluster rather than from its caller: a plugin told `aks` on a GKE cluster would run beside
+GKE's own and advertise every GPU twice, and a pool's own taint left untolerated would leave its
+GPUs unadvertised. Python programs pass the cluster (`for_cluster`). A cluster component can't be
+an arg of the cross-language schema (Pulumi's component analyzer turns a resource-typed arg into a
+reference to another package's schema and fails for a component of this one), so the schema keeps
+`cloud` and `extra_taints`; when such a plugin deploys through a spotkube cluster's own provider, the
+component still checks `cloud` against that cluster and tolerates its pools' taints.
+"""
+
+from dataclasses import replace
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from spotkube.clouds import CLOUDS, profile
+from spotkube.platform.addons import device_plugin as workloads
+from spotkube.platform.addons.device_plugin import DevicePluginRequest, device_plugin_request
+from spotkube.platform.errors import Problem, SpecError
+from spotkube.platform.spec import DevicePluginSettings, PlatformSpec, parse_settings
+from spotkube.shell.args import DevicePluginSettingsArgs, NvidiaDevicePluginArgs
+from spotkube.shell.common import (
+    GpuCluster,
+    built_from,
+    checked_args,
+    child,
+    clusters_behind,
+    refuse_outputs,
+    validated,
+)
+
+#: Why `enabled` is refused rather than honoured: a component that registered nothing would still
+#: offer a `mode` and sit in the plan as if it served the GPU pools.
+ENABLED_REFUSAL = ("is not a key of these args: the component always deploys the plugin the cloud needs; to deploy "
+                   "none (you run the GPU Operator, say), don't create the component, as a stack file's "
+                   "devicePlugin.enabled: false does")
+
+
+class NvidiaDevicePlugin(pulumi.ComponentResource):
+    """NVIDIA's device plugin on every GPU pool and no other, placed by the scheduling contract.
+
+    In Python, build it for its cluster: `NvidiaDevicePlugin.for_cluster("gpus", cluster)`. The cluster
+    says the cloud and every GPU pool's taints, and its provider is used. From other languages, give
+    `cloud` (and `extra_taints`) and deploy through the cluster's provider.
+
+    `enabled` is refused rather than honoured: a plugin component that deployed nothing would still
+    read as the GPU pools' plugin in the program and the plan. Not creating it says so plainly.
+    """
+
+    mode: pulumi.Output[str]
+    """`daemonset` (AKS: spotkube's DaemonSet) or `gke-managed` (GKE's own plugin; nothing deployed)."""
+
+    def __init__(
+        self, name: str, args: NvidiaDevicePluginArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        source = f"NvidiaDevicePlugin {name!r} args"
+
+        def request() -> DevicePluginRequest:
+            values = checked_args(args, NvidiaDevicePluginArgs, source, refused={"enabled": ENABLED_REFUSAL})
+            # Every arg decides the DaemonSet (cloud, image, tolerations), so none may be an Output.
+            refuse_outputs(values, source)
+            return _as_its_cluster_says(device_plugin_request(values, source, CLOUDS), opts, source)
+        self._build(name, validated(request), opts)
+
+    @classmethod
+    def for_cluster(
+        cls, name: str, cluster: GpuCluster, args: DevicePluginSettingsArgs | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> "NvidiaDevicePlugin":
+        """The plugin for a spotkube cluster (`AksGpuCluster` or `GkeGpuCluster`): its cloud decides
+        what is deployed, every GPU pool's own taints are tolerated, and it deploys through the
+        cluster's provider once the cluster is built. `args` holds the plugin's own settings."""
+        source = f"NvidiaDevicePlugin {name!r}"
+
+        def request() -> DevicePluginRequest:
+            plan = getattr(cluster, "plan", None)
+            if plan is None or not hasattr(cluster, "provider"):
+                raise pulumi.RunError(f"{source}: cluster: {type(cluster).__name__} is not accepted; give the "
+                                      "AksGpuCluster or GkeGpuCluster the plugin serves")
+            values = checked_args({} if args is None else args, DevicePluginSettingsArgs, f"{source} args",
+                                  refused={"enabled": ENABLED_REFUSAL})
+            refuse_outputs(values, f"{source} args")
+            settings = parse_settings(DevicePluginSettings, values, f"{source} args")
+            others = [c.label for c in clusters_behind(opts) if c.cluster is not cluster]
+            if others:
+                raise SpecError(source, [Problem("opts", f"deploys through {others[0]}'s provider, not the cluster "
+                                                 "it was built for; leave the provider out, for_cluster sets it")])
+            return replace(DevicePluginRequest.for_spec(plan.spec), settings=settings)
+        built = validated(request)
+        on_cluster = pulumi.ResourceOptions(providers=[cluster.provider], depends_on=[cluster])  # type: ignore[list-item]
+        return built_from(cls, name, built, pulumi.ResourceOptions.merge(on_cluster, opts))
+
+    @classmethod
+    def from_spec(
+        cls, name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions | None = None
+    ) -> "NvidiaDevicePlugin":
+        """The stack's device plugin, from a spec `parse_spec` has already accepted: its settings, and
+        tolerations for every GPU pool's own taints."""
+        source = f"NvidiaDevicePlugin {name!r}"
+
+        def request() -> DevicePluginRequest:
+            if not spec.device_plugin.enabled:
+                raise SpecError(source, [Problem("devicePlugin.enabled", "is false, so build no device plugin: "
+                                                 "skip the component, as infra/__main__.py does")])
+            return _as_its_cluster_says(DevicePluginRequest.for_spec(spec), opts, source)
+        return built_from(cls, name, validated(request), opts)
+
+    def _build(self, name: str, request: DevicePluginRequest, opts: pulumi.ResourceOptions | None) -> None:
+        super().__init__(workloads.DEVICE_PLUGIN_TYPE, name, {}, opts)
+        mode = profile(request.cloud).device_plugin_mode
+        if mode == "gke-managed":
+            pulumi.log.info(f"{name}: {workloads.GKE_MANAGED_NOTE}")
+        else:
+            manifest = workloads.device_plugin_daemonset(request.settings, request.extra_taints)
+            k8s.apps.v1.DaemonSet(
+                name, metadata=manifest["metadata"], spec=manifest["spec"], opts=child(self)
+            )
+        self.mode = pulumi.Output.from_input(mode)
+        self.register_outputs({"mode": self.mode})
+
+
+def _as_its_cluster_says(
+    request: DevicePluginRequest, opts: pulumi.ResourceOptions | None, source: str
+) -> DevicePluginRequest:
+    """The request checked against the spotkube cluster it deploys into, when its provider is one:
+    a `cloud` that contradicts the cluster is refused, and the cluster's GPU pools' taints are tolerated
+    whether or not the caller repeated them."""
+    for found in clusters_behind(opts):
+        cloud = found.cluster.plan.cloud
+        if cloud != request.cloud:
+            raise SpecError(source, [Problem("cloud", f"{request.cloud!r} contradicts the cluster it deploys to: "
+                                             f"{found.label} is {cloud!r}; use {cloud!r}, or "
+                                             "NvidiaDevicePlugin.for_cluster(name, cluster), which needs no cloud")])
+        request = request.tolerating(DevicePluginRequest.for_spec(found.cluster.plan.spec).extra_taints)
+    return request

@@ -1,0 +1,126 @@
+"""`KubeflowPipelines`: Kubeflow Pipelines standalone, on the platform pool, with its own credentials.
+
+A thin shell: KFP's kustomize manifests are installed in their two documented steps, and every
+change spotkube makes to them is a pure function in `spotkube.platform.addons.kfp_transforms`, attached here as a
+Pulumi transform. Transforms (not the older `transformations`) run in the engine, so they reach
+the objects that `kustomize.v2.Directory` renders inside the provider.
+"""
+
+import pulumi
+import pulumi_random as random
+from pulumi_kubernetes.kustomize.v2 import Directory
+
+from spotkube.platform.addons import kfp_transforms
+from spotkube.platform.addons.kfp_transforms import Credentials
+from spotkube.platform.errors import Problem, SpecError
+from spotkube.platform.spec import KubeflowSettings, PlatformSpec, parse_settings
+from spotkube.shell.args import KubeflowPipelinesArgs
+from spotkube.shell.common import built_from, checked_args, child, refuse_outputs, validated
+
+#: Why `enabled` is not an arg (see the class docstring).
+ENABLED_REFUSAL = ("is not a key of these args: the component always installs Kubeflow Pipelines; to install none, "
+                   "don't create the component, as a stack file's kubeflow.enabled: false does")
+
+
+def _kfp_transform(settings: KubeflowSettings, credentials: Credentials) -> pulumi.ResourceTransform:
+    """The Pulumi adapter around `kfp_transforms.transform`; it leaves untouched objects alone."""
+
+    def transform(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
+        changed = kfp_transforms.transform(args.props, settings, credentials)
+        return None if changed is None else pulumi.ResourceTransformResult(props=changed, opts=args.opts)
+
+    return transform
+
+
+class KubeflowPipelines(pulumi.ComponentResource):
+    """Kubeflow Pipelines standalone, placed by the scheduling contract and ready for spot steps.
+
+    Its Deployments and StatefulSets only land on nodes labelled as the platform pool (role platform,
+    on-demand, no GPU), so the cluster needs one; the plan reports any that could land nowhere.
+
+    Deploy it through the cluster's provider: `opts=pulumi.ResourceOptions(providers=[cluster.provider])`.
+    Installing needs `git` where Pulumi runs, because kustomize fetches the manifests.
+
+    `enabled` is refused rather than honoured: a component that installed nothing would still export
+    a namespace, a UI service and generated keys for a Kubeflow that isn't there, and every consumer
+    of those outputs would be misled. Not creating the component says so plainly.
+    """
+
+    namespace: pulumi.Output[str]
+    """The namespace KFP runs in."""
+    ui_service: pulumi.Output[str]
+    """The UI's Service; reach it with `kubectl port-forward -n kubeflow svc/ml-pipeline-ui 8080:80`."""
+    object_store_access_key: pulumi.Output[str]
+    """Generated access key of the artifact store (a secret)."""
+    object_store_secret_key: pulumi.Output[str]
+    """Generated secret key of the artifact store (a secret)."""
+
+    def __init__(
+        self, name: str, args: KubeflowPipelinesArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        source = f"KubeflowPipelines {name!r} args"
+
+        def settings() -> KubeflowSettings:
+            values = checked_args(args, KubeflowPipelinesArgs, source, refused={"enabled": ENABLED_REFUSAL})
+            # Every arg decides the manifests or the transforms (version, retries, exposure), so none
+            # may be an Output.
+            refuse_outputs(values, source)
+            return parse_settings(KubeflowSettings, values, source)
+        self._build(name, validated(settings), opts)
+
+    @classmethod
+    def from_spec(
+        cls, name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions | None = None
+    ) -> "KubeflowPipelines":
+        """The stack's Kubeflow Pipelines, from a spec `parse_spec` has already accepted."""
+        def settings() -> KubeflowSettings:
+            if not spec.kubeflow.enabled:
+                raise SpecError(f"KubeflowPipelines {name!r}", [Problem(
+                    "kubeflow.enabled", "is false, so build no Kubeflow Pipelines: skip the component, as "
+                    "infra/__main__.py does")])
+            return spec.kubeflow
+        return built_from(cls, name, validated(settings), opts)
+
+    def _build(self, name: str, settings: KubeflowSettings, opts: pulumi.ResourceOptions | None) -> None:
+        super().__init__(kfp_transforms.KUBEFLOW_TYPE, name, {}, opts)
+
+        # Fixed names and no keepers: generated once, then stable for the life of the stack.
+        passwords = [
+            random.RandomPassword(f"{name}-object-store-access-key", length=20, special=False, opts=child(self)),
+            random.RandomPassword(f"{name}-object-store-secret-key", length=40, special=False, opts=child(self)),
+            random.RandomPassword(f"{name}-mysql-root-password", length=32, special=False, opts=child(self)),
+        ]
+        access_key, secret_key, mysql_password = (pulumi.Output.secret(p.result) for p in passwords)
+        credentials = Credentials(access_key, secret_key, mysql_password)
+        transforms = [_kfp_transform(settings, credentials)]
+
+        def url(path: str) -> str:
+            return kfp_transforms.manifest_url(settings.repository, path, settings.version)
+
+        cluster_scoped = Directory(
+            f"{name}-cluster-scoped", directory=url(kfp_transforms.CLUSTER_SCOPED_PATH),
+            opts=child(self, transforms=transforms),
+        )
+        Directory(
+            f"{name}-platform-agnostic", directory=url(kfp_transforms.PLATFORM_AGNOSTIC_PATH),
+            opts=child(self, depends_on=[cluster_scoped, *passwords], transforms=transforms),
+        )
+        if settings.expose_ui:
+            reach = ("only from " + ", ".join(settings.ui_source_ranges) if settings.ui_source_ranges
+                     else "from the whole internet (set kubeflow.uiSourceRanges to narrow it)")
+            pulumi.log.warn(
+                f"{name}: kubeflow.exposeUi gives the Kubeflow Pipelines UI a public LoadBalancer, reachable "
+                f"{reach}; KFP standalone has no login, so whoever reaches it can run pipelines. "
+                f"`{kfp_transforms.UI_PORT_FORWARD}` needs no exposure."
+            )
+
+        self.namespace = pulumi.Output.from_input(kfp_transforms.NAMESPACE)
+        self.ui_service = pulumi.Output.from_input(kfp_transforms.UI_SERVICE)
+        self.object_store_access_key = access_key
+        self.object_store_secret_key = secret_key
+        self.register_outputs({
+            "namespace": self.namespace,
+            "uiService": self.ui_service,
+            "objectStoreAccessKey": self.object_store_access_key,
+            "objectStoreSecretKey": self.object_store_secret_key,
+        })

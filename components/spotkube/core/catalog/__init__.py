@@ -1,1 +1,0 @@
-"""Bundled platform facts (VM sizes, machine types, GPU zones) that the spec validates against."""

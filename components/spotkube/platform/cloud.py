@@ -1,0 +1,174 @@
+"""What a cloud profile is: everything spotkube knows about one cloud, behind one shape.
+
+The rest of the core asks a profile instead of branching on the cloud's name, so adding a cloud
+means one new profile (and one new shell), not edits across the code base. Labels and taints are
+the exception on purpose: `contract` is the one module that spells them, for every cloud, so the
+scheduling contract can be read in one place (docs/architecture.md, "One profile per cloud").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from spotkube.platform.contract import Capacity, Cloud, Taint
+from spotkube.platform.errors import Problem
+from spotkube.platform.posture import PostureReader
+from spotkube.platform.spec import GpuPool, GpuSpec, PlatformSpec
+
+#: How a cloud's GPU nodes get their device plugin: a DaemonSet spotkube deploys, or the cloud's own.
+PluginMode = Literal["daemonset", "gke-managed"]
+RuleOutput = Iterator[Problem]
+#: A GPU pool's GPU as its machine and settings imply it, or the sentence saying what is wrong.
+GpuResolution = tuple[GpuSpec | None, str | None]
+
+
+@dataclass(frozen=True)
+class RegisteredPool:
+    """One node pool read back from a registered resource's inputs, as the cloud API sees them.
+
+    The plan's pool table and the policy pack's guardrails both read pools this way, so they can
+    never disagree about what a registration asks the cloud for. `capacity` comes from the cloud
+    fields (what is really requested), not from spotkube's capacity label (which only claims it).
+    """
+
+    where: str
+    cloud_name: str
+    labels: Mapping[str, str]
+    machine: str | None
+    gpu_count: int
+    has_gpu: bool
+    capacity: Capacity
+    system: bool
+    min_nodes: Any
+    max_nodes: Any
+    taint_texts: tuple[str, ...]
+    taints: frozenset[Taint]
+    zones: tuple[str, ...]
+    eviction_policy: str | None
+    max_price: Any
+    #: The size to use instead, when the machine is retired.
+    retired_in_favour_of: str | None = None
+
+    @property
+    def interruptible(self) -> bool:
+        return self.capacity != "on-demand"
+
+
+#: (type token, resource name, inputs) -> the pools that registration declares.
+PoolReader = Callable[[str, str, Mapping[str, Any]], list[RegisteredPool]]
+
+
+@dataclass(frozen=True)
+class AutoscalerFacts:
+    """How a cluster's autoscaler chooses between pools, as the registered resources tell it
+    (review/fallback.py turns it into each GPU type's fallback order and worst case)."""
+
+    #: What decides the order, in words (e.g. "priority expander (ConfigMap cluster-autoscaler-...)").
+    ordered_by: str
+    #: Priority expander tiers (priority -> regexes over node-group names), or None: no ranking.
+    priorities: Mapping[int, Sequence[str]] | None
+    #: A pool's cloud name -> a node-group name the tiers' regexes are matched against.
+    node_group: Callable[[str], str] | None
+    #: Seconds spent on one pool that gets no node before the next is tried; None when unstated.
+    give_up_seconds: int | None
+    #: Seconds before the autoscaler first acts on a pending pod.
+    first_look_seconds: int
+    #: The worst case's formula, with the values it was computed from.
+    formula: str
+    #: Why the order or the timing can't be trusted, if so.
+    caveat: str | None = None
+
+
+#: Registered resources (type, name, inputs) -> the autoscaler's facts, or None without a cluster.
+AutoscalerReader = Callable[[Sequence[tuple[str, str, Mapping[str, Any]]]], AutoscalerFacts | None]
+
+
+@dataclass(frozen=True)
+class CloudProfile:
+    """One cloud's rules, defaults and facts, as the core uses them."""
+
+    cloud: Cloud
+    #: How messages name the cloud (AKS, GKE).
+    title: str
+    #: Machines of the system and platform pools when a stack names none.
+    default_machine: str
+    channels: tuple[str, ...]
+    default_channel: str
+    #: The cloud's own validation rules, run after the shared ones.
+    rules: Callable[[PlatformSpec], RuleOutput]
+    #: A GPU pool's GPU from its machine and settings.
+    gpu_of: Callable[[GpuPool], GpuResolution]
+    #: The CPU architecture (amd64, arm64) of a machine's nodes.
+    machine_arch: Callable[[str], str]
+    #: The GPU a machine carries by itself (type, count), or None.
+    machine_gpu: Callable[[str], tuple[str, int] | None]
+    #: Every GPU type the cloud's catalog knows, in spotkube's neutral vocabulary.
+    gpu_types: frozenset[str]
+    read_pools: PoolReader
+    #: The cluster resource's security settings, for the plan's posture section.
+    read_posture: PostureReader
+    #: How the stack's deployer signs in to the API server, for the plan's preflight.
+    sign_in: Callable[[PlatformSpec], str]
+    #: A new stack's config (`spotkube new-stack`); raises NewStackError for flags the cloud can't use.
+    new_stack_config: Callable[[str, str, str | None], dict[str, Any]]
+    #: The price table's name for the cloud (azure, gcp).
+    price_cloud: str
+    device_plugin_mode: PluginMode
+    #: The system pool can carry CriticalAddonsOnly (AKS's System mode honours it).
+    critical_addons_taint: bool
+    #: Spot pools take an eviction policy and a max price.
+    spot_price_controls: bool
+    #: GPU pools choose how their driver is installed.
+    gpu_driver_setting: bool
+    #: The regions spotkube knows (a newer one needs `cluster.allowUnlistedRegion`), and what a
+    #: region looks like on this cloud, for the messages.
+    regions: frozenset[str]
+    region_examples: str
+    #: A pinned `cluster.kubernetesVersion` as the cloud's API takes it, and in words.
+    version_pattern: str
+    version_accepted: str
+    #: Defaults that follow from a GPU pool's resolved GPU (GKE: the zones that offer it).
+    pool_defaults: Callable[[PlatformSpec, GpuPool], GpuPool] = field(default=lambda spec, pool: pool)
+    #: How to refresh a missing price, for the plan's warning; None when the cloud has no such command.
+    price_refresh: Callable[[str, str], str] | None = None
+    #: How the cluster's autoscaler orders pools and how long it tries one (the plan's fallback).
+    read_autoscaler: AutoscalerReader | None = None
+    #: Input paths, per type token, that the cloud fixes at creation although no `replaceOnChanges`
+    #: says so: changing one replaces the resource (`plan --diff` reports it). A path covers the
+    #: paths under it, except those listed in `updatable_in_place`.
+    create_only: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    updatable_in_place: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def replaces(self, type_token: str, path: str) -> bool:
+        """Whether changing the input at `path` (as `a.b[0].c`) makes the cloud replace the resource."""
+        return (any(covers(p, path) for p in self.create_only.get(type_token, ()))
+                and not any(covers(p, path) for p in self.updatable_in_place.get(type_token, ())))
+
+
+def covers(prefix: str, path: str) -> bool:
+    """Whether a property path such as `replaceOnChanges` names (`a.b`, or `*` for all) covers the
+    input at `path` (`a.b[0].c`), as Pulumi matches them."""
+    return prefix == "*" or path == prefix or path.startswith((prefix + ".", prefix + "["))
+
+
+# --- Reading registered inputs --------------------------------------------------------------------
+
+
+def mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def items(value: Any) -> Sequence[Any]:
+    return value if isinstance(value, Sequence) and not isinstance(value, str | bytes) else ()
+
+
+def first(values: Mapping[str, Any], *keys: str) -> Any:
+    """The first of `keys` that is set."""
+    return next((values[k] for k in keys if values.get(k) is not None), None)
+
+
+#: Every cloud spotkube knows, by name: `spotkube.clouds.CLOUDS`. The cloud-neutral code takes it as an
+#: argument, so it never imports a cloud.
+Clouds = Mapping[str, CloudProfile]

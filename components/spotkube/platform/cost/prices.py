@@ -1,0 +1,391 @@
+"""The bundled price table: loading, validating, looking up, and merging refreshed rows.
+
+Why a bundled table: a plan must show what a stack costs without credentials, network or a cloud
+account, and the same inputs must give the same figures in CI. Every row says where its number
+came from and on which day, because spot prices move and a stale figure has to look stale.
+
+Rows are keyed by (cloud, region, sku, kind, capacity), matched exactly: Azure ARM names are
+case-sensitive in the Retail Prices API, so `Standard_D4s_v3` and `standard_d4s_v3` are different
+keys here too rather than silently the same.
+
+A user price file (negotiated discounts, regions the bundled table lacks, fresh Azure rows from
+`spotkube prices refresh`) has the same layout; its rows replace the bundled rows with the same key.
+`price_table` finds it (an explicit path, else $SPOTKUBE_PRICES, else `prices.json` in the user's
+config directory, used only when it exists) and remembers which rows came from it, so a report can
+say where each price came from.
+"""
+
+from __future__ import annotations
+
+import datetime
+import functools
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from decimal import Decimal
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import platformdirs
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+
+from spotkube.platform.cost.model import Capacity
+from spotkube.platform.errors import SpotkubeError
+
+Cloud = Literal["azure", "gcp"]
+Kind = Literal["machine", "accelerator"]
+
+_BUNDLED_NAME = "prices.json"
+#: The environment variable that names a user price file.
+PRICES_ENV = "SPOTKUBE_PRICES"
+#: Where a price came from when the user's file did not override it.
+BUNDLED = "bundled"
+
+#: GCP machine families that come with their GPUs and are priced with them included.
+_GCP_GPU_BUNDLED_PREFIXES = ("a2-", "a3-", "a4-", "g2-")
+#: The only GCP family that takes GPUs as separately billed accelerators.
+_GCP_GPU_ATTACHED_PREFIX = "n1-"
+
+
+class PriceRow(BaseModel):
+    """One published hourly price: a machine (or a GPU) in a region at one capacity."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    cloud: Cloud
+    region: str = Field(pattern=r"^[a-z][a-z0-9-]*[a-z0-9]$")
+    sku: str = Field(min_length=1)
+    kind: Kind
+    capacity: Capacity
+    usd_per_hour: Decimal = Field(alias="usdPerHour", gt=0)
+    source: str = Field(min_length=1)
+    date: datetime.date
+
+    @model_validator(mode="after")
+    def _fits_the_cloud(self) -> PriceRow:
+        """Refuse rows that cannot exist, so a typo in the table fails the load, not the plan."""
+        if self.cloud == "azure":
+            if self.kind != "machine":
+                raise ValueError("Azure prices whole VM sizes; it has no separate GPU rows")
+            if self.capacity == "preemptible":
+                raise ValueError("Azure has no preemptible capacity (it is called spot there)")
+            if not self.sku.startswith("Standard_"):
+                raise ValueError(f"Azure sku must be an ARM size like Standard_D4s_v3: {self.sku}")
+        elif self.kind == "accelerator" and not self.sku.startswith("nvidia-"):
+            raise ValueError(f"GCP accelerator must be a type like nvidia-tesla-t4: {self.sku}")
+        return self
+
+    @property
+    def key(self) -> tuple[str, str, str, str, str]:
+        """The identity of a row: two rows with the same key would be two prices for one thing."""
+        return (self.cloud, self.region, self.sku, self.kind, self.capacity)
+
+
+class PriceTable(BaseModel):
+    """The whole table: USD rows, the day it was put together, and notes on what it covers."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    currency: Literal["USD"]
+    date: datetime.date
+    notes: tuple[str, ...]
+    rows: tuple[PriceRow, ...]
+    #: Keys of the rows a user price file supplied, and that file (set by `price_table`).
+    _user_keys: frozenset[tuple[str, str, str, str, str]] = PrivateAttr(default=frozenset())
+    _user_file: Path | None = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> PriceTable:
+        """One price per key, and no row newer than the table that contains it."""
+        seen: set[tuple[str, str, str, str, str]] = set()
+        for row in self.rows:
+            if row.key in seen:
+                raise ValueError(f"two prices for {' '.join(row.key)}")
+            seen.add(row.key)
+            if row.date > self.date:
+                raise ValueError(
+                    f"row {' '.join(row.key)} is dated {row.date}, after the table ({self.date})"
+                )
+        return self
+
+    def find(self, cloud: str, region: str, sku: str, kind: str, capacity: str) -> PriceRow | None:
+        """The row with exactly this key, or None."""
+        wanted = (cloud, region, sku, kind, capacity)
+        return next((row for row in self.rows if row.key == wanted), None)
+
+    @property
+    def user_file(self) -> Path | None:
+        """The user price file merged into this table, if any."""
+        return self._user_file
+
+    def origin(self, row: PriceRow) -> str:
+        """Where a row came from: "bundled", or the path of the user price file that supplied it."""
+        return str(self._user_file) if row.key in self._user_keys else BUNDLED
+
+
+@dataclass(frozen=True)
+class Price:
+    """An hourly price ready to use, with where it came from and how old it is.
+
+    When a price adds up several rows (an N1 machine plus its GPUs), `source` names all of them and
+    `date` is the oldest, so the figure is never presented as fresher than its stalest part.
+    """
+
+    usd_per_hour: Decimal
+    source: str
+    date: datetime.date
+    #: "bundled", or the user price file's path; both, joined by " + ", when the parts differ.
+    origin: str = BUNDLED
+
+
+def parse_table(text: str) -> PriceTable:
+    """Validate a price table from its JSON text, keeping every number exact as a Decimal."""
+    data: Any = json.loads(text, parse_float=Decimal)
+    return PriceTable.model_validate(data)
+
+
+@functools.lru_cache(maxsize=1)
+def _bundled_table() -> PriceTable:
+    return parse_table(resources.files(__package__).joinpath(_BUNDLED_NAME).read_text("utf-8"))
+
+
+def load_table(path: Path | None = None) -> PriceTable:
+    """The table at `path`, or the one shipped inside the package (read once, then cached)."""
+    if path is None:
+        return _bundled_table()
+    return parse_table(path.read_text(encoding="utf-8"))
+
+
+def bundled_table_path() -> Path:
+    """Where the shipped table lives on disk, for writing refreshed rows back in a checkout.
+
+    Only meaningful for a source checkout or an editable install, where the package is plain files.
+    """
+    return Path(str(resources.files(__package__).joinpath(_BUNDLED_NAME)))
+
+
+def table_date(table: PriceTable | None = None) -> datetime.date:
+    """The day the table was put together; each row's own date says when its price was seen."""
+    return (table or load_table()).date
+
+
+def _gpus_billed_separately(cloud: str, machine: str) -> bool:
+    """Whether GPUs on this machine are extra accelerator charges rather than part of its price."""
+    if cloud != "gcp":
+        return False
+    if machine.startswith(_GCP_GPU_ATTACHED_PREFIX):
+        return True
+    if machine.startswith(_GCP_GPU_BUNDLED_PREFIXES):
+        return False
+    raise ValueError(
+        f"GCP attaches GPUs only to N1 machine types; {machine} cannot take a GPU "
+        "(use n1-*, or a GPU machine type such as g2-standard-8 or a2-highgpu-1g)"
+    )
+
+
+def hourly_price(
+    cloud: str,
+    region: str,
+    machine: str,
+    capacity: str,
+    gpu_type: str | None = None,
+    gpu_count: int = 0,
+    *,
+    table: PriceTable | None = None,
+) -> Price | None:
+    """The hourly price of one node, GPUs included, or None when the table has no such price.
+
+    Machines that come with their GPUs (Azure GPU sizes, GCP a2/a3/g2) are priced whole, so the
+    GPU arguments add nothing for them. GCP N1 machines pay per attached GPU, so for those the
+    accelerator row times `gpu_count` is added; if that row is missing the node has no price.
+    """
+    if isinstance(gpu_count, bool) or not isinstance(gpu_count, int) or gpu_count < 0:
+        raise ValueError(f"gpu_count must be a whole number of GPUs, got {gpu_count!r}")
+    if gpu_count and gpu_type is None:
+        raise ValueError(f"gpu_count is {gpu_count} but no gpu_type says which GPU")
+    table = table or load_table()
+    row = table.find(cloud, region, machine, "machine", capacity)
+    if row is None:
+        return None
+    if gpu_type is None or gpu_count == 0 or not _gpus_billed_separately(cloud, machine):
+        return Price(row.usd_per_hour, row.source, row.date, table.origin(row))
+    gpu = table.find(cloud, region, gpu_type, "accelerator", capacity)
+    if gpu is None:
+        return None
+    return Price(
+        usd_per_hour=row.usd_per_hour + gpu.usd_per_hour * gpu_count,
+        source=f"{machine}: {row.source}; {gpu_count} x {gpu_type}: {gpu.source}",
+        date=min(row.date, gpu.date),
+        origin=" + ".join(dict.fromkeys((table.origin(row), table.origin(gpu)))),
+    )
+
+
+def merge_rows(table: PriceTable, fresh: Iterable[PriceRow], *, date: datetime.date) -> PriceTable:
+    """A copy of `table` with `fresh` rows replacing rows of the same key and adding new ones.
+
+    Rows the refresh did not return are kept as they were, with their old dates, so a partial
+    refresh (one region, one SKU) never drops prices it did not look at. `date` becomes the
+    table's date when it is newer.
+    """
+    merged = {row.key: row for row in table.rows}
+    merged.update((row.key, row) for row in fresh)
+    return PriceTable(
+        currency=table.currency,
+        date=max(table.date, date),
+        notes=table.notes,
+        rows=tuple(sorted(merged.values(), key=lambda row: row.key)),
+    )
+
+
+def _json_value(value: Any) -> Any:
+    """Write Decimals as JSON numbers and dates as ISO text, the layout of the bundled file.
+
+    A float holds every price in the table exactly enough: none has more than 10 significant
+    digits, and `float` prints the shortest text that reads back to the same value.
+    """
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    raise TypeError(f"cannot write {type(value).__name__} to the price table")
+
+
+def write_table(table: PriceTable, path: Path) -> None:
+    """Write `table` in the bundled file's JSON layout, ending with a newline.
+
+    The text goes to a file beside `path` first and then replaces it, so an interrupted write never
+    leaves half a price file behind.
+    """
+    data = table.model_dump(mode="python", by_alias=True)
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=_json_value)
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(text + "\n", encoding="utf-8")
+    partial.replace(path)
+
+
+# --- the user's price file -----------------------------------------------------------------------
+
+
+class PriceFileError(SpotkubeError):
+    """A user price file that can't be used: names the file, the row and key, and what is accepted."""
+
+
+#: What a row must hold, for error messages.
+ROW_FIELDS = (
+    "a row has cloud (azure or gcp), region, sku, kind (machine or accelerator), capacity (spot, "
+    "preemptible or on-demand), usdPerHour (USD per node-hour, above 0), source (where the price "
+    "comes from, e.g. your agreement) and date (YYYY-MM-DD)"
+)
+_FILE_LAYOUT = (
+    'a price file is a JSON object {"rows": [...]} with optional "currency" ("USD"), "date" '
+    '(YYYY-MM-DD, default: its newest row\'s date) and "notes" (a list of text); ' + ROW_FIELDS
+)
+
+
+def default_user_file() -> Path:
+    """The per-user price file: `prices.json` in the user's config directory (platformdirs), e.g.
+    ~/.config/spotkube/prices.json on Linux. It may not exist."""
+    return platformdirs.user_config_path("spotkube", appauthor=False) / "prices.json"
+
+
+def user_file_path(explicit: Path | None = None) -> Path:
+    """The user price file that is read and refreshed: `explicit`, else $SPOTKUBE_PRICES, else
+    `default_user_file()`. It may not exist."""
+    if explicit is not None:
+        return explicit
+    named = os.environ.get(PRICES_ENV, "").strip()
+    return Path(named).expanduser() if named else default_user_file()
+
+
+def _row_name(raw: Any) -> str:
+    """A row's key as far as it can be read, to point at the row in an error."""
+    if not isinstance(raw, dict):
+        return "not a JSON object"
+    parts = [str(raw[k]) for k in ("cloud", "region", "sku", "kind", "capacity") if k in raw]
+    return " ".join(parts) or "no key fields"
+
+
+def _problems(error: ValidationError) -> list[str]:
+    """Pydantic's errors as `field: what is wrong`, without its 'Value error, ' prefix."""
+    out = []
+    for problem in error.errors():
+        where = ".".join(str(part) for part in problem["loc"])
+        message = problem["msg"].removeprefix("Value error, ")
+        out.append(f"{where}: {message}" if where else message)
+    return out
+
+
+def parse_user_table(text: str, path: Path) -> PriceTable:
+    """Validate a user price file; every problem is a PriceFileError naming `path`, the row
+    (index and key) and what is accepted, never a traceback.
+
+    Unlike the bundled table, `currency`, `date` and `notes` may be left out: a file holding one
+    negotiated price is just `{"rows": [{...}]}`.
+    """
+    try:
+        data: Any = json.loads(text, parse_float=Decimal)
+    except json.JSONDecodeError as err:
+        raise PriceFileError(f"{path}: not JSON (line {err.lineno}, column {err.colno}: {err.msg}); "
+                             f"{_FILE_LAYOUT}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
+        raise PriceFileError(f'{path}: no "rows" list; {_FILE_LAYOUT}')
+    unknown = sorted(set(data) - {"currency", "date", "notes", "rows"})
+    if unknown:
+        raise PriceFileError(f"{path}: unknown key {', '.join(map(repr, unknown))}; {_FILE_LAYOUT}")
+    rows: list[PriceRow] = []
+    problems: list[str] = []
+    for index, raw in enumerate(data["rows"]):
+        try:
+            rows.append(PriceRow.model_validate(raw))
+        except ValidationError as err:
+            problems += [f"{path}: rows[{index}] ({_row_name(raw)}): {p}" for p in _problems(err)]
+    if problems:
+        raise PriceFileError("\n".join([*problems, f"{path}: {ROW_FIELDS}"]))
+    fields = {"currency": "USD", "notes": (), **{k: v for k, v in data.items() if k != "rows"}}
+    if "date" not in fields:
+        fields["date"] = max((row.date for row in rows), default=datetime.date.min)
+    try:
+        return PriceTable.model_validate({**fields, "rows": rows})
+    except ValidationError as err:
+        raise PriceFileError("\n".join(
+            [*(f"{path}: {p}" for p in _problems(err)), f"{path}: {_FILE_LAYOUT}"])) from None
+
+
+def load_user_table(path: Path) -> PriceTable:
+    """The user price file at `path`, validated (PriceFileError when it can't be read or used)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+        raise PriceFileError(f"{path}: cannot read the price file ({reason})") from None
+    return parse_user_table(text, path)
+
+
+def with_user_rows(table: PriceTable, user: PriceTable, path: Path) -> PriceTable:
+    """`table` with the user's rows replacing rows of the same key and adding new ones, remembering
+    which rows came from `path`. The notes stay the table's; the date is the newer of the two."""
+    merged = merge_rows(table, user.rows, date=user.date)
+    merged._user_keys = frozenset(row.key for row in user.rows)
+    merged._user_file = path
+    return merged
+
+
+def price_table(user_file: Path | None = None) -> PriceTable:
+    """The prices a plan uses: the bundled table with the user's price file merged over it.
+
+    The user file is `user_file` when given, else the file $SPOTKUBE_PRICES names (both must
+    exist), else `default_user_file()` when it exists. A file that can't be used raises
+    PriceFileError, which names the file, the row and what is accepted.
+    """
+    named = os.environ.get(PRICES_ENV, "").strip()
+    path = user_file_path(user_file)
+    if not path.is_file():
+        if path.exists():
+            raise PriceFileError(f"{path}: is not a file; {_FILE_LAYOUT}")
+        if user_file is not None or named:
+            how = "" if user_file is not None else f" (named by {PRICES_ENV})"
+            raise PriceFileError(f"{path}: no such price file{how}; {_FILE_LAYOUT}")
+        return load_table()
+    return with_user_rows(load_table(), load_user_table(path), path)

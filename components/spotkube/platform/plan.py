@@ -1,0 +1,209 @@
+"""Pure decisions about a platform: each pool's taints, labels, limits and scaling priority.
+
+The cloud components only translate a PlatformPlan into resources, so everything a reviewer needs
+to trust (which pool is tainted how, which pool the autoscaler prefers) is decided here, in plain
+data that tests can check without Pulumi.
+
+Why control-plane pools get versioned names: docs/architecture.md#replacing-pools-safely.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from spotkube.platform import contract
+from spotkube.platform.cloud import CloudProfile
+from spotkube.platform.contract import Capacity, Cloud, PoolContract, Role, Taint
+from spotkube.platform.spec import GpuPool, PlatformSpec, SpotPool
+
+#: Cluster-autoscaler priority expander tiers: the highest number wins among pools that fit.
+SPOT_PRIORITY = 30
+ON_DEMAND_GPU_PRIORITY = 20
+DEFAULT_PRIORITY = 10
+
+
+@dataclass(frozen=True)
+class PoolPlan:
+    """One node pool, fully decided. `labels` and `taints` are what its inputs declare; `name` is
+    spotkube's name for it, `cloud_name` the name the cloud knows it by (see `versioned_name`)."""
+
+    name: str
+    role: Role
+    capacity: Capacity
+    machine: str
+    gpu_type: str | None
+    gpu_count: int
+    min: int
+    max: int
+    zones: tuple[str, ...]
+    labels: dict[str, str]
+    taints: tuple[Taint, ...]
+    eviction_policy: str | None
+    max_price: float | None
+    gpu_driver: str | None
+    contract: PoolContract
+    cloud_name: str = ""
+
+    @property
+    def interruptible(self) -> bool:
+        return self.capacity in contract.INTERRUPTIBLE
+
+    @property
+    def hosts_control_plane(self) -> bool:
+        """System and platform pools run what every pipeline needs (CoreDNS, Kubeflow, MySQL): they
+        must never be deleted before their replacement exists. Spot and GPU pools may be."""
+        return self.role in ("system", "platform")
+
+
+@dataclass(frozen=True)
+class PlatformPlan:
+    """Everything the cloud components build, decided from a validated spec."""
+
+    spec: PlatformSpec
+    pools: tuple[PoolPlan, ...]
+
+    @property
+    def cloud(self) -> Cloud:
+        return self.spec.cloud
+
+    @property
+    def system_pool(self) -> PoolPlan:
+        return self.pools[0]
+
+    @property
+    def node_pools(self) -> tuple[PoolPlan, ...]:
+        """Every pool except the system pool: built as separate pool resources on both clouds."""
+        return self.pools[1:]
+
+    @property
+    def gpu_pools(self) -> tuple[PoolPlan, ...]:
+        return tuple(p for p in self.pools if p.role == "gpu")
+
+    @property
+    def scalable_pools(self) -> tuple[PoolPlan, ...]:
+        """Pools that scale from zero for work: spot CPU batch pools and GPU pools."""
+        return tuple(p for p in self.pools if p.role in ("batch", "gpu"))
+
+    def contracts(self) -> list[PoolContract]:
+        return [p.contract for p in self.pools]
+
+    def with_cloud_names(self, cloud_names: Mapping[str, str]) -> PlatformPlan:
+        """The plan with the given pools known to the cloud under other names. The cloud writes that
+        name into its node-pool label, so the contract follows."""
+        pools = []
+        for pool in self.pools:
+            cloud_name = cloud_names.get(pool.name, pool.cloud_name)
+            if cloud_name == pool.cloud_name:
+                pools.append(pool)
+                continue
+            labels = {**pool.contract.labels,
+                      **contract.cloud_added_labels(self.cloud, cloud_name, pool.capacity, pool.gpu_type)}
+            pools.append(replace(pool, cloud_name=cloud_name, contract=replace(pool.contract, labels=labels)))
+        return replace(self, pools=tuple(pools))
+
+
+def versioned_name(name: str, create_only: Mapping[str, Any], *, separator: str, digits: int) -> str:
+    """A pool's cloud name that changes whenever a field the cloud can't update in place changes.
+
+    Pulumi then replaces the pool by creating the new one (under its new name) before deleting the
+    old one, so a pool that hosts the control plane is never gone while its replacement starts. A
+    fixed name would force the old pool to be deleted first. The same fields always give the same
+    name, so a plan is stable.
+    """
+    digest = hashlib.sha256(json.dumps(create_only, sort_keys=True, default=str).encode()).hexdigest()
+    return f"{name}{separator}{digest[:digits]}"
+
+
+def _pool(
+    cloud: Cloud, region: str, name: str, role: Role, capacity: Capacity, machine: str, arch: str, *,
+    gpu: tuple[str, int] | None, low: int, high: int, zones: tuple[str, ...],
+    extra_labels: dict[str, str], extra_taints: tuple[Taint, ...] = (),
+    critical_only: bool = False, eviction_policy: str | None = None,
+    max_price: float | None = None, gpu_driver: str | None = None,
+) -> PoolPlan:
+    accelerator, count = gpu if gpu else (None, 0)
+    labels = contract.declared_labels(cloud, name, role, capacity, accelerator, extra_labels)
+    taints = contract.pool_taints(cloud, role, capacity, has_gpu=gpu is not None,
+                                  system_critical_only=critical_only, extra=extra_taints, accelerator=accelerator)
+    node_labels = {
+        **contract.well_known_labels(machine, arch, region),
+        **labels,
+        **contract.cloud_added_labels(cloud, name, capacity, accelerator),
+    }
+    return PoolPlan(
+        name=name, role=role, capacity=capacity, machine=machine, gpu_type=accelerator,
+        gpu_count=count, min=low, max=high, zones=zones, labels=labels, taints=taints,
+        eviction_policy=eviction_policy, max_price=max_price, gpu_driver=gpu_driver,
+        contract=PoolContract(name, role, capacity, accelerator, count, node_labels, taints,
+                              contract.zone_label_values(cloud, region, zones)),
+        cloud_name=name,
+    )
+
+
+def plan_platform(spec: PlatformSpec, facts: CloudProfile) -> PlatformPlan:
+    """Decide every pool of a resolved spec (see `parse_spec`), system pool first, with the facts of
+    its cloud (`spotkube.clouds.CLOUDS[spec.cloud]`)."""
+    cloud = spec.cloud
+    system = spec.system_pool
+    pools = [_pool(
+        cloud, spec.region, system.name, "system", "on-demand", system.machine or "",
+        facts.machine_arch(system.machine or ""), gpu=None,
+        low=system.min, high=system.max, zones=system.zones, extra_labels=system.labels,
+        critical_only=facts.critical_addons_taint and system.critical_addons_only,
+    )]
+    platform = spec.platform_pool
+    if platform.enabled:
+        pools.append(_pool(
+            cloud, spec.region, platform.name, "platform", "on-demand", platform.machine or "",
+            facts.machine_arch(platform.machine or ""), gpu=None,
+            low=platform.min, high=platform.max, zones=platform.zones, extra_labels=platform.labels,
+        ))
+    workers: list[tuple[Role, SpotPool]] = [("batch", p) for p in spec.spot_pools]
+    workers += [("gpu", p) for p in spec.gpu_pools]
+    for role, worker in workers:
+        gpu_spec = worker.gpu if isinstance(worker, GpuPool) else None
+        priced_spot = facts.spot_price_controls and worker.capacity == "spot"
+        pools.append(_pool(
+            cloud, spec.region, worker.name, role, worker.capacity, worker.machine, facts.machine_arch(worker.machine),
+            gpu=(gpu_spec.type, gpu_spec.count) if gpu_spec else None,
+            low=worker.min, high=worker.max, zones=worker.zones,
+            extra_labels=worker.labels, extra_taints=worker.parsed_taints(),
+            eviction_policy=worker.eviction_policy if priced_spot else None,
+            max_price=worker.max_price if priced_spot else None,
+            gpu_driver=worker.gpu_driver if isinstance(worker, GpuPool) and facts.gpu_driver_setting else None,
+        ))
+    return PlatformPlan(spec=spec, pools=tuple(pools))
+
+
+def autoscaler_priorities(plan: PlatformPlan, node_group_pattern: str) -> dict[int, list[str]]:
+    """Priority expander tiers: spot pools first, then on-demand GPU fallbacks, then the rest.
+
+    `node_group_pattern` turns a pool name into the regex that matches the cloud's node group
+    names (for AKS, VM scale sets such as `aks-gpuspot-12345678-vmss`).
+    """
+    tiers: dict[int, list[str]] = {DEFAULT_PRIORITY: [".*"]}
+    for pool in plan.scalable_pools:
+        tier = SPOT_PRIORITY if pool.interruptible else ON_DEMAND_GPU_PRIORITY
+        tiers.setdefault(tier, []).append(node_group_pattern.format(pool=pool.cloud_name))
+    return dict(sorted(tiers.items(), reverse=True))
+
+
+def compute_class_priorities(plan: PlatformPlan) -> dict[str, list[list[str]]]:
+    """Each GPU type's compute class and its priorities, as lists of pool cloud names: the spot and
+    preemptible pools first, then the on-demand ones, each group a priority of its own.
+
+    GKE's autoscaler grows a pool of a later priority only when it can't grow one of an earlier
+    priority, so a pod that selects the class gets on-demand capacity only when spot can't be had.
+    A GPU type without an on-demand pool still gets its class (with one priority), so the same
+    pod spec selects a class on every stack.
+    """
+    classes: dict[str, list[list[str]]] = {}
+    for gpu_type in dict.fromkeys(p.gpu_type for p in plan.gpu_pools if p.gpu_type):
+        pools = [p for p in plan.gpu_pools if p.gpu_type == gpu_type]
+        tiers = [[p.cloud_name for p in pools if p.interruptible], [p.cloud_name for p in pools if not p.interruptible]]
+        classes[contract.compute_class(gpu_type)] = [tier for tier in tiers if tier]
+    return classes

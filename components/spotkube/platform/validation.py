@@ -1,0 +1,172 @@
+"""Validate once: the models, the rules every cloud shares, then the cloud's own, then resolve.
+
+`parse_spec` is the one way a stack file, component args or the Python API become a spec. It
+reports every problem at once, each with its config key path, and fills in what follows from the
+facts (a pool's GPU type and count from its machine, the default machines and channel), so the
+components receive a resolved, typed value. The cloud-specific rules live in the cloud's profile.
+Pure module: no Pulumi.
+
+Why each rule exists: docs/architecture.md#validation-rules-and-why-they-exist.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from spotkube.platform.cloud import CloudProfile, Clouds, RuleOutput
+from spotkube.platform.contract import (
+    CLOUD_LABEL_PREFIXES,
+    KUBERNETES_LABEL_PREFIXES,
+    LABEL_PREFIX,
+    reserved_label_prefix,
+    reserved_taint_prefix,
+)
+from spotkube.platform.errors import Problem, SpecError
+from spotkube.platform.input_messages import KeyStyle, cut, did_you_mean, shown
+from spotkube.platform.spec import PlatformSpec, all_pools, config_key, in_style, model_problems, worker_pools
+
+
+def parse_spec(values: Mapping[str, Any], source: str, clouds: Clouds, style: KeyStyle = "stack") -> PlatformSpec:
+    """Validate config values (keys without namespace) and apply the cloud's rules.
+
+    Raises SpecError listing every problem, each with `source` and the key path as the user spelt
+    it: `spotkube:` and camelCase for a stack file, snake_case for Python args (`style`).
+    """
+    spec, problems = model_problems(values, style)
+    if spec is None:
+        raise SpecError(source, problems)
+    spec, rule_problems = resolve(spec, clouds)
+    problems.extend(in_style(rule_problems, style))
+    if problems:
+        raise SpecError(source, problems)
+    return spec
+
+
+def checked(spec: PlatformSpec, source: str, clouds: Clouds, style: KeyStyle = "stack") -> PlatformSpec:
+    """A typed spec with the rules applied and resolved, for `from_spec`: the stack program's spec
+    comes from `parse_spec` and passes unchanged (resolving is idempotent), while a spec someone
+    built by hand is refused as `parse_spec` would refuse its values."""
+    resolved, problems = resolve(spec, clouds)
+    if problems:
+        raise SpecError(source, in_style(problems, style))
+    return resolved
+
+
+#: Why each reserved prefix is not a stack's to use, for the messages.
+RESERVED_FOR = {
+    LABEL_PREFIX: "which is spotkube's scheduling contract",
+    **dict.fromkeys(KUBERNETES_LABEL_PREFIXES, "which Kubernetes keeps for itself: a kubelet may set only "
+                    "kubelet.kubernetes.io/ and node.kubernetes.io/ labels there, so AKS refuses the pool and GKE's "
+                    "nodes would not join"),
+    **{prefix: f"which {cloud.upper()} keeps for its own node labels and taints"
+       for cloud, prefix in CLOUD_LABEL_PREFIXES.items()},
+}
+
+
+def _a(title: str) -> str:
+    """`an AKS`, `a GKE`: the article as the letters are spoken."""
+    return f"{'an' if title[0] in 'AEFHILMNORSX' else 'a'} {title}"
+
+
+def common_rules(spec: PlatformSpec, clouds: Clouds) -> RuleOutput:
+    """Rules every cloud shares; `clouds` tells a region of another cloud from a typo."""
+    seen: dict[str, str] = {}
+    for path, pool in all_pools(spec):
+        name, low, high = pool.name, pool.min, pool.max
+        if name in seen:
+            yield Problem(config_key(f"{path}.name"),
+                          f"{shown(name)} is already the name of {seen[name]}; pool names must be unique")
+        seen.setdefault(name, path)
+        if low > high:
+            yield Problem(config_key(f"{path}.min"), f"{low} is above max {high}; use 0 <= min <= max <= 1000")
+    if spec.system_pool.min < 1:
+        yield Problem(config_key("systemPool.min"),
+                      f"{spec.system_pool.min} is not allowed; the system pool needs min >= 1")
+    for path, capacity in (("systemPool", spec.system_pool.capacity), ("platformPool", spec.platform_pool.capacity)):
+        if capacity != "on-demand":
+            yield Problem(config_key(f"{path}.capacity"), f"{shown(capacity)} is not allowed; the {path} must be "
+                          "'on-demand' (a spot pool can't be a System pool, and evictions would take the platform "
+                          "down)")
+    labelled = [("systemPool", spec.system_pool.labels), ("platformPool", spec.platform_pool.labels)]
+    labelled += [(path, p.labels) for path, p in worker_pools(spec)]
+    for i, spot in enumerate(spec.spot_pools):
+        if spot.capacity == "on-demand":
+            yield Problem(config_key(f"spotPools[{i}].capacity"), "'on-demand' is not a spot pool; use 'spot' or "
+                          "'preemptible', or the platformPool for on-demand CPU nodes")
+    for path, labels in labelled:
+        for label in labels:
+            reserved = reserved_label_prefix(spec.cloud, label)
+            if reserved:
+                name = label.rpartition("/")[2]
+                yield Problem(config_key(f"{path}.labels.{cut(label)}"),
+                              f"{shown(label)} uses the prefix {reserved}/, {RESERVED_FOR[reserved]}; use your own "
+                              f"prefix (e.g. example.com/{cut(name)})")
+    for path, pool in worker_pools(spec):
+        for t, taint in enumerate(pool.parsed_taints()):
+            reserved = reserved_taint_prefix(spec.cloud, taint.key)
+            if reserved:
+                name = taint.key.rpartition("/")[2]
+                yield Problem(config_key(f"{path}.taints[{t}]"), f"{shown(str(taint))} uses the prefix {reserved}/, "
+                              f"{RESERVED_FOR[reserved]}; use your own prefix (e.g. example.com/{name})")
+    cloud = clouds[spec.cloud]
+    channel, channels = spec.cluster.channel, cloud.channels
+    if channel is not None and channel not in channels:
+        yield Problem(config_key("cluster.channel"), f"{shown(channel)} is not {_a(cloud.title)} channel; use one of "
+                      f"{', '.join(channels)}")
+    other = next((p for p in clouds.values() if p is not cloud and spec.region in p.regions), None)
+    if other is not None:
+        yield Problem(config_key("region"), f"{shown(spec.region)} is {_a(other.title)} region; "
+                      f"{_a(cloud.title)} stack takes a region such as {cloud.region_examples}")
+    elif spec.region not in cloud.regions and not spec.cluster.allow_unlisted_region:
+        yield Problem(config_key("region"), f"{shown(spec.region)} is not {_a(cloud.title)} region spotkube knows; use "
+                      f"a region such as {cloud.region_examples}, or, for a region newer than spotkube's list, set "
+                      f"cluster.allowUnlistedRegion: true{did_you_mean(spec.region, cloud.regions, quoted=True)}")
+    version = spec.cluster.kubernetes_version
+    if version is not None and not re.fullmatch(cloud.version_pattern, version):
+        yield Problem(config_key("cluster.kubernetesVersion"), f"{shown(version)} is not a Kubernetes version "
+                      f"{cloud.title} takes; use {cloud.version_accepted}")
+    pool_names = [pool.name for _, pool in all_pools(spec)]
+    scenario = [(f"cost.hours.{cut(pool)}", pool) for pool in spec.cost.hours]
+    scenario += [(f"cost.workloads[{i}].pool", w.pool) for i, w in enumerate(spec.cost.workloads)]
+    for path, pool in scenario:
+        if pool not in pool_names:
+            yield Problem(config_key(path),
+                          f"{shown(pool)} is not a pool of this stack; use one of {', '.join(pool_names)}")
+    for pool, hours in spec.cost.hours.items():
+        if hours < 0:
+            yield Problem(config_key(f"cost.hours.{cut(pool)}"),
+                          f"{hours:g} is not allowed; use 0 or more node-hours per month")
+    cidrs = [(f"cluster.authorizedIpRanges[{i}]", c) for i, c in enumerate(spec.cluster.authorized_ip_ranges)]
+    cidrs += [(f"cluster.deployer.egressRanges[{i}]", c) for i, c in enumerate(spec.cluster.deployer.egress_ranges)]
+    for path, cidr in cidrs:
+        try:
+            ipaddress.ip_network(cidr, strict=True)
+        except ValueError:
+            yield Problem(config_key(path), f"{shown(cidr)} is not a CIDR; use e.g. 203.0.113.0/24")
+    if spec.kubeflow.enabled and not spec.platform_pool.enabled:
+        yield Problem(config_key("platformPool.enabled"), "false leaves Kubeflow Pipelines no pool: it runs only "
+                      "on the platform pool; enable the platform pool or set kubeflow.enabled: false")
+
+
+def resolve(spec: PlatformSpec, clouds: Clouds) -> tuple[PlatformSpec, list[Problem]]:
+    """Check `spec` against its cloud's rules and fill in defaults that follow from the facts."""
+    cloud: CloudProfile = clouds[spec.cloud]
+    problems = [*common_rules(spec, clouds), *cloud.rules(spec)]
+    pools = []
+    for i, pool in enumerate(spec.gpu_pools):
+        gpu, error = cloud.gpu_of(pool)
+        if error:
+            problems.append(Problem(config_key(f"gpuPools[{i}].gpu" if pool.gpu else f"gpuPools[{i}].machine"),
+                                    error))
+        pools.append(cloud.pool_defaults(spec, pool.model_copy(update={"gpu": gpu or pool.gpu})))
+    machine = cloud.default_machine
+    resolved = spec.model_copy(update={
+        "gpu_pools": tuple(pools),
+        "system_pool": spec.system_pool.model_copy(update={"machine": spec.system_pool.machine or machine}),
+        "platform_pool": spec.platform_pool.model_copy(update={"machine": spec.platform_pool.machine or machine}),
+        "cluster": spec.cluster.model_copy(update={"channel": spec.cluster.channel or cloud.default_channel}),
+    })
+    return resolved, problems

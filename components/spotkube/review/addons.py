@@ -1,0 +1,63 @@
+"""What the add-ons deploy, in the words a reviewer checks: the Kubeflow Pipelines version and
+whether its UI is exposed, and the device plugin's image.
+
+Read from the registrations where they say it (the kustomize Directory's ref, the DaemonSet's
+image). The UI's exposure is a kustomize transform applied at deploy time, which no registration
+shows, so it comes from the validated spec that configured the transform. Pure module: no Pulumi.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from spotkube.clouds import profile
+from spotkube.platform.addons import kfp_transforms
+from spotkube.platform.addons.device_plugin import DAEMONSET_NAME, DAEMONSET_TYPE, DEVICE_PLUGIN_TYPE
+from spotkube.platform.cloud import items, mapping
+from spotkube.platform.posture import Setting
+from spotkube.platform.spec import PlatformSpec
+from spotkube.review.placements import DIRECTORY_TYPE
+from spotkube.review.plan_document import RegisteredResource
+
+
+def _kfp_refs(registrations: Sequence[RegisteredResource]) -> list[str]:
+    directories = [str(r.inputs.get("directory", "")) for r in registrations if r.type == DIRECTORY_TYPE]
+    return sorted({d.rpartition("?ref=")[2] for d in directories if "?ref=" in d})
+
+
+def _kubeflow(spec: PlatformSpec, registrations: Sequence[RegisteredResource]) -> Setting:
+    settings = spec.kubeflow
+    if not settings.enabled:
+        return Setting("Kubeflow Pipelines", "not deployed")
+    version = ", ".join(_kfp_refs(registrations)) or settings.version
+    if not settings.expose_ui:
+        ui = f"UI internal ({kfp_transforms.UI_PORT_FORWARD})"
+        return Setting("Kubeflow Pipelines", f"{version} from {settings.repository}; {ui}")
+    ranges = ", ".join(settings.ui_source_ranges)
+    ui = f"UI on a public LoadBalancer, {'only from ' + ranges if ranges else 'open to any address'}"
+    return Setting("Kubeflow Pipelines", f"{version} from {settings.repository}; {ui}",
+                   "KFP standalone has no login: whoever reaches the UI can run pipelines")
+
+
+def _device_plugin(spec: PlatformSpec, registrations: Sequence[RegisteredResource]) -> Setting:
+    if profile(spec.cloud).device_plugin_mode == "gke-managed":
+        return Setting("NVIDIA device plugin", "GKE's managed plugin (spotkube deploys none)")
+    images = sorted({
+        str(mapping(container).get("image"))
+        for r in registrations if r.type == DAEMONSET_TYPE
+        for container in items(mapping(mapping(mapping(r.inputs.get("spec")).get("template")).get("spec"))
+                               .get("containers"))
+        if mapping(r.inputs.get("metadata")).get("name") == DAEMONSET_NAME
+    })
+    if not images:
+        return Setting("NVIDIA device plugin", "not deployed",
+                       "GPU pools without a device plugin expose no GPUs" if spec.gpu_pools else None)
+    return Setting("NVIDIA device plugin", ", ".join(images))
+
+
+def addon_settings(spec: PlatformSpec, registrations: Sequence[RegisteredResource]) -> tuple[Setting, ...]:
+    """The add-ons' reviewable settings, in a fixed order."""
+    present = {r.type for r in registrations}
+    plugin = (_device_plugin(spec, registrations) if DEVICE_PLUGIN_TYPE in present
+              else Setting("NVIDIA device plugin", "not deployed"))
+    return (_kubeflow(spec, registrations), plugin)

@@ -1,0 +1,182 @@
+"""The spot fallback as deployed: for each GPU type, the order capacity is tried in and how long a
+spot stock-out can hold a step before on-demand is used.
+
+Read from the registered resources (the pools, and what the cloud's profile reads of the autoscaler:
+on AKS the priority expander ConfigMap and the cluster's autoscaler profile), so the plan states
+what is really deployed, not what the spec meant. Pure module: no Pulumi.
+
+The worst case on AKS (docs/architecture.md#spot-first-on-demand-as-fallback): Azure reports no spot
+stock-out to the autoscaler, so it gives up on a spot pool only when `maxNodeProvisionTime` runs out,
+and moves on at its next scan. With N spot pools of a GPU type ranked above its on-demand pool:
+
+    worst case = newPodScaleUpDelay + N × (maxNodeProvisionTime + scanInterval)
+
+It excludes the on-demand node's own start, and assumes the spot pools are not retried in between
+(each failed pool is backed off for 5 minutes or more, longer than a scan).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from spotkube.clouds import profile
+from spotkube.platform.cloud import AutoscalerFacts
+
+
+class PoolLike(Protocol):
+    name: str
+    cloud_name: str
+    capacity: str
+    gpu_type: str | None
+
+
+class RegisteredLike(Protocol):
+    type: str
+    name: str
+    inputs: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Step:
+    """Pools tried together (one priority tier, or one capacity where nothing ranks them)."""
+
+    pools: tuple[str, ...]
+    capacity: str
+    priority: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"pools": list(self.pools), "capacity": self.capacity, "priority": self.priority}
+
+
+@dataclass(frozen=True)
+class GpuFallback:
+    """One GPU type's fallback."""
+
+    gpu_type: str
+    order: tuple[Step, ...]
+    ordered_by: str
+    #: Whether the registered resources guarantee spot is tried before on-demand.
+    guaranteed: bool
+    #: Seconds before on-demand is used, at worst; None without on-demand or when nothing bounds it.
+    worst_case_seconds: int | None
+    formula: str | None
+    warning: str | None = None
+    note: str | None = None
+
+    @property
+    def on_demand_pools(self) -> tuple[str, ...]:
+        return tuple(p for s in self.order if s.capacity == "on-demand" for p in s.pools)
+
+    def order_text(self) -> str:
+        return " → ".join(f"{s.capacity} {', '.join(s.pools)}" for s in self.order)
+
+    def worst_case_text(self) -> str:
+        if not self.on_demand_pools:
+            return "no on-demand fallback"
+        if self.worst_case_seconds is None:
+            return "not bounded (not stated by the cloud)"
+        return duration(self.worst_case_seconds)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "gpu": self.gpu_type,
+            "order": [s.to_json() for s in self.order],
+            "orderedBy": self.ordered_by,
+            "guaranteed": self.guaranteed,
+            "worstCaseSeconds": self.worst_case_seconds,
+            "formula": self.formula,
+            "warning": self.warning,
+            "note": self.note,
+        }
+
+
+def duration(total: int) -> str:
+    """`610` -> `10m10s`."""
+    minutes, secs = divmod(total, 60)
+    return f"{minutes}m{secs}s" if minutes and secs else f"{minutes}m" if minutes else f"{secs}s"
+
+
+def _tier(facts: AutoscalerFacts, cloud_name: str) -> int | None:
+    """The priority expander's tier for a pool: the highest priority whose regex matches its node group."""
+    if facts.priorities is None or facts.node_group is None:
+        return None
+    group = facts.node_group(cloud_name)
+    matching = [p for p, patterns in facts.priorities.items() if any(re.search(r, group) for r in patterns)]
+    return max(matching, default=None)
+
+
+def gpu_fallback(gpu_type: str, pools: Sequence[PoolLike], facts: AutoscalerFacts) -> GpuFallback:
+    """The fallback of one GPU type over its pools."""
+    ranked = [(_tier(facts, p.cloud_name), p) for p in pools]
+    if facts.priorities is not None:
+        tiers = sorted({t for t, _ in ranked}, key=lambda t: -1 if t is None else t, reverse=True)
+        steps = []
+        for tier in tiers:
+            members = [p for t, p in ranked if t == tier]
+            for capacity in dict.fromkeys(p.capacity for p in members):
+                steps.append(Step(tuple(p.name for p in members if p.capacity == capacity), capacity, tier))
+    else:
+        capacities = sorted({p.capacity for p in pools}, key=lambda c: c == "on-demand")
+        steps = [Step(tuple(p.name for p in pools if p.capacity == c), c, None) for c in capacities]
+    order = tuple(steps)
+    first_on_demand = next((i for i, s in enumerate(order) if s.capacity == "on-demand"), None)
+    ahead = order[:first_on_demand] if first_on_demand is not None else order
+    spot_ahead = sum(len(s.pools) for s in ahead if s.capacity != "on-demand")
+    interruptible = [p.name for p in pools if p.capacity != "on-demand"]
+    spot_tiers = [t for t, p in ranked if p.capacity != "on-demand"]
+    demand_tiers = [t for t, p in ranked if p.capacity == "on-demand"]
+    guaranteed = (facts.priorities is not None and None not in spot_tiers + demand_tiers
+                  and all(s > d for s in spot_tiers for d in demand_tiers))  # type: ignore[operator]
+    warning = note = None
+    worst = None
+    if first_on_demand is None:
+        warning = _no_fallback(gpu_type, interruptible)
+    elif not interruptible:
+        note = f"{gpu_type} runs on on-demand only"
+    else:
+        if facts.give_up_seconds is not None and facts.priorities is not None:
+            worst = facts.first_look_seconds + spot_ahead * facts.give_up_seconds
+        if facts.caveat and not guaranteed:
+            note = facts.caveat
+        elif not guaranteed:
+            note = f"an on-demand pool of {gpu_type} ranks with or above a spot pool"
+    return GpuFallback(
+        gpu_type=gpu_type, order=order, ordered_by=facts.ordered_by,
+        guaranteed=guaranteed and bool(interruptible) and first_on_demand is not None,
+        worst_case_seconds=worst, formula=facts.formula if first_on_demand is not None and interruptible else None,
+        warning=warning, note=note,
+    )
+
+
+def _no_fallback(gpu_type: str, interruptible: Sequence[str]) -> str:
+    return (f"no on-demand fallback for {gpu_type}: when {', '.join(interruptible)} is out of capacity, its steps "
+            "wait until capacity returns")
+
+
+def _by_gpu(pools: Sequence[PoolLike]) -> dict[str, list[PoolLike]]:
+    by_gpu: dict[str, list[PoolLike]] = {}
+    for pool in pools:
+        if pool.gpu_type:
+            by_gpu.setdefault(pool.gpu_type, []).append(pool)
+    return dict(sorted(by_gpu.items()))
+
+
+def missing_fallbacks(pools: Sequence[PoolLike]) -> list[str]:
+    """The plan's no-fallback warnings from the pools alone: whether a GPU type has an on-demand pool
+    needs no autoscaler settings, so the cluster components can log them under `pulumi up`."""
+    return [_no_fallback(gpu, [p.name for p in members]) for gpu, members in _by_gpu(pools).items()
+            if all(p.capacity != "on-demand" for p in members)]
+
+
+def stack_fallback(
+    cloud: str, resources: Sequence[RegisteredLike], pools: Sequence[PoolLike]
+) -> tuple[GpuFallback, ...]:
+    """Every GPU type's fallback, by GPU type; empty when the stack registers no cluster."""
+    reader = profile(cloud).read_autoscaler
+    facts = reader([(r.type, r.name, r.inputs) for r in resources]) if reader else None
+    if facts is None:
+        return ()
+    return tuple(gpu_fallback(gpu, members, facts) for gpu, members in _by_gpu(pools).items())

@@ -1,0 +1,184 @@
+"""`spotkube pipeline-check`'s judgement: where each step of a compiled pipeline can land on a stack.
+
+A step whose tolerations or affinity match no pool does not fail: its pod waits in Pending forever.
+This module asks the contract's matcher which pools of a stack each step (read by
+`pipeline_reader`) can land on, so the mistake shows up in CI instead of in a stuck run. It judges
+and returns typed results; the CLI's views render them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from spotkube.platform import contract
+from spotkube.platform.contract import Placement, PoolContract
+from spotkube.platform.pipeline_reader import KFP_DEFAULT_RETRY_WINDOW_SECONDS, CompiledPipeline, Retry, Step
+
+#: Said once per stack when its spot steps rely on retries and the cluster is not known to retry
+#: evicted pods. Argo's retry policies: https://argo-workflows.readthedocs.io/en/latest/retries/; the
+#: phases come from argo-workflows' `inferFailedReason`.
+CLUSTER_RETRY_POLICY_NOTE = (
+    "step retries cover every way a spot node takes a pod away only if the cluster's Argo workflow-controller "
+    "sets a default retryPolicy of Always, as spotkube's Kubeflow Pipelines deployment does by default (stack "
+    "key kubeflow): KFP compiles set_retry without a retryPolicy, so the controller's default applies; a pod "
+    "deleted with its node ends as Error, which OnFailure (Argo's own default) skips, and a pod evicted or "
+    "stopped by a node shutdown ends as Failed, which OnError (KFP's shipped default) skips "
+    "(kubeflow/pipelines #4333, #9950)"
+)
+
+
+# --- Checking ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """Where one step can land (most preferred first), and what is wrong with it."""
+
+    step: Step
+    pools: tuple[str, ...]
+    spot_pools: tuple[str, ...]
+    error: str | None = None
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """The verdict for one pipeline against one stack's pools."""
+
+    pipeline: CompiledPipeline
+    stack: str
+    steps: tuple[StepResult, ...]
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        """No step lands nowhere (warnings allowed)."""
+        return all(result.error is None for result in self.steps)
+
+    def to_json(self) -> dict[str, Any]:
+        """The stable JSON shape of `spotkube pipeline-check --format json` (one entry per stack)."""
+        return {
+            "stack": self.stack,
+            "ok": self.ok,
+            "steps": [
+                {
+                    "name": r.step.name,
+                    "executor": r.step.executor,
+                    "gpus": r.step.placement.gpus,
+                    "retries": _retry_json(r.step.retry),
+                    "pools": list(r.pools),
+                    "spotPools": list(r.spot_pools),
+                    "error": r.error,
+                    "warnings": list(r.warnings),
+                }
+                for r in self.steps
+            ],
+            "warnings": list(self.warnings),
+        }
+
+
+def _retry_json(retry: Retry | None) -> dict[str, Any] | None:
+    if retry is None:
+        return None
+    return {"maxRetries": retry.max_retries, "backoffSeconds": retry.backoff_seconds,
+            "backoffFactor": retry.backoff_factor, "windowSeconds": retry.window_seconds,
+            "from": retry.source or None}
+
+
+def check_pipeline(
+    pipeline: CompiledPipeline, pools: Sequence[PoolContract], stack: str, *, evictions_retried: bool = False
+) -> CheckReport:
+    """Judge every step against the stack's pools with the contract's matcher.
+
+    `evictions_retried` says the cluster's Argo defaults already retry evicted pods (spotkube's
+    Kubeflow Pipelines deployment sets that); otherwise a pipeline whose spot steps rely on retries
+    gets the reminder that they need it.
+    """
+    by_name = {p.name: p for p in pools}
+    results = []
+    for step in pipeline.steps:
+        landing = tuple(contract.landing_pools(step.placement, pools))
+        spot = tuple(name for name in landing if by_name[name].capacity in contract.INTERRUPTIBLE)
+        error = None if landing else why_step_lands_nowhere(step.placement, pools, stack)
+        results.append(StepResult(step, landing, spot, error, tuple(_step_warnings(step, spot))))
+    relies_on_retries = any(r.spot_pools and r.step.retry and r.step.retry.max_retries > 0 for r in results)
+    return CheckReport(pipeline, stack, tuple(results),
+                       (CLUSTER_RETRY_POLICY_NOTE,) if relies_on_retries and not evictions_retried else ())
+
+
+def _step_warnings(step: Step, spot_pools: Sequence[str]) -> Iterator[str]:
+    if not spot_pools:
+        return
+    where = ", ".join(spot_pools)
+    retry = step.retry
+    if retry is None or retry.max_retries <= 0:
+        yield (f"can land on spot capacity ({where}) but has no retries: one eviction fails the run; "
+               "use spotkube.pipelines.on_spot(...) or task.set_retry(...)")
+        return
+    if retry.window_seconds is not None and retry.window_seconds <= KFP_DEFAULT_RETRY_WINDOW_SECONDS:
+        yield (f"its retries stop {retry.window_seconds:g}s after the first attempt started "
+               "(backoffMaxDuration), and Argo ends a running retry at that deadline: if the step runs "
+               "longer, an eviction is not retried; raise it (on_spot(..., retry_window='7d'))")
+    if retry.backoff_factor is not None and retry.backoff_factor != int(retry.backoff_factor):
+        yield (f"its backoffFactor {retry.backoff_factor:g} is not a whole number, which Argo's retry "
+               "backoff requires; use 1 (constant) or 2 (doubling)")
+
+
+def required_values(placement: Placement, key: str) -> set[str] | None:
+    """The label values a placement insists on for `key`, or None if it accepts any.
+
+    A nodeSelector pins one value; otherwise every required term must say `key In [...]` for the
+    placement to insist (terms are OR'ed, so one unconstrained term accepts any value).
+    """
+    if key in placement.node_selector:
+        return {placement.node_selector[key]}
+    if not placement.required:
+        return None
+    allowed: set[str] = set()
+    for term in placement.required:
+        values = [set(r.values) for r in term if r.key == key and r.operator == "In"]
+        if not values:
+            return None
+        allowed |= set.intersection(*values)
+    return allowed
+
+
+def _and_list(items: Sequence[str]) -> str:
+    if len(items) <= 1:
+        return "".join(items) or "none"
+    return f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def why_step_lands_nowhere(placement: Placement, pools: Sequence[PoolContract], stack: str) -> str:
+    """The reason a user can act on: a missing GPU type, pool or GPU count before the per-pool detail."""
+    if placement.unsupported:
+        return placement.unsupported[0]
+    gpu_types = required_values(placement, contract.ACCELERATOR_LABEL)
+    have_types = sorted({p.accelerator for p in pools if p.accelerator})
+    if gpu_types is not None and contract.NO_ACCELERATOR not in gpu_types \
+            and not gpu_types & set(have_types):
+        wanted = " or ".join(sorted(gpu_types))
+        has = f"has only {_and_list(have_types)}" if have_types else "has no GPU pools"
+        return f"needs GPU type {wanted}; stack {stack} {has}"
+    pool_names = required_values(placement, contract.POOL_LABEL)
+    if pool_names is not None and not pool_names & {p.name for p in pools}:
+        return (f"needs pool {' or '.join(sorted(pool_names))}; stack {stack} has pools "
+                f"{_and_list([p.name for p in pools])}")
+    capacities = required_values(placement, contract.CAPACITY_LABEL)
+    if capacities is not None:
+        kind_pools = [p for p in pools if gpu_types is None or (p.accelerator or contract.NO_ACCELERATOR) in gpu_types]
+        if not any(p.capacity in capacities for p in kind_pools):
+            kind = "without GPUs" if gpu_types == {contract.NO_ACCELERATOR} else \
+                f"with {' or '.join(sorted(gpu_types))}" if gpu_types else "of any kind"
+            return (f"needs {' or '.join(sorted(capacities))} capacity {kind}; stack {stack} has no such pool "
+                    "(fallback_to_on_demand=True prefers spot and accepts on-demand)")
+    if placement.gpus:
+        candidates = [p for p in pools if p.accelerator and (gpu_types is None or p.accelerator in gpu_types)]
+        most = max((p.gpu_count for p in candidates), default=0)
+        if candidates and placement.gpus > most:
+            kinds = _and_list(sorted({p.accelerator for p in candidates if p.accelerator}))
+            return (f"needs {placement.gpus} GPUs on one node; the largest {kinds} node of stack {stack} "
+                    f"has {most}")
+    return f"no pool of stack {stack} fits: {contract.why_nowhere(placement, pools)}"

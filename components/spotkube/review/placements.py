@@ -1,0 +1,146 @@
+"""Where each workload a stack deploys can land, judged by the contract matcher from its pod spec.
+
+Placement is the part of a spotkube platform that fails silently: a Deployment that matches no pool
+stays Pending forever, and a device plugin on the wrong nodes leaves GPUs unusable or counted
+twice. The plan therefore reads every workload the program registered (its pod spec exactly as it
+will be applied), adds the Kubeflow Pipelines Deployments that kustomize only renders at deploy time
+(KFP's pod specs as shipped, from `kfp_reference`, put through spotkube's own transform, and
+labelled as such), and matches each against the stack's pool contracts. A workload that can land
+nowhere is an error.
+
+Pure module: no Pulumi; it reads registrations through a small protocol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from spotkube.clouds import profile
+from spotkube.platform.addons import device_plugin as workloads
+from spotkube.platform.addons import kfp_reference, kfp_transforms
+from spotkube.platform.contract import Cloud, Placement, PoolContract, landing_pools, why_nowhere
+from spotkube.platform.spec import KubeflowSettings
+
+#: Registered resources whose pod template the plan judges, by type token.
+WORKLOAD_KINDS = {
+    "kubernetes:apps/v1:Deployment": "Deployment",
+    "kubernetes:apps/v1:StatefulSet": "StatefulSet",
+    "kubernetes:apps/v1:DaemonSet": "DaemonSet",
+    "kubernetes:batch/v1:Job": "Job",
+}
+DIRECTORY_TYPE = "kubernetes:kustomize/v2:Directory"
+
+
+class RegisteredResource(Protocol):
+    type: str
+    urn: str
+    parent: str
+    inputs: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class WorkloadPlacement:
+    """Where one workload can land, most preferred pool first; `reason` says why nowhere."""
+
+    workload: str
+    kind: str
+    namespace: str
+    pools: tuple[str, ...]
+    reason: str | None = None
+    note: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {"workload": self.workload, "kind": self.kind, "namespace": self.namespace,
+                                 "pools": list(self.pools)}
+        if self.reason is not None:
+            entry["reason"] = self.reason
+        if self.note:
+            entry["note"] = self.note
+        return entry
+
+
+@dataclass
+class StackPlacements:
+    """The placements section of a stack's plan: entries, explanations, and what is wrong."""
+
+    placements: list[WorkloadPlacement] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def kfp_deployments_as_applied() -> list[dict[str, Any]]:
+    """KFP's Deployments as shipped, after spotkube's transform: what the cluster will schedule.
+
+    The transform's Deployment changes do not depend on the settings or the credentials (those
+    only reach Secrets, the Argo ConfigMap, the UI Service and volumes), so the defaults stand in.
+    """
+    return [kfp_transforms.transform(d, KubeflowSettings(), kfp_transforms.NO_CREDENTIALS) or d
+            for d in kfp_reference.shipped_deployments()]
+
+
+def _pod_spec(workload: Mapping[str, Any]) -> Mapping[str, Any]:
+    return ((workload.get("spec") or {}).get("template") or {}).get("spec") or {}
+
+
+def placement_of(
+    workload: Mapping[str, Any], kind: str, pools: Sequence[PoolContract], note: str | None = None
+) -> WorkloadPlacement:
+    """One placements entry; a workload that lands nowhere carries the matcher's reasons."""
+    metadata = workload.get("metadata") or {}
+    placement = Placement.from_pod_spec(_pod_spec(workload))
+    landing = tuple(landing_pools(placement, pools))
+    reason = None if landing else (why_nowhere(placement, pools) or "the stack has no pools")
+    return WorkloadPlacement(str(metadata.get("name", "")), kind, metadata.get("namespace") or "default", landing,
+                             reason, note)
+
+
+def _described_note(directory: str) -> str:
+    """Why the KFP entries are described rather than read, and from which version."""
+    note = (f"described, not read: kustomize renders {directory} inside the Kubernetes provider at deploy "
+            "time, so KFP's pod specs are not visible offline; this is spotkube's transform applied to "
+            f"KFP {kfp_reference.VERSION}'s Deployments as shipped")
+    ref = directory.rpartition("?ref=")[2] if "?ref=" in directory else ""
+    if ref and ref != kfp_reference.VERSION:
+        note += f"; the stack deploys {ref}, whose Deployments may differ"
+    return note
+
+
+def stack_placements(
+    cloud: Cloud, registrations: Sequence[RegisteredResource], pools: Sequence[PoolContract]
+) -> StackPlacements:
+    """Placements of everything the stack deploys, with notes and errors, against its pools."""
+    result = StackPlacements()
+    for resource in registrations:
+        kind = WORKLOAD_KINDS.get(resource.type)
+        if kind:
+            result.placements.append(placement_of(resource.inputs, kind, pools))
+        elif resource.type == DIRECTORY_TYPE and kfp_transforms.PLATFORM_AGNOSTIC_PATH in str(
+            resource.inputs.get("directory", "")
+        ):
+            note = _described_note(str(resource.inputs["directory"]))
+            result.placements += [placement_of(d, "Deployment", pools, note) for d in kfp_deployments_as_applied()]
+    # Registration order comes from the mocks' worker threads; the plan must not change with it. The
+    # sort is stable, so KFP's Deployments keep their shipped order.
+    result.placements.sort(key=lambda p: (p.namespace, p.kind))
+    result.errors += [
+        f"{p.kind} {p.namespace}/{p.workload} can land on no pool: {p.reason}"
+        for p in result.placements if not p.pools
+    ]
+    _check_device_plugins(cloud, registrations, pools, result)
+    return result
+
+
+def _check_device_plugins(
+    cloud: Cloud, registrations: Sequence[RegisteredResource], pools: Sequence[PoolContract],
+    result: StackPlacements,
+) -> None:
+    """Exactly one device plugin per GPU node: GKE's own, or the DaemonSet the component built."""
+    components = [r for r in registrations if r.type == workloads.DEVICE_PLUGIN_TYPE]
+    daemonsets = [r.inputs for r in registrations
+                  if r.type == workloads.DAEMONSET_TYPE and any(r.parent == c.urn for c in components)]
+    if components and not daemonsets and profile(cloud).device_plugin_mode == "gke-managed":
+        result.notes.append(workloads.GKE_MANAGED_NOTE)
+    plugins = workloads.plugins_per_pool(pools, [_pod_spec(d) for d in daemonsets])
+    result.errors += workloads.plugin_problems(pools, plugins, plugin_wanted=bool(components))

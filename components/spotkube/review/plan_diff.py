@@ -1,0 +1,235 @@
+"""What changes between two plans of the same project: `spotkube plan --diff REF`.
+
+Both sides are plan documents in their JSON form (`PlanDocument.to_json(details=True)`), because the
+base side is planned by the base tree's own spotkube in another process and arrives as JSON. The diff
+names what a reviewer asks about: the resources added, removed and changed (each changed input old →
+new), which changes replace a resource and why, the pools and security settings that moved, and the
+monthly cost delta. Pure module: no Pulumi, no rendering.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from spotkube.clouds import CLOUDS
+from spotkube.platform.cloud import covers
+
+Action = Literal["add", "remove", "update", "replace"]
+Status = Literal["added", "removed", "changed", "unchanged"]
+#: The pool fields a reviewer reads in the plan's pool table, compared one by one.
+POOL_FIELDS = ("role", "capacity", "machine", "gpu", "min", "max", "taints", "labels", "evictionPolicy",
+               "maxPrice", "zones", "cloudName")
+
+
+@dataclass(frozen=True)
+class Change:
+    """One value that differs: where, before and after (None for absent)."""
+
+    path: str
+    old: Any
+    new: Any
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "old": self.old, "new": self.new}
+
+
+@dataclass(frozen=True)
+class ResourceDiff:
+    """A resource that is added, removed, updated in place or replaced. Inputs under the resource's
+    `ignoreChanges` are left out: Pulumi does not apply them."""
+
+    type: str
+    name: str
+    parent: str
+    action: Action
+    changes: tuple[Change, ...] = ()
+    #: Why the change replaces the resource (which input, and what says it replaces).
+    replace_reasons: tuple[str, ...] = ()
+    delete_before_replace: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "name": self.name, "parent": self.parent, "action": self.action,
+                "changes": [c.to_json() for c in self.changes], "replaceReasons": list(self.replace_reasons),
+                "deleteBeforeReplace": self.delete_before_replace}
+
+
+@dataclass(frozen=True)
+class NamedDiff:
+    """A pool or a security setting that is added, removed or changed."""
+
+    name: str
+    action: Literal["add", "remove", "update"]
+    changes: tuple[Change, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "action": self.action, "changes": [c.to_json() for c in self.changes]}
+
+
+@dataclass(frozen=True)
+class CostDelta:
+    """Monthly totals before and after; a side without a price is None, never 0."""
+
+    idle_floor: tuple[float | None, float | None]
+    scenario: tuple[float | None, float | None]
+
+    @staticmethod
+    def _delta(pair: tuple[float | None, float | None]) -> float | None:
+        old, new = pair
+        return None if old is None or new is None else round(new - old, 2)
+
+    @property
+    def idle_floor_delta(self) -> float | None:
+        return self._delta(self.idle_floor)
+
+    @property
+    def scenario_delta(self) -> float | None:
+        return self._delta(self.scenario)
+
+    @property
+    def changed(self) -> bool:
+        return self.idle_floor[0] != self.idle_floor[1] or self.scenario[0] != self.scenario[1]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "idleFloor": {"old": self.idle_floor[0], "new": self.idle_floor[1], "delta": self.idle_floor_delta},
+            "scenario": {"old": self.scenario[0], "new": self.scenario[1], "delta": self.scenario_delta},
+        }
+
+
+@dataclass(frozen=True)
+class StackDiff:
+    """Everything that differs for one stack between the base and the working tree."""
+
+    stack: str
+    status: Status
+    resources: tuple[ResourceDiff, ...] = ()
+    pools: tuple[NamedDiff, ...] = ()
+    posture: tuple[NamedDiff, ...] = ()
+    cost: CostDelta | None = None
+    #: Errors of the new plan that the base did not have (they fail the plan).
+    new_errors: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"stack": self.stack, "status": self.status,
+                "resources": [r.to_json() for r in self.resources],
+                "pools": [p.to_json() for p in self.pools],
+                "posture": [p.to_json() for p in self.posture],
+                "cost": None if self.cost is None else self.cost.to_json(),
+                "newErrors": list(self.new_errors)}
+
+
+# --- Comparing --------------------------------------------------------------------------------------
+
+
+def flatten(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+    """Leaf values by path (`a.b[0].c`); an empty mapping or list is a leaf, so it still compares."""
+    if isinstance(value, Mapping) and value:
+        for key in sorted(value):
+            yield from flatten(value[key], f"{path}.{key}" if path else str(key))
+    elif isinstance(value, list) and value:
+        for i, item in enumerate(value):
+            yield from flatten(item, f"{path}[{i}]")
+    else:
+        yield path, value
+
+
+def changes(old: Any, new: Any) -> tuple[Change, ...]:
+    before, after = dict(flatten(old)), dict(flatten(new))
+    return tuple(Change(path, before.get(path), after.get(path))
+                 for path in sorted(before.keys() | after.keys()) if before.get(path) != after.get(path))
+
+
+def replace_reasons(cloud: str, resource: Mapping[str, Any], diff: Sequence[Change]) -> tuple[str, ...]:
+    """Why a change replaces the resource: its `replaceOnChanges` option, or an input the cloud
+    fixes at creation (the cloud profile's `create_only`)."""
+    reasons = []
+    profile = CLOUDS.get(cloud)
+    for change in diff:
+        option = next((p for p in resource.get("replaceOnChanges") or () if covers(p, change.path)), None)
+        if option is not None:
+            reasons.append(f"{change.path}: replaceOnChanges {option}")
+        elif profile is not None and profile.replaces(resource["type"], change.path):
+            reasons.append(f"{change.path}: {profile.title} fixes it at creation")
+    return tuple(reasons)
+
+
+def _key(resource: Mapping[str, Any]) -> tuple[str, str, str]:
+    return (resource.get("parent") or "", resource["type"], resource["name"])
+
+
+def resource_diffs(cloud: str, old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]) -> tuple[
+        ResourceDiff, ...]:
+    before, after = {_key(r): r for r in old}, {_key(r): r for r in new}
+    out = []
+    for key in sorted(before.keys() | after.keys()):
+        parent, type_token, name = key
+        if key not in before:
+            out.append(ResourceDiff(type_token, name, parent, "add"))
+        elif key not in after:
+            out.append(ResourceDiff(type_token, name, parent, "remove"))
+        else:
+            ignored = after[key].get("ignoreChanges") or ()
+            diff = tuple(c for c in changes(before[key].get("inputs", {}), after[key].get("inputs", {}))
+                         if not any(covers(p, c.path) for p in ignored))
+            if not diff:
+                continue
+            reasons = replace_reasons(cloud, after[key], diff)
+            out.append(ResourceDiff(type_token, name, parent, "replace" if reasons else "update", diff, reasons,
+                                    bool(after[key].get("deleteBeforeReplace")) and bool(reasons)))
+    return tuple(out)
+
+
+def _named_diffs(old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[NamedDiff, ...]:
+    out = []
+    for name in sorted(old.keys() | new.keys()):
+        if name not in old:
+            out.append(NamedDiff(name, "add", changes(None, new[name])))
+        elif name not in new:
+            out.append(NamedDiff(name, "remove", changes(old[name], None)))
+        elif diff := changes(old[name], new[name]):
+            out.append(NamedDiff(name, "update", diff))
+    return tuple(out)
+
+
+def _pools(document: Mapping[str, Any]) -> dict[str, Any]:
+    return {p["name"]: {f: p.get(f) for f in POOL_FIELDS} for p in document.get("pools", ())}
+
+
+def _posture(document: Mapping[str, Any]) -> dict[str, Any]:
+    settings = {f"{c['resource']}: {s['name']}": s["value"]
+                for c in document.get("posture", ()) for s in c.get("settings", ())}
+    settings.update({f"add-on: {s['name']}": s["value"] for s in document.get("addons", ())})
+    return settings
+
+
+def _totals(document: Mapping[str, Any] | None) -> tuple[float | None, float | None]:
+    total = ((document or {}).get("cost") or {}).get("total") or {}
+    return total.get("idleFloor"), total.get("scenario")
+
+
+def stack_diff(stack: str, old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> StackDiff:
+    """The diff of one stack; either side may be missing (a stack added or removed)."""
+    if old is None and new is None:
+        raise ValueError(f"stack {stack} is on neither side")
+    cloud = str((new or old or {}).get("cloud"))
+    (old_idle, old_scenario), (new_idle, new_scenario) = _totals(old), _totals(new)
+    cost = CostDelta((old_idle, new_idle), (old_scenario, new_scenario))
+    resources = resource_diffs(cloud, (old or {}).get("resources", ()), (new or {}).get("resources", ()))
+    pools = _named_diffs(_pools(old or {}), _pools(new or {}))
+    posture = _named_diffs(_posture(old or {}), _posture(new or {}))
+    new_errors = tuple(e for e in (new or {}).get("errors", ()) if e not in (old or {}).get("errors", ()))
+    if old is None:
+        status: Status = "added"
+    elif new is None:
+        status = "removed"
+    else:
+        status = "changed" if resources or pools or posture or cost.changed or new_errors else "unchanged"
+    return StackDiff(stack, status, resources, pools, posture, cost, new_errors)
+
+
+def plan_diff(old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]) -> tuple[StackDiff, ...]:
+    """Stack by stack, in name order, over the stacks of either side."""
+    before, after = {d["stack"]: d for d in old}, {d["stack"]: d for d in new}
+    return tuple(stack_diff(name, before.get(name), after.get(name)) for name in sorted(before.keys() | after.keys()))

@@ -1,0 +1,188 @@
+"""What the plan says about one stack, as a typed value: the pools as registered, the cost, where
+workloads land, the deploy preflight, the resources and the outputs.
+
+The JSON shape (`to_json`) is the contract with machines and CI: its key names are stable and later
+features add keys. The table and Markdown views read the same value, so all formats always say the
+same thing. Pure module: no Pulumi, no rendering.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from spotkube.clouds import RegisteredPool, profile
+from spotkube.platform.contract import ACCELERATOR_LABEL, NO_ACCELERATOR, POOL_LABEL, ROLE_LABEL, PoolContract
+from spotkube.platform.posture import ClusterPosture, Setting
+from spotkube.review.costing import CostReport
+from spotkube.review.fallback import GpuFallback
+from spotkube.review.placements import StackPlacements
+from spotkube.review.policy_rules import Finding
+from spotkube.review.preflight import Verdict
+from spotkube.review.resource_list import Resource
+
+#: The version of the plan's JSON shape (`{"schemaVersion": N, "stacks": [...]}`): raised when a key
+#: changes meaning or goes away; new keys keep it. schemas/plan.schema.json describes it.
+SCHEMA_VERSION = 1
+
+
+def _int(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+@dataclass(frozen=True)
+class PoolRow:
+    """One node pool as the program registers it. Name, role and GPU type come from the contract's
+    labels, which every spotkube pool carries; `cloud_name` is the name the cloud knows it by, which
+    differs for a control-plane pool whose name is versioned. `labels` and `zone_labels` are the
+    contract's when the stack exports it (every node label: declared, cloud-added, well-known)."""
+
+    name: str
+    cloud_name: str
+    role: str
+    capacity: str
+    machine: str
+    gpu_type: str | None
+    gpu_count: int
+    min: int | None
+    max: int | None
+    taints: tuple[str, ...]
+    labels: dict[str, str]
+    eviction_policy: str | None
+    max_price: Any
+    zones: tuple[str, ...]
+    zone_labels: tuple[str, ...] | None = None
+
+    @classmethod
+    def registered(cls, pool: RegisteredPool, contract: PoolContract | None) -> PoolRow:
+        accelerator = pool.labels.get(ACCELERATOR_LABEL, NO_ACCELERATOR)
+        return cls(
+            name=pool.labels.get(POOL_LABEL, pool.cloud_name),
+            cloud_name=pool.cloud_name,
+            role=pool.labels.get(ROLE_LABEL, "unknown"),
+            capacity=pool.capacity,
+            machine=pool.machine or "",
+            gpu_type=None if accelerator == NO_ACCELERATOR else accelerator,
+            gpu_count=pool.gpu_count,
+            min=_int(pool.min_nodes),
+            max=_int(pool.max_nodes),
+            taints=pool.taint_texts,
+            labels=contract.to_json()["labels"] if contract else dict(sorted(pool.labels.items())),
+            eviction_policy=pool.eviction_policy if pool.interruptible else None,
+            max_price=pool.max_price if pool.interruptible else None,
+            zones=pool.zones,
+            zone_labels=tuple(contract.zones) if contract else None,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        row = {
+            "name": self.name,
+            "cloudName": self.cloud_name,
+            "role": self.role,
+            "capacity": self.capacity,
+            "machine": self.machine,
+            "gpu": None if self.gpu_type is None else {"type": self.gpu_type, "count": self.gpu_count},
+            "min": self.min,
+            "max": self.max,
+            "taints": list(self.taints),
+            "labels": self.labels,
+            "evictionPolicy": self.eviction_policy,
+            "maxPrice": self.max_price,
+            "zones": list(self.zones),
+        }
+        if self.zone_labels is not None:
+            row["zoneLabels"] = list(self.zone_labels)
+        return row
+
+
+class RegisteredResource(Protocol):
+    type: str
+    name: str
+    inputs: Mapping[str, Any]
+
+
+#: Row order of the plan: the system pool, the platform pool, then the others by name.
+_ROLE_ORDER = {"system": 0, "platform": 1}
+
+
+def pool_rows(
+    cloud: str, resources: Sequence[RegisteredResource], contracts: Sequence[PoolContract] | None = None
+) -> tuple[PoolRow, ...]:
+    """The pools the program registers, read back from their inputs by the cloud's profile (as the
+    policy pack reads them), in a stable order: the mock monitor records registrations from worker
+    threads, so their order changes from run to run, and a plan (and its PR comment) must not."""
+    by_name = {c.name: c for c in contracts or ()}
+    read = profile(cloud).read_pools
+    registered = [pool for r in resources for pool in read(r.type, r.name, r.inputs)]
+    rows = [PoolRow.registered(pool, by_name.get(pool.labels.get(POOL_LABEL, pool.cloud_name))) for pool in registered]
+    return tuple(sorted(rows, key=lambda row: (_ROLE_ORDER.get(row.role, len(_ROLE_ORDER)), row.name)))
+
+
+@dataclass(frozen=True)
+class PlanDocument:
+    """Everything the plan says about one stack."""
+
+    stack: str
+    cloud: str
+    region: str
+    environment: str
+    pools: tuple[PoolRow, ...]
+    resources: tuple[Resource, ...]
+    #: Output name -> whether it is a secret (a secret's value is never read).
+    outputs: dict[str, bool]
+    cost: CostReport
+    placements: StackPlacements
+    preflight: tuple[Verdict, ...]
+    #: The security settings of each cluster resource, as registered.
+    posture: tuple[ClusterPosture, ...] = ()
+    #: The add-ons' reviewable settings (KFP version and UI, device plugin image).
+    addons: tuple[Setting, ...] = ()
+    #: The policy pack's violations over these registrations and outputs.
+    policy: tuple[Finding, ...] = ()
+    #: The program's own warnings (its log).
+    program_warnings: tuple[str, ...] = ()
+    #: Each GPU type's spot fallback as deployed: order, worst case, warning (review/fallback.py).
+    fallback: tuple[GpuFallback, ...] = ()
+
+    @property
+    def errors(self) -> list[str]:
+        """What makes the plan unsafe (exit 1): a workload that lands nowhere, a failed preflight
+        rule, a policy violation (the same that blocks `pulumi preview --policy-pack policy/`)."""
+        return (self.placements.errors + [f"preflight: {c.title}: {c.detail}" for c in self.preflight if not c.ok]
+                + [f"policy {f.rule}: {f.message}" for f in self.policy])
+
+    @property
+    def warnings(self) -> list[str]:
+        """What `--strict` also fails on: the program's warnings, the cost's, and each weak security
+        setting."""
+        concerns = [f"security: {c}" for cluster in self.posture for c in cluster.concerns]
+        concerns += [f"security: {s.name}: {s.concern}" for s in self.addons if s.concern]
+        fallback = [f"fallback: {f.warning}" for f in self.fallback if f.warning]
+        return [*self.program_warnings, *(f"cost: {w}" for w in self.cost.warnings), *concerns, *fallback]
+
+    @property
+    def secret_outputs(self) -> list[str]:
+        return [name for name, secret in self.outputs.items() if secret]
+
+    def to_json(self, details: bool = False) -> dict[str, Any]:
+        """The document as JSON; `details` adds every resource's registered inputs (secrets masked)."""
+        return {
+            "stack": self.stack,
+            "cloud": self.cloud,
+            "region": self.region,
+            "environment": self.environment,
+            "posture": [cluster.to_json() for cluster in self.posture],
+            "addons": [addon.to_json() for addon in self.addons],
+            "pools": [pool.to_json() for pool in self.pools],
+            "resources": [r.to_json(details) for r in self.resources],
+            "outputs": {name: {"secret": secret} for name, secret in self.outputs.items()},
+            "cost": self.cost.to_json(),
+            "fallback": [f.to_json() for f in self.fallback],
+            "placements": [p.to_json() for p in self.placements.placements],
+            "notes": self.placements.notes,
+            "preflight": [check.to_json() for check in self.preflight],
+            "policy": [{"rule": f.rule, "message": f.message} for f in self.policy],
+            "errors": self.errors,
+            "warnings": self.warnings,
+        }

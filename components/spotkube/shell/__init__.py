@@ -1,0 +1,1 @@
+"""What every Pulumi component shares: wired inputs, child options, the Kubernetes provider."""

@@ -1,0 +1,417 @@
+"""What every component shares on the Pulumi side: one way to refuse bad input, the inputs wired
+from other resources, child options, the provider and the outputs.
+
+Kept here so that the AKS and GKE modules never import each other: what both need lives in the core
+or here.
+
+Wired inputs. A few cluster args may be another resource's Output (`args.WIRED_CLUSTER_ARGS`). The
+core is pure and validates values, so the shell separates the two before it calls the core: an
+Output is replaced by a placeholder every rule accepts (`PLACEHOLDERS`), so every other rule still
+runs before anything is registered; the real Output goes to the resources (`Wiring`), behind an
+apply that runs the core's rules again with the resolved value and fails the deployment with the
+same message a plain value would get. Plain values, and specs from `from_spec`, keep the direct path.
+An Output anywhere else is refused before anything is registered: those fields decide the plan.
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+import weakref
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar, cast
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from spotkube.clouds import checked, parse_spec, plan_platform, profile
+from spotkube.platform.component_names import name_problem
+from spotkube.platform.contract import Cloud
+from spotkube.platform.errors import Problem, SpecError, SpotkubeError
+from spotkube.platform.input_messages import cut, did_you_mean, kind, shown
+from spotkube.platform.plan import PlatformPlan
+from spotkube.platform.spec import PlatformSpec
+from spotkube.review.costing import LOGGED_PLAN_WARNING, price_plan
+from spotkube.review.fallback import missing_fallbacks
+from spotkube.shell.args import WIRED_CLUSTER_ARGS, GpuClusterArgs
+
+Validated = TypeVar("Validated")
+Resolved = TypeVar("Resolved")
+
+#: What the core's rules see in place of a wired Output until it resolves: a value each rule accepts
+#: (a project id of the right shape, a GUID that isn't the nil GUID, a documentation CIDR from RFC
+#: 5737). It never reaches a resource; it shows only in a component's `plan.spec`.
+PLACEHOLDERS: dict[str, str] = {
+    "resource_group_name": "spotkube-wired-resource-group",
+    "project": "spotkube-wired-project",
+    "network": "spotkube-wired-network",
+    "subnetwork": "spotkube-wired-subnetwork",
+    "admin_group_object_ids": "00000000-0000-4000-8000-000000000000",
+    "authorized_ip_ranges": "192.0.2.0/24",
+}
+WIRED_TEXT = ("cluster.resource_group_name, cluster.project, cluster.network, cluster.subnetwork and the items of "
+              "cluster.admin_group_object_ids and cluster.authorized_ip_ranges")
+
+
+class _Buildable(Protocol):
+    def _build(self, name: str, value: Any, opts: pulumi.ResourceOptions | None) -> None: ...
+
+
+Buildable = TypeVar("Buildable", bound=_Buildable)
+
+
+def validated(check: Callable[[], Validated]) -> Validated:
+    """Run a validation before anything is registered; bad input ends the program with its message.
+
+    `pulumi.RunError` is how a Pulumi program reports an error without a traceback. Every component
+    and the stack program refuse input through here, so the message always has the same shape.
+    """
+    try:
+        return check()
+    except SpecError as err:
+        raise pulumi.RunError(str(err)) from None
+
+
+def _keys(typed: type) -> list[str]:
+    return list(typing.get_type_hints(typed))
+
+
+def checked_args(
+    args: object, typed: type, where: str, *, refused: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """A component's args as a dict, once they are a mapping of its own keys.
+
+    Refused before the values are validated, so that a caller's mistake reads in the public API's
+    terms: args that are not a mapping at all (None, a list, a string), a key the args don't have
+    (with the nearest accepted key when one is close: a typo), and a key with its own reason in
+    `refused` (a cluster's `cloud`). What is inside each key is the spec models' to judge, with the
+    messages a stack file gets (`core.input_messages`).
+    """
+    accepted = _keys(typed)
+    if not isinstance(args, Mapping):
+        raise pulumi.RunError(f"{where}: {shown(args)} is {kind(args)}; give a mapping (dict) of its keys: "
+                              f"{', '.join(accepted)}")
+    refused = refused or {}
+    problems = []
+    for key in args:
+        if key in refused:
+            problems.append(Problem(cut(key), refused[key]))
+        elif key not in accepted:
+            problems.append(Problem(cut(key), f"is not a known key; accepted keys: {', '.join(accepted)}"
+                                              f"{did_you_mean(str(key), accepted)}"))
+    if problems:
+        raise SpecError(where, problems)
+    return dict(args)
+
+
+def is_output(value: object) -> bool:
+    """Whether a value is known only later: an Output, or any other awaitable `pulumi.Input`."""
+    return isinstance(value, pulumi.Output) or inspect.isawaitable(value)
+
+
+def _outputs_in(value: object, path: str = "") -> Iterator[str]:
+    """The key paths (as the args spell them) of every Output in a value of args."""
+    if is_output(value):
+        yield path or "args"
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _outputs_in(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            yield from _outputs_in(item, f"{path}[{i}]")
+
+
+def refuse_outputs(args: object, where: str, *, cluster: bool = False) -> None:
+    """Refuse an Output where spotkube must read the value before anything is registered, naming keys
+    as the args spell them (`cluster.region`). A cluster's args have a few wired keys (which
+    `_unwired` has taken out already); an add-on's args accept no Output."""
+    wired_lists = {f"cluster.{key}" for key, is_list in WIRED_CLUSTER_ARGS if is_list} if cluster else set()
+    accepted = f"Outputs are accepted only in {WIRED_TEXT}" if cluster else "none of its args accepts an Output"
+    problems = []
+    for path in _outputs_in(args):
+        if path in wired_lists:
+            problems.append(Problem(path, "is an Output of a whole list; give a plain list whose items may be "
+                                    "Outputs: the number of items decides what spotkube registers (one role "
+                                    "assignment per admin group; an API server restricted by address or not)"))
+        else:
+            problems.append(Problem(path, "is an Output, but spotkube reads it before anything is registered, to "
+                                    f"validate it and plan from it; give a plain value ({accepted})"))
+    if problems:
+        raise SpecError(where, problems)
+
+
+@dataclass(frozen=True)
+class Wiring:
+    """The wired cluster inputs as the cloud resources receive them: each is the validated spec's
+    plain value, or the consumer's Output checked by the core's rules once it resolves."""
+
+    resource_group_name: pulumi.Input[str] | None = None
+    project: pulumi.Input[str] | None = None
+    network: pulumi.Input[str] | None = None
+    subnetwork: pulumi.Input[str] | None = None
+    admin_group_object_ids: tuple[pulumi.Input[str], ...] = ()
+    authorized_ip_ranges: tuple[pulumi.Input[str], ...] = ()
+
+    @classmethod
+    def of(cls, spec: PlatformSpec) -> Wiring:
+        """The spec's own values: the stack program's path, and a cluster whose args are all plain."""
+        return cls(**{key: getattr(spec.cluster, key) for key, _ in WIRED_CLUSTER_ARGS})
+
+    def api_server_ranges(self, spec: PlatformSpec, restricted: bool) -> pulumi.Input[list[str]]:
+        """`ClusterSettings.api_server_ranges` over the wired authorized ranges (the deployer's egress
+        added, duplicates dropped), computed once they resolve; a plain list when they all are plain."""
+        def ranges(values: list[str]) -> list[str]:
+            settings = spec.cluster.model_copy(update={"authorized_ip_ranges": tuple(values)})
+            return list(settings.api_server_ranges(restricted))
+        return resolved(self.authorized_ip_ranges, ranges)
+
+
+@dataclass(frozen=True)
+class ClusterPlan:
+    """What a cluster component builds from: the plan, and the wired inputs its resources take."""
+
+    plan: PlatformPlan
+    wiring: Wiring
+
+
+def resolved(values: Sequence[pulumi.Input[Any]], build: Callable[[list[Any]], Resolved]) -> pulumi.Input[Resolved]:
+    """`build(values)` now when every value is plain (so plain inputs stay plain), or once they resolve."""
+    if any(is_output(v) for v in values):
+        return pulumi.Output.all(*values).apply(build)
+    return build(list(values))
+
+
+def then(value: pulumi.Input[Any], build: Callable[[Any], Resolved]) -> pulumi.Input[Resolved]:
+    """`build(value)` now when the value is plain, or once it resolves."""
+    return pulumi.Output.from_input(value).apply(build) if is_output(value) else build(value)
+
+
+def joined(*parts: pulumi.Input[str]) -> pulumi.Input[str]:
+    """Text joined now when every part is plain, or an Output of it once they resolve."""
+    return resolved(parts, "".join)
+
+
+def wired_value_problems(spec: PlatformSpec, key: str, index: int | None, value: object) -> list[Problem]:
+    """What the core's rules say about a wired value once it has resolved, with the spec's other values
+    as validated. Pure: the apply in `_checked_when_resolved` calls it."""
+    path = f"cluster.{key}" if index is None else f"cluster.{key}[{index}]"
+    if not isinstance(value, str) or not value:
+        return [Problem(path, f"the Output resolved to {value!r}; it must resolve to a non-empty string")]
+    if index is None:
+        update: dict[str, Any] = {key: value}
+    else:
+        items = list(getattr(spec.cluster, key))
+        items[index] = value
+        update = {key: tuple(items)}
+    candidate = spec.model_copy(update={"cluster": spec.cluster.model_copy(update=update)})
+    try:
+        checked(candidate, "", "python")
+    except SpecError as err:
+        return list(err.problems)
+    return []
+
+
+def _checked_when_resolved(
+    spec: PlatformSpec, key: str, index: int | None, value: Any, where: str
+) -> pulumi.Output[str]:
+    """The wired Output, failing the deployment with the core's message if its value breaks a rule.
+    A secret's value is never printed."""
+    output = pulumi.Output.from_input(value)
+
+    def check(resolved_and_secret: list[Any]) -> str:
+        resolved_value, secret = resolved_and_secret
+        problems = wired_value_problems(spec, key, index, resolved_value)
+        if problems:
+            message = str(SpecError(where, problems))
+            if secret:
+                message = message.replace(repr(resolved_value), "[secret]").replace(shown(resolved_value), "[secret]")
+            raise pulumi.RunError(message)
+        return resolved_value
+
+    return pulumi.Output.all(output, pulumi.Output.from_input(output.is_secret())).apply(check)
+
+
+def _unwired(args: Mapping[str, Any]) -> tuple[dict[str, Any], dict[tuple[str, int | None], Any]]:
+    """The args with each wired Output replaced by its placeholder, and the Outputs by (key, index)."""
+    cluster = args.get("cluster")
+    if not isinstance(cluster, Mapping):
+        return dict(args), {}
+    plain_cluster, wired = dict(cluster), {}
+    for key, is_list in WIRED_CLUSTER_ARGS:
+        value = cluster.get(key)
+        if is_list and isinstance(value, list | tuple):
+            items = list(value)
+            for i, item in enumerate(items):
+                if is_output(item):
+                    wired[(key, i)], items[i] = item, PLACEHOLDERS[key]
+            plain_cluster[key] = items
+        elif not is_list and is_output(value):
+            wired[(key, None)], plain_cluster[key] = value, PLACEHOLDERS[key]
+    return {**args, "cluster": plain_cluster}, wired
+
+
+def _cluster_refusals(cloud: Cloud) -> dict[str, str]:
+    """Keys of the stack file's settings that a cluster's args don't take, and why."""
+    other = "GkeGpuCluster" if cloud == "aks" else "AksGpuCluster"
+    return {
+        "cloud": f"is fixed by the component, which builds {cloud}; remove the key (use {other} for the other cloud)",
+        "kubeflow": "is not a key of a cluster's args: Kubeflow Pipelines is its own component, KubeflowPipelines",
+        "device_plugin": "is not a key of a cluster's args: the device plugin is its own component, "
+                         "NvidiaDevicePlugin.for_cluster(name, cluster)",
+    }
+
+
+def plan_from_args(cloud: Cloud, args: GpuClusterArgs, where: str) -> ClusterPlan:
+    """The plan of a cluster component's args, validated and resolved once, and its wired inputs.
+    The component fixes the cloud, and Kubeflow is another component, so its rules don't apply to a
+    cluster's args."""
+    def parse() -> tuple[PlatformSpec, dict[tuple[str, int | None], Any]]:
+        plain, wired = _unwired(checked_args(args, GpuClusterArgs, where, refused=_cluster_refusals(cloud)))
+        refuse_outputs(plain, where, cluster=True)
+        return parse_spec({**plain, "cloud": cloud, "kubeflow": {"enabled": False}}, where, "python"), wired
+
+    spec, wired = validated(parse)
+    plan = plan_platform(spec)
+    fields: dict[str, Any] = {key: getattr(plan.spec.cluster, key) for key, _ in WIRED_CLUSTER_ARGS}
+    for (key, index), value in wired.items():
+        output = _checked_when_resolved(plan.spec, key, index, value, where)
+        if index is None:
+            fields[key] = output
+        else:
+            fields[key] = (*fields[key][:index], output, *fields[key][index + 1:])
+    return ClusterPlan(plan, Wiring(**fields))
+
+
+def plan_from_spec(cloud: Cloud, spec: PlatformSpec, component: str) -> ClusterPlan:
+    """The plan of a typed spec (the stack program's, from `parse_spec`): no dict round trip. The
+    rules run on the value itself, so a spec built by hand can't skip them. A spec holds plain values
+    only, so its wiring is its own values."""
+    if spec.cloud != cloud:
+        raise pulumi.RunError(f"{component}: the spec is for {spec.cloud}; build it with the {spec.cloud} component")
+    plan = plan_platform(validated(lambda: checked(spec, component)))
+    return ClusterPlan(plan, Wiring.of(plan.spec))
+
+
+def refuse_bad_name(label: str, name: str, plan: PlatformPlan) -> None:
+    """Refuse a cluster component's name that would make cloud names the cloud refuses; called
+    before the component registers itself, so nothing is registered."""
+    problem = name_problem(plan.cloud, name, plan.spec.environment)
+    if problem:
+        raise pulumi.RunError(f"{label}: {problem}")
+
+
+def log_plan_warnings(component: pulumi.Resource, label: str, plan: PlatformPlan) -> None:
+    """Say under `pulumi up` what `spotkube plan` warns about this platform's pools (a spot max price
+    above on-demand, a GPU pool that costs money while idle, a price the table lacks, a GPU type
+    without an on-demand fallback), each once, as the plan words them.
+
+    The warnings come from the places the plan computes them, `price_plan` and
+    `fallback.missing_fallbacks`; a price file that can't be read skips the cost warnings with its
+    reason, because a warning must never stop a deployment. The security concerns come from the
+    cluster resource itself (`security_concerns`).
+    """
+    try:
+        warnings = [f"cost: {w}" for w in price_plan(plan).warnings]
+    except SpotkubeError as err:
+        warnings = [f"cost: no cost warnings: {err}"]
+    warnings += [f"fallback: {w}" for w in missing_fallbacks(plan.pools)]
+    for warning in dict.fromkeys(warnings):
+        pulumi.log.warn(f"{label}: {LOGGED_PLAN_WARNING}: {warning}", resource=component)
+
+
+def security_concerns(component: pulumi.Resource, label: str, cloud: Cloud) -> pulumi.ResourceTransform:
+    """A transform for the cluster resource that logs under `pulumi up` the security concerns the plan
+    shows for it (a public API server, local accounts), read by the cloud's own `read_posture` from
+    the inputs as the engine registers them, `protect` included. It changes nothing.
+
+    Only the update logs them: in a preview an input wired from a resource not created yet reaches a
+    transform as None, and an unknown list of authorized ranges would read as "any address"."""
+    read = profile(cloud).read_posture
+
+    def transform(args: pulumi.ResourceTransformArgs) -> None:
+        if pulumi.runtime.is_dry_run():
+            return
+        posture = read(args.type_, args.name, args.props, bool(args.opts.protect))
+        for concern in posture.concerns if posture else ():
+            pulumi.log.warn(f"{label}: {LOGGED_PLAN_WARNING}: security: {concern}", resource=component)
+
+    return transform
+
+
+def built_from(cls: type[Buildable], name: str, value: Any, opts: pulumi.ResourceOptions | None) -> Buildable:
+    """A component built from a typed, already-checked value (each component's `from_spec`).
+
+    `__init__` keeps the signature Pulumi's schema analyzer reads (`args: <TypedDict>`), so the typed
+    constructor can't go through it: it makes the instance and runs the same `_build` `__init__` runs.
+    """
+    component = cls.__new__(cls)
+    component._build(name, value, opts)
+    return component
+
+
+def child(parent: pulumi.Resource, **options: object) -> pulumi.ResourceOptions:
+    """Options for a child resource: always parented to the component."""
+    return pulumi.ResourceOptions(parent=parent, **options)  # type: ignore[arg-type]
+
+
+def protected(wanted: bool) -> bool | None:
+    """The `protect` option of a child that spotkube's own rules (prod, deletion protection) may protect.
+
+    Pulumi gives a child its parent's `protect` only when the child leaves the option unset, so an
+    explicit False would undo a caller's `ResourceOptions(protect=True)` on the component. spotkube
+    therefore only ever adds protection: True when its rules want it, otherwise unset (inherited).
+    """
+    return True if wanted else None
+
+
+class GpuCluster(Protocol):
+    """What the add-ons need of a cluster component (`AksGpuCluster`, `GkeGpuCluster`), without importing
+    either: the plan it was built from, and the provider that deploys into it."""
+
+    plan: PlatformPlan
+    provider: k8s.Provider
+
+
+@dataclass(frozen=True)
+class ClusterOfProvider:
+    """The cluster component behind a Kubernetes provider, and its name in messages."""
+
+    label: str
+    cluster: GpuCluster
+
+
+#: Each cluster component's Kubernetes provider -> that cluster. An add-on given the provider in its
+#: options learns the cluster's cloud and pools from it, so a caller never has to repeat them (and
+#: can't contradict them). Weak keys: the map never keeps a provider alive.
+_CLUSTERS: weakref.WeakKeyDictionary[k8s.Provider, ClusterOfProvider] = weakref.WeakKeyDictionary()
+
+
+def kubernetes_provider(
+    parent: GpuCluster, label: str, name: str, kubeconfig: pulumi.Output[str],
+    depends_on: list[pulumi.Resource] | None = None,
+) -> k8s.Provider:
+    """The provider later components deploy through; the kubeconfig stays a secret.
+
+    Every resource deployed through a provider waits for it, and it waits for `depends_on`: that is
+    how the cluster's grants and network egress come before the first Kubernetes object.
+    """
+    provider = k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig,
+                            opts=child(cast(pulumi.Resource, parent), depends_on=depends_on or []))
+    _CLUSTERS[provider] = ClusterOfProvider(label, parent)
+    return provider
+
+
+def clusters_behind(opts: pulumi.ResourceOptions | None) -> list[ClusterOfProvider]:
+    """The spotkube clusters whose Kubernetes provider these options deploy through (none for any
+    other provider, such as one a program built from a kubeconfig itself)."""
+    if opts is None:
+        return []
+    providers = opts.providers.values() if isinstance(opts.providers, Mapping) else opts.providers or []
+    found = [_CLUSTERS.get(p) for p in [opts.provider, *providers] if isinstance(p, k8s.Provider)]
+    return list({id(c.cluster): c for c in found if c is not None}.values())
+
+
+def pool_contract_outputs(plan: PlatformPlan) -> list[dict]:
+    """Pool contracts in their output shape, so other programs can target the pools."""
+    return [c.to_json() for c in plan.contracts()]

@@ -1,0 +1,193 @@
+"""`spotkube new-stack` adds a region in one step, and the stack it writes plans cleanly."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+from typer.testing import CliRunner, Result
+
+from spotkube.cli.app import app
+from spotkube.clouds import load_stack_spec
+from spotkube.clouds.gke import catalog as gke_catalog
+from spotkube.clouds.gke.profile import NEW_STACK_GPU_CHOICES
+from spotkube.clouds.stack_template import DEPLOY_SECRETS, DEPLOY_VARIABLES, CloudName, create_stack, next_steps
+from spotkube.platform.project import Project, find_project
+from spotkube.platform.reference import MODELINE, stack_schema
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def spotkube(*args: str, cwd: Path) -> Result:
+    """The command in-process (the same code path as the console script, without its start-up)."""
+    return CliRunner().invoke(app, [*args, "--project", str(cwd)])
+
+
+def refused(*args: str, cwd: Path) -> str:
+    """Run new-stack, expect a user error, and return its message."""
+    result = spotkube("new-stack", *args, cwd=cwd)
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    return " ".join(result.stderr.split())
+
+
+def copy_project(root: Path) -> Path:
+    """A throwaway copy of the project (Pulumi.yaml, the program, every stack, the stack schema) in `root`."""
+    shutil.copy(REPO / "Pulumi.yaml", root / "Pulumi.yaml")
+    shutil.copytree(REPO / "infra", root / "infra")
+    shutil.copytree(REPO / "stacks", root / "stacks")
+    shutil.copytree(REPO / "schemas", root / "schemas")
+    return root
+
+
+@pytest.fixture
+def project_copy(tmp_path: Path) -> Path:
+    return copy_project(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def planned(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """One AKS and one GKE stack made by new-stack in a project copy, then planned."""
+    root = copy_project(tmp_path_factory.mktemp("project"))
+    created = spotkube("new-stack", "--cloud", "aks", "--env", "dev", "--region", "eastus", cwd=root)
+    assert created.exit_code == 0, created.output
+    printed = created.stdout.splitlines()
+    assert printed[0] == "wrote stacks/Pulumi.aks-dev-eastus.yaml"
+    assert printed[1].startswith("Left to do for aks-dev-eastus (deploy.yml and preview.yml list stacks/ themselves")
+    assert f"   spotkube plan --project {root} --stack aks-dev-eastus" in printed
+    assert f"   pulumi --cwd {root} stack init aks-dev-eastus" in printed
+    created = spotkube("new-stack", "--cloud", "gke", "--env", "staging", "--region", "us-east4",
+                       "--gcp-project", "acme-ml-staging", cwd=root)
+    assert created.exit_code == 0, created.output
+    plan = spotkube("plan", "--stack", "aks-dev-eastus", "--stack", "gke-staging-us-east4", "--format", "json",
+                    cwd=root)
+    assert plan.exit_code == 0, plan.output
+    return {document["stack"]: document for document in json.loads(plan.stdout)["stacks"]}
+
+
+def test_aks_stack_in_one_step_plans_cleanly(planned: dict[str, dict[str, Any]]) -> None:
+    document = planned["aks-dev-eastus"]
+    assert (document["cloud"], document["region"], document["environment"]) == ("aks", "eastus", "dev")
+    gpu = next(p for p in document["pools"] if p["role"] == "gpu")
+    assert (gpu["capacity"], gpu["machine"], gpu["min"]) == ("spot", "Standard_NC4as_T4_v3", 0)
+    assert gpu["gpu"] == {"type": "nvidia-tesla-t4", "count": 1}
+
+
+def test_gke_stack_gets_a_gpu_the_region_offers_and_plans_cleanly(planned: dict[str, dict[str, Any]]) -> None:
+    document = planned["gke-staging-us-east4"]
+    assert (document["cloud"], document["region"]) == ("gke", "us-east4")
+    gpu = next(p for p in document["pools"] if p["role"] == "gpu")
+    assert gpu["capacity"] == "spot" and gpu["min"] == 0
+    assert gpu["zones"] and set(gpu["zones"]) <= set(gke_catalog.zones_offering("us-east4", gpu["gpu"]["type"]) or ())
+
+
+def test_an_existing_stack_is_never_overwritten(project_copy: Path) -> None:
+    path = project_copy / "stacks" / "Pulumi.aks-dev-eastus.yaml"
+    path.write_text("config: {}  # someone's hand-tuned stack\n")
+    error = refused("--cloud", "aks", "--env", "dev", "--region", "eastus", cwd=project_copy)
+    assert "stacks/Pulumi.aks-dev-eastus.yaml already exists" in error
+    assert path.read_text() == "config: {}  # someone's hand-tuned stack\n"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--cloud", "gke", "--env", "dev", "--region", "asia-east1", "--gcp-project", "acme-ml"],
+     "--region asia-east1: not in spotkube's GKE GPU zone table"),
+    (["--cloud", "gke", "--env", "dev", "--region", "us-central1"], "--gcp-project is required with --cloud gke"),
+    (["--cloud", "aks", "--env", "dev", "--region", "us-central1"], "not an Azure region name"),
+    (["--cloud", "aks", "--env", "dev", "--region", "eastus", "--gcp-project", "acme-ml"],
+     "--gcp-project applies to --cloud gke only"),
+])
+def test_bad_flags_write_nothing(project_copy: Path, args: list[str], message: str) -> None:
+    before = sorted(p.name for p in (project_copy / "stacks").iterdir())
+    assert message in refused(*args, cwd=project_copy)
+    assert sorted(p.name for p in (project_copy / "stacks").iterdir()) == before
+
+
+@pytest.mark.parametrize("region", list(gke_catalog.GPU_ZONES))
+def test_every_known_gke_region_gets_a_valid_stack(project_copy: Path, region: str) -> None:
+    project: Project = find_project(project_copy)
+    created = create_stack(project, CloudName.gke, "qa", region, gcp_project="acme-ml-qa")
+    spec = load_stack_spec(project, created.stack)
+    (pool,) = spec.gpu_pools
+    assert pool.gpu is not None and pool.gpu.type in {gpu for gpu, *_ in NEW_STACK_GPU_CHOICES}
+    assert pool.zones and set(pool.zones) <= set(gke_catalog.zones_offering(region, pool.gpu.type) or ())
+
+
+@pytest.mark.parametrize(("cloud", "region", "gcp_project"),
+                         [("aks", "eastus", None), ("gke", "us-east4", "acme-ml-qa")])
+def test_a_new_stack_file_names_and_meets_the_editor_schema(
+    project_copy: Path, cloud: str, region: str, gcp_project: str | None,
+) -> None:
+    created = create_stack(find_project(project_copy), CloudName(cloud), "qa", region, gcp_project=gcp_project)
+    text = created.path.read_text()
+    assert text.splitlines()[0] == MODELINE
+    jsonschema.validate(yaml.safe_load(text), stack_schema())
+
+
+def test_a_project_without_the_schema_gets_no_modeline(project_copy: Path) -> None:
+    shutil.rmtree(project_copy / "schemas")
+    created = create_stack(find_project(project_copy), CloudName.aks, "qa", "eastus")
+    assert "yaml-language-server" not in created.path.read_text()
+
+
+def test_new_stack_prints_every_step_left_as_a_command(project_copy: Path) -> None:
+    project = find_project(project_copy)
+    created = create_stack(project, CloudName.aks, "prod", "westeurope")
+    lines = next_steps(project, created, CloudName.aks, cwd=project_copy)
+    commands = [line.strip() for line in lines if line.startswith("   ")]
+    assert commands[:7] == [
+        "spotkube plan --stack aks-prod-westeurope",
+        "pulumi stack init aks-prod-westeurope",
+        'gh api --method PUT "repos/{owner}/{repo}/environments/aks-prod-westeurope"',
+        'gh variable set ARM_CLIENT_ID --env aks-prod-westeurope --body "<client id of the identity that deploys>"',
+        'gh variable set ARM_TENANT_ID --env aks-prod-westeurope --body "<its Entra ID tenant id>"',
+        'gh variable set ARM_SUBSCRIPTION_ID --env aks-prod-westeurope --body "<the subscription to deploy into>"',
+        "gh secret set PULUMI_ACCESS_TOKEN --env aks-prod-westeurope",
+    ]
+    assert any("required reviewers" in line for line in lines), "prod environments wait for an approval"
+    (trust,) = [c for c in commands if c.startswith("az ad app federated-credential create")]
+    credential = json.loads(trust.split("--parameters ", 1)[1].strip("'"))
+    assert credential["subject"] == "repo:<owner>/<repo>:environment:aks-prod-westeurope"
+    assert credential["audiences"] == ["api://AzureADTokenExchange"]
+    assert commands[-1] == ('git add stacks/Pulumi.aks-prod-westeurope.yaml && '
+                            'git commit -m "Add stack aks-prod-westeurope"')
+
+
+def test_a_dev_gke_stack_needs_no_reviewers_and_trusts_google(project_copy: Path) -> None:
+    project = find_project(project_copy)
+    created = create_stack(project, CloudName.gke, "dev", "us-east4", gcp_project="acme-ml")
+    lines = next_steps(project, created, CloudName.gke, cwd=project_copy)
+    assert not any("required reviewers" in line for line in lines)
+    assert "   gh variable set GCP_SERVICE_ACCOUNT --env gke-dev-us-east4 --body " \
+        '"<email of the service account that deploys>"' in lines
+    assert not any("ARM_" in line for line in lines)
+    assert any("roles/iam.workloadIdentityUser" in line for line in lines)
+
+
+@pytest.mark.parametrize("workflow", ["deploy.yml", "preview.yml"])
+def test_new_stack_names_exactly_what_the_workflows_read(workflow: str) -> None:
+    """The variables and secrets new-stack tells you to create are the ones the workflows read, per
+    cloud: the GCP ones only in steps for gke- stacks."""
+    text = (REPO / ".github" / "workflows" / workflow).read_text()
+    read = set(re.findall(r"\$\{\{ vars\.(\w+) \}\}", text))
+    assert read == {name for variables in DEPLOY_VARIABLES.values() for name, _ in variables}
+    assert set(re.findall(r"\$\{\{ secrets\.(\w+) \}\}", text)) == set(DEPLOY_SECRETS)
+    steps = [step for job in yaml.safe_load(text)["jobs"].values() for step in job.get("steps", [])]
+    for name, _ in DEPLOY_VARIABLES["gke"]:
+        (step,) = [s for s in steps if f"vars.{name} " in json.dumps(s)]
+        assert step["if"] == "startsWith(matrix.stack, 'gke-')"
+
+
+@pytest.mark.parametrize("env", ["../../etc", "dev/x", "dev x"])
+def test_a_stack_name_that_would_be_a_path_is_refused(project_copy: Path, env: str) -> None:
+    before = sorted(p.name for p in (project_copy / "stacks").iterdir())
+    message = refused("--cloud", "aks", "--env", env, "--region", "eastus", cwd=project_copy)
+    assert "not a stack name" in message
+    assert sorted(p.name for p in (project_copy / "stacks").iterdir()) == before
+    assert not (project_copy / "etc").exists()

@@ -1,0 +1,202 @@
+"""The GitHub workflows: valid against GitHub's schema, clean under zizmor, and covering every stack.
+
+The workflows can't run here, so these checks are what stands between a typo and a red pipeline,
+and between a new stack and a stack nobody previews or deploys. The stacks a workflow runs are
+listed from stacks/ by its first job, whose script these tests run for real.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from spotkube.platform.project import Project
+
+REPO = Path(__file__).resolve().parents[2]
+WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml"))
+BIN = Path(sys.executable).parent
+
+
+def load(name: str) -> dict[str, Any]:
+    return yaml.safe_load((REPO / ".github" / "workflows" / name).read_text())
+
+
+def triggers(workflow: dict[str, Any]) -> dict[str, Any]:
+    """`on:` (PyYAML reads the bare key as the boolean True, YAML 1.1's "on")."""
+    return workflow.get("on", workflow.get(True))
+
+
+def steps_using(workflow: dict[str, Any], action: str) -> list[dict[str, Any]]:
+    return [step for job in workflow["jobs"].values() for step in job.get("steps", [])
+            if step.get("uses", "").startswith(f"{action}@")]
+
+
+def test_the_three_workflows_exist() -> None:
+    assert [w.name for w in WORKFLOWS] == ["deploy.yml", "offline-plan.yml", "preview.yml"]
+
+
+@pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda p: p.name)
+def test_workflow_matches_githubs_schema(workflow: Path) -> None:
+    result = subprocess.run(
+        [str(BIN / "check-jsonschema"), "--builtin-schema", "vendor.github-workflows", str(workflow)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_zizmor_finds_nothing_high() -> None:
+    """Offline audits only, and no ignore rules or comments: a high finding can't be waved through."""
+    result = subprocess.run(
+        [str(BIN / "zizmor"), "--offline", "--no-config", "--no-ignores", "--no-exit-codes", "--format", "json",
+         str(REPO / ".github")],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    findings = json.loads(result.stdout)
+    high = [(f["ident"], f["locations"][0]["symbolic"]["key"], f["determinations"]["severity"])
+            for f in findings if f["determinations"]["severity"] == "High"]
+    assert high == []
+    audited = {Path(f).name for f in re.findall(r"completed (\S+\.yml)", result.stderr)}
+    assert {w.name for w in WORKFLOWS} <= audited, result.stderr
+
+
+#: The job that runs Pulumi in each workflow with a stack matrix.
+STACK_JOBS = {"deploy.yml": "up", "preview.yml": "preview"}
+
+
+def list_stacks(workflow: str, cwd: Path, chosen: str = "") -> tuple[int, str, list[str] | None]:
+    """Run the workflow's `List stacks/` step as GitHub would (shell: python) in `cwd`: its exit code,
+    what it printed, and the stacks it handed to the matrix."""
+    (step,) = [s for s in load(workflow)["jobs"]["stacks"]["steps"] if s.get("id") == "list"]
+    assert step["shell"] == "python"
+    with tempfile.TemporaryDirectory() as folder:
+        output = Path(folder) / "github-output"
+        output.write_text("")
+        result = subprocess.run([sys.executable, "-c", step["run"]], cwd=cwd, capture_output=True, text=True,
+                                timeout=60, check=False, env={**os.environ, "GITHUB_OUTPUT": str(output),
+                                                              "CHOSEN": chosen})
+        written = output.read_text()
+    stacks = json.loads(written.removeprefix("stacks=")) if written.startswith("stacks=") else None
+    return result.returncode, result.stdout + result.stderr, stacks
+
+
+@pytest.mark.parametrize("workflow", sorted(STACK_JOBS))
+def test_the_matrix_is_every_stack_in_the_stacks_folder_with_no_list_kept_by_hand(
+    workflow: str, repo_project: Project, tmp_path: Path,
+) -> None:
+    text = (REPO / ".github" / "workflows" / workflow).read_text()
+    for stack in repo_project.stacks():
+        assert stack not in text, f"{workflow} names {stack}: the stacks must come from stacks/, not a list"
+    jobs = load(workflow)["jobs"]
+    job = jobs[STACK_JOBS[workflow]]
+    assert job["needs"] == "stacks"
+    assert job["strategy"]["matrix"] == {"stack": "${{ fromJSON(needs.stacks.outputs.stacks) }}"}
+    assert job["strategy"]["fail-fast"] is False
+    lister = jobs["stacks"]
+    assert lister["outputs"] == {"stacks": "${{ steps.list.outputs.stacks }}"}
+    assert lister["permissions"] == {"contents": "read"}
+    assert lister.get("if") == job.get("if"), "both jobs skip the same pull requests"
+    # The listing is what's in stacks/, which is Pulumi.yaml's stackConfigDir.
+    assert repo_project.stack_dir == REPO / "stacks"
+    code, printed, stacks = list_stacks(workflow, REPO)
+    assert code == 0, printed
+    assert stacks == repo_project.stacks()
+    # A stack file added by `spotkube new-stack` joins the matrix with no other change.
+    shutil.copytree(REPO / "stacks", tmp_path / "stacks")
+    (tmp_path / "stacks" / "Pulumi.aks-qa-westeurope.yaml").write_text("config: {}\n")
+    assert list_stacks(workflow, tmp_path)[2] == sorted([*repo_project.stacks(), "aks-qa-westeurope"])
+
+
+@pytest.mark.parametrize("workflow", sorted(STACK_JOBS))
+def test_a_stack_file_whose_name_is_not_a_stack_name_stops_the_run(workflow: str, tmp_path: Path) -> None:
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "stacks" / "Pulumi.dev eu.yaml").write_text("config: {}\n")
+    code, printed, stacks = list_stacks(workflow, tmp_path)
+    assert (code, stacks) == (1, None)
+    assert "::error::" in printed and "dev eu" in printed
+
+
+def test_a_manual_deploy_runs_the_one_chosen_stack_which_must_exist(repo_project: Project) -> None:
+    stack_input = triggers(load("deploy.yml"))["workflow_dispatch"]["inputs"]["stack"]
+    assert stack_input["type"] == "string" and stack_input["required"] is True and "options" not in stack_input
+    assert load("deploy.yml")["jobs"]["stacks"]["steps"][1]["env"] == {"CHOSEN": "${{ inputs.stack }}"}
+    assert list_stacks("deploy.yml", REPO, chosen="aks-prod-eastus")[:3:2] == (0, ["aks-prod-eastus"])
+    code, printed, stacks = list_stacks("deploy.yml", REPO, chosen="aks-prod-mars")
+    assert (code, stacks) == (1, None)
+    assert "::error::'aks-prod-mars' is not a stack; stacks/ has " + ", ".join(repo_project.stacks()) in printed
+
+
+def test_least_privilege_and_no_persisted_credentials() -> None:
+    for path in WORKFLOWS:
+        workflow = load(path.name)
+        assert workflow["permissions"] == {}, path.name
+        for job in workflow["jobs"].values():
+            assert "write-all" not in str(job.get("permissions")), path.name
+        for checkout in steps_using(workflow, "actions/checkout"):
+            assert checkout["with"]["persist-credentials"] is False, path.name
+        for step in (s for job in workflow["jobs"].values() for s in job.get("steps", []) if "uses" in s):
+            assert re.fullmatch(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}", step["uses"]), step["uses"]
+
+
+def test_preview_runs_pulumi_preview_with_oidc_per_cloud() -> None:
+    preview = load("preview.yml")
+    assert set(triggers(preview)) == {"pull_request"}
+    job = preview["jobs"]["preview"]
+    assert job["permissions"] == {"contents": "read", "id-token": "write", "pull-requests": "write"}
+    assert job["env"]["ARM_USE_OIDC"] == "true"
+    assert {"ARM_CLIENT_ID", "ARM_TENANT_ID", "ARM_SUBSCRIPTION_ID"} <= set(job["env"])
+    (pulumi,) = steps_using(preview, "pulumi/actions")
+    assert pulumi["with"]["command"] == "preview" and pulumi["with"]["comment-on-pr"] is True
+    assert pulumi["with"]["stack-name"] == "${{ matrix.stack }}"
+    (google,) = steps_using(preview, "google-github-actions/auth")
+    assert google["if"] == "startsWith(matrix.stack, 'gke-')"
+    assert {"workload_identity_provider", "service_account"} <= set(google["with"])
+    assert "cancel-in-progress" in preview["concurrency"] and "pull_request.number" in preview["concurrency"]["group"]
+
+
+def test_deploy_waits_per_stack_and_never_cancels() -> None:
+    job = load("deploy.yml")["jobs"]["up"]
+    assert job["environment"]["name"] == "${{ matrix.stack }}"
+    assert job["concurrency"] == {"group": "deploy-${{ matrix.stack }}", "cancel-in-progress": False}
+    (pulumi,) = steps_using(load("deploy.yml"), "pulumi/actions")
+    assert pulumi["with"]["command"] == "up"
+
+
+def test_offline_plan_needs_no_secrets_and_runs_no_privileged_trigger() -> None:
+    text = (REPO / ".github" / "workflows" / "offline-plan.yml").read_text()
+    workflow = yaml.safe_load(text)
+    assert set(triggers(workflow)) == {"pull_request"}
+    assert "secrets." not in text
+    run = "\n".join(s.get("run", "") for s in workflow["jobs"]["plan"]["steps"])
+    assert "make test" in run and "spotkube plan --all --format markdown" in run
+
+
+@pytest.mark.parametrize("name", ["deploy.yml", "preview.yml"])
+def test_jobs_that_reach_the_cluster_install_its_sign_in_plugins_pinned(name: str) -> None:
+    """The Kubernetes provider runs kubelogin (AKS) or gke-gcloud-auth-plugin (GKE); neither is on a
+    hosted runner, and kubelogin's workloadidentity mode needs AZURE_CLIENT_ID and AZURE_TENANT_ID."""
+    workflow = load(name)
+    job = workflow["jobs"][STACK_JOBS[name]]
+    (kubelogin,) = steps_using(workflow, "Azure/use-kubelogin")
+    assert re.fullmatch(r"Azure/use-kubelogin@[0-9a-f]{40}", kubelogin["uses"])
+    assert re.fullmatch(r"v\d+\.\d+\.\d+", kubelogin["with"]["kubelogin-version"])
+    assert kubelogin["if"] == "startsWith(matrix.stack, 'aks-')"
+    (gcloud,) = steps_using(workflow, "google-github-actions/setup-gcloud")
+    assert gcloud["with"]["install_components"] == "gke-gcloud-auth-plugin"
+    assert re.fullmatch(r"\d+\.\d+\.\d+", gcloud["with"]["version"]), "gcloud is pinned"
+    assert job["env"]["AZURE_CLIENT_ID"] == "${{ vars.ARM_CLIENT_ID }}"
+    assert job["env"]["AZURE_TENANT_ID"] == "${{ vars.ARM_TENANT_ID }}"
+    names = [step.get("name", step.get("uses", "")) for step in job["steps"]]
+    pulumi_step = next(i for i, n in enumerate(names) if n.startswith("pulumi "))
+    assert names.index("Install kubelogin") < pulumi_step
+    assert names.index("Install gke-gcloud-auth-plugin") < pulumi_step

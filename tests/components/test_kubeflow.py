@@ -1,0 +1,479 @@
+"""KubeflowPipelines: the pure transforms on realistic objects, then the component under mocks.
+
+Transforms are recorded, not run, under Pulumi mocks, so the functions are tested directly on
+objects written after KFP 2.17's manifests (tests/kfp_manifests.py), and the mock tests check that
+the component attaches them and installs in the right order through the right provider.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from collections.abc import Callable
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+import pytest
+import yaml
+from pulumi.runtime.sync_await import _sync_await
+
+import kfp_manifests as m
+from spotkube import KubeflowPipelines, KubeflowPipelinesArgs
+from spotkube.cli.offline import OfflineMocks, ProgramFailed, Recording, Registration, record_program
+from spotkube.clouds import parse_spec, plan_platform
+from spotkube.components.kubeflow import _kfp_transform
+from spotkube.platform import contract
+from spotkube.platform.addons import kfp_reference, kfp_transforms
+from spotkube.platform.addons.kfp_transforms import (
+    Credentials,
+    keep_on_platform_pool,
+    retry_defaults_problem,
+    set_retry_defaults,
+    transform,
+    weaker_retries,
+)
+from spotkube.platform.contract import Placement, PoolContract, landing_pools
+from spotkube.platform.spec import KubeflowSettings
+
+CREDENTIALS = Credentials("generated-access-key", "generated-secret-key", "generated-root-password")
+DEFAULTS = KubeflowSettings()
+DIRECTORY = "kubernetes:kustomize/v2:Directory"
+PASSWORD = "random:index/randomPassword:RandomPassword"
+REPO = "https://github.com/kubeflow/pipelines"
+
+
+def pod_spec(workload: dict[str, Any]) -> dict[str, Any]:
+    return workload["spec"]["template"]["spec"]
+
+
+def required_terms(workload: dict[str, Any]) -> list[dict[str, Any]]:
+    node_affinity = pod_spec(workload)["affinity"]["nodeAffinity"]
+    return node_affinity["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+
+
+ON_PLATFORM_POOL = [r.to_k8s() for r in contract.on_platform_pool().required[0]]
+
+
+@pytest.fixture(scope="module")
+def untainted_pools() -> list[PoolContract]:
+    """Every kind of pool, with the taints removed: only the affinity can keep a pod off them."""
+    spec = parse_spec({
+        "cloud": "aks", "environment": "dev", "region": "uksouth",
+        "gpuPools": [{"name": "t4spot", "machine": "Standard_NC4as_T4_v3"},
+                     {"name": "t4demand", "machine": "Standard_NC4as_T4_v3", "capacity": "on-demand"}],
+        "spotPools": [{"name": "cpuspot", "machine": "Standard_D4s_v3"}],
+    }, "test")
+    return [dataclasses.replace(p, taints=()) for p in plan_platform(spec).contracts()]
+
+
+# --- control-plane placement ----------------------------------------------------------------------
+
+
+def test_a_deployment_without_affinity_is_kept_on_the_platform_pool(untainted_pools: list[PoolContract]) -> None:
+    changed = transform(m.ml_pipeline_deployment(), DEFAULTS, CREDENTIALS)
+    assert changed is not None
+    assert required_terms(changed) == [{"matchExpressions": ON_PLATFORM_POOL}]
+    placement = Placement.from_pod_spec(pod_spec(changed))
+    assert landing_pools(placement, untainted_pools) == ["platform"], "not the system pool, spot or GPU pools"
+    assert landing_pools(Placement.from_pod_spec(pod_spec(m.ml_pipeline_deployment())), untainted_pools) == [
+        p.name for p in untainted_pools
+    ], "without the transform the same Deployment could land on every pool"
+
+
+def test_existing_affinity_is_kept_and_the_requirement_is_anded_into_every_term() -> None:
+    original = m.zoned_deployment_with_affinity()
+    changed = transform(original, DEFAULTS, CREDENTIALS)
+    assert changed is not None
+    zone_term, arch_term = required_terms(changed)
+    original_zone, original_arch = required_terms(original)
+    assert zone_term["matchExpressions"] == original_zone["matchExpressions"] + ON_PLATFORM_POOL
+    assert arch_term["matchExpressions"] == original_arch["matchExpressions"] + ON_PLATFORM_POOL
+    assert arch_term["matchFields"] == original_arch["matchFields"]
+    affinity, before = pod_spec(changed)["affinity"], pod_spec(original)["affinity"]
+    assert affinity["podAntiAffinity"] == before["podAntiAffinity"]
+    assert (affinity["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+            == before["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"])
+    assert pod_spec(changed)["tolerations"] == pod_spec(original)["tolerations"]
+    assert pod_spec(changed)["containers"] == pod_spec(original)["containers"]
+    assert pod_spec(original).get("affinity") == m.zoned_deployment_with_affinity()["spec"]["template"]["spec"][
+        "affinity"], "the input object is not mutated"
+
+
+def test_the_requirement_is_added_once_even_when_applied_twice() -> None:
+    once = keep_on_platform_pool(m.ml_pipeline_deployment())
+    assert keep_on_platform_pool(once) == once
+
+
+def test_upstream_node_selector_and_priority_class_are_kept() -> None:
+    original = m.workflow_controller_deployment()
+    changed = transform(original, DEFAULTS, CREDENTIALS)
+    assert changed is not None
+    assert pod_spec(changed)["nodeSelector"] == {"kubernetes.io/os": "linux"}
+    assert pod_spec(changed)["priorityClassName"] == "workflow-controller"
+    assert required_terms(changed) == [{"matchExpressions": ON_PLATFORM_POOL}]
+    assert {k: v for k, v in pod_spec(changed).items() if k != "affinity"} == pod_spec(original)
+
+
+def test_statefulsets_are_kept_on_the_platform_pool_too(untainted_pools: list[PoolContract]) -> None:
+    changed = transform(m.metadata_statefulset(), DEFAULTS, CREDENTIALS)
+    assert changed is not None
+    assert required_terms(changed) == [{"matchExpressions": ON_PLATFORM_POOL}]
+    assert changed["spec"]["volumeClaimTemplates"] == m.metadata_statefulset()["spec"]["volumeClaimTemplates"]
+    assert landing_pools(Placement.from_pod_spec(pod_spec(changed)), untainted_pools) == ["platform"]
+
+
+def test_daemonsets_are_left_untouched() -> None:
+    assert transform(m.node_agent_daemonset(), DEFAULTS, CREDENTIALS) is None
+
+
+# --- credentials ----------------------------------------------------------------------------------
+
+
+def test_the_object_store_defaults_are_replaced() -> None:
+    changed = transform(m.object_store_secret(), DEFAULTS, CREDENTIALS)
+    assert changed is not None
+    assert changed["stringData"] == {"accesskey": "generated-access-key", "secretkey": "generated-secret-key"}
+    assert changed["metadata"] == m.object_store_secret()["metadata"]
+
+
+def test_base64_data_cannot_override_the_generated_values() -> None:
+    secret = {**m.object_store_secret(), "data": {"accesskey": "bWluaW8="}}
+    changed = transform(secret, DEFAULTS, CREDENTIALS)
+    assert changed is not None and "data" not in changed
+
+
+def test_the_mysql_secret_gets_a_root_password() -> None:
+    changed = transform(m.mysql_secret(), DEFAULTS, CREDENTIALS)
+    assert changed is not None
+    assert changed["stringData"] == {"username": "root", "password": "generated-root-password"}
+
+
+def test_mysql_initialises_root_with_the_secret_instead_of_an_empty_password() -> None:
+    changed = transform(m.mysql_deployment(), DEFAULTS, CREDENTIALS)
+    assert changed is not None
+    (container,) = pod_spec(changed)["containers"]
+    assert container["env"] == [{"name": "MYSQL_ROOT_PASSWORD",
+                                 "valueFrom": {"secretKeyRef": {"name": "mysql-secret", "key": "password"}}}]
+    assert required_terms(changed) == [{"matchExpressions": ON_PLATFORM_POOL}], "still on the platform pool"
+    assert container["volumeMounts"] == pod_spec(m.mysql_deployment())["containers"][0]["volumeMounts"]
+
+
+# --- Argo retries ---------------------------------------------------------------------------------
+
+
+def workflow_defaults(configmap: dict[str, Any]) -> dict[str, Any]:
+    return yaml.safe_load(configmap["data"]["workflowDefaults"])
+
+
+def retry_strategy(configmap: dict[str, Any]) -> dict[str, Any]:
+    return workflow_defaults(configmap)["spec"]["templateDefaults"]["retryStrategy"]
+
+
+def with_retry_strategy(configmap: dict[str, Any], strategy: dict[str, Any]) -> dict[str, Any]:
+    """The ConfigMap with its template-default retryStrategy replaced (a doctored result)."""
+    defaults = workflow_defaults(configmap)
+    defaults["spec"]["templateDefaults"]["retryStrategy"] = strategy
+    return {**configmap, "data": {**configmap["data"], "workflowDefaults": yaml.safe_dump(defaults)}}
+
+
+def test_by_default_kfp_s_retry_limit_is_kept_and_every_lost_pod_is_retried() -> None:
+    shipped = m.argo_configmap()
+    changed = transform(shipped, DEFAULTS, CREDENTIALS)
+    assert changed is not None
+    assert retry_strategy(changed) == {"limit": "2", "retryPolicy": "Always"}
+    assert workflow_defaults(changed)["spec"]["ttlStrategy"] == {
+        "secondsAfterCompletion": 3600, "secondsAfterSuccess": 3600, "secondsAfterFailure": 3600}
+    for key in ("artifactRepository", "executor"):
+        assert changed["data"][key] == shipped["data"][key]
+    assert changed["metadata"] == shipped["metadata"]
+    assert shipped == m.argo_configmap(), "the input object is not mutated"
+
+
+@pytest.mark.parametrize(("limit", "expected"), [(None, "2"), (0, "2"), (1, "2"), (2, "2"), (5, "5"), (10, "10")])
+def test_a_configured_limit_only_ever_raises_kfp_s(limit: int | None, expected: str) -> None:
+    changed = transform(m.argo_configmap(), KubeflowSettings(retry_limit=limit), CREDENTIALS)
+    assert changed is not None
+    assert retry_strategy(changed) == {"limit": expected, "retryPolicy": "Always"}
+
+
+def test_on_error_is_kept_when_configured() -> None:
+    changed = transform(m.argo_configmap(), KubeflowSettings(retry_policy="OnError"), CREDENTIALS)
+    assert changed is not None
+    assert retry_strategy(changed) == {"limit": "2", "retryPolicy": "OnError"}
+
+
+def test_without_shipped_defaults_the_limit_is_bounded_and_other_defaults_are_kept() -> None:
+    """A KFP without retry defaults: a retryStrategy with no limit would retry forever, so one is written."""
+    assert retry_strategy(transform(m.argo_configmap(None), DEFAULTS, CREDENTIALS) or {}) == {
+        "limit": 0, "retryPolicy": "Always"}
+    existing = "spec:\n  ttlStrategy:\n    secondsAfterCompletion: 86400\n  templateDefaults:\n    timeout: 2h\n"
+    changed = transform(m.argo_configmap(existing), KubeflowSettings(retry_limit=3), CREDENTIALS)
+    assert changed is not None
+    spec = workflow_defaults(changed)["spec"]
+    assert spec["ttlStrategy"] == {"secondsAfterCompletion": 86400}
+    assert spec["templateDefaults"] == {"timeout": "2h", "retryStrategy": {"limit": 3, "retryPolicy": "Always"}}
+
+
+def test_an_unbounded_shipped_strategy_stays_unbounded() -> None:
+    unbounded = with_retry_strategy(m.argo_configmap(), {"retryPolicy": "OnError"})
+    changed = set_retry_defaults(unbounded, "Always", 5)
+    assert retry_strategy(changed) == {"retryPolicy": "Always"}
+    assert weaker_retries(unbounded, changed) is None
+
+
+@pytest.mark.parametrize("policy", ["Always", "OnError"])
+@pytest.mark.parametrize("limit", [None, 0, 1, 2, 10])
+def test_no_accepted_setting_retries_less_than_kfp_ships(policy: str, limit: int | None) -> None:
+    settings = KubeflowSettings(retry_policy=policy, retry_limit=limit)  # type: ignore[arg-type]
+    assert retry_defaults_problem(settings) is None
+
+
+def test_the_preflight_checks_kfp_s_shipped_configmap() -> None:
+    assert kfp_reference.shipped_workflow_controller_configmap() == m.argo_configmap(), (
+        "the reference and the test fixture, both written from KFP 2.17.0, agree")
+
+
+def test_a_transform_that_lowers_kfp_s_retries_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    def lowering(configmap: dict[str, Any], policy: str, limit: int | None) -> dict[str, Any]:
+        return with_retry_strategy(configmap, {"limit": 1, "retryPolicy": policy})
+
+    monkeypatch.setattr(kfp_transforms, "set_retry_defaults", lowering)
+    problem = retry_defaults_problem(DEFAULTS)
+    assert problem is not None
+    assert problem.startswith("Argo's workflow defaults as spotkube sets them retry less than Kubeflow "
+                              "Pipelines 2.17.0 ships: ")
+    assert "limit 1 is below KFP's limit '2'" in problem
+    assert "retryPolicy" not in problem, "Always retries everything OnError does"
+
+
+@pytest.mark.parametrize(("strategy", "reason"), [
+    ({"limit": "2", "retryPolicy": "OnFailure"},
+     "retryPolicy OnFailure skips pods deleted with their node (Error), which KFP's OnError retries"),
+    ({"limit": "2"}, "retryPolicy OnFailure skips pods deleted with their node (Error)"),
+    ({"limit": "2", "retryPolicy": "OnTransientError"},
+     "retryPolicy OnTransientError skips non-transient pods deleted with their node (Error)"),
+    ({"limit": "0", "retryPolicy": "Always"}, "limit '0' is below KFP's limit '2'"),
+    ({"limit": "two", "retryPolicy": "Always"}, "limit 'two' can't be compared with KFP's limit '2'"),
+])
+def test_weaker_retry_strategies_are_named(strategy: dict[str, Any], reason: str) -> None:
+    shipped = m.argo_configmap()
+    problem = weaker_retries(shipped, with_retry_strategy(shipped, strategy))
+    assert problem is not None and reason in problem
+
+
+def test_stronger_or_equal_retry_strategies_pass() -> None:
+    shipped = m.argo_configmap()
+    for strategy in ({"limit": 2, "retryPolicy": "OnError"}, {"limit": "3", "retryPolicy": "Always"},
+                     {"retryPolicy": "Always"}):
+        assert weaker_retries(shipped, with_retry_strategy(shipped, strategy)) is None, strategy
+
+
+# --- what KFP 2.17.0 ships ------------------------------------------------------------------------
+
+
+def test_the_reference_lists_the_14_shipped_deployments_in_the_kubeflow_namespace() -> None:
+    deployments = kfp_reference.shipped_deployments()
+    assert len(deployments) == 14
+    assert tuple(d["metadata"]["name"] for d in deployments) == kfp_transforms.DEPLOYMENTS
+    for deployment in deployments:
+        assert deployment["metadata"]["namespace"] == "kubeflow"
+        selector = deployment["spec"]["selector"]["matchLabels"]
+        assert selector.items() <= deployment["spec"]["template"]["metadata"]["labels"].items(), (
+            "a Deployment whose selector misses its pods is refused by the API server")
+        assert not {"affinity", "tolerations"} & set(pod_spec(deployment)), "none ships any"
+        assert Placement.from_pod_spec(pod_spec(deployment)).gpus == 0
+
+
+def test_only_argo_s_controller_ships_a_node_selector() -> None:
+    by_name = {d["metadata"]["name"]: pod_spec(d) for d in kfp_reference.shipped_deployments()}
+    assert by_name.pop("workflow-controller") == {
+        "containers": [{"name": "workflow-controller", "image": "quay.io/argoproj/workflow-controller:v4.0.5"}],
+        "nodeSelector": {"kubernetes.io/os": "linux"},
+        "priorityClassName": "workflow-controller",
+    }
+    assert not [name for name, spec in by_name.items() if "nodeSelector" in spec or "priorityClassName" in spec]
+
+
+def test_the_reference_names_every_registry_the_nodes_pull_from() -> None:
+    assert kfp_reference.image_registries() == ("docker.io", "gcr.io", "ghcr.io", "quay.io")
+    assert kfp_reference.registry_of("mysql:8.4") == "docker.io", "no host means Docker Hub"
+    assert kfp_reference.registry_of("docker.io/alpine:3.23") == "docker.io"
+    assert kfp_reference.registry_of("chrislusf/seaweedfs:4.34") == "docker.io"
+    assert kfp_reference.registry_of("localhost:5000/mirror/mysql:8.4") == "localhost:5000"
+    assert kfp_reference.registry_of("ghcr.io/kubeflow/kfp-api-server:2.17.0") == "ghcr.io"
+
+
+def test_the_reference_s_objects_are_fresh_copies() -> None:
+    first = kfp_reference.shipped_deployments()
+    first[0]["spec"]["template"]["spec"]["nodeSelector"] = {"changed": "yes"}
+    kfp_reference.shipped_workflow_controller_configmap()["data"].clear()
+    assert "nodeSelector" not in pod_spec(kfp_reference.shipped_deployments()[0])
+    assert kfp_reference.shipped_workflow_controller_configmap()["data"]
+
+
+# --- exposure and storage -------------------------------------------------------------------------
+
+
+def test_the_ui_stays_cluster_internal_by_default() -> None:
+    assert transform(m.ui_service(), DEFAULTS, CREDENTIALS) is None
+
+
+def test_exposing_the_ui_is_an_explicit_switch_with_source_ranges() -> None:
+    settings = KubeflowSettings(expose_ui=True, ui_source_ranges=("203.0.113.0/24",))
+    changed = transform(m.ui_service(), settings, CREDENTIALS)
+    assert changed is not None
+    assert changed["spec"]["type"] == "LoadBalancer"
+    assert changed["spec"]["loadBalancerSourceRanges"] == ["203.0.113.0/24"]
+    assert changed["spec"]["ports"] == m.ui_service()["spec"]["ports"]
+
+
+def test_volumes_use_the_cluster_default_class_unless_configured() -> None:
+    assert transform(m.mysql_pvc(), DEFAULTS, CREDENTIALS) is None
+    changed = transform(m.mysql_pvc(), KubeflowSettings(storage_class="managed-csi-premium"), CREDENTIALS)
+    assert changed is not None and changed["spec"]["storageClassName"] == "managed-csi-premium"
+
+
+def test_other_objects_pass_through() -> None:
+    other_secret = {**m.mysql_secret(), "metadata": {"name": "something-else", "namespace": m.NS}}
+    assert transform(other_secret, DEFAULTS, CREDENTIALS) is None
+    assert transform({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "ml-pipeline"}},
+                     DEFAULTS, CREDENTIALS) is None
+
+
+def test_the_pulumi_adapter_is_a_thin_wrapper() -> None:
+    adapter = _kfp_transform(DEFAULTS, CREDENTIALS)
+    opts = pulumi.ResourceOptions()
+    secret = pulumi.ResourceTransformArgs(True, "kubernetes:core/v1:Secret", "kfp:mysql-secret",
+                                          m.mysql_secret(), opts)
+    result = adapter(secret)
+    assert isinstance(result, pulumi.ResourceTransformResult)
+    assert result.props == transform(m.mysql_secret(), DEFAULTS, CREDENTIALS)
+    assert result.opts is opts
+    directory = pulumi.ResourceTransformArgs(False, DIRECTORY, "kfp", {"directory": "x"}, opts)
+    assert adapter(directory) is None
+
+
+def test_the_public_args_mirror_the_settings() -> None:
+    keys = set(typing.get_type_hints(KubeflowPipelinesArgs))
+    assert keys == set(KubeflowSettings.model_fields) - {"enabled"}
+
+
+# --- the component under mocks --------------------------------------------------------------------
+
+
+def build(args: KubeflowPipelinesArgs) -> Recording:
+    def program() -> None:
+        provider = k8s.Provider("cluster-k8s", kubeconfig="offline")
+        kfp = KubeflowPipelines("kfp", args=args, opts=pulumi.ResourceOptions(providers=[provider]))
+        pulumi.export("accessKey", kfp.object_store_access_key)
+        pulumi.export("secretKey", kfp.object_store_secret_key)
+        pulumi.export("namespace", kfp.namespace)
+
+    return record_program(program, project="spotkube", stack="test", config={})
+
+
+def only(recording: Recording, type_token: str, name: str) -> Registration:
+    (match,) = [r for r in recording.registrations if r.type == type_token and r.name == name]
+    return match
+
+
+@pytest.fixture(scope="module")
+def default_install() -> Recording:
+    return build({})
+
+
+def test_install_is_two_kustomize_steps_with_git_urls_at_the_default_version(default_install: Recording) -> None:
+    directories = [r for r in default_install.registrations if r.type == DIRECTORY]
+    assert [(r.name, r.inputs["directory"]) for r in directories] == [
+        ("kfp-cluster-scoped", f"{REPO}//manifests/kustomize/cluster-scoped-resources?ref=2.17.0"),
+        ("kfp-platform-agnostic", f"{REPO}//manifests/kustomize/env/platform-agnostic?ref=2.17.0"),
+    ]
+
+
+def test_platform_agnostic_waits_for_the_cluster_scoped_resources(default_install: Recording) -> None:
+    cluster_scoped = only(default_install, DIRECTORY, "kfp-cluster-scoped")
+    platform = only(default_install, DIRECTORY, "kfp-platform-agnostic")
+    assert cluster_scoped.urn in platform.dependencies
+    assert platform.urn not in cluster_scoped.dependencies
+
+
+def test_both_steps_deploy_through_the_given_provider_as_children(default_install: Recording) -> None:
+    provider = only(default_install, "pulumi:providers:kubernetes", "cluster-k8s")
+    component = only(default_install, "spotkube:index:KubeflowPipelines", "kfp")
+    for directory in (r for r in default_install.registrations if r.type == DIRECTORY):
+        assert directory.provider.startswith(provider.urn + "::"), directory.provider
+        assert directory.parent == component.urn
+
+
+def test_the_version_and_repository_come_from_config() -> None:
+    recording = build({"version": "2.16.1", "repository": "https://git.example.com/mirrors/pipelines"})
+    urls = [r.inputs["directory"] for r in recording.registrations if r.type == DIRECTORY]
+    assert urls == [
+        "https://git.example.com/mirrors/pipelines//manifests/kustomize/cluster-scoped-resources?ref=2.16.1",
+        "https://git.example.com/mirrors/pipelines//manifests/kustomize/env/platform-agnostic?ref=2.16.1",
+    ]
+
+
+def test_credentials_are_random_passwords_with_fixed_names_and_no_keepers(default_install: Recording) -> None:
+    passwords = {r.name: r.inputs for r in default_install.registrations if r.type == PASSWORD}
+    assert set(passwords) == {"kfp-object-store-access-key", "kfp-object-store-secret-key", "kfp-mysql-root-password"}
+    for inputs in passwords.values():
+        assert inputs["special"] is False, "the values end up in shell commands and MySQL DSNs"
+        assert inputs["length"] >= 20
+        assert "keepers" not in inputs, "changing keepers would regenerate the credentials"
+    platform = only(default_install, DIRECTORY, "kfp-platform-agnostic")
+    for name in passwords:
+        assert only(default_install, PASSWORD, name).urn in platform.dependencies
+
+
+def test_generated_credentials_stay_secrets(default_install: Recording) -> None:
+    assert default_install.outputs["accessKey"].secret is True
+    assert default_install.outputs["secretKey"].secret is True
+    assert default_install.outputs["namespace"].value == "kubeflow"
+
+
+@pytest.fixture
+def transforms_seen(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Callable[..., Any]]]:
+    """The transforms each registration carried (the mock monitor records them without running them)."""
+    seen: dict[str, list[Callable[..., Any]]] = {}
+    original = OfflineMocks.new_resource
+
+    def record(self: OfflineMocks, args: Any) -> tuple[str, dict]:
+        seen[args.name] = list(args.transforms)
+        return original(self, args)
+
+    monkeypatch.setattr(OfflineMocks, "new_resource", record)
+    return seen
+
+
+def test_both_steps_carry_the_kfp_transform_with_secret_credentials(
+    transforms_seen: dict[str, list[Callable[..., Any]]],
+) -> None:
+    build({})
+    for name in ("kfp-cluster-scoped", "kfp-platform-agnostic"):
+        assert len(transforms_seen[name]) == 1, name
+    (adapter,) = transforms_seen["kfp-platform-agnostic"]
+    args = pulumi.ResourceTransformArgs(True, "kubernetes:core/v1:Secret", "kfp-platform-agnostic:mysql-secret",
+                                        m.mysql_secret(), pulumi.ResourceOptions())
+    result = adapter(args)
+    password = result.props["stringData"]["password"]
+    assert isinstance(password, pulumi.Output)
+    assert _sync_await(password.is_secret()) is True
+
+
+def test_exposing_the_ui_warns(default_install: Recording) -> None:
+    assert not [line for line in default_install.log if line.startswith("warning")]
+    recording = build({"expose_ui": True})
+    (warning,) = [line for line in recording.log if line.startswith("warning")]
+    assert "public LoadBalancer" in warning and "whole internet" in warning and "port-forward" in warning
+
+
+def test_bad_args_fail_before_anything_is_registered() -> None:
+    with pytest.raises(ProgramFailed) as failure:
+        build({"retry_policy": "OnFailure", "ui_source_ranges": ["not-a-cidr"]})  # type: ignore[typeddict-item]
+    message = str(failure.value)
+    assert ("KubeflowPipelines 'kfp' args: retry_policy: 'OnFailure' is not accepted; "
+            "use 'Always' or 'OnError'") in message
+    assert "'not-a-cidr' is not a CIDR" in message
+    assert not [r for r in failure.value.registrations if r.type in (DIRECTORY, PASSWORD)]

@@ -1,0 +1,96 @@
+"""The bundled table prices every pool of the shipped stacks and of the stacks `new-stack` writes for
+the regions the README and the CLI's messages give as examples, at spot and on demand. A price that
+no public source offered is listed here and in the table's notes, and the plan says so by name."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from spotkube.clouds import load_stack_spec, parse_spec, plan_platform, profile
+from spotkube.clouds.gke import catalog as gke_catalog
+from spotkube.platform.cost import PRICES_ENV, hourly_price, load_table
+from spotkube.platform.plan import PlatformPlan
+from spotkube.platform.project import find_project
+from spotkube.review.costing import price_plan
+
+REPO = Path(__file__).resolve().parents[2]
+TABLE = load_table()
+
+#: (cloud, region, machine) that no public source reachable offline prices; the plan must name them.
+UNSOURCED = {("azure", "uksouth", "Standard_NC4as_T4_v3")}
+
+#: Regions the CLI's own messages offer as examples (profiles' region errors).
+MESSAGE_REGIONS = [("aks", "eastus"), ("aks", "westeurope"), ("aks", "uksouth"),
+                   ("gke", "us-central1"), ("gke", "europe-west4")]
+
+
+def readme_examples() -> list[tuple[str, str]]:
+    """The `new-stack` commands the README shows, as (cloud, region)."""
+    found = re.findall(r"spotkube new-stack --cloud (\w+) --env \S+ --region (\S+)", (REPO / "README.md").read_text())
+    assert found, "the README shows no new-stack example"
+    return found
+
+
+def shipped() -> dict[str, PlatformPlan]:
+    project = find_project(REPO)
+    return {name: plan_platform(load_stack_spec(project, name)) for name in project.stacks()}
+
+
+def new_stacks() -> dict[str, PlatformPlan]:
+    """What `new-stack` writes for every example region (and every GKE region it accepts)."""
+    regions = {*readme_examples(), *MESSAGE_REGIONS, *(("gke", region) for region in gke_catalog.GPU_ZONES)}
+    plans = {}
+    for cloud, region in sorted(regions):
+        config = profile(cloud).new_stack_config("qa", region, "acme-ml-qa" if cloud == "gke" else None)
+        plans[f"new-stack {cloud} {region}"] = plan_platform(parse_spec(config, f"new-stack {cloud} {region}"))
+    return plans
+
+
+PLANS = {**shipped(), **new_stacks()}
+
+
+@pytest.fixture(autouse=True)
+def _bundled_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No user price file: this is about the bundled table."""
+    monkeypatch.delenv(PRICES_ENV, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+
+
+def test_the_examples_cover_the_readme_and_every_shipped_stack() -> None:
+    assert ("gke", "us-east4") in readme_examples()
+    assert {"aks-dev-uksouth", "aks-prod-eastus", "gke-dev-us-central1", "gke-prod-europe-west4"} <= set(PLANS)
+
+
+@pytest.mark.parametrize("stack", list(PLANS))
+def test_every_pool_is_priced_or_the_plan_says_why(stack: str) -> None:
+    plan = PLANS[stack]
+    cloud = profile(plan.cloud).price_cloud
+    report = price_plan(plan, table=TABLE)
+
+    for pool in plan.pools:
+        key = (cloud, plan.spec.region, pool.machine)
+        if key in UNSOURCED:
+            (warning,) = [w for w in report.warnings if w.startswith(f"{pool.name}: ")]
+            assert pool.name in report.unpriced_pools
+            assert (f"{pool.name}: unpriced: no spot or on-demand price for {pool.machine} in {plan.spec.region}"
+                    in warning)
+            assert f"spotkube prices refresh --region {plan.spec.region} --sku {pool.machine}" in warning
+            assert "price file" in warning
+            continue
+        for capacity in {pool.capacity, "on-demand", "spot"}:
+            price = hourly_price(cloud, plan.spec.region, pool.machine, capacity, pool.gpu_type, pool.gpu_count,
+                                 table=TABLE)
+            assert price is not None, f"{stack}: {pool.name}: no {capacity} price for {key}"
+        assert pool.name not in report.unpriced_pools
+
+
+@pytest.mark.parametrize("key", sorted(UNSOURCED))
+def test_what_is_unsourced_is_really_missing_and_noted(key: tuple[str, str, str]) -> None:
+    cloud, region, machine = key
+    assert hourly_price(cloud, region, machine, "spot", table=TABLE) is None
+    assert hourly_price(cloud, region, machine, "on-demand", table=TABLE) is None
+    (missing,) = [note for note in TABLE.notes if note.startswith("Not found")]
+    assert f"{cloud} {region}" in missing and machine in missing

@@ -1,0 +1,109 @@
+"""The plan states each GPU type's spot fallback as deployed: order, worst case, missing fallback."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from spotkube.clouds import parse_spec, plan_platform
+from spotkube.platform.plan import autoscaler_priorities
+from spotkube.review.fallback import duration, stack_fallback
+
+CLUSTER = "azure-native:containerservice:ManagedCluster"
+CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
+
+
+@dataclass
+class Res:
+    type: str
+    name: str
+    inputs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Pool:
+    name: str
+    capacity: str
+    gpu_type: str | None
+    cloud_name: str = ""
+
+    def __post_init__(self) -> None:
+        self.cloud_name = self.cloud_name or self.name
+
+
+def aks(profile: dict[str, Any], priorities: dict[int, list[str]] | None) -> list[Res]:
+    resources = [Res(CLUSTER, "c", {"autoScalerProfile": profile})]
+    if priorities is not None:
+        resources.append(Res(CONFIG_MAP, "p", {
+            "metadata": {"name": "cluster-autoscaler-priority-expander", "namespace": "kube-system"},
+            "data": {"priorities": yaml.safe_dump(priorities)}}))
+    return resources
+
+
+POOLS = [Pool("a100spot", "spot", "nvidia-a100-80gb"), Pool("a100spot2", "spot", "nvidia-a100-80gb"),
+         Pool("a100od", "on-demand", "nvidia-a100-80gb"), Pool("t4spot", "spot", "nvidia-tesla-t4"),
+         Pool("platform", "on-demand", None)]
+TIERS = {30: ["^aks-a100spot-[0-9]+-vmss$", "^aks-a100spot2-[0-9]+-vmss$", "^aks-t4spot-[0-9]+-vmss$"],
+         20: ["^aks-a100od-[0-9]+-vmss$"], 10: [".*"]}
+PROFILE = {"expander": "priority", "scanInterval": "10s", "maxNodeProvisionTime": "10m", "newPodScaleUpDelay": "30s"}
+
+
+def test_each_spot_pool_ahead_of_on_demand_costs_its_provision_time_and_a_scan() -> None:
+    a100, t4 = stack_fallback("aks", aks(PROFILE, TIERS), POOLS)
+    assert [(s.capacity, s.pools, s.priority) for s in a100.order] == [
+        ("spot", ("a100spot", "a100spot2"), 30), ("on-demand", ("a100od",), 20)]
+    assert a100.guaranteed
+    assert a100.worst_case_seconds == 30 + 2 * (600 + 10)
+    assert a100.worst_case_text() == "20m50s"
+    assert a100.formula and "maxNodeProvisionTime 600s" in a100.formula and a100.warning is None
+    assert t4.warning and "no on-demand fallback for nvidia-tesla-t4" in t4.warning
+    assert t4.worst_case_seconds is None and t4.worst_case_text() == "no on-demand fallback"
+
+
+def test_aks_defaults_apply_to_timers_the_profile_leaves_unset() -> None:
+    (a100, _) = stack_fallback("aks", aks({"expander": "priority"}, TIERS), POOLS)
+    assert a100.worst_case_seconds == 2 * (15 * 60 + 10)
+
+
+def test_an_on_demand_pool_ranked_with_spot_is_not_a_guaranteed_fallback() -> None:
+    tiers = {30: [".*a100.*"], 10: [".*"]}
+    (a100, _) = stack_fallback("aks", aks(PROFILE, tiers), POOLS)
+    assert not a100.guaranteed
+    assert a100.note == "an on-demand pool of nvidia-a100-80gb ranks with or above a spot pool"
+
+
+def test_without_the_priority_expander_nothing_ranks_spot_first() -> None:
+    (a100, _) = stack_fallback("aks", aks({**PROFILE, "expander": "least-waste"}, TIERS), POOLS)
+    assert not a100.guaranteed and a100.worst_case_seconds is None
+    assert a100.note and "use expander: priority" in a100.note
+
+
+def test_gke_states_the_order_is_not_guaranteed_and_unbounded() -> None:
+    resources = [Res("gcp:container/cluster:Cluster", "c")]
+    (a100, t4) = stack_fallback("gke", resources, POOLS)
+    assert not a100.guaranteed and a100.worst_case_seconds is None
+    assert a100.worst_case_text() == "not bounded (not stated by the cloud)"
+    assert a100.note and "order not guaranteed" in a100.note
+    assert t4.warning
+
+
+def test_no_cluster_no_fallback() -> None:
+    assert stack_fallback("aks", [], POOLS) == ()
+
+
+def test_the_plan_s_own_tiers_give_a_guaranteed_fallback() -> None:
+    spec = parse_spec({"cloud": "aks", "environment": "dev", "region": "eastus", "gpuPools": [
+        {"name": "a100spot", "machine": "Standard_NC24ads_A100_v4"},
+        {"name": "a100od", "machine": "Standard_NC24ads_A100_v4", "capacity": "on-demand", "max": 1}]}, "test")
+    plan = plan_platform(spec)
+    tiers = autoscaler_priorities(plan, "^aks-{pool}-[0-9]+-vmss$")
+    pools = [Pool(p.name, p.capacity, p.gpu_type, p.cloud_name) for p in plan.pools]
+    (a100,) = stack_fallback("aks", aks({"expander": "priority", "maxNodeProvisionTime": "10m",
+                                          "scanInterval": "10s"}, tiers), pools)
+    assert a100.guaranteed and a100.worst_case_seconds == 610
+
+
+def test_durations_read_as_people_write_them() -> None:
+    assert [duration(s) for s in (610, 600, 10, 1250)] == ["10m10s", "10m", "10s", "20m50s"]
