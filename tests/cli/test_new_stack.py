@@ -14,7 +14,7 @@ import yaml
 from typer.testing import CliRunner, Result
 
 from spotkube.cli.app import app
-from spotkube.clouds import load_stack_spec
+from spotkube.clouds import CLOUDS, load_stack_spec
 from spotkube.clouds.gke import catalog as gke_catalog
 from spotkube.clouds.gke.profile import NEW_STACK_GPU_CHOICES
 from spotkube.clouds.stack_template import DEPLOY_SECRETS, DEPLOY_VARIABLES, CloudName, create_stack, next_steps
@@ -127,7 +127,7 @@ def test_a_new_stack_file_names_and_meets_the_editor_schema(
     created = create_stack(find_project(project_copy), CloudName(cloud), "qa", region, gcp_project=gcp_project)
     text = created.path.read_text()
     assert text.splitlines()[0] == MODELINE
-    jsonschema.validate(yaml.safe_load(text), stack_schema())
+    jsonschema.validate(yaml.safe_load(text), stack_schema(CLOUDS))
 
 
 def test_a_project_without_the_schema_gets_no_modeline(project_copy: Path) -> None:

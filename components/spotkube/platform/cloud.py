@@ -92,6 +92,10 @@ class CloudProfile:
     cloud: Cloud
     #: How messages name the cloud (AKS, GKE).
     title: str
+    #: The cloud's spec (`spotkube.clouds.<cloud>.spec`): the shared models with the cloud's own
+    #: fields. `validation.parse_spec` validates a stack of this cloud with it; the reference, the
+    #: stack schema and the component's args are generated from it.
+    spec_model: type[PlatformSpec]
     #: Machines of the system and platform pools when a stack names none.
     default_machine: str
     channels: tuple[str, ...]
@@ -116,12 +120,6 @@ class CloudProfile:
     #: The price table's name for the cloud (azure, gcp).
     price_cloud: str
     device_plugin_mode: PluginMode
-    #: The system pool can carry CriticalAddonsOnly (AKS's System mode honours it).
-    critical_addons_taint: bool
-    #: Spot pools take an eviction policy and a max price.
-    spot_price_controls: bool
-    #: GPU pools choose how their driver is installed.
-    gpu_driver_setting: bool
     #: The regions spotkube knows (a newer one needs `cluster.allowUnlistedRegion`), and what a
     #: region looks like on this cloud, for the messages.
     regions: frozenset[str]
@@ -129,6 +127,10 @@ class CloudProfile:
     #: A pinned `cluster.kubernetesVersion` as the cloud's API takes it, and in words.
     version_pattern: str
     version_accepted: str
+    #: What this cloud offers in place of another cloud's setting, by the setting's key (or the key
+    #: of the section holding it), for the message that refuses the setting. Which settings belong to
+    #: another cloud is found in the other specs, not listed here.
+    instead_of: Mapping[str, str] = field(default_factory=dict)
     #: Defaults that follow from a GPU pool's resolved GPU (GKE: the zones that offer it).
     pool_defaults: Callable[[PlatformSpec, GpuPool], GpuPool] = field(default=lambda spec, pool: pool)
     #: How to refresh a missing price, for the plan's warning; None when the cloud has no such command.

@@ -15,8 +15,9 @@ import pytest
 
 from spotkube.cli.offline import StackRun, run_stack
 from spotkube.clouds.aks.profile import AUTOSCALER_FORMATS, CLUSTER_TYPE
+from spotkube.clouds.aks.spec import AksAutoscalerSettings as AutoscalerSettings
 from spotkube.platform.project import Project
-from spotkube.platform.spec import AutoscalerSettings, alias
+from spotkube.platform.spec import alias
 
 
 def sdk_fields() -> dict[str, tuple[type, str]]:

@@ -10,7 +10,7 @@ import yaml
 
 from spotkube import AksGpuCluster, GpuClusterArgs
 from spotkube.cli.offline import Recording, Registration, record_program
-from spotkube.platform.spec import PlatformSpec
+from spotkube.clouds.aks.spec import AksSpec
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 CLUSTER = "azure-native:containerservice:ManagedCluster"
@@ -182,8 +182,8 @@ def test_a_cluster_without_a_platform_pool_is_the_kubeflow_component_s_concern()
 def test_from_spec_refuses_a_hand_built_spec_that_breaks_the_rules() -> None:
     from spotkube.cli.offline import ProgramFailed
 
-    spec = PlatformSpec.model_validate({"cloud": "aks", "environment": "dev", "region": "uksouth",
-                                        "platformPool": {"name": "platformpool"}})
+    spec = AksSpec.model_validate({"cloud": "aks", "environment": "dev", "region": "uksouth",
+                                   "platformPool": {"name": "platformpool"}})
     with pytest.raises(ProgramFailed, match=r"AksGpuCluster 'ml': spotkube:platformPool.name: 'platformpool' is "
                                             r"too long") as err:
         record_program(lambda: AksGpuCluster.from_spec("ml", spec), project="spotkube", stack="test", config={})

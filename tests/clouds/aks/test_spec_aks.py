@@ -37,7 +37,8 @@ BAD_INPUTS: list[tuple[str, dict[str, Any], str]] = [
      "spotkube:platformPool.name: 'platform2' is too long; use at most 8 characters"),
     ("deployer egress not a CIDR", base(cluster={"deployer": {"egressRanges": ["10.0.0.1/8"]}}),
      "spotkube:cluster.deployer.egressRanges[0]: '10.0.0.1/8' is not a CIDR"),
-    ("GKE egress on AKS", base(cluster={"egress": "own"}), "spotkube:cluster.egress: is a GKE setting"),
+    ("GKE egress on AKS", base(cluster={"egress": "own"}),
+     "spotkube:cluster.egress: 'own' is a GKE setting; remove it from an AKS stack"),
     ("provision time in seconds", base(cluster={"autoscaler": {"maxNodeProvisionTime": "300s"}}),
      "spotkube:cluster.autoscaler.maxNodeProvisionTime: '300s' is not accepted by AKS; use whole minutes followed "
      "by m, e.g. 10m (AKS accepts no other unit)"),

@@ -144,7 +144,7 @@ CASES: list[tuple[str, Change, str, tuple[str, ...]]] = [
     ("aks-expander", cluster(autoscaler={"expander": "least-waste"}), "cluster.autoscaler.expander",
      ("'least-waste' is an AKS setting", "cluster.autoscaler.profile: BALANCED or OPTIMIZE_UTILIZATION")),
     ("aks-network-policy", cluster(networkPolicy="azure"), "cluster.networkPolicy",
-     ("'azure' is an AKS network policy", "use cilium (Dataplane V2, the default) or calico")),
+     ("'azure' is an AKS network policy; on GKE use 'cilium' or 'calico'",)),
     ("azure-machine-for-system-pool", top("systemPool", {"machine": "Standard_D4s_v3"}), "systemPool.machine",
      ("'Standard_D4s_v3' is not a GKE machine type", "use e.g. e2-standard-4")),
     ("version-before-compute-classes", cluster(kubernetesVersion="1.30.2-gke.1587003"), "cluster.kubernetesVersion",

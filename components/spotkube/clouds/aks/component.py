@@ -159,7 +159,7 @@ class AksGpuCluster(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
-        self._build(name, plan_from_args("aks", args, f"AksGpuCluster {name!r} args"), opts)
+        self._build(name, plan_from_args("aks", args, GpuClusterArgs, f"AksGpuCluster {name!r} args"), opts)
 
     @classmethod
     def from_spec(

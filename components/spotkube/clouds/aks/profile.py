@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from spotkube.clouds.aks import catalog as catalog
+from spotkube.clouds.aks.spec import AksGpuPool, AksSpec
 from spotkube.platform import contract
 from spotkube.platform.cloud import (
     AutoscalerFacts,
@@ -29,23 +30,12 @@ from spotkube.platform.cloud import (
 from spotkube.platform.errors import NewStackError, Problem
 from spotkube.platform.input_messages import shown
 from spotkube.platform.posture import ClusterPosture, Setting, flag, listed
-from spotkube.platform.spec import (
-    GpuPool,
-    GpuSpec,
-    PlatformSpec,
-    alias,
-    all_pools,
-    config_key,
-    set_by_user,
-    worker_pools,
-)
+from spotkube.platform.spec import GpuSpec, alias, all_pools, config_key, set_by_user, worker_pools
 
 CLUSTER_TYPE = "azure-native:containerservice:ManagedCluster"
 AGENT_POOL_TYPE = "azure-native:containerservice:AgentPool"
 CHANNELS = ("stable", "rapid", "patch", "node-image", "none")
 DEFAULT_MACHINE = "Standard_D4s_v3"
-#: Cluster settings only GKE understands; an AKS stack that sets them is refused.
-GKE_ONLY_CLUSTER_SETTINGS = ("project", "network", "subnetwork", "egress", "dns_endpoint")
 #: Longest platform pool name whose cloud name spotkube versions (see shells.aks.cloud_pool_name):
 #: AKS allows 12 characters, and the version adds 4.
 VERSIONED_NAME_MAX = 8
@@ -67,7 +57,7 @@ AUTOSCALER_FORMATS: dict[str, tuple[str, str]] = {
 }
 
 
-def rules(spec: PlatformSpec) -> RuleOutput:
+def rules(spec: AksSpec) -> RuleOutput:
     """AKS's own rules, after the rules every cloud shares."""
     pattern = re.compile(catalog.POOL_NAME_PATTERN)
     for path, pool in all_pools(spec):
@@ -84,18 +74,12 @@ def rules(spec: PlatformSpec) -> RuleOutput:
             yield Problem(config_key(f"{path}.machine"),
                           f"{shown(machine)} is not an Azure VM size; use e.g. Standard_D4s_v3")
     for path, worker in worker_pools(spec):
-        if worker.capacity == "preemptible":
-            yield Problem(config_key(f"{path}.capacity"),
-                          "'preemptible' is a GKE capacity; on AKS use 'spot' or 'on-demand'")
         if worker.capacity != "spot" and worker.max_price != -1:
             yield Problem(config_key(f"{path}.maxPrice"), f"{worker.max_price} applies to spot pools only; "
                           "remove it or set capacity: spot")
         if worker.capacity != "spot" and set_by_user(worker, "eviction_policy"):
             yield Problem(config_key(f"{path}.evictionPolicy"), f"{shown(worker.eviction_policy)} applies to spot "
                           "pools only (Azure evicts only spot VMs); remove it or set capacity: spot")
-        if set_by_user(worker, "gpu_driver"):
-            yield Problem(config_key(f"{path}.gpuDriver"), "is a GKE setting; AKS installs the NVIDIA driver on GPU "
-                          "pools itself; remove it from an AKS stack")
     for path, pool in all_pools(spec):
         for z, zone in enumerate(pool.zones):
             if zone not in ("1", "2", "3"):
@@ -123,13 +107,9 @@ def rules(spec: PlatformSpec) -> RuleOutput:
         if not re.fullmatch(pattern, value):
             yield Problem(config_key(f"cluster.autoscaler.{alias(autoscaler, name)}"),
                           f"{shown(value)} is not accepted by AKS; use {accepted}")
-    for name in GKE_ONLY_CLUSTER_SETTINGS:
-        if getattr(spec.cluster, name) is not None:
-            yield Problem(config_key(f"cluster.{alias(spec.cluster, name)}"),
-                          "is a GKE setting; remove it from an AKS stack")
 
 
-def gpu_of(pool: GpuPool) -> GpuResolution:
+def gpu_of(pool: AksGpuPool) -> GpuResolution:
     """The GPU an AKS VM size carries, or the reason the pool's GPU settings are wrong."""
     known = catalog.GPU_VM_SIZES.get(pool.machine)
     if known is None:
@@ -314,7 +294,7 @@ def new_stack_config(environment: str, region: str, gcp_project: str | None) -> 
     }
 
 
-def sign_in(spec: PlatformSpec) -> str:
+def sign_in(spec: AksSpec) -> str:
     """spotkube rewrites AKS's device-code kubeconfig to the deployer's kubelogin mode."""
     return f"kubelogin --login {spec.cluster.deployer.login}"
 
@@ -327,6 +307,8 @@ def price_refresh(region: str, machine: str) -> str:
 PROFILE = CloudProfile(
     cloud="aks",
     title="AKS",
+    spec_model=AksSpec,
+    instead_of={"gpuDriver": "AKS installs the NVIDIA driver on GPU pools itself"},
     default_machine=DEFAULT_MACHINE,
     channels=CHANNELS,
     default_channel="stable",
@@ -341,9 +323,6 @@ PROFILE = CloudProfile(
     new_stack_config=new_stack_config,
     price_cloud="azure",
     device_plugin_mode="daemonset",
-    critical_addons_taint=True,
-    spot_price_controls=True,
-    gpu_driver_setting=False,
     regions=catalog.REGIONS,
     region_examples="eastus, westeurope or uksouth",
     # AKS takes major.minor (the latest patch) or major.minor.patch (docs/platform-facts.md#aks).

@@ -202,7 +202,7 @@ class GkeGpuCluster(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
-        self._build(name, plan_from_args("gke", args, f"GkeGpuCluster {name!r} args"), opts)
+        self._build(name, plan_from_args("gke", args, GpuClusterArgs, f"GkeGpuCluster {name!r} args"), opts)
 
     @classmethod
     def from_spec(

@@ -12,9 +12,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel
-
 from spotkube.clouds.gke import catalog as catalog
+from spotkube.clouds.gke.spec import GkeGpuPool, GkeSpec
 from spotkube.platform import contract
 from spotkube.platform.cloud import (
     AutoscalerFacts,
@@ -29,16 +28,7 @@ from spotkube.platform.cloud import (
 from spotkube.platform.errors import NewStackError, Problem
 from spotkube.platform.input_messages import shown
 from spotkube.platform.posture import ClusterPosture, Setting, flag, listed
-from spotkube.platform.spec import (
-    GpuPool,
-    GpuSpec,
-    PlatformSpec,
-    alias,
-    all_pools,
-    config_key,
-    set_by_user,
-    worker_pools,
-)
+from spotkube.platform.spec import GpuSpec, all_pools, config_key
 
 CLUSTER_TYPE = "gcp:container/cluster:Cluster"
 NODE_POOL_TYPE = "gcp:container/nodePool:NodePool"
@@ -47,26 +37,18 @@ COMPUTE_CLASS_TYPE = "kubernetes:cloud.google.com/v1:ComputeClass"
 CHANNELS = ("RAPID", "REGULAR", "STABLE", "EXTENDED")
 DEFAULT_MACHINE = "e2-standard-4"
 
-#: Cluster settings only AKS understands, with what a GKE stack uses instead. They are refused on
-#: GKE rather than ignored, so nobody believes a setting protects a cluster it never reaches.
-AKS_ONLY_CLUSTER_SETTINGS = {
-    "resource_group_name": "a GKE cluster lives in cluster.project",
-    "local_accounts_disabled": "GKE issues no client certificates; access goes through IAM",
-    "admin_group_object_ids": "grant roles/container.admin through IAM instead",
+#: What a GKE stack uses in place of another cloud's setting (keyed by the setting, or by the section
+#: that holds it), for the message that refuses it: the setting is refused rather than ignored, so
+#: nobody believes it protects a cluster it never reaches.
+INSTEAD_OF = {
+    "resourceGroupName": "a GKE cluster lives in cluster.project",
+    "localAccountsDisabled": "GKE issues no client certificates; access goes through IAM",
+    "adminGroupObjectIds": "grant roles/container.admin through IAM instead",
+    "autoscaler": "GKE's autoscaler takes only cluster.autoscaler.profile: BALANCED or OPTIMIZE_UTILIZATION",
+    "deployer": "GKE's auth plugin always uses Application Default Credentials",
+    "evictionPolicy": "GKE always deletes preempted spot and preemptible VMs",
+    "maxPrice": "GKE spot prices are set by Google and have no per-pool cap",
 }
-#: AKS autoscaler profile fields; GKE's managed autoscaler takes only `profile`.
-AKS_ONLY_AUTOSCALER_SETTINGS = (
-    "expander", "scan_interval", "scale_down_unneeded_time", "scale_down_delay_after_add",
-    "max_graceful_termination_sec", "skip_nodes_with_local_storage", "max_node_provision_time",
-    "new_pod_scale_up_delay",
-)
-#: Pool fields only AKS spot pools have, with why GKE has no use for them.
-AKS_ONLY_POOL_SETTINGS = {
-    "eviction_policy": "GKE always deletes preempted spot and preemptible VMs",
-    "max_price": "GKE spot prices are set by Google and have no per-pool cap",
-}
-#: Deployer settings only AKS understands: GKE always signs in with Application Default Credentials.
-AKS_ONLY_DEPLOYER_SETTINGS = ("login", "grant_propagation_wait")
 #: Longest system or platform pool name whose cloud name spotkube versions (see
 #: shells.gke.cloud_pool_name): GKE allows 40 characters, and the version adds 7.
 VERSIONED_NAME_MAX = 33
@@ -87,15 +69,6 @@ NEW_STACK_GPU_CHOICES: tuple[tuple[str, str, str, int | None], ...] = (
     ("nvidia-l4", "l4-spot", "g2-standard-8", None),
     ("nvidia-tesla-t4", "t4-spot", "n1-standard-8", 1),
 )
-
-
-def _aks_only(model: BaseModel, names: Any, prefix: str, why: Any) -> RuleOutput:
-    """Refuse the AKS-only settings a GKE stack sets to something (null and empty lists say nothing);
-    `why` gives the reason for a field name."""
-    for name in names:
-        if set_by_user(model, name) and getattr(model, name) not in (None, ()):
-            yield Problem(config_key(f"{prefix}.{alias(model, name)}"),
-                          f"{shown(getattr(model, name))} is an AKS setting; remove it from a GKE stack ({why(name)})")
 
 
 def _zones_in_region(region: str, path: str, zones: tuple[str, ...]) -> RuleOutput:
@@ -121,7 +94,7 @@ def below_compute_class_version(version: str) -> bool:
     return given < COMPUTE_CLASS_MIN_VERSION[:len(given)]
 
 
-def rules(spec: PlatformSpec) -> RuleOutput:
+def rules(spec: GkeSpec) -> RuleOutput:
     """GKE's own rules, after the rules every cloud shares."""
     settings = spec.cluster
     if spec.gpu_pools and settings.kubernetes_version and below_compute_class_version(settings.kubernetes_version):
@@ -135,12 +108,6 @@ def rules(spec: PlatformSpec) -> RuleOutput:
     elif not re.fullmatch(PROJECT_PATTERN, settings.project):
         yield Problem(config_key("cluster.project"), f"{shown(settings.project)} is not a Google Cloud project id; use "
                       "6-30 lower-case letters, digits and hyphens, starting with a letter")
-    yield from _aks_only(settings, AKS_ONLY_CLUSTER_SETTINGS, "cluster", AKS_ONLY_CLUSTER_SETTINGS.get)
-    yield from _aks_only(settings.autoscaler, AKS_ONLY_AUTOSCALER_SETTINGS, "cluster.autoscaler",
-                         lambda _: "GKE's autoscaler takes only cluster.autoscaler.profile: BALANCED or "
-                         "OPTIMIZE_UTILIZATION")
-    yield from _aks_only(settings.deployer, AKS_ONLY_DEPLOYER_SETTINGS, "cluster.deployer",
-                         lambda _: "GKE's auth plugin always uses Application Default Credentials")
     control_plane = [("systemPool", spec.system_pool)]
     control_plane += [("platformPool", spec.platform_pool)] if spec.platform_pool.enabled else []
     for path, pool in control_plane:
@@ -148,9 +115,6 @@ def rules(spec: PlatformSpec) -> RuleOutput:
             yield Problem(config_key(f"{path}.name"), f"{shown(pool.name)} is too long; use at most "
                           f"{VERSIONED_NAME_MAX} characters (GKE allows 40, and spotkube adds 7 that change when the "
                           "pool must be replaced, so the new pool can start before the old one goes)")
-    if settings.network_policy == "azure":
-        yield Problem(config_key("cluster.networkPolicy"), "'azure' is an AKS network policy; on GKE use cilium "
-                      "(Dataplane V2, the default) or calico")
     # An unlisted region is the shared rules' to report; zones are judged only in a region known to
     # exist, or in one accepted with allowUnlistedRegion that has a Google Cloud region's shape.
     shaped = bool(re.fullmatch(REGION_PATTERN, spec.region))
@@ -170,8 +134,6 @@ def rules(spec: PlatformSpec) -> RuleOutput:
                           f"e.g. {DEFAULT_MACHINE}")
         if region_valid:
             yield from _zones_in_region(spec.region, path, cpu_pool.zones)
-    for path, worker in worker_pools(spec):
-        yield from _aks_only(worker, AKS_ONLY_POOL_SETTINGS, path, AKS_ONLY_POOL_SETTINGS.get)
     region_problem = None
     for i, pool in enumerate(spec.gpu_pools):
         path = f"gpuPools[{i}]"
@@ -198,7 +160,7 @@ def rules(spec: PlatformSpec) -> RuleOutput:
         yield Problem(config_key("region"), region_problem)
 
 
-def gpu_of(pool: GpuPool) -> GpuResolution:
+def gpu_of(pool: GkeGpuPool) -> GpuResolution:
     """The GPU a GKE pool carries, or the reason its machine and GPU settings are wrong.
 
     a2, a3 and g2 machine types fix their GPUs, so `gpu` is filled in from the machine (or refused
@@ -222,7 +184,7 @@ def gpu_of(pool: GpuPool) -> GpuResolution:
                   "e.g. g2-standard-8 (1 × nvidia-l4), or an N1 type with gpu: {type: nvidia-tesla-t4, count: 1}")
 
 
-def pool_defaults(spec: PlatformSpec, pool: GpuPool) -> GpuPool:
+def pool_defaults(spec: GkeSpec, pool: GkeGpuPool) -> GkeGpuPool:
     """Zones left empty become every zone of the region that offers the pool's GPU.
 
     GKE would otherwise spread the pool over the cluster's zones, some without the GPU, and scale-ups
@@ -382,7 +344,7 @@ def new_stack_config(environment: str, region: str, gcp_project: str | None) -> 
     }
 
 
-def sign_in(spec: PlatformSpec) -> str:
+def sign_in(spec: GkeSpec) -> str:
     """spotkube runs the auth plugin with --use_application_default_credentials."""
     return "gke-gcloud-auth-plugin with Application Default Credentials"
 
@@ -458,6 +420,8 @@ def read_autoscaler(resources: Sequence[tuple[str, str, Mapping[str, Any]]]) -> 
 PROFILE = CloudProfile(
     cloud="gke",
     title="GKE",
+    spec_model=GkeSpec,
+    instead_of=INSTEAD_OF,
     default_machine=DEFAULT_MACHINE,
     channels=CHANNELS,
     default_channel="REGULAR",
@@ -475,9 +439,6 @@ PROFILE = CloudProfile(
     # GKE runs its own plugin on GPU nodes (and installs the driver on managed-driver pools); NVIDIA's
     # beside it would advertise each GPU twice.
     device_plugin_mode="gke-managed",
-    critical_addons_taint=False,
-    spot_price_controls=False,
-    gpu_driver_setting=True,
     regions=catalog.REGIONS,
     region_examples="us-central1 or europe-west4",
     # GKE takes a minor version, a patch or a full GKE version (docs/platform-facts.md#gke); spotkube
