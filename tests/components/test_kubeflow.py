@@ -8,6 +8,7 @@ the component attaches them and installs in the right order through the right pr
 from __future__ import annotations
 
 import dataclasses
+import json
 import typing
 from collections.abc import Callable
 from typing import Any
@@ -25,11 +26,11 @@ from spotkube.clouds import parse_spec, plan_platform
 from spotkube.components.kubeflow import _kfp_transform
 from spotkube.platform import contract
 from spotkube.platform.addons import kfp_reference, kfp_transforms
+from spotkube.platform.addons.argo_retries import RetryRule
 from spotkube.platform.addons.kfp_transforms import (
     Credentials,
     keep_on_platform_pool,
     retry_defaults_problem,
-    set_retry_defaults,
     transform,
     weaker_retries,
 )
@@ -177,56 +178,64 @@ def with_retry_strategy(configmap: dict[str, Any], strategy: dict[str, Any]) -> 
     return {**configmap, "data": {**configmap["data"], "workflowDefaults": yaml.safe_dump(defaults)}}
 
 
-def test_by_default_kfp_s_retry_limit_is_kept_and_every_lost_pod_is_retried() -> None:
+def test_by_default_evictions_get_ten_retries_failures_one_and_pods_are_collected() -> None:
     shipped = m.argo_configmap()
     changed = transform(shipped, DEFAULTS, CREDENTIALS)
     assert changed is not None
-    assert retry_strategy(changed) == {"limit": "2", "retryPolicy": "Always"}
-    assert workflow_defaults(changed)["spec"]["ttlStrategy"] == {
-        "secondsAfterCompletion": 3600, "secondsAfterSuccess": 3600, "secondsAfterFailure": 3600}
+    assert retry_strategy(changed) == RetryRule(evictions=10, failures=1, errors=2).strategy()
+    assert retry_strategy(changed)["retryPolicy"] == "Always", "explicit: KFP's OnError would otherwise win"
+    spec = workflow_defaults(changed)["spec"]
+    assert spec["podGC"] == {"strategy": "OnPodCompletion", "deleteDelayDuration": "1h"}
+    assert spec["ttlStrategy"] == {"secondsAfterCompletion": 3600, "secondsAfterSuccess": 3600,
+                                   "secondsAfterFailure": 3600}
+    assert "podSpecPatch" not in spec, "the Python API without a grace period keeps Kubernetes' own"
     for key in ("artifactRepository", "executor"):
         assert changed["data"][key] == shipped["data"][key]
     assert changed["metadata"] == shipped["metadata"]
     assert shipped == m.argo_configmap(), "the input object is not mutated"
 
 
-@pytest.mark.parametrize(("limit", "expected"), [(None, "2"), (0, "2"), (1, "2"), (2, "2"), (5, "5"), (10, "10")])
-def test_a_configured_limit_only_ever_raises_kfp_s(limit: int | None, expected: str) -> None:
-    changed = transform(m.argo_configmap(), KubeflowSettings(retry_limit=limit), CREDENTIALS)
-    assert changed is not None
-    assert retry_strategy(changed) == {"limit": expected, "retryPolicy": "Always"}
+def test_the_limits_pod_gc_ttl_and_grace_period_are_the_stack_s() -> None:
+    settings = KubeflowSettings(eviction_retry_limit=20, failure_retry_limit=0, pod_delete_delay="30m",
+                                workflow_ttl_seconds=86400, step_grace_period_seconds=15)
+    spec = workflow_defaults(transform(m.argo_configmap(), settings, CREDENTIALS) or {})["spec"]
+    assert spec["templateDefaults"]["retryStrategy"] == RetryRule(evictions=20, failures=0, errors=2).strategy()
+    assert spec["podGC"]["deleteDelayDuration"] == "30m"
+    assert set(spec["ttlStrategy"].values()) == {86400}
+    assert json.loads(spec["podSpecPatch"]) == {"terminationGracePeriodSeconds": 15}
 
 
-def test_on_error_is_kept_when_configured() -> None:
-    changed = transform(m.argo_configmap(), KubeflowSettings(retry_policy="OnError"), CREDENTIALS)
-    assert changed is not None
-    assert retry_strategy(changed) == {"limit": "2", "retryPolicy": "OnError"}
+def test_a_stack_resolves_the_grace_period_from_its_cloud_s_notice() -> None:
+    aks = parse_spec({"cloud": "aks", "environment": "dev", "region": "uksouth"}, "aks")
+    gke = parse_spec({"cloud": "gke", "environment": "dev", "region": "us-central1",
+                      "cluster": {"project": "proj-123"}}, "gke")
+    mine = parse_spec({"cloud": "gke", "environment": "dev", "region": "us-central1",
+                       "cluster": {"project": "proj-123"}, "kubeflow": {"stepGracePeriodSeconds": 25}}, "gke")
+    assert (aks.kubeflow.step_grace_period_seconds, gke.kubeflow.step_grace_period_seconds) == (30, 15)
+    assert mine.kubeflow.step_grace_period_seconds == 25
 
 
-def test_without_shipped_defaults_the_limit_is_bounded_and_other_defaults_are_kept() -> None:
-    """A KFP without retry defaults: a retryStrategy with no limit would retry forever, so one is written."""
-    assert retry_strategy(transform(m.argo_configmap(None), DEFAULTS, CREDENTIALS) or {}) == {
-        "limit": 0, "retryPolicy": "Always"}
-    existing = "spec:\n  ttlStrategy:\n    secondsAfterCompletion: 86400\n  templateDefaults:\n    timeout: 2h\n"
-    changed = transform(m.argo_configmap(existing), KubeflowSettings(retry_limit=3), CREDENTIALS)
-    assert changed is not None
-    spec = workflow_defaults(changed)["spec"]
-    assert spec["ttlStrategy"] == {"secondsAfterCompletion": 86400}
-    assert spec["templateDefaults"] == {"timeout": "2h", "retryStrategy": {"limit": 3, "retryPolicy": "Always"}}
+def test_other_template_defaults_and_settings_are_kept() -> None:
+    existing = "spec:\n  parallelism: 5\n  templateDefaults:\n    timeout: 2h\n"
+    changed = transform(m.argo_configmap(existing), DEFAULTS, CREDENTIALS)
+    spec = workflow_defaults(changed or {})["spec"]
+    assert spec["parallelism"] == 5
+    assert spec["templateDefaults"]["timeout"] == "2h"
+    assert spec["templateDefaults"]["retryStrategy"]["limit"] == "10"
 
 
-def test_an_unbounded_shipped_strategy_stays_unbounded() -> None:
-    unbounded = with_retry_strategy(m.argo_configmap(), {"retryPolicy": "OnError"})
-    changed = set_retry_defaults(unbounded, "Always", 5)
-    assert retry_strategy(changed) == {"retryPolicy": "Always"}
-    assert weaker_retries(unbounded, changed) is None
-
-
-@pytest.mark.parametrize("policy", ["Always", "OnError"])
-@pytest.mark.parametrize("limit", [None, 0, 1, 2, 10])
-def test_no_accepted_setting_retries_less_than_kfp_ships(policy: str, limit: int | None) -> None:
-    settings = KubeflowSettings(retry_policy=policy, retry_limit=limit)  # type: ignore[arg-type]
+@pytest.mark.parametrize("evictions", [2, 3, 10, 100])
+@pytest.mark.parametrize("failures", [0, 1, 2])
+def test_no_accepted_setting_retries_less_than_kfp_ships(evictions: int, failures: int) -> None:
+    settings = KubeflowSettings(eviction_retry_limit=evictions, failure_retry_limit=failures)
     assert retry_defaults_problem(settings) is None
+
+
+def test_an_eviction_limit_below_kfp_s_error_retries_is_reported() -> None:
+    problem = retry_defaults_problem(KubeflowSettings(eviction_retry_limit=1, failure_retry_limit=0))
+    assert problem == ("Argo's workflow defaults as spotkube sets them retry less than Kubeflow Pipelines 2.17.0 "
+                       "ships: a pod deleted with its node (Error) is retried once, KFP's defaults retry it 2 times; "
+                       "a pod that never started (Error) is retried once, KFP's defaults retry it 2 times")
 
 
 def test_the_preflight_checks_kfp_s_shipped_configmap() -> None:
@@ -234,39 +243,30 @@ def test_the_preflight_checks_kfp_s_shipped_configmap() -> None:
         "the reference and the test fixture, both written from KFP 2.17.0, agree")
 
 
-def test_a_transform_that_lowers_kfp_s_retries_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
-    def lowering(configmap: dict[str, Any], policy: str, limit: int | None) -> dict[str, Any]:
-        return with_retry_strategy(configmap, {"limit": 1, "retryPolicy": policy})
+def test_a_transform_that_writes_another_strategy_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    def other(configmap: dict[str, Any], settings: KubeflowSettings) -> dict[str, Any]:
+        return with_retry_strategy(configmap, {"limit": "10", "retryPolicy": "Always"})
 
-    monkeypatch.setattr(kfp_transforms, "set_retry_defaults", lowering)
+    monkeypatch.setattr(kfp_transforms, "set_workflow_defaults", other)
     problem = retry_defaults_problem(DEFAULTS)
     assert problem is not None
-    assert problem.startswith("Argo's workflow defaults as spotkube sets them retry less than Kubeflow "
-                              "Pipelines 2.17.0 ships: ")
-    assert "limit 1 is below KFP's limit '2'" in problem
-    assert "retryPolicy" not in problem, "Always retries everything OnError does"
+    assert problem.startswith("Argo's workflow defaults carry the retryStrategy {'limit': '10', 'retryPolicy': "
+                              "'Always'}, not the one spotkube decided")
 
 
-@pytest.mark.parametrize(("strategy", "reason"), [
-    ({"limit": "2", "retryPolicy": "OnFailure"},
-     "retryPolicy OnFailure skips pods deleted with their node (Error), which KFP's OnError retries"),
-    ({"limit": "2"}, "retryPolicy OnFailure skips pods deleted with their node (Error)"),
-    ({"limit": "2", "retryPolicy": "OnTransientError"},
-     "retryPolicy OnTransientError skips non-transient pods deleted with their node (Error)"),
-    ({"limit": "0", "retryPolicy": "Always"}, "limit '0' is below KFP's limit '2'"),
-    ({"limit": "two", "retryPolicy": "Always"}, "limit 'two' can't be compared with KFP's limit '2'"),
+@pytest.mark.parametrize(("shipped", "reasons"), [
+    ({"limit": "2", "retryPolicy": "OnError"}, [
+        "a pod that never started (Error) is retried 0 times, KFP's defaults retry it 2 times"]),
+    ({"limit": "3", "retryPolicy": "Always"}, [
+        "a step that failed on its own (Failed) is retried 0 times, KFP's defaults retry it 3 times"]),
 ])
-def test_weaker_retry_strategies_are_named(strategy: dict[str, Any], reason: str) -> None:
-    shipped = m.argo_configmap()
-    problem = weaker_retries(shipped, with_retry_strategy(shipped, strategy))
-    assert problem is not None and reason in problem
-
-
-def test_stronger_or_equal_retry_strategies_pass() -> None:
-    shipped = m.argo_configmap()
-    for strategy in ({"limit": 2, "retryPolicy": "OnError"}, {"limit": "3", "retryPolicy": "Always"},
-                     {"retryPolicy": "Always"}):
-        assert weaker_retries(shipped, with_retry_strategy(shipped, strategy)) is None, strategy
+def test_weaker_rules_are_named_against_what_a_kfp_ships(shipped: dict[str, Any], reasons: list[str]) -> None:
+    rule = RetryRule(evictions=10, failures=0, errors=0)
+    problem = weaker_retries(with_retry_strategy(m.argo_configmap(), shipped),
+                             with_retry_strategy(m.argo_configmap(), rule.strategy()), rule)
+    assert problem is not None
+    for reason in reasons:
+        assert reason in problem
 
 
 # --- what KFP 2.17.0 ships ------------------------------------------------------------------------
@@ -471,9 +471,9 @@ def test_exposing_the_ui_warns(default_install: Recording) -> None:
 
 def test_bad_args_fail_before_anything_is_registered() -> None:
     with pytest.raises(ProgramFailed) as failure:
-        build({"retry_policy": "OnFailure", "ui_source_ranges": ["not-a-cidr"]})  # type: ignore[typeddict-item]
+        build({"failure_retry_limit": 11, "ui_source_ranges": ["not-a-cidr"]})
     message = str(failure.value)
-    assert ("KubeflowPipelines 'kfp' args: retry_policy: 'OnFailure' is not accepted; "
-            "use 'Always' or 'OnError'") in message
+    assert ("KubeflowPipelines 'kfp' args: failure_retry_limit: 11 is not accepted; use less than or equal "
+            "to 10") in message
     assert "'not-a-cidr' is not a CIDR" in message
     assert not [r for r in failure.value.registrations if r.type in (DIRECTORY, PASSWORD)]

@@ -371,8 +371,8 @@ def test_a_whole_list_output_is_refused_with_the_reason() -> None:
 @pytest.mark.parametrize(("build", "message"), [
     (lambda: NvidiaDevicePlugin("gpus", args={"cloud": "aks", "version": pulumi.Output.from_input("v0.20.0")}),
      "NvidiaDevicePlugin 'gpus' args: version: is an Output"),
-    (lambda: KubeflowPipelines("kfp", args={"retry_limit": pulumi.Output.from_input(3)}),
-     "KubeflowPipelines 'kfp' args: retry_limit: is an Output"),
+    (lambda: KubeflowPipelines("kfp", args={"eviction_retry_limit": pulumi.Output.from_input(3)}),
+     "KubeflowPipelines 'kfp' args: eviction_retry_limit: is an Output"),
 ], ids=["device-plugin", "kubeflow"])
 def test_add_ons_accept_no_output(build: Callable[[], object], message: str) -> None:
     with pytest.raises(ProgramFailed) as failure:

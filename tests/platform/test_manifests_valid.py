@@ -74,7 +74,8 @@ def test_the_device_plugin_daemonset_with_extra_tolerations_is_valid() -> None:
 
 CREDENTIALS = Credentials("generated-access-key", "generated-secret-key", "generated-root-password")
 EVERYTHING_ON = KubeflowSettings(expose_ui=True, ui_source_ranges=("203.0.113.0/24",),
-                                 storage_class="managed-csi", retry_policy="OnError", retry_limit=1)
+                                 storage_class="managed-csi", eviction_retry_limit=3, failure_retry_limit=0,
+                                 step_grace_period_seconds=15, pod_delete_delay="10m", workflow_ttl_seconds=86400)
 OBJECTS: list[Callable[[], dict[str, Any]]] = [
     m.ml_pipeline_deployment, m.zoned_deployment_with_affinity, m.mysql_deployment, m.workflow_controller_deployment,
     m.metadata_statefulset, m.object_store_secret, m.mysql_secret, m.argo_configmap, m.ui_service, m.mysql_pvc,
@@ -88,7 +89,7 @@ def test_every_transformed_kfp_object_is_valid(make: Callable[[], dict[str, Any]
     assert_valid(changed, TARGET_VERSIONS)
 
 
-@pytest.mark.parametrize("settings", [KubeflowSettings(), EVERYTHING_ON, KubeflowSettings(retry_limit=5)],
+@pytest.mark.parametrize("settings", [KubeflowSettings(), EVERYTHING_ON, KubeflowSettings(eviction_retry_limit=50)],
                          ids=["defaults", "everything-on", "higher-limit"])
 def test_the_transformed_argo_configmap_is_valid_and_its_defaults_parse(settings: KubeflowSettings) -> None:
     changed = transform(m.argo_configmap(), settings, CREDENTIALS)

@@ -160,12 +160,19 @@ def test_an_aks_system_pool_whose_fixed_fields_are_sent_fails_the_replacement_ru
     _failing(verdicts(run, regs), "control-plane-replacement", "vmSize, availabilityZones, osType")
 
 
-def test_weaker_retries_fail_the_retry_rule(runs: dict[str, StackRun], monkeypatch: pytest.MonkeyPatch) -> None:
-    from spotkube.platform.addons import kfp_transforms
-
+def test_weaker_retries_fail_the_retry_rule(runs: dict[str, StackRun]) -> None:
     run = runs["gke-dev-us-central1"]
-    monkeypatch.setattr(kfp_transforms, "retry_defaults_problem", lambda settings: "limit 1 is below KFP's 2")
-    _failing(verdicts(run), "retry-defaults", "spotkube:kubeflow.retryLimit", "limit 1 is below KFP's 2")
+    kubeflow = run.spec.kubeflow.model_copy(update={"eviction_retry_limit": 1, "failure_retry_limit": 0})
+    weaker = verdicts(run, spec=run.spec.model_copy(update={"kubeflow": kubeflow}))
+    _failing(weaker, "retry-defaults", "spotkube:kubeflow.evictionRetryLimit",
+             "a pod that never started (Error) is retried once, KFP's defaults retry it 2 times")
+
+
+def test_the_retry_rule_says_what_each_failure_gets(runs: dict[str, StackRun]) -> None:
+    verdict = verdicts(runs["aks-dev-uksouth"])["retry-defaults"]
+    assert verdict.ok
+    assert verdict.detail == ("evictions retried up to 10 times, failures 1, other Argo errors 2 (KFP 2.17.0: "
+                              "errors only, 2)")
 
 
 def test_a_doctored_stack_file_fails_the_plan_naming_the_file_key_and_fix(

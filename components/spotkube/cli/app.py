@@ -26,6 +26,7 @@ from spotkube.cli.pipeline_views import render_reports_table, reports_json, repo
 from spotkube.clouds import load_stack_spec, plan_platform
 from spotkube.clouds.stack_template import CloudName, create_stack, next_steps
 from spotkube.platform import stack_names
+from spotkube.platform.addons.kfp_transforms import retry_rule
 from spotkube.platform.cost import (
     PRICES_ENV,
     PriceTable,
@@ -283,8 +284,9 @@ def pipeline_check_command(
             if contracts is None or contracts.secret:
                 raise fail(f"stack {name} exports no poolContracts output to check the pipeline against")
             _, pools = load_pool_contracts(contracts.value, f"stack {name}: poolContracts", name)
-            # spotkube's Kubeflow Pipelines sets Argo's default retryPolicy, so evicted pods are retried.
-            reports.append(check_pipeline(pipeline, pools, name, evictions_retried=run.spec.kubeflow.enabled))
+            # spotkube's Kubeflow Pipelines sets Argo's workflow defaults, which say why a step is retried.
+            rule = retry_rule(run.spec.kubeflow) if run.spec.kubeflow.enabled else None
+            reports.append(check_pipeline(pipeline, pools, name, retries=rule))
     except SpotkubeError as err:
         raise fail(str(err)) from None
     if output is Format.json:

@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from spotkube.platform.pipeline_reader import Retry
-from spotkube.review.pipeline_check import CheckReport
+from spotkube.review.pipeline_check import CheckReport, StepResult
 
 
 def _retry_text(retry: Retry | None) -> str:
@@ -23,11 +23,22 @@ def _retry_text(retry: Retry | None) -> str:
     return f"{retry.max_retries}{backoff}{via}"
 
 
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def survives_text(result: StepResult) -> str:
+    """`10 evictions, 1 failure`, or `unknown` when the stack's retry defaults are not spotkube's."""
+    if result.evictions is None or result.failures is None:
+        return "unknown"
+    return f"{_plural(result.evictions, 'eviction')}, {_plural(result.failures, 'failure')}"
+
+
 def render_reports_table(reports: Sequence[CheckReport], console: Console) -> None:
     """One table per stack: each step, its GPUs and retries, and the pools it can land on."""
     for report in reports:
         table = Table(title=f"{report.pipeline.name} on {report.stack}", title_justify="left")
-        for column in ("step", "gpus", "retries", "lands on (preferred first)"):
+        for column in ("step", "gpus", "retries", "survives", "lands on (preferred first)"):
             table.add_column(column, overflow="fold")
         for result in report.steps:
             if result.error:
@@ -35,7 +46,7 @@ def render_reports_table(reports: Sequence[CheckReport], console: Console) -> No
             else:
                 where = Text(", ".join(f"{p} (spot)" if p in result.spot_pools else p for p in result.pools))
             table.add_row(result.step.name, str(result.step.placement.gpus or "-"),
-                          _retry_text(result.step.retry), where)
+                          _retry_text(result.step.retry), survives_text(result), where)
         lines: list[Any] = [table]
         lines += [Text(f"warning: {r.step.name}: {w}", style="yellow") for r in report.steps for w in r.warnings]
         lines += [Text(f"warning: {w}", style="yellow") for w in report.warnings]
@@ -48,11 +59,12 @@ def reports_markdown(reports: Sequence[CheckReport]) -> str:
     lines = []
     for report in reports:
         lines += [f"### {report.pipeline.name} on {report.stack}", "",
-                  "| step | gpus | retries | lands on |", "|---|---|---|---|"]
+                  "| step | gpus | retries | survives | lands on |", "|---|---|---|---|---|"]
         for r in report.steps:
             where = f"**nowhere**: {r.error}" if r.error else ", ".join(
                 f"{p} (spot)" if p in r.spot_pools else p for p in r.pools)
-            lines.append(f"| {r.step.name} | {r.step.placement.gpus or '-'} | {_retry_text(r.step.retry)} | {where} |")
+            lines.append(f"| {r.step.name} | {r.step.placement.gpus or '-'} | {_retry_text(r.step.retry)} | "
+                         f"{survives_text(r)} | {where} |")
         lines.append("")
         lines += [f"> {r.step.name}: {w}" for r in report.steps for w in r.warnings]
         lines += [f"> {w}" for w in report.warnings]

@@ -20,6 +20,10 @@ from spotkube.shell.common import built_from, checked_args, child, refuse_output
 #: Why `enabled` is not an arg (see the class docstring).
 ENABLED_REFUSAL = ("is not a key of these args: the component always installs Kubeflow Pipelines; to install none, "
                    "don't create the component, as a stack file's kubeflow.enabled: false does")
+#: The retry args of spotkube 0.1, refused with what replaced them.
+RETRY_REFUSAL = ("was replaced by eviction_retry_limit (retries of a step a node took away, default 10) and "
+                 "failure_retry_limit (retries of a step that failed on its own, default 1); a retry_limit of N "
+                 "becomes eviction_retry_limit=N (docs/evictions.md#migrating-from-retrypolicy-and-retrylimit)")
 
 
 def _kfp_transform(settings: KubeflowSettings, credentials: Credentials) -> pulumi.ResourceTransform:
@@ -61,7 +65,8 @@ class KubeflowPipelines(pulumi.ComponentResource):
         source = f"KubeflowPipelines {name!r} args"
 
         def settings() -> KubeflowSettings:
-            values = checked_args(args, KubeflowPipelinesArgs, source, refused={"enabled": ENABLED_REFUSAL})
+            refused = {"enabled": ENABLED_REFUSAL, "retry_policy": RETRY_REFUSAL, "retry_limit": RETRY_REFUSAL}
+            values = checked_args(args, KubeflowPipelinesArgs, source, refused=refused)
             # Every arg decides the manifests or the transforms (version, retries, exposure), so none
             # may be an Output.
             refuse_outputs(values, source)

@@ -7,7 +7,7 @@ from spotkube.pipelines import CpuSpot, GpuTarget, on_demand, on_spot
 @dsl.pipeline
 def training():
     data = prepare()
-    on_spot(data, CpuSpot())                                   # CPU spot, 5 retries 5 min apart
+    on_spot(data, CpuSpot())                                   # CPU spot, 10 evictions survived
     model = train(data=data.output)
     on_spot(model, GpuTarget("nvidia-tesla-t4", count=1))      # spot T4 on either cloud
     on_demand(publish(model=model.output))                     # never on spot
@@ -18,14 +18,14 @@ pools, and uses only the neutral `spotkube.io/*` labels plus the spot taints of 
 pipeline compiled once runs on an AKS or a GKE cluster built by spotkube. Check a compiled
 pipeline against a stack with `spotkube pipeline-check pipeline.yaml --stack NAME`.
 
-Retries need one cluster setting: KFP compiles `set_retry` into an Argo retryStrategy without a
-retryPolicy, so the workflow-controller's default applies. Argo's own default (OnFailure) skips a pod
-deleted with its node (an Error), and KFP's shipped default (OnError) skips a pod evicted or stopped
-by a node shutdown (a Failure) (kubeflow/pipelines #4333, #9950; docs/platform-facts.md#argo-retry-policies).
-spotkube's Kubeflow Pipelines deployment sets the default retryPolicy to `Always` (stack key
-`kubeflow.retryPolicy`); on a cluster whose KFP was installed another way, set `retryPolicy: Always`
-in the workflow-controller's `workflowDefaults`. `spotkube pipeline-check` warns when a stack's spot steps
-rely on retries and the stack does not install Kubeflow Pipelines.
+Why a step is retried is the cluster's decision: spotkube's Kubeflow Pipelines deployment sets Argo's
+workflow defaults to retry a step a node took away (spot eviction, node shutdown, drain) up to
+`kubeflow.evictionRetryLimit` times and a step that failed on its own at most
+`kubeflow.failureRetryLimit` times, with a `retryStrategy.expression` over the message Argo records
+(docs/evictions.md). `on_spot(..., evictions=N)` sets the step's own limit (KFP's `set_retry`), which
+caps both. On a cluster whose KFP was installed another way, copy those workflow defaults; `spotkube
+pipeline-check` warns when a stack's spot steps rely on retries and the stack does not install Kubeflow
+Pipelines.
 
 Install with the extra: `pip install "spotkube[pipelines]"` (kfp and kfp-kubernetes). This package
 never imports Pulumi.
@@ -41,7 +41,7 @@ except ImportError as err:
 from spotkube.pipelines.steps import (
     DEFAULT_BACKOFF,
     DEFAULT_BACKOFF_FACTOR,
-    DEFAULT_RETRIES,
+    DEFAULT_EVICTIONS,
     DEFAULT_RETRY_WINDOW,
     apply_placement,
     on_demand,
@@ -52,7 +52,7 @@ from spotkube.pipelines.targets import KNOWN_GPU_TYPES, CpuSpot, GpuTarget, Plac
 __all__ = [
     "DEFAULT_BACKOFF",
     "DEFAULT_BACKOFF_FACTOR",
-    "DEFAULT_RETRIES",
+    "DEFAULT_EVICTIONS",
     "DEFAULT_RETRY_WINDOW",
     "KNOWN_GPU_TYPES",
     "CpuSpot",

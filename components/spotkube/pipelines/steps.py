@@ -18,8 +18,10 @@ from spotkube.pipelines.targets import CpuSpot, GpuTarget, PlacementError, PoolT
 from spotkube.platform import contract
 from spotkube.platform.contract import Placement
 
-#: The articles' policy: five retries, five minutes apart, so a step outlives a burst of evictions.
-DEFAULT_RETRIES = 5
+#: Evictions a step survives: the stack default (`kubeflow.evictionRetryLimit`), so a step placed
+#: with on_spot behaves as one that is not. Each costs a restart from the last checkpoint.
+DEFAULT_EVICTIONS = 10
+#: Five minutes apart: a burst of evictions (a zone short of spot capacity) passes before the next try.
 DEFAULT_BACKOFF = "5m"
 #: 1 keeps the retries evenly apart. Argo reads the factor as a whole number.
 DEFAULT_BACKOFF_FACTOR = 1
@@ -93,7 +95,8 @@ def on_spot(
     task: dsl.PipelineTask,
     target: SpotTarget,
     *,
-    retries: int = DEFAULT_RETRIES,
+    evictions: int = DEFAULT_EVICTIONS,
+    failures: int | None = None,
     backoff: Duration = DEFAULT_BACKOFF,
     backoff_factor: int = DEFAULT_BACKOFF_FACTOR,
     retry_window: Duration = DEFAULT_RETRY_WINDOW,
@@ -101,16 +104,18 @@ def on_spot(
     """Send a step to spot or preemptible capacity and let it survive evictions.
 
     The step tolerates the spot taints of both clouds (and the GPU taint for GPU targets), gets
-    node affinity for its target on spotkube's neutral labels, a GPU limit for GPU targets, and
-    `retries` retries `backoff` apart (times `backoff_factor` after each one), for at most
+    node affinity for its target on spotkube's neutral labels, a GPU limit for GPU targets, and up
+    to `evictions` retries `backoff` apart (times `backoff_factor` after each one), for at most
     `retry_window` after its first attempt started.
 
-    The retries only cover evictions when the cluster's Argo workflow-controller retries both
-    errors and failures (default retryPolicy Always, which spotkube's Kubeflow Pipelines deployment
-    sets): KFP compiles `set_retry` without a retry policy; Argo records a pod deleted with its node
-    as an Error and an evicted pod as a Failure, and OnError (KFP's own default) skips the second. The
-    step must also be safe to run again: write outputs atomically and resume from checkpoints (see
-    examples/pipelines/).
+    Why a retry happens is decided by the cluster: spotkube's Kubeflow Pipelines deployment sets
+    Argo's workflow defaults to retry a step a node took away up to its limit and a step that failed
+    on its own at most `kubeflow.failureRetryLimit` times (docs/evictions.md). `evictions` becomes the
+    step's own Argo limit (KFP's set_retry), which caps both. KFP 2.17 compiles nothing else per step,
+    so `failures` can't change the cluster's rule: it states what the step needs (0 for a step that must
+    not run again after failing on its own), and `spotkube pipeline-check` fails when a stack retries
+    the step's failures more often than that. The step must be safe to run again: write outputs
+    atomically, resume from checkpoints and save one on SIGTERM (docs/pipelines.md).
 
     Returns the task, so calls can be chained.
     """
@@ -118,20 +123,27 @@ def on_spot(
         raise PlacementError(f"target {target!r} is a string; wrap a GPU type as GpuTarget({target!r})")
     if not isinstance(target, GpuTarget | CpuSpot | PoolTarget):
         raise PlacementError(f"target must be GpuTarget, CpuSpot or PoolTarget; got {type(target).__name__}")
-    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
-        raise PlacementError(f"retries={retries!r} is not allowed; use a whole number >= 0 (default 5)")
+    if isinstance(evictions, bool) or not isinstance(evictions, int) or evictions < 0:
+        raise PlacementError(f"evictions={evictions!r} is not allowed; use a whole number >= 0 (default "
+                             f"{DEFAULT_EVICTIONS})")
+    if failures is not None and (isinstance(failures, bool) or not isinstance(failures, int)
+                                 or not 0 <= failures <= evictions):
+        raise PlacementError(f"failures={failures!r} is not allowed; use a whole number from 0 to evictions "
+                             f"({evictions}): Argo's limit caps every retry")
     if isinstance(backoff_factor, bool) or not isinstance(backoff_factor, int) or backoff_factor < 1:
         raise PlacementError(f"backoff_factor={backoff_factor!r} is not allowed; Argo needs a whole number >= 1 "
                              "(1 keeps retries evenly apart, 2 doubles the wait each time)")
     wait = _seconds(backoff, "backoff")
     window = _seconds(retry_window, "retry_window")
-    if retries and window <= wait:
+    if evictions and window <= wait:
         raise PlacementError(f"retry_window={retry_window!r} must be longer than backoff={backoff!r}, or Argo "
                              "gives up before the first retry")
     apply_placement(_require_task(task, "on_spot"), target.placement())
-    if retries:
-        task.set_retry(num_retries=retries, backoff_duration=f"{wait}s", backoff_factor=float(backoff_factor),
-                       backoff_max_duration=f"{window}s")
+    # Always written, 0 included: without a limit of its own the step would take the workflow defaults'.
+    task.set_retry(num_retries=evictions, backoff_duration=f"{wait}s", backoff_factor=float(backoff_factor),
+                   backoff_max_duration=f"{window}s")
+    if failures is not None:
+        kubernetes.add_pod_annotation(task, contract.FAILURE_RETRIES_ANNOTATION, str(failures))
     return task
 
 

@@ -142,6 +142,9 @@ class CloudProfile:
     #: paths under it, except those listed in `updatable_in_place`.
     create_only: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     updatable_in_place: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Seconds a workload pod really gets to stop when a spot node is reclaimed: the default of the
+    #: pipeline pods' terminationGracePeriodSeconds (`kubeflow.stepGracePeriodSeconds`).
+    workload_notice_seconds: int = 30
 
     def replaces(self, type_token: str, path: str) -> bool:
         """Whether changing the input at `path` (as `a.b[0].c`) makes the cloud replace the resource."""

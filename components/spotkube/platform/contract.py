@@ -41,6 +41,9 @@ INTERRUPTIBLE: tuple[Capacity, ...] = ("spot", "preemptible")
 
 #: The GPU resource name the NVIDIA device plugin advertises.
 GPU_RESOURCE = "nvidia.com/gpu"
+#: The pod annotation with which `on_spot(..., failures=N)` states how often a step may be retried after
+#: failing on its own; `spotkube pipeline-check` compares it with the stack's failure retries.
+FAILURE_RETRIES_ANNOTATION = f"{LABEL_PREFIX}/failure-retries"
 
 
 @dataclass(frozen=True, order=True)

@@ -61,6 +61,9 @@ class Step:
     executor: str
     placement: Placement
     retry: Retry | None = None
+    #: How often the step may be retried after failing on its own, as `on_spot(..., failures=N)` states
+    #: it (the pod annotation `contract.FAILURE_RETRIES_ANNOTATION`); None when it states nothing.
+    failures_wanted: int | None = None
 
 
 @dataclass(frozen=True)
@@ -245,7 +248,21 @@ class _Reader:
             unsupported.append(gpu_problem)
         placement = Placement(tolerations=tuple(tolerations), node_selector=labels, required=tuple(required) or None,
                               preferred=tuple(preferred), gpus=gpus, unsupported=tuple(unsupported))
-        return Step(name=path, executor=executor, placement=placement, retry=retry)
+        return Step(name=path, executor=executor, placement=placement, retry=retry,
+                    failures_wanted=self.failures_wanted(config, where))
+
+    def failures_wanted(self, config: Mapping[str, Any], where: str) -> int | None:
+        """The step's stated failure retries, from its pod annotations."""
+        metadata = _mapping(config.get("podMetadata"), f"{where}.podMetadata")
+        annotations = _mapping(metadata.get("annotations"), f"{where}.podMetadata.annotations")
+        value = annotations.get(contract.FAILURE_RETRIES_ANNOTATION)
+        if value is None:
+            return None
+        if not str(value).isdigit():
+            raise PipelineCheckError(f"{where}.podMetadata.annotations.{contract.FAILURE_RETRIES_ANNOTATION}: "
+                                     f"{value!r} is not a whole number of retries; set it with "
+                                     "on_spot(..., failures=N)")
+        return int(str(value))
 
     def gpus(self, executor: str) -> tuple[int, str]:
         """GPUs per pod from `resources.accelerator`, or why they cannot be judged."""

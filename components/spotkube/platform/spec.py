@@ -390,17 +390,65 @@ class KubeflowSettings(_Model):
         pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$",
         description="StorageClass of the MySQL and SeaweedFS volumes; unset = the cluster's default class.",
     )
-    retry_policy: Literal["Always", "OnError"] = Field(
-        default="Always",
-        description="Argo retryPolicy every step inherits. Always (default) retries a pod deleted with its node "
-        "(an Error to Argo) and a pod evicted or stopped by a node shutdown (a Failure); OnError, KFP's own "
-        "default, retries only the first.",
+    eviction_retry_limit: Annotated[int, Field(ge=0, le=100), Strict(), BeforeValidator(_whole_number)] = Field(
+        default=10,
+        description="Retries of a step whose pod a node took away (spot eviction, node shutdown, drain, node "
+        "lost): Argo's limit in the workflow defaults, for steps that don't call set_retry (a step's own "
+        "limit wins). Ten survives a bad evening on spot capacity; each eviction costs a restart from the "
+        "last checkpoint, not a failed run.",
     )
-    retry_limit: Annotated[int, Field(ge=0, le=10), Strict(), BeforeValidator(_whole_number)] | None = Field(
+    failure_retry_limit: Annotated[int, Field(ge=0, le=10), Strict(), BeforeValidator(_whole_number)] = Field(
+        default=1,
+        description="Retries of a step that failed on its own (a non-zero exit, out of memory, bad input): one "
+        "covers a flaky download without spending GPU hours re-running a bug. Counted with the evictions: a "
+        "failure is retried only while the step has been retried fewer times than this. Argo errors that are "
+        "no eviction (a pod that never started) keep KFP's 2.",
+    )
+    pod_delete_delay: Text = Field(
+        default="1h",
+        pattern=r"^[0-9]+(s|m|h)$",
+        description="Argo's pod garbage collection (OnPodCompletion): how long a finished, failed or evicted "
+        "step's pod stays after it ends, for live logs (its logs are archived when it ends); then it is "
+        "deleted, so evicted pods never pile up.",
+    )
+    workflow_ttl_seconds: Annotated[int, Field(ge=60), Strict(), BeforeValidator(_whole_number)] = Field(
+        default=3600,
+        description="How long a finished run's Argo Workflow is kept (KFP ships 3600); a pipeline's own "
+        "TTL (PipelineConfig) wins.",
+    )
+    step_grace_period_seconds: Annotated[int, Field(ge=1, le=3600), Strict(),
+                                         BeforeValidator(_whole_number)] | None = Field(
         default=None,
-        description="Raises the retry limit of steps that don't call set_retry above KFP's shipped one (2 in "
-        "2.17.0); unset keeps KFP's, and a lower value never weakens it. Argo gives it to DAG templates too.",
+        description="terminationGracePeriodSeconds of every pipeline pod: the time a step has to save a "
+        "checkpoint after SIGTERM. Unset = what the cloud really gives a workload pod on a spot eviction: "
+        "15 on GKE (the kubelet keeps 15 of the 30 seconds for system pods), 30 on AKS (Azure's Preempt "
+        "notice).",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _replaced_retry_keys(cls, values: Any) -> Any:
+        """`retryPolicy` and `retryLimit` (spotkube 0.1) said how often, not why: refuse them with the keys
+        that replace them, so a stack file is migrated instead of silently retrying differently."""
+        if not isinstance(values, Mapping):
+            return values
+        given = [key for key in ("retryPolicy", "retry_policy", "retryLimit", "retry_limit") if key in values]
+        if given:
+            raise ValueError(
+                f"{', '.join(given)} {'was' if len(given) == 1 else 'were'} replaced by evictionRetryLimit (retries "
+                "of a step a node took away, default 10) and failureRetryLimit (retries of a step that failed on "
+                "its own, default 1); every policy is now Always with an expression that tells the two apart. "
+                "Remove " + " and ".join(given) + "; a retryLimit: N becomes evictionRetryLimit: N "
+                "(docs/evictions.md#migrating-from-retrypolicy-and-retrylimit)")
+        return values
+
+    @model_validator(mode="after")
+    def _failures_within_evictions(self) -> KubeflowSettings:
+        if self.failure_retry_limit > self.eviction_retry_limit:
+            raise ValueError(f"failureRetryLimit {self.failure_retry_limit} is above evictionRetryLimit "
+                             f"{self.eviction_retry_limit}, Argo's limit for every retry; lower it or raise "
+                             "evictionRetryLimit")
+        return self
 
     @field_validator("repository", mode="before")
     @classmethod

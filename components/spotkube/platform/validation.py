@@ -329,5 +329,7 @@ def resolve(spec: PlatformSpec, clouds: Clouds) -> tuple[PlatformSpec, list[Prob
         "system_pool": spec.system_pool.model_copy(update={"machine": spec.system_pool.machine or machine}),
         "platform_pool": spec.platform_pool.model_copy(update={"machine": spec.platform_pool.machine or machine}),
         "cluster": spec.cluster.model_copy(update={"channel": spec.cluster.channel or cloud.default_channel}),
+        "kubeflow": spec.kubeflow.model_copy(update={
+            "step_grace_period_seconds": spec.kubeflow.step_grace_period_seconds or cloud.workload_notice_seconds}),
     })
     return resolved, problems

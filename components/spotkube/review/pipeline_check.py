@@ -13,19 +13,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from spotkube.platform import contract
+from spotkube.platform.addons.argo_retries import RetryRule
 from spotkube.platform.contract import Placement, PoolContract
 from spotkube.platform.pipeline_reader import KFP_DEFAULT_RETRY_WINDOW_SECONDS, CompiledPipeline, Retry, Step
 
-#: Said once per stack when its spot steps rely on retries and the cluster is not known to retry
-#: evicted pods. Argo's retry policies: https://argo-workflows.readthedocs.io/en/latest/retries/; the
-#: phases come from argo-workflows' `inferFailedReason`.
+#: Said once per stack when its spot steps rely on retries and the stack does not deploy spotkube's
+#: Kubeflow Pipelines, whose workflow defaults say why a step is retried. Argo's retry policies:
+#: https://argo-workflows.readthedocs.io/en/latest/retries/; the phases come from argo-workflows'
+#: `inferFailedReason`.
 CLUSTER_RETRY_POLICY_NOTE = (
-    "step retries cover every way a spot node takes a pod away only if the cluster's Argo workflow-controller "
-    "sets a default retryPolicy of Always, as spotkube's Kubeflow Pipelines deployment does by default (stack "
-    "key kubeflow): KFP compiles set_retry without a retryPolicy, so the controller's default applies; a pod "
+    "this stack does not deploy Kubeflow Pipelines, so what its steps' retries cover depends on the cluster's "
+    "Argo workflow-controller defaults: KFP compiles set_retry without a retryPolicy or expression; a pod "
     "deleted with its node ends as Error, which OnFailure (Argo's own default) skips, and a pod evicted or "
     "stopped by a node shutdown ends as Failed, which OnError (KFP's shipped default) skips "
-    "(kubeflow/pipelines #4333, #9950)"
+    "(kubeflow/pipelines #4333, #9950); spotkube's defaults (docs/evictions.md) retry both, and failures "
+    "only a few times"
 )
 
 
@@ -41,6 +43,10 @@ class StepResult:
     spot_pools: tuple[str, ...]
     error: str | None = None
     warnings: tuple[str, ...] = ()
+    #: How many evictions, and how many failures of its own, the step survives on this stack; None
+    #: when the stack's Argo defaults are not spotkube's (no Kubeflow Pipelines) and so unknown.
+    evictions: int | None = None
+    failures: int | None = None
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,8 @@ class CheckReport:
                     "executor": r.step.executor,
                     "gpus": r.step.placement.gpus,
                     "retries": _retry_json(r.step.retry),
+                    "survives": {"evictions": r.evictions, "failures": r.failures,
+                                 "failuresWanted": r.step.failures_wanted},
                     "pools": list(r.pools),
                     "spotPools": list(r.spot_pools),
                     "error": r.error,
@@ -88,13 +96,12 @@ def _retry_json(retry: Retry | None) -> dict[str, Any] | None:
 
 
 def check_pipeline(
-    pipeline: CompiledPipeline, pools: Sequence[PoolContract], stack: str, *, evictions_retried: bool = False
+    pipeline: CompiledPipeline, pools: Sequence[PoolContract], stack: str, *, retries: RetryRule | None = None
 ) -> CheckReport:
-    """Judge every step against the stack's pools with the contract's matcher.
-
-    `evictions_retried` says the cluster's Argo defaults already retry evicted pods (spotkube's
-    Kubeflow Pipelines deployment sets that); otherwise a pipeline whose spot steps rely on retries
-    gets the reminder that they need it.
+    """Judge every step against the stack's pools with the contract's matcher, and say how many
+    evictions and failures each survives under `retries`, the rule of the stack's Argo workflow
+    defaults (`kfp_transforms.retry_rule`; None when the stack deploys no Kubeflow Pipelines, whose
+    retries are then unknown and get the reminder of what they need).
     """
     by_name = {p.name: p for p in pools}
     results = []
@@ -102,20 +109,41 @@ def check_pipeline(
         landing = tuple(contract.landing_pools(step.placement, pools))
         spot = tuple(name for name in landing if by_name[name].capacity in contract.INTERRUPTIBLE)
         error = None if landing else why_step_lands_nowhere(step.placement, pools, stack)
-        results.append(StepResult(step, landing, spot, error, tuple(_step_warnings(step, spot))))
+        evictions, failures = survived(step, retries)
+        if error is None and failures is not None and step.failures_wanted is not None \
+                and failures > step.failures_wanted:
+            error = (f"asks for at most {step.failures_wanted} retries after failing on its own (on_spot failures=), "
+                     f"but stack {stack} retries its failures {failures} times (kubeflow.failureRetryLimit); "
+                     f"lower the stack's failureRetryLimit, or raise the step's failures")
+        results.append(StepResult(step, landing, spot, error, tuple(_step_warnings(step, spot, evictions, failures)),
+                                  evictions, failures))
     relies_on_retries = any(r.spot_pools and r.step.retry and r.step.retry.max_retries > 0 for r in results)
     return CheckReport(pipeline, stack, tuple(results),
-                       (CLUSTER_RETRY_POLICY_NOTE,) if relies_on_retries and not evictions_retried else ())
+                       (CLUSTER_RETRY_POLICY_NOTE,) if relies_on_retries and retries is None else ())
 
 
-def _step_warnings(step: Step, spot_pools: Sequence[str]) -> Iterator[str]:
+def survived(step: Step, rule: RetryRule | None) -> tuple[int | None, int | None]:
+    """(evictions, failures) a step survives under the stack's rule: set_retry's count is the step's own
+    Argo limit, which wins over the defaults' (strategic merge, `argo_retries.merged_strategy`); a step
+    without it takes the defaults' limit. Unknown (None, None) without the rule."""
+    if rule is None:
+        return None, None
+    return rule.survives(step.retry.max_retries if step.retry else None)
+
+
+def _step_warnings(step: Step, spot_pools: Sequence[str], evictions: int | None, failures: int | None) -> Iterator[str]:
     if not spot_pools:
         return
     where = ", ".join(spot_pools)
     retry = step.retry
-    if retry is None or retry.max_retries <= 0:
+    if evictions == 0 or (evictions is None and (retry is None or retry.max_retries <= 0)):
         yield (f"can land on spot capacity ({where}) but has no retries: one eviction fails the run; "
                "use spotkube.pipelines.on_spot(...) or task.set_retry(...)")
+        return
+    if failures is not None and step.failures_wanted is not None and failures < step.failures_wanted:
+        yield (f"asks for {step.failures_wanted} retries after failing on its own, but the stack gives "
+               f"{failures} (kubeflow.failureRetryLimit, or the step's own evictions)")
+    if retry is None:
         return
     if retry.window_seconds is not None and retry.window_seconds <= KFP_DEFAULT_RETRY_WINDOW_SECONDS:
         yield (f"its retries stop {retry.window_seconds:g}s after the first attempt started "

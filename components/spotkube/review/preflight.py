@@ -321,10 +321,11 @@ def retries_not_weaker_than_upstream(d: Deployment) -> Verdict:
         return Verdict(rule, title, True, "no Kubeflow Pipelines")
     problem = kfp_transforms.retry_defaults_problem(d.spec.kubeflow)
     if problem:
-        return Verdict(rule, title, False, f"{d.key('kubeflow.retryLimit')}: {problem}")
-    kubeflow = d.spec.kubeflow
-    limit = f"KFP {kubeflow.version}'s own" if kubeflow.retry_limit is None else f"at least {kubeflow.retry_limit}"
-    return Verdict(rule, title, True, f"retryPolicy {kubeflow.retry_policy}, limit {limit}")
+        return Verdict(rule, title, False, f"{d.key('kubeflow.evictionRetryLimit')}: {problem}")
+    rule_ = kfp_transforms.retry_rule(d.spec.kubeflow)
+    return Verdict(rule, title, True, f"evictions retried up to {rule_.evictions} times, failures "
+                   f"{rule_.failures}, other Argo errors {max(rule_.errors, rule_.failures)} (KFP "
+                   f"{d.spec.kubeflow.version}: errors only, {rule_.errors})")
 
 
 RULES: tuple[Callable[[Deployment], Verdict], ...] = (

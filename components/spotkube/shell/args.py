@@ -277,7 +277,15 @@ class KubeflowPipelinesArgs(TypedDict):
     """CIDRs allowed to reach the exposed UI."""
     storage_class: NotRequired[str]
     """StorageClass of the MySQL and SeaweedFS volumes; unset uses the cluster's default class."""
-    retry_policy: NotRequired[str]
-    """Argo retryPolicy every step inherits: `Always` (default) or `OnError`; both retry evicted pods."""
-    retry_limit: NotRequired[int]
-    """Raises the retry limit of steps without set_retry above KFP's own (2 in 2.17.0); never lowers it."""
+    eviction_retry_limit: NotRequired[int]
+    """Retries of a step a node took away (spot eviction, shutdown, drain), for steps without set_retry
+    (default 10)."""
+    failure_retry_limit: NotRequired[int]
+    """Retries of a step that failed on its own, counted with the evictions (default 1)."""
+    pod_delete_delay: NotRequired[str]
+    """How long a finished pipeline pod stays before Argo deletes it, e.g. `1h` (default)."""
+    workflow_ttl_seconds: NotRequired[int]
+    """How long a finished run's Workflow is kept, in seconds (default 3600)."""
+    step_grace_period_seconds: NotRequired[int]
+    """terminationGracePeriodSeconds of every pipeline pod; unset keeps Kubernetes' 30 (a stack uses its
+    cloud's spot notice: 15 on GKE, 30 on AKS)."""

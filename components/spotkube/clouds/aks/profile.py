@@ -330,6 +330,9 @@ PROFILE = CloudProfile(
     version_accepted="major.minor (e.g. 1.33, which takes its latest patch) or major.minor.patch (e.g. 1.33.2)",
     price_refresh=price_refresh,
     read_autoscaler=read_autoscaler,
+    # Azure's Scheduled Events give a spot VM 30 seconds' notice (Preempt), and AKS drains the node
+    # on it (docs/evictions.md#how-much-time-a-step-gets).
+    workload_notice_seconds=30,
     # ARM ids carry the resource group and name, and a resource never moves region; AKS fixes the
     # DNS prefix at creation; azure-native replaces an AgentPool on vmSize
     # (docs/platform-facts.md#aks-pool-replacement).

@@ -456,4 +456,7 @@ PROFILE = CloudProfile(
     },
     updatable_in_place={NODE_POOL_TYPE: tuple(f"nodeConfig.{field}" for field in (
         "labels", "taints", "resourceLabels", "machineType", "diskType", "diskSizeGb"))},
+    # GKE gives a preempted node's pods 30 seconds and the kubelet keeps the last 15 for system pods:
+    # a workload pod gets 15 (docs/evictions.md#how-much-time-a-step-gets).
+    workload_notice_seconds=15,
 )

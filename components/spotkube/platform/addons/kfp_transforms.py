@@ -10,8 +10,9 @@ realistic objects without Pulumi:
   pipeline, and the system pool is kept for the cluster's own add-ons;
 - the well-known default credentials (object store `minio`/`minio123`, MySQL root without a
   password) are replaced with generated ones;
-- Argo's workflow defaults retry a step however a spot node takes its pod away (retryPolicy
-  `Always`), never with a lower limit than KFP ships (kubeflow/pipelines #4333, #9950);
+- Argo's workflow defaults retry a step a spot node took away up to the eviction limit and a step
+  that failed on its own at most the failure limit (`argo_retries`), never less than KFP ships
+  (kubeflow/pipelines #1846, #8381, #4333, #9950), and garbage-collect finished pods;
 - the UI is exposed and the volumes get a storage class only when configured.
 
 Pure module: no Pulumi. Credentials are passed in as opaque values, so the shell can hand over
@@ -22,7 +23,7 @@ What changes and why: docs/architecture.md#what-spotkube-changes-in-kubeflow-pip
 
 from __future__ import annotations
 
-import math
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -30,7 +31,8 @@ from typing import Any
 import yaml
 
 from spotkube.platform import contract
-from spotkube.platform.addons import kfp_reference
+from spotkube.platform.addons import argo_retries, kfp_reference
+from spotkube.platform.addons.argo_retries import Phase, RetryRule
 from spotkube.platform.spec import KubeflowSettings
 
 #: The Pulumi type token of the component; the plan recognises its registrations by it.
@@ -51,6 +53,17 @@ MYSQL_CONTAINER = "mysql"
 ARGO_CONFIGMAP = "workflow-controller-configmap"
 UI_SERVICE = "ml-pipeline-ui"
 UI_PORT_FORWARD = f"kubectl port-forward -n {NAMESPACE} svc/{UI_SERVICE} 8080:80"
+#: Argo deletes each pod once it ends (after podDeleteDelay), whatever its phase: the pods of evicted
+#: and failed attempts too (argo-workflows workflow_types.go, PodGCStrategy).
+POD_GC_STRATEGY = "OnPodCompletion"
+#: The node phases each Argo retryPolicy lets through (operator.go processNodeRetries; OnTransientError
+#: only for errors Argo classes as transient, counted as none here). No policy means OnFailure.
+RETRIED_PHASES: Mapping[str, tuple[Phase, ...]] = {
+    "Always": ("Failed", "Error"), "OnError": ("Error",), "OnFailure": ("Failed",), "OnTransientError": (),
+}
+ARGO_DEFAULT_RETRY_POLICY = "OnFailure"
+#: A retry count that stands for "no limit" in comparisons.
+RETRY_FOREVER = 1000
 
 
 def manifest_url(repository: str, path: str, version: str) -> str:
@@ -130,127 +143,102 @@ def require_mysql_root_password(deployment: Mapping[str, Any]) -> dict[str, Any]
     return {**deployment, "spec": {**spec, "template": {**template, "spec": pod_spec}}}
 
 
-#: The failed pods each Argo retryPolicy retries, as (node phase, transient?) cases. On spot nodes
-#: both phases happen: a pod deleted with its node ends as Error, and a pod evicted, or failed by a
-#: graceful node shutdown, ends as Failed (argo-workflows' `inferFailedReason`). OnTransientError
-#: retries either phase, but only errors Argo classes as transient. No policy at all means OnFailure.
-RETRIED_CASES: Mapping[str, frozenset[tuple[str, bool]]] = {
-    "Always": frozenset({("Error", True), ("Error", False), ("Failed", True), ("Failed", False)}),
-    "OnError": frozenset({("Error", True), ("Error", False)}),
-    "OnFailure": frozenset({("Failed", True), ("Failed", False)}),
-    "OnTransientError": frozenset({("Error", True), ("Failed", True)}),
-}
-ARGO_DEFAULT_RETRY_POLICY = "OnFailure"
-
-
-def _retries(strategy: Mapping[str, Any] | None) -> float | None:
-    """How many retries a template default gives: 0 without a retryStrategy, infinitely many with one
-    that has no limit (Argo then never stops), None for a limit that is not a whole number. `limit`
-    is an IntOrString, so '2' and 2 are the same."""
-    if strategy is None:
-        return 0
-    if "limit" not in strategy:
-        return math.inf
-    value = strategy["limit"]
-    try:
-        return None if isinstance(value, bool) else int(str(value))
-    except ValueError:
-        return None
-
-
-def _raised_limit(shipped: Mapping[str, Any] | None, configured: int | None) -> Any:
-    """The limit to write: the higher of the shipped and the configured one, in the shipped form (KFP
-    writes '2'), or None to write none because the shipped strategy is already unbounded.
-
-    Without a shipped retryStrategy the configured limit (or 0) is written: one without a limit
-    would retry forever. A shipped limit that is not a number is kept, since it can't be compared.
-    """
-    current = _retries(shipped)
-    if shipped is None:
-        return configured or 0
-    if current == math.inf:
-        return None
-    if current is None or configured is None or configured <= current:
-        return shipped["limit"]
-    return str(configured) if isinstance(shipped["limit"], str) else configured
+def retry_rule(settings: KubeflowSettings) -> RetryRule:
+    """The stack's retry rule: its two limits, and the retries KFP ships for Argo errors (2 in 2.17.0),
+    which no stack setting lowers."""
+    shipped = argo_retries.limit_of(_template_retry_strategy(kfp_reference.shipped_workflow_controller_configmap()))
+    return RetryRule(evictions=settings.eviction_retry_limit, failures=settings.failure_retry_limit,
+                     errors=shipped or 0)
 
 
 def _template_retry_strategy(configmap: Mapping[str, Any]) -> dict[str, Any] | None:
     """`spec.templateDefaults.retryStrategy` of the ConfigMap's `workflowDefaults`, None if absent."""
-    defaults = yaml.safe_load((configmap.get("data") or {}).get("workflowDefaults") or "") or {}
-    strategy = ((defaults.get("spec") or {}).get("templateDefaults") or {}).get("retryStrategy")
+    strategy = ((workflow_defaults(configmap).get("spec") or {}).get("templateDefaults") or {}).get("retryStrategy")
     return None if strategy is None else dict(strategy)
 
 
-def set_retry_defaults(configmap: Mapping[str, Any], policy: str, limit: int | None) -> dict[str, Any]:
-    """Argo's controller-wide template defaults with retries never weaker than KFP ships.
+def workflow_defaults(configmap: Mapping[str, Any]) -> dict[str, Any]:
+    """The ConfigMap's `workflowDefaults`, parsed (empty when it has none)."""
+    return yaml.safe_load((configmap.get("data") or {}).get("workflowDefaults") or "") or {}
 
-    KFP's `set_retry` compiles to a retryStrategy with a limit and backoff but no retryPolicy, and
-    Argo merges the template defaults into each template field by field (the template's own fields
-    win): such a step keeps its limit and backoff and takes the default's policy, and every other
-    template takes the default's limit too (a limit of 0 means no retries). The policy becomes
-    `policy`: KFP ships OnError, which skips pods evicted from a spot node (Failed), and Argo's own
-    OnFailure skips pods deleted with their node (Error); Always retries both. The limit becomes the
-    higher of KFP's and `limit` (None keeps KFP's). Everything else in the ConfigMap is kept.
+
+def set_workflow_defaults(configmap: Mapping[str, Any], settings: KubeflowSettings) -> dict[str, Any]:
+    """Argo's controller-wide workflow defaults as spotkube deploys them; everything else is kept.
+
+    - `templateDefaults.retryStrategy`: `RetryRule.strategy()`. Argo merges it into every template
+      field by field, the template's own fields winning (`argo_retries.merged_strategy`): a step that
+      calls `set_retry(n)` keeps its limit n and backoff and takes the policy and expression; every other
+      step takes the eviction limit too.
+    - `podGC`: each pod is deleted `podDeleteDelay` after it ends (`OnPodCompletion`), so evicted and
+      failed pods never pile up (Argo's pods otherwise live until their Workflow's TTL). Its logs are
+      archived when it ends (KFP ships `archiveLogs: true`, and its launcher publishes executor-logs).
+    - `ttlStrategy`: a finished Workflow is deleted `workflowTtlSeconds` after it ends.
+    - `podSpecPatch`: every pipeline pod's `terminationGracePeriodSeconds` (when the stack resolved one).
     """
     data = dict(configmap.get("data") or {})
-    defaults = yaml.safe_load(data.get("workflowDefaults") or "") or {}
+    defaults = workflow_defaults(configmap)
     spec = dict(defaults.get("spec") or {})
     template_defaults = dict(spec.get("templateDefaults") or {})
-    shipped = template_defaults.get("retryStrategy")
-    strategy = dict(shipped or {})
-    raised = _raised_limit(shipped, limit)
-    if raised is not None:
-        strategy["limit"] = raised
-    strategy["retryPolicy"] = policy
-    template_defaults["retryStrategy"] = strategy
+    template_defaults["retryStrategy"] = retry_rule(settings).strategy()
     spec["templateDefaults"] = template_defaults
+    spec["podGC"] = {"strategy": POD_GC_STRATEGY, "deleteDelayDuration": settings.pod_delete_delay}
+    ttl = settings.workflow_ttl_seconds
+    spec["ttlStrategy"] = {"secondsAfterCompletion": ttl, "secondsAfterSuccess": ttl, "secondsAfterFailure": ttl}
+    if settings.step_grace_period_seconds is not None:
+        spec["podSpecPatch"] = json.dumps({"terminationGracePeriodSeconds": settings.step_grace_period_seconds})
     data["workflowDefaults"] = yaml.safe_dump({**defaults, "spec": spec}, sort_keys=False)
     return {**configmap, "data": data}
 
 
-_PHASE_CAUSES = {"Error": "pods deleted with their node (Error)",
-                 "Failed": "pods evicted or stopped by a node shutdown (Failed)"}
+#: The cases the preflight compares, as (phase, message) of one failed attempt: an eviction of each
+#: phase, a step's own failure, and an Argo error that is no eviction.
+_CASES: tuple[tuple[str, Phase, str], ...] = (
+    ("an evicted pod (Failed)", "Failed", "Pod was terminated in response to imminent node shutdown."),
+    ("a pod deleted with its node (Error)", "Error", "pod deleted"),
+    ("a step that failed on its own (Failed)", "Failed", "main: Error (exit code 1)"),
+    ("a pod that never started (Error)", "Error", "Pod failed before main container starts due to ErrImagePull: "),
+)
 
 
-def _skipped_cases(shipped: str, applied: str) -> str:
-    """What the applied policy leaves unretried that the shipped one retries ('' if nothing)."""
-    if shipped == applied:
-        return ""
-    if shipped not in RETRIED_CASES or applied not in RETRIED_CASES:
-        return "failures it cannot be compared on"
-    missing = RETRIED_CASES[shipped] - RETRIED_CASES[applied]
-    parts = []
-    for phase in sorted({phase for phase, _ in missing}):
-        kinds = {transient for p, transient in missing if p == phase}
-        qualifier = "" if len(kinds) == 2 else ("transient " if True in kinds else "non-transient ")
-        parts.append(qualifier + _PHASE_CAUSES[phase])
-    return " and ".join(parts)
-
-
-def _limit_text(strategy: Mapping[str, Any] | None) -> str:
+def _shipped_retries(strategy: Mapping[str, Any] | None, phase: Phase) -> int:
+    """Retries KFP's shipped template default gives an attempt of this phase (it has no expression)."""
     if strategy is None:
-        return "no retries"
-    return f"limit {strategy['limit']!r}" if "limit" in strategy else "no limit"
+        return 0
+    policy = strategy.get("retryPolicy") or ARGO_DEFAULT_RETRY_POLICY
+    if phase not in RETRIED_PHASES.get(policy, ()):
+        return 0
+    limit = argo_retries.limit_of(strategy)
+    return RETRY_FOREVER if limit is None else limit
 
 
-def weaker_retries(shipped: Mapping[str, Any], applied: Mapping[str, Any]) -> str | None:
-    """Why the `applied` Argo ConfigMap retries less than the `shipped` one, or None if it doesn't:
-    a lower template-default limit, or a policy that skips failures the shipped policy retries (the
-    policy counts even without a default limit, since `set_retry` steps take it)."""
+def _retries(rule: RetryRule, phase: Phase, message: str) -> int:
+    """Retries `rule` gives a step whose every attempt ends so."""
+    retries = 0
+    while retries < RETRY_FOREVER and rule.retried(phase, message, retries):
+        retries += 1
+    return retries
+
+
+def _times(count: int) -> str:
+    return "once" if count == 1 else f"{count} times"
+
+
+def weaker_retries(shipped: Mapping[str, Any], applied: Mapping[str, Any], rule: RetryRule) -> str | None:
+    """Why the `applied` ConfigMap retries less than the `shipped` one, or None if it doesn't.
+
+    The applied ConfigMap must carry exactly `rule`'s strategy (so the comparison judges what is
+    deployed), and for each case `_CASES` names, `rule` must give a step without set_retry at least the
+    retries KFP's shipped defaults give it.
+    """
     before, after = _template_retry_strategy(shipped), _template_retry_strategy(applied)
+    if after != rule.strategy():
+        return (f"Argo's workflow defaults carry the retryStrategy {after!r}, not the one spotkube decided "
+                f"({rule.strategy()!r})")
     problems = []
-    shipped_limit, applied_limit = _retries(before), _retries(after)
-    if shipped_limit is None or applied_limit is None:
-        if _limit_text(before) != _limit_text(after):
-            problems.append(f"{_limit_text(after)} can't be compared with KFP's {_limit_text(before)}")
-    elif applied_limit < shipped_limit:
-        problems.append(f"{_limit_text(after)} is below KFP's {_limit_text(before)}")
-    shipped_policy = (before or {}).get("retryPolicy") or ARGO_DEFAULT_RETRY_POLICY
-    applied_policy = (after or {}).get("retryPolicy") or ARGO_DEFAULT_RETRY_POLICY
-    skipped = _skipped_cases(shipped_policy, applied_policy)
-    if skipped:
-        problems.append(f"retryPolicy {applied_policy} skips {skipped}, which KFP's {shipped_policy} retries")
+    for case, phase, message in _CASES:
+        upstream, ours = _shipped_retries(before, phase), _retries(rule, phase, message)
+        if ours < upstream:
+            problems.append(f"{case} is retried {_times(ours)}, KFP's defaults retry it {_times(upstream)}")
     if not problems:
         return None
     return ("Argo's workflow defaults as spotkube sets them retry less than Kubeflow Pipelines "
@@ -263,7 +251,7 @@ def retry_defaults_problem(settings: KubeflowSettings) -> str | None:
     that would lower KFP's own retries fails before anything is deployed."""
     shipped = kfp_reference.shipped_workflow_controller_configmap()
     applied = transform(shipped, settings, NO_CREDENTIALS) or shipped
-    return weaker_retries(kfp_reference.shipped_workflow_controller_configmap(), applied)
+    return weaker_retries(kfp_reference.shipped_workflow_controller_configmap(), applied, retry_rule(settings))
 
 
 def expose_ui(service: Mapping[str, Any], source_ranges: tuple[str, ...]) -> dict[str, Any]:
@@ -291,7 +279,7 @@ def transform(obj: Mapping[str, Any], settings: KubeflowSettings, credentials: C
     elif kind == "Secret" and name == MYSQL_SECRET:
         changed = replace_mysql_credentials(obj, credentials)
     elif kind == "ConfigMap" and name == ARGO_CONFIGMAP:
-        changed = set_retry_defaults(obj, settings.retry_policy, settings.retry_limit)
+        changed = set_workflow_defaults(obj, settings)
     elif kind == "Service" and name == UI_SERVICE and settings.expose_ui:
         changed = expose_ui(obj, settings.ui_source_ranges)
     elif kind == "PersistentVolumeClaim" and settings.storage_class:
