@@ -5,6 +5,7 @@ These need no kfp: the command reads compiled YAML with the core install.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -40,3 +41,26 @@ def test_an_unknown_stack_exits_2_and_lists_the_stacks(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "stacks/Pulumi.nope.yaml does not exist; stacks: " in result.stderr
     assert "aks-dev-uksouth" in result.stderr
+
+
+def test_each_step_shows_the_evictions_and_failures_it_survives(tmp_path: Path) -> None:
+    """A step's set_retry count is its own Argo limit; a step without takes the stack's defaults (10)."""
+    path = tmp_path / "pipeline.yaml"
+    path.write_text(
+        "pipelineInfo: {name: two-steps}\n"
+        "components:\n  comp-a: {executorLabel: exec-a}\n  comp-b: {executorLabel: exec-b}\n"
+        "deploymentSpec: {executors: {exec-a: {container: {image: python}}, exec-b: {container: {image: python}}}}\n"
+        "root:\n  dag:\n    tasks:\n"
+        "      a: {componentRef: {name: comp-a}, retryPolicy: {maxRetryCount: 3, backoffDuration: 300s,"
+        " backoffFactor: 1, backoffMaxDuration: 604800s}}\n"
+        "      b: {componentRef: {name: comp-b}}\n")
+    table = spotkube("pipeline-check", str(path), "--stack", "aks-dev-uksouth")
+    assert table.returncode == 0, table.stderr
+    assert "survives" in table.stdout
+    assert "3 evictions, 1 failure" in table.stdout and "10 evictions, 1 failure" in table.stdout
+    result = spotkube("pipeline-check", str(path), "--stack", "aks-dev-uksouth", "--format", "json")
+    steps = json.loads(result.stdout)["checks"][0]["steps"]
+    assert [s["survives"] for s in steps] == [
+        {"evictions": 3, "failures": 1, "failuresWanted": None},
+        {"evictions": 10, "failures": 1, "failuresWanted": None},
+    ]

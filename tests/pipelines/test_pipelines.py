@@ -44,6 +44,7 @@ from spotkube.pipelines import (  # noqa: E402
     on_spot,
 )
 from spotkube.platform import contract  # noqa: E402
+from spotkube.platform.addons.argo_retries import RetryRule  # noqa: E402
 from spotkube.platform.pipeline_reader import load_pool_contracts, read_pipeline  # noqa: E402
 from spotkube.review.pipeline_check import check_pipeline  # noqa: E402
 
@@ -95,7 +96,7 @@ SPOT_TOLERATIONS = [
 ]
 GPU_TOLERATION = {"effect": "NoSchedule", "key": "nvidia.com/gpu", "operator": "Equal", "value": "present"}
 CLASS_TOLERATION = {"effect": "NoSchedule", "key": "cloud.google.com/compute-class", "operator": "Exists"}
-RETRY_POLICY = {"backoffDuration": "300s", "backoffFactor": 1.0, "backoffMaxDuration": "604800s", "maxRetryCount": 5}
+RETRY_POLICY = {"backoffDuration": "300s", "backoffFactor": 1.0, "backoffMaxDuration": "604800s", "maxRetryCount": 10}
 
 
 def load_example(name: str) -> ModuleType:
@@ -226,7 +227,8 @@ def test_a_target_compiles_into_its_contract_placement(tmp_path: Path, target: A
     assert step.placement == target.placement()
     assert step.retry is not None
     assert (step.retry.max_retries, step.retry.backoff_seconds, step.retry.backoff_factor,
-            step.retry.window_seconds) == (5, 300, 1, 7 * 86400)
+            step.retry.window_seconds) == (10, 300, 1, 7 * 86400)
+    assert step.failures_wanted is None
 
 
 def test_on_demand_keeps_a_step_off_spot_and_gpus(tmp_path: Path) -> None:
@@ -237,16 +239,40 @@ def test_on_demand_keeps_a_step_off_spot_and_gpus(tmp_path: Path) -> None:
 
 
 def test_retries_are_configurable(tmp_path: Path) -> None:
-    path = compile_one(tmp_path, lambda task: on_spot(task, CpuSpot(), retries=3, backoff=timedelta(seconds=90),
+    path = compile_one(tmp_path, lambda task: on_spot(task, CpuSpot(), evictions=3, backoff=timedelta(seconds=90),
                                                       backoff_factor=2, retry_window="2d"))
     spec, _ = yaml.safe_load_all(path.read_text())
     assert spec["root"]["dag"]["tasks"]["step"]["retryPolicy"] == {
         "backoffDuration": "90s", "backoffFactor": 2.0, "backoffMaxDuration": "172800s", "maxRetryCount": 3}
 
 
-def test_no_retries_means_no_retry_policy(tmp_path: Path) -> None:
-    spec, _ = yaml.safe_load_all(compile_one(tmp_path, lambda t: on_spot(t, CpuSpot(), retries=0)).read_text())
-    assert "retryPolicy" not in spec["root"]["dag"]["tasks"]["step"]
+def test_no_evictions_still_pins_the_step_s_own_limit_of_zero(tmp_path: Path) -> None:
+    """Without a limit of its own, the step would take the workflow defaults' ten."""
+    path = compile_one(tmp_path, lambda t: on_spot(t, GpuTarget("nvidia-tesla-t4"), evictions=0))
+    policy = yaml.safe_load_all(path.read_text()).__next__()["root"]["dag"]["tasks"]["step"]["retryPolicy"]
+    assert "maxRetryCount" not in policy, "protobuf leaves out a zero"
+    (step,) = read_pipeline(path).steps
+    assert step.retry is not None and step.retry.max_retries == 0
+    (result,) = check_pipeline(read_pipeline(path), load_pool_contracts(AKS_OUTPUTS, "aks")[1], "aks",
+                               retries=RetryRule(10, 1, 2)).steps
+    assert (result.evictions, result.failures) == (0, 0)
+    assert "has no retries: one eviction fails the run" in result.warnings[0]
+
+
+def test_a_step_states_its_failure_retries_and_pipeline_check_holds_the_stack_to_them(tmp_path: Path) -> None:
+    path = compile_one(tmp_path, lambda t: on_spot(t, CpuSpot(), evictions=6, failures=0))
+    _, platform = yaml.safe_load_all(path.read_text())
+    executor = platform["platforms"]["kubernetes"]["deploymentSpec"]["executors"]["exec-step"]
+    assert executor["podMetadata"]["annotations"] == {contract.FAILURE_RETRIES_ANNOTATION: "0"}
+    pipeline = read_pipeline(path)
+    assert pipeline.steps[0].failures_wanted == 0
+    pools = load_pool_contracts(AKS_OUTPUTS, "aks")[1]
+    (strict,) = check_pipeline(pipeline, pools, "aks", retries=RetryRule(10, 0, 2)).steps
+    assert strict.error is None and (strict.evictions, strict.failures) == (6, 0)
+    (lenient,) = check_pipeline(pipeline, pools, "aks", retries=RetryRule(10, 1, 2)).steps
+    assert lenient.error == ("asks for at most 0 retries after failing on its own (on_spot failures=), but stack "
+                             "aks retries its failures once (kubeflow.failureRetryLimit); lower the stack's "
+                             "failureRetryLimit, or raise the step's failures")
 
 
 def test_apply_placement_takes_any_contract_placement(tmp_path: Path) -> None:
@@ -284,7 +310,9 @@ def test_impossible_targets_are_refused_with_what_would_work(make: Callable[[], 
 
 @pytest.mark.parametrize(("place", "message"), [
     (lambda t: on_spot(t, "nvidia-l4"), "target 'nvidia-l4' is a string; wrap a GPU type as GpuTarget('nvidia-l4')"),
-    (lambda t: on_spot(t, CpuSpot(), retries=-1), "retries=-1 is not allowed"),
+    (lambda t: on_spot(t, CpuSpot(), evictions=-1), "evictions=-1 is not allowed"),
+    (lambda t: on_spot(t, CpuSpot(), evictions=2, failures=3), "failures=3 is not allowed; use a whole number "
+     "from 0 to evictions (2)"),
     (lambda t: on_spot(t, CpuSpot(), backoff="5 minutes"), "backoff='5 minutes' is not a duration"),
     (lambda t: on_spot(t, CpuSpot(), backoff_factor=1.5), "backoff_factor=1.5 is not allowed; Argo needs a whole"),
     (lambda t: on_spot(t, CpuSpot(), backoff="1h", retry_window="30m"), "must be longer than backoff='1h'"),

@@ -17,6 +17,7 @@ import yaml
 
 from spotkube.cli.pipeline_views import reports_json, reports_markdown
 from spotkube.platform import contract
+from spotkube.platform.addons.argo_retries import RetryRule
 from spotkube.platform.contract import Capacity, Cloud, Placement, PoolContract, Requirement, Role, Toleration
 from spotkube.platform.pipeline_reader import (
     PipelineCheckError,
@@ -196,8 +197,12 @@ def test_one_compiled_pipeline_lands_on_aks_and_gke_pools() -> None:
     assert [r.pools for r in gke.steps] == [("system", "platform"), ("t4-spot",), ("system", "platform")]
     assert aks.steps[1].spot_pools == ("t4spot",) and gke.steps[1].spot_pools == ("t4-spot",)
     assert all(not r.warnings for r in aks.steps + gke.steps)
-    assert aks.warnings == (CLUSTER_RETRY_POLICY_NOTE,)  # the cluster must retry evicted pods
-    assert check_pipeline(pipeline, AKS, "aks-dev", evictions_retried=True).warnings == ()
+    assert aks.warnings == (CLUSTER_RETRY_POLICY_NOTE,)  # no spotkube KFP: the cluster's retries are unknown
+    assert [(r.evictions, r.failures) for r in aks.steps] == [(None, None)] * 3
+    with_kfp = check_pipeline(pipeline, AKS, "aks-dev", retries=RetryRule(10, 1, 2))
+    assert with_kfp.warnings == ()
+    # download and train set_retry(5), whose limit wins; publish takes the defaults' ten.
+    assert [(r.evictions, r.failures) for r in with_kfp.steps] == [(5, 1), (5, 1), (10, 1)]
 
 
 def test_a_missing_gpu_type_reads_like_a_sentence() -> None:
@@ -243,6 +248,9 @@ def test_a_step_that_can_land_on_spot_without_retries_is_a_warning_not_an_error(
     (warning,) = report.steps[0].warnings
     assert "can land on spot capacity (t4spot) but has no retries" in warning
     assert report.warnings == ()  # nothing relies on retries, so the cluster note is not relevant
+    # spotkube's Kubeflow Pipelines retries it anyway, with the workflow defaults' limit.
+    (defaults,) = check_pipeline(pipeline, AKS, "aks", retries=RetryRule(10, 1, 2)).steps
+    assert defaults.warnings == () and (defaults.evictions, defaults.failures) == (10, 1)
 
 
 def test_a_step_that_stays_off_spot_needs_no_retries() -> None:

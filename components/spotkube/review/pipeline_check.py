@@ -113,7 +113,8 @@ def check_pipeline(
         if error is None and failures is not None and step.failures_wanted is not None \
                 and failures > step.failures_wanted:
             error = (f"asks for at most {step.failures_wanted} retries after failing on its own (on_spot failures=), "
-                     f"but stack {stack} retries its failures {failures} times (kubeflow.failureRetryLimit); "
+                     f"but stack {stack} retries its failures {'once' if failures == 1 else f'{failures} times'} "
+                     "(kubeflow.failureRetryLimit); "
                      f"lower the stack's failureRetryLimit, or raise the step's failures")
         results.append(StepResult(step, landing, spot, error, tuple(_step_warnings(step, spot, evictions, failures)),
                                   evictions, failures))
