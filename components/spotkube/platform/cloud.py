@@ -81,6 +81,10 @@ class AutoscalerFacts:
     caveat: str | None = None
 
 
+#: A node's provider ID (`spec.providerID`) -> the cloud CLI command that evicts that VM the way the
+#: cloud reclaims spot capacity, or None when the ID is not one of the cloud's.
+EvictionCommand = Callable[[str], tuple[str, ...] | None]
+
 #: Registered resources (type, name, inputs) -> the autoscaler's facts, or None without a cluster.
 AutoscalerReader = Callable[[Sequence[tuple[str, str, Mapping[str, Any]]]], AutoscalerFacts | None]
 
@@ -142,6 +146,8 @@ class CloudProfile:
     #: paths under it, except those listed in `updatable_in_place`.
     create_only: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     updatable_in_place: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: How `spotkube drill` evicts a node of this cloud; None when the cloud offers no such command.
+    eviction_command: EvictionCommand | None = None
     #: Seconds a workload pod really gets to stop when a spot node is reclaimed: the default of the
     #: pipeline pods' terminationGracePeriodSeconds (`kubeflow.stepGracePeriodSeconds`).
     workload_notice_seconds: int = 30

@@ -44,6 +44,10 @@ GPU_RESOURCE = "nvidia.com/gpu"
 #: The pod annotation with which `on_spot(..., failures=N)` states how often a step may be retried after
 #: failing on its own; `spotkube pipeline-check` compares it with the stack's failure retries.
 FAILURE_RETRIES_ANNOTATION = f"{LABEL_PREFIX}/failure-retries"
+#: What Argo Workflows puts on every pod it runs (argo-workflows v4.0.5 workflow/common/common.go): the
+#: workflow's name, and the workflow node the pod is an attempt of; the drill follows a step's retries by them.
+ARGO_WORKFLOW_LABEL = "workflows.argoproj.io/workflow"
+ARGO_NODE_NAME_ANNOTATION = "workflows.argoproj.io/node-name"
 
 
 @dataclass(frozen=True, order=True)

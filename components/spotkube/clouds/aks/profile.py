@@ -274,6 +274,24 @@ def read_autoscaler(resources: Sequence[tuple[str, str, Mapping[str, Any]]]) -> 
     )
 
 
+#: An AKS node's provider ID: the VM scale set instance behind it, in the cluster's node resource group.
+PROVIDER_ID = re.compile(r"^azure:///subscriptions/(?P<subscription>[^/]+)/resourceGroups/(?P<group>[^/]+)/providers/"
+                         r"Microsoft\.Compute/virtualMachineScaleSets/(?P<vmss>[^/]+)/virtualMachines/(?P<id>[0-9]+)$",
+                         re.IGNORECASE)
+
+
+def eviction_command(provider_id: str) -> tuple[str, ...] | None:
+    """`az vmss simulate-eviction`: Azure evicts the spot instance as it does when it reclaims capacity,
+    with the 30-second Preempt notice AKS drains the node on (learn.microsoft.com/azure/virtual-machine-
+    scale-sets/use-spot, "Simulate an eviction"). The subscription is the node's own, so the az CLI's
+    default subscription does not matter."""
+    match = PROVIDER_ID.fullmatch(provider_id)
+    if match is None:
+        return None
+    return ("az", "vmss", "simulate-eviction", "--subscription", match["subscription"], "--resource-group",
+            match["group"], "--name", match["vmss"], "--instance-id", match["id"])
+
+
 def new_stack_config(environment: str, region: str, gcp_project: str | None) -> dict[str, Any]:
     """An on-demand system and platform pool and a spot T4 pool from 0: AKS offers T4 widely."""
     if gcp_project is not None:
@@ -333,6 +351,7 @@ PROFILE = CloudProfile(
     # Azure's Scheduled Events give a spot VM 30 seconds' notice (Preempt), and AKS drains the node
     # on it (docs/evictions.md#how-much-time-a-step-gets).
     workload_notice_seconds=30,
+    eviction_command=eviction_command,
     # ARM ids carry the resource group and name, and a resource never moves region; AKS fixes the
     # DNS prefix at creation; azure-native replaces an AgentPool on vmSize
     # (docs/platform-facts.md#aks-pool-replacement).

@@ -417,6 +417,22 @@ def read_autoscaler(resources: Sequence[tuple[str, str, Mapping[str, Any]]]) -> 
     )
 
 
+#: A GKE node's provider ID: the Compute Engine instance behind it.
+PROVIDER_ID = re.compile(r"^gce://(?P<project>[^/]+)/(?P<zone>[^/]+)/(?P<instance>[^/]+)$")
+
+
+def eviction_command(provider_id: str) -> tuple[str, ...] | None:
+    """`gcloud compute instances simulate-maintenance-event`: on a spot or preemptible VM Compute Engine
+    preempts it, with the 30-second notice and ACPI soft-off that start the kubelet's graceful node
+    shutdown (cloud.google.com/compute/docs/instances/simulating-host-maintenance). The project is the
+    node's own, so gcloud's default project does not matter."""
+    match = PROVIDER_ID.fullmatch(provider_id)
+    if match is None:
+        return None
+    return ("gcloud", "compute", "instances", "simulate-maintenance-event", match["instance"], "--zone",
+            match["zone"], "--project", match["project"])
+
+
 PROFILE = CloudProfile(
     cloud="gke",
     title="GKE",
@@ -459,4 +475,5 @@ PROFILE = CloudProfile(
     # GKE gives a preempted node's pods 30 seconds and the kubelet keeps the last 15 for system pods:
     # a workload pod gets 15 (docs/evictions.md#how-much-time-a-step-gets).
     workload_notice_seconds=15,
+    eviction_command=eviction_command,
 )

@@ -1,0 +1,236 @@
+"""`spotkube drill`: evict one node of a spot pool the way the cloud does, and watch what follows.
+
+The I/O half of the drill: it reads the stack's plan (the pool, its GPU type's fallback bound), lists
+the cluster's nodes and pipeline pods through the Kubernetes API with the stack's kubeconfig, runs
+the cloud's own CLI (`az vmss simulate-eviction`, `gcloud compute instances
+simulate-maintenance-event`; the cloud profile builds the command from the node's provider ID), and
+streams node and pod watch events into `review.drill.Observation`, which judges them.
+
+The Kubernetes Python client is the `drill` extra (`pip install "spotkube[drill]"`): only this
+command needs it. Watches run in threads that feed one queue, so nodes and pods are followed at once
+from the resourceVersion of the first list, and nothing that happens while the cloud command runs is
+missed.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import re
+import shutil
+import subprocess
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from spotkube.cli.offline import StackRun
+from spotkube.clouds import profile
+from spotkube.platform import contract
+from spotkube.platform.errors import SpotkubeError
+from spotkube.review.drill import DrillReport, Observation, Target, choose_node, judge
+from spotkube.review.fallback import stack_fallback
+from spotkube.review.plan_document import pool_rows
+
+#: How long the cloud CLI may take to ask for the eviction.
+COMMAND_TIMEOUT_S = 300
+_DURATION = re.compile(r"^([0-9]+)(s|m|h)$")
+
+
+class DrillError(SpotkubeError):
+    """A drill that can't start: a pool or node that isn't there, no kubeconfig, no cloud CLI."""
+
+
+def seconds(text: str, option: str) -> int:
+    """`90s`, `10m` or `1h` in seconds."""
+    match = _DURATION.fullmatch(text)
+    if not match:
+        raise DrillError(f"{option} {text}: use a whole number followed by s, m or h, e.g. 10m")
+    return int(match[1]) * {"s": 1, "m": 60, "h": 3600}[match[2]]
+
+
+@dataclass(frozen=True)
+class PoolFacts:
+    """What the plan says about the drilled pool: its GPU type's other pools and fallback bound."""
+
+    replacement_pools: frozenset[str]
+    bound_seconds: int | None
+
+
+def pool_facts(run: StackRun, pool: str) -> PoolFacts:
+    """The pool as the stack's offline plan registers it, or a DrillError naming the pools there are."""
+    rows = pool_rows(run.spec.cloud, run.registrations)
+    row = next((r for r in rows if r.name == pool), None)
+    if row is None:
+        raise DrillError(f"stack {run.stack} has no pool {pool!r}; pools: {', '.join(r.name for r in rows)}")
+    if row.capacity not in contract.INTERRUPTIBLE:
+        spot = [r.name for r in rows if r.capacity in contract.INTERRUPTIBLE]
+        raise DrillError(f"pool {pool!r} of stack {run.stack} is {row.capacity} capacity, which the cloud never "
+                         f"evicts; drill a spot or preemptible pool: {', '.join(spot) or 'the stack has none'}")
+    if row.gpu_type is None:
+        return PoolFacts(frozenset(), None)
+    fallback = next((f for f in stack_fallback(run.spec.cloud, run.registrations, rows) if f.gpu_type == row.gpu_type),
+                    None)
+    others = frozenset(r.name for r in rows if r.gpu_type == row.gpu_type)
+    return PoolFacts(others, fallback.worst_case_seconds if fallback else None)
+
+
+class Cluster:
+    """The cluster's API through the Kubernetes Python client, as raw JSON (the API's own shape)."""
+
+    def __init__(self, kubeconfig: Path) -> None:
+        try:
+            from kubernetes import client, config
+        except ImportError:
+            raise DrillError("spotkube drill needs the Kubernetes client; install it with: "
+                             "pip install 'spotkube[drill]'") from None
+        if not kubeconfig.is_file():
+            raise DrillError(f"{kubeconfig}: no kubeconfig there; save the stack's with `pulumi stack output "
+                             "kubeconfig --show-secrets > kubeconfig.yaml` and pass --kubeconfig kubeconfig.yaml")
+        try:
+            self.api_client = config.new_client_from_config(config_file=str(kubeconfig))
+        except Exception as err:  # the client raises ConfigException, ValueError, yaml errors...
+            raise DrillError(f"{kubeconfig}: not a usable kubeconfig ({type(err).__name__}: {err})") from None
+        self.core = client.CoreV1Api(self.api_client)
+
+    def _list(self, call: Callable[..., Any], **kwargs: Any) -> tuple[list[dict[str, Any]], str]:
+        try:
+            response = call(_preload_content=False, **kwargs)
+        except Exception as err:
+            raise DrillError(f"the Kubernetes API refused the list: {err}") from None
+        body = json.loads(response.data)
+        return list(body.get("items") or []), str((body.get("metadata") or {}).get("resourceVersion") or "")
+
+    def nodes(self) -> tuple[list[dict[str, Any]], str]:
+        return self._list(self.core.list_node)
+
+    def pipeline_pods(self) -> tuple[list[dict[str, Any]], str]:
+        return self._list(self.core.list_pod_for_all_namespaces, label_selector=contract.ARGO_WORKFLOW_LABEL)
+
+    def watch(self, events: queue.Queue[tuple[str, str, dict[str, Any]]], timeout_s: int,
+              node_version: str, pod_version: str) -> None:
+        """Stream node and pod events into `events` from the lists' resourceVersions, each in a thread
+        (daemon threads: a watch blocked on a quiet connection must not keep the command alive)."""
+        from kubernetes import watch
+
+        def follow(kind: str, call: Callable[..., Any], version: str, **kwargs: Any) -> None:
+            try:
+                for event in watch.Watch(return_type="object").stream(
+                        call, resource_version=version, timeout_seconds=timeout_s, **kwargs):
+                    events.put((kind, str(event["type"]), event["raw_object"]))
+            except Exception as err:
+                events.put((kind, "ERROR", {"message": str(err)}))
+
+        for kind, call, version, kwargs in (
+                ("node", self.core.list_node, node_version, {}),
+                ("pod", self.core.list_pod_for_all_namespaces, pod_version,
+                 {"label_selector": contract.ARGO_WORKFLOW_LABEL})):
+            threading.Thread(target=follow, args=(kind, call, version), kwargs=kwargs, daemon=True,
+                             name=f"drill-watch-{kind}").start()
+
+
+def plan_drill(run: StackRun, pool: str, cluster: Cluster) -> tuple[Target, tuple[str, ...], PoolFacts]:
+    """The node to evict and the cloud command, without touching anything."""
+    facts = pool_facts(run, pool)
+    nodes, _ = cluster.nodes()
+    pods, _ = cluster.pipeline_pods()
+    target = choose_node(nodes, pods, pool)
+    if target is None:
+        raise DrillError(f"pool {pool!r} of stack {run.stack} has no Ready node to evict; start a pipeline step "
+                         "on it first (its pool scales from zero)")
+    build = profile(run.spec.cloud).eviction_command
+    command = build(target.provider_id) if build else None
+    if command is None:
+        raise DrillError(f"node {target.node} has provider ID {target.provider_id!r}, from which no "
+                         f"{profile(run.spec.cloud).title} eviction command can be built")
+    return target, command, facts
+
+
+def run_command(command: Sequence[str]) -> None:
+    """The cloud CLI, as the user would run it; a failure is a DrillError with what the CLI said."""
+    if shutil.which(command[0]) is None:
+        raise DrillError(f"{command[0]} is not on PATH; install it and sign in, or run the printed command yourself")
+    try:
+        done = subprocess.run(list(command), capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired:
+        raise DrillError(f"{' '.join(command)} did not finish in {COMMAND_TIMEOUT_S}s") from None
+    if done.returncode != 0:
+        said = (done.stderr or done.stdout).strip()
+        raise DrillError(f"{' '.join(command)} failed (exit {done.returncode}): {said}")
+
+
+def observe(events: queue.Queue[tuple[str, str, dict[str, Any]]], observation: Observation, timeout_s: int,
+            now: Callable[[], datetime]) -> bool:
+    """Fold events into the observation until it is done or the timeout passes; True if it timed out."""
+    deadline = observation.start.timestamp() + timeout_s
+    while not observation.done:
+        left = deadline - now().timestamp()
+        if left <= 0:
+            return True
+        try:
+            kind, event_type, obj = events.get(timeout=min(left, 1.0))
+        except queue.Empty:
+            continue
+        if event_type == "ERROR":
+            raise DrillError(f"the {kind} watch stopped: {obj.get('message') or obj}")
+        if event_type not in ("ADDED", "MODIFIED", "DELETED"):
+            continue
+        received = now()
+        if kind == "node":
+            observation.node_event(event_type, obj, received)
+        else:
+            observation.pod_event(event_type, obj, received)
+    return False
+
+
+def run_drill(run: StackRun, pool: str, cluster: Cluster, *, timeout_s: int, boot_allowance_s: int,
+              now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> DrillReport:
+    """Evict the chosen node through the cloud's CLI and watch until the platform has recovered (or not)."""
+    target, command, facts = plan_drill(run, pool, cluster)
+    nodes, node_version = cluster.nodes()
+    pods, pod_version = cluster.pipeline_pods()
+    events: queue.Queue[tuple[str, str, dict[str, Any]]] = queue.Queue()
+    cluster.watch(events, timeout_s, node_version, pod_version)
+    start = now()
+    observation = Observation.begin(target, start, nodes, pods, facts.replacement_pools)
+    run_command(command)
+    timed_out = observe(events, observation, timeout_s, now)
+    return judge(observation, stack=run.stack, cloud=run.spec.cloud, command=command,
+                 bound_seconds=facts.bound_seconds, boot_allowance_seconds=boot_allowance_s, timed_out=timed_out)
+
+
+def dry_report(run: StackRun, pool: str, cluster: Cluster, boot_allowance_s: int) -> DrillReport:
+    """What `--run` would do: the node and the command, nothing evicted."""
+    target, command, facts = plan_drill(run, pool, cluster)
+    return DrillReport(stack=run.stack, cloud=run.spec.cloud, target=target, command=command, ran=False,
+                       bound_seconds=facts.bound_seconds, boot_allowance_seconds=boot_allowance_s)
+
+
+def timeline_lines(report: DrillReport) -> Iterator[str]:
+    """The drill as text: the target, the command, then the timeline and the verdict."""
+    yield f"stack {report.stack}: pool {report.target.pool}, node {report.target.node}"
+    pods = ", ".join(report.target.pods) or "none"
+    yield f"pipeline pods on it: {pods}"
+    yield f"command: {' '.join(report.command)}"
+    if report.bound_seconds is None:
+        yield "the plan states no fallback bound"
+    else:
+        yield f"the plan's bound: {report.bound_seconds}s, plus {report.boot_allowance_seconds}s for a node to boot"
+    if not report.ran or report.start is None:
+        yield "not run: add --run to evict the node and watch what follows"
+        return
+    for event in report.events:
+        yield f"  +{event.seconds(report.start):7.0f}s  {event.subject}: {event.what}"
+    for fate in report.fates:
+        where = f"retried as {fate.retry} on {fate.retry_node} (pool {fate.retry_pool})" if fate.retry_node else (
+            f"retried as {fate.retry}, not yet scheduled" if fate.retry else "LOST: no retry")
+        yield f"pod {fate.pod}: {fate.ended or 'still running'}; {where}"
+    if report.replacement_seconds is not None:
+        yield f"replacement: {report.replacement} after {report.replacement_seconds:.0f}s"
+    yield "ok" if report.ok else "FAILED: " + "; ".join(report.failures)
+
+
+def report_json(report: DrillReport) -> str:
+    return json.dumps(report.to_json(), indent=2)

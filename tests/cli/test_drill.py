@@ -1,0 +1,226 @@
+"""`spotkube drill` end to end, as a user runs it: the shipped stacks' plans, a fake Kubernetes API
+server on 127.0.0.1 (tests/cli/fake_kube.py) and fake `az` and `gcloud` on PATH.
+
+AKS: the spot A100 node is evicted (AKS drains it on the Preempt notice, so the pod is deleted), the
+step is retried by Argo and lands on the on-demand fallback pool; the plan's bound (AKS: 610 s) holds
+or, in the slower variant, is missed. GKE: the preempted node's kubelet fails the pod with its
+graceful-shutdown message and Argo retries it, or, in the lost variant, never does.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+from fake_kube import Change, FakeKube, fake_cli, node, on_path, pipeline_pod
+
+REPO = Path(__file__).resolve().parents[2]
+SPOTKUBE = str(Path(sys.executable).with_name("spotkube"))
+START = datetime.fromisoformat("2026-11-25T09:00:00+00:00")
+
+AKS_NODE = "aks-a100spot-12345678-vmss000000"
+AKS_FALLBACK_NODE = "aks-a100ondemand-12345678-vmss000000"
+AKS_PROVIDER = ("azure:///subscriptions/0a1b2c3d-0000-4000-8000-000000000001/resourceGroups/"
+                "mc_spotkube-prod-rg_spotkube-aks_eastus/providers/Microsoft.Compute/virtualMachineScaleSets/"
+                "aks-a100spot-12345678-vmss/virtualMachines/0")
+GKE_NODE = "gke-spotkube-gke-a100-spot-1a2b3c4d-x7k2"
+GKE_NEW_NODE = "gke-spotkube-gke-a100-spot-1a2b3c4d-q9w8"
+GKE_PROVIDER = f"gce://spotkube-prod-example/europe-west4-a/{GKE_NODE}"
+WORKFLOW = "train-checkpointed-x7k2p"
+POD = f"{WORKFLOW}-system-container-impl-1203914712"
+RETRY = f"{WORKFLOW}-system-container-impl-3521408834"
+
+
+@dataclass
+class Drill:
+    fake: FakeKube
+    kubeconfig: Path
+    bin: Path
+    record: Path
+
+    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([SPOTKUBE, "drill", "--kubeconfig", str(self.kubeconfig), *args], cwd=REPO,
+                              capture_output=True, text=True, timeout=300, check=False, env=on_path(self.bin))
+
+    @property
+    def called(self) -> list[str] | None:
+        return json.loads(self.record.read_text()) if self.record.exists() else None
+
+
+def at(start: datetime, seconds: float) -> datetime:
+    return start + timedelta(seconds=seconds)
+
+
+def aks_script(replacement_after: float) -> list[Change]:
+    """AKS node auto-drain on the Preempt notice: the pod is evicted (deleted), the VM goes, the node
+    stops reporting and is removed; Argo's retry (after on_spot's 5-minute backoff) waits for the
+    autoscaler, which gives up on spot and grows the on-demand pool."""
+    return [
+        Change("pod", "MODIFIED", lambda t: pipeline_pod(POD, WORKFLOW, "train", 0, node_name=AKS_NODE,
+                                                         phase="Running", created=START, deleting=at(t, 4))),
+        Change("pod", "DELETED", lambda t: pipeline_pod(POD, WORKFLOW, "train", 0, node_name=AKS_NODE,
+                                                        phase="Running", created=START, deleting=at(t, 4))),
+        Change("node", "MODIFIED", lambda t: node(AKS_NODE, "a100spot", AKS_PROVIDER, ready=False,
+                                                  ready_since=at(t, 41), reason="NodeStatusUnknown")),
+        Change("node", "DELETED", lambda t: node(AKS_NODE, "a100spot", AKS_PROVIDER, ready=False,
+                                                 ready_since=at(t, 41), reason="NodeStatusUnknown")),
+        Change("pod", "ADDED", lambda t: pipeline_pod(RETRY, WORKFLOW, "train", 1, node_name=None, phase="Pending",
+                                                      created=at(t, 305))),
+        Change("node", "ADDED", lambda t: node(AKS_FALLBACK_NODE, "a100ondemand", AKS_PROVIDER.replace(
+            "a100spot", "a100ondemand"), ready_since=at(t, replacement_after))),
+        Change("pod", "MODIFIED", lambda t: pipeline_pod(RETRY, WORKFLOW, "train", 1, node_name=AKS_FALLBACK_NODE,
+                                                         phase="Pending", created=at(t, 305),
+                                                         scheduled=at(t, replacement_after + 2))),
+    ]
+
+
+def gke_script(retried: bool) -> list[Change]:
+    """GKE spot preemption: ACPI soft-off starts the kubelet's graceful node shutdown, which fails the
+    pod with its message; the node stops reporting; Argo retries the step, and spot capacity returns."""
+    shutdown = "Pod was terminated in response to imminent node shutdown."
+    script = [
+        Change("pod", "MODIFIED", lambda t: pipeline_pod(POD, WORKFLOW, "train", 0, node_name=GKE_NODE, phase="Failed",
+                                                         created=START, message=shutdown, reason="Terminated")),
+        Change("node", "MODIFIED", lambda t: node(GKE_NODE, "a100-spot", GKE_PROVIDER, ready=False,
+                                                  ready_since=at(t, 38), reason="NodeStatusUnknown")),
+    ]
+    if retried:
+        script += [
+            Change("pod", "ADDED", lambda t: pipeline_pod(RETRY, WORKFLOW, "train", 1, node_name=None,
+                                                          phase="Pending", created=at(t, 302))),
+            Change("node", "ADDED", lambda t: node(GKE_NEW_NODE, "a100-spot", GKE_PROVIDER.replace(GKE_NODE,
+                                                                                                  GKE_NEW_NODE),
+                                                   ready_since=at(t, 420))),
+            Change("pod", "MODIFIED", lambda t: pipeline_pod(RETRY, WORKFLOW, "train", 1, node_name=GKE_NEW_NODE,
+                                                             phase="Running", created=at(t, 302),
+                                                             scheduled=at(t, 423))),
+        ]
+    return script
+
+
+def cluster_nodes(cloud: str) -> list[dict[str, object]]:
+    if cloud == "aks":
+        return [node("aks-system-12345678-vmss000000", "system", AKS_PROVIDER.replace("a100spot", "system")),
+                node(AKS_NODE, "a100spot", AKS_PROVIDER)]
+    return [node("gke-spotkube-gke-system-9f8e7d6c-a1b2", "system", GKE_PROVIDER.replace(GKE_NODE, "gke-sys")),
+            node(GKE_NODE, "a100-spot", GKE_PROVIDER)]
+
+
+@pytest.fixture
+def drill(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Drill]:
+    cloud, script = request.param
+    trigger, record = tmp_path / "evicted-at", tmp_path / "cli-args.json"
+    running = pipeline_pod(POD, WORKFLOW, "train", 0, node_name=AKS_NODE if cloud == "aks" else GKE_NODE,
+                           phase="Running", created=START)
+    fake = FakeKube(cluster_nodes(cloud), [running], script, trigger).start()
+    folder = tmp_path / "bin"
+    if cloud == "aks":
+        fake_cli(folder, "az", trigger, record)
+    else:
+        fake_cli(folder, "gcloud", trigger, record, stderr="Simulating maintenance on instance(s) "
+                 f"[{GKE_NODE}]...done.\n")
+    try:
+        yield Drill(fake, fake.kubeconfig(tmp_path / "kubeconfig"), folder, record)
+    finally:
+        fake.stop()
+
+
+AKS_COMMAND = ["vmss", "simulate-eviction", "--subscription", "0a1b2c3d-0000-4000-8000-000000000001",
+               "--resource-group", "mc_spotkube-prod-rg_spotkube-aks_eastus", "--name", "aks-a100spot-12345678-vmss",
+               "--instance-id", "0"]
+GKE_COMMAND = ["compute", "instances", "simulate-maintenance-event", GKE_NODE, "--zone", "europe-west4-a",
+               "--project", "spotkube-prod-example"]
+
+
+@pytest.mark.parametrize("drill", [("aks", aks_script(replacement_after=840))], indirect=True)
+def test_without_run_it_names_the_node_and_the_command_and_evicts_nothing(drill: Drill) -> None:
+    result = drill.run("--stack", "aks-prod-eastus", "--pool", "a100spot")
+    assert result.returncode == 0, result.stderr
+    assert f"node {AKS_NODE}" in result.stdout
+    assert f"pipeline pods on it: {POD}" in result.stdout
+    assert "command: az " + " ".join(AKS_COMMAND) in result.stdout
+    assert "the plan's bound: 610s, plus 600s for a node to boot" in result.stdout
+    assert "not run: add --run" in result.stdout
+    assert drill.called is None
+
+
+@pytest.mark.parametrize("drill", [("aks", aks_script(replacement_after=840))], indirect=True)
+def test_aks_eviction_is_retried_on_the_fallback_within_the_bound(drill: Drill) -> None:
+    result = drill.run("--stack", "aks-prod-eastus", "--pool", "a100spot", "--run", "--format", "json",
+                       "--timeout", "60s")
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert drill.called == AKS_COMMAND
+    report = json.loads(result.stdout)
+    assert report["ok"] and report["failures"] == []
+    assert report["command"] == ["az", *AKS_COMMAND]
+    (pod,) = report["pods"]
+    assert (pod["pod"], pod["ended"], pod["retry"], pod["retryNode"], pod["retryPool"], pod["lost"]) == (
+        POD, "deleted", RETRY, AKS_FALLBACK_NODE, "a100ondemand", False)
+    assert pod["scheduledSeconds"] == pytest.approx(842, abs=3)
+    assert report["replacement"]["node"] == AKS_FALLBACK_NODE
+    assert report["replacement"]["seconds"] == pytest.approx(840, abs=3)
+    assert report["bound"] == {"planSeconds": 610, "bootAllowanceSeconds": 600}
+    events = [e["event"] for e in report["timeline"]]
+    assert events[0] == "eviction requested"
+    assert "node NotReady (NodeStatusUnknown)" in events and "node deleted" in events
+    assert f"Argo retry of {POD} created" in events
+
+
+@pytest.mark.parametrize("drill", [("aks", aks_script(replacement_after=1500))], indirect=True)
+def test_a_replacement_later_than_the_plan_s_bound_fails_the_drill(drill: Drill) -> None:
+    result = drill.run("--stack", "aks-prod-eastus", "--pool", "a100spot", "--run", "--timeout", "60s")
+    assert result.returncode == 1, result.stderr + result.stdout
+    assert "FAILED: the replacement took 1500s, more than the plan's bound of 610s plus 600s for a node to boot" \
+        in result.stdout
+    assert f"pod {POD}: deleted; retried as {RETRY} on {AKS_FALLBACK_NODE} (pool a100ondemand)" in result.stdout
+
+
+@pytest.mark.parametrize("drill", [("gke", gke_script(retried=True))], indirect=True)
+def test_gke_preemption_is_retried_when_spot_returns(drill: Drill) -> None:
+    result = drill.run("--stack", "gke-prod-europe-west4", "--pool", "a100-spot", "--run", "--timeout", "60s")
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert drill.called == GKE_COMMAND
+    assert "the plan states no fallback bound" in result.stdout
+    assert (f"{POD}: pod Failed: Pod was terminated in response to imminent node shutdown." in result.stdout)
+    assert f"pod {POD}: Failed; retried as {RETRY} on {GKE_NEW_NODE} (pool a100-spot)" in result.stdout
+    assert "replacement: " + GKE_NEW_NODE in result.stdout
+    assert result.stdout.rstrip().endswith("ok")
+
+
+@pytest.mark.parametrize("drill", [("gke", gke_script(retried=False))], indirect=True)
+def test_a_pod_lost_without_a_retry_fails_the_drill(drill: Drill) -> None:
+    result = drill.run("--stack", "gke-prod-europe-west4", "--pool", "a100-spot", "--run", "--timeout", "4s",
+                       "--format", "json")
+    assert result.returncode == 1, result.stderr + result.stdout
+    report = json.loads(result.stdout)
+    assert report["failures"] == [f"pipeline pod {POD} ({WORKFLOW}) was lost: no Argo retry before the drill "
+                                  "timed out"]
+    assert report["pods"][0]["lost"] is True and report["pods"][0]["ended"] == "Failed"
+
+
+@pytest.mark.parametrize("drill", [("aks", aks_script(replacement_after=840))], indirect=True)
+def test_bad_input_is_one_line_and_exit_2(drill: Drill, tmp_path: Path) -> None:
+    missing = drill.run("--stack", "aks-prod-eastus", "--pool", "nope")
+    assert missing.returncode == 2
+    assert "error: stack aks-prod-eastus has no pool 'nope'; pools: " in missing.stderr
+    on_demand = drill.run("--stack", "aks-prod-eastus", "--pool", "a100ondemand")
+    assert on_demand.returncode == 2 and "is on-demand capacity, which the cloud never evicts" in on_demand.stderr
+    empty = drill.run("--stack", "aks-dev-uksouth", "--pool", "t4spot")
+    assert empty.returncode == 2 and "pool 't4spot' of stack aks-dev-uksouth has no Ready node" in empty.stderr
+    assert "Traceback" not in missing.stderr + on_demand.stderr + empty.stderr
+
+
+@pytest.mark.parametrize("drill", [("aks", aks_script(replacement_after=840))], indirect=True)
+def test_a_failing_cloud_cli_stops_the_drill_with_what_it_said(drill: Drill) -> None:
+    fake_cli(drill.bin, "az", drill.fake.trigger, drill.record, exit_code=1,
+             stderr="ERROR: (OperationNotAllowed) Operation 'simulateEviction' is not allowed on VM "
+                    "'aks-a100spot-12345678-vmss_0' since the VM is not a Spot VM.\n")
+    result = drill.run("--stack", "aks-prod-eastus", "--pool", "a100spot", "--run", "--timeout", "10s")
+    assert result.returncode == 2
+    assert "failed (exit 1): ERROR: (OperationNotAllowed)" in result.stderr
