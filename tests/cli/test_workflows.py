@@ -41,8 +41,8 @@ def steps_using(workflow: dict[str, Any], action: str) -> list[dict[str, Any]]:
             if step.get("uses", "").startswith(f"{action}@")]
 
 
-def test_the_three_workflows_exist() -> None:
-    assert [w.name for w in WORKFLOWS] == ["deploy.yml", "offline-plan.yml", "preview.yml"]
+def test_the_four_workflows_exist() -> None:
+    assert [w.name for w in WORKFLOWS] == ["deploy.yml", "drill.yml", "offline-plan.yml", "preview.yml"]
 
 
 @pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda p: p.name)
@@ -200,3 +200,46 @@ def test_jobs_that_reach_the_cluster_install_its_sign_in_plugins_pinned(name: st
     pulumi_step = next(i for i, n in enumerate(names) if n.startswith("pulumi "))
     assert names.index("Install kubelogin") < pulumi_step
     assert names.index("Install gke-gcloud-auth-plugin") < pulumi_step
+
+
+def _dev_guard(stack: str, pool: str = "t4spot", timeout: str = "45m") -> subprocess.CompletedProcess[str]:
+    """The drill workflow's first step, run as GitHub would (shell: python)."""
+    (step,) = [s for s in load("drill.yml")["jobs"]["drill"]["steps"] if s.get("name") == "Only dev stacks"]
+    assert step["shell"] == "python"
+    return subprocess.run([sys.executable, "-c", step["run"]], capture_output=True, text=True, timeout=60, check=False,
+                          env={**os.environ, "STACK": stack, "POOL": pool, "TIMEOUT": timeout})
+
+
+def test_the_drill_is_dispatched_by_hand_on_dev_stacks_only() -> None:
+    workflow = load("drill.yml")
+    assert set(triggers(workflow)) == {"workflow_dispatch"}
+    assert set(triggers(workflow)["workflow_dispatch"]["inputs"]) == {"stack", "pool", "timeout"}
+    job = workflow["jobs"]["drill"]
+    assert job["permissions"] == {"contents": "read", "id-token": "write"}
+    assert job["environment"]["name"] == "${{ inputs.stack }}"
+    assert job["concurrency"] == {"group": "drill-${{ inputs.stack }}", "cancel-in-progress": False}
+    assert job["steps"][0]["name"] == "Only dev stacks", "nothing is installed or signed in before the check"
+    assert _dev_guard("aks-dev-uksouth").returncode == 0
+    assert _dev_guard("gke-dev-us-central1", "l4-spot", "30m").returncode == 0
+    refused = _dev_guard("aks-prod-eastus")
+    assert refused.returncode == 1 and "'aks-prod-eastus' is not a dev stack" in refused.stdout
+    assert _dev_guard("aks-dev-uksouth", pool="t4spot; rm -rf /").returncode == 1
+    assert _dev_guard("aks-dev-uksouth", timeout="forever").returncode == 1
+
+
+def test_the_drill_runs_spotkube_drill_and_keeps_its_json() -> None:
+    workflow = load("drill.yml")
+    job = workflow["jobs"]["drill"]
+    runs = "\n".join(step.get("run", "") for step in job["steps"])
+    assert 'spotkube drill --stack "$STACK" --pool "$POOL" --run' in runs and "--format json > drill.json" in runs
+    assert '-e ".[drill]"' in runs, "the Kubernetes client is the drill extra"
+    assert 'pulumi stack output kubeconfig --show-secrets --stack "$STACK" > "$RUNNER_TEMP/kubeconfig"' in runs
+    assert "${{" not in runs, "inputs reach the scripts through the environment, never spliced into them"
+    (upload,) = steps_using(workflow, "actions/upload-artifact")
+    assert upload["with"]["path"] == "drill.json" and upload["if"].startswith("${{ !cancelled()")
+    (azure,) = steps_using(workflow, "azure/login")
+    assert azure["if"] == "startsWith(inputs.stack, 'aks-')" and "client-secret" not in azure["with"]
+    (google,) = steps_using(workflow, "google-github-actions/auth")
+    assert google["if"] == "startsWith(inputs.stack, 'gke-')"
+    (gcloud,) = steps_using(workflow, "google-github-actions/setup-gcloud")
+    assert gcloud["with"]["install_components"] == "gke-gcloud-auth-plugin"
