@@ -5,9 +5,11 @@ Run it with any program that builds spotkube platforms, this repository's or ano
     pulumi preview --policy-pack policy/
 
 This is the only module that imports `pulumi_policy` (it pins protobuf 5, kfp needs protobuf 6),
-so it only adapts: each plain rule becomes one mandatory ResourceValidationPolicy fed the
-resource's type token, name and inputs. The rules themselves are tested against every shipped stack
-in tests/review/test_policy_rules.py.
+so it only adapts: each plain resource rule becomes one mandatory ResourceValidationPolicy fed the
+resource's type token, name and inputs, and each advisory stack rule one advisory
+StackValidationPolicy fed every resource of the stack (a GPU pool's maintenance window is on another
+resource: the cluster on GKE, a MaintenanceConfiguration on AKS). The rules themselves are tested
+against every shipped stack in tests/review/test_policy_rules.py.
 
 The stack rule `kubeconfig_outputs_secret` is not adapted. Pulumi's engine sends secret markers to
 policy packs, but pulumi-policy 1.21's Python SDK unwraps them before a validation sees the values
@@ -23,9 +25,12 @@ from pulumi_policy import (
     ResourceValidation,
     ResourceValidationArgs,
     ResourceValidationPolicy,
+    StackValidation,
+    StackValidationArgs,
+    StackValidationPolicy,
 )
 
-from spotkube.review.policy_rules import RESOURCE_RULES, ResourceRule
+from spotkube.review.policy_rules import ADVISORY_STACK_RULES, RESOURCE_RULES, ResourceRule, StackRule
 
 
 def _validation(rule: ResourceRule) -> ResourceValidation:
@@ -38,9 +43,21 @@ def _validation(rule: ResourceRule) -> ResourceValidation:
     return validate
 
 
-def policies() -> list[ResourceValidationPolicy]:
-    """One mandatory policy per resource rule: a guardrail that only warns gets ignored."""
-    return [
+def _stack_validation(rule: StackRule) -> StackValidation:
+    """Report each sentence the plain stack rule returns over all of the stack's resources."""
+
+    def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+        resources = [(r.resource_type, r.name, r.props) for r in args.resources]
+        for message in rule.check(resources):
+            report_violation(message, None)
+
+    return validate
+
+
+def policies() -> list[ResourceValidationPolicy | StackValidationPolicy]:
+    """One mandatory policy per resource rule (a guardrail that only warns gets ignored), then one
+    advisory policy per stack rule (a stack may choose to let the cloud upgrade at any time)."""
+    resource_policies: list[ResourceValidationPolicy | StackValidationPolicy] = [
         ResourceValidationPolicy(
             name=rule.name,
             description=rule.description,
@@ -48,6 +65,15 @@ def policies() -> list[ResourceValidationPolicy]:
             enforcement_level=EnforcementLevel.MANDATORY,
         )
         for rule in RESOURCE_RULES
+    ]
+    return resource_policies + [
+        StackValidationPolicy(
+            name=rule.name,
+            description=rule.description,
+            validate=_stack_validation(rule),
+            enforcement_level=EnforcementLevel.ADVISORY,
+        )
+        for rule in ADVISORY_STACK_RULES
     ]
 
 

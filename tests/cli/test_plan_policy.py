@@ -13,20 +13,23 @@ import base64
 import copy
 import dataclasses
 import importlib.util
+import shutil
 import sys
+import tempfile
 import types
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from spotkube.cli import report
 from spotkube.cli.offline import Registration, StackRun, run_stack
 from spotkube.clouds.aks.profile import AGENT_POOL_TYPE, CLUSTER_TYPE
 from spotkube.clouds.gke.profile import NODE_POOL_TYPE
 from spotkube.platform import contract
-from spotkube.platform.project import Project
+from spotkube.platform.project import Project, find_project
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -39,12 +42,20 @@ class _Policy:
     enforcement_level: str
 
 
+@dataclasses.dataclass
+class _StackPolicy(_Policy):
+    """A StackValidationPolicy: its `validate` takes every resource of the stack at once."""
+
+
 def _load_pack() -> list[_Policy]:
     """policy/__main__.py's policies, with a stand-in for the pulumi_policy names it imports."""
     stand_in = types.ModuleType("pulumi_policy")
-    stand_in.EnforcementLevel = types.SimpleNamespace(MANDATORY="mandatory")  # type: ignore[attr-defined]
+    stand_in.EnforcementLevel = types.SimpleNamespace(  # type: ignore[attr-defined]
+        MANDATORY="mandatory", ADVISORY="advisory")
     stand_in.ResourceValidationPolicy = _Policy  # type: ignore[attr-defined]
-    for name in ("PolicyPack", "ReportViolation", "ResourceValidation", "ResourceValidationArgs"):
+    stand_in.StackValidationPolicy = _StackPolicy  # type: ignore[attr-defined]
+    for name in ("PolicyPack", "ReportViolation", "ResourceValidation", "ResourceValidationArgs", "StackValidation",
+                 "StackValidationArgs"):
         setattr(stand_in, name, object)
     spec = importlib.util.spec_from_file_location("spotkube_policy_pack", REPO / "policy" / "__main__.py")
     assert spec is not None and spec.loader is not None
@@ -62,16 +73,30 @@ def _load_pack() -> list[_Policy]:
 
 
 PACK = _load_pack()
+RESOURCE_POLICIES = [p for p in PACK if not isinstance(p, _StackPolicy)]
+STACK_POLICIES = [p for p in PACK if isinstance(p, _StackPolicy)]
+
+
+def _policy_resources(run: StackRun) -> list[types.SimpleNamespace]:
+    return [types.SimpleNamespace(resource_type=r.type, name=r.name, props=report.unwrapped(r.inputs))
+            for r in run.registrations]
 
 
 def pack_verdict(run: StackRun) -> set[tuple[str, str]]:
-    """What `pulumi preview --policy-pack policy/` reports: each policy over each resource."""
+    """What `pulumi preview --policy-pack policy/` reports as mandatory: each policy over each resource."""
     found: set[tuple[str, str]] = set()
-    for registration in run.registrations:
-        args = types.SimpleNamespace(resource_type=registration.type, name=registration.name,
-                                     props=report.unwrapped(registration.inputs))
-        for policy in PACK:
+    for args in _policy_resources(run):
+        for policy in RESOURCE_POLICIES:
             policy.validate(args, lambda message, urn, rule=policy.name: found.add((rule, message)))
+    return found
+
+
+def pack_advisories(run: StackRun) -> set[tuple[str, str]]:
+    """What the pack's advisory stack policies report, over all the stack's resources at once."""
+    found: set[tuple[str, str]] = set()
+    stack = types.SimpleNamespace(resources=_policy_resources(run))
+    for policy in STACK_POLICIES:
+        policy.validate(stack, lambda message, urn, rule=policy.name: found.add((rule, message)))
     return found
 
 
@@ -86,16 +111,43 @@ def runs(repo_project: Project) -> dict[str, StackRun]:
     return {stack: run_stack(repo_project, stack) for stack in repo_project.stacks()}
 
 
-def test_the_pack_declares_one_mandatory_policy_per_rule() -> None:
-    from spotkube.review.policy_rules import RESOURCE_RULES
+def test_the_pack_declares_one_mandatory_policy_per_rule_and_one_advisory_per_stack_rule() -> None:
+    from spotkube.review.policy_rules import ADVISORY_STACK_RULES, RESOURCE_RULES
 
-    assert [p.name for p in PACK] == [r.name for r in RESOURCE_RULES]
-    assert {p.enforcement_level for p in PACK} == {"mandatory"}
+    assert [p.name for p in RESOURCE_POLICIES] == [r.name for r in RESOURCE_RULES]
+    assert {p.enforcement_level for p in RESOURCE_POLICIES} == {"mandatory"}
+    assert [p.name for p in STACK_POLICIES] == [r.name for r in ADVISORY_STACK_RULES]
+    assert {p.enforcement_level for p in STACK_POLICIES} == {"advisory"}
+
+
+def test_plan_and_pack_agree_on_a_gpu_pool_without_a_window(runs: dict[str, StackRun]) -> None:
+    for stack in ("aks-dev-uksouth", "gke-dev-us-central1"):
+        run = runs[stack]
+        assert pack_advisories(run) == set(), stack
+        anytime = run_with_anytime(run)
+        document = report.stack_document(anytime)
+        advisories = {(f.rule, f.message) for f in document.advisories}
+        assert advisories == pack_advisories(anytime) != set(), stack
+        assert all(rule == "spotkube-gpu-pool-upgrade-window" for rule, _ in advisories)
+        assert any("is upgraded at any time" in w for w in document.warnings) and not document.errors
 
 
 def test_plan_and_pack_agree_on_every_shipped_stack(runs: dict[str, StackRun]) -> None:
     for stack, run in runs.items():
         assert plan_verdict(run) == pack_verdict(run) == set(), stack
+
+
+def run_with_anytime(run: StackRun) -> StackRun:
+    """The stack planned again with `cluster.maintenance.anytime: true` (no window, no busy periods)."""
+    folder = Path(tempfile.mkdtemp())
+    (folder / "stacks").mkdir()
+    (folder / "Pulumi.yaml").write_text((REPO / "Pulumi.yaml").read_text())
+    shutil.copytree(REPO / "infra", folder / "infra")
+    config = yaml.safe_load((REPO / run.source).read_text())
+    cluster = config["config"].setdefault("spotkube:cluster", {})
+    cluster["maintenance"] = {"anytime": True}
+    (folder / run.source).write_text(yaml.safe_dump(config))
+    return run_stack(find_project(folder), run.stack)
 
 
 def _doctor(run: StackRun, type_token: str, change: Callable[[dict[str, Any]], None],

@@ -134,11 +134,16 @@ def _setting_text(setting: Setting) -> str:
 def posture_rows(document: PlanDocument) -> list[tuple[str, str, Setting]]:
     """(where, setting name, setting) for each cluster's security settings, then the add-ons'."""
     rows = [(cluster.resource, s.name, s) for cluster in document.posture for s in cluster.settings]
-    return rows + [("add-ons", s.name, s) for s in document.addons]
+    rows += [("add-ons", s.name, s) for s in document.addons]
+    return rows + [("upgrades", f"{u.kind} {u.pool}", Setting(
+        f"{u.kind} {u.pool}", u.text(),
+        "a node image update can drain it in the middle of a step" if u.gpu and u.window is None else None))
+        for u in document.upgrades]
 
 
 def posture_table(document: PlanDocument) -> Table:
-    table = Table(title=f"{document.stack}: security posture and add-ons", title_justify="left", expand=False)
+    table = Table(title=f"{document.stack}: security posture, add-ons and upgrades", title_justify="left",
+                  expand=False)
     for column in ("setting", "value"):
         table.add_column(column, overflow="fold")
     for _, name, setting in posture_rows(document):
@@ -246,7 +251,7 @@ def to_markdown(documents: Sequence[PlanDocument], details: bool = False) -> str
     lines = ["## spotkube plan", ""]
     for document in documents:
         lines += [f"### {document.stack} ({document.cloud}, {document.region})", "",
-                  "| security and add-ons | value |", "|---|---|"]
+                  "| security, add-ons and upgrades | value |", "|---|---|"]
         lines += [f"| {name} | {_md_setting(setting)} |" for _, name, setting in posture_rows(document)]
         lines += ["",
                   "| pool | capacity | machine | gpu | nodes | taints | max price | cost / month |",

@@ -13,7 +13,7 @@ from typing import Any
 from pulumi.runtime import rpc
 
 from spotkube.cli.offline import Registration, StackRun
-from spotkube.clouds import plan_platform, profile
+from spotkube.clouds import plan_platform, profile, upgrade_exposures
 from spotkube.platform.contract import PoolContract
 from spotkube.platform.cost import PriceTable
 from spotkube.platform.posture import ClusterPosture
@@ -22,7 +22,7 @@ from spotkube.review.costing import LOGGED_PLAN_WARNING, price_plan
 from spotkube.review.fallback import stack_fallback
 from spotkube.review.placements import StackPlacements, stack_placements
 from spotkube.review.plan_document import SCHEMA_VERSION, PlanDocument, pool_rows
-from spotkube.review.policy_rules import check_outputs, check_registrations
+from spotkube.review.policy_rules import check_outputs, check_registrations, check_stack
 from spotkube.review.preflight import Deployment, preflight
 from spotkube.review.resource_list import resource_list
 
@@ -111,6 +111,8 @@ def stack_document(run: StackRun, table: PriceTable | None = None) -> PlanDocume
                             key=lambda f: (f.rule, f.message))),
         program_warnings=_program_warnings(run),
         fallback=stack_fallback(run.spec.cloud, seen_by_pack, pools),
+        upgrades=tuple(upgrade_exposures([(r.type, r.name, r.inputs) for r in seen_by_pack])),
+        advisories=tuple(sorted(set(check_stack(seen_by_pack)), key=lambda f: (f.rule, f.message))),
     )
 
 

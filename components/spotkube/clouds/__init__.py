@@ -9,7 +9,7 @@ folder and one line in `CLOUDS`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from spotkube.clouds.aks import profile as aks
@@ -18,6 +18,7 @@ from spotkube.platform import plan, project, validation
 from spotkube.platform.cloud import CloudProfile, RegisteredPool
 from spotkube.platform.contract import Cloud
 from spotkube.platform.input_messages import KeyStyle
+from spotkube.platform.maintenance import UpgradeExposure
 from spotkube.platform.spec import PlatformSpec
 
 CLOUDS: dict[str, CloudProfile] = {p.cloud: p for p in (aks.PROFILE, gke.PROFILE)}
@@ -53,6 +54,12 @@ def read_spec(config: Mapping[str, str], proj: project.Project, stack: str) -> P
     return project.read_spec(config, proj, stack, CLOUDS)
 
 
+def upgrade_exposures(resources: Sequence[tuple[str, str, Mapping[str, Any]]]) -> list[UpgradeExposure]:
+    """Every registered worker pool's upgrade exposure, whichever cloud it belongs to: each profile
+    reads only its own resources, so the policy pack judges programs without knowing their cloud."""
+    return [e for p in CLOUDS.values() if p.read_upgrades for e in p.read_upgrades(resources)]
+
+
 def registered_pools(type_token: str, name: str, inputs: Mapping[str, Any]) -> list[RegisteredPool]:
     """The node pools any registration declares, whichever cloud it belongs to (none for the rest):
     the policy pack judges programs without knowing their cloud."""
@@ -61,5 +68,5 @@ def registered_pools(type_token: str, name: str, inputs: Mapping[str, Any]) -> l
 
 __all__ = [
     "CLOUDS", "CloudProfile", "RegisteredPool", "checked", "load_stack_spec", "parse_spec", "plan_platform",
-    "profile", "read_spec", "registered_pools",
+    "profile", "read_spec", "registered_pools", "upgrade_exposures",
 ]

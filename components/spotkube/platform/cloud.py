@@ -14,8 +14,9 @@ from typing import Any, Literal
 
 from spotkube.platform.contract import Capacity, Cloud, Taint
 from spotkube.platform.errors import Problem
+from spotkube.platform.maintenance import UpgradeReader
 from spotkube.platform.posture import PostureReader
-from spotkube.platform.spec import GpuPool, GpuSpec, PlatformSpec
+from spotkube.platform.spec import GpuPool, GpuSpec, MaintenanceWindow, PlatformSpec
 
 #: How a cloud's GPU nodes get their device plugin: a DaemonSet spotkube deploys, or the cloud's own.
 PluginMode = Literal["daemonset", "gke-managed"]
@@ -146,6 +147,10 @@ class CloudProfile:
     #: paths under it, except those listed in `updatable_in_place`.
     create_only: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     updatable_in_place: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: The maintenance window a stack gets when it declares none.
+    default_maintenance_window: MaintenanceWindow | None = None
+    #: When and how the cloud upgrades each registered worker pool (the plan's posture, the policy pack).
+    read_upgrades: UpgradeReader | None = None
     #: How `spotkube drill` evicts a node of this cloud; None when the cloud offers no such command.
     eviction_command: EvictionCommand | None = None
     #: Seconds a workload pod really gets to stop when a spot node is reclaimed: the default of the

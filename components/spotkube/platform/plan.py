@@ -18,7 +18,7 @@ from typing import Any
 from spotkube.platform import contract
 from spotkube.platform.cloud import CloudProfile
 from spotkube.platform.contract import Capacity, Cloud, PoolContract, Role, Taint
-from spotkube.platform.spec import GpuPool, PlatformSpec, SpotPool
+from spotkube.platform.spec import GpuPool, PlatformSpec, PoolUpgrade, SpotPool
 
 #: Cluster-autoscaler priority expander tiers: the highest number wins among pools that fit.
 SPOT_PRIORITY = 30
@@ -47,6 +47,8 @@ class PoolPlan:
     gpu_driver: str | None
     contract: PoolContract
     cloud_name: str = ""
+    #: How the cloud replaces the nodes when it upgrades them, as the stack set it (spot and GPU pools).
+    upgrade: PoolUpgrade | None = None
 
     @property
     def interruptible(self) -> bool:
@@ -167,14 +169,14 @@ def plan_platform(spec: PlatformSpec, facts: CloudProfile) -> PlatformPlan:
     for role, worker in workers:
         gpu_spec = worker.gpu if isinstance(worker, GpuPool) else None
         eviction_policy, max_price = worker.spot_price_controls()
-        pools.append(_pool(
+        pools.append(replace(_pool(
             cloud, spec.region, worker.name, role, worker.capacity, worker.machine, facts.machine_arch(worker.machine),
             gpu=(gpu_spec.type, gpu_spec.count) if gpu_spec else None,
             low=worker.min, high=worker.max, zones=worker.zones,
             extra_labels=worker.labels, extra_taints=worker.parsed_taints(),
             eviction_policy=eviction_policy, max_price=max_price,
             gpu_driver=worker.driver() if isinstance(worker, GpuPool) else None,
-        ))
+        ), upgrade=worker.upgrade))
     return PlatformPlan(spec=spec, pools=tuple(pools))
 
 

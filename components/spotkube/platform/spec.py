@@ -184,6 +184,30 @@ class PlatformPool(Pool):
     max: NodeCount = Field(default=3, description="Maximum nodes.")
 
 
+Weekday = Literal["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+#: `YYYY-MM-DD`, a calendar date.
+DATE_PATTERN = r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$"
+
+
+class PoolUpgrade(_Model):
+    """How the cloud replaces this pool's nodes when it upgrades them. Each cloud's spec extends it
+    with what only that cloud takes. Unset fields take spotkube's default for the pool: on a GPU pool,
+    one surge node at a time and none taken away before its replacement is up."""
+
+    max_surge: Text | None = Field(
+        default=None, pattern=r"^[0-9]+%?$",
+        description="Extra nodes added while the pool is upgraded. GPU pools default to 1 (surge nodes need GPU "
+        "quota).",
+    )
+    max_unavailable: Text | None = Field(
+        default=None, pattern=r"^[0-9]+%?$",
+        description="Nodes that may be down at once during the upgrade. GPU pools default to 0.",
+    )
+    soak_minutes: Annotated[int, Field(ge=0, le=1440), Strict(), BeforeValidator(_whole_number)] | None = Field(
+        default=None, description="Minutes to wait, once a node's pods have moved, before going on.",
+    )
+
+
 class SpotPool(Pool):
     """A CPU pool on spot or preemptible capacity that scales 0..N, for batch steps without GPUs."""
 
@@ -202,6 +226,10 @@ class SpotPool(Pool):
         default=(),
         description="Extra taints, as `key=value:Effect` with Kubernetes' syntax for the key and value and Effect "
         "NoSchedule, PreferNoSchedule or NoExecute; the prefixes `spotkube.io/` and the cloud's own are reserved.",
+    )
+    upgrade: PoolUpgrade = Field(
+        default_factory=PoolUpgrade,
+        description="How the cloud replaces the pool's nodes when it upgrades them: surge, drain, soak.",
     )
 
     @field_validator("taints")
@@ -255,6 +283,67 @@ class DeployerSettings(_Model):
     )
 
 
+class MaintenanceWindow(_Model):
+    """A weekly window: the only time the cloud may upgrade the cluster or replace its nodes' images."""
+
+    days: tuple[Weekday, ...] = Field(
+        min_length=1, max_length=7,
+        description="Days of the week, e.g. `[Saturday]`. AKS takes one day; GKE needs at least 12 hours a week in "
+        "all (48 hours in any 32 days).",
+    )
+    start: Text = Field(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$", description="Start time, `HH:MM`.")
+    hours: Annotated[int, Field(ge=4, le=24), Strict(), BeforeValidator(_whole_number)] = Field(
+        description="Length in hours, 4 to 24 (both clouds need at least 4)."
+    )
+    utc_offset: Text = Field(
+        default="+00:00", pattern=r"^[+-](0[0-9]|1[0-4]):[0-5][0-9]$",
+        description="The times' offset from UTC, e.g. `+01:00`.",
+    )
+
+
+class BusyPeriod(_Model):
+    """Dates on which nothing may drain a node for an upgrade: a deadline, a long training run."""
+
+    name: Text = Field(pattern=r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$", description="A name, e.g. `quarter-end`.")
+    start: Text = Field(pattern=DATE_PATTERN, description="First day, `YYYY-MM-DD` (UTC).")
+    end: Text = Field(pattern=DATE_PATTERN, description="Last day, `YYYY-MM-DD` (UTC), included.")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> BusyPeriod:
+        if self.end < self.start:
+            raise ValueError(f"end {self.end} is before start {self.start}; give the first and the last day")
+        return self
+
+
+class MaintenanceSettings(_Model):
+    """When the cloud may upgrade the cluster and drain its nodes: AKS maintenance configurations (the
+    Kubernetes auto-upgrade and node OS schedules), GKE's maintenance policy (a recurring window and
+    exclusions)."""
+
+    window: MaintenanceWindow | None = Field(
+        default=None,
+        description="The weekly window; unset = the cloud's default (AKS: Saturday 02:00 UTC for 4 hours; GKE: "
+        "Saturday and Sunday 02:00 UTC for 6 hours).",
+    )
+    busy_periods: tuple[BusyPeriod, ...] = Field(
+        default=(), max_length=20,
+        description="Periods with no upgrade at all, `[{name, start, end}]` (AKS notAllowedDates; GKE exclusions "
+        "with scope NO_MINOR_OR_NODE_UPGRADES).",
+    )
+    anytime: Flag = Field(
+        default=False,
+        description="Let the cloud upgrade whenever it likes: no window, no busy periods (the plan warns for every "
+        "GPU pool).",
+    )
+
+    @model_validator(mode="after")
+    def _anytime_alone(self) -> MaintenanceSettings:
+        if self.anytime and (self.window is not None or self.busy_periods):
+            raise ValueError("anytime: true declares no window and no busy periods; remove window and busyPeriods, "
+                             "or anytime")
+        return self
+
+
 class ClusterSettings(_Model):
     """Cluster-wide settings; the security switches default to on, or on in prod."""
 
@@ -279,6 +368,10 @@ class ClusterSettings(_Model):
     )
     deployer: DeployerSettings = Field(
         default_factory=DeployerSettings, description="Who runs `pulumi up` and from where."
+    )
+    maintenance: MaintenanceSettings = Field(
+        default_factory=MaintenanceSettings,
+        description="When the cloud may upgrade the cluster and drain nodes: a weekly window and busy periods.",
     )
 
     def api_server_ranges(self, restricted: bool) -> tuple[str, ...]:

@@ -41,6 +41,7 @@ from spotkube.platform.input_messages import (
 )
 from spotkube.platform.spec import (
     CONFIG_KEYS,
+    MaintenanceSettings,
     PlatformSpec,
     all_pools,
     config_key,
@@ -307,9 +308,21 @@ def common_rules(spec: PlatformSpec, clouds: Clouds) -> RuleOutput:
             ipaddress.ip_network(cidr, strict=True)
         except ValueError:
             yield Problem(config_key(path), f"{shown(cidr)} is not a CIDR; use e.g. 203.0.113.0/24")
+    busy = [period.name for period in spec.cluster.maintenance.busy_periods]
+    for i, name in enumerate(busy):
+        if name in busy[:i]:
+            yield Problem(config_key(f"cluster.maintenance.busyPeriods[{i}].name"),
+                          f"{shown(name)} is already the name of another busy period; names must be unique")
     if spec.kubeflow.enabled and not spec.platform_pool.enabled:
         yield Problem(config_key("platformPool.enabled"), "false leaves Kubeflow Pipelines no pool: it runs only "
                       "on the platform pool; enable the platform pool or set kubeflow.enabled: false")
+
+
+def _maintenance(settings: MaintenanceSettings, cloud: CloudProfile) -> MaintenanceSettings:
+    """The cloud's default window for a stack that declares none (and did not ask for `anytime`)."""
+    if settings.window is not None or settings.anytime or cloud.default_maintenance_window is None:
+        return settings
+    return settings.model_copy(update={"window": cloud.default_maintenance_window})
 
 
 def resolve(spec: PlatformSpec, clouds: Clouds) -> tuple[PlatformSpec, list[Problem]]:
@@ -328,7 +341,9 @@ def resolve(spec: PlatformSpec, clouds: Clouds) -> tuple[PlatformSpec, list[Prob
         "gpu_pools": tuple(pools),
         "system_pool": spec.system_pool.model_copy(update={"machine": spec.system_pool.machine or machine}),
         "platform_pool": spec.platform_pool.model_copy(update={"machine": spec.platform_pool.machine or machine}),
-        "cluster": spec.cluster.model_copy(update={"channel": spec.cluster.channel or cloud.default_channel}),
+        "cluster": spec.cluster.model_copy(update={
+            "channel": spec.cluster.channel or cloud.default_channel,
+            "maintenance": _maintenance(spec.cluster.maintenance, cloud)}),
         "kubeflow": spec.kubeflow.model_copy(update={
             "step_grace_period_seconds": spec.kubeflow.step_grace_period_seconds or cloud.workload_notice_seconds}),
     })

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from spotkube.clouds import RegisteredPool, profile
 from spotkube.platform.contract import ACCELERATOR_LABEL, NO_ACCELERATOR, POOL_LABEL, ROLE_LABEL, PoolContract
+from spotkube.platform.maintenance import UpgradeExposure
 from spotkube.platform.posture import ClusterPosture, Setting
 from spotkube.review.costing import CostReport
 from spotkube.review.fallback import GpuFallback
@@ -144,6 +145,10 @@ class PlanDocument:
     program_warnings: tuple[str, ...] = ()
     #: Each GPU type's spot fallback as deployed: order, worst case, warning (review/fallback.py).
     fallback: tuple[GpuFallback, ...] = ()
+    #: When and how the cloud upgrades each worker pool, as registered.
+    upgrades: tuple[UpgradeExposure, ...] = ()
+    #: The advisory policy rules' findings: warnings, not errors.
+    advisories: tuple[Finding, ...] = ()
 
     @property
     def errors(self) -> list[str]:
@@ -159,7 +164,9 @@ class PlanDocument:
         concerns = [f"security: {c}" for cluster in self.posture for c in cluster.concerns]
         concerns += [f"security: {s.name}: {s.concern}" for s in self.addons if s.concern]
         fallback = [f"fallback: {f.warning}" for f in self.fallback if f.warning]
-        return [*self.program_warnings, *(f"cost: {w}" for w in self.cost.warnings), *concerns, *fallback]
+        advisories = [f"policy {f.rule} (advisory): {f.message}" for f in self.advisories]
+        return [*self.program_warnings, *(f"cost: {w}" for w in self.cost.warnings), *concerns, *fallback,
+                *advisories]
 
     @property
     def secret_outputs(self) -> list[str]:
@@ -179,6 +186,7 @@ class PlanDocument:
             "outputs": {name: {"secret": secret} for name, secret in self.outputs.items()},
             "cost": self.cost.to_json(),
             "fallback": [f.to_json() for f in self.fallback],
+            "upgrades": [u.to_json() for u in self.upgrades],
             "placements": [p.to_json() for p in self.placements.placements],
             "notes": self.placements.notes,
             "preflight": [check.to_json() for check in self.preflight],

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from spotkube.clouds import registered_pools as node_pools
+from spotkube.clouds import upgrade_exposures
 from spotkube.platform import contract
 from spotkube.platform.cloud import mapping
 
@@ -175,6 +176,38 @@ def kubeconfig_outputs_secret(outputs: Mapping[str, SecretFlagged]) -> list[str]
     ]
 
 
+# --- Rules over all of a stack's registrations (advisory) ----------------------------------------
+
+
+def gpu_pools_upgrade_in_a_window(resources: Sequence[tuple[str, str, Mapping[str, Any]]]) -> list[str]:
+    """A node image update or a Kubernetes upgrade drains every node of a pool; without a maintenance
+    window the cloud may drain a GPU node in the middle of a ten-hour step. Advisory: a stack may choose
+    `cluster.maintenance.anytime`, and the plan says so on every run."""
+    return [
+        f"GPU pool {exposure.pool} is upgraded at any time: its nodes can be drained in the middle of a step; "
+        "declare cluster.maintenance.window (and busyPeriods), or remove maintenance.anytime"
+        for exposure in upgrade_exposures(resources) if exposure.gpu and exposure.window is None
+    ]
+
+
+StackCheck = Callable[[Sequence[tuple[str, str, Mapping[str, Any]]]], list[str]]
+
+
+@dataclass(frozen=True)
+class StackRule:
+    """An advisory guardrail over all of a stack's registrations: its name, summary and check."""
+
+    name: str
+    description: str
+    check: StackCheck
+
+
+ADVISORY_STACK_RULES: tuple[StackRule, ...] = (
+    StackRule("spotkube-gpu-pool-upgrade-window",
+              "Every GPU pool is upgraded only in a declared maintenance window.", gpu_pools_upgrade_in_a_window),
+)
+
+
 # --- Running them all -----------------------------------------------------------------------------
 
 
@@ -205,6 +238,14 @@ def check_registrations(registrations: Sequence[RegistrationLike]) -> Iterator[F
         for rule in RESOURCE_RULES:
             for message in rule.check(registration.type, registration.name, registration.inputs):
                 yield Finding(rule.name, message)
+
+
+def check_stack(registrations: Sequence[RegistrationLike]) -> Iterator[Finding]:
+    """The advisory stack rules over every registration at once."""
+    resources = [(r.type, r.name, r.inputs) for r in registrations]
+    for rule in ADVISORY_STACK_RULES:
+        for message in rule.check(resources):
+            yield Finding(rule.name, message)
 
 
 def check_outputs(outputs: Mapping[str, SecretFlagged]) -> Iterator[Finding]:

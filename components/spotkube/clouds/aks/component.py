@@ -20,6 +20,7 @@ import pulumiverse_time as time
 import yaml
 
 from spotkube.clouds.aks.catalog import INLINE_POOL_FIXED_FIELDS, RBAC_CLUSTER_ADMIN_ROLE_ID
+from spotkube.clouds.aks.profile import NODE_OS_CHANNEL, maintenance_configurations, upgrade_settings
 from spotkube.platform.kubeconfigs import with_kubelogin_mode
 from spotkube.platform.plan import PlatformPlan, PoolPlan, autoscaler_priorities, versioned_name
 from spotkube.platform.spec import LoginMode, PlatformSpec
@@ -207,6 +208,7 @@ class AksGpuCluster(pulumi.ComponentResource):
                 agent_pool_name=pool.cloud_name,
                 mode="User",
                 **_pool_fields(pool),
+                upgrade_settings=upgrade_settings(pool),
                 opts=child(
                     self,
                     ignore_changes=["count"],
@@ -214,6 +216,18 @@ class AksGpuCluster(pulumi.ComponentResource):
                     delete_before_replace=not pool.hosts_control_plane,
                     depends_on=previous,
                 ),
+            )]
+
+        # When AKS may upgrade the cluster and reimage nodes: after the pools, which it also refuses to
+        # change while another operation on the cluster runs.
+        for config_name, window in maintenance_configurations(spec.cluster.maintenance, settings_channel(spec)).items():
+            previous = [azure.containerservice.MaintenanceConfiguration(
+                f"{name}-{config_name}",
+                resource_group_name=resource_group_name,
+                resource_name_=cluster_name,
+                config_name=config_name,
+                maintenance_window=window,
+                opts=child(self, depends_on=previous),
             )]
 
         credentials = azure.containerservice.list_managed_cluster_user_credentials_output(
@@ -290,7 +304,7 @@ class AksGpuCluster(pulumi.ComponentResource):
             },
             auto_upgrade_profile={
                 "upgrade_channel": settings.channel,
-                "node_os_upgrade_channel": "NodeImage",
+                "node_os_upgrade_channel": NODE_OS_CHANNEL,
             },
             auto_scaler_profile={
                 "expander": autoscaler.expander,
@@ -355,6 +369,11 @@ class AksGpuCluster(pulumi.ComponentResource):
             data={"priorities": yaml.safe_dump(priorities, sort_keys=False)},
             opts=child(self, provider=self.provider),
         )
+
+
+def settings_channel(spec: PlatformSpec) -> str:
+    """The Kubernetes upgrade channel the cluster is registered with (the spec resolved it)."""
+    return spec.cluster.channel or "none"
 
 
 def _checked(cluster_name: str, system_pool: PoolPlan, deployed: Any, source: str) -> str:

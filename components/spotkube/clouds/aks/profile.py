@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from spotkube.clouds.aks import catalog as catalog
-from spotkube.clouds.aks.spec import AksGpuPool, AksSpec
+from spotkube.clouds.aks.spec import AksGpuPool, AksPoolUpgrade, AksSpec
 from spotkube.platform import contract
 from spotkube.platform.cloud import (
     AutoscalerFacts,
@@ -29,11 +29,38 @@ from spotkube.platform.cloud import (
 )
 from spotkube.platform.errors import NewStackError, Problem
 from spotkube.platform.input_messages import shown
+from spotkube.platform.maintenance import UpgradeExposure, window_text
+from spotkube.platform.plan import PoolPlan
 from spotkube.platform.posture import ClusterPosture, Setting, flag, listed
-from spotkube.platform.spec import GpuSpec, alias, all_pools, config_key, set_by_user, worker_pools
+from spotkube.platform.spec import (
+    GpuSpec,
+    MaintenanceSettings,
+    MaintenanceWindow,
+    alias,
+    all_pools,
+    config_key,
+    set_by_user,
+    worker_pools,
+)
 
 CLUSTER_TYPE = "azure-native:containerservice:ManagedCluster"
 AGENT_POOL_TYPE = "azure-native:containerservice:AgentPool"
+MAINTENANCE_TYPE = "azure-native:containerservice:MaintenanceConfiguration"
+#: The maintenance configurations AKS reads by name: the Kubernetes auto-upgrade channel's schedule and
+#: the node OS channel's (learn.microsoft.com/azure/aks/planned-maintenance).
+AUTO_UPGRADE_SCHEDULE = "aksManagedAutoUpgradeSchedule"
+NODE_OS_SCHEDULE = "aksManagedNodeOSUpgradeSchedule"
+#: The node OS channel spotkube sets: weekly node images, each update a drain of every node.
+NODE_OS_CHANNEL = "NodeImage"
+#: A stack without a window of its own: Saturday 02:00-06:00 UTC, the shortest window AKS takes.
+DEFAULT_WINDOW = MaintenanceWindow(days=("Saturday",), start="02:00", hours=4)
+#: What an on-demand GPU pool's upgrade does unless the stack says otherwise: one surge node (GPU quota),
+#: none taken away early, a drain that waits an hour (pod disruption budgets honoured) and a node it can't
+#: drain cordoned and left running beside its surge replacement, so a step on it can finish.
+GPU_UPGRADE = AksPoolUpgrade(max_surge="1", max_unavailable="0", drain_timeout_minutes=60, soak_minutes=0,
+                          undrainable_nodes="Cordon")
+#: AKS's own default, for pools it upgrades with none set (the AgentPoolUpgradeSettings docstrings).
+AKS_DRAIN_DEFAULT_MINUTES = 30
 CHANNELS = ("stable", "rapid", "patch", "node-image", "none")
 DEFAULT_MACHINE = "Standard_D4s_v3"
 #: Longest platform pool name whose cloud name spotkube versions (see shells.aks.cloud_pool_name):
@@ -107,6 +134,96 @@ def rules(spec: AksSpec) -> RuleOutput:
         if not re.fullmatch(pattern, value):
             yield Problem(config_key(f"cluster.autoscaler.{alias(autoscaler, name)}"),
                           f"{shown(value)} is not accepted by AKS; use {accepted}")
+    yield from _upgrade_rules(spec)
+
+
+def _upgrade_rules(spec: AksSpec) -> RuleOutput:
+    """AKS's limits on windows and pool upgrade settings."""
+    window = spec.cluster.maintenance.window
+    if window is not None and len(window.days) != 1:
+        yield Problem(config_key("cluster.maintenance.window.days"), f"{shown(list(window.days))}: an AKS maintenance "
+                      "window is weekly on one day; name one day (and lengthen hours, up to 24, if you need more)")
+    for path, pool in worker_pools(spec):
+        upgrade = pool.upgrade
+        given = [alias(upgrade, name) for name in type(upgrade).model_fields if set_by_user(upgrade, name)]
+        if pool.capacity == "spot" and given:
+            yield Problem(config_key(f"{path}.upgrade.{given[0]}"), "AKS takes no upgrade settings on a spot pool "
+                          "(\"Spot pools can't set max surge\"): its nodes are drained in the maintenance window "
+                          "and their steps retried; remove upgrade from the spot pool")
+
+
+def upgrade_settings(pool: PoolPlan) -> dict[str, Any] | None:
+    """An AgentPool's `upgrade_settings` (the SDK's names), or None to leave AKS's own: an on-demand GPU
+    pool gets `GPU_UPGRADE` under what the stack set; a spot pool gets none, which AKS refuses."""
+    if pool.capacity == "spot" or pool.upgrade is None:
+        return None
+    given = pool.upgrade.model_dump(exclude_unset=True)
+    if pool.role != "gpu" and not given:
+        return None
+    base = GPU_UPGRADE.model_dump(exclude_none=True) if pool.role == "gpu" else {}
+    chosen = AksPoolUpgrade.model_validate({**base, **given})
+    settings = {"max_surge": chosen.max_surge, "max_unavailable": chosen.max_unavailable,
+                "drain_timeout_in_minutes": chosen.drain_timeout_minutes,
+                "node_soak_duration_in_minutes": chosen.soak_minutes,
+                "undrainable_node_behavior": chosen.undrainable_nodes}
+    return {key: value for key, value in settings.items() if value is not None} or None
+
+
+def maintenance_configurations(maintenance: MaintenanceSettings, channel: str) -> dict[str, dict[str, Any]]:
+    """The MaintenanceConfigurations (config name -> `maintenance_window`, the SDK's names): the node OS
+    schedule always, the Kubernetes auto-upgrade schedule unless the upgrade channel is `none`."""
+    window = maintenance.window
+    if window is None:
+        return {}
+    spec = {
+        "schedule": {"weekly": {"day_of_week": window.days[0], "interval_weeks": 1}},
+        "start_time": window.start,
+        "duration_hours": window.hours,
+        "utc_offset": window.utc_offset,
+        "not_allowed_dates": [{"start": p.start, "end": p.end} for p in maintenance.busy_periods] or None,
+    }
+    names = [NODE_OS_SCHEDULE] if channel == "none" else [AUTO_UPGRADE_SCHEDULE, NODE_OS_SCHEDULE]
+    return {name: spec for name in names}
+
+
+def _registered_window(inputs: Mapping[str, Any]) -> tuple[str | None, tuple[str, ...]]:
+    window = mapping(inputs.get("maintenanceWindow"))
+    weekly = mapping(mapping(window.get("schedule")).get("weekly"))
+    if not weekly.get("dayOfWeek") or not window.get("startTime"):
+        return None, ()
+    busy = tuple(f"{mapping(d).get('start')}–{mapping(d).get('end')}" for d in items(window.get("notAllowedDates")))
+    return window_text([str(weekly["dayOfWeek"])], str(window["startTime"]), int(window.get("durationHours") or 24),
+                       str(window.get("utcOffset") or "+00:00")), busy
+
+
+def _replacement(pool: Mapping[str, Any]) -> str:
+    if pool.get("scaleSetPriority") == "Spot":
+        return (f"drain waits up to {AKS_DRAIN_DEFAULT_MINUTES} min (AKS's default; it takes no upgrade settings on "
+                "spot pools), then Argo retries its steps")
+    settings = mapping(pool.get("upgradeSettings"))
+    parts = [f"drain waits {settings.get('drainTimeoutInMinutes') or AKS_DRAIN_DEFAULT_MINUTES} min"]
+    parts.append(f"{settings.get('maxSurge') or '10%'} surge")
+    if settings.get("undrainableNodeBehavior") == "Cordon":
+        parts.append("a node it can't drain is cordoned and kept")
+    return "; ".join(parts)
+
+
+def read_upgrades(resources: Sequence[tuple[str, str, Mapping[str, Any]]]) -> list[UpgradeExposure]:
+    """Each AgentPool's exposure: the node OS schedule's window (node images are what drain GPU nodes
+    week after week) and its upgrade settings. No schedule registered: any time."""
+    windows = {str(inputs.get("configName")): _registered_window(inputs)
+               for kind, _, inputs in resources if kind == MAINTENANCE_TYPE}
+    window, busy = windows.get(NODE_OS_SCHEDULE, (None, ()))
+    exposures = []
+    for kind, name, inputs in resources:
+        if kind != AGENT_POOL_TYPE:
+            continue
+        (pool,) = read_pools(kind, name, inputs)
+        if pool.labels.get(contract.ROLE_LABEL) not in ("gpu", "batch"):
+            continue
+        exposures.append(UpgradeExposure(pool.labels.get(contract.POOL_LABEL, pool.cloud_name), pool.has_gpu,
+                                         window, _replacement(inputs), busy))
+    return sorted(exposures, key=lambda e: e.pool)
 
 
 def gpu_of(pool: AksGpuPool) -> GpuResolution:
@@ -352,6 +469,8 @@ PROFILE = CloudProfile(
     # on it (docs/evictions.md#how-much-time-a-step-gets).
     workload_notice_seconds=30,
     eviction_command=eviction_command,
+    default_maintenance_window=DEFAULT_WINDOW,
+    read_upgrades=read_upgrades,
     # ARM ids carry the resource group and name, and a resource never moves region; AKS fixes the
     # DNS prefix at creation; azure-native replaces an AgentPool on vmSize
     # (docs/platform-facts.md#aks-pool-replacement).

@@ -28,6 +28,7 @@ from spotkube.platform.spec import (
     Number,
     PlatformPool,
     PlatformSpec,
+    PoolUpgrade,
     SpotPool,
     SystemPool,
     Text,
@@ -80,6 +81,37 @@ class AksPlatformPool(PlatformPool):
     zones: tuple[Text, ...] = Field(default=(), description=ZONES)
 
 
+class AksPoolUpgrade(PoolUpgrade):
+    """How AKS replaces an on-demand pool's nodes when it upgrades them (the AgentPool's
+    `upgradeSettings`). Unset on a GPU pool: one surge node, none unavailable, a drain that waits an
+    hour and cordons a node it can't empty, so a running step can finish or checkpoint. AKS takes none
+    on spot pools ("Spot pools can't set max surge")."""
+
+    max_surge: Text | None = Field(
+        default=None, pattern=r"^[0-9]+%?$",
+        description="Extra nodes added while the pool is upgraded: a number or a percentage (`10%`, AKS's default); "
+        "GPU pools default to 1 (surge nodes need GPU quota).",
+    )
+    max_unavailable: Text | None = Field(
+        default=None, pattern=r"^[0-9]+%?$",
+        description="Nodes that may be down at once: a number or a percentage; GPU pools default to 0.",
+    )
+    soak_minutes: Whole | None = Field(
+        default=None, ge=0, le=30,
+        description="Minutes to wait after draining a node before reimaging it, 0 to 30 (default 0).",
+    )
+    drain_timeout_minutes: Whole | None = Field(
+        default=None, ge=1, le=1440,
+        description="How long a drain waits for pods to leave a node (pod disruption budgets honoured) before the "
+        "node counts as undrainable; GPU pools default to 60, AKS's own is 30.",
+    )
+    undrainable_nodes: Literal["Cordon", "Schedule"] | None = Field(
+        default=None,
+        description="A node a drain can't empty in time is cordoned and replaced by a surge node (`Cordon`, the GPU "
+        "default: its step runs on) or made schedulable again and left un-upgraded (`Schedule`).",
+    )
+
+
 class AksSpotPool(SpotPool):
     """A CPU pool on spot VMs that scales 0..N, for batch steps without GPUs."""
 
@@ -97,6 +129,11 @@ class AksSpotPool(SpotPool):
     capacity: Literal["spot", "on-demand"] = Field(
         default="spot",
         description="`spot` or, for a GPU pool only, `on-demand` (a fallback pool).",
+    )
+    upgrade: AksPoolUpgrade = Field(
+        default_factory=AksPoolUpgrade,
+        description="How AKS replaces the nodes when it upgrades them (on-demand pools only: AKS takes none on spot "
+        "pools).",
     )
     eviction_policy: Literal["Delete", "Deallocate"] = Field(
         default="Delete",

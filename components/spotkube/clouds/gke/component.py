@@ -21,6 +21,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 import yaml
 
+from spotkube.clouds.gke.profile import maintenance_policy, upgrade_settings
 from spotkube.platform.kubeconfigs import GKE_AUTH_PLUGIN, with_application_default_credentials
 from spotkube.platform.plan import PlatformPlan, PoolPlan, compute_class_priorities, versioned_name
 from spotkube.platform.spec import PlatformSpec
@@ -262,6 +263,7 @@ class GkeGpuCluster(pulumi.ComponentResource):
                     "location_policy": "ANY" if pool.interruptible else "BALANCED",
                 },
                 management={"auto_repair": True, "auto_upgrade": True},
+                upgrade_settings=upgrade_settings(pool),
                 node_config=node_config(pool, account.email),
                 opts=child(
                     self,
@@ -387,6 +389,7 @@ class GkeGpuCluster(pulumi.ComponentResource):
                 "shielded_instance_config": {"enable_secure_boot": True, "enable_integrity_monitoring": True},
             },
             release_channel={"channel": settings.channel},
+            maintenance_policy=maintenance_policy(settings.maintenance),
             min_master_version=settings.kubernetes_version,
             workload_identity_config={"workload_pool": workload_pool},
             enable_shielded_nodes=True,

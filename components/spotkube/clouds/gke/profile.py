@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from spotkube.clouds.gke import catalog as catalog
-from spotkube.clouds.gke.spec import GkeGpuPool, GkeSpec
+from spotkube.clouds.gke.spec import GkeGpuPool, GkePoolUpgrade, GkeSpec
 from spotkube.platform import contract
 from spotkube.platform.cloud import (
     AutoscalerFacts,
@@ -27,8 +28,10 @@ from spotkube.platform.cloud import (
 )
 from spotkube.platform.errors import NewStackError, Problem
 from spotkube.platform.input_messages import shown
+from spotkube.platform.maintenance import WEEKDAYS, UpgradeExposure, first_day_on_or_after, window_text
+from spotkube.platform.plan import PoolPlan
 from spotkube.platform.posture import ClusterPosture, Setting, flag, listed
-from spotkube.platform.spec import GpuSpec, all_pools, config_key
+from spotkube.platform.spec import GpuSpec, MaintenanceSettings, MaintenanceWindow, all_pools, config_key, worker_pools
 
 CLUSTER_TYPE = "gcp:container/cluster:Cluster"
 NODE_POOL_TYPE = "gcp:container/nodePool:NodePool"
@@ -48,7 +51,26 @@ INSTEAD_OF = {
     "deployer": "GKE's auth plugin always uses Application Default Credentials",
     "evictionPolicy": "GKE always deletes preempted spot and preemptible VMs",
     "maxPrice": "GKE spot prices are set by Google and have no per-pool cap",
+    "drainTimeoutMinutes": "GKE's surge upgrade waits up to an hour for pod disruption budgets, a limit it takes no "
+    "setting for",
+    "undrainableNodes": "GKE upgrades a node once its hour for pod disruption budgets is over",
 }
+#: A stack without a window of its own: Saturday and Sunday 02:00-08:00 UTC. GKE wants 48 hours of
+#: availability in any 32 days (a weekly window of 12 hours) and 4 hours in a row
+#: (cloud.google.com/kubernetes-engine/docs/concepts/maintenance-windows-and-exclusions).
+DEFAULT_WINDOW = MaintenanceWindow(days=("Saturday", "Sunday"), start="02:00", hours=6)
+MIN_WEEKLY_HOURS = 12
+#: RFC 5545 day names, for the window's recurrence rule.
+RRULE_DAYS = dict(zip(WEEKDAYS, ("MO", "TU", "WE", "TH", "FR", "SA", "SU"), strict=True))
+#: A window's times are RFC 3339 instants on the first of its days on or after this date; the
+#: recurrence repeats them.
+WINDOW_ANCHOR = date(2025, 1, 1)
+#: Busy periods stop node upgrades and minor versions; GKE still applies the control plane's patches.
+EXCLUSION_SCOPE = "NO_MINOR_OR_NODE_UPGRADES"
+#: What a GPU pool's upgrade does unless the stack says otherwise: one surge node, none taken away
+#: before it is up; GKE then drains each node, waiting up to an hour for pod disruption budgets.
+GPU_UPGRADE = GkePoolUpgrade(strategy="surge", max_surge="1", max_unavailable="0")
+GKE_DRAIN_LIMIT_MINUTES = 60
 #: Longest system or platform pool name whose cloud name spotkube versions (see
 #: shells.gke.cloud_pool_name): GKE allows 40 characters, and the version adds 7.
 VERSIONED_NAME_MAX = 33
@@ -82,6 +104,114 @@ def _zones_in_region(region: str, path: str, zones: tuple[str, ...]) -> RuleOutp
             valid, accepted = bool(re.fullmatch(rf"{re.escape(region)}-[a-z]", zone)), f"{region}-a, {region}-b, ..."
         if not valid:
             yield Problem(config_key(f"{path}.zones[{z}]"), f"{shown(zone)} is not a zone of {region}; use {accepted}")
+
+
+def _upgrade_rules(path: str, upgrade: GkePoolUpgrade) -> RuleOutput:
+    if upgrade.soak_minutes is not None and upgrade.strategy != "blue-green":
+        yield Problem(config_key(f"{path}.upgrade.soakMinutes"), "applies to GKE's blue-green upgrades only; set "
+                      "strategy: blue-green or remove it")
+    if upgrade.strategy == "blue-green" and (upgrade.max_surge is not None or upgrade.max_unavailable is not None):
+        yield Problem(config_key(f"{path}.upgrade.strategy"), "blue-green replaces the whole pool and takes no "
+                      "maxSurge or maxUnavailable; remove them or use strategy: surge")
+
+
+def maintenance_policy(maintenance: MaintenanceSettings) -> dict[str, Any] | None:
+    """The Cluster's `maintenance_policy` (the SDK's names): a weekly recurring window and the busy
+    periods as exclusions; None when the stack lets GKE upgrade at any time."""
+    window = maintenance.window
+    if window is None:
+        return None
+    day = first_day_on_or_after(WINDOW_ANCHOR, window.days[0])
+    offset = "Z" if window.utc_offset in ("+00:00", "-00:00") else window.utc_offset
+    start = datetime.fromisoformat(f"{day.isoformat()}T{window.start}:00{window.utc_offset}")
+    end = start + timedelta(hours=window.hours)
+    policy: dict[str, Any] = {"recurring_window": {
+        "start_time": start.strftime("%Y-%m-%dT%H:%M:%S") + offset,
+        "end_time": end.strftime("%Y-%m-%dT%H:%M:%S") + offset,
+        "recurrence": "FREQ=WEEKLY;BYDAY=" + ",".join(RRULE_DAYS[d] for d in window.days),
+    }}
+    if maintenance.busy_periods:
+        policy["maintenance_exclusions"] = [{
+            "exclusion_name": period.name,
+            "start_time": f"{period.start}T00:00:00Z",
+            "end_time": f"{date.fromisoformat(period.end) + timedelta(days=1)}T00:00:00Z",
+            "exclusion_options": {"scope": EXCLUSION_SCOPE},
+        } for period in maintenance.busy_periods]
+    return policy
+
+
+def upgrade_settings(pool: PoolPlan) -> dict[str, Any] | None:
+    """A NodePool's `upgrade_settings` (the SDK's names), or None to leave GKE's own: a GPU pool gets
+    `GPU_UPGRADE` under what the stack set."""
+    if pool.upgrade is None:
+        return None
+    given = pool.upgrade.model_dump(exclude_unset=True)
+    if pool.role != "gpu" and not given:
+        return None
+    gpu_surge = pool.role == "gpu" and given.get("strategy") != "blue-green"
+    chosen = GkePoolUpgrade.model_validate({**(GPU_UPGRADE.model_dump(exclude_none=True) if gpu_surge else {}),
+                                            **given})
+    if chosen.strategy == "blue-green":
+        return {"strategy": "BLUE_GREEN", "blue_green_settings": {
+            "node_pool_soak_duration": f"{(chosen.soak_minutes or 0) * 60}s",
+            "standard_rollout_policy": {"batch_node_count": 1, "batch_soak_duration": "0s"}}}
+    return {"strategy": "SURGE", "max_surge": int(chosen.max_surge or 1),
+            "max_unavailable": int(chosen.max_unavailable or 0)}
+
+
+def _registered_window(inputs: Mapping[str, Any]) -> tuple[str | None, tuple[str, ...]]:
+    policy = mapping(inputs.get("maintenancePolicy"))
+    window = mapping(policy.get("recurringWindow"))
+    busy = tuple(str(mapping(e).get("exclusionName")) for e in items(policy.get("maintenanceExclusions")))
+    match = re.search(r"BYDAY=([A-Z,]+)", str(window.get("recurrence") or ""))
+    start = _instant(window.get("startTime"))
+    end = _instant(window.get("endTime"))
+    if not match or start is None or end is None:
+        return None, busy
+    codes = {code: day for day, code in RRULE_DAYS.items()}
+    days = [codes.get(code, code) for code in match[1].split(",")]
+    offset = start.strftime("%z")
+    offset = "+00:00" if offset in ("", "+0000") else f"{offset[:3]}:{offset[3:]}"
+    hours = round((end - start).total_seconds() / 3600)
+    return window_text(days, start.strftime("%H:%M"), hours, offset), busy
+
+
+def _instant(value: Any) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00")) if value else None
+    except ValueError:
+        return None
+
+
+def _replacement(inputs: Mapping[str, Any]) -> str:
+    if mapping(inputs.get("management")).get("autoUpgrade") is False:
+        return "never upgraded by GKE (autoUpgrade off)"
+    settings = mapping(inputs.get("upgradeSettings"))
+    if settings.get("strategy") == "BLUE_GREEN":
+        soak = str(mapping(settings.get("blueGreenSettings")).get("nodePoolSoakDuration") or "0s")
+        return f"blue-green: the new nodes take the pods first, the old ones are kept {soak} for a rollback"
+    surge, unavailable = settings.get("maxSurge", 1), settings.get("maxUnavailable", 0)
+    return (f"drain waits up to {GKE_DRAIN_LIMIT_MINUTES} min (GKE's limit for disruption budgets); {surge:g} surge, "
+            f"{unavailable:g} unavailable" if isinstance(surge, int | float) and isinstance(unavailable, int | float)
+            else f"drain waits up to {GKE_DRAIN_LIMIT_MINUTES} min (GKE's limit for disruption budgets)")
+
+
+def read_upgrades(resources: Sequence[tuple[str, str, Mapping[str, Any]]]) -> list[UpgradeExposure]:
+    """Each worker NodePool's exposure: the cluster's recurring window and exclusions, and the pool's
+    upgrade settings. A cluster without a window: any time."""
+    clusters = [inputs for kind, _, inputs in resources if kind == CLUSTER_TYPE]
+    window, busy = _registered_window(clusters[0]) if clusters else (None, ())
+    exposures = []
+    for kind, name, inputs in resources:
+        if kind != NODE_POOL_TYPE:
+            continue
+        for pool in read_pools(kind, name, inputs):
+            if pool.labels.get(contract.ROLE_LABEL) not in ("gpu", "batch"):
+                continue
+            exposures.append(UpgradeExposure(pool.labels.get(contract.POOL_LABEL, pool.cloud_name), pool.has_gpu,
+                                             window, _replacement(inputs), busy,
+                                             what="node upgrades and image updates"))
+    return sorted(exposures, key=lambda e: e.pool)
 
 
 def below_compute_class_version(version: str) -> bool:
@@ -134,6 +264,13 @@ def rules(spec: GkeSpec) -> RuleOutput:
                           f"e.g. {DEFAULT_MACHINE}")
         if region_valid:
             yield from _zones_in_region(spec.region, path, cpu_pool.zones)
+    for path, worker in worker_pools(spec):
+        yield from _upgrade_rules(path, worker.upgrade)
+    window = settings.maintenance.window
+    if window is not None and len(window.days) * window.hours < MIN_WEEKLY_HOURS:
+        yield Problem(config_key("cluster.maintenance.window"), f"{len(window.days)} day(s) of {window.hours} hours is "
+                      f"less than the {MIN_WEEKLY_HOURS} hours a week GKE needs (48 hours in any 32 days); add days or "
+                      "hours")
     region_problem = None
     for i, pool in enumerate(spec.gpu_pools):
         path = f"gpuPools[{i}]"
@@ -476,4 +613,6 @@ PROFILE = CloudProfile(
     # a workload pod gets 15 (docs/evictions.md#how-much-time-a-step-gets).
     workload_notice_seconds=15,
     eviction_command=eviction_command,
+    default_maintenance_window=DEFAULT_WINDOW,
+    read_upgrades=read_upgrades,
 )

@@ -25,9 +25,11 @@ from spotkube.platform.spec import (
     NodeCount,
     PlatformPool,
     PlatformSpec,
+    PoolUpgrade,
     SpotPool,
     SystemPool,
     Text,
+    Whole,
     Wired,
 )
 
@@ -63,6 +65,30 @@ class GkePlatformPool(PlatformPool):
     zones: tuple[Text, ...] = Field(default=(), description=ZONES)
 
 
+class GkePoolUpgrade(PoolUpgrade):
+    """How GKE replaces the pool's nodes when it upgrades them (the NodePool's `upgrade_settings`).
+    Unset on a GPU pool: a surge upgrade of one node at a time, none unavailable. GKE drains each node,
+    waiting up to an hour for pod disruption budgets."""
+
+    strategy: Literal["surge", "blue-green"] | None = Field(
+        default=None,
+        description="`surge` (a few nodes at a time) or `blue-green` (a whole new set of nodes, then the old ones "
+        "drained; needs twice the GPU quota).",
+    )
+    max_surge: Text | None = Field(
+        default=None, pattern=r"^[0-9]+$",
+        description="Surge: extra nodes added while the pool is upgraded; GPU pools default to 1.",
+    )
+    max_unavailable: Text | None = Field(
+        default=None, pattern=r"^[0-9]+$",
+        description="Surge: nodes that may be down at once; GPU pools default to 0.",
+    )
+    soak_minutes: Whole | None = Field(
+        default=None, ge=0, le=10080,
+        description="Blue-green: minutes the old nodes are kept after the new ones took the pods, for a rollback.",
+    )
+
+
 class GkeSpotPool(SpotPool):
     """A CPU pool on spot or preemptible VMs that scales 0..N, for batch steps without GPUs."""
 
@@ -84,6 +110,9 @@ class GkeSpotPool(SpotPool):
         default="spot",
         description="`spot`, `preemptible` (at most 24 hours per VM) or, for a GPU pool only, `on-demand` (a "
         "fallback pool).",
+    )
+    upgrade: GkePoolUpgrade = Field(
+        default_factory=GkePoolUpgrade, description="How GKE replaces the nodes when it upgrades them.",
     )
 
 

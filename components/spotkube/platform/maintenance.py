@@ -1,0 +1,73 @@
+"""When the cloud may upgrade a pool's nodes, in words a reviewer checks: each pool's upgrade exposure.
+
+A node image update or a Kubernetes upgrade drains every node of a pool, GPU nodes in the middle of a
+ten-hour step included. Each cloud's profile reads, from the registered resources, when it may do
+that (the maintenance window, the busy periods) and how it replaces a node (surge, drain, soak);
+this module is the shape both clouds read into, and its wording, so the plan's posture shows AKS and
+GKE alike ("GPU pool t4spot: node image updates only in Sat 02:00–06:00 UTC; drain waits 60 min").
+
+Pure module: no Pulumi.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import Any
+
+from spotkube.platform.spec import MaintenanceWindow
+
+DAY_ABBREVIATIONS = {"Monday": "Mon", "Tuesday": "Tue", "Wednesday": "Wed", "Thursday": "Thu", "Friday": "Fri",
+                     "Saturday": "Sat", "Sunday": "Sun"}
+WEEKDAYS = tuple(DAY_ABBREVIATIONS)
+
+
+def window_text(days: Sequence[str], start: str, hours: int, utc_offset: str = "+00:00") -> str:
+    """`Sat 02:00–06:00 UTC`, `Sat, Sun 22:00–02:00 UTC+01:00` (the end on the next day)."""
+    hour, minute = (int(part) for part in start.split(":"))
+    end_minutes = (hour * 60 + minute + hours * 60) % (24 * 60)
+    zone = "UTC" if utc_offset in ("+00:00", "-00:00", "Z") else f"UTC{utc_offset}"
+    named = ", ".join(DAY_ABBREVIATIONS.get(day, day) for day in days)
+    return f"{named} {start}–{end_minutes // 60:02d}:{end_minutes % 60:02d} {zone}"
+
+
+def window_of(window: MaintenanceWindow) -> str:
+    return window_text(window.days, window.start, window.hours, window.utc_offset)
+
+
+def first_day_on_or_after(day: date, weekday: str) -> date:
+    """The first `weekday` on or after `day`: a recurring window's anchor date."""
+    return day + timedelta(days=(WEEKDAYS.index(weekday) - day.weekday()) % 7)
+
+
+@dataclass(frozen=True)
+class UpgradeExposure:
+    """When and how the cloud upgrades one registered pool's nodes."""
+
+    pool: str
+    gpu: bool
+    #: The weekly window in words, None when the cloud may upgrade the pool at any time.
+    window: str | None
+    #: How a node is replaced, in words ("drain waits 60 min; 1 surge node").
+    replacement: str
+    busy_periods: tuple[str, ...] = ()
+    #: What is upgraded in the window (node image updates, Kubernetes upgrades).
+    what: str = "node image updates"
+
+    @property
+    def kind(self) -> str:
+        return "GPU pool" if self.gpu else "pool"
+
+    def text(self) -> str:
+        when = f"only in {self.window}" if self.window else "at any time (no maintenance window)"
+        busy = f"; none during {', '.join(self.busy_periods)}" if self.busy_periods else ""
+        return f"{self.what} {when}{busy}; {self.replacement}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"pool": self.pool, "gpu": self.gpu, "window": self.window, "busyPeriods": list(self.busy_periods),
+                "replacement": self.replacement, "text": self.text()}
+
+
+#: Registered resources (type, name, inputs) -> each worker pool's upgrade exposure.
+UpgradeReader = Callable[[Sequence[tuple[str, str, Mapping[str, Any]]]], list[UpgradeExposure]]
