@@ -84,6 +84,24 @@ class PlatformPoolArgs(TypedDict):
     """Always `on-demand`."""
 
 
+class PoolUpgradeArgs(TypedDict):
+    """How the cloud replaces the pool's nodes when it upgrades them; unset takes spotkube's default
+    (GPU pools: one surge node, none unavailable; AKS: drain waits 60 min, undrainable nodes cordoned)."""
+
+    max_surge: NotRequired[str]
+    """Extra nodes during the upgrade: a number, or on AKS a percentage; AKS refuses it on spot pools."""
+    max_unavailable: NotRequired[str]
+    """Nodes down at once during the upgrade: a number, or on AKS a percentage."""
+    drain_timeout_minutes: NotRequired[int]
+    """AKS: how long a drain waits before a node counts as undrainable."""
+    soak_minutes: NotRequired[int]
+    """AKS: wait after draining a node before reimaging it; GKE blue-green: how long the old nodes are kept."""
+    undrainable_nodes: NotRequired[str]
+    """AKS: `Cordon` (keep it, cordoned, beside a surge node) or `Schedule`."""
+    strategy: NotRequired[str]
+    """GKE: `surge` or `blue-green`."""
+
+
 class SpotPoolArgs(TypedDict):
     name: str
     """Pool name: AKS 1-12 lower-case letters/digits; GKE up to 40 characters with dashes."""
@@ -105,6 +123,8 @@ class SpotPoolArgs(TypedDict):
     """Extra node labels."""
     taints: NotRequired[list[str]]
     """Extra taints as key=value:Effect."""
+    upgrade: NotRequired[PoolUpgradeArgs]
+    """How the cloud replaces the pool's nodes when it upgrades them."""
 
 
 class GpuPoolArgs(TypedDict):
@@ -132,6 +152,8 @@ class GpuPoolArgs(TypedDict):
     """Extra taints as key=value:Effect."""
     gpu_driver: NotRequired[str]
     """GKE: `DEFAULT` (default), `LATEST` or `INSTALLATION_DISABLED`."""
+    upgrade: NotRequired[PoolUpgradeArgs]
+    """How the cloud replaces the pool's nodes when it upgrades them."""
 
 
 class AutoscalerArgs(TypedDict):
@@ -165,6 +187,36 @@ class DeployerArgs(TypedDict):
     """Public CIDRs the deployer connects from; added to the API server's authorized ranges when it has any."""
     grant_propagation_wait: NotRequired[str]
     """AKS: wait after granting the deployer Kubernetes rights before creating objects (default `5m`)."""
+
+
+class MaintenanceWindowArgs(TypedDict):
+    days: list[str]
+    """Days of the week, e.g. `["Saturday"]` (AKS takes one; GKE needs 12 hours a week in all)."""
+    start: str
+    """Start time, `HH:MM`."""
+    hours: int
+    """Length in hours, 4 to 24."""
+    utc_offset: NotRequired[str]
+    """Offset of the times from UTC (default `+00:00`)."""
+
+
+class BusyPeriodArgs(TypedDict):
+    name: str
+    """A name, e.g. `quarter-end`."""
+    start: str
+    """First day, `YYYY-MM-DD`."""
+    end: str
+    """Last day, `YYYY-MM-DD`, included."""
+
+
+class MaintenanceArgs(TypedDict):
+    window: NotRequired[MaintenanceWindowArgs]
+    """The weekly window; unset = the cloud's default (AKS Saturday 02:00 UTC, 4 h; GKE Saturday and Sunday
+    02:00 UTC, 6 h)."""
+    busy_periods: NotRequired[list[BusyPeriodArgs]]
+    """Periods with no upgrade at all."""
+    anytime: NotRequired[bool]
+    """Let the cloud upgrade whenever it likes (default false)."""
 
 
 class ClusterArgs(TypedDict):
@@ -202,6 +254,8 @@ class ClusterArgs(TypedDict):
     """GKE private nodes' egress: `cloud-nat` (default; spotkube adds Cloud Router and NAT) or `own`."""
     dns_endpoint: NotRequired[bool]
     """GKE: reach the control plane through its IAM-authorised DNS endpoint (default true)."""
+    maintenance: NotRequired[MaintenanceArgs]
+    """When the cloud may upgrade the cluster and drain nodes: a weekly window and busy periods."""
 
 
 class GpuClusterArgs(TypedDict):

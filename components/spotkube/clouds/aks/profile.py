@@ -201,8 +201,8 @@ def _replacement(pool: Mapping[str, Any]) -> str:
         return (f"drain waits up to {AKS_DRAIN_DEFAULT_MINUTES} min (AKS's default; it takes no upgrade settings on "
                 "spot pools), then Argo retries its steps")
     settings = mapping(pool.get("upgradeSettings"))
-    parts = [f"drain waits {settings.get('drainTimeoutInMinutes') or AKS_DRAIN_DEFAULT_MINUTES} min"]
-    parts.append(f"{settings.get('maxSurge') or '10%'} surge")
+    drain = settings.get("drainTimeoutInMinutes") or AKS_DRAIN_DEFAULT_MINUTES
+    parts = [f"drain waits {float(drain):g} min", f"{settings.get('maxSurge') or '10%'} surge node(s)"]
     if settings.get("undrainableNodeBehavior") == "Cordon":
         parts.append("a node it can't drain is cordoned and kept")
     return "; ".join(parts)

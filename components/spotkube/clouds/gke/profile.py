@@ -191,9 +191,10 @@ def _replacement(inputs: Mapping[str, Any]) -> str:
         soak = str(mapping(settings.get("blueGreenSettings")).get("nodePoolSoakDuration") or "0s")
         return f"blue-green: the new nodes take the pods first, the old ones are kept {soak} for a rollback"
     surge, unavailable = settings.get("maxSurge", 1), settings.get("maxUnavailable", 0)
-    return (f"drain waits up to {GKE_DRAIN_LIMIT_MINUTES} min (GKE's limit for disruption budgets); {surge:g} surge, "
-            f"{unavailable:g} unavailable" if isinstance(surge, int | float) and isinstance(unavailable, int | float)
-            else f"drain waits up to {GKE_DRAIN_LIMIT_MINUTES} min (GKE's limit for disruption budgets)")
+    drain = f"drain waits up to {GKE_DRAIN_LIMIT_MINUTES} min (GKE's limit for disruption budgets)"
+    if not isinstance(surge, int | float) or not isinstance(unavailable, int | float):
+        return drain
+    return f"{drain}; {surge:g} surge node(s), {unavailable:g} unavailable"
 
 
 def read_upgrades(resources: Sequence[tuple[str, str, Mapping[str, Any]]]) -> list[UpgradeExposure]:
