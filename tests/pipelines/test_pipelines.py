@@ -9,6 +9,7 @@ import importlib.util
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
@@ -200,6 +201,49 @@ def test_train_checkpointed_compiled_once_lands_on_aks_and_gke(train_checkpointe
     assert {r.step.name: r.pools for r in aks.steps} == {"stage-dataset": ("platform",), "train": ("t4spot",)}
     assert {r.step.name: r.pools for r in gke.steps} == {"stage-dataset": ("system",), "train": ("t4-spot",)}
     assert all(not r.warnings for r in aks.steps + gke.steps)
+
+
+def test_checkpoint_on_sigterm_compiles_with_its_limits_and_fits_both_clouds(tmp_path: Path) -> None:
+    path = load_example("checkpoint_on_sigterm").compile(tmp_path / "sigterm.yaml")
+    spec, platform = documents(path)
+    assert spec["root"]["dag"]["tasks"]["fit"]["retryPolicy"]["maxRetryCount"] == 10
+    assert platform["exec-fit"]["podMetadata"]["annotations"] == {contract.FAILURE_RETRIES_ANNOTATION: "1"}
+    pipeline = read_pipeline(path)
+    for outputs in (AKS_OUTPUTS, GKE_OUTPUTS):
+        pools = load_pool_contracts(outputs, "s")[1]
+        (result,) = check_pipeline(pipeline, pools, "s", retries=RetryRule(10, 1, 2)).steps
+        assert result.error is None and (result.evictions, result.failures) == (10, 1)
+
+
+def test_the_step_saves_a_checkpoint_on_sigterm_exits_143_and_resumes(tmp_path: Path) -> None:
+    """The component's own function, run as the container runs it, stopped as the kubelet stops it."""
+    example = REPO / "examples" / "pipelines" / "checkpoint_on_sigterm.py"
+    call = ("import importlib.util, sys; spec = importlib.util.spec_from_file_location('example', sys.argv[1]); "
+            "module = importlib.util.module_from_spec(spec); spec.loader.exec_module(module); "
+            "print(module.fit.python_func(workspace=sys.argv[2], run_id='run-1', steps=int(sys.argv[3]), "
+            "seconds_per_step=0.01), flush=True)")
+    state = tmp_path / "checkpoints" / "run-1" / "state.json"
+    running = subprocess.Popen([sys.executable, "-c", call, str(example), str(tmp_path), "100000"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(600):
+            if state.parent.is_dir() or running.poll() is not None:
+                break
+            time.sleep(0.1)
+        time.sleep(0.5)
+        running.send_signal(15)
+        out, err = running.communicate(timeout=60)
+    finally:
+        running.kill()
+    assert running.returncode == 143, err
+    saved = json.loads(state.read_text())
+    assert saved["step"] > 0 and f"SIGTERM: saved step {saved['step']}" in out
+    assert not state.with_suffix(".partial").exists()
+    resumed = subprocess.run([sys.executable, "-c", call, str(example), str(tmp_path), str(saved["step"] + 20)],
+                             capture_output=True, text=True, timeout=120, check=False)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"resuming at step {saved['step']}" in resumed.stdout
+    assert json.loads(state.read_text())["step"] == saved["step"] + 20
 
 
 def test_the_training_gpu_is_a_build_argument(tmp_path: Path) -> None:
