@@ -69,7 +69,7 @@ WINDOW_ANCHOR = date(2025, 1, 1)
 EXCLUSION_SCOPE = "NO_MINOR_OR_NODE_UPGRADES"
 #: What a GPU pool's upgrade does unless the stack says otherwise: one surge node, none taken away
 #: before it is up; GKE then drains each node, waiting up to an hour for pod disruption budgets.
-GPU_UPGRADE = GkePoolUpgrade(strategy="surge", max_surge="1", max_unavailable="0")
+GPU_UPGRADE = GkePoolUpgrade(strategy="surge", max_surge=1, max_unavailable=0)
 GKE_DRAIN_LIMIT_MINUTES = 60
 #: Longest system or platform pool name whose cloud name spotkube versions (see
 #: shells.gke.cloud_pool_name): GKE allows 40 characters, and the version adds 7.
@@ -155,8 +155,8 @@ def upgrade_settings(pool: PoolPlan) -> dict[str, Any] | None:
         return {"strategy": "BLUE_GREEN", "blue_green_settings": {
             "node_pool_soak_duration": f"{(chosen.soak_minutes or 0) * 60}s",
             "standard_rollout_policy": {"batch_node_count": 1, "batch_soak_duration": "0s"}}}
-    return {"strategy": "SURGE", "max_surge": int(chosen.max_surge or 1),
-            "max_unavailable": int(chosen.max_unavailable or 0)}
+    return {"strategy": "SURGE", "max_surge": 1 if chosen.max_surge is None else chosen.max_surge,
+            "max_unavailable": 0 if chosen.max_unavailable is None else chosen.max_unavailable}
 
 
 def _registered_window(inputs: Mapping[str, Any]) -> tuple[str | None, tuple[str, ...]]:

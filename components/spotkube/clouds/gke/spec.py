@@ -75,12 +75,12 @@ class GkePoolUpgrade(PoolUpgrade):
         description="`surge` (a few nodes at a time) or `blue-green` (a whole new set of nodes, then the old ones "
         "drained; needs twice the GPU quota).",
     )
-    max_surge: Text | None = Field(
-        default=None, pattern=r"^[0-9]+$",
+    max_surge: Whole | None = Field(  # type: ignore[assignment]  # GKE takes a number of nodes, no percentage
+        default=None, ge=0, le=100,
         description="Surge: extra nodes added while the pool is upgraded; GPU pools default to 1.",
     )
-    max_unavailable: Text | None = Field(
-        default=None, pattern=r"^[0-9]+$",
+    max_unavailable: Whole | None = Field(  # type: ignore[assignment]
+        default=None, ge=0, le=100,
         description="Surge: nodes that may be down at once; GPU pools default to 0.",
     )
     soak_minutes: Whole | None = Field(
