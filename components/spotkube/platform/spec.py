@@ -288,12 +288,12 @@ class MaintenanceWindow(_Model):
 
     days: tuple[Weekday, ...] = Field(
         min_length=1, max_length=7,
-        description="Days of the week, e.g. `[Saturday]`. AKS takes one day; GKE needs at least 12 hours a week in "
-        "all (48 hours in any 32 days).",
+        description="Days of the week, e.g. `[Saturday]`; how many the cloud takes, and how many hours a week it "
+        "needs, is checked per cloud (docs/evictions.md).",
     )
     start: Text = Field(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$", description="Start time, `HH:MM`.")
     hours: Annotated[int, Field(ge=4, le=24), Strict(), BeforeValidator(_whole_number)] = Field(
-        description="Length in hours, 4 to 24 (both clouds need at least 4)."
+        description="Length in hours, 4 to 24."
     )
     utc_offset: Text = Field(
         default="+00:00", pattern=r"^[+-](0[0-9]|1[0-4]):[0-5][0-9]$",
@@ -322,13 +322,11 @@ class MaintenanceSettings(_Model):
 
     window: MaintenanceWindow | None = Field(
         default=None,
-        description="The weekly window; unset = the cloud's default (AKS: Saturday 02:00 UTC for 4 hours; GKE: "
-        "Saturday and Sunday 02:00 UTC for 6 hours).",
+        description="The weekly window; unset = the cloud's default, which the plan shows (docs/evictions.md).",
     )
     busy_periods: tuple[BusyPeriod, ...] = Field(
         default=(), max_length=20,
-        description="Periods with no upgrade at all, `[{name, start, end}]` (AKS notAllowedDates; GKE exclusions "
-        "with scope NO_MINOR_OR_NODE_UPGRADES).",
+        description="Periods with no node upgrade at all, `[{name, start, end}]`.",
     )
     anytime: Flag = Field(
         default=False,
