@@ -57,7 +57,7 @@ def test_prod_stacks_declare_their_window_in_the_stack_file(repo_project: Projec
 def test_the_posture_shows_each_gpu_pool_s_exposure(runs: dict[str, StackRun]) -> None:
     aks_dev = {u.pool: u.text() for u in report.stack_document(runs["aks-dev-uksouth"]).upgrades}
     assert aks_dev["t4spot"] == ("node image updates only in Sat 02:00–06:00 UTC; drain waits up to 30 min (AKS's "
-                                 "default; it takes no upgrade settings on spot pools), then Argo retries its steps")
+                                 "default; spot pools get no upgrade settings), then Argo retries its steps")
     aks_prod = {u.pool: u.text() for u in report.stack_document(runs["aks-prod-eastus"]).upgrades}
     assert aks_prod["a100ondemand"] == ("node image updates only in Sat 02:00–06:00 UTC-05:00; drain waits 60 min; "
                                         "1 surge node(s); a node it can't drain is cordoned and kept")
@@ -139,8 +139,8 @@ def _refused(values: dict[str, Any]) -> str:
      "spotkube:cluster.maintenance.window.days: ['Saturday', 'Sunday']: an AKS maintenance window is weekly on one "
      "day"),
     ({**AKS_BASE, "gpuPools": [{"name": "t4spot", "machine": "Standard_NC4as_T4_v3", "upgrade": {"maxSurge": "1"}}]},
-     "spotkube:gpuPools[0].upgrade.maxSurge: AKS takes no upgrade settings on a spot pool (\"Spot pools can't set "
-     "max surge\")"),
+     "spotkube:gpuPools[0].upgrade.maxSurge: AKS refuses surge settings on a spot pool (\"Spot pools can't set max "
+     "surge\"), so spotkube sends a spot pool no upgrade settings"),
     ({**AKS_BASE, "gpuPools": [{"name": "t4od", "machine": "Standard_NC4as_T4_v3", "capacity": "on-demand",
                                 "upgrade": {"strategy": "blue-green"}}]},
      "spotkube:gpuPools[0].upgrade.strategy: 'blue-green' is a GKE setting; remove it from an AKS stack"),

@@ -147,9 +147,10 @@ def _upgrade_rules(spec: AksSpec) -> RuleOutput:
         upgrade = pool.upgrade
         given = [alias(upgrade, name) for name in type(upgrade).model_fields if set_by_user(upgrade, name)]
         if pool.capacity == "spot" and given:
-            yield Problem(config_key(f"{path}.upgrade.{given[0]}"), "AKS takes no upgrade settings on a spot pool "
-                          "(\"Spot pools can't set max surge\"): its nodes are drained in the maintenance window "
-                          "and their steps retried; remove upgrade from the spot pool")
+            yield Problem(config_key(f"{path}.upgrade.{given[0]}"), "AKS refuses surge settings on a spot pool "
+                          "(\"Spot pools can't set max surge\"), so spotkube sends a spot pool no upgrade settings: "
+                          "its nodes are drained in the maintenance window and their steps retried; remove upgrade "
+                          "from the spot pool")
 
 
 def upgrade_settings(pool: PoolPlan) -> dict[str, Any] | None:
@@ -198,8 +199,8 @@ def _registered_window(inputs: Mapping[str, Any]) -> tuple[str | None, tuple[str
 
 def _replacement(pool: Mapping[str, Any]) -> str:
     if pool.get("scaleSetPriority") == "Spot":
-        return (f"drain waits up to {AKS_DRAIN_DEFAULT_MINUTES} min (AKS's default; it takes no upgrade settings on "
-                "spot pools), then Argo retries its steps")
+        return (f"drain waits up to {AKS_DRAIN_DEFAULT_MINUTES} min (AKS's default; spot pools get no upgrade "
+                "settings), then Argo retries its steps")
     settings = mapping(pool.get("upgradeSettings"))
     drain = settings.get("drainTimeoutInMinutes") or AKS_DRAIN_DEFAULT_MINUTES
     parts = [f"drain waits {float(drain):g} min", f"{settings.get('maxSurge') or '10%'} surge node(s)"]
