@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from spotkube.cli.offline import AKS_USER_KUBECONFIG
 from spotkube.platform.kubeconfigs import login_problems, with_application_default_credentials, with_kubelogin_mode
+from spotkube.testing import AKS_USER_KUBECONFIG
 
 #: What `gcloud container clusters get-credentials` writes (gcloud's kubeconfig.py): the plugin
 #: without arguments, which signs in as gcloud's active account.

@@ -68,7 +68,7 @@ def _failing(checks: dict[str, Any], rule: str, *fragments: str) -> None:
 
 
 def test_a_device_code_kubeconfig_fails_the_credentials_rule(runs: dict[str, StackRun]) -> None:
-    from spotkube.cli.offline import AKS_USER_KUBECONFIG
+    from spotkube.testing import AKS_USER_KUBECONFIG
 
     run = runs["aks-dev-uksouth"]
     regs = doctored(run, preflight.KUBERNETES_PROVIDER,
