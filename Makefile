@@ -27,7 +27,7 @@ export UV_PYTHON_DOWNLOADS := never
 # The docs site `make test` builds in strict mode (ignored by git).
 SITE := .site
 
-.PHONY: plan test lint bench schema reference crds docs dist clean
+.PHONY: plan test lint bench schema reference crds docs dist release-test clean
 
 # With the system Python's pip when it has one, else (Debian's python3 without python3-pip) with
 # the pip of a throwaway virtualenv.
@@ -96,6 +96,10 @@ test-with-kfp: $(STAMP) $(CRDS_STAMP)
 	@set -o pipefail; PYTHONUNBUFFERED=1 UV=$(abspath $(UV)) $(VENV)/bin/pytest 2>&1 | sed -u 's/^/[kfp]  /'
 test-without-kfp: $(CORE_STAMP) $(CRDS_STAMP)
 	@set -o pipefail; PYTHONUNBUFFERED=1 $(CORE_VENV)/bin/pytest -m "not release" 2>&1 | sed -u 's/^/[core] /'
+
+## The release test alone; SPOTKUBE_DIST=DIR tests the wheel and sdist in DIR instead of building them.
+release-test: $(STAMP)
+	SPOTKUBE_DIST="$(SPOTKUBE_DIST)" UV=$(abspath $(UV)) $(VENV)/bin/pytest -m release tests/cli/test_release.py
 
 ## The docs site in .site/ (`.venv/bin/mkdocs serve` shows it while you edit).
 docs: $(STAMP)
