@@ -82,8 +82,8 @@ test: $(STAMP) $(CORE_STAMP) $(CRDS_STAMP)
 	@echo "==> ruff, lint-imports"
 	$(VENV)/bin/ruff check components infra tests examples policy bench __main__.py
 	$(VENV)/bin/lint-imports
-	@echo "==> the docs site, in strict mode: a broken link or anchor fails"
-	$(VENV)/bin/mkdocs build --strict --quiet --site-dir $(SITE)
+	@echo "==> the docs site, in strict mode: a broken link or anchor fails (never --quiet: it hides the warnings strict counts)"
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir $(SITE)
 	@echo "==> the tests with kfp ($(VENV), lines marked [kfp]) and without it ($(CORE_VENV), [core]), side by side"
 	@$(MAKE) --no-print-directory -j2 test-with-kfp test-without-kfp
 
@@ -103,7 +103,7 @@ release-test: $(STAMP)
 
 ## The docs site in .site/ (`.venv/bin/mkdocs serve` shows it while you edit).
 docs: $(STAMP)
-	$(VENV)/bin/mkdocs build --strict --site-dir $(SITE)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir $(SITE)
 
 ## The wheel and sdist in dist/, built by PyPA's build with the pinned setuptools: what a release publishes.
 dist: $(STAMP)
@@ -119,7 +119,7 @@ bench: $(STAMP)
 schema: $(STAMP)
 	SPOTKUBE_UPDATE_SNAPSHOTS=1 $(VENV)/bin/pytest -q tests/components/test_schema_snapshot.py
 
-## Regenerate the configuration reference from the spec models: README.md's tables, Pulumi.yaml's
+## Regenerate the configuration reference from the spec models: docs/configuration.md's tables, Pulumi.yaml's
 ## config block, schemas/stack.schema.json and the stack files' modelines (a test fails until you do).
 reference: $(STAMP)
 	$(PY) -m spotkube.cli.reference write

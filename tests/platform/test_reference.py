@@ -1,6 +1,6 @@
 """The configuration reference is generated from the spec models, and everything generated is in step.
 
-README.md's reference tables, Pulumi.yaml's `config:` block, schemas/stack.schema.json and the stack
+docs/configuration.md's reference tables, Pulumi.yaml's `config:` block, schemas/stack.schema.json and the stack
 files' modelines must be what `python -m spotkube.cli.reference write` would write; every shipped
 stack must satisfy the schema and broken ones must not; the args TypedDicts of the components must
 have the keys, types and required keys of the models they mirror.
@@ -25,7 +25,7 @@ from spotkube.shell import args as public_args
 
 REPO = Path(__file__).resolve().parents[2]
 STACKS = sorted(REPO.glob(reference.STACK_GLOB))
-GENERATED_PATHS = [REPO / "README.md", REPO / "Pulumi.yaml", REPO / reference.SCHEMA_PATH, *STACKS]
+GENERATED_PATHS = [REPO / reference.REFERENCE_PATH, REPO / "Pulumi.yaml", REPO / reference.SCHEMA_PATH, *STACKS]
 
 
 def _relative(path: Path) -> str:
@@ -77,12 +77,13 @@ def test_generated_file_is_up_to_date(path: Path, generated: dict[Path, str]) ->
 
 def test_a_stale_reference_is_noticed(generated: dict[Path, str]) -> None:
     """The up-to-date check compares whole texts: an edited table row between the markers is undone."""
-    readme = (REPO / "README.md").read_text()
-    edited = readme.replace("| `cloud` |", "| `cloud` (edited) |", 1)
-    assert edited != readme
+    page = REPO / reference.REFERENCE_PATH
+    text = page.read_text()
+    edited = text.replace("| `cloud` |", "| `cloud` (edited) |", 1)
+    assert edited != text
     regenerated = reference.replace_between(edited, reference.README_START, reference.README_END,
-                                            reference.readme_reference(CLOUDS), "README.md")
-    assert regenerated == generated[REPO / "README.md"] != edited
+                                            reference.readme_reference(CLOUDS), reference.REFERENCE_PATH)
+    assert regenerated == generated[page] != edited
 
 
 def test_markers_are_required() -> None:

@@ -4,7 +4,7 @@ No CLI, cloud or credentials are needed: Pulumi's own unit-test mocks stand in f
 a recording monitor keeps every registration with its inputs and options. What the plan reports is
 therefore what the program would really register, never a second implementation of it.
 
-How the offline plan works: docs/architecture.md#tools.
+How the offline plan works: docs/architecture.md#cli.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 `spotkube.platform.spec` declares every stack key once: name (the camelCase alias), type, constraints,
 default and `description=`. From those models this module renders
-- the "Configuration reference" tables of README.md (between `README_START` and `README_END`),
+- the "Configuration reference" tables of docs/configuration.md (`REFERENCE_PATH`, between `README_START`
+  and `README_END`),
 - the `config:` block of Pulumi.yaml (between `YAML_START` and `YAML_END`),
 - the JSON Schema of stack files (`SCHEMA_PATH`), which the stack files name on their first line
   (`MODELINE`) so that editors with the YAML language server complete and check them,
@@ -35,6 +36,8 @@ README_END = "<!-- reference:end -->"
 YAML_START = "# reference:start"
 YAML_END = "# reference:end"
 SCHEMA_PATH = "schemas/stack.schema.json"
+#: The page for stack authors that holds the reference tables.
+REFERENCE_PATH = "docs/configuration.md"
 STACK_GLOB = "stacks/Pulumi.*.yaml"
 
 
@@ -419,12 +422,13 @@ def with_modeline(text: str) -> str:
 
 
 def generated_files(root: Path, clouds: Clouds) -> dict[Path, str]:
-    """What every generated file under the project `root` should contain, read-only: README.md and
-    Pulumi.yaml with their marked parts regenerated, the stack schema, and the stack files with their
+    """What every generated file under the project `root` should contain, read-only: docs/configuration.md
+    and Pulumi.yaml with their marked parts regenerated, the stack schema, and the stack files with their
     modeline. Raises ValueError when a file lacks its markers."""
-    readme, manifest = root / "README.md", root / "Pulumi.yaml"
+    readme, manifest = root / REFERENCE_PATH, root / "Pulumi.yaml"
     files = {
-        readme: replace_between(readme.read_text(), README_START, README_END, readme_reference(clouds), "README.md"),
+        readme: replace_between(readme.read_text(), README_START, README_END, readme_reference(clouds),
+                                REFERENCE_PATH),
         manifest: replace_between(manifest.read_text(), YAML_START, YAML_END, pulumi_config_block(), "Pulumi.yaml"),
         root / SCHEMA_PATH: stack_schema_text(),
     }
