@@ -14,8 +14,9 @@ import pytest
 import yaml
 
 import spotkube
-from spotkube.cli.offline import Recording, Registration, record_program
+from spotkube.components.offline import Recording, record_program
 from spotkube.platform import contract
+from spotkube.platform.registration import Registration
 from spotkube.review.policy_rules import check_outputs, check_registrations
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "consumer"

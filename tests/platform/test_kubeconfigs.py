@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from spotkube.cli.offline import AKS_USER_KUBECONFIG
+from spotkube.clouds.aks.offline import USER_KUBECONFIG as AKS_USER_KUBECONFIG
 from spotkube.platform.kubeconfigs import login_problems, with_application_default_credentials, with_kubelogin_mode
 
 #: What `gcloud container clusters get-credentials` writes (gcloud's kubeconfig.py): the plugin

@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 import yaml
 
-from spotkube.cli.offline import Registration, StackRun, run_stack
 from spotkube.clouds import parse_spec
+from spotkube.components.offline import StackRun, run_stack
 from spotkube.platform.project import Project, find_project
+from spotkube.platform.registration import Registration
 from spotkube.review import preflight
 
 REPO = Path(__file__).resolve().parents[2]
@@ -68,7 +69,7 @@ def _failing(checks: dict[str, Any], rule: str, *fragments: str) -> None:
 
 
 def test_a_device_code_kubeconfig_fails_the_credentials_rule(runs: dict[str, StackRun]) -> None:
-    from spotkube.cli.offline import AKS_USER_KUBECONFIG
+    from spotkube.clouds.aks.offline import USER_KUBECONFIG as AKS_USER_KUBECONFIG
 
     run = runs["aks-dev-uksouth"]
     regs = doctored(run, preflight.KUBERNETES_PROVIDER,

@@ -21,10 +21,10 @@ from typer.core import TyperGroup
 import spotkube
 from spotkube.cli import cost_views, diff_views, plan_at_ref, plan_views, report, terminal
 from spotkube.cli.azure_retail import DEFAULT_ENDPOINT, DEFAULT_TIMEOUT_S, fetch_vm_prices
-from spotkube.cli.offline import run_stack
 from spotkube.cli.pipeline_views import render_reports_table, reports_json, reports_markdown
 from spotkube.clouds import load_stack_spec, plan_platform
 from spotkube.clouds.stack_template import CloudName, create_stack, next_steps
+from spotkube.components.offline import run_stack
 from spotkube.platform import stack_names
 from spotkube.platform.cost import (
     PRICES_ENV,

@@ -12,11 +12,12 @@ from typing import Any
 
 from pulumi.runtime import rpc
 
-from spotkube.cli.offline import Registration, StackRun
 from spotkube.clouds import plan_platform, profile
+from spotkube.components.offline import StackRun
 from spotkube.platform.contract import PoolContract
 from spotkube.platform.cost import PriceTable
 from spotkube.platform.posture import ClusterPosture
+from spotkube.platform.registration import Registration
 from spotkube.review.addons import addon_settings
 from spotkube.review.costing import LOGGED_PLAN_WARNING, price_plan
 from spotkube.review.fallback import stack_fallback

@@ -59,7 +59,17 @@ def registered_pools(type_token: str, name: str, inputs: Mapping[str, Any]) -> l
     return [pool for p in CLOUDS.values() for pool in p.read_pools(type_token, name, inputs)]
 
 
+def offline_outputs(type_token: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """What the cloud of a registration would compute for it, for the offline plan's mocks."""
+    return {key: value for p in CLOUDS.values() for key, value in p.offline_outputs(type_token, inputs).items()}
+
+
+def offline_answer(token: str) -> dict[str, Any]:
+    """A provider function's answer for the offline plan's mocks: its cloud's, else empty."""
+    return next((dict(answer) for p in CLOUDS.values() if (answer := p.offline_answer(token)) is not None), {})
+
+
 __all__ = [
-    "CLOUDS", "CloudProfile", "RegisteredPool", "checked", "load_stack_spec", "parse_spec", "plan_platform",
-    "profile", "read_spec", "registered_pools",
+    "CLOUDS", "CloudProfile", "RegisteredPool", "checked", "load_stack_spec", "offline_answer", "offline_outputs",
+    "parse_spec", "plan_platform", "profile", "read_spec", "registered_pools",
 ]

@@ -3,7 +3,7 @@
 The program then hands that typed spec to the components (`from_spec`), never a dict of it.
 
 It reads config through `pulumi.Config`, so the same code runs under `pulumi up` (where the
-engine supplies the config) and under the offline plan (where `spotkube.cli.offline` supplies it
+engine supplies the config) and under the offline plan (where `spotkube.components.offline` supplies it
 exactly as the engine would). Either way the strings go through `core.project.read_spec`, the one
 reading `spotkube plan` uses too, and the stack file gets the same checks `spotkube plan` makes of
 it, so a stack is refused on both paths with the same message.

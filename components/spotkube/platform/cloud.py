@@ -140,6 +140,12 @@ class CloudProfile:
     #: paths under it, except those listed in `updatable_in_place`.
     create_only: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     updatable_in_place: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: The offline plan's stand-in for the cloud (`clouds/<cloud>/offline.py`): the outputs the cloud
+    #: computes for a registered resource that the component reads, and the answer to a provider
+    #: function the component calls (None: not this cloud's function). Obviously fake values, shaped
+    #: like the real ones.
+    offline_outputs: Callable[[str, Mapping[str, Any]], Mapping[str, Any]] = field(default=lambda token, inputs: {})
+    offline_answer: Callable[[str], Mapping[str, Any] | None] = field(default=lambda token: None)
 
     def replaces(self, type_token: str, path: str) -> bool:
         """Whether changing the input at `path` (as `a.b[0].c`) makes the cloud replace the resource."""

@@ -7,7 +7,7 @@ pool deleted before its replacement exists, or pipeline retries weaker than Kube
 rule here is a pure function over what the program registered (inputs and options) and the stack's
 settings, and returns one verdict. A failed verdict makes the plan exit 1, like an unsafe placement.
 
-Pure module: no Pulumi; registrations are read through a small protocol.
+Pure module: no Pulumi; it reads the registrations the offline engine records.
 
 Why each rule exists: docs/architecture.md#the-deploy-preflight.
 """
@@ -17,7 +17,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import urlparse
 
 from spotkube.clouds import RegisteredPool, profile, registered_pools
@@ -29,6 +29,7 @@ from spotkube.clouds.gke.profile import NODE_POOL_TYPE as GKE_NODE_POOL
 from spotkube.platform.addons import kfp_reference, kfp_transforms
 from spotkube.platform.contract import POOL_LABEL, ROLE_LABEL
 from spotkube.platform.kubeconfigs import login_problems
+from spotkube.platform.registration import Invoke, Registration
 from spotkube.platform.spec import PlatformSpec
 
 #: Pools registered as resources of their own, which Pulumi replaces (inline pools it can't).
@@ -40,21 +41,6 @@ CLIENT_CONFIG_INVOKE = "azure-native:authorization:getClientConfig"
 #: Pulumi's marker for a secret value in serialised inputs.
 SECRET_SIGNATURE = "4dabf18193072939515e22adb298388d"
 CONTROL_PLANE_ROLES = ("system", "platform")
-
-
-class RegisteredResource(Protocol):
-    type: str
-    name: str
-    urn: str
-    inputs: Mapping[str, Any]
-    delete_before_replace: bool
-    dependencies: tuple[str, ...]
-    ignore_changes: tuple[str, ...]
-
-
-class InvokeCall(Protocol):
-    token: str
-    result: Mapping[str, Any]
 
 
 @dataclass(frozen=True)
@@ -74,12 +60,12 @@ class Verdict:
 class Deployment:
     """What the rules read: the registrations, the provider calls, the settings and the stack file."""
 
-    registrations: Sequence[RegisteredResource]
-    invokes: Sequence[InvokeCall]
+    registrations: Sequence[Registration]
+    invokes: Sequence[Invoke]
     spec: PlatformSpec
     source: str
 
-    def of_type(self, type_token: str) -> list[RegisteredResource]:
+    def of_type(self, type_token: str) -> list[Registration]:
         return [r for r in self.registrations if r.type == type_token]
 
     @staticmethod
@@ -95,7 +81,7 @@ def _unsecret(value: Any) -> Any:
     return value
 
 
-def _depends_on(resource: RegisteredResource, target_urn: str, by_urn: Mapping[str, RegisteredResource]) -> bool:
+def _depends_on(resource: Registration, target_urn: str, by_urn: Mapping[str, Registration]) -> bool:
     """Whether `resource` waits for `target_urn`, directly or through other resources."""
     seen: set[str] = set()
     todo = list(resource.dependencies)
@@ -282,7 +268,7 @@ def operations_not_concurrent(d: Deployment) -> Verdict:
     return Verdict(rule, title, True, "no cluster")
 
 
-def _pool_views(d: Deployment) -> list[tuple[RegisteredResource, RegisteredPool]]:
+def _pool_views(d: Deployment) -> list[tuple[Registration, RegisteredPool]]:
     """Every separately registered pool, read by its cloud's profile (as the plan and the policy pack
     read it). Inline pools are not replaced by Pulumi, so they have no replacement order."""
     return [(r, pool) for r in d.registrations if r.type in SEPARATE_POOL_TYPES

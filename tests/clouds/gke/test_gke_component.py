@@ -1,6 +1,6 @@
 """GkeGpuCluster under Pulumi mocks: what it registers, with which options, and what it exports.
 
-Each program runs under `spotkube.cli.offline.record_program`, whose recording monitor keeps the
+Each program runs under `spotkube.components.offline.record_program`, whose recording monitor keeps the
 options (parent, protect, ignoreChanges) that Pulumi's MockResourceArgs leaves out. Inputs are
 checked as the engine receives them: camelCase, nested fields included.
 """
@@ -18,10 +18,11 @@ import pytest
 import yaml
 
 from spotkube import GkeGpuCluster
-from spotkube.cli.offline import ProgramFailed, Recording, Registration, record_program
 from spotkube.clouds import parse_spec, plan_platform
 from spotkube.clouds.gke import component as gke
+from spotkube.components.offline import ProgramFailed, Recording, record_program
 from spotkube.platform import contract
+from spotkube.platform.registration import Registration
 from spotkube.review.plan_document import pool_rows
 from spotkube.shell.args import GpuClusterArgs
 

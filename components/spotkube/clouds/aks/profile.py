@@ -15,6 +15,8 @@ from typing import Any
 import yaml
 
 from spotkube.clouds.aks import catalog as catalog
+from spotkube.clouds.aks import offline
+from spotkube.clouds.aks.resources import AGENT_POOL_TYPE, CLUSTER_TYPE
 from spotkube.platform import contract
 from spotkube.platform.cloud import (
     AutoscalerFacts,
@@ -40,8 +42,6 @@ from spotkube.platform.spec import (
     worker_pools,
 )
 
-CLUSTER_TYPE = "azure-native:containerservice:ManagedCluster"
-AGENT_POOL_TYPE = "azure-native:containerservice:AgentPool"
 CHANNELS = ("stable", "rapid", "patch", "node-image", "none")
 DEFAULT_MACHINE = "Standard_D4s_v3"
 #: Cluster settings only GKE understands; an AKS stack that sets them is refused.
@@ -358,4 +358,6 @@ PROFILE = CloudProfile(
         CLUSTER_TYPE: ("location", "resourceGroupName", "resourceName", "dnsPrefix"),
         AGENT_POOL_TYPE: ("resourceGroupName", "resourceName", "agentPoolName", "vmSize"),
     },
+    offline_outputs=offline.computed_outputs,
+    offline_answer=offline.call_answer,
 )

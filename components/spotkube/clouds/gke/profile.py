@@ -15,6 +15,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from spotkube.clouds.gke import catalog as catalog
+from spotkube.clouds.gke import offline
+from spotkube.clouds.gke.resources import CLUSTER_TYPE, COMPUTE_CLASS_TYPE, NODE_POOL_TYPE
 from spotkube.platform import contract
 from spotkube.platform.cloud import (
     AutoscalerFacts,
@@ -40,10 +42,6 @@ from spotkube.platform.spec import (
     worker_pools,
 )
 
-CLUSTER_TYPE = "gcp:container/cluster:Cluster"
-NODE_POOL_TYPE = "gcp:container/nodePool:NodePool"
-#: A GKE ComputeClass, registered through the Kubernetes provider as a custom resource.
-COMPUTE_CLASS_TYPE = "kubernetes:cloud.google.com/v1:ComputeClass"
 CHANNELS = ("RAPID", "REGULAR", "STABLE", "EXTENDED")
 DEFAULT_MACHINE = "e2-standard-4"
 
@@ -495,4 +493,6 @@ PROFILE = CloudProfile(
     },
     updatable_in_place={NODE_POOL_TYPE: tuple(f"nodeConfig.{field}" for field in (
         "labels", "taints", "resourceLabels", "machineType", "diskType", "diskSizeGb"))},
+    offline_outputs=offline.computed_outputs,
+    offline_answer=offline.call_answer,
 )
