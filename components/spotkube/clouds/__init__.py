@@ -14,7 +14,7 @@ from typing import Any
 
 from spotkube.clouds.aks import profile as aks
 from spotkube.clouds.gke import profile as gke
-from spotkube.platform import plan, project, validation
+from spotkube.platform import kubeconfigs, plan, project, validation
 from spotkube.platform.cloud import CloudProfile, RegisteredPool
 from spotkube.platform.contract import Cloud
 from spotkube.platform.input_messages import KeyStyle
@@ -59,6 +59,11 @@ def registered_pools(type_token: str, name: str, inputs: Mapping[str, Any]) -> l
     return [pool for p in CLOUDS.values() for pool in p.read_pools(type_token, name, inputs)]
 
 
+def login_problems(kubeconfig: str) -> list[str]:
+    """Why a kubeconfig would stop `pulumi up` at a login prompt, whichever cloud's plugin it runs."""
+    return kubeconfigs.login_problems(kubeconfig, (p.login_problem for p in CLOUDS.values()))
+
+
 def offline_outputs(type_token: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
     """What the cloud of a registration would compute for it, for the offline plan's mocks."""
     return {key: value for p in CLOUDS.values() for key, value in p.offline_outputs(type_token, inputs).items()}
@@ -70,6 +75,6 @@ def offline_answer(token: str) -> dict[str, Any]:
 
 
 __all__ = [
-    "CLOUDS", "CloudProfile", "RegisteredPool", "checked", "load_stack_spec", "offline_answer", "offline_outputs",
-    "parse_spec", "plan_platform", "profile", "read_spec", "registered_pools",
+    "CLOUDS", "CloudProfile", "RegisteredPool", "checked", "load_stack_spec", "login_problems", "offline_answer",
+    "offline_outputs", "parse_spec", "plan_platform", "profile", "read_spec", "registered_pools",
 ]

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from spotkube.platform.contract import Capacity, Cloud, Taint
 from spotkube.platform.errors import Problem
+from spotkube.platform.kubeconfigs import ExecUserCheck
 from spotkube.platform.posture import PostureReader
 from spotkube.platform.spec import GpuPool, GpuSpec, PlatformSpec
 
@@ -111,6 +112,9 @@ class CloudProfile:
     read_posture: PostureReader
     #: How the stack's deployer signs in to the API server, for the plan's preflight.
     sign_in: Callable[[PlatformSpec], str]
+    #: Why an exec user of a kubeconfig would wait for a person, if it runs this cloud's plugin
+    #: (`clouds/<cloud>/kubeconfig.py`), for the preflight's `credentials` rule.
+    login_problem: ExecUserCheck
     #: A new stack's config (`spotkube new-stack`); raises NewStackError for flags the cloud can't use.
     new_stack_config: Callable[[str, str, str | None], dict[str, Any]]
     #: The price table's name for the cloud (azure, gcp).

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
-from spotkube.clouds import RegisteredPool, profile, registered_pools
+from spotkube.clouds import RegisteredPool, login_problems, profile, registered_pools
 from spotkube.clouds.aks.catalog import INLINE_POOL_FIXED_FIELDS, RBAC_CLUSTER_ADMIN_ROLE_ID
 from spotkube.clouds.aks.profile import AGENT_POOL_TYPE as AKS_AGENT_POOL
 from spotkube.clouds.aks.profile import CLUSTER_TYPE as AKS_CLUSTER
@@ -28,7 +28,6 @@ from spotkube.clouds.gke.profile import CLUSTER_TYPE as GKE_CLUSTER
 from spotkube.clouds.gke.profile import NODE_POOL_TYPE as GKE_NODE_POOL
 from spotkube.platform.addons import kfp_reference, kfp_transforms
 from spotkube.platform.contract import POOL_LABEL, ROLE_LABEL
-from spotkube.platform.kubeconfigs import login_problems
 from spotkube.platform.registration import Invoke, Registration
 from spotkube.platform.spec import PlatformSpec
 

@@ -20,7 +20,7 @@ import pulumiverse_time as time
 import yaml
 
 from spotkube.clouds.aks.catalog import INLINE_POOL_FIXED_FIELDS, RBAC_CLUSTER_ADMIN_ROLE_ID
-from spotkube.platform.kubeconfigs import with_kubelogin_mode
+from spotkube.clouds.aks.kubeconfig import with_kubelogin_mode
 from spotkube.platform.plan import PlatformPlan, PoolPlan, autoscaler_priorities, versioned_name
 from spotkube.platform.spec import LoginMode, PlatformSpec
 from spotkube.shell.args import GpuClusterArgs, PoolContractOutput

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from spotkube.clouds.aks import catalog as catalog
-from spotkube.clouds.aks import offline
+from spotkube.clouds.aks import kubeconfig, offline
 from spotkube.clouds.aks.resources import AGENT_POOL_TYPE, CLUSTER_TYPE
 from spotkube.platform import contract
 from spotkube.platform.cloud import (
@@ -338,6 +338,7 @@ PROFILE = CloudProfile(
     read_pools=read_pools,
     read_posture=read_posture,
     sign_in=sign_in,
+    login_problem=kubeconfig.login_problem,
     new_stack_config=new_stack_config,
     price_cloud="azure",
     device_plugin_mode="daemonset",

@@ -19,9 +19,8 @@ from typing import Any
 import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
-import yaml
 
-from spotkube.platform.kubeconfigs import GKE_AUTH_PLUGIN, with_application_default_credentials
+from spotkube.clouds.gke.kubeconfig import gke_kubeconfig
 from spotkube.platform.plan import PlatformPlan, PoolPlan, compute_class_priorities, versioned_name
 from spotkube.platform.spec import PlatformSpec
 from spotkube.shell.args import GpuClusterArgs, PoolContractOutput
@@ -66,10 +65,6 @@ VERSION_DIGITS = 6
 UNVERSIONED_NODE_FIELDS = ("labels", "taints", "service_account")
 #: The API of GKE's ComputeClass custom resource, which GKE installs on clusters that support it.
 COMPUTE_CLASS_API_VERSION = "cloud.google.com/v1"
-AUTH_PLUGIN_HINT = (
-    "Install gke-gcloud-auth-plugin for kubectl: gcloud components install gke-gcloud-auth-plugin "
-    "(https://cloud.google.com/kubernetes-engine/docs/how-to/cluster-access-for-kubectl)"
-)
 
 
 def node_service_account_id(name: str, spec: PlatformSpec) -> str:
@@ -139,29 +134,6 @@ def cloud_pool_name(pool: PoolPlan, service_account_id: str) -> str:
     config = {k: v for k, v in node_config(pool, "").items() if k not in UNVERSIONED_NODE_FIELDS}
     return versioned_name(pool.name, {**config, "service_account_id": service_account_id},
                           separator="-", digits=VERSION_DIGITS)
-
-
-def gke_kubeconfig(context: str, endpoint: str, ca_certificate: str | None) -> str:
-    """A kubeconfig that signs in through `gke-gcloud-auth-plugin` with Application Default
-    Credentials (a person's `gcloud auth application-default login`, or CI's workload identity
-    federation), so it holds no long-lived token; the component still exports it as a secret, like
-    the AKS one. The DNS endpoint serves a publicly trusted certificate, so it needs no CA data."""
-    cluster: dict[str, str] = {"server": f"https://{endpoint}"}
-    if ca_certificate:
-        cluster["certificate-authority-data"] = ca_certificate
-    return with_application_default_credentials(yaml.safe_dump({
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": context, "cluster": cluster}],
-        "contexts": [{"name": context, "context": {"cluster": context, "user": context}}],
-        "current-context": context,
-        "users": [{"name": context, "user": {"exec": {
-            "apiVersion": "client.authentication.k8s.io/v1beta1",
-            "command": GKE_AUTH_PLUGIN,
-            "installHint": AUTH_PLUGIN_HINT,
-            "provideClusterInfo": True,
-        }}}],
-    }, sort_keys=False))
 
 
 class GkeGpuCluster(pulumi.ComponentResource):
