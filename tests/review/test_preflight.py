@@ -12,14 +12,17 @@ import pytest
 import yaml
 
 from spotkube.clouds import parse_spec
+from spotkube.clouds.aks import resources as aks
+from spotkube.clouds.gke import resources as gke
 from spotkube.components.offline import StackRun, run_stack
+from spotkube.platform import preflight as shapes
 from spotkube.platform.project import Project, find_project
 from spotkube.platform.registration import Registration
 from spotkube.review import preflight
 
 REPO = Path(__file__).resolve().parents[2]
 STACKS = ("aks-dev-uksouth", "aks-prod-eastus", "gke-dev-us-central1", "gke-prod-europe-west4")
-SECRET = preflight.SECRET_SIGNATURE
+SECRET = shapes.SECRET_SIGNATURE
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +32,7 @@ def runs() -> dict[str, StackRun]:
 
 
 def verdicts(run: StackRun, registrations: list[Registration] | None = None, spec: Any = None) -> dict[str, Any]:
-    deployment = preflight.Deployment(registrations if registrations is not None else run.registrations,
+    deployment = shapes.Deployment(registrations if registrations is not None else run.registrations,
                                       run.invokes, spec or run.spec, run.source)
     return {v.rule: v for v in preflight.preflight(deployment)}
 
@@ -72,7 +75,7 @@ def test_a_device_code_kubeconfig_fails_the_credentials_rule(runs: dict[str, Sta
     from spotkube.clouds.aks.offline import USER_KUBECONFIG as AKS_USER_KUBECONFIG
 
     run = runs["aks-dev-uksouth"]
-    regs = doctored(run, preflight.KUBERNETES_PROVIDER,
+    regs = doctored(run, shapes.KUBERNETES_PROVIDER,
                     lambda r: with_inputs(r, kubeconfig={SECRET: "1b47061264138c4ac30d75fd1eb44270",
                                                          "value": AKS_USER_KUBECONFIG}))
     _failing(verdicts(run, regs), "credentials", "kubelogin --login devicecode", "spotkube:cluster.deployer.login")
@@ -86,16 +89,16 @@ def test_a_gke_plugin_without_adc_fails_the_credentials_rule(runs: dict[str, Sta
         config["users"][0]["user"]["exec"].pop("args")
         return with_inputs(r, kubeconfig={SECRET: "x", "value": yaml.safe_dump(config)})
 
-    regs = doctored(run, preflight.KUBERNETES_PROVIDER, drop_adc)
+    regs = doctored(run, shapes.KUBERNETES_PROVIDER, drop_adc)
     _failing(verdicts(run, regs), "credentials", "--use_application_default_credentials")
 
 
 def test_a_missing_grant_or_an_impatient_provider_fails_the_rights_rule(runs: dict[str, StackRun]) -> None:
     run = runs["aks-prod-eastus"]
-    no_grant = doctored(run, preflight.ROLE_ASSIGNMENT, lambda r: None)
+    no_grant = doctored(run, aks.ROLE_ASSIGNMENT_TYPE, lambda r: None)
     _failing(verdicts(run, no_grant), "data-plane-rights", "the deployer gets no Azure Kubernetes Service RBAC "
              "Cluster Admin role", "403")
-    impatient = doctored(run, preflight.KUBERNETES_PROVIDER, lambda r: dataclasses.replace(r, dependencies=()))
+    impatient = doctored(run, shapes.KUBERNETES_PROVIDER, lambda r: dataclasses.replace(r, dependencies=()))
     _failing(verdicts(run, impatient), "data-plane-rights", "does not wait for the deployer's role assignment")
 
 
@@ -109,7 +112,7 @@ def test_an_admin_group_without_a_grant_fails_the_rights_rule(runs: dict[str, St
 
 def test_a_private_aks_api_server_with_an_internet_deployer_fails_reachability(runs: dict[str, StackRun]) -> None:
     run = runs["aks-prod-eastus"]
-    regs = doctored(run, preflight.AKS_CLUSTER,
+    regs = doctored(run, aks.CLUSTER_TYPE,
                     lambda r: with_inputs(r, apiServerAccessProfile={"enablePrivateCluster": True}))
     _failing(verdicts(run, regs), "api-server-reachable", "the API server is private",
              "spotkube:cluster.deployer.network: cluster-network")
@@ -117,7 +120,7 @@ def test_a_private_aks_api_server_with_an_internet_deployer_fails_reachability(r
 
 def test_authorized_ranges_without_the_deployers_egress_fail_reachability(runs: dict[str, StackRun]) -> None:
     run = runs["aks-dev-uksouth"]
-    regs = doctored(run, preflight.AKS_CLUSTER,
+    regs = doctored(run, aks.CLUSTER_TYPE,
                     lambda r: with_inputs(r, apiServerAccessProfile={"authorizedIPRanges": ["198.51.100.0/24"]}))
     _failing(verdicts(run, regs), "api-server-reachable", "spotkube:cluster.deployer.egressRanges")
     declared = run.spec.model_copy(update={"cluster": run.spec.cluster.model_copy(update={
@@ -128,25 +131,25 @@ def test_authorized_ranges_without_the_deployers_egress_fail_reachability(runs: 
 
 def test_gke_without_the_dns_endpoint_behind_authorized_networks_fails_reachability(runs: dict[str, StackRun]) -> None:
     run = runs["gke-prod-europe-west4"]
-    regs = doctored(run, preflight.GKE_CLUSTER, lambda r: with_inputs(r, controlPlaneEndpointsConfig=None))
+    regs = doctored(run, gke.CLUSTER_TYPE, lambda r: with_inputs(r, controlPlaneEndpointsConfig=None))
     _failing(verdicts(run, regs), "api-server-reachable", "spotkube:cluster.dnsEndpoint")
 
 
 def test_private_gke_nodes_without_nat_fail_the_egress_rule(runs: dict[str, StackRun]) -> None:
     run = runs["gke-prod-europe-west4"]
-    regs = doctored(run, preflight.ROUTER_NAT, lambda r: None)
+    regs = doctored(run, gke.ROUTER_NAT_TYPE, lambda r: None)
     _failing(verdicts(run, regs), "node-egress", "ghcr.io", "quay.io", "Cloud NAT")
 
 
 def test_aks_pools_that_may_run_at_once_fail_the_concurrency_rule(runs: dict[str, StackRun]) -> None:
     run = runs["aks-dev-uksouth"]
-    cluster = next(r for r in run.registrations if r.type == preflight.AKS_CLUSTER)
-    regs = doctored(run, preflight.AKS_AGENT_POOL, lambda r: dataclasses.replace(r, dependencies=(cluster.urn,)))
+    cluster = next(r for r in run.registrations if r.type == aks.CLUSTER_TYPE)
+    regs = doctored(run, aks.AGENT_POOL_TYPE, lambda r: dataclasses.replace(r, dependencies=(cluster.urn,)))
     _failing(verdicts(run, regs), "serial-operations", "may run at once", "409 OperationNotAllowed")
 
 
 def test_a_control_plane_pool_deleted_first_fails_the_replacement_rule(runs: dict[str, StackRun]) -> None:
-    pools = (("aks-dev-uksouth", preflight.AKS_AGENT_POOL), ("gke-dev-us-central1", preflight.GKE_NODE_POOL))
+    pools = (("aks-dev-uksouth", aks.AGENT_POOL_TYPE), ("gke-dev-us-central1", gke.NODE_POOL_TYPE))
     for stack, token in pools:
         run = runs[stack]
         regs = doctored(run, token, lambda r: dataclasses.replace(r, delete_before_replace=True))
@@ -156,7 +159,7 @@ def test_a_control_plane_pool_deleted_first_fails_the_replacement_rule(runs: dic
 
 def test_an_aks_system_pool_whose_fixed_fields_are_sent_fails_the_replacement_rule(runs: dict[str, StackRun]) -> None:
     run = runs["aks-prod-eastus"]
-    regs = doctored(run, preflight.AKS_CLUSTER,
+    regs = doctored(run, aks.CLUSTER_TYPE,
                     lambda r: dataclasses.replace(r, ignore_changes=("agentPoolProfiles[0].count",)))
     _failing(verdicts(run, regs), "control-plane-replacement", "vmSize, availabilityZones, osType")
 

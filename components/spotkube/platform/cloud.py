@@ -16,6 +16,7 @@ from spotkube.platform.contract import Capacity, Cloud, Taint
 from spotkube.platform.errors import Problem
 from spotkube.platform.kubeconfigs import ExecUserCheck
 from spotkube.platform.posture import PostureReader
+from spotkube.platform.preflight import CloudPreflight
 from spotkube.platform.spec import GpuPool, GpuSpec, PlatformSpec
 
 #: How a cloud's GPU nodes get their device plugin: a DaemonSet spotkube deploys, or the cloud's own.
@@ -115,6 +116,8 @@ class CloudProfile:
     #: Why an exec user of a kubeconfig would wait for a person, if it runs this cloud's plugin
     #: (`clouds/<cloud>/kubeconfig.py`), for the preflight's `credentials` rule.
     login_problem: ExecUserCheck
+    #: The cloud's part of the deploy preflight's rules (`clouds/<cloud>/preflight.py`).
+    preflight: CloudPreflight
     #: A new stack's config (`spotkube new-stack`); raises NewStackError for flags the cloud can't use.
     new_stack_config: Callable[[str, str, str | None], dict[str, Any]]
     #: The price table's name for the cloud (azure, gcp).

@@ -15,12 +15,12 @@ from typing import Any
 from spotkube.clouds import RegisteredPool, profile
 from spotkube.platform.contract import ACCELERATOR_LABEL, NO_ACCELERATOR, POOL_LABEL, ROLE_LABEL, PoolContract
 from spotkube.platform.posture import ClusterPosture, Setting
+from spotkube.platform.preflight import Verdict
 from spotkube.platform.registration import Registration
 from spotkube.review.costing import CostReport
 from spotkube.review.fallback import GpuFallback
 from spotkube.review.placements import StackPlacements
 from spotkube.review.policy_rules import Finding
-from spotkube.review.preflight import Verdict
 from spotkube.review.resource_list import Resource
 
 #: The version of the plan's JSON shape (`{"schemaVersion": N, "stacks": [...]}`): raised when a key

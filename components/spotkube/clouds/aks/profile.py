@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from spotkube.clouds.aks import catalog as catalog
-from spotkube.clouds.aks import kubeconfig, offline
+from spotkube.clouds.aks import kubeconfig, offline, preflight
 from spotkube.clouds.aks.resources import AGENT_POOL_TYPE, CLUSTER_TYPE
 from spotkube.platform import contract
 from spotkube.platform.cloud import (
@@ -339,6 +339,7 @@ PROFILE = CloudProfile(
     read_posture=read_posture,
     sign_in=sign_in,
     login_problem=kubeconfig.login_problem,
+    preflight=preflight.PREFLIGHT,
     new_stack_config=new_stack_config,
     price_cloud="azure",
     device_plugin_mode="daemonset",

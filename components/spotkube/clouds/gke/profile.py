@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from spotkube.clouds.gke import catalog as catalog
-from spotkube.clouds.gke import kubeconfig, offline
+from spotkube.clouds.gke import kubeconfig, offline, preflight
 from spotkube.clouds.gke.resources import CLUSTER_TYPE, COMPUTE_CLASS_TYPE, NODE_POOL_TYPE
 from spotkube.platform import contract
 from spotkube.platform.cloud import (
@@ -469,6 +469,7 @@ PROFILE = CloudProfile(
     read_autoscaler=read_autoscaler,
     sign_in=sign_in,
     login_problem=kubeconfig.login_problem,
+    preflight=preflight.PREFLIGHT,
     new_stack_config=new_stack_config,
     price_cloud="gcp",
     # GKE runs its own plugin on GPU nodes (and installs the driver on managed-driver pools); NVIDIA's
