@@ -19,9 +19,10 @@ import pytest
 import yaml
 
 import spotkube
-from spotkube.clouds.aks.profile import AGENT_POOL_TYPE as AKS_AGENT_POOL
-from spotkube.clouds.aks.profile import CLUSTER_TYPE as AKS_CLUSTER
-from spotkube.clouds.gke.profile import NODE_POOL_TYPE as GKE_NODE_POOL
+from spotkube.clouds.aks.resources import AGENT_POOL_TYPE as AKS_AGENT_POOL
+from spotkube.clouds.aks.resources import CLUSTER_TYPE as AKS_CLUSTER
+from spotkube.clouds.gke.resources import NODE_POOL_TYPE as GKE_NODE_POOL
+from spotkube.clouds.gke.resources import gke_taint
 from spotkube.components.offline import StackRun, run_stack
 from spotkube.platform import contract
 from spotkube.platform.project import Project
@@ -112,7 +113,7 @@ def test_gke_gpu_pool_without_gpu_taint(runs: dict[str, StackRun]) -> None:
 
     def drop(inputs: dict[str, Any]) -> None:
         config = inputs["nodeConfig"]
-        config["taints"] = [t for t in config["taints"] if t != contract.GPU_TAINT.as_gke()]
+        config["taints"] = [t for t in config["taints"] if t != gke_taint(contract.GPU_TAINT)]
 
     finding = only(list(check_registrations([doctor(pool, drop)])))
     assert finding.rule == "spotkube-gpu-pool-taint"

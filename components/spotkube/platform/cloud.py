@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from spotkube.platform.component_names import ComponentNaming
 from spotkube.platform.contract import Capacity, Cloud, Taint
 from spotkube.platform.errors import Problem
 from spotkube.platform.kubeconfigs import ExecUserCheck
@@ -94,6 +95,10 @@ class CloudProfile:
     cloud: Cloud
     #: How messages name the cloud (AKS, GKE).
     title: str
+    #: The cluster component's class, as `spotkube` exports it (AksGpuCluster), and what its name
+    #: becomes in the cloud (`clouds/<cloud>/resources.py`), checked before anything is registered.
+    component: str
+    component_naming: ComponentNaming
     #: Machines of the system and platform pools when a stack names none.
     default_machine: str
     channels: tuple[str, ...]

@@ -42,7 +42,7 @@ GPU_RESOURCE = "nvidia.com/gpu"
 
 @dataclass(frozen=True, order=True)
 class Taint:
-    """A node taint, written the Kubernetes way and rendered into each cloud's own format."""
+    """A node taint, written the Kubernetes way (each cloud's resources spell it their own way)."""
 
     key: str
     value: str
@@ -51,12 +51,6 @@ class Taint:
     def __str__(self) -> str:
         """`key=value:Effect`, the AKS `nodeTaints` format and the plan's display format."""
         return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
-
-    def as_gke(self) -> dict[str, str]:
-        """GKE node pool taints spell the effect in SCREAMING_SNAKE_CASE."""
-        gke_effect = {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE",
-                      "NoExecute": "NO_EXECUTE"}[self.effect]
-        return {"key": self.key, "value": self.value, "effect": gke_effect}
 
     @staticmethod
     def parse(text: str) -> Taint:
@@ -74,13 +68,6 @@ class Taint:
         if problem:
             raise ValueError(f"{shown(text)} is not a taint Kubernetes accepts: {problem}")
         return Taint(key, value, effect)  # type: ignore[arg-type]
-
-    @staticmethod
-    def from_gke(taint: Mapping[str, str]) -> Taint:
-        """The inverse of `as_gke`, for reading registered GKE node pools back."""
-        effect = {"NO_SCHEDULE": "NoSchedule", "PREFER_NO_SCHEDULE": "PreferNoSchedule",
-                  "NO_EXECUTE": "NoExecute"}[taint["effect"]]
-        return Taint(taint["key"], taint.get("value", ""), effect)  # type: ignore[arg-type]
 
 
 # --- The pool side: taints and labels ------------------------------------------------------------
