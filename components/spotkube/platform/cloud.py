@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from spotkube.platform.component_names import ComponentNaming
 from spotkube.platform.contract import Capacity, Cloud, Taint
+from spotkube.platform.cost.prices import CloudPricing
 from spotkube.platform.errors import Problem
 from spotkube.platform.kubeconfigs import ExecUserCheck
 from spotkube.platform.posture import PostureReader
@@ -125,8 +126,8 @@ class CloudProfile:
     preflight: CloudPreflight
     #: A new stack's config (`spotkube new-stack`); raises NewStackError for flags the cloud can't use.
     new_stack_config: Callable[[str, str, str | None], dict[str, Any]]
-    #: The price table's name for the cloud (azure, gcp).
-    price_cloud: str
+    #: How the price table names the cloud, which rows it can have, and how it bills GPUs.
+    pricing: CloudPricing
     device_plugin_mode: PluginMode
     #: The system pool can carry CriticalAddonsOnly (AKS's System mode honours it).
     critical_addons_taint: bool

@@ -281,7 +281,7 @@ PROFILE = CloudProfile(
     login_problem=kubeconfig.login_problem,
     preflight=preflight.PREFLIGHT,
     new_stack_config=new_stack_config,
-    price_cloud="gcp",
+    pricing=catalog.PRICING,
     # GKE runs its own plugin on GPU nodes (and installs the driver on managed-driver pools); NVIDIA's
     # beside it would advertise each GPU twice.
     device_plugin_mode="gke-managed",
