@@ -85,6 +85,19 @@ class AutoscalerFacts:
     caveat: str | None = None
 
 
+@dataclass(frozen=True)
+class DeployAccess:
+    """How a stack of the cloud is deployed from CI, for `spotkube new-stack`'s next steps."""
+
+    #: What the deploy workflow reads from the stack's GitHub environment: (variable, what to put in it).
+    variables: tuple[tuple[str, str], ...]
+    #: The commands that let the environment's GitHub token sign in as the deploying identity, for a
+    #: stack's name.
+    trust: Callable[[str], list[str]]
+    #: The roles the deploying identity needs, in words.
+    roles: str
+
+
 #: Registered resources (type, name, inputs) -> the autoscaler's facts, or None without a cluster.
 AutoscalerReader = Callable[[Sequence[tuple[str, str, Mapping[str, Any]]]], AutoscalerFacts | None]
 
@@ -126,6 +139,8 @@ class CloudProfile:
     preflight: CloudPreflight
     #: A new stack's config (`spotkube new-stack`); raises NewStackError for flags the cloud can't use.
     new_stack_config: Callable[[str, str, str | None], dict[str, Any]]
+    #: How such a stack is then deployed from CI (`clouds/<cloud>/deploy.py`).
+    deploy: DeployAccess
     #: How the price table names the cloud, which rows it can have, and how it bills GPUs.
     pricing: CloudPricing
     device_plugin_mode: PluginMode

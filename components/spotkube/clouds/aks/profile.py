@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from spotkube.clouds.aks import catalog as catalog
-from spotkube.clouds.aks import kubeconfig, offline, preflight, resources
+from spotkube.clouds.aks import deploy, kubeconfig, offline, preflight, resources
 from spotkube.clouds.aks.resources import VERSIONED_NAME_MAX
 from spotkube.platform.cloud import (
     CloudProfile,
@@ -181,6 +181,7 @@ PROFILE = CloudProfile(
     login_problem=kubeconfig.login_problem,
     preflight=preflight.PREFLIGHT,
     new_stack_config=new_stack_config,
+    deploy=deploy.DEPLOY,
     pricing=catalog.PRICING,
     device_plugin_mode="daemonset",
     critical_addons_taint=True,

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from spotkube.clouds.gke import catalog as catalog
-from spotkube.clouds.gke import kubeconfig, offline, preflight, resources
+from spotkube.clouds.gke import deploy, kubeconfig, offline, preflight, resources
 from spotkube.clouds.gke.resources import VERSIONED_NAME_MAX
 from spotkube.platform.cloud import (
     CloudProfile,
@@ -281,6 +281,7 @@ PROFILE = CloudProfile(
     login_problem=kubeconfig.login_problem,
     preflight=preflight.PREFLIGHT,
     new_stack_config=new_stack_config,
+    deploy=deploy.DEPLOY,
     pricing=catalog.PRICING,
     # GKE runs its own plugin on GPU nodes (and installs the driver on managed-driver pools); NVIDIA's
     # beside it would advertise each GPU twice.
