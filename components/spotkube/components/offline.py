@@ -2,9 +2,11 @@
 
 No CLI, cloud or credentials are needed: Pulumi's own unit-test mocks stand in for the engine, and
 a recording monitor keeps every registration with its inputs and options. What the plan reports is
-therefore what the program would really register, never a second implementation of it.
+therefore what the program would really register, never a second implementation of it. Each
+registration is a `spotkube.platform.registration.Registration`, the one type every judge reads.
 
-How the offline plan works: docs/architecture.md#tools.
+It sits with the components, below the CLI, so the tests of the judges and the clouds can run it
+without the CLI. How the offline plan works: docs/architecture.md#the-one-way-flow.
 """
 
 from __future__ import annotations
