@@ -30,8 +30,8 @@ from typer.testing import CliRunner
 
 from spotkube import AksGpuCluster, GkeGpuCluster, KubeflowPipelines
 from spotkube.cli.app import app
-from spotkube.cli.offline import ProgramFailed, record_program
 from spotkube.clouds import CLOUDS
+from spotkube.components.offline import ProgramFailed, record_program
 from spotkube.platform.input_messages import model_in, python_path
 from spotkube.platform.project import as_pulumi_config, find_project, stack_config
 from spotkube.platform.spec import KubeflowSettings

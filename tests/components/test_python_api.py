@@ -13,10 +13,11 @@ import pulumi
 import pytest
 
 from spotkube import AksGpuCluster, GkeGpuCluster, GpuClusterArgs, KubeflowPipelines, NvidiaDevicePlugin
-from spotkube.cli.offline import ProgramFailed, Recording, Registration, record_program, run_stack
 from spotkube.clouds import parse_spec
+from spotkube.components.offline import ProgramFailed, Recording, record_program, run_stack
 from spotkube.platform.addons import device_plugin as workloads
 from spotkube.platform.project import Project
+from spotkube.platform.registration import Registration
 
 AKS_ARGS: GpuClusterArgs = {
     "environment": "dev", "region": "uksouth",

@@ -21,17 +21,15 @@ from typer.core import TyperGroup
 import spotkube
 from spotkube.cli import cost_views, diff_views, plan_at_ref, plan_views, report, terminal
 from spotkube.cli.azure_retail import DEFAULT_ENDPOINT, DEFAULT_TIMEOUT_S, fetch_vm_prices
-from spotkube.cli.offline import run_stack
 from spotkube.cli.pipeline_views import render_reports_table, reports_json, reports_markdown
-from spotkube.clouds import load_stack_spec, plan_platform
+from spotkube.clouds import load_stack_spec, load_user_price_table, plan_platform, price_table
 from spotkube.clouds.stack_template import CloudName, create_stack, next_steps
+from spotkube.components.offline import run_stack
 from spotkube.platform import stack_names
 from spotkube.platform.cost import (
     PRICES_ENV,
     PriceTable,
-    load_user_table,
     merge_rows,
-    price_table,
     user_file_path,
     write_table,
 )
@@ -245,7 +243,7 @@ def refresh_prices(
     try:
         rows = [row for size in sku for row in fetch_vm_prices(region, size, endpoint=endpoint, timeout=timeout)]
         if target.exists():
-            table = load_user_table(target)
+            table = load_user_price_table(target)
         else:
             table = PriceTable(currency="USD", date=today, notes=_NEW_PRICE_FILE_NOTES, rows=())
         target.parent.mkdir(parents=True, exist_ok=True)

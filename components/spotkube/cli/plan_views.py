@@ -16,8 +16,8 @@ from rich.text import Text
 from spotkube.cli import cost_views
 from spotkube.cli.terminal import fit_columns
 from spotkube.platform.posture import Setting
+from spotkube.platform.preflight import Verdict
 from spotkube.review.plan_document import PlanDocument, PoolRow
-from spotkube.review.preflight import Verdict
 from spotkube.review.resource_list import Resource
 
 

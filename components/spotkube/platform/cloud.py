@@ -12,9 +12,13 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from spotkube.platform.component_names import ComponentNaming
 from spotkube.platform.contract import Capacity, Cloud, Taint
+from spotkube.platform.cost.prices import CloudPricing
 from spotkube.platform.errors import Problem
+from spotkube.platform.kubeconfigs import ExecUserCheck
 from spotkube.platform.posture import PostureReader
+from spotkube.platform.preflight import CloudPreflight
 from spotkube.platform.spec import GpuPool, GpuSpec, PlatformSpec
 
 #: How a cloud's GPU nodes get their device plugin: a DaemonSet spotkube deploys, or the cloud's own.
@@ -81,6 +85,19 @@ class AutoscalerFacts:
     caveat: str | None = None
 
 
+@dataclass(frozen=True)
+class DeployAccess:
+    """How a stack of the cloud is deployed from CI, for `spotkube new-stack`'s next steps."""
+
+    #: What the deploy workflow reads from the stack's GitHub environment: (variable, what to put in it).
+    variables: tuple[tuple[str, str], ...]
+    #: The commands that let the environment's GitHub token sign in as the deploying identity, for a
+    #: stack's name.
+    trust: Callable[[str], list[str]]
+    #: The roles the deploying identity needs, in words.
+    roles: str
+
+
 #: Registered resources (type, name, inputs) -> the autoscaler's facts, or None without a cluster.
 AutoscalerReader = Callable[[Sequence[tuple[str, str, Mapping[str, Any]]]], AutoscalerFacts | None]
 
@@ -96,6 +113,10 @@ class CloudProfile:
     #: fields. `validation.parse_spec` validates a stack of this cloud with it; the reference, the
     #: stack schema and the component's args are generated from it.
     spec_model: type[PlatformSpec]
+    #: The cluster component's class, as `spotkube` exports it (AksGpuCluster), and what its name
+    #: becomes in the cloud (`clouds/<cloud>/resources.py`), checked before anything is registered.
+    component: str
+    component_naming: ComponentNaming
     #: Machines of the system and platform pools when a stack names none.
     default_machine: str
     channels: tuple[str, ...]
@@ -115,10 +136,17 @@ class CloudProfile:
     read_posture: PostureReader
     #: How the stack's deployer signs in to the API server, for the plan's preflight.
     sign_in: Callable[[PlatformSpec], str]
+    #: Why an exec user of a kubeconfig would wait for a person, if it runs this cloud's plugin
+    #: (`clouds/<cloud>/kubeconfig.py`), for the preflight's `credentials` rule.
+    login_problem: ExecUserCheck
+    #: The cloud's part of the deploy preflight's rules (`clouds/<cloud>/preflight.py`).
+    preflight: CloudPreflight
     #: A new stack's config (`spotkube new-stack`); raises NewStackError for flags the cloud can't use.
     new_stack_config: Callable[[str, str, str | None], dict[str, Any]]
-    #: The price table's name for the cloud (azure, gcp).
-    price_cloud: str
+    #: How such a stack is then deployed from CI (`clouds/<cloud>/deploy.py`).
+    deploy: DeployAccess
+    #: How the price table names the cloud, which rows it can have, and how it bills GPUs.
+    pricing: CloudPricing
     device_plugin_mode: PluginMode
     #: The regions spotkube knows (a newer one needs `cluster.allowUnlistedRegion`), and what a
     #: region looks like on this cloud, for the messages.
@@ -142,6 +170,12 @@ class CloudProfile:
     #: paths under it, except those listed in `updatable_in_place`.
     create_only: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     updatable_in_place: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: The offline plan's stand-in for the cloud (`clouds/<cloud>/offline.py`): the outputs the cloud
+    #: computes for a registered resource that the component reads, and the answer to a provider
+    #: function the component calls (None: not this cloud's function). Obviously fake values, shaped
+    #: like the real ones.
+    offline_outputs: Callable[[str, Mapping[str, Any]], Mapping[str, Any]] = field(default=lambda token, inputs: {})
+    offline_answer: Callable[[str], Mapping[str, Any] | None] = field(default=lambda token: None)
 
     def replaces(self, type_token: str, path: str) -> bool:
         """Whether changing the input at `path` (as `a.b[0].c`) makes the cloud replace the resource."""

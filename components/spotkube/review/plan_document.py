@@ -8,18 +8,19 @@ same thing. Pure module: no Pulumi, no rendering.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from spotkube.clouds import RegisteredPool, profile
 from spotkube.platform.contract import ACCELERATOR_LABEL, NO_ACCELERATOR, POOL_LABEL, ROLE_LABEL, PoolContract
 from spotkube.platform.posture import ClusterPosture, Setting
+from spotkube.platform.preflight import Verdict
+from spotkube.platform.registration import Registration
 from spotkube.review.costing import CostReport
 from spotkube.review.fallback import GpuFallback
 from spotkube.review.placements import StackPlacements
 from spotkube.review.policy_rules import Finding
-from spotkube.review.preflight import Verdict
 from spotkube.review.resource_list import Resource
 
 #: The version of the plan's JSON shape (`{"schemaVersion": N, "stacks": [...]}`): raised when a key
@@ -96,18 +97,12 @@ class PoolRow:
         return row
 
 
-class RegisteredResource(Protocol):
-    type: str
-    name: str
-    inputs: Mapping[str, Any]
-
-
 #: Row order of the plan: the system pool, the platform pool, then the others by name.
 _ROLE_ORDER = {"system": 0, "platform": 1}
 
 
 def pool_rows(
-    cloud: str, resources: Sequence[RegisteredResource], contracts: Sequence[PoolContract] | None = None
+    cloud: str, resources: Sequence[Registration], contracts: Sequence[PoolContract] | None = None
 ) -> tuple[PoolRow, ...]:
     """The pools the program registers, read back from their inputs by the cloud's profile (as the
     policy pack reads them), in a stable order: the mock monitor records registrations from worker

@@ -269,9 +269,9 @@ def _unwired(
 
 def _cluster_refusals(cloud: Cloud) -> dict[str, str]:
     """Keys of the stack file's settings that a cluster's args don't take, and why."""
-    other = "GkeGpuCluster" if cloud == "aks" else "AksGpuCluster"
+    others = " or ".join(p.component for p in CLOUDS.values() if p.cloud != cloud)
     return {
-        "cloud": f"is fixed by the component, which builds {cloud}; remove the key (use {other} for the other cloud)",
+        "cloud": f"is fixed by the component, which builds {cloud}; remove the key (use {others} for the other cloud)",
         "kubeflow": "is not a key of a cluster's args: Kubeflow Pipelines is its own component, KubeflowPipelines",
         "device_plugin": "is not a key of a cluster's args: the device plugin is its own component, "
                          "NvidiaDevicePlugin.for_cluster(name, cluster)",
@@ -312,7 +312,7 @@ def plan_from_spec(cloud: Cloud, spec: PlatformSpec, component: str) -> ClusterP
 def refuse_bad_name(label: str, name: str, plan: PlatformPlan) -> None:
     """Refuse a cluster component's name that would make cloud names the cloud refuses; called
     before the component registers itself, so nothing is registered."""
-    problem = name_problem(plan.cloud, name, plan.spec.environment)
+    problem = name_problem(profile(plan.cloud).component_naming, name, plan.spec.environment)
     if problem:
         raise pulumi.RunError(f"{label}: {problem}")
 

@@ -9,8 +9,9 @@ import pytest
 import yaml
 
 from spotkube import AksGpuCluster, GpuClusterArgs
-from spotkube.cli.offline import Recording, Registration, record_program
 from spotkube.clouds.aks.spec import AksSpec
+from spotkube.components.offline import Recording, record_program
+from spotkube.platform.registration import Registration
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 CLUSTER = "azure-native:containerservice:ManagedCluster"
@@ -150,7 +151,7 @@ def test_existing_resource_group_is_used_by_name() -> None:
 
 
 def test_bad_args_stop_before_registering_anything() -> None:
-    from spotkube.cli.offline import ProgramFailed
+    from spotkube.components.offline import ProgramFailed
 
     with pytest.raises(ProgramFailed, match=r"AksGpuCluster 'ml' args: gpu_pools\[0\]\.max_price") as err:
         build({**ARGS, "gpu_pools": [{"name": "x", "machine": "Standard_NC4as_T4_v3", "max_price": -3}]})
@@ -166,7 +167,7 @@ def test_bad_args_stop_before_registering_anything() -> None:
                        r"system_pool, platform_pool, gpu_pools, spot_pools, cluster; did you mean gpu_pools\?"),
 ])
 def test_args_outside_the_cluster_s_own_keys_are_refused(extra: dict[str, object], message: str) -> None:
-    from spotkube.cli.offline import ProgramFailed
+    from spotkube.components.offline import ProgramFailed
 
     with pytest.raises(ProgramFailed, match=message) as err:
         build(cast(GpuClusterArgs, {**ARGS, **extra}))
@@ -180,7 +181,7 @@ def test_a_cluster_without_a_platform_pool_is_the_kubeflow_component_s_concern()
 
 
 def test_from_spec_refuses_a_hand_built_spec_that_breaks_the_rules() -> None:
-    from spotkube.cli.offline import ProgramFailed
+    from spotkube.components.offline import ProgramFailed
 
     spec = AksSpec.model_validate({"cloud": "aks", "environment": "dev", "region": "uksouth",
                                    "platformPool": {"name": "platformpool"}})
@@ -254,10 +255,10 @@ def test_the_provider_kubeconfig_signs_in_without_a_person(mode: str) -> None:
 
 
 def test_a_system_pool_machine_change_is_refused_with_the_migration(monkeypatch: pytest.MonkeyPatch) -> None:
-    from spotkube.cli import offline
-    from spotkube.cli.offline import ProgramFailed
+    from spotkube.components import offline
+    from spotkube.components.offline import ProgramFailed
 
-    real = offline._computed_outputs
+    real = offline.computed_outputs
 
     def deployed_with_another_size(type_token: str, inputs: Any) -> dict[str, Any]:
         outputs = real(type_token, inputs)
@@ -266,7 +267,7 @@ def test_a_system_pool_machine_change_is_refused_with_the_migration(monkeypatch:
             outputs["agentPoolProfiles"] = [{**profile, "vmSize": "Standard_D2s_v3"}]
         return outputs
 
-    monkeypatch.setattr(offline, "_computed_outputs", deployed_with_another_size)
+    monkeypatch.setattr(offline, "computed_outputs", deployed_with_another_size)
     with pytest.raises(ProgramFailed) as err:
         build(ARGS)
     message = str(err.value)

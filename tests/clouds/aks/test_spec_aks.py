@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from spotkube.cli.offline import ProgramFailed, record_program, run_stack
+from spotkube.components.offline import ProgramFailed, record_program, run_stack
 from spotkube.platform.errors import SpecError
 from spotkube.platform.project import Project, as_pulumi_config, stack_config
 

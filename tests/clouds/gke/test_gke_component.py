@@ -1,6 +1,6 @@
 """GkeGpuCluster under Pulumi mocks: what it registers, with which options, and what it exports.
 
-Each program runs under `spotkube.cli.offline.record_program`, whose recording monitor keeps the
+Each program runs under `spotkube.components.offline.record_program`, whose recording monitor keeps the
 options (parent, protect, ignoreChanges) that Pulumi's MockResourceArgs leaves out. Inputs are
 checked as the engine receives them: camelCase, nested fields included.
 """
@@ -18,10 +18,13 @@ import pytest
 import yaml
 
 from spotkube import GkeGpuCluster
-from spotkube.cli.offline import ProgramFailed, Recording, Registration, record_program
 from spotkube.clouds import parse_spec, plan_platform
 from spotkube.clouds.gke import component as gke
+from spotkube.clouds.gke import resources
+from spotkube.clouds.gke.resources import taint_of
+from spotkube.components.offline import ProgramFailed, Recording, record_program
 from spotkube.platform import contract
+from spotkube.platform.registration import Registration
 from spotkube.review.plan_document import pool_rows
 from spotkube.shell.args import GpuClusterArgs
 
@@ -105,7 +108,7 @@ def test_gpu_pool_zones_are_the_zones_that_offer_the_gpu(dev: Recording) -> None
 
 
 def test_taints_are_declared_explicitly_in_gke_form(dev: Recording) -> None:
-    taints = {name: [contract.Taint.from_gke(t) for t in r.inputs["nodeConfig"].get("taints") or []]
+    taints = {name: [taint_of(t) for t in r.inputs["nodeConfig"].get("taints") or []]
               for name, r in pools(dev).items()}
     gpu = contract.Taint("nvidia.com/gpu", "present", "NoSchedule")
     spot = contract.Taint("cloud.google.com/gke-spot", "true", "NoSchedule")
@@ -153,7 +156,7 @@ def test_a_spot_cpu_pool_is_a_spot_node_pool_without_gpus() -> None:
     config = registered["nodeConfig"]
     assert config["spot"] is True and "preemptible" not in config
     assert "guestAccelerators" not in config
-    assert [contract.Taint.from_gke(t) for t in config["taints"]] == [contract.GKE_SPOT_TAINT]
+    assert [taint_of(t) for t in config["taints"]] == [contract.GKE_SPOT_TAINT]
     assert config["labels"][contract.CAPACITY_LABEL] == "spot"
     assert config["labels"][contract.ACCELERATOR_LABEL] == contract.NO_ACCELERATOR
     assert registered["autoscaling"]["locationPolicy"] == "ANY"
@@ -208,7 +211,7 @@ def test_initial_node_count_is_per_zone_and_covers_min(dev: Recording) -> None:
     assert registered["system"].inputs["initialNodeCount"] == 1  # min 2 over GKE's 3 default zones
     zonal = {"min": 5, "max": 8, "zones": ["us-central1-a", "us-central1-b"]}
     plan = plan_platform(parse_spec({"cloud": "gke", **DEV, "system_pool": zonal}, "test"))
-    assert gke.initial_node_count(plan.system_pool) == 3  # 2 zones × 3 nodes >= min 5
+    assert resources.initial_node_count(plan.system_pool) == 3  # 2 zones × 3 nodes >= min 5
 
 
 def test_every_child_is_parented_to_the_component(dev: Recording) -> None:
@@ -365,10 +368,10 @@ def test_bad_args_fail_before_anything_is_registered() -> None:
 @pytest.mark.parametrize("name", ["spotkube", "ml", "9lives", "A Very Long Component Name Indeed", "x--y"])
 def test_node_service_account_ids_follow_iam_rules(name: str) -> None:
     spec = parse_spec({"cloud": "gke", **DEV}, "test")
-    account_id = gke.node_service_account_id(name, spec)
+    account_id = resources.node_service_account_id(name, spec)
     assert re.fullmatch(r"[a-z][-a-z0-9]{4,28}[a-z0-9]", account_id)
     other_region = parse_spec({"cloud": "gke", **PROD}, "test")
-    assert gke.node_service_account_id(name, other_region) != account_id
+    assert resources.node_service_account_id(name, other_region) != account_id
 
 
 def _imports(module: Path) -> set[str]:

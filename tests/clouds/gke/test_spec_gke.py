@@ -2,7 +2,7 @@
 stack file, the config key, the value and what would be accepted, and nothing is registered.
 
 Each case is written into a temporary copy of the project and checked two ways: through
-`spotkube.cli.offline.run_stack` (the plan's path, which validates before running anything) and by
+`spotkube.components.offline.run_stack` (the plan's path, which validates before running anything) and by
 running the real `infra/__main__.py` under the recording mocks, which must stop with the same
 message before registering a single resource.
 """
@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 import yaml
 
-from spotkube.cli.offline import ProgramFailed, record_program, run_stack
 from spotkube.clouds import parse_spec
+from spotkube.components.offline import ProgramFailed, record_program, run_stack
 from spotkube.platform.errors import SpecError
 from spotkube.platform.project import Project, as_pulumi_config, find_project, stack_config
 

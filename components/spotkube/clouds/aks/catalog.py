@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from spotkube.platform.cost.prices import CloudPricing, PriceRow
+
 #: VM size -> (GPU type, GPUs per VM).
 GPU_VM_SIZES: dict[str, tuple[str, int]] = {
     "Standard_NC4as_T4_v3": ("nvidia-tesla-t4", 1),
@@ -85,3 +87,25 @@ REGIONS: frozenset[str] = frozenset({
     "usgovarizona", "usgovtexas", "usgovvirginia", "usdodcentral", "usdodeast",
     "chinaeast", "chinaeast2", "chinaeast3", "chinanorth", "chinanorth2", "chinanorth3",
 })
+
+
+# --- How Azure appears in the price table ---------------------------------------------------------
+
+
+def price_row_problem(row: PriceRow) -> str | None:
+    """Azure's Retail Prices API prices whole VM sizes, by their ARM names, as spot or on-demand."""
+    if row.kind != "machine":
+        return "Azure prices whole VM sizes; it has no separate GPU rows"
+    if row.capacity == "preemptible":
+        return "Azure has no preemptible capacity (it is called spot there)"
+    if not row.sku.startswith("Standard_"):
+        return f"Azure sku must be an ARM size like Standard_D4s_v3: {row.sku}"
+    return None
+
+
+def gpus_billed_separately(vm_size: str) -> bool:
+    """An Azure GPU size's price includes its GPUs."""
+    return False
+
+
+PRICING = CloudPricing(name="azure", row_problem=price_row_problem, gpus_billed_separately=gpus_billed_separately)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from spotkube.platform.cost.prices import CloudPricing, PriceRow
 from spotkube.platform.input_messages import shown
 
 # --------------------------------------------------------------------------------------------------
@@ -447,3 +448,33 @@ REGIONS: frozenset[str] = frozenset({
     "southamerica-west1", "us-central1", "us-east1", "us-east4", "us-east5", "us-south1", "us-west1",
     "us-west2", "us-west3", "us-west4",
 })
+
+
+# --- How Google Cloud appears in the price table --------------------------------------------------
+
+#: Machine families that come with their GPUs and are priced with them included.
+GPU_BUNDLED_PREFIXES = ("a2-", "a3-", "a4-", "g2-")
+#: The only family that takes GPUs as separately billed accelerators.
+GPU_ATTACHED_PREFIX = "n1-"
+
+
+def price_row_problem(row: PriceRow) -> str | None:
+    """GPUs Compute Engine bills apart from the machine are priced by their accelerator type."""
+    if row.kind == "accelerator" and not row.sku.startswith("nvidia-"):
+        return f"GCP accelerator must be a type like nvidia-tesla-t4: {row.sku}"
+    return None
+
+
+def gpus_billed_separately(machine: str) -> bool:
+    """Whether GPUs on this machine are extra accelerator charges rather than part of its price."""
+    if machine.startswith(GPU_ATTACHED_PREFIX):
+        return True
+    if machine.startswith(GPU_BUNDLED_PREFIXES):
+        return False
+    raise ValueError(
+        f"GCP attaches GPUs only to N1 machine types; {machine} cannot take a GPU "
+        "(use n1-*, or a GPU machine type such as g2-standard-8 or a2-highgpu-1g)"
+    )
+
+
+PRICING = CloudPricing(name="gcp", row_problem=price_row_problem, gpus_billed_separately=gpus_billed_separately)
