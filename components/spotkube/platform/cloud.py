@@ -104,8 +104,9 @@ class CloudProfile:
     machine_arch: Callable[[str], str]
     #: The GPU a machine carries by itself (type, count), or None.
     machine_gpu: Callable[[str], tuple[str, int] | None]
-    #: Every GPU type the cloud's catalog knows, in spotkube's neutral vocabulary.
-    gpu_types: frozenset[str]
+    #: Every GPU type the cloud's catalog knows, in spotkube's neutral vocabulary (read when asked,
+    #: because a user's refreshed catalog may name more).
+    gpu_types: Callable[[], frozenset[str]]
     read_pools: PoolReader
     #: The cluster resource's security settings, for the plan's posture section.
     read_posture: PostureReader
@@ -129,6 +130,9 @@ class CloudProfile:
     #: A pinned `cluster.kubernetesVersion` as the cloud's API takes it, and in words.
     version_pattern: str
     version_accepted: str
+    #: Whether a GPU pool's machine is one the cloud's rules and GPU catalog know; a GPU pool on any
+    #: other machine got its GPU from the pool's declaration, and the plan warns about it.
+    knows_machine: Callable[[str], bool] = field(default=lambda machine: True)
     #: Defaults that follow from a GPU pool's resolved GPU (GKE: the zones that offer it).
     pool_defaults: Callable[[PlatformSpec, GpuPool], GpuPool] = field(default=lambda spec, pool: pool)
     #: How to refresh a missing price, for the plan's warning; None when the cloud has no such command.

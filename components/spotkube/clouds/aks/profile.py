@@ -16,6 +16,7 @@ import yaml
 
 from spotkube.clouds.aks import catalog as catalog
 from spotkube.platform import contract
+from spotkube.platform.catalog import CloudCatalog, declared_gpu_problem, refresh_command
 from spotkube.platform.cloud import (
     AutoscalerFacts,
     CloudProfile,
@@ -27,7 +28,7 @@ from spotkube.platform.cloud import (
     mapping,
 )
 from spotkube.platform.errors import NewStackError, Problem
-from spotkube.platform.input_messages import shown
+from spotkube.platform.input_messages import did_you_mean, shown
 from spotkube.platform.posture import ClusterPosture, Setting, flag, listed
 from spotkube.platform.spec import (
     GpuPool,
@@ -127,21 +128,63 @@ def rules(spec: PlatformSpec) -> RuleOutput:
         if getattr(spec.cluster, name) is not None:
             yield Problem(config_key(f"cluster.{alias(spec.cluster, name)}"),
                           "is a GKE setting; remove it from an AKS stack")
+    yield from _gpu_offers(spec)
+
+
+def _gpu_offers(spec: PlatformSpec) -> RuleOutput:
+    """GPU pools against where the catalog says Azure offers their size: a region it knows completely
+    without the size, or zones the size lacks there, would fail only when Azure creates the pool."""
+    section = catalog.section()
+    for i, pool in enumerate(spec.gpu_pools):
+        if section.machine(pool.machine) is None:
+            continue  # not in the catalog: gpu_of reports it, or the plan warns that it was declared
+        offer = section.offer(pool.machine, spec.region)
+        where = f"catalog of {section.describe()}"
+        if offer.status == "absent":
+            elsewhere = ", ".join(section.regions_offering(pool.machine)) or "none"
+            yield Problem(config_key(f"gpuPools[{i}].machine"), f"{pool.machine} is not offered in {spec.region} "
+                          f"({where}); regions that offer it: {elsewhere}. If the catalog is stale, run "
+                          f"`{refresh_command(catalog.CLOUD)}`")
+        elif offer.status == "offered" and offer.zones is not None and pool.zones:
+            missing = [zone for zone in pool.zones if zone not in offer.zones]
+            if missing:
+                offered = f"in zones {', '.join(offer.zones)}" if offer.zones else "without availability zones"
+                yield Problem(config_key(f"gpuPools[{i}].zones"), f"{', '.join(map(repr, missing))}: {pool.machine} is "
+                              f"offered in {spec.region} only {offered} ({where}); use those zones, or none")
 
 
 def gpu_of(pool: GpuPool) -> GpuResolution:
-    """The GPU an AKS VM size carries, or the reason the pool's GPU settings are wrong."""
-    known = catalog.GPU_VM_SIZES.get(pool.machine)
+    """The GPU an AKS VM size carries, or the reason the pool's GPU settings are wrong.
+
+    A size the catalog doesn't know is taken with the GPUs the pool declares (the plan warns with
+    `catalog-unlisted-size`); without a declaration the message says so, and how to declare or refresh.
+    """
+    if pool.machine in catalog.RETIRED_VM_SIZES:
+        return None, None  # already reported as retired
+    section = catalog.section()
+    known = section.machine(pool.machine)
     if known is None:
-        if pool.machine in catalog.RETIRED_VM_SIZES:
-            return None, None  # already reported as retired
-        return None, (f"{shown(pool.machine)} is not a GPU VM size spotkube knows; use one of "
-                      f"{', '.join(catalog.GPU_VM_SIZES)}")
-    gpu = GpuSpec(type=known[0], count=known[1])
+        return _unlisted_gpu(pool, section)
+    gpu = GpuSpec(type=known.gpu.type, count=known.gpu.count)
     if pool.gpu is not None and pool.gpu != gpu:
         return None, (f"{pool.gpu.count} × {pool.gpu.type} does not match {pool.machine}, which carries "
                       f"{gpu.count} × {gpu.type}; remove gpu or correct it")
     return gpu, None
+
+
+def _unlisted_gpu(pool: GpuPool, section: CloudCatalog) -> GpuResolution:
+    """A size the catalog doesn't know: a series without GPUs is refused, a declared GPU is taken."""
+    date = section.date.isoformat()
+    if catalog.carries_no_gpu(pool.machine):
+        return None, (f"{shown(pool.machine)} carries no GPU: Azure's {catalog.series(pool.machine)} series has none "
+                      f"(catalog of {date}); use a GPU size, e.g. Standard_NC4as_T4_v3 (1 × nvidia-tesla-t4) or "
+                      "Standard_NC24ads_A100_v4 (1 × nvidia-a100-80gb)")
+    if pool.gpu is not None:
+        problem = declared_gpu_problem(pool.gpu.type)
+        return (None, problem) if problem else (pool.gpu, None)
+    return None, (f"{shown(pool.machine)} is not in spotkube's catalog of {date}; if it is a GPU size, declare its "
+                  "GPUs with gpu: {type: <GPU type, e.g. nvidia-h100-80gb>, count: <GPUs per VM>}, or run "
+                  f"`{refresh_command(catalog.CLOUD)}`{did_you_mean(pool.machine, section.machines, quoted=True)}")
 
 
 def _taints(texts: Any) -> frozenset[contract.Taint]:
@@ -166,8 +209,8 @@ def _pool(where: str, name: str, profile: Mapping[str, Any]) -> RegisteredPool:
         cloud_name=name,
         labels=labels,
         machine=machine,
-        gpu_count=catalog.GPU_VM_SIZES.get(machine or "", ("", 0))[1],
-        has_gpu=machine in catalog.GPU_VM_SIZES or labelled_gpu,
+        gpu_count=(catalog.gpu_vm_size(machine or "") or ("", 0))[1],
+        has_gpu=catalog.gpu_vm_size(machine or "") is not None or labelled_gpu,
         capacity="spot" if spot else "on-demand",
         system=profile.get("mode") == "System" or labels.get(contract.ROLE_LABEL) == "system",
         min_nodes=first(profile, "minCount"),
@@ -333,8 +376,9 @@ PROFILE = CloudProfile(
     rules=rules,
     gpu_of=gpu_of,
     machine_arch=catalog.vm_size_arch,
-    machine_gpu=catalog.GPU_VM_SIZES.get,
-    gpu_types=frozenset(gpu for gpu, _ in catalog.GPU_VM_SIZES.values()),
+    machine_gpu=catalog.gpu_vm_size,
+    gpu_types=lambda: catalog.section().gpu_types(),
+    knows_machine=lambda machine: catalog.section().machine(machine) is not None,
     read_pools=read_pools,
     read_posture=read_posture,
     sign_in=sign_in,
