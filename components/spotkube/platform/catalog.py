@@ -82,6 +82,10 @@ class CatalogFileError(SpotkubeError):
     """A catalog file that can't be used: names the file, the key and what is accepted."""
 
 
+class CatalogSourceError(SpotkubeError):
+    """A cloud API a refresh reads could not be read: says which, why, and what to do."""
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
@@ -355,6 +359,33 @@ def write_catalog(catalog: Catalog, path: Path) -> None:
     partial = path.with_name(f".{path.name}.partial")
     partial.write_text(catalog_text(catalog), encoding="utf-8")
     partial.replace(path)
+
+
+# --- Refreshing from a cloud's API -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RefreshRequest:
+    """What `spotkube catalog refresh` reads the clouds' APIs with; each cloud's source (its profile's
+    `catalog_source`) takes the settings that are its own."""
+
+    today: datetime.date
+    #: Azure: the subscription whose VM sizes are read, and Azure Resource Manager's URL.
+    azure_subscription: str | None = None
+    azure_endpoint: str | None = None
+    #: GKE: the Google Cloud project whose machine types are read, and Compute Engine's URL.
+    gcp_project: str | None = None
+    gcp_endpoint: str | None = None
+
+
+@dataclass(frozen=True)
+class SourceResult:
+    """A cloud's part of the catalog as its API gave it, GPU facts for GPU types new to spotkube, and
+    what the user should be told (GPUs kept under the cloud's own name, machines left out)."""
+
+    section: CloudCatalog
+    gpus: Mapping[str, GpuFacts]
+    notes: tuple[str, ...] = ()
 
 
 # --- What the plan says about the catalog ----------------------------------------------------------

@@ -137,6 +137,10 @@ class CloudProfile:
     pool_defaults: Callable[[PlatformSpec, GpuPool], GpuPool] = field(default=lambda spec, pool: pool)
     #: How to refresh a missing price, for the plan's warning; None when the cloud has no such command.
     price_refresh: Callable[[str, str], str] | None = None
+    #: The module whose `refresh(RefreshRequest, known_gpus) -> SourceResult` reads the cloud's GPU
+    #: machines from its API (`spotkube catalog refresh`); imported only then, since it needs the
+    #: cloud's SDK from the `refresh` extra.
+    catalog_source: str | None = None
     #: How the cluster's autoscaler orders pools and how long it tries one (the plan's fallback).
     read_autoscaler: AutoscalerReader | None = None
     #: Input paths, per type token, that the cloud fixes at creation although no `replaceOnChanges`

@@ -389,6 +389,7 @@ PROFILE = CloudProfile(
     spot_price_controls=True,
     gpu_driver_setting=False,
     regions=catalog.REGIONS,
+    catalog_source="spotkube.clouds.aks.catalog_source",
     region_examples="eastus, westeurope or uksouth",
     # AKS takes major.minor (the latest patch) or major.minor.patch (docs/platform-facts.md#aks).
     version_pattern=r"^[1-9][0-9]*\.[0-9]+(\.[0-9]+)?$",

@@ -486,6 +486,7 @@ PROFILE = CloudProfile(
     spot_price_controls=False,
     gpu_driver_setting=True,
     regions=catalog.REGIONS,
+    catalog_source="spotkube.clouds.gke.catalog_source",
     region_examples="us-central1 or europe-west4",
     # GKE takes a minor version, a patch or a full GKE version (docs/platform-facts.md#gke); spotkube
     # refuses `latest`, which would upgrade the control plane on any later `pulumi up`.
