@@ -253,7 +253,7 @@ def test_unknown_n1_size_is_refused_with_the_sizes() -> None:
 def test_non_gpu_family_is_refused(machine_type: str) -> None:
     msg = gke.pairing_error(machine_type, "nvidia-l4", 1)
     assert msg is not None
-    assert f"{machine_type} carries no GPU: the {machine_type.split('-')[0]} family has none" in msg
+    assert f"'{machine_type}' carries no GPU: the {machine_type.split('-')[0]} family has none" in msg
     assert "N1" in msg
     assert "a2, a3, a4 and g2" in msg
     assert "g2-standard-4" in msg  # where an L4 would fit

@@ -91,7 +91,7 @@ CASES: list[tuple[str, Change, str, tuple[str, ...]]] = [
     ("n1-with-a100", pool(gpu={"type": "nvidia-tesla-a100", "count": 1}), "gpuPools[1].gpu",
      ("'nvidia-tesla-a100' needs an a2 machine type (a2-highgpu-1g", "n1-standard-8 takes only nvidia-tesla-t4")),
     ("e2-with-gpu", pool(machine="e2-standard-4"), "gpuPools[1].gpu",
-     ("e2-standard-4 carries no GPU: the e2 family has none", "'nvidia-tesla-t4' needs an N1 machine type")),
+     ("'e2-standard-4' carries no GPU: the e2 family has none", "'nvidia-tesla-t4' needs an N1 machine type")),
     ("a2-wrong-count", pool(machine="a2-highgpu-2g", gpu={"type": "nvidia-tesla-a100", "count": 1}),
      "gpuPools[1].gpu", ("a2-highgpu-2g carries 2 × nvidia-tesla-a100", "a count of 1 is not accepted",
                          "give 2 or leave the count out")),

@@ -268,7 +268,7 @@ def pairing_error(machine_type: str, gpu_type: str, gpu_count: int | None = None
         )
     if carries_no_gpu(machine_type):
         return (
-            f"{machine_type} carries no GPU: the {family} family has none (catalog of {_catalog_date()}); "
+            f"{shown(machine_type)} carries no GPU: the {family} family has none (catalog of {_catalog_date()}); "
             f"spotkube builds GPU pools from {gpu_families_text()} machine types; {shown(gpu_type)} "
             f"{_where_gpu_fits(gpu_type)}"
         )
