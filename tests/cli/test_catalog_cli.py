@@ -36,7 +36,9 @@ STACK = "aks-dev-eastus"
 #: A GPU pool on a size no catalog knows, with its GPUs declared.
 UNLISTED_POOL = {"name": "gb400", "machine": "Standard_ND128isr_GB400_v7", "capacity": "spot", "min": 0, "max": 2,
                  "gpu": {"type": "nvidia-gb400", "count": 4}}
-CONFIG = {"cloud": "aks", "environment": "dev", "region": "eastus", "gpuPools": [UNLISTED_POOL]}
+#: A pool of a size that gets a part of one GPU.
+A10_POOL = {"name": "a10", "machine": "Standard_NV6ads_A10_v5", "capacity": "spot", "min": 0, "max": 2}
+CONFIG = {"cloud": "aks", "environment": "dev", "region": "eastus", "gpuPools": [UNLISTED_POOL, A10_POOL]}
 
 
 @pytest.fixture
@@ -117,8 +119,12 @@ def test_a_size_no_catalog_knows_plans_with_its_warning_and_id(
     assert f"not in spotkube's catalog of {CATALOG.cloud('aks').date.isoformat()}" in warning["message"]
     assert f"catalog: [{UNLISTED_SIZE}] gb400: Standard_ND128isr_GB400_v7" in "\n".join(stack["warnings"])
     assert f"warning: catalog: [{UNLISTED_SIZE}] gb400:" in done.stderr
-    pool = next(p for p in stack["pools"] if p["name"] == "gb400")
-    assert pool["gpu"] == {"type": "nvidia-gb400", "count": 4}
+    pools = {p["name"]: p for p in stack["pools"]}
+    assert pools["gb400"]["gpu"] == {"type": "nvidia-gb400", "count": 4}
+    assert pools["a10"]["gpu"] == {"type": "nvidia-a10", "count": 1, "share": "1/6"}
+    table = " ".join(spotkube("plan", "-s", STACK, cwd=project.root).stdout.split())
+    assert "a10: gpu, spot, Standard_NV6ads_A10_v5, 1 × nvidia-a10 (1/6 of a GPU each)" in table
+    assert f"catalog: [{UNLISTED_SIZE}] gb400: Standard_ND128isr_GB400_v7 is not in spotkube's catalog of" in table
 
 
 def test_refresh_without_a_subscription_says_what_to_give(

@@ -216,3 +216,4 @@ def test_every_replacement_a_retired_size_recommends_is_accepted(retired: str, r
 
 def test_the_retired_nv6_points_at_the_a10_sixth() -> None:
     assert ("Standard_NV6", "Standard_NV6ads_A10_v5") in REPLACEMENTS
+

@@ -152,6 +152,11 @@ def test_a_refreshed_catalog_plans_every_size_in_every_region_it_offers(
             spec = parse_spec({"cloud": "aks", "environment": "dev", "region": region, "gpuPools": [pool]}, "test")
             assert spec.gpu_pools[0].gpu is not None
             assert (spec.gpu_pools[0].gpu.type, spec.gpu_pools[0].gpu.count) == (machine.gpu.type, machine.gpu.count)
+    # A GPU family spotkube has no name for plans under Azure's own name.
+    pool = {"name": "gb300", "machine": "Standard_ND128isr_GB300_v6", "capacity": "spot", "min": 0, "max": 1}
+    spec = parse_spec({"cloud": "aks", "environment": "dev", "region": "eastus", "gpuPools": [pool]}, "test")
+    assert spec.gpu_pools[0].gpu is not None
+    assert (spec.gpu_pools[0].gpu.type, spec.gpu_pools[0].gpu.count) == ("standardndgb300v6family", 4)
 
 
 def test_a_refreshed_catalog_refuses_what_the_subscription_cannot_deploy(

@@ -159,8 +159,8 @@ def gpu_of(pool: GpuPool) -> GpuResolution:
     A size the catalog doesn't know is taken with the GPUs the pool declares (the plan warns with
     `catalog-unlisted-size`); without a declaration the message says so, and how to declare or refresh.
     """
-    if pool.machine in catalog.RETIRED_VM_SIZES:
-        return None, None  # already reported as retired
+    if pool.machine in catalog.RETIRED_VM_SIZES or not re.fullmatch(catalog.VM_SIZE_PATTERN, pool.machine):
+        return None, None  # already reported as retired, or as not an Azure VM size
     section = catalog.section()
     known = section.machine(pool.machine)
     if known is None:

@@ -335,9 +335,10 @@ def zone_check(region: str, zones: Iterable[str], gpu_type: str) -> str | None:
                 f"zones, or run `{refresh_command(CLOUD)}`")
     offering = zones_offering(region, gpu_type)
     if offering is None:
+        known = sorted(r for r in section().accelerators[gpu_type].regions if zones_offering(r, gpu_type))
         return (
-            f"spotkube's {_table_ref()} doesn't know the GPU zones of region {region}; regions it knows: "
-            f"{', '.join(gpu_regions())}. Pick a known region, run `{refresh_command(CLOUD)}`, or check the "
+            f"spotkube's {_table_ref()} doesn't know the GPU zones of region {region}; regions where it knows "
+            f"{gpu_type} is offered: {', '.join(known)}. Pick one, run `{refresh_command(CLOUD)}`, or check the "
             f"zones with `gcloud compute accelerator-types list --filter=zone~{region}`"
         )
     if not offering:

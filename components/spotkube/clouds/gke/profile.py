@@ -210,6 +210,9 @@ def gpu_of(pool: GpuPool) -> GpuResolution:
     `gpu` must be given there. A machine type the catalog doesn't know is taken with the GPUs the
     pool declares (the plan warns with `catalog-unlisted-size`).
     """
+    if not re.fullmatch(MACHINE_PATTERN, pool.machine):
+        return None, (f"{shown(pool.machine)} is not a GKE machine type; use e.g. g2-standard-8 (1 × nvidia-l4) or "
+                      "a4-highgpu-8g (8 × nvidia-b200)")
     if pool.gpu is not None:
         error = catalog.pairing_error(pool.machine, pool.gpu.type, pool.gpu.count)
         if error is None and not catalog.knows_machine(pool.machine):
