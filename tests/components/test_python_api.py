@@ -245,6 +245,22 @@ def test_the_plan_s_cost_warnings_are_logged_once_each_with_the_component_s_name
     assert len(warnings) == len(set(warnings))
 
 
+def test_a_size_the_catalog_does_not_know_is_logged_with_its_warning_id() -> None:
+    """The declared way past the catalog warns under `pulumi up` too, with the id a team acknowledges."""
+    args: GpuClusterArgs = {**AKS_ARGS, "region": "eastus", "gpu_pools": [
+        {"name": "gb300", "machine": "Standard_ND128isr_GB300_v6", "gpu": {"type": "nvidia-gb300", "count": 4}},
+    ]}
+    recorded = run(lambda: AksGpuCluster("ml", args=args))
+    logged = [line for line in recorded.log if "plan warning: catalog: " in line]
+    assert len(logged) == 1, recorded.log
+    assert ("warning: AksGpuCluster 'ml': plan warning: catalog: [catalog-unlisted-size] gb300: "
+            "Standard_ND128isr_GB300_v6 is not in spotkube's catalog of") in logged[0]
+    assert "taken as declared: 4 × nvidia-gb300" in logged[0]
+    assert [r.inputs["agentPoolName"] for r in recorded.registrations
+            if r.type == "azure-native:containerservice:AgentPool"
+            and r.inputs.get("vmSize") == "Standard_ND128isr_GB300_v6"] == ["gb300"]
+
+
 def test_the_offline_plan_shows_each_cost_warning_once(repo_project: Project) -> None:
     """The stack's clusters log the plan's warnings for `pulumi up`; the plan computes them itself (with
     the price file its user chose) and leaves the logged copies out."""

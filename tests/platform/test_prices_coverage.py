@@ -41,7 +41,7 @@ def shipped() -> dict[str, PlatformPlan]:
 
 def new_stacks() -> dict[str, PlatformPlan]:
     """What `new-stack` writes for every example region (and every GKE region it accepts)."""
-    regions = {*readme_examples(), *MESSAGE_REGIONS, *(("gke", region) for region in gke_catalog.GPU_ZONES)}
+    regions = {*readme_examples(), *MESSAGE_REGIONS, *(("gke", region) for region in gke_catalog.gpu_regions())}
     plans = {}
     for cloud, region in sorted(regions):
         config = profile(cloud).new_stack_config("qa", region, "acme-ml-qa" if cloud == "gke" else None)

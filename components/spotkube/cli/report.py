@@ -20,6 +20,7 @@ from spotkube.platform.posture import ClusterPosture
 from spotkube.platform.preflight import Deployment
 from spotkube.platform.registration import Registration
 from spotkube.review.addons import addon_settings
+from spotkube.review.catalog_check import catalog_note
 from spotkube.review.costing import LOGGED_PLAN_WARNING, price_plan
 from spotkube.review.fallback import stack_fallback
 from spotkube.review.placements import StackPlacements, stack_placements
@@ -113,6 +114,7 @@ def stack_document(run: StackRun, table: PriceTable | None = None) -> PlanDocume
                             key=lambda f: (f.rule, f.message))),
         program_warnings=_program_warnings(run),
         fallback=stack_fallback(run.spec.cloud, seen_by_pack, pools),
+        catalog=catalog_note(run.spec),
     )
 
 

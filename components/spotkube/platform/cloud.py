@@ -129,8 +129,9 @@ class CloudProfile:
     machine_arch: Callable[[str], str]
     #: The GPU a machine carries by itself (type, count), or None.
     machine_gpu: Callable[[str], tuple[str, int] | None]
-    #: Every GPU type the cloud's catalog knows, in spotkube's neutral vocabulary.
-    gpu_types: frozenset[str]
+    #: Every GPU type the cloud's catalog knows, in spotkube's neutral vocabulary (read when asked,
+    #: because a user's refreshed catalog may name more).
+    gpu_types: Callable[[], frozenset[str]]
     read_pools: PoolReader
     #: The cluster resource's security settings, for the plan's posture section.
     read_posture: PostureReader
@@ -159,10 +160,17 @@ class CloudProfile:
     #: of the section holding it), for the message that refuses the setting. Which settings belong to
     #: another cloud is found in the other specs, not listed here.
     instead_of: Mapping[str, str] = field(default_factory=dict)
+    #: Whether a GPU pool's machine is one the cloud's rules and GPU catalog know; a GPU pool on any
+    #: other machine got its GPU from the pool's declaration, and the plan warns about it.
+    knows_machine: Callable[[str], bool] = field(default=lambda machine: True)
     #: Defaults that follow from a GPU pool's resolved GPU (GKE: the zones that offer it).
     pool_defaults: Callable[[PlatformSpec, GpuPool], GpuPool] = field(default=lambda spec, pool: pool)
     #: How to refresh a missing price, for the plan's warning; None when the cloud has no such command.
     price_refresh: Callable[[str, str], str] | None = None
+    #: The module whose `refresh(RefreshRequest, known_gpus) -> SourceResult` reads the cloud's GPU
+    #: machines from its API (`spotkube catalog refresh`); imported only then, since it needs the
+    #: cloud's SDK from the `refresh` extra.
+    catalog_source: str | None = None
     #: How the cluster's autoscaler orders pools and how long it tries one (the plan's fallback).
     read_autoscaler: AutoscalerReader | None = None
     #: Input paths, per type token, that the cloud fixes at creation although no `replaceOnChanges`

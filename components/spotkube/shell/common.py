@@ -33,6 +33,7 @@ from spotkube.platform.errors import Problem, SpecError, SpotkubeError
 from spotkube.platform.input_messages import cut, did_you_mean, kind, shown
 from spotkube.platform.plan import PlatformPlan
 from spotkube.platform.spec import PlatformSpec, wired_fields
+from spotkube.review.catalog_check import catalog_note
 from spotkube.review.costing import LOGGED_PLAN_WARNING, price_plan
 from spotkube.review.fallback import missing_fallbacks
 
@@ -320,18 +321,20 @@ def refuse_bad_name(label: str, name: str, plan: PlatformPlan) -> None:
 def log_plan_warnings(component: pulumi.Resource, label: str, plan: PlatformPlan) -> None:
     """Say under `pulumi up` what `spotkube plan` warns about this platform's pools (a spot max price
     above on-demand, a GPU pool that costs money while idle, a price the table lacks, a GPU type
-    without an on-demand fallback), each once, as the plan words them.
+    without an on-demand fallback, a machine the GPU catalog doesn't know), each once, as the plan
+    words them (with their ids, where they have one).
 
-    The warnings come from the places the plan computes them, `price_plan` and
-    `fallback.missing_fallbacks`; a price file that can't be read skips the cost warnings with its
-    reason, because a warning must never stop a deployment. The security concerns come from the
-    cluster resource itself (`security_concerns`).
+    The warnings come from the places the plan computes them, `price_plan`,
+    `fallback.missing_fallbacks` and `catalog_check.catalog_note`; a price file that can't be read
+    skips the cost warnings with its reason, because a warning must never stop a deployment. The
+    security concerns come from the cluster resource itself (`security_concerns`).
     """
     try:
         warnings = [f"cost: {w}" for w in price_plan(plan).warnings]
     except SpotkubeError as err:
         warnings = [f"cost: no cost warnings: {err}"]
     warnings += [f"fallback: {w}" for w in missing_fallbacks(plan.pools)]
+    warnings += [f"catalog: {w}" for w in catalog_note(plan.spec).warnings]
     for warning in dict.fromkeys(warnings):
         pulumi.log.warn(f"{label}: {LOGGED_PLAN_WARNING}: {warning}", resource=component)
 

@@ -15,6 +15,7 @@ from spotkube.clouds.aks import catalog as catalog
 from spotkube.clouds.aks import deploy, kubeconfig, offline, preflight, resources
 from spotkube.clouds.aks.resources import VERSIONED_NAME_MAX
 from spotkube.clouds.aks.spec import AksGpuPool, AksSpec
+from spotkube.platform.catalog import CloudCatalog, declared_gpu_problem, refresh_command
 from spotkube.platform.cloud import (
     CloudProfile,
     GpuResolution,
@@ -22,7 +23,7 @@ from spotkube.platform.cloud import (
 )
 from spotkube.platform.component_names import ComponentNaming
 from spotkube.platform.errors import NewStackError, Problem
-from spotkube.platform.input_messages import shown
+from spotkube.platform.input_messages import did_you_mean, shown
 from spotkube.platform.spec import GpuSpec, alias, all_pools, config_key, set_by_user, worker_pools
 
 CHANNELS = ("stable", "rapid", "patch", "node-image", "none")
@@ -95,21 +96,63 @@ def rules(spec: AksSpec) -> RuleOutput:
         if not re.fullmatch(pattern, value):
             yield Problem(config_key(f"cluster.autoscaler.{alias(autoscaler, name)}"),
                           f"{shown(value)} is not accepted by AKS; use {accepted}")
+    yield from _gpu_offers(spec)
+
+
+def _gpu_offers(spec: AksSpec) -> RuleOutput:
+    """GPU pools against where the catalog says Azure offers their size: a region it knows completely
+    without the size, or zones the size lacks there, would fail only when Azure creates the pool."""
+    section = catalog.section()
+    for i, pool in enumerate(spec.gpu_pools):
+        if section.machine(pool.machine) is None:
+            continue  # not in the catalog: gpu_of reports it, or the plan warns that it was declared
+        offer = section.offer(pool.machine, spec.region)
+        where = f"catalog of {section.describe()}"
+        if offer.status == "absent":
+            elsewhere = ", ".join(section.regions_offering(pool.machine)) or "none"
+            yield Problem(config_key(f"gpuPools[{i}].machine"), f"{pool.machine} is not offered in {spec.region} "
+                          f"({where}); regions that offer it: {elsewhere}. If the catalog is stale, run "
+                          f"`{refresh_command(catalog.CLOUD)}`")
+        elif offer.status == "offered" and offer.zones is not None and pool.zones:
+            missing = [zone for zone in pool.zones if zone not in offer.zones]
+            if missing:
+                offered = f"in zones {', '.join(offer.zones)}" if offer.zones else "without availability zones"
+                yield Problem(config_key(f"gpuPools[{i}].zones"), f"{', '.join(map(repr, missing))}: {pool.machine} is "
+                              f"offered in {spec.region} only {offered} ({where}); use those zones, or none")
 
 
 def gpu_of(pool: AksGpuPool) -> GpuResolution:
-    """The GPU an AKS VM size carries, or the reason the pool's GPU settings are wrong."""
-    known = catalog.GPU_VM_SIZES.get(pool.machine)
+    """The GPU an AKS VM size carries, or the reason the pool's GPU settings are wrong.
+
+    A size the catalog doesn't know is taken with the GPUs the pool declares (the plan warns with
+    `catalog-unlisted-size`); without a declaration the message says so, and how to declare or refresh.
+    """
+    if pool.machine in catalog.RETIRED_VM_SIZES or not re.fullmatch(catalog.VM_SIZE_PATTERN, pool.machine):
+        return None, None  # already reported as retired, or as not an Azure VM size
+    section = catalog.section()
+    known = section.machine(pool.machine)
     if known is None:
-        if pool.machine in catalog.RETIRED_VM_SIZES:
-            return None, None  # already reported as retired
-        return None, (f"{shown(pool.machine)} is not a GPU VM size spotkube knows; use one of "
-                      f"{', '.join(catalog.GPU_VM_SIZES)}")
-    gpu = GpuSpec(type=known[0], count=known[1])
+        return _unlisted_gpu(pool, section)
+    gpu = GpuSpec(type=known.gpu.type, count=known.gpu.count)
     if pool.gpu is not None and pool.gpu != gpu:
         return None, (f"{pool.gpu.count} × {pool.gpu.type} does not match {pool.machine}, which carries "
                       f"{gpu.count} × {gpu.type}; remove gpu or correct it")
     return gpu, None
+
+
+def _unlisted_gpu(pool: AksGpuPool, section: CloudCatalog) -> GpuResolution:
+    """A size the catalog doesn't know: a series without GPUs is refused, a declared GPU is taken."""
+    date = section.date.isoformat()
+    if catalog.carries_no_gpu(pool.machine):
+        return None, (f"{shown(pool.machine)} carries no GPU: Azure's {catalog.series(pool.machine)} series has none "
+                      f"(catalog of {date}); use a GPU size, e.g. Standard_NC4as_T4_v3 (1 × nvidia-tesla-t4) or "
+                      "Standard_NC24ads_A100_v4 (1 × nvidia-a100-80gb)")
+    if pool.gpu is not None:
+        problem = declared_gpu_problem(pool.gpu.type)
+        return (None, problem) if problem else (pool.gpu, None)
+    return None, (f"{shown(pool.machine)} is not in spotkube's catalog of {date}; if it is a GPU size, declare its "
+                  "GPUs with gpu: {type: <GPU type, e.g. nvidia-h100-80gb>, count: <GPUs per VM>}, or run "
+                  f"`{refresh_command(catalog.CLOUD)}`{did_you_mean(pool.machine, section.machines, quoted=True)}")
 
 
 def new_stack_config(environment: str, region: str, gcp_project: str | None) -> dict[str, Any]:
@@ -155,8 +198,9 @@ PROFILE = CloudProfile(
     rules=rules,
     gpu_of=gpu_of,
     machine_arch=catalog.vm_size_arch,
-    machine_gpu=catalog.GPU_VM_SIZES.get,
-    gpu_types=frozenset(gpu for gpu, _ in catalog.GPU_VM_SIZES.values()),
+    machine_gpu=catalog.gpu_vm_size,
+    gpu_types=lambda: catalog.section().gpu_types(),
+    knows_machine=lambda machine: catalog.section().machine(machine) is not None,
     read_pools=resources.read_pools,
     read_posture=resources.read_posture,
     sign_in=sign_in,
@@ -167,6 +211,7 @@ PROFILE = CloudProfile(
     pricing=catalog.PRICING,
     device_plugin_mode="daemonset",
     regions=catalog.REGIONS,
+    catalog_source="spotkube.clouds.aks.catalog_source",
     region_examples="eastus, westeurope or uksouth",
     # AKS takes major.minor (the latest patch) or major.minor.patch (docs/platform-facts.md#aks).
     version_pattern=r"^[1-9][0-9]*\.[0-9]+(\.[0-9]+)?$",

@@ -1,7 +1,7 @@
 """GKE: everything spotkube knows about Google Kubernetes Engine, in one place.
 
-Its validation rules (cloud.google.com/kubernetes-engine/docs), checked against the bundled
-`catalog.gke` facts; GPU resolution from the machine type; the zones a GPU pool defaults to;
+Its validation rules (cloud.google.com/kubernetes-engine/docs), checked against the GPU catalog
+(`catalog`, docs/catalog.md); GPU resolution from the machine type; the zones a GPU pool defaults to;
 how a NodePool reads back from its inputs; the new-stack template; the price-table name and the
 device-plugin mode. The facts behind them, with their sources, are in docs/platform-facts.md#gke.
 """
@@ -15,6 +15,7 @@ from spotkube.clouds.gke import catalog as catalog
 from spotkube.clouds.gke import deploy, kubeconfig, offline, preflight, resources
 from spotkube.clouds.gke.resources import VERSIONED_NAME_MAX
 from spotkube.clouds.gke.spec import GkeGpuPool, GkeSpec
+from spotkube.platform.catalog import declared_gpu_problem
 from spotkube.platform.cloud import (
     CloudProfile,
     GpuResolution,
@@ -62,7 +63,7 @@ NEW_STACK_GPU_CHOICES: tuple[tuple[str, str, str, int | None], ...] = (
 def _zones_in_region(region: str, path: str, zones: tuple[str, ...]) -> RuleOutput:
     """Zones of a pool without GPUs: they must belong to the region (checked against the zone table
     when it lists the region, by name otherwise)."""
-    known = catalog.GPU_ZONES.get(region)
+    known = catalog.region_zones(region)
     for z, zone in enumerate(zones):
         if known is not None:
             valid, accepted = zone in known, ", ".join(known)
@@ -133,10 +134,13 @@ def rules(spec: GkeSpec) -> RuleOutput:
         if gpu is None or error or not region_valid:
             continue  # the resolver reports a GPU problem; zones can't be judged without the GPU
         if catalog.zones_offering(spec.region, gpu.type) is None:
-            # A region the GPU table lacks: zones the user names are taken on trust (their names
-            # are checked), since spotkube can't fill them in; without zones the pool is refused.
+            # Where the catalog can't say which zones offer the GPU (a region or a GPU type it doesn't
+            # know), zones the user names are taken on trust (their names are checked), since
+            # spotkube can't fill them in; without zones the pool is refused.
             if pool.zones:
                 yield from _zones_in_region(spec.region, path, pool.zones)
+            elif gpu.type not in catalog.accelerators():
+                yield Problem(config_key(f"{path}.zones"), catalog.zone_check(spec.region, (), gpu.type) or "")
             else:
                 region_problem = (f"{catalog.zone_check(spec.region, (), gpu.type)}; or list the zones that offer "
                                   f"{gpu.type} in {path}.zones yourself")
@@ -151,11 +155,18 @@ def rules(spec: GkeSpec) -> RuleOutput:
 def gpu_of(pool: GkeGpuPool) -> GpuResolution:
     """The GPU a GKE pool carries, or the reason its machine and GPU settings are wrong.
 
-    a2, a3 and g2 machine types fix their GPUs, so `gpu` is filled in from the machine (or refused
-    if it disagrees); N1 takes a GPU chosen separately, so `gpu` must be given there.
+    Machine types that come with GPUs (a2, a3, a4, g2, ... in the catalog) fix them, so `gpu` is
+    filled in from the machine (or refused if it disagrees); N1 takes a GPU chosen separately, so
+    `gpu` must be given there. A machine type the catalog doesn't know is taken with the GPUs the
+    pool declares (the plan warns with `catalog-unlisted-size`).
     """
+    if not re.fullmatch(MACHINE_PATTERN, pool.machine):
+        return None, (f"{shown(pool.machine)} is not a GKE machine type; use e.g. g2-standard-8 (1 × nvidia-l4) or "
+                      "a4-highgpu-8g (8 × nvidia-b200)")
     if pool.gpu is not None:
         error = catalog.pairing_error(pool.machine, pool.gpu.type, pool.gpu.count)
+        if error is None and not catalog.knows_machine(pool.machine):
+            error = declared_gpu_problem(pool.gpu.type)
         return (None, error) if error else (pool.gpu, None)
     fixed = catalog.accelerator_for_machine(pool.machine)
     if fixed is not None:
@@ -163,13 +174,11 @@ def gpu_of(pool: GkeGpuPool) -> GpuResolution:
     if catalog.is_n1(pool.machine):
         return None, (f"{pool.machine} has no built-in GPUs, so gpu must be given; use e.g. gpu: "
                       f"{{type: nvidia-tesla-t4, count: 1}} (N1 takes {', '.join(catalog.N1_ACCELERATOR_COUNTS)})")
-    family = catalog.machine_family(pool.machine)
-    same_family = [m for m in catalog.FIXED_GPU_MACHINE_TYPES if catalog.machine_family(m) == family]
-    if same_family:
-        return None, (f"{shown(pool.machine)} is not a {family} machine type spotkube knows; use one of "
-                      f"{', '.join(same_family)}")
-    return None, (f"{shown(pool.machine)} carries no GPU; use a machine type from {catalog.GPU_FAMILIES_TEXT}, "
-                  "e.g. g2-standard-8 (1 × nvidia-l4), or an N1 type with gpu: {type: nvidia-tesla-t4, count: 1}")
+    if catalog.carries_no_gpu(pool.machine):
+        return None, (f"{shown(pool.machine)} carries no GPU: the {catalog.machine_family(pool.machine)} family has "
+                      f"none; use a machine type from {catalog.gpu_families_text()}, e.g. g2-standard-8 "
+                      "(1 × nvidia-l4), or an N1 type with gpu: {type: nvidia-tesla-t4, count: 1}")
+    return None, catalog.unlisted_machine_error(pool.machine)
 
 
 def pool_defaults(spec: GkeSpec, pool: GkeGpuPool) -> GkeGpuPool:
@@ -186,10 +195,10 @@ def pool_defaults(spec: GkeSpec, pool: GkeGpuPool) -> GkeGpuPool:
 
 def _new_stack_gpu_pool(region: str) -> dict[str, Any]:
     """A spot pool of the first GPU in NEW_STACK_GPU_CHOICES that the region offers in some zone."""
-    if region not in catalog.GPU_ZONES:
+    if catalog.region_zones(region) is None:
         raise NewStackError(
-            f"--region {region}: not in spotkube's GKE GPU zone table ({catalog.GPU_ZONES_SOURCE}, "
-            f"{catalog.GPU_ZONES_DATE}); known regions: {', '.join(catalog.GPU_ZONES)}"
+            f"--region {region}: spotkube's GPU catalog ({catalog.section().describe()}) doesn't know its GPU "
+            f"zones; known regions: {', '.join(catalog.gpu_regions())}"
         )
     for gpu_type, name, machine, count in NEW_STACK_GPU_CHOICES:
         if catalog.zones_offering(region, gpu_type):
@@ -237,7 +246,8 @@ PROFILE = CloudProfile(
     gpu_of=gpu_of,
     machine_arch=catalog.machine_arch,
     machine_gpu=catalog.accelerator_for_machine,
-    gpu_types=frozenset(catalog.ACCELERATORS),
+    gpu_types=lambda: catalog.section().gpu_types(),
+    knows_machine=catalog.knows_machine,
     read_pools=resources.read_pools,
     read_posture=resources.read_posture,
     read_autoscaler=resources.read_autoscaler,
@@ -251,6 +261,7 @@ PROFILE = CloudProfile(
     # beside it would advertise each GPU twice.
     device_plugin_mode="gke-managed",
     regions=catalog.REGIONS,
+    catalog_source="spotkube.clouds.gke.catalog_source",
     region_examples="us-central1 or europe-west4",
     # GKE takes a minor version, a patch or a full GKE version (docs/platform-facts.md#gke); spotkube
     # refuses `latest`, which would upgrade the control plane on any later `pulumi up`.

@@ -24,7 +24,6 @@ from __future__ import annotations
 import datetime
 import functools
 import json
-import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -32,11 +31,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, ValidationInfo, model_validator
 
 from spotkube.platform.cost.model import Capacity
 from spotkube.platform.errors import SpotkubeError
+from spotkube.platform.user_files import UserFile
 
 Cloud = Literal["azure", "gcp"]
 Kind = Literal["machine", "accelerator"]
@@ -44,6 +43,8 @@ Kind = Literal["machine", "accelerator"]
 _BUNDLED_NAME = "prices.json"
 #: The environment variable that names a user price file.
 PRICES_ENV = "SPOTKUBE_PRICES"
+#: The user's price file: `prices.json` in the config directory, or the file $SPOTKUBE_PRICES names.
+PRICE_FILE = UserFile("prices.json", PRICES_ENV, "price file")
 #: Where a price came from when the user's file did not override it.
 BUNDLED = "bundled"
 
@@ -288,16 +289,13 @@ _FILE_LAYOUT = (
 def default_user_file() -> Path:
     """The per-user price file: `prices.json` in the user's config directory (platformdirs), e.g.
     ~/.config/spotkube/prices.json on Linux. It may not exist."""
-    return platformdirs.user_config_path("spotkube", appauthor=False) / "prices.json"
+    return PRICE_FILE.default()
 
 
 def user_file_path(explicit: Path | None = None) -> Path:
     """The user price file that is read and refreshed: `explicit`, else $SPOTKUBE_PRICES, else
     `default_user_file()`. It may not exist."""
-    if explicit is not None:
-        return explicit
-    named = os.environ.get(PRICES_ENV, "").strip()
-    return Path(named).expanduser() if named else default_user_file()
+    return PRICE_FILE.path(explicit)
 
 
 def _row_name(raw: Any) -> str:
@@ -380,13 +378,9 @@ def price_table(pricing: Pricing, user_file: Path | None = None) -> PriceTable:
     exist), else `default_user_file()` when it exists. A file that can't be used raises
     PriceFileError, which names the file, the row and what is accepted.
     """
-    named = os.environ.get(PRICES_ENV, "").strip()
-    path = user_file_path(user_file)
-    if not path.is_file():
-        if path.exists():
-            raise PriceFileError(f"{path}: is not a file; {_FILE_LAYOUT}")
-        if user_file is not None or named:
-            how = "" if user_file is not None else f" (named by {PRICES_ENV})"
-            raise PriceFileError(f"{path}: no such price file{how}; {_FILE_LAYOUT}")
+    path, problem = PRICE_FILE.lookup(user_file)
+    if problem is not None:
+        raise PriceFileError(f"{problem}; {_FILE_LAYOUT}")
+    if path is None:
         return load_table(pricing)
     return with_user_rows(load_table(pricing), load_user_table(path, pricing), path)
