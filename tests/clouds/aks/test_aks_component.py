@@ -8,7 +8,7 @@ import pulumi
 import pytest
 import yaml
 
-from spotkube import AksGpuCluster, GpuClusterArgs
+from spotkube import AksGpuCluster, AksGpuClusterArgs
 from spotkube.cli.offline import Recording, Registration, record_program
 from spotkube.clouds.aks.spec import AksSpec
 
@@ -17,7 +17,7 @@ CLUSTER = "azure-native:containerservice:ManagedCluster"
 SPOT_TAINT = "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"
 GPU_TAINT = "nvidia.com/gpu=present:NoSchedule"
 
-ARGS: GpuClusterArgs = {
+ARGS: AksGpuClusterArgs = {
     "environment": "dev",
     "region": "uksouth",
     "system_pool": {"machine": "Standard_D4s_v3", "min": 2, "max": 3},
@@ -28,7 +28,7 @@ ARGS: GpuClusterArgs = {
 }
 
 
-def build(args: GpuClusterArgs) -> Recording:
+def build(args: AksGpuClusterArgs) -> Recording:
     def program() -> None:
         cluster = AksGpuCluster("ml", args=args)
         pulumi.export("kubeconfig", cluster.kubeconfig)
@@ -169,7 +169,7 @@ def test_args_outside_the_cluster_s_own_keys_are_refused(extra: dict[str, object
     from spotkube.cli.offline import ProgramFailed
 
     with pytest.raises(ProgramFailed, match=message) as err:
-        build(cast(GpuClusterArgs, {**ARGS, **extra}))
+        build(cast(AksGpuClusterArgs, {**ARGS, **extra}))
     assert err.value.registrations == []
 
 

@@ -19,11 +19,11 @@ import pulumi_kubernetes as k8s
 import pulumiverse_time as time
 import yaml
 
+from spotkube.clouds.aks.args import AksGpuClusterArgs
 from spotkube.clouds.aks.catalog import INLINE_POOL_FIXED_FIELDS, RBAC_CLUSTER_ADMIN_ROLE_ID
 from spotkube.platform.kubeconfigs import with_kubelogin_mode
 from spotkube.platform.plan import PlatformPlan, PoolPlan, autoscaler_priorities, versioned_name
 from spotkube.platform.spec import LoginMode, PlatformSpec
-from spotkube.shell.args import GpuClusterArgs, PoolContractOutput
 from spotkube.shell.common import (
     ClusterPlan,
     Wiring,
@@ -39,6 +39,7 @@ from spotkube.shell.common import (
     security_concerns,
     then,
 )
+from spotkube.shell.outputs import PoolContractOutput
 
 #: AgentPool fields Azure fixes at creation but azure-native does not mark as replacing; with
 #: vmSize (which azure-native does replace on), changing any of them replaces the pool.
@@ -157,9 +158,9 @@ class AksGpuCluster(pulumi.ComponentResource):
     """Labels and taints of every pool, for targeting workloads."""
 
     def __init__(
-        self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None
+        self, name: str, args: AksGpuClusterArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
-        self._build(name, plan_from_args("aks", args, GpuClusterArgs, f"AksGpuCluster {name!r} args"), opts)
+        self._build(name, plan_from_args("aks", args, AksGpuClusterArgs, f"AksGpuCluster {name!r} args"), opts)
 
     @classmethod
     def from_spec(
