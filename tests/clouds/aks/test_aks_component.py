@@ -11,6 +11,7 @@ import yaml
 from spotkube import AksGpuCluster, AksGpuClusterArgs
 from spotkube.cli.offline import Recording, Registration, record_program
 from spotkube.clouds.aks.spec import AksSpec
+from spotkube.platform.spec import PlatformSpec
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 CLUSTER = "azure-native:containerservice:ManagedCluster"
@@ -186,6 +187,18 @@ def test_from_spec_refuses_a_hand_built_spec_that_breaks_the_rules() -> None:
                                    "platformPool": {"name": "platformpool"}})
     with pytest.raises(ProgramFailed, match=r"AksGpuCluster 'ml': spotkube:platformPool.name: 'platformpool' is "
                                             r"too long") as err:
+        record_program(lambda: AksGpuCluster.from_spec("ml", spec), project="spotkube", stack="test", config={})
+    assert err.value.registrations == []
+
+
+def test_from_spec_refuses_a_spec_that_is_not_its_cloud_s_model() -> None:
+    """Only a cloud's own spec has its fields: the shared base, validated by hand, is refused with
+    the model to use, before anything is registered."""
+    from spotkube.cli.offline import ProgramFailed
+
+    spec = PlatformSpec.model_validate({"cloud": "aks", "environment": "dev", "region": "uksouth"})
+    with pytest.raises(ProgramFailed, match=r"AksGpuCluster 'ml': spotkube:cloud: 'aks' in a PlatformSpec: build "
+                                            r"the spec with AksSpec") as err:
         record_program(lambda: AksGpuCluster.from_spec("ml", spec), project="spotkube", stack="test", config={})
     assert err.value.registrations == []
 
