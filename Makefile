@@ -99,7 +99,8 @@ schema: $(STAMP)
 	SPOTKUBE_UPDATE_SNAPSHOTS=1 $(VENV)/bin/pytest -q tests/components/test_schema_snapshot.py
 
 ## Regenerate the configuration reference from the spec models: README.md's tables, Pulumi.yaml's
-## config block, schemas/stack.schema.json and the stack files' modelines (a test fails until you do).
+## config block, schemas/stack.schema.json, the stack files' modelines and the components' args
+## modules (a test fails until you do).
 reference: $(STAMP)
 	$(PY) -m spotkube.cli.reference write
 

@@ -8,17 +8,18 @@ import pulumi
 import pytest
 import yaml
 
-from spotkube import AksGpuCluster, GpuClusterArgs
+from spotkube import AksGpuCluster, AksGpuClusterArgs
 from spotkube.clouds.aks.spec import AksSpec
 from spotkube.components.offline import Recording, record_program
 from spotkube.platform.registration import Registration
+from spotkube.platform.spec import PlatformSpec
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 CLUSTER = "azure-native:containerservice:ManagedCluster"
 SPOT_TAINT = "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"
 GPU_TAINT = "nvidia.com/gpu=present:NoSchedule"
 
-ARGS: GpuClusterArgs = {
+ARGS: AksGpuClusterArgs = {
     "environment": "dev",
     "region": "uksouth",
     "system_pool": {"machine": "Standard_D4s_v3", "min": 2, "max": 3},
@@ -29,7 +30,7 @@ ARGS: GpuClusterArgs = {
 }
 
 
-def build(args: GpuClusterArgs) -> Recording:
+def build(args: AksGpuClusterArgs) -> Recording:
     def program() -> None:
         cluster = AksGpuCluster("ml", args=args)
         pulumi.export("kubeconfig", cluster.kubeconfig)
@@ -170,7 +171,7 @@ def test_args_outside_the_cluster_s_own_keys_are_refused(extra: dict[str, object
     from spotkube.components.offline import ProgramFailed
 
     with pytest.raises(ProgramFailed, match=message) as err:
-        build(cast(GpuClusterArgs, {**ARGS, **extra}))
+        build(cast(AksGpuClusterArgs, {**ARGS, **extra}))
     assert err.value.registrations == []
 
 
@@ -187,6 +188,18 @@ def test_from_spec_refuses_a_hand_built_spec_that_breaks_the_rules() -> None:
                                    "platformPool": {"name": "platformpool"}})
     with pytest.raises(ProgramFailed, match=r"AksGpuCluster 'ml': spotkube:platformPool.name: 'platformpool' is "
                                             r"too long") as err:
+        record_program(lambda: AksGpuCluster.from_spec("ml", spec), project="spotkube", stack="test", config={})
+    assert err.value.registrations == []
+
+
+def test_from_spec_refuses_a_spec_that_is_not_its_cloud_s_model() -> None:
+    """Only a cloud's own spec has its fields: the shared base, validated by hand, is refused with
+    the model to use, before anything is registered."""
+    from spotkube.components.offline import ProgramFailed
+
+    spec = PlatformSpec.model_validate({"cloud": "aks", "environment": "dev", "region": "uksouth"})
+    with pytest.raises(ProgramFailed, match=r"AksGpuCluster 'ml': spotkube:cloud: 'aks' in a PlatformSpec: build "
+                                            r"the spec with AksSpec") as err:
         record_program(lambda: AksGpuCluster.from_spec("ml", spec), project="spotkube", stack="test", config={})
     assert err.value.registrations == []
 

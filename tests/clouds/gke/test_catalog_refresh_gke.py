@@ -9,18 +9,27 @@ under Compute Engine's own name.
 from __future__ import annotations
 
 import datetime
+import json
+import subprocess
+import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from google.auth.credentials import AnonymousCredentials
 
 from cloud_apis import PROJECT, CloudApis, gcp_accelerator_type, gcp_machine_type, gcp_types, serving
 from spotkube.clouds import parse_spec
 from spotkube.clouds.gke import catalog as gke
-from spotkube.clouds.gke.catalog_source import GkeCatalog, fetch
-from spotkube.platform.catalog import CatalogSourceError, bundled_catalog, with_cloud, write_catalog
+from spotkube.platform.catalog import (
+    CatalogSourceError,
+    CloudCatalog,
+    GpuFacts,
+    bundled_catalog,
+    with_cloud,
+    write_catalog,
+)
 
 TODAY = datetime.date(2026, 12, 1)
 BUNDLED = bundled_catalog().cloud("gke")
@@ -47,9 +56,35 @@ def api() -> Iterator[CloudApis]:
         yield apis
 
 
-def refreshed(api: CloudApis) -> GkeCatalog:
-    return fetch(PROJECT, bundled_catalog().gpus, credentials=AnonymousCredentials(), endpoint=api.endpoint,
-                 today=TODAY)
+@dataclass(frozen=True)
+class Refreshed:
+    """What `catalog_source.fetch` found, as the refresh's own process hands it back."""
+
+    section: CloudCatalog
+    new_gpus: dict[str, GpuFacts]
+
+
+def refreshed(api: CloudApis) -> Refreshed:
+    """The refresh, run in a process of its own as `spotkube catalog refresh` runs: Google's client
+    libraries and Pulumi's provider host (which other tests load) each register `google.rpc.Status`,
+    so the two can't share one process. The child answers in JSON."""
+    code = ("import datetime, json\n"
+            "from google.auth.credentials import AnonymousCredentials\n"
+            "from spotkube.clouds.gke.catalog_source import fetch\n"
+            "from spotkube.platform.catalog import CatalogSourceError, bundled_catalog\n"
+            "try:\n"
+            f"    found = fetch({PROJECT!r}, bundled_catalog().gpus, credentials=AnonymousCredentials(),\n"
+            f"                  endpoint={api.endpoint!r}, today=datetime.date.fromisoformat({TODAY.isoformat()!r}))\n"
+            "    print(json.dumps({'section': found.section.model_dump(mode='json'),\n"
+            "                      'new_gpus': {k: v.model_dump(mode='json') for k, v in found.new_gpus.items()}}))\n"
+            "except CatalogSourceError as err:\n"
+            "    print(json.dumps({'error': str(err)}))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    answer = json.loads(done.stdout)
+    if "error" in answer:
+        raise CatalogSourceError(answer["error"])
+    return Refreshed(CloudCatalog.model_validate(answer["section"]),
+                     {k: GpuFacts.model_validate(v) for k, v in answer["new_gpus"].items()})
 
 
 def test_the_refresh_reads_every_page_of_both_lists(api: CloudApis) -> None:

@@ -17,7 +17,7 @@ import pulumi
 import pytest
 import yaml
 
-from spotkube import GkeGpuCluster
+from spotkube import GkeGpuCluster, GkeGpuClusterArgs
 from spotkube.clouds import parse_spec, plan_platform
 from spotkube.clouds.gke import component as gke
 from spotkube.clouds.gke import resources
@@ -26,7 +26,6 @@ from spotkube.components.offline import ProgramFailed, Recording, record_program
 from spotkube.platform import contract
 from spotkube.platform.registration import Registration
 from spotkube.review.plan_document import pool_rows
-from spotkube.shell.args import GpuClusterArgs
 
 NODE_POOL = "gcp:container/nodePool:NodePool"
 CLUSTER = "gcp:container/cluster:Cluster"
@@ -34,7 +33,7 @@ ACCOUNT = "gcp:serviceaccount/account:Account"
 IAM_MEMBER = "gcp:projects/iAMMember:IAMMember"
 COMPONENT = "spotkube:index:GkeGpuCluster"
 
-DEV: GpuClusterArgs = {
+DEV: GkeGpuClusterArgs = {
     "environment": "dev",
     "region": "us-central1",
     "cluster": {"project": "spotkube-test"},
@@ -45,7 +44,7 @@ DEV: GpuClusterArgs = {
         {"name": "l4-ondemand", "machine": "g2-standard-8", "capacity": "on-demand", "max": 2},
     ],
 }
-PROD: GpuClusterArgs = {
+PROD: GkeGpuClusterArgs = {
     "environment": "prod",
     "region": "europe-west4",
     "cluster": {"project": "spotkube-test", "authorized_ip_ranges": ["203.0.113.0/24"]},
@@ -53,7 +52,7 @@ PROD: GpuClusterArgs = {
 }
 
 
-def build(args: GpuClusterArgs, on_cluster: Callable[[GkeGpuCluster], object] | None = None) -> Recording:
+def build(args: GkeGpuClusterArgs, on_cluster: Callable[[GkeGpuCluster], object] | None = None) -> Recording:
     """Run a program that builds one GkeGpuCluster and exports its outputs, as infra/ does."""
 
     def program() -> None:
@@ -151,7 +150,7 @@ def test_spot_and_preemptible_are_never_both_set(dev: Recording) -> None:
 
 
 def test_a_spot_cpu_pool_is_a_spot_node_pool_without_gpus() -> None:
-    args: GpuClusterArgs = {**DEV, "spot_pools": [{"name": "cpu-spot", "machine": "e2-standard-8", "max": 10}]}
+    args: GkeGpuClusterArgs = {**DEV, "spot_pools": [{"name": "cpu-spot", "machine": "e2-standard-8", "max": 10}]}
     registered = pools(build(args))["cpu-spot"].inputs
     config = registered["nodeConfig"]
     assert config["spot"] is True and "preemptible" not in config
@@ -172,7 +171,7 @@ def test_guest_accelerators_carry_an_explicit_driver_version(dev: Recording) -> 
 
 
 def test_gpu_driver_setting_reaches_the_pool_and_turns_secure_boot_off_only_for_own_drivers() -> None:
-    args: GpuClusterArgs = {**DEV, "gpu_pools": [
+    args: GkeGpuClusterArgs = {**DEV, "gpu_pools": [
         {"name": "own-driver", "machine": "g2-standard-8", "gpu_driver": "INSTALLATION_DISABLED"}]}
     registered = pools(build(args))
     config = registered["own-driver"].inputs["nodeConfig"]
@@ -303,7 +302,7 @@ def test_prod_is_protected_with_private_nodes_and_authorized_networks(prod: Reco
 
 
 def test_prod_switches_can_be_turned_off_and_calico_uses_the_addon() -> None:
-    args: GpuClusterArgs = {**PROD, "cluster": {
+    args: GkeGpuClusterArgs = {**PROD, "cluster": {
         "project": "spotkube-test", "private": False, "deletion_protection": False, "network_policy": "calico",
         "network": "ml-vpc", "subnetwork": "ml-europe-west4", "channel": "STABLE"}}
     (cluster,) = of_type(build(args), CLUSTER)
@@ -356,7 +355,7 @@ def test_plan_rows_have_the_same_shape_as_aks(dev: Recording) -> None:
 
 
 def test_bad_args_fail_before_anything_is_registered() -> None:
-    args: GpuClusterArgs = {**DEV, "gpu_pools": [{"name": "l4-spot", "machine": "g2-standard-8",
+    args: GkeGpuClusterArgs = {**DEV, "gpu_pools": [{"name": "l4-spot", "machine": "g2-standard-8",
                                                   "gpu": {"type": "nvidia-tesla-t4", "count": 1}}]}
     with pytest.raises(ProgramFailed) as failure:
         build(args)

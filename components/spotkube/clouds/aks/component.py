@@ -19,11 +19,11 @@ import pulumi_kubernetes as k8s
 import pulumiverse_time as time
 
 from spotkube.clouds.aks import resources
+from spotkube.clouds.aks.args import AksGpuClusterArgs
 from spotkube.clouds.aks.catalog import RBAC_CLUSTER_ADMIN_ROLE_ID
 from spotkube.clouds.aks.kubeconfig import with_kubelogin_mode
 from spotkube.platform.plan import PlatformPlan, PoolPlan
 from spotkube.platform.spec import LoginMode, PlatformSpec
-from spotkube.shell.args import GpuClusterArgs, PoolContractOutput
 from spotkube.shell.common import (
     ClusterPlan,
     Wiring,
@@ -39,6 +39,7 @@ from spotkube.shell.common import (
     security_concerns,
     then,
 )
+from spotkube.shell.outputs import PoolContractOutput
 
 #: The principal type Azure records for the deployer: a person with the az CLI, else an identity.
 DEPLOYER_PRINCIPAL_TYPES: dict[str, str] = {
@@ -62,9 +63,9 @@ class AksGpuCluster(pulumi.ComponentResource):
     """Labels and taints of every pool, for targeting workloads."""
 
     def __init__(
-        self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None
+        self, name: str, args: AksGpuClusterArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
-        self._build(name, plan_from_args("aks", args, GpuClusterArgs, f"AksGpuCluster {name!r} args"), opts)
+        self._build(name, plan_from_args("aks", args, AksGpuClusterArgs, f"AksGpuCluster {name!r} args"), opts)
 
     @classmethod
     def from_spec(

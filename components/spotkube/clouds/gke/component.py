@@ -18,10 +18,10 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from spotkube.clouds.gke import resources
+from spotkube.clouds.gke.args import GkeGpuClusterArgs
 from spotkube.clouds.gke.kubeconfig import gke_kubeconfig
 from spotkube.platform.plan import PlatformPlan, compute_class_priorities
 from spotkube.platform.spec import PlatformSpec
-from spotkube.shell.args import GpuClusterArgs, PoolContractOutput
 from spotkube.shell.common import (
     ClusterPlan,
     Wiring,
@@ -38,6 +38,7 @@ from spotkube.shell.common import (
     security_concerns,
     then,
 )
+from spotkube.shell.outputs import PoolContractOutput
 
 #: The one role GKE nodes need for their system tasks (logging, monitoring), instead of the Editor
 #: role the default compute service account usually holds. Pulling private images from Artifact
@@ -84,9 +85,9 @@ class GkeGpuCluster(pulumi.ComponentResource):
     """Labels and taints of every pool, for targeting workloads."""
 
     def __init__(
-        self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None
+        self, name: str, args: GkeGpuClusterArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
-        self._build(name, plan_from_args("gke", args, GpuClusterArgs, f"GkeGpuCluster {name!r} args"), opts)
+        self._build(name, plan_from_args("gke", args, GkeGpuClusterArgs, f"GkeGpuCluster {name!r} args"), opts)
 
     @classmethod
     def from_spec(
