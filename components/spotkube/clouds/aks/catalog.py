@@ -129,11 +129,6 @@ def vm_size_arch(vm_size: str) -> str:
     match = _FEATURES.match(vm_size)
     return "arm64" if match and "p" in match.group(1) else "amd64"
 
-#: Fields of the cluster's inline system pool that AKS can't change on an existing pool and that
-#: azure-native can't replace either (pulumi-azure-native PR #2774): the cluster ignores them, and a
-#: change is refused with the migration instead.
-INLINE_POOL_FIXED_FIELDS = ("vmSize", "availabilityZones", "osType")
-
 #: The built-in role "Azure Kubernetes Service RBAC Cluster Admin": every Kubernetes data action.
 #: With Azure RBAC for Kubernetes, rights come only from such assignments; subscription Owner has no
 #: data actions (learn.microsoft.com/azure/aks/manage-azure-rbac, .../role-based-access-control/

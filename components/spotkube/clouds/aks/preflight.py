@@ -9,8 +9,14 @@ facts: docs/platform-facts.md#aks-azure-rbac, #aks-api-server-access, #aks-outbo
 
 from __future__ import annotations
 
-from spotkube.clouds.aks.catalog import INLINE_POOL_FIXED_FIELDS, RBAC_CLUSTER_ADMIN_ROLE_ID
-from spotkube.clouds.aks.resources import AGENT_POOL_TYPE, CLIENT_CONFIG_INVOKE, CLUSTER_TYPE, ROLE_ASSIGNMENT_TYPE
+from spotkube.clouds.aks.catalog import RBAC_CLUSTER_ADMIN_ROLE_ID
+from spotkube.clouds.aks.resources import (
+    AGENT_POOL_TYPE,
+    CLIENT_CONFIG_INVOKE,
+    CLUSTER_TYPE,
+    INLINE_POOL_FIXED_FIELDS,
+    ROLE_ASSIGNMENT_TYPE,
+)
 from spotkube.platform.addons import kfp_reference
 from spotkube.platform.preflight import (
     KUBERNETES_PROVIDER,
