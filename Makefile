@@ -50,14 +50,14 @@ $(RUNTIME_STAMP): pyproject.toml constraints.txt | $(UV)
 	@touch $(RUNTIME_STAMP)
 
 $(STAMP): $(RUNTIME_STAMP)
-	@echo "==> adding the dev, pipelines and docs extras to $(VENV)"
-	$(UV) pip install --quiet --python $(PY) -c constraints.txt -e ".[dev,pipelines,docs]"
+	@echo "==> adding the dev, pipelines, docs and refresh extras to $(VENV)"
+	$(UV) pip install --quiet --python $(PY) -c constraints.txt -e ".[dev,pipelines,docs,refresh]"
 	@touch $(STAMP)
 
 $(CORE_STAMP): pyproject.toml constraints.txt | $(UV)
 	@echo "==> setting up $(CORE_VENV): spotkube without kfp, pinned by constraints.txt"
 	$(UV) venv --quiet --seed --allow-existing --python $(PYTHON) $(CORE_VENV)
-	$(UV) pip install --quiet --python $(CORE_VENV)/bin/python -c constraints.txt -e ".[dev]"
+	$(UV) pip install --quiet --python $(CORE_VENV)/bin/python -c constraints.txt -e ".[dev,refresh]"
 	@touch $(CORE_STAMP)
 
 # npm ci checks every package against the lockfile's sha512 and reuses npm's cache when it can.
@@ -119,8 +119,9 @@ bench: $(STAMP)
 schema: $(STAMP)
 	SPOTKUBE_UPDATE_SNAPSHOTS=1 $(VENV)/bin/pytest -q tests/components/test_schema_snapshot.py
 
-## Regenerate the configuration reference from the spec models: docs/configuration.md's tables, Pulumi.yaml's
-## config block, schemas/stack.schema.json and the stack files' modelines (a test fails until you do).
+## Regenerate the configuration reference from the spec models: docs/configuration.md's tables,
+## Pulumi.yaml's config block, schemas/stack.schema.json, the stack files' modelines and the
+## components' args modules (a test fails until you do).
 reference: $(STAMP)
 	$(PY) -m spotkube.cli.reference write
 

@@ -2,8 +2,9 @@
 
 What a repository that is not spotkube writes to use it: its own resources (a resource group and the
 CI runners' egress address on Azure, a VPC and subnetwork on Google Cloud), spotkube's components
-wired to them, and this team's pools and settings as typed args (`spotkube.GpuClusterArgs`). Bad
-args fail before anything is registered, with the key and what is accepted.
+wired to them, and this team's pools and settings as each component's typed args
+(`spotkube.AksGpuClusterArgs`, `spotkube.GkeGpuClusterArgs`). Bad args fail before anything is
+registered, with the key and what is accepted.
 
 Each platform is a function, so the unit tests in tests/ build it under Pulumi's mocks
 (`spotkube.testing.SpotkubeMocks`) exactly as `__main__.py` builds it under `pulumi up`.
@@ -17,7 +18,14 @@ import pulumi
 import pulumi_azure_native as azure
 import pulumi_gcp as gcp
 
-from spotkube import AksGpuCluster, GkeGpuCluster, GpuClusterArgs, KubeflowPipelines, NvidiaDevicePlugin
+from spotkube import (
+    AksGpuCluster,
+    AksGpuClusterArgs,
+    GkeGpuCluster,
+    GkeGpuClusterArgs,
+    KubeflowPipelines,
+    NvidiaDevicePlugin,
+)
 
 TEAM_LABELS = {"team": "vision"}
 
@@ -49,7 +57,7 @@ def training(environment: str) -> Training:
         "runner-egress", resource_group_name=group.name, location="northeurope",
         public_ip_allocation_method="Static", sku={"name": "Standard"},
     )
-    args: GpuClusterArgs = {
+    args: AksGpuClusterArgs = {
         "environment": environment,
         "region": "northeurope",
         "system_pool": {"machine": "Standard_D4s_v3", "min": 2, "max": 3},
@@ -81,7 +89,7 @@ def inference(environment: str, project: str) -> Inference:
     subnetwork = gcp.compute.Subnetwork(
         "vision-nodes", project=project, region="europe-west4", network=network.id, ip_cidr_range="10.20.0.0/20",
     )
-    args: GpuClusterArgs = {
+    args: GkeGpuClusterArgs = {
         "environment": environment,
         "region": "europe-west4",
         "gpu_pools": [{"name": "l4-spot", "machine": "g2-standard-8", "max": 8, "labels": TEAM_LABELS}],

@@ -116,7 +116,7 @@ def test_python_blocks_compile_and_are_of_a_kind_that_is_checked(block: Block) -
 
 @pytest.mark.parametrize("block", [b for b in of_lang("python") if python_kind(b) == "program"], ids=str)
 def test_program_blocks_run_under_the_mocks(block: Block) -> None:
-    from spotkube.cli.offline import record_program
+    from spotkube.components.offline import record_program
 
     recording = record_program(lambda: exec(compile(block.code, str(block), "exec"), {"__name__": "__main__"}),
                                project="docs", stack="dev", config={})
@@ -163,7 +163,7 @@ PULUMI_COMMANDS = {"install", "login", "stack", "preview", "up", "destroy", "ref
 PLACEHOLDER = re.compile(r"<[a-z][a-z ]*>")
 #: Someone else's repository, spelt so that this file doesn't name it either.
 ELSEWHERE = "github" + ".com/spotkube/spotkube"
-SPOTKUBE_SPECS = {"spotkube", "spotkube[pipelines]", f"spotkube=={VERSION}",
+SPOTKUBE_SPECS = {"spotkube", "spotkube[pipelines]", "spotkube[refresh]", f"spotkube=={VERSION}",
                   f"spotkube @ git+https://github.com/OWNER/spotkube@v{VERSION}"}
 
 

@@ -22,7 +22,7 @@ from pulumi.runtime import settings
 
 import spotkube.testing
 from spotkube import AksGpuCluster, GkeGpuCluster, KubeflowPipelines, NvidiaDevicePlugin
-from spotkube.cli.offline import _owned_event_loops
+from spotkube.components.offline import _owned_event_loops
 from spotkube.platform import contract
 from spotkube.testing import SpotkubeMocks
 

@@ -2,9 +2,11 @@
 
 No CLI, cloud or credentials are needed: Pulumi's own unit-test mocks stand in for the engine, and
 a recording monitor keeps every registration with its inputs and options. What the plan reports is
-therefore what the program would really register, never a second implementation of it.
+therefore what the program would really register, never a second implementation of it. Each
+registration is a `spotkube.platform.registration.Registration`, the one type every judge reads.
 
-How the offline plan works: docs/architecture.md#cli.
+It sits with the components, below the CLI, so the tests of the judges and the clouds can run it
+without the CLI. How the offline plan works: docs/architecture.md#the-one-way-flow.
 """
 
 from __future__ import annotations
@@ -28,42 +30,9 @@ from pulumi.runtime.sync_await import _sync_await
 from spotkube.clouds import load_stack_spec
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.project import Project, as_pulumi_config, stack_config
+from spotkube.platform.registration import Invoke, Registration, StackOutput
 from spotkube.platform.spec import PlatformSpec
 from spotkube.testing import SpotkubeMocks
-
-
-@dataclass(frozen=True)
-class Registration:
-    """One resource the program registered, with the options a reviewer cares about."""
-
-    type: str
-    name: str
-    urn: str
-    parent: str
-    custom: bool
-    inputs: Mapping[str, Any]
-    protect: bool = False
-    ignore_changes: tuple[str, ...] = ()
-    replace_on_changes: tuple[str, ...] = ()
-    delete_before_replace: bool = False
-    dependencies: tuple[str, ...] = ()
-    provider: str = ""
-
-
-@dataclass(frozen=True)
-class StackOutput:
-    """A stack output: whether it is secret, and its value only when it is not."""
-
-    secret: bool
-    value: Any = None
-
-
-@dataclass(frozen=True)
-class Invoke:
-    """A provider function the program called (such as the deployer's client config) and its answer."""
-
-    token: str
-    result: Mapping[str, Any]
 
 
 @dataclass
@@ -209,7 +178,7 @@ def record_program(
     values into exactly those strings."""
     offline_mocks = OfflineMocks()
     monitor = RecordingMonitor(offline_mocks)
-    logger = logging.getLogger(f"spotkube.cli.offline.{project}.{stack}")
+    logger = logging.getLogger(f"spotkube.components.offline.{project}.{stack}")
     logger.propagate = False
     logger.setLevel(logging.INFO)
     capture = _LogCapture()
