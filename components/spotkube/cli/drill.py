@@ -26,8 +26,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from spotkube.cli.offline import StackRun
 from spotkube.clouds import profile
+from spotkube.components.offline import StackRun
 from spotkube.platform import contract
 from spotkube.platform.errors import SpotkubeError
 from spotkube.review.drill import DrillReport, Observation, Target, choose_node, judge

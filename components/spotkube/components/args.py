@@ -1,0 +1,54 @@
+"""The typed args of the add-on components, generated from `spotkube.platform.spec` by `python -m
+spotkube.cli.reference write`; do not edit: change the models (or `spotkube.platform.args_source` for the keys
+they don't have) and regenerate. They are the components' public, cross-language API, as the cluster
+components' are; none of them accepts an Output.
+"""
+
+from typing import NotRequired, TypedDict
+
+
+class NvidiaDevicePluginArgs(TypedDict):
+    """The args of `NvidiaDevicePlugin`: NVIDIA's device plugin settings and the cluster's cloud and taints. `enabled` is not an arg: not creating the component says so."""
+
+    cloud: str
+    """The cluster's cloud: `aks` (deploys NVIDIA's plugin as a DaemonSet) or `gke` (keeps GKE's managed plugin, deploys nothing). Python: use `NvidiaDevicePlugin.for_cluster(name, cluster)`, which takes it from the cluster."""
+    version: NotRequired[str]
+    """NVIDIA k8s-device-plugin release: the image tag. Default: `v0.20.0`."""
+    image: NotRequired[str]
+    """Image repository without a tag, e.g. a mirror when nodes can't reach nvcr.io. Default: `nvcr.io/nvidia/k8s-device-plugin`."""
+    extra_taints: NotRequired[list[str]]
+    """Taints your GPU pools carry beyond spotkube's own, as key=value:Effect; the plugin tolerates them. Python: `NvidiaDevicePlugin.for_cluster` tolerates every GPU pool's own taints without them."""
+
+
+class DevicePluginSettingsArgs(TypedDict):
+    """The device plugin's own settings, for `NvidiaDevicePlugin.for_cluster` (Python only): the cluster gives the cloud and the GPU pools' taints."""
+
+    version: NotRequired[str]
+    """NVIDIA k8s-device-plugin release: the image tag. Default: `v0.20.0`."""
+    image: NotRequired[str]
+    """Image repository without a tag, e.g. a mirror when nodes can't reach nvcr.io. Default: `nvcr.io/nvidia/k8s-device-plugin`."""
+
+
+class KubeflowPipelinesArgs(TypedDict):
+    """The args of `KubeflowPipelines`: Kubeflow Pipelines standalone, installed from its kustomize manifests and kept on on-demand nodes, with its default credentials replaced and spot-safe retries for pipeline steps."""
+
+    version: NotRequired[str]
+    """KFP release: the git ref of the manifests. Default: `2.17.0`."""
+    repository: NotRequired[str]
+    """Git repository of the manifests, e.g. a mirror (it must keep KFP's layout); needs git at deploy time. Default: `https://github.com/kubeflow/pipelines`."""
+    expose_ui: NotRequired[bool]
+    """Give the UI a public LoadBalancer, with a warning: KFP standalone has no login, so prefer kubectl port-forward. Default: `false`."""
+    ui_source_ranges: NotRequired[list[str]]
+    """With `exposeUi` only: CIDRs allowed to reach the UI (the Service's loadBalancerSourceRanges)."""
+    storage_class: NotRequired[str]
+    """StorageClass of the MySQL and SeaweedFS volumes; unset = the cluster's default class."""
+    eviction_retry_limit: NotRequired[int]
+    """Retries of a step whose pod a node took away (spot eviction, node shutdown, drain, node lost): Argo's limit in the workflow defaults, for steps that don't call set_retry (a step's own limit wins). Ten survives a bad evening on spot capacity; each eviction costs a restart from the last checkpoint, not a failed run. Default: `10`."""
+    failure_retry_limit: NotRequired[int]
+    """Retries of a step that failed on its own (a non-zero exit, out of memory, bad input): one covers a flaky download without spending GPU hours re-running a bug. Counted with the evictions: a failure is retried only while the step has been retried fewer times than this. Argo errors that are no eviction (a pod that never started) keep KFP's 2. Default: `1`."""
+    pod_delete_delay: NotRequired[str]
+    """Argo's pod garbage collection (OnPodCompletion): how long a finished, failed or evicted step's pod stays after it ends, for live logs (its logs are archived when it ends); then it is deleted, so evicted pods never pile up. Default: `1h`."""
+    workflow_ttl_seconds: NotRequired[int]
+    """How long a finished run's Argo Workflow is kept (KFP ships 3600); a pipeline's own TTL (PipelineConfig) wins. Default: `3600`."""
+    step_grace_period_seconds: NotRequired[int]
+    """terminationGracePeriodSeconds of every pipeline pod: the time a step has to save a checkpoint after SIGTERM. Unset = what the cloud really gives a workload pod on a spot eviction: 15 on GKE (the kubelet keeps 15 of the 30 seconds for system pods), 30 on AKS (Azure's Preempt notice)."""
