@@ -183,12 +183,11 @@ def control_plane(draw: st.DrawFn, cloud: str) -> dict[str, Any]:
     _maybe(draw, platform, "labels", USER_LABELS)
     values: dict[str, Any] = {"systemPool": system, "platformPool": platform}
     if not platform_enabled:
-        # Kubeflow (and on AKS the add-ons-only system pool) need the platform pool.
+        # Kubeflow and the add-ons-only system pool need the platform pool.
         platform["enabled"] = False
         values["kubeflow"] = {"enabled": False}
-        if cloud == "aks":
-            system["criticalAddonsOnly"] = False
-    elif cloud == "aks":
+        system["criticalAddonsOnly"] = False
+    else:
         _maybe(draw, system, "criticalAddonsOnly", st.booleans())
     for key in ("systemPool", "platformPool"):
         if not values[key] and draw(st.booleans()):
@@ -515,7 +514,8 @@ def test_kubeflow_lands_exactly_on_the_platform_pool(values: dict[str, Any]) -> 
     platform = [p.name for p in plan.pools if p.role == "platform"]
     assert landing_pools(contract.on_platform_pool(), plan.contracts()) == platform
     control = Placement(tolerations=TOLERATE_EVERYTHING, required=contract.on_demand_only().required)
-    on_demand_cpu = {p.name for p in plan.pools if p.capacity == "on-demand" and p.gpu_type is None}
+    on_demand_cpu = {p.name for p in plan.pools if p.capacity == "on-demand" and p.gpu_type is None
+                     and p.role != "system"}
     assert set(landing_pools(control, plan.contracts())) == on_demand_cpu
 
 

@@ -35,6 +35,7 @@ from spotkube.platform.cost import (
     user_file_path,
     write_table,
 )
+from spotkube.platform.contract import pipeline_pod_default
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.pipeline_reader import load_pool_contracts, read_pipeline
 from spotkube.platform.project import find_project
@@ -283,8 +284,11 @@ def pipeline_check_command(
             if contracts is None or contracts.secret:
                 raise fail(f"stack {name} exports no poolContracts output to check the pipeline against")
             _, pools = load_pool_contracts(contracts.value, f"stack {name}: poolContracts", name)
-            # spotkube's Kubeflow Pipelines sets Argo's default retryPolicy, so evicted pods are retried.
-            reports.append(check_pipeline(pipeline, pools, name, evictions_retried=run.spec.kubeflow.enabled))
+            # spotkube's Kubeflow Pipelines sets Argo's default retryPolicy, so evicted pods are retried,
+            # and its workflow defaults keep pipeline pods off the system pool.
+            installed = run.spec.kubeflow.enabled
+            reports.append(check_pipeline(pipeline, pools, name, evictions_retried=installed,
+                                          cluster_defaults=pipeline_pod_default() if installed else None))
     except SpotkubeError as err:
         raise fail(str(err)) from None
     if output is Format.json:

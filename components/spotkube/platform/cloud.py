@@ -140,6 +140,9 @@ class CloudProfile:
     #: paths under it, except those listed in `updatable_in_place`.
     create_only: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     updatable_in_place: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Kubeflow's UI can link a step to the cloud's logs (KFP reads the cluster's name from GKE's
+    #: metadata server, which only GKE nodes answer).
+    kfp_cloud_logs_link: bool = False
 
     def replaces(self, type_token: str, path: str) -> bool:
         """Whether changing the input at `path` (as `a.b[0].c`) makes the cloud replace the resource."""

@@ -39,8 +39,27 @@ NO_ACCELERATOR = "none"
 
 INTERRUPTIBLE: tuple[Capacity, ...] = ("spot", "preemptible")
 
-#: The GPU resource name the NVIDIA device plugin advertises.
+#: How a pool's GPUs are shared: MIG instances (both clouds), or several pods per GPU by time-sharing
+#: or NVIDIA MPS (GKE). A GPU pool without sharing gives each pod whole GPUs.
+SharingMode = Literal["mig", "time-sharing", "mps"]
+SHARING_MODES: tuple[SharingMode, ...] = ("mig", "time-sharing", "mps")
+#: The NVIDIA device plugin's MIG strategies: `single` advertises every MIG instance as
+#: `nvidia.com/gpu`, `mixed` as `nvidia.com/mig-<profile>` (github.com/NVIDIA/k8s-device-plugin).
+MigStrategy = Literal["single", "mixed"]
+#: Neutral labels of a GPU pool that shares its GPUs, on both clouds: the mode, the MIG profile and the
+#: pods per GPU. A pool without sharing carries none of them, so a step that wants whole GPUs
+#: requires `gpu-sharing DoesNotExist` and never gets a slice by accident.
+GPU_SHARING_LABEL = f"{LABEL_PREFIX}/gpu-sharing"
+GPU_PARTITION_LABEL = f"{LABEL_PREFIX}/gpu-partition"
+GPU_CLIENTS_LABEL = f"{LABEL_PREFIX}/gpu-clients"
+
+#: The GPU resource name the NVIDIA device plugin advertises: a whole GPU, or with GPU sharing one
+#: slice of it (a MIG instance under the `single` strategy, or one client's share of a time-shared or
+#: MPS GPU on GKE).
 GPU_RESOURCE = "nvidia.com/gpu"
+#: With the NVIDIA device plugin's `mixed` MIG strategy each MIG profile is a resource of its own:
+#: `nvidia.com/mig-1g.10gb` (docs/gpu-sharing.md).
+MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
 
 
 @dataclass(frozen=True, order=True)
@@ -99,6 +118,13 @@ GKE_SPOT_TAINT = Taint("cloud.google.com/gke-spot", "true")
 GKE_PREEMPTIBLE_TAINT = Taint("cloud.google.com/gke-preemptible", "true")
 #: The AKS docs' recommended taint for a dedicated system pool.
 CRITICAL_ADDONS_ONLY_TAINT = Taint("CriticalAddonsOnly", "true")
+#: GKE's own system workloads (kube-dns and its autoscaler, konnectivity-agent, event-exporter, the
+#: L7 default backend) tolerate `components.gke.io/gke-managed-components` with `Exists`, and GKE's
+#: node agents (DaemonSets) tolerate every taint, so a GKE system pool tainted with it still runs
+#: GKE's system pods while ordinary pods go elsewhere (docs/platform-facts.md#gke-system-pool-taint).
+GKE_MANAGED_COMPONENTS_TAINT = Taint("components.gke.io/gke-managed-components", "true")
+#: The taint that keeps a cloud's system pool for the cluster's own add-ons.
+SYSTEM_POOL_TAINTS: dict[Cloud, Taint] = {"aks": CRITICAL_ADDONS_ONLY_TAINT, "gke": GKE_MANAGED_COMPONENTS_TAINT}
 
 #: Every taint that marks interruptible capacity, on either cloud. A workload that tolerates all of
 #: them can be compiled once and still land on spot nodes of both clouds.
@@ -113,6 +139,11 @@ GKE_SPOT_LABEL = (GKE_SPOT_TAINT.key, "true")
 GKE_PREEMPTIBLE_LABEL = (GKE_PREEMPTIBLE_TAINT.key, "true")
 GKE_NODEPOOL_LABEL = "cloud.google.com/gke-nodepool"
 GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
+#: The labels GKE puts on the nodes of a pool whose GPUs are partitioned or shared
+#: (cloud.google.com/kubernetes-engine/docs/how-to/gpus-multi, .../timesharing-gpus, .../nvidia-mps-gpus).
+GKE_GPU_PARTITION_LABEL = "cloud.google.com/gke-gpu-partition-size"
+GKE_GPU_SHARING_LABEL = "cloud.google.com/gke-gpu-sharing-strategy"
+GKE_GPU_CLIENTS_LABEL = "cloud.google.com/gke-max-shared-clients-per-gpu"
 #: On GKE, NVIDIA's upstream plugin may only run on pools that carry this label, with the driver
 #: installed by hand (cloud.google.com/kubernetes-engine/docs/how-to/gpus, "GPU Operator").
 GKE_NO_DEFAULT_DEVICE_PLUGIN_LABEL = ("gke-no-default-nvidia-gpu-device-plugin", "true")
@@ -197,7 +228,7 @@ def pool_taints(
     then the user's own."""
     taints: list[Taint] = []
     if role == "system" and system_critical_only:
-        taints.append(CRITICAL_ADDONS_ONLY_TAINT)
+        taints.append(SYSTEM_POOL_TAINTS[cloud])
     spot_taint = interruptible_taint(cloud, capacity)
     if spot_taint:
         taints.append(spot_taint)
@@ -221,10 +252,10 @@ def neutral_labels(pool: str, role: Role, capacity: Capacity, accelerator: str |
 
 def declared_labels(
     cloud: Cloud, pool: str, role: Role, capacity: Capacity, accelerator: str | None,
-    extra: Mapping[str, str] | None = None,
+    extra: Mapping[str, str] | None = None, sharing: GpuSharing | None = None,
 ) -> dict[str, str]:
     """The labels a pool's inputs declare: neutral ones, AKS's spot label, a GPU pool's compute
-    class, then the user's own.
+    class and its sharing, then the user's own.
 
     The user's labels cannot override ours: a pool whose capacity label lied would defeat the
     whole contract, and one whose class label lied would skip the spot-first order.
@@ -234,6 +265,8 @@ def declared_labels(
         labels[AKS_SPOT_LABEL[0]] = AKS_SPOT_LABEL[1]
     if accelerator:
         labels[COMPUTE_CLASS_LABEL] = compute_class(accelerator)
+    if sharing is not None:
+        labels.update(sharing.labels())
     labels.update(neutral_labels(pool, role, capacity, accelerator))
     return labels
 
@@ -249,7 +282,8 @@ def zone_label_values(cloud: Cloud, region: str, zones: Sequence[str]) -> tuple[
     return tuple(f"{region}-{zone}" for zone in zones) if cloud == "aks" else tuple(zones)
 
 
-def cloud_added_labels(cloud: Cloud, pool: str, capacity: Capacity, accelerator: str | None) -> dict[str, str]:
+def cloud_added_labels(cloud: Cloud, pool: str, capacity: Capacity, accelerator: str | None,
+                       sharing: GpuSharing | None = None) -> dict[str, str]:
     """Labels the cloud puts on the nodes by itself, which workloads may also select on. `pool` is
     the pool's name in the cloud, which the cloud writes into its node-pool label."""
     if cloud == "aks":
@@ -266,7 +300,66 @@ def cloud_added_labels(cloud: Cloud, pool: str, capacity: Capacity, accelerator:
         labels[GKE_PREEMPTIBLE_LABEL[0]] = GKE_PREEMPTIBLE_LABEL[1]
     if accelerator:
         labels[GKE_ACCELERATOR_LABEL] = accelerator
+    labels.update(gke_sharing_labels(sharing))
     return labels
+
+
+def mig_resource(profile: str) -> str:
+    """The resource a MIG instance of `profile` is advertised as under the `mixed` strategy."""
+    return f"{MIG_RESOURCE_PREFIX}{profile}"
+
+
+def is_gpu_resource(name: str) -> bool:
+    """Whether a container resource is a GPU or a slice of one, as the NVIDIA device plugin names them."""
+    return name == GPU_RESOURCE or name.startswith(MIG_RESOURCE_PREFIX)
+
+
+@dataclass(frozen=True)
+class GpuSharing:
+    """How a pool's GPUs are shared, and what its nodes therefore advertise.
+
+    `partition` is the MIG profile (`1g.10gb`) in MIG mode; `slices_per_gpu` is what one GPU becomes
+    (MIG instances, or the clients of a time-shared or MPS GPU); `resource` is the name the device
+    plugin advertises the slices under: `nvidia.com/gpu`, or `nvidia.com/mig-<profile>` with the
+    `mixed` MIG strategy.
+    """
+
+    mode: SharingMode
+    slices_per_gpu: int
+    partition: str | None = None
+    resource: str = GPU_RESOURCE
+
+    def labels(self) -> dict[str, str]:
+        """The neutral labels a pool with this sharing carries (see GPU_SHARING_LABEL)."""
+        labels = {GPU_SHARING_LABEL: self.mode}
+        if self.partition:
+            labels[GPU_PARTITION_LABEL] = self.partition
+        if self.mode != "mig":
+            labels[GPU_CLIENTS_LABEL] = str(self.slices_per_gpu)
+        return labels
+
+    def text(self) -> str:
+        """`MIG 1g.10gb, 7 per GPU as nvidia.com/gpu`, for the plan and the messages."""
+        what = f"MIG {self.partition}" if self.mode == "mig" else self.mode
+        return f"{what}, {self.slices_per_gpu} per GPU as {self.resource}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"mode": self.mode, "partition": self.partition, "slicesPerGpu": self.slices_per_gpu,
+                "resource": self.resource}
+
+    @staticmethod
+    def from_json(data: Mapping[str, Any]) -> GpuSharing:
+        return GpuSharing(mode=data["mode"], slices_per_gpu=int(data["slicesPerGpu"]),
+                          partition=data.get("partition"), resource=str(data.get("resource") or GPU_RESOURCE))
+
+
+def gke_sharing_labels(sharing: GpuSharing | None) -> dict[str, str]:
+    """The labels GKE adds to the nodes of a pool with this sharing (none without sharing)."""
+    if sharing is None:
+        return {}
+    if sharing.mode == "mig":
+        return {GKE_GPU_PARTITION_LABEL: sharing.partition or ""}
+    return {GKE_GPU_SHARING_LABEL: sharing.mode, GKE_GPU_CLIENTS_LABEL: str(sharing.slices_per_gpu)}
 
 
 @dataclass(frozen=True)
@@ -276,7 +369,8 @@ class PoolContract:
     `labels` holds every label the nodes will have with one value for the whole pool (declared,
     cloud-added and the kubelet's well-known ones) because placement depends on all of them; `zones`
     holds the values of `topology.kubernetes.io/zone`, which differ from node to node. `gpu_count`
-    bounds how many GPUs one pod can request there.
+    is the GPUs of one node; `sharing` says how they are shared, and with it what one node advertises
+    (`advertised`), which bounds what one pod can request there.
     """
 
     name: str
@@ -287,6 +381,15 @@ class PoolContract:
     labels: Mapping[str, str]
     taints: tuple[Taint, ...]
     zones: tuple[str, ...] = ()
+    sharing: GpuSharing | None = None
+
+    def advertised(self) -> dict[str, int]:
+        """The GPU resources one node advertises: whole GPUs, or slices of them."""
+        if not self.accelerator:
+            return {}
+        if self.sharing is None:
+            return {GPU_RESOURCE: self.gpu_count}
+        return {self.sharing.resource: self.gpu_count * self.sharing.slices_per_gpu}
 
     def node_label_sets(self) -> list[dict[str, str]]:
         """The label sets the pool's nodes can carry: one per zone (or one, when the cloud picks)."""
@@ -300,16 +403,23 @@ class PoolContract:
             "name": self.name,
             "role": self.role,
             "capacity": self.capacity,
-            "gpu": {"type": self.accelerator, "count": self.gpu_count} if self.accelerator else None,
+            "gpu": self._gpu_json() if self.accelerator else None,
             "labels": dict(sorted(self.labels.items())),
             "zones": list(self.zones),
             "taints": [str(t) for t in self.taints],
         }
 
+    def _gpu_json(self) -> dict[str, Any]:
+        gpu: dict[str, Any] = {"type": self.accelerator, "count": self.gpu_count}
+        if self.sharing is not None:
+            gpu["sharing"] = self.sharing.to_json()
+        return gpu
+
     @staticmethod
     def from_json(data: Mapping[str, Any]) -> PoolContract:
         """Read a pool back from `spotkube plan --format json` or the `poolContracts` output."""
         gpu = data.get("gpu") or {}
+        sharing = gpu.get("sharing")
         return PoolContract(
             name=data["name"],
             role=data["role"],
@@ -319,6 +429,7 @@ class PoolContract:
             labels=dict(data.get("labels") or {}),
             taints=tuple(Taint.parse(t) for t in data.get("taints") or ()),
             zones=tuple(str(z) for z in data.get("zones") or ()),
+            sharing=GpuSharing.from_json(sharing) if sharing else None,
         )
 
 
@@ -430,6 +541,8 @@ class Placement:
     preferred: tuple[tuple[int, Term], ...] = ()
     gpus: int = 0
     unsupported: tuple[str, ...] = ()
+    #: The resource the GPUs are requested as: `nvidia.com/gpu`, or a MIG profile's own resource.
+    gpu_resource: str = GPU_RESOURCE
 
     def affinity_k8s(self) -> dict[str, Any]:
         """`spec.affinity` for a pod template (empty when there is nothing to say)."""
@@ -467,12 +580,13 @@ class Placement:
             ))
             for p in node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or ()
         )
-        gpus = 0
+        gpus, gpu_resource = 0, GPU_RESOURCE
         for container in spec.get("containers") or ():
             resources = container.get("resources") or {}
-            limits = resources.get("limits") or {}
-            requests = resources.get("requests") or {}
-            gpus = max(gpus, int(limits.get(GPU_RESOURCE) or requests.get(GPU_RESOURCE) or 0))
+            asked = {**(resources.get("requests") or {}), **(resources.get("limits") or {})}
+            for name, amount in asked.items():
+                if is_gpu_resource(str(name)) and int(amount or 0) > gpus:
+                    gpus, gpu_resource = int(amount), str(name)
         return Placement(
             tolerations=tuple(Toleration.from_k8s(t) for t in spec.get("tolerations") or ()),
             node_selector=dict(spec.get("nodeSelector") or {}),
@@ -480,6 +594,7 @@ class Placement:
             preferred=preferred,
             gpus=gpus,
             unsupported=tuple(unsupported),
+            gpu_resource=gpu_resource,
         )
 
 
@@ -500,6 +615,39 @@ def tolerate_gpu_pools() -> tuple[Toleration, ...]:
     return (*tolerate_interruptible(), Toleration.for_taint(GPU_TAINT), TOLERATE_COMPUTE_CLASS)
 
 
+#: Keeps a workload off the system pool on both clouds, whatever the system pool's taint says (a stack
+#: may turn its taint off): pipeline steps, Kubeflow and node agents of spotkube's add-ons require it.
+NOT_SYSTEM = Requirement(ROLE_LABEL, "NotIn", ("system",))
+#: What a GPU step that asked for whole GPUs requires: a pool that shares none.
+WHOLE_GPUS = Requirement(GPU_SHARING_LABEL, "DoesNotExist")
+
+
+@dataclass(frozen=True)
+class SharedGpu:
+    """A step's request for a slice of a GPU: a MIG instance of a profile, or a time-shared or MPS GPU
+    (optionally with a given number of clients per GPU). `mig_strategy` says how the cluster's device
+    plugin advertises MIG instances, which decides the resource the step requests."""
+
+    mode: SharingMode
+    partition: str | None = None
+    clients_per_gpu: int | None = None
+    mig_strategy: MigStrategy = "single"
+
+    def requirements(self) -> Term:
+        reqs = [Requirement(GPU_SHARING_LABEL, "In", (self.mode,))]
+        if self.partition:
+            reqs.append(Requirement(GPU_PARTITION_LABEL, "In", (self.partition,)))
+        if self.clients_per_gpu:
+            reqs.append(Requirement(GPU_CLIENTS_LABEL, "In", (str(self.clients_per_gpu),)))
+        return tuple(reqs)
+
+    @property
+    def resource(self) -> str:
+        if self.mode == "mig" and self.partition and self.mig_strategy == "mixed":
+            return mig_resource(self.partition)
+        return GPU_RESOURCE
+
+
 def spot_gpu(
     gpu_type: str | None = None,
     *,
@@ -507,6 +655,7 @@ def spot_gpu(
     gpus: int = 1,
     fallback_to_on_demand: bool = False,
     spot_preference_weight: int = 100,
+    shared: SharedGpu | None = None,
 ) -> Placement:
     """Run on an interruptible GPU pool: by GPU type, or by pool name.
 
@@ -517,20 +666,24 @@ def spot_gpu(
     lets a pod select a class: GKE then tries the class's spot pools first and grows an on-demand
     pool only when spot can't be had. Every spotkube GPU pool carries the class label on both
     clouds, so the same pod spec still lands on AKS, where the priority expander orders the pools.
+
+    Without `shared` the step gets whole GPUs, on pools that share none; with it, `gpus` slices of a
+    pool that shares its GPUs that way (docs/gpu-sharing.md).
     """
     if (gpu_type is None) == (pool is None):
         raise ValueError("name exactly one target: a GPU type or a pool")
     target = (Requirement(ACCELERATOR_LABEL, "In", (gpu_type,)) if gpu_type
               else Requirement(POOL_LABEL, "In", (pool,)))  # type: ignore[arg-type]
     spot = Requirement(CAPACITY_LABEL, "In", INTERRUPTIBLE)
+    sharing: Term = shared.requirements() if shared else (WHOLE_GPUS,)
     selector: dict[str, str] = {}
     if fallback_to_on_demand:
-        required: Term = (target, Requirement(ACCELERATOR_LABEL, "NotIn", (NO_ACCELERATOR,)))
+        required: Term = (target, Requirement(ACCELERATOR_LABEL, "NotIn", (NO_ACCELERATOR,)), *sharing)
         preferred: tuple[tuple[int, Term], ...] = ((spot_preference_weight, (spot,)),)
         if gpu_type:
             selector[COMPUTE_CLASS_LABEL] = compute_class(gpu_type)
     else:
-        required = (target, spot, Requirement(ACCELERATOR_LABEL, "NotIn", (NO_ACCELERATOR,)))
+        required = (target, spot, Requirement(ACCELERATOR_LABEL, "NotIn", (NO_ACCELERATOR,)), *sharing)
         preferred = ()
     return Placement(
         tolerations=tolerate_gpu_pools(),
@@ -538,6 +691,7 @@ def spot_gpu(
         required=(required,),
         preferred=preferred,
         gpus=gpus,
+        gpu_resource=shared.resource if shared else GPU_RESOURCE,
     )
 
 
@@ -545,8 +699,8 @@ def spot_cpu(
     *, pool: str | None = None, fallback_to_on_demand: bool = True, spot_preference_weight: int = 100
 ) -> Placement:
     """Run a CPU step on interruptible nodes without GPUs (preprocessing, downloads); `pool` pins
-    it to one named pool, such as a stack's spot CPU pool."""
-    no_gpu: Term = (Requirement(ACCELERATOR_LABEL, "In", (NO_ACCELERATOR,)),)
+    it to one named pool, such as a stack's spot CPU pool. Never the system pool, even untainted."""
+    no_gpu: Term = (Requirement(ACCELERATOR_LABEL, "In", (NO_ACCELERATOR,)), NOT_SYSTEM)
     if pool is not None:
         no_gpu = (*no_gpu, Requirement(POOL_LABEL, "In", (pool,)))
     spot = Requirement(CAPACITY_LABEL, "In", INTERRUPTIBLE)
@@ -557,11 +711,21 @@ def spot_cpu(
 
 
 def on_demand_only() -> Placement:
-    """Stay on on-demand nodes without GPUs: control planes, notebooks, datastores, serving."""
+    """Stay on on-demand nodes without GPUs and off the system pool: steps that must not be
+    interrupted, notebooks, datastores, serving."""
     return Placement(required=((
         Requirement(CAPACITY_LABEL, "In", ("on-demand",)),
         Requirement(ACCELERATOR_LABEL, "In", (NO_ACCELERATOR,)),
+        NOT_SYSTEM,
     ),))
+
+
+def pipeline_pod_default() -> Placement:
+    """What every pipeline pod gets from Argo's workflow defaults unless its own step says where it
+    goes: stay off the system pool. KFP's driver pods and steps without a placement would otherwise
+    land on an untainted system pool (a stack may turn its taint off); a step with its own required
+    node affinity replaces this one, which is why every spotkube placement says it too."""
+    return Placement(required=((NOT_SYSTEM,),))
 
 
 def on_platform_pool() -> Placement:
@@ -692,9 +856,15 @@ def judge(placement: Placement, pool: PoolContract) -> Verdict:
     fitting = [v for v in verdicts if v.fits]
     if not fitting:
         return verdicts[0]
-    if placement.gpus > pool.gpu_count:
-        have = f"{pool.gpu_count} × {pool.accelerator}" if pool.accelerator else "no GPU"
-        return Verdict(pool.name, False, f"requests {placement.gpus} {GPU_RESOURCE}; a node has {have}")
+    have = pool.advertised().get(placement.gpu_resource, 0)
+    if placement.gpus > have:
+        if not pool.accelerator:
+            offer = "no GPU"
+        elif pool.sharing is None:
+            offer = f"{pool.gpu_count} × {pool.accelerator}"
+        else:
+            offer = f"{pool.gpu_count} × {pool.accelerator} shared ({pool.sharing.text()})"
+        return Verdict(pool.name, False, f"requests {placement.gpus} {placement.gpu_resource}; a node has {offer}")
     preference = max(v.preference for v in fitting)
     return Verdict(pool.name, True, preference=preference, intolerable_soft_taints=soft)
 

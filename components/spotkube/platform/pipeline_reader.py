@@ -240,30 +240,35 @@ class _Reader:
                 preferred.append((int(term["weight"]), expressions))
             else:
                 required.append(expressions)
-        gpus, gpu_problem = self.gpus(executor)
+        gpus, resource, gpu_problem = self.gpus(executor)
         if gpu_problem:
             unsupported.append(gpu_problem)
         placement = Placement(tolerations=tuple(tolerations), node_selector=labels, required=tuple(required) or None,
-                              preferred=tuple(preferred), gpus=gpus, unsupported=tuple(unsupported))
+                              preferred=tuple(preferred), gpus=gpus, unsupported=tuple(unsupported),
+                              gpu_resource=resource)
         return Step(name=path, executor=executor, placement=placement, retry=retry)
 
-    def gpus(self, executor: str) -> tuple[int, str]:
-        """GPUs per pod from `resources.accelerator`, or why they cannot be judged."""
+    def gpus(self, executor: str) -> tuple[int, str, str]:
+        """GPUs (or GPU slices) per pod from `resources.accelerator` and the resource they are asked
+        as, or why they cannot be judged."""
         spec = _mapping(self.executors.get(executor), f"{self.source}: deploymentSpec.executors.{executor}")
         resources = _mapping(_mapping(spec.get("container"), f"{self.source}: {executor}.container").get("resources"),
                              f"{self.source}: {executor}.resources")
         accelerator = _mapping(resources.get("accelerator"), f"{self.source}: {executor}.resources.accelerator")
         if not accelerator:
-            return 0, ""
+            return 0, contract.GPU_RESOURCE, ""
         kind = str(accelerator.get("resourceType") or accelerator.get("type") or "")
         count = str(accelerator.get("resourceCount") or accelerator.get("count") or "0")
         if not count.isdigit():
-            return 0, (f"its accelerator count {count!r} is set from a pipeline parameter, which pipeline-check "
-                       "cannot see; set_accelerator_limit with a number")
-        if int(count) and kind != contract.GPU_RESOURCE:
-            return 0, (f"it requests {count} × {kind or 'an unnamed accelerator'}, a resource no spotkube node "
-                       f"advertises; use set_accelerator_type({contract.GPU_RESOURCE!r})")
-        return int(count), ""
+            return 0, contract.GPU_RESOURCE, (
+                f"its accelerator count {count!r} is set from a pipeline parameter, which pipeline-check "
+                "cannot see; set_accelerator_limit with a number")
+        if int(count) and not contract.is_gpu_resource(kind):
+            return 0, contract.GPU_RESOURCE, (
+                f"it requests {count} × {kind or 'an unnamed accelerator'}, a resource no spotkube node "
+                f"advertises; use set_accelerator_type({contract.GPU_RESOURCE!r}) (or "
+                f"{contract.MIG_RESOURCE_PREFIX}<profile> for a MIG instance under the mixed strategy)")
+        return int(count), kind or contract.GPU_RESOURCE, ""
 
 
 # --- Reading pool contracts ---------------------------------------------------------------------

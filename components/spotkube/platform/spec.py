@@ -154,7 +154,9 @@ class SystemPool(_PoolBase):
     max: NodeCount = Field(default=3, description="Maximum nodes.")
     critical_addons_only: Flag = Field(
         default=True,
-        description="AKS: taint CriticalAddonsOnly=true:NoSchedule so only add-ons run here.",
+        description="Keep the pool for the cluster's own add-ons: AKS taints it CriticalAddonsOnly=true:NoSchedule, "
+        "GKE components.gke.io/gke-managed-components=true:NoSchedule, the taints their system pods tolerate. "
+        "Needs the platform pool.",
     )
 
 

@@ -114,9 +114,6 @@ def rules(spec: PlatformSpec) -> RuleOutput:
             yield Problem(config_key(f"cluster.adminGroupObjectIds[{i}]"), f"{shown(group)} is not an Entra ID group "
                           "object id; use the group's object id (a GUID such as 3f2b1c4d-...; az ad group show "
                           "--query id)")
-    if spec.system_pool.critical_addons_only and not spec.platform_pool.enabled:
-        yield Problem(config_key("platformPool.enabled"), "false leaves Kubeflow and other platform workloads no "
-                      "untainted on-demand pool; enable it or set systemPool.criticalAddonsOnly: false")
     autoscaler = spec.cluster.autoscaler
     for name, (pattern, accepted) in AUTOSCALER_FORMATS.items():
         value = getattr(autoscaler, name)

@@ -475,7 +475,9 @@ PROFILE = CloudProfile(
     # GKE runs its own plugin on GPU nodes (and installs the driver on managed-driver pools); NVIDIA's
     # beside it would advertise each GPU twice.
     device_plugin_mode="gke-managed",
-    critical_addons_taint=False,
+    # The system pool is tainted the way GKE's own system pods tolerate (contract.SYSTEM_POOL_TAINTS).
+    critical_addons_taint=True,
+    kfp_cloud_logs_link=True,
     spot_price_controls=False,
     gpu_driver_setting=True,
     regions=catalog.REGIONS,
