@@ -26,6 +26,7 @@ from spotkube.cli.pipeline_views import render_reports_table, reports_json, repo
 from spotkube.clouds import load_stack_spec, plan_platform
 from spotkube.clouds.stack_template import CloudName, create_stack, next_steps
 from spotkube.platform import stack_names
+from spotkube.platform.contract import pipeline_pod_default
 from spotkube.platform.cost import (
     PRICES_ENV,
     PriceTable,
@@ -35,7 +36,6 @@ from spotkube.platform.cost import (
     user_file_path,
     write_table,
 )
-from spotkube.platform.contract import pipeline_pod_default
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.pipeline_reader import load_pool_contracts, read_pipeline
 from spotkube.platform.project import find_project

@@ -28,7 +28,9 @@ def _gpus(placement: Placement) -> str:
     """`1`, or `1 nvidia.com/mig-1g.10gb` when the step asks for a MIG profile's own resource."""
     if not placement.gpus:
         return "-"
-    return str(placement.gpus) if placement.gpu_resource == GPU_RESOURCE else f"{placement.gpus} {placement.gpu_resource}"
+    if placement.gpu_resource == GPU_RESOURCE:
+        return str(placement.gpus)
+    return f"{placement.gpus} {placement.gpu_resource}"
 
 
 def render_reports_table(reports: Sequence[CheckReport], console: Console) -> None:
