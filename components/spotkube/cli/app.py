@@ -7,6 +7,7 @@ never a traceback.
 from __future__ import annotations
 
 import datetime
+import re
 import sys
 from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
@@ -19,7 +20,7 @@ from rich.markup import escape
 from typer.core import TyperGroup
 
 import spotkube
-from spotkube.cli import cost_views, diff_views, plan_at_ref, plan_views, report, terminal
+from spotkube.cli import cost_views, diff_views, plan_at_ref, plan_views, report, simulate_views, terminal
 from spotkube.cli.azure_retail import DEFAULT_ENDPOINT, DEFAULT_TIMEOUT_S, fetch_vm_prices
 from spotkube.cli.offline import run_stack
 from spotkube.cli.pipeline_views import render_reports_table, reports_json, reports_markdown
@@ -36,12 +37,15 @@ from spotkube.platform.cost import (
     user_file_path,
     write_table,
 )
+from spotkube.platform.cost.simulate import DEFAULT_RUNS, DEFAULT_SEED
+from spotkube.platform.cost.simulate import simulate as run_simulation
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.pipeline_reader import load_pool_contracts, read_pipeline
 from spotkube.platform.project import find_project
 from spotkube.review.costing import price_plan
 from spotkube.review.pipeline_check import check_pipeline
 from spotkube.review.plan_diff import StackDiff, plan_diff
+from spotkube.review.simulation import Overrides, sim_steps
 
 NO_COLOR_FLAG = "--no-color"
 
@@ -324,3 +328,91 @@ def new_stack(
     typer.echo(f"wrote {project.relative(created.path)}")
     for line in next_steps(project, created, cloud):
         typer.echo(line)
+
+
+_DURATION = re.compile(r"([0-9]+)(s|m|h|d)")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _duration(option: str, text: str) -> int:
+    """Whole seconds from `90s`, `30m`, `2h` or `1d`; anything else is a user error."""
+    match = _DURATION.fullmatch(text.strip())
+    if match is None or int(match[1]) == 0:
+        raise fail(f"{option} {text}: use a whole number above 0 followed by s, m, h or d, e.g. 30m or 2h")
+    return int(match[1]) * _UNIT_SECONDS[match[2]]
+
+
+def _pairs(option: str, pairs: list[str], what: str) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key or not value:
+            raise fail(f"{option} {pair}: use {what}")
+        out[key] = value
+    return out
+
+
+def _rate(pair: str, text: str) -> float:
+    try:
+        rate = float(text)
+    except ValueError:
+        rate = -1.0
+    if not 0 <= rate < 1:
+        raise fail(f"--eviction-rate {pair}: use POOL=RATE with RATE from 0 up to (not including) 1, e.g. 0.05")
+    return rate
+
+
+@app.command()
+def simulate(
+    compiled: Annotated[Path, typer.Argument(metavar="PIPELINE.yaml",
+                                             help="A pipeline compiled by kfp.compiler.Compiler().compile(...).")],
+    stack: Annotated[str, typer.Option("--stack", "-s", help="The stack whose pools the pipeline runs on.")],
+    runs: Annotated[int, typer.Option("--runs", min=1, max=1_000_000, help="Runs to sample.")] = DEFAULT_RUNS,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the random generator: same seed, same figures.")]
+    = DEFAULT_SEED,
+    runtime: Annotated[list[str] | None, typer.Option(
+        "--runtime", help="A step's runtime, STEP=DURATION (e.g. train=3h); overrides what the step declares.")]
+    = None,
+    default_runtime: Annotated[str, typer.Option(
+        "--default-runtime", help="Runtime of a step that declares none (spotkube.pipelines.declare_timing).")]
+    = "1h",
+    eviction_rate: Annotated[list[str] | None, typer.Option(
+        "--eviction-rate", help="A pool's eviction rate, POOL=RATE (share of node-hours evicted); default: "
+        "the stack's cost.evictionRate.")] = None,
+    node_start: Annotated[str, typer.Option(
+        "--node-start", help="How long a new node takes to be ready (VM, boot, driver, device plugin).")] = "5m",
+    output: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    prices: PricesOption = None,
+    project_dir: ProjectOption = Path("."),
+) -> None:
+    """Median and p90 wall time and cost of a compiled pipeline on a stack, with evictions, retries,
+    backoff, checkpoints and the wait for new nodes sampled (a seeded Monte Carlo), next to the linear
+    cost model's figure and the same work on demand."""
+    overrides = Overrides(
+        runtimes={step: _duration("--runtime", text)
+                  for step, text in _pairs("--runtime", runtime or [], "STEP=DURATION, e.g. train=3h").items()},
+        eviction_rates={pool: _rate(f"{pool}={text}", text)
+                        for pool, text in _pairs("--eviction-rate", eviction_rate or [], "POOL=RATE").items()},
+        default_runtime_seconds=_duration("--default-runtime", default_runtime),
+        node_start_seconds=_duration("--node-start", node_start),
+    )
+    try:
+        pipeline = read_pipeline(compiled)
+        project = find_project(project_dir)
+        name = stack_names.stack_name(project, stack)
+        run = run_stack(project, name)
+        contracts = run.outputs.get("poolContracts")
+        if contracts is None or contracts.secret:
+            raise fail(f"stack {name} exports no poolContracts output to place the pipeline's steps on")
+        _, pools = load_pool_contracts(contracts.value, f"stack {name}: poolContracts", name)
+        document = report.stack_document(run, price_table(prices))
+        steps = sim_steps(pipeline, run.spec, name, pools, document.cost, document.fallback, overrides)
+        result = run_simulation(steps, runs=runs, seed=seed)
+    except SpotkubeError as err:
+        raise fail(str(err)) from None
+    if output is Format.json:
+        typer.echo(simulate_views.to_json(pipeline.name, name, steps, result))
+    elif output is Format.markdown:
+        typer.echo(simulate_views.to_markdown(pipeline.name, name, steps, result), nl=False)
+    else:
+        simulate_views.render(pipeline.name, name, steps, result, terminal.console())

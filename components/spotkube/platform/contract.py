@@ -39,6 +39,11 @@ NO_ACCELERATOR = "none"
 
 INTERRUPTIBLE: tuple[Capacity, ...] = ("spot", "preemptible")
 
+#: Pod annotations a pipeline step declares its timing with, in whole seconds, for `spotkube simulate`:
+#: how long its work takes on one node, and how often it saves a checkpoint it can resume from.
+RUNTIME_ANNOTATION = f"{LABEL_PREFIX}/runtime-seconds"
+CHECKPOINT_ANNOTATION = f"{LABEL_PREFIX}/checkpoint-interval-seconds"
+
 #: How a pool's GPUs are shared: MIG instances (both clouds), or several pods per GPU by time-sharing
 #: or NVIDIA MPS (GKE). A GPU pool without sharing gives each pod whole GPUs.
 SharingMode = Literal["mig", "time-sharing", "mps"]

@@ -55,12 +55,16 @@ class Retry:
 
 @dataclass(frozen=True)
 class Step:
-    """One task of the pipeline that runs a pod: its path in the DAG and its constraints."""
+    """One task of the pipeline that runs a pod: its path in the DAG, its constraints and the timing
+    it declares (`runtime_seconds`, `checkpoint_seconds`: the pod annotations of
+    `spotkube.pipelines.declare_timing`, None when not declared)."""
 
     name: str
     executor: str
     placement: Placement
     retry: Retry | None = None
+    runtime_seconds: int | None = None
+    checkpoint_seconds: int | None = None
 
 
 @dataclass(frozen=True)
@@ -173,6 +177,17 @@ def _retry(task: Mapping[str, Any], source: str = "") -> Retry | None:
     )
 
 
+def _declared_seconds(annotations: Mapping[str, Any], key: str, where: str) -> int | None:
+    """A timing annotation in whole seconds (above 0), None when absent."""
+    if key not in annotations:
+        return None
+    value = str(annotations[key])
+    if not value.isdigit() or int(value) == 0:
+        raise PipelineCheckError(f"{where}.podMetadata.annotations.{key}: {value!r} is not a whole number of "
+                                 "seconds above 0; declare it with spotkube.pipelines.declare_timing")
+    return int(value)
+
+
 @dataclass
 class _Reader:
     source: str
@@ -246,7 +261,11 @@ class _Reader:
         placement = Placement(tolerations=tuple(tolerations), node_selector=labels, required=tuple(required) or None,
                               preferred=tuple(preferred), gpus=gpus, unsupported=tuple(unsupported),
                               gpu_resource=resource)
-        return Step(name=path, executor=executor, placement=placement, retry=retry)
+        annotations = _mapping(_mapping(config.get("podMetadata"), f"{where}.podMetadata").get("annotations"),
+                               f"{where}.podMetadata.annotations")
+        return Step(name=path, executor=executor, placement=placement, retry=retry,
+                    runtime_seconds=_declared_seconds(annotations, contract.RUNTIME_ANNOTATION, where),
+                    checkpoint_seconds=_declared_seconds(annotations, contract.CHECKPOINT_ANNOTATION, where))
 
     def gpus(self, executor: str) -> tuple[int, str, str]:
         """GPUs (or GPU slices) per pod from `resources.accelerator` and the resource they are asked
