@@ -62,6 +62,15 @@ class GpuTarget:
     gpu_type: str
     count: int = 1
     fallback_to_on_demand: bool = False
+    #: A MIG instance of this profile (`1g.10gb`) instead of whole GPUs, on a pool partitioned so.
+    mig: str | None = None
+    #: A share of a time-shared or MPS GPU (GKE), on a pool sharing its GPUs that way.
+    sharing: str | None = None
+    #: With `sharing`: only pools sharing each GPU among exactly this many pods.
+    clients_per_gpu: int | None = None
+    #: How the cluster's NVIDIA device plugin advertises MIG instances: `single` (spotkube's default,
+    #: `nvidia.com/gpu`, the same on GKE) or `mixed` (`nvidia.com/mig-<profile>`).
+    mig_strategy: str = "single"
 
     def __post_init__(self) -> None:
         if not isinstance(self.gpu_type, str) or self.gpu_type not in KNOWN_GPU_TYPES:
@@ -70,9 +79,37 @@ class GpuTarget:
                 f"{_gpu_type_hint(str(self.gpu_type))}; use one of {', '.join(sorted(KNOWN_GPU_TYPES))}"
             )
         _gpu_count(self.count)
+        if self.mig is not None and self.sharing is not None:
+            raise PlacementError("mig and sharing are two ways to share a GPU; ask for one of them")
+        if self.mig is not None:
+            profiles = sorted({m for p in CLOUDS.values() for m in p.mig_profiles(self.gpu_type)})
+            if self.mig not in profiles:
+                offered = f"use one of {', '.join(profiles)}" if profiles else "it has no MIG; ask for whole GPUs"
+                raise PlacementError(f"mig={self.mig!r} is not a MIG profile of {self.gpu_type} on any cloud; "
+                                     f"{offered}")
+        modes = sorted({m for p in CLOUDS.values() for m in p.shared_gpu_modes})
+        if self.sharing is not None and self.sharing not in modes:
+            raise PlacementError(f"sharing={self.sharing!r} is not a way spotkube shares GPUs; use one of "
+                                 f"{', '.join(modes)}, or mig='<profile>' for a MIG instance")
+        if self.clients_per_gpu is not None and (self.sharing is None or isinstance(self.clients_per_gpu, bool)
+                                                 or not isinstance(self.clients_per_gpu, int)
+                                                 or self.clients_per_gpu < 2):
+            raise PlacementError(f"clients_per_gpu={self.clients_per_gpu!r} needs sharing and a whole number >= 2")
+        if self.mig_strategy not in ("single", "mixed"):
+            raise PlacementError(f"mig_strategy={self.mig_strategy!r}: use 'single' or 'mixed'")
+
+    @property
+    def shared(self) -> contract.SharedGpu | None:
+        """The contract's request for a slice of a GPU, or None for whole GPUs."""
+        if self.mig is not None:
+            return contract.SharedGpu("mig", partition=self.mig, mig_strategy=self.mig_strategy)  # type: ignore[arg-type]
+        if self.sharing is not None:
+            return contract.SharedGpu(self.sharing, clients_per_gpu=self.clients_per_gpu)  # type: ignore[arg-type]
+        return None
 
     def placement(self) -> Placement:
-        return contract.spot_gpu(self.gpu_type, gpus=self.count, fallback_to_on_demand=self.fallback_to_on_demand)
+        return contract.spot_gpu(self.gpu_type, gpus=self.count, fallback_to_on_demand=self.fallback_to_on_demand,
+                                 shared=self.shared)
 
 
 @dataclass(frozen=True)
@@ -118,7 +155,7 @@ class PoolTarget:
                 f"{fallback} to prefer spot and fall back to on-demand"
             )
         if self.pool.accelerator:
-            _gpu_count(self.gpus, limit=self.pool.gpu_count)
+            _gpu_count(self.gpus, limit=max(self.pool.advertised().values(), default=self.pool.gpu_count))
         elif self.gpus:
             raise PlacementError(f"{where} has no GPUs; leave count unset for it")
 
@@ -153,7 +190,11 @@ class PoolTarget:
 
     def placement(self) -> Placement:
         if self.pool.accelerator:
-            return contract.spot_gpu(pool=self.pool.name, gpus=self.gpus)
+            sharing = self.pool.sharing
+            shared = (contract.SharedGpu(sharing.mode, partition=sharing.partition,
+                                         mig_strategy="mixed" if sharing.resource != contract.GPU_RESOURCE
+                                         else "single") if sharing else None)
+            return contract.spot_gpu(pool=self.pool.name, gpus=self.gpus, shared=shared)
         return contract.spot_cpu(pool=self.pool.name, fallback_to_on_demand=False)
 
 

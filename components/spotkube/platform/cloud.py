@@ -143,6 +143,13 @@ class CloudProfile:
     #: Kubeflow's UI can link a step to the cloud's logs (KFP reads the cluster's name from GKE's
     #: metadata server, which only GKE nodes answer).
     kfp_cloud_logs_link: bool = False
+    #: The MIG profiles a GPU type splits into on this cloud, each with its instances per GPU (none
+    #: for a GPU without MIG).
+    mig_profiles: Callable[[str], Mapping[str, int]] = field(default=lambda gpu_type: {})
+    #: Ways besides MIG this cloud shares one GPU among pods (GKE: time-sharing, MPS), and how many
+    #: pods at most.
+    shared_gpu_modes: tuple[str, ...] = ()
+    max_clients_per_gpu: int = 0
 
     def replaces(self, type_token: str, path: str) -> bool:
         """Whether changing the input at `path` (as `a.b[0].c`) makes the cloud replace the resource."""

@@ -177,6 +177,36 @@ class PlatformPool(_PoolBase):
     max: NodeCount = Field(default=3, description="Maximum nodes.")
 
 
+class GpuSharingSpec(_Model):
+    """How a GPU pool shares its GPUs among pods: MIG instances (AKS and GKE), or time-sharing or NVIDIA
+    MPS with a number of clients per GPU (GKE). Self-contained here until the per-cloud spec models
+    take it over (docs/gpu-sharing.md)."""
+
+    mig: Text | None = Field(
+        default=None,
+        description="MIG profile every GPU of the pool is split into, in NVIDIA's names (`1g.10gb`, `3g.40gb`): "
+        "AKS sets the pool's gpuInstanceProfile (MIG1g..MIG7g) that yields it, GKE its gpu_partition_size. "
+        "Only GPUs with MIG (A100, H100, H200, B200) and the profiles each cloud offers for them.",
+    )
+    strategy: Literal["time-sharing", "mps"] | None = Field(
+        default=None, description="GKE: share each GPU among `clientsPerGpu` pods by time-sharing or NVIDIA MPS."
+    )
+    clients_per_gpu: Annotated[int, Field(ge=2, le=48), Strict(), BeforeValidator(_whole_number)] | None = Field(
+        default=None, description="GKE, with `strategy`: pods per GPU, 2..48 (max_shared_clients_per_gpu)."
+    )
+
+    @model_validator(mode="after")
+    def _one_way(self) -> GpuSharingSpec:
+        if self.mig is not None and self.strategy is not None:
+            raise ValueError("mig and strategy are two ways to share a GPU; set one of them")
+        if self.mig is None and self.strategy is None:
+            raise ValueError("says no way to share; set mig (a MIG profile such as 1g.10gb) or strategy "
+                             "(time-sharing or mps, GKE) with clientsPerGpu")
+        if (self.strategy is None) != (self.clients_per_gpu is None):
+            raise ValueError("strategy and clientsPerGpu go together: e.g. strategy: time-sharing, clientsPerGpu: 4")
+        return self
+
+
 class SpotPool(_PoolBase):
     """A CPU pool on spot or preemptible capacity that scales 0..N, for batch steps without GPUs."""
 
@@ -206,6 +236,12 @@ class SpotPool(_PoolBase):
         default=(),
         description="Extra taints, as `key=value:Effect` with Kubernetes' syntax for the key and value and Effect "
         "NoSchedule, PreferNoSchedule or NoExecute; the prefixes `spotkube.io/` and the cloud's own are reserved.",
+    )
+
+    sharing: GpuSharingSpec | None = Field(
+        default=None,
+        description="GPU pools: share each GPU among pods by MIG, time-sharing or MPS (docs/gpu-sharing.md); "
+        "unset = every pod gets whole GPUs.",
     )
 
     @field_validator("max_price")
@@ -317,6 +353,26 @@ class DeployerSettings(_Model):
     )
 
 
+class ClusterLogs(_Model):
+    """Where container logs go, so a step's logs outlive the node that ran it. Self-contained here
+    until the per-cloud spec models take it over (docs/logs.md)."""
+
+    enabled: Flag | None = Field(
+        default=None,
+        description="AKS: Container Insights sends container logs to a Log Analytics workspace (default: on in "
+        "prod); GKE: workloads' logs go to Cloud Logging besides system components' (default: on, GKE's own).",
+    )
+    retention_days: Annotated[int, Field(ge=30, le=730), Strict(), BeforeValidator(_whole_number)] = Field(
+        default=30, description="AKS: days the workspace keeps logs, 30..730 (the first 31 days are included in "
+        "the ingestion price)."
+    )
+    workspace_id: Text | None = Field(
+        default=None,
+        description="AKS: an existing Log Analytics workspace's resource id to send logs to; unset = spotkube "
+        "creates one in the cluster's resource group.",
+    )
+
+
 class ClusterSettings(_Model):
     """Cluster-wide settings; the security switches default to on, or on in prod."""
 
@@ -379,6 +435,9 @@ class ClusterSettings(_Model):
         description="GKE private nodes' way out to public registries: cloud-nat (default: spotkube adds a "
         "Cloud Router and Cloud NAT) or own (the network already has NAT or a proxy).",
     )
+    logs: ClusterLogs = Field(
+        default_factory=ClusterLogs, description="Where container logs go, so evicted steps' logs are kept."
+    )
     dns_endpoint: Flag | None = Field(
         default=None,
         description="GKE: reach the control plane through its DNS-based endpoint, authorised by IAM and "
@@ -429,6 +488,11 @@ class DevicePluginSettings(_Model):
     )
     version: Text = Field(
         default="v0.20.0", pattern=r"^v\d+\.\d+\.\d+$", description="NVIDIA k8s-device-plugin release: the image tag."
+    )
+    mig_strategy: Literal["single", "mixed"] = Field(
+        default="single",
+        description="AKS: how the plugin advertises MIG instances: `single` as `nvidia.com/gpu` (as GKE does, so "
+        "one pipeline runs on both), `mixed` as `nvidia.com/mig-<profile>`.",
     )
     image: Text = Field(
         default="nvcr.io/nvidia/k8s-device-plugin",

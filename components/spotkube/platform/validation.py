@@ -93,6 +93,9 @@ def common_rules(spec: PlatformSpec, clouds: Clouds) -> RuleOutput:
     labelled = [("systemPool", spec.system_pool.labels), ("platformPool", spec.platform_pool.labels)]
     labelled += [(path, p.labels) for path, p in worker_pools(spec)]
     for i, spot in enumerate(spec.spot_pools):
+        if spot.sharing is not None:
+            yield Problem(config_key(f"spotPools[{i}].sharing"), f"{spot.machine} carries no GPU to share: sharing "
+                          "applies to GPU pools only; move the pool to gpuPools with a GPU machine, or remove it")
         if spot.capacity == "on-demand":
             yield Problem(config_key(f"spotPools[{i}].capacity"), "'on-demand' is not a spot pool; use 'spot' or "
                           "'preemptible', or the platformPool for on-demand CPU nodes")

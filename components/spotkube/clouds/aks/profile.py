@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from spotkube.clouds.aks import catalog as catalog
+from spotkube.clouds.aks import gpu_sharing
 from spotkube.platform import contract
 from spotkube.platform.cloud import (
     AutoscalerFacts,
@@ -120,10 +121,49 @@ def rules(spec: PlatformSpec) -> RuleOutput:
         if not re.fullmatch(pattern, value):
             yield Problem(config_key(f"cluster.autoscaler.{alias(autoscaler, name)}"),
                           f"{shown(value)} is not accepted by AKS; use {accepted}")
+    yield from _sharing_rules(spec)
+    workspace = spec.cluster.logs.workspace_id
+    if workspace is not None and not re.fullmatch(WORKSPACE_ID_PATTERN, workspace, flags=re.IGNORECASE):
+        yield Problem(config_key("cluster.logs.workspaceId"), f"{shown(workspace)} is not a Log Analytics workspace "
+                      "resource id; use /subscriptions/<id>/resourceGroups/<group>/providers/"
+                      "Microsoft.OperationalInsights/workspaces/<name> (az monitor log-analytics workspace show "
+                      "--query id)")
     for name in GKE_ONLY_CLUSTER_SETTINGS:
         if getattr(spec.cluster, name) is not None:
             yield Problem(config_key(f"cluster.{alias(spec.cluster, name)}"),
                           "is a GKE setting; remove it from an AKS stack")
+
+
+#: A Log Analytics workspace's ARM resource id.
+WORKSPACE_ID_PATTERN = (r"/subscriptions/[0-9a-f-]{36}/resourceGroups/[-\w.()]{1,90}/providers/"
+                        r"Microsoft\.OperationalInsights/workspaces/[A-Za-z0-9][-A-Za-z0-9]{2,61}[A-Za-z0-9]")
+
+
+def _sharing_rules(spec: PlatformSpec) -> RuleOutput:
+    """MIG only, on the sizes whose GPUs have it, with a profile the GPU offers (docs/gpu-sharing.md)."""
+    for i, pool in enumerate(spec.gpu_pools):
+        sharing = pool.sharing
+        if sharing is None:
+            continue
+        path = f"gpuPools[{i}].sharing"
+        if sharing.strategy is not None:
+            yield Problem(config_key(f"{path}.strategy"), f"{shown(sharing.strategy)} is a GKE setting; AKS shares "
+                          "a GPU only by MIG (sharing.mig, on A100, H100 and H200 sizes)")
+            continue
+        known = catalog.GPU_VM_SIZES.get(pool.machine)
+        if known is None or sharing.mig is None:
+            continue  # the GPU resolver reports an unknown size
+        gpu_type = known[0]
+        profiles = gpu_sharing.mig_profiles(gpu_type)
+        if not profiles:
+            sizes = sorted(m for m, (gpu, _) in catalog.GPU_VM_SIZES.items() if gpu_sharing.mig_profiles(gpu))
+            yield Problem(config_key(f"{path}.mig"), f"{shown(sharing.mig)} is not possible on {pool.machine}: its "
+                          f"{gpu_type} has no MIG; AKS offers MIG on A100, H100 and H200 sizes such as "
+                          f"{', '.join(sizes)}, or remove sharing")
+        elif sharing.mig not in profiles:
+            yield Problem(config_key(f"{path}.mig"), f"{shown(sharing.mig)} is not a MIG profile AKS makes of "
+                          f"{gpu_type}; use one of {', '.join(profiles)} (gpuInstanceProfile "
+                          f"{', '.join(gpu_sharing.GPU_INSTANCE_PROFILES)})")
 
 
 def gpu_of(pool: GpuPool) -> GpuResolution:
@@ -339,6 +379,7 @@ PROFILE = CloudProfile(
     price_cloud="azure",
     device_plugin_mode="daemonset",
     critical_addons_taint=True,
+    mig_profiles=gpu_sharing.mig_profiles,
     spot_price_controls=True,
     gpu_driver_setting=False,
     regions=catalog.REGIONS,

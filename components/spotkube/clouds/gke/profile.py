@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from spotkube.clouds.gke import catalog as catalog
+from spotkube.clouds.gke import gpu_sharing
 from spotkube.platform import contract
 from spotkube.platform.cloud import (
     AutoscalerFacts,
@@ -196,6 +197,36 @@ def rules(spec: PlatformSpec) -> RuleOutput:
             yield Problem(config_key(f"{path}.zones"), zone_problem)
     if region_problem:
         yield Problem(config_key("region"), region_problem)
+    yield from _sharing_rules(spec)
+    logs = spec.cluster.logs
+    for name, why in (("retention_days", "Cloud Logging keeps them 30 days in its _Default bucket; set a bucket's "
+                       "retention in Cloud Logging"), ("workspace_id", "GKE sends logs to Cloud Logging")):
+        if set_by_user(logs, name):
+            yield Problem(config_key(f"cluster.logs.{alias(logs, name)}"),
+                          f"{shown(getattr(logs, name))} is an AKS setting; remove it from a GKE stack ({why})")
+    if set_by_user(spec.device_plugin, "mig_strategy"):
+        yield Problem(config_key("devicePlugin.migStrategy"), f"{shown(spec.device_plugin.mig_strategy)} is an AKS "
+                      "setting; GKE's own device plugin advertises every MIG partition as nvidia.com/gpu")
+
+
+def _sharing_rules(spec: PlatformSpec) -> RuleOutput:
+    """A MIG partition size GKE's device plugin knows for the GPU (docs/gpu-sharing.md)."""
+    for i, pool in enumerate(spec.gpu_pools):
+        sharing = pool.sharing
+        if sharing is None or sharing.mig is None:
+            continue
+        gpu, error = gpu_of(pool)
+        if gpu is None or error:
+            continue  # the resolver reports the GPU problem
+        sizes = gpu_sharing.mig_profiles(gpu.type)
+        if not sizes:
+            with_mig = ", ".join(gpu_sharing.PARTITION_SIZES)
+            yield Problem(config_key(f"gpuPools[{i}].sharing.mig"), f"{shown(sharing.mig)} is not possible on "
+                          f"{gpu.type}, which has no MIG; GKE partitions {with_mig}; or share it with strategy: "
+                          "time-sharing (or mps) and clientsPerGpu")
+        elif sharing.mig not in sizes:
+            yield Problem(config_key(f"gpuPools[{i}].sharing.mig"), f"{shown(sharing.mig)} is not a partition size "
+                          f"of {gpu.type} on GKE; use one of {', '.join(sizes)}")
 
 
 def gpu_of(pool: GpuPool) -> GpuResolution:
@@ -478,6 +509,9 @@ PROFILE = CloudProfile(
     # The system pool is tainted the way GKE's own system pods tolerate (contract.SYSTEM_POOL_TAINTS).
     critical_addons_taint=True,
     kfp_cloud_logs_link=True,
+    mig_profiles=gpu_sharing.mig_profiles,
+    shared_gpu_modes=tuple(gpu_sharing.STRATEGIES),
+    max_clients_per_gpu=gpu_sharing.MAX_CLIENTS_PER_GPU,
     spot_price_controls=False,
     gpu_driver_setting=True,
     regions=catalog.REGIONS,
