@@ -219,6 +219,8 @@ def test_missing_required_pool_keys_are_reported(validator: jsonschema.Draft7Val
 
 PAIRS: dict[type, type[BaseModel]] = {
     public_args.GpuArgs: spec.GpuSpec,
+    public_args.GpuSharingArgs: spec.GpuSharingSpec,
+    public_args.ClusterLogsArgs: spec.ClusterLogs,
     public_args.SystemPoolArgs: spec.SystemPool,
     public_args.PlatformPoolArgs: spec.PlatformPool,
     public_args.SpotPoolArgs: spec.SpotPool,

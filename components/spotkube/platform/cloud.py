@@ -50,6 +50,8 @@ class RegisteredPool:
     max_price: Any
     #: The size to use instead, when the machine is retired.
     retired_in_favour_of: str | None = None
+    #: How the GPUs are shared, in words, as the registration asks for it (None: whole GPUs).
+    gpu_sharing: str | None = None
 
     @property
     def interruptible(self) -> bool:
@@ -150,6 +152,8 @@ class CloudProfile:
     #: pods at most.
     shared_gpu_modes: tuple[str, ...] = ()
     max_clients_per_gpu: int = 0
+    #: The basis the cluster's log backend is billed on, as the plan states it (None without one).
+    logs_cost_basis: Callable[[PlatformSpec], str | None] = field(default=lambda spec: None)
 
     def replaces(self, type_token: str, path: str) -> bool:
         """Whether changing the input at `path` (as `a.b[0].c`) makes the cloud replace the resource."""

@@ -53,6 +53,8 @@ class PoolRow:
     max_price: Any
     zones: tuple[str, ...]
     zone_labels: tuple[str, ...] | None = None
+    #: How the pool's GPUs are shared, as registered (`MIG 1g.10gb`, `time-sharing, 4 clients per GPU`).
+    sharing: str | None = None
 
     @classmethod
     def registered(cls, pool: RegisteredPool, contract: PoolContract | None) -> PoolRow:
@@ -73,6 +75,7 @@ class PoolRow:
             max_price=pool.max_price if pool.interruptible else None,
             zones=pool.zones,
             zone_labels=tuple(contract.zones) if contract else None,
+            sharing=pool.gpu_sharing,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -93,6 +96,7 @@ class PoolRow:
         }
         if self.zone_labels is not None:
             row["zoneLabels"] = list(self.zone_labels)
+        row["gpuSharing"] = self.sharing
         return row
 
 

@@ -46,6 +46,25 @@ class GpuArgs(TypedDict):
     """GPUs per node."""
 
 
+class GpuSharingArgs(TypedDict):
+    mig: NotRequired[str]
+    """MIG profile every GPU is split into, e.g. `1g.10gb` (AKS gpuInstanceProfile, GKE gpu_partition_size)."""
+    strategy: NotRequired[str]
+    """GKE: `time-sharing` or `mps`, with `clients_per_gpu`."""
+    clients_per_gpu: NotRequired[int]
+    """GKE: pods per GPU with `strategy`, 2..48."""
+
+
+class ClusterLogsArgs(TypedDict):
+    enabled: NotRequired[bool]
+    """AKS: Container Insights to Log Analytics (default on in prod); GKE: workloads' logs to Cloud Logging
+    (default on)."""
+    retention_days: NotRequired[int]
+    """AKS: days the workspace keeps logs, 30..730 (default 30)."""
+    workspace_id: NotRequired[str]
+    """AKS: an existing Log Analytics workspace's resource id; unset = spotkube creates one."""
+
+
 class SystemPoolArgs(TypedDict):
     name: NotRequired[str]
     """Pool name (default `system`). Never rename it once the cluster exists."""
@@ -105,6 +124,8 @@ class SpotPoolArgs(TypedDict):
     """Extra node labels."""
     taints: NotRequired[list[str]]
     """Extra taints as key=value:Effect."""
+    sharing: NotRequired[GpuSharingArgs]
+    """GPU pools only; refused on a CPU pool."""
 
 
 class GpuPoolArgs(TypedDict):
@@ -132,6 +153,8 @@ class GpuPoolArgs(TypedDict):
     """Extra taints as key=value:Effect."""
     gpu_driver: NotRequired[str]
     """GKE: `DEFAULT` (default), `LATEST` or `INSTALLATION_DISABLED`."""
+    sharing: NotRequired[GpuSharingArgs]
+    """Share each GPU among pods: MIG, or on GKE time-sharing or MPS; unset = whole GPUs."""
 
 
 class AutoscalerArgs(TypedDict):
@@ -202,6 +225,8 @@ class ClusterArgs(TypedDict):
     """GKE private nodes' egress: `cloud-nat` (default; spotkube adds Cloud Router and NAT) or `own`."""
     dns_endpoint: NotRequired[bool]
     """GKE: reach the control plane through its IAM-authorised DNS endpoint (default true)."""
+    logs: NotRequired[ClusterLogsArgs]
+    """Where container logs go, so evicted steps' logs are kept."""
 
 
 class GpuClusterArgs(TypedDict):
@@ -251,6 +276,10 @@ class NvidiaDevicePluginArgs(TypedDict):
     """NVIDIA k8s-device-plugin release, the image tag (default `v0.20.0`)."""
     image: NotRequired[str]
     """Image repository without a tag (default `nvcr.io/nvidia/k8s-device-plugin`)."""
+    mig_strategy: NotRequired[str]
+    """How MIG instances are advertised: `single` (default, as nvidia.com/gpu) or `mixed` (nvidia.com/mig-<profile>)."""
+    mig_strategy: NotRequired[str]
+    """How MIG instances are advertised: `single` (default, as nvidia.com/gpu) or `mixed` (nvidia.com/mig-<profile>)."""
     extra_taints: NotRequired[list[str]]
     """Taints your GPU pools carry beyond spotkube's own, as key=value:Effect; the plugin tolerates them. Python:
     `NvidiaDevicePlugin.for_cluster` tolerates every GPU pool's own taints without them."""
@@ -264,6 +293,8 @@ class DevicePluginSettingsArgs(TypedDict):
     """NVIDIA k8s-device-plugin release, the image tag (default `v0.20.0`)."""
     image: NotRequired[str]
     """Image repository without a tag (default `nvcr.io/nvidia/k8s-device-plugin`)."""
+    mig_strategy: NotRequired[str]
+    """How MIG instances are advertised: `single` (default, as nvidia.com/gpu) or `mixed` (nvidia.com/mig-<profile>)."""
 
 
 class KubeflowPipelinesArgs(TypedDict):

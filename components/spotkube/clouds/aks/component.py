@@ -19,7 +19,9 @@ import pulumi_kubernetes as k8s
 import pulumiverse_time as time
 import yaml
 
+from spotkube.clouds.aks import gpu_sharing
 from spotkube.clouds.aks.catalog import INLINE_POOL_FIXED_FIELDS, RBAC_CLUSTER_ADMIN_ROLE_ID
+from spotkube.clouds.aks.profile import OMS_AGENT_ADDON
 from spotkube.platform.kubeconfigs import with_kubelogin_mode
 from spotkube.platform.plan import PlatformPlan, PoolPlan, autoscaler_priorities, versioned_name
 from spotkube.platform.spec import LoginMode, PlatformSpec
@@ -44,8 +46,14 @@ from spotkube.shell.common import (
 #: vmSize (which azure-native does replace on), changing any of them replaces the pool.
 CREATE_ONLY_POOL_FIELDS = [
     "scaleSetPriority", "scaleSetEvictionPolicy", "spotMaxPrice", "osType", "gpuProfile",
-    "availabilityZones",
+    "availabilityZones", "gpuInstanceProfile",
 ]
+#: Container Insights (docs/logs.md): the tables a step's logs are found in (ContainerLogV2, and
+#: KubePodInventory for a run's pods by label), with KubeEvents for why a pod went.
+CONTAINER_INSIGHTS_STREAMS = ["Microsoft-ContainerLogV2", "Microsoft-KubeEvents", "Microsoft-KubePodInventory"]
+#: The names azure-cli gives the extension and its association when it enables Container Insights.
+CONTAINER_INSIGHTS_EXTENSION = "ContainerInsightsExtension"
+WORKSPACE_SKU = "PerGB2018"
 #: A versioned control-plane pool name is the pool's name plus this many hex digits; AKS allows 12
 #: characters in all, so such a pool's own name has at most 8.
 VERSION_DIGITS = 4
@@ -131,6 +139,9 @@ def _pool_fields(pool: PoolPlan) -> dict:
         "node_taints": [str(t) for t in pool.taints] or None,
         "availability_zones": list(pool.zones) or None,
     }
+    if pool.sharing is not None and pool.sharing.mode == "mig" and pool.gpu_type and pool.sharing.partition:
+        # AKS partitions every GPU of the pool at creation; the field can't change afterwards.
+        fields["gpu_instance_profile"] = gpu_sharing.gpu_instance_profile(pool.gpu_type, pool.sharing.partition)
     if pool.capacity == "spot":
         fields.update(
             scale_set_priority="Spot",
@@ -155,6 +166,8 @@ class AksGpuCluster(pulumi.ComponentResource):
     """OIDC issuer for workload identity federation."""
     pool_contracts: pulumi.Output[list[PoolContractOutput]]
     """Labels and taints of every pool, for targeting workloads."""
+    log_workspace_id: pulumi.Output[str]
+    """The Log Analytics workspace container logs go to (`spotkube logs --workspace`); empty without logs."""
 
     def __init__(
         self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None
@@ -189,7 +202,10 @@ class AksGpuCluster(pulumi.ComponentResource):
 
         plan = plan.with_cloud_names({pool.name: cloud_pool_name(pool) for pool in plan.node_pools})
         self.plan = plan
-        cluster = self._cluster(name, plan, wiring, resource_group_name)
+        workspace_id = self._workspace(name, plan, resource_group_name)
+        cluster = self._cluster(name, plan, wiring, resource_group_name, workspace_id)
+        if workspace_id is not None:
+            self._container_insights(name, plan, resource_group_name, cluster, workspace_id)
         source = f"AksGpuCluster {name!r}"
         # The cluster's name, released only once the deployed system pool is known to accept the
         # wanted one: every pool and the kubeconfig wait for it, so a refused change stops them all.
@@ -237,18 +253,75 @@ class AksGpuCluster(pulumi.ComponentResource):
             lambda p: (p.issuer_url if p else None) or ""
         )
         self.pool_contracts = pulumi.Output.from_input(pool_contract_outputs(plan))
+        self.log_workspace_id = pulumi.Output.from_input(workspace_id if workspace_id is not None else "")
         self.register_outputs({
             "kubeconfig": self.kubeconfig,
             "clusterName": self.cluster_name,
             "resourceGroupName": self.resource_group_name,
             "oidcIssuerUrl": self.oidc_issuer_url,
             "poolContracts": self.pool_contracts,
+            "logWorkspaceId": self.log_workspace_id,
         })
 
+    def _workspace(
+        self, name: str, plan: PlatformPlan, resource_group_name: pulumi.Input[str]
+    ) -> pulumi.Input[str] | None:
+        """The Log Analytics workspace container logs go to: the stack's, or one created here with the
+        stack's retention; None when logs stay on the nodes (`cluster.logs.enabled`, on in prod)."""
+        spec = plan.spec
+        logs = spec.cluster.logs
+        if not spec.switch(logs.enabled):
+            return None
+        if logs.workspace_id:
+            return logs.workspace_id
+        workspace = azure.operationalinsights.Workspace(
+            f"{name}-logs",
+            resource_group_name=resource_group_name,
+            location=spec.region,
+            sku={"name": WORKSPACE_SKU},
+            retention_in_days=logs.retention_days,
+            opts=child(self, protect=protected(spec.is_prod)),
+        )
+        return workspace.id
+
+    def _container_insights(
+        self, name: str, plan: PlatformPlan, resource_group_name: pulumi.Input[str],
+        cluster: azure.containerservice.ManagedCluster, workspace_id: pulumi.Input[str],
+    ) -> None:
+        """The data collection rule Container Insights with managed identity (`useAADAuth`) reads its
+        streams from, and its association with the cluster, as azure-cli creates them: without them the
+        agent runs but collects nothing (docs/logs.md)."""
+        rule = azure.monitor.DataCollectionRule(
+            f"{name}-container-insights",
+            resource_group_name=resource_group_name,
+            location=plan.spec.region,
+            kind="Linux",
+            data_sources={"extensions": [{
+                "name": CONTAINER_INSIGHTS_EXTENSION,
+                "extension_name": "ContainerInsights",
+                "streams": CONTAINER_INSIGHTS_STREAMS,
+                "extension_settings": {"dataCollectionSettings": {
+                    "interval": "1m", "namespaceFilteringMode": "Off", "enableContainerLogV2": True,
+                }},
+            }]},
+            destinations={"log_analytics": [{"name": "ciworkspace", "workspace_resource_id": workspace_id}]},
+            data_flows=[{"streams": CONTAINER_INSIGHTS_STREAMS, "destinations": ["ciworkspace"]}],
+            opts=child(self),
+        )
+        azure.monitor.DataCollectionRuleAssociation(
+            f"{name}-container-insights",
+            resource_uri=cluster.id,
+            association_name=CONTAINER_INSIGHTS_EXTENSION,
+            data_collection_rule_id=rule.id,
+            opts=child(self),
+        )
+
     def _cluster(
-        self, name: str, plan: PlatformPlan, wiring: Wiring, resource_group_name: pulumi.Input[str]
+        self, name: str, plan: PlatformPlan, wiring: Wiring, resource_group_name: pulumi.Input[str],
+        workspace_id: pulumi.Input[str] | None,
     ) -> azure.containerservice.ManagedCluster:
-        """The managed cluster with its one inline System pool, which is never renamed."""
+        """The managed cluster with its one inline System pool, which is never renamed, and Container
+        Insights' agent (the omsagent add-on, signing in with managed identity) when logs are kept."""
         spec = plan.spec
         settings = spec.cluster
         autoscaler = settings.autoscaler
@@ -288,6 +361,10 @@ class AksGpuCluster(pulumi.ComponentResource):
                 "authorized_ip_ranges": then(wiring.api_server_ranges(spec, bool(settings.authorized_ip_ranges)),
                                              lambda ranges: ranges or None),
             },
+            addon_profiles={OMS_AGENT_ADDON: {
+                "enabled": True,
+                "config": {"logAnalyticsWorkspaceResourceID": workspace_id, "useAADAuth": "true"},
+            }} if workspace_id is not None else None,
             auto_upgrade_profile={
                 "upgrade_channel": settings.channel,
                 "node_os_upgrade_channel": "NodeImage",

@@ -215,7 +215,17 @@ def _pool(where: str, name: str, profile: Mapping[str, Any]) -> RegisteredPool:
         eviction_policy=profile.get("scaleSetEvictionPolicy"),
         max_price=profile.get("spotMaxPrice"),
         retired_in_favour_of=catalog.RETIRED_VM_SIZES.get(machine or ""),
+        gpu_sharing=_registered_sharing(machine, profile.get("gpuInstanceProfile")),
     )
+
+
+def _registered_sharing(machine: Any, instance_profile: Any) -> str | None:
+    """`MIG 1g.10gb (gpuInstanceProfile MIG1g)`, from the pool's inputs."""
+    if not instance_profile:
+        return None
+    gpu = catalog.GPU_VM_SIZES.get(str(machine or ""), ("", 0))[0]
+    profile = gpu_sharing.profile_of(gpu, str(instance_profile))
+    return f"MIG {profile or '?'} (gpuInstanceProfile {instance_profile})"
 
 
 def read_pools(type_token: str, name: str, inputs: Mapping[str, Any]) -> list[RegisteredPool]:
@@ -270,7 +280,39 @@ def read_posture(type_token: str, name: str, inputs: Mapping[str, Any], protect:
         flag("workload identity", mapping(security.get("workloadIdentity")).get("enabled")
              and mapping(inputs.get("oidcIssuerProfile")).get("enabled"), "on", "off",
              "pods need stored credentials to reach Azure"),
+        _container_logs(inputs),
     ))
+
+
+def _container_logs(inputs: Mapping[str, Any]) -> Setting:
+    """Container Insights as registered: the omsagent add-on and the workspace it sends logs to."""
+    addon = mapping(mapping(inputs.get("addonProfiles")).get(OMS_AGENT_ADDON))
+    if not addon.get("enabled"):
+        return Setting("container logs", "kept on the node only",
+                       "a step's logs are lost with its node when spot evicts it (cluster.logs.enabled)")
+    config = mapping(addon.get("config"))
+    workspace = config.get("logAnalyticsWorkspaceResourceID")
+    named = isinstance(workspace, str) and re.fullmatch(WORKSPACE_ID_PATTERN, workspace, flags=re.IGNORECASE)
+    where = f"workspace {workspace}" if named else "a workspace the stack creates"
+    auth = "managed identity" if str(config.get("useAADAuth")).lower() == "true" else "workspace key"
+    return Setting("container logs", f"Container Insights (ContainerLogV2) to Log Analytics, {where}, {auth}")
+
+
+#: The AKS add-on that runs Azure Monitor's agent for Container Insights (addonProfiles key).
+OMS_AGENT_ADDON = "omsagent"
+
+
+def logs_cost_basis(spec: PlatformSpec) -> str | None:
+    """Container Insights is billed per GB ingested into the workspace, which depends on what the steps
+    print: the plan states that basis and no figure (docs/logs.md)."""
+    logs = spec.cluster.logs
+    if not spec.switch(logs.enabled):
+        return None
+    where = "the stack's workspace" if logs.workspace_id else "the workspace spotkube creates"
+    return (f"container logs: Azure Monitor Log Analytics bills each GB of logs ingested into {where} "
+            f"(Analytics logs, pay-as-you-go), retention {logs.retention_days} days, of which the first 31 are "
+            "included; not priced here, as it depends on how much the steps print "
+            "(azure.microsoft.com/pricing/details/monitor)")
 
 
 #: The ConfigMap AKS's managed autoscaler reads its priority expander tiers from
@@ -380,6 +422,7 @@ PROFILE = CloudProfile(
     device_plugin_mode="daemonset",
     critical_addons_taint=True,
     mig_profiles=gpu_sharing.mig_profiles,
+    logs_cost_basis=logs_cost_basis,
     spot_price_controls=True,
     gpu_driver_setting=False,
     regions=catalog.REGIONS,

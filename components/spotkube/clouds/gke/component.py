@@ -21,6 +21,8 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 import yaml
 
+from spotkube.clouds.gke import gpu_sharing
+from spotkube.clouds.gke.profile import LOGGED_COMPONENTS
 from spotkube.platform.kubeconfigs import GKE_AUTH_PLUGIN, with_application_default_credentials
 from spotkube.platform.plan import PlatformPlan, PoolPlan, compute_class_priorities, versioned_name
 from spotkube.platform.spec import PlatformSpec
@@ -118,11 +120,20 @@ def node_config(pool: PoolPlan, service_account: pulumi.Input[str]) -> dict:
         },
     }
     if pool.gpu_type:
-        config["guest_accelerators"] = [{
+        accelerator: dict = {
             "type": pool.gpu_type,
             "count": pool.gpu_count,
             "gpu_driver_installation_config": {"gpu_driver_version": pool.gpu_driver},
-        }]
+        }
+        sharing = pool.sharing
+        if sharing is not None and sharing.mode == "mig":
+            accelerator["gpu_partition_size"] = sharing.partition
+        elif sharing is not None:
+            accelerator["gpu_sharing_config"] = {
+                "gpu_sharing_strategy": gpu_sharing.STRATEGIES[sharing.mode],
+                "max_shared_clients_per_gpu": sharing.slices_per_gpu,
+            }
+        config["guest_accelerators"] = [accelerator]
     if pool.capacity == "spot":
         config["spot"] = True
     elif pool.capacity == "preemptible":
@@ -411,6 +422,11 @@ class GkeGpuCluster(pulumi.ComponentResource):
             # reaches a control plane whose IP endpoint admits only the VPC and the listed ranges.
             control_plane_endpoints_config={"dns_endpoint_config": {"allow_external_traffic": True}}
             if settings.dns_endpoint is not False else None,
+            # Stated, not left to GKE's default: workloads' logs go to Cloud Logging, so a step's logs
+            # outlive the node spot takes away (docs/logs.md).
+            logging_config={"enable_components": list(LOGGED_COMPONENTS) if settings.logs.enabled is not False
+                            else ["SYSTEM_COMPONENTS"]},
+            monitoring_config={"enable_components": ["SYSTEM_COMPONENTS"]},
             # Node auto-provisioning stays off: spotkube declares every pool itself.
             cluster_autoscaling={"enabled": False, "autoscaling_profile": settings.autoscaler.profile},
             deletion_protection=protect,

@@ -309,7 +309,21 @@ def _pool(where: str, name: str, inputs: Mapping[str, Any]) -> RegisteredPool:
         zones=tuple(str(z) for z in items(inputs.get("nodeLocations"))),
         eviction_policy=None,
         max_price=None,
+        gpu_sharing=_registered_sharing(accelerators),
     )
+
+
+def _registered_sharing(accelerators: Sequence[Mapping[str, Any]]) -> str | None:
+    """`MIG 1g.10gb (gpu_partition_size)` or `TIME_SHARING, 4 clients per GPU`, from the inputs."""
+    for accelerator in accelerators:
+        partition = accelerator.get("gpuPartitionSize")
+        sharing = mapping(accelerator.get("gpuSharingConfig"))
+        if partition:
+            return f"MIG {partition} (gpu_partition_size)"
+        if sharing:
+            return (f"{sharing.get('gpuSharingStrategy')}, {sharing.get('maxSharedClientsPerGpu')} clients per GPU "
+                    "(gpu_sharing_config)")
+    return None
 
 
 def read_pools(type_token: str, name: str, inputs: Mapping[str, Any]) -> list[RegisteredPool]:
@@ -394,7 +408,35 @@ def read_posture(type_token: str, name: str, inputs: Mapping[str, Any], protect:
              "pods use the node's service account"),
         flag("shielded nodes", inputs.get("enableShieldedNodes"), "on", "off",
              "nodes boot without verified firmware"),
+        _logging(inputs),
     ))
+
+
+#: What GKE sends to Cloud Logging (logging_config.enable_components) for a pipeline step's logs to
+#: outlive its node (docs/logs.md).
+LOGGED_COMPONENTS = ("SYSTEM_COMPONENTS", "WORKLOADS")
+
+
+def _logging(inputs: Mapping[str, Any]) -> Setting:
+    """The cluster's logging as registered; GKE's default is not trusted, so it must be stated."""
+    components = [str(c) for c in items(mapping(inputs.get("loggingConfig")).get("enableComponents"))]
+    monitoring = [str(c) for c in items(mapping(inputs.get("monitoringConfig")).get("enableComponents"))]
+    if not components:
+        return Setting("logging", "not stated (GKE's default applies)",
+                       "the cluster does not say its workloads' logs go to Cloud Logging")
+    text = f"Cloud Logging: {', '.join(components)}; monitoring: {', '.join(monitoring) or 'not stated'}"
+    if "WORKLOADS" not in components:
+        return Setting("logging", text, "a step's logs are lost with its node when spot preempts it")
+    return Setting("logging", text)
+
+
+def logs_cost_basis(spec: PlatformSpec) -> str | None:
+    """Cloud Logging bills the GiB ingested beyond a monthly free allotment per project: the plan
+    states the basis, not a figure (docs/logs.md)."""
+    what = "system components' and workloads'" if spec.cluster.logs.enabled is not False else "system components'"
+    return (f"logs: Cloud Logging bills each GiB of {what} logs ingested beyond its monthly free allotment per "
+            "project, kept 30 days in the _Default bucket; not priced here, as it depends on how much the steps "
+            "print (cloud.google.com/stackdriver/pricing)")
 
 
 def new_stack_config(environment: str, region: str, gcp_project: str | None) -> dict[str, Any]:
@@ -510,6 +552,7 @@ PROFILE = CloudProfile(
     critical_addons_taint=True,
     kfp_cloud_logs_link=True,
     mig_profiles=gpu_sharing.mig_profiles,
+    logs_cost_basis=logs_cost_basis,
     shared_gpu_modes=tuple(gpu_sharing.STRATEGIES),
     max_clients_per_gpu=gpu_sharing.MAX_CLIENTS_PER_GPU,
     spot_price_controls=False,
