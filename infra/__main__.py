@@ -27,3 +27,6 @@ if spec.kubeflow.enabled:
 pulumi.export("kubeconfig", cluster.kubeconfig)
 pulumi.export("clusterName", cluster.cluster_name)
 pulumi.export("poolContracts", cluster.pool_contracts)
+# AKS keeps container logs in a Log Analytics workspace: `spotkube logs --workspace` needs its id.
+if isinstance(cluster, spotkube.AksGpuCluster):
+    pulumi.export("logWorkspaceId", cluster.log_workspace_id)

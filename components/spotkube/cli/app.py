@@ -7,6 +7,7 @@ never a traceback.
 from __future__ import annotations
 
 import datetime
+import json
 import re
 import sys
 from collections.abc import Sequence
@@ -25,6 +26,7 @@ from spotkube.cli.azure_retail import DEFAULT_ENDPOINT, DEFAULT_TIMEOUT_S, fetch
 from spotkube.cli.offline import run_stack
 from spotkube.cli.pipeline_views import render_reports_table, reports_json, reports_markdown
 from spotkube.clouds import load_stack_spec, plan_platform
+from spotkube.clouds import profile as cloud_profile
 from spotkube.clouds.stack_template import CloudName, create_stack, next_steps
 from spotkube.platform import stack_names
 from spotkube.platform.contract import pipeline_pod_default
@@ -40,6 +42,7 @@ from spotkube.platform.cost import (
 from spotkube.platform.cost.simulate import DEFAULT_RUNS, DEFAULT_SEED
 from spotkube.platform.cost.simulate import simulate as run_simulation
 from spotkube.platform.errors import SpotkubeError
+from spotkube.platform.logs import LogTarget
 from spotkube.platform.pipeline_reader import load_pool_contracts, read_pipeline
 from spotkube.platform.project import find_project
 from spotkube.review.costing import price_plan
@@ -416,3 +419,44 @@ def simulate(
         typer.echo(simulate_views.to_markdown(pipeline.name, name, steps, result), nl=False)
     else:
         simulate_views.render(pipeline.name, name, steps, result, terminal.console())
+
+
+@app.command()
+def logs(
+    stack: Annotated[str, typer.Option("--stack", "-s", help="The stack the pipeline ran on.")],
+    pod: Annotated[str | None, typer.Option("--pod", help="The step's pod, as the KFP UI names it.")] = None,
+    run_id: Annotated[str | None, typer.Option("--run", help="A KFP run id: every pod of the run.")] = None,
+    cluster: Annotated[str | None, typer.Option(
+        "--cluster", help="GKE: the cluster's name (`pulumi stack output clusterName`).")] = None,
+    workspace: Annotated[str | None, typer.Option(
+        "--workspace", help="AKS: the Log Analytics workspace's resource id (`pulumi stack output "
+        "logWorkspaceId`; default: the stack's cluster.logs.workspaceId).")] = None,
+    output: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    project_dir: ProjectOption = Path("."),
+) -> None:
+    """The exact query and console link for a step's logs on the stack's cloud, which outlive the pod
+    when spot takes its node: a Cloud Logging filter on GKE, a KQL query over ContainerLogV2 on AKS."""
+    try:
+        project = find_project(project_dir)
+        name = stack_names.stack_name(project, stack)
+        spec = load_stack_spec(project, name)
+        target = LogTarget(pod=pod, run=run_id, cluster=cluster, workspace=workspace)
+        writer = cloud_profile(spec.cloud).log_query
+        if writer is None:
+            raise fail(f"stack {name}: spotkube knows no log backend of {spec.cloud}")
+        query = writer(spec, target)
+    except SpotkubeError as err:
+        raise fail(str(err)) from None
+    if output is Format.json:
+        typer.echo(json.dumps({"stack": name, "language": query.language, "query": query.query, "link": query.link,
+                               "command": query.command, "notes": list(query.notes)}, indent=2))
+        return
+    fence = "```" if output is Format.markdown else ""
+    typer.echo(f"{query.language}:" + (f"\n{fence}" if fence else ""))
+    typer.echo(query.query + (f"\n{fence}" if fence else ""))
+    if query.link:
+        typer.echo(f"\nconsole: {query.link}")
+    if query.command:
+        typer.echo(f"\ncommand line:\n{query.command}")
+    for note in query.notes:
+        stderr.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)

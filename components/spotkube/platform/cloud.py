@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from spotkube.platform.contract import Capacity, Cloud, Taint
 from spotkube.platform.errors import Problem
+from spotkube.platform.logs import LogQuery, LogTarget
 from spotkube.platform.posture import PostureReader
 from spotkube.platform.spec import GpuPool, GpuSpec, PlatformSpec
 
@@ -154,6 +155,8 @@ class CloudProfile:
     max_clients_per_gpu: int = 0
     #: The basis the cluster's log backend is billed on, as the plan states it (None without one).
     logs_cost_basis: Callable[[PlatformSpec], str | None] = field(default=lambda spec: None)
+    #: The query and console link for a step's logs once its pod is gone (`spotkube logs`).
+    log_query: Callable[[PlatformSpec, LogTarget], LogQuery] | None = None
 
     def replaces(self, type_token: str, path: str) -> bool:
         """Whether changing the input at `path` (as `a.b[0].c`) makes the cloud replace the resource."""

@@ -16,6 +16,8 @@ import yaml
 
 from spotkube.clouds.aks import catalog as catalog
 from spotkube.clouds.aks import gpu_sharing
+from spotkube.clouds.aks import logs as aks_logs
+from spotkube.clouds.aks.logs import WORKSPACE_ID_PATTERN
 from spotkube.platform import contract
 from spotkube.platform.cloud import (
     AutoscalerFacts,
@@ -134,9 +136,6 @@ def rules(spec: PlatformSpec) -> RuleOutput:
                           "is a GKE setting; remove it from an AKS stack")
 
 
-#: A Log Analytics workspace's ARM resource id.
-WORKSPACE_ID_PATTERN = (r"/subscriptions/[0-9a-f-]{36}/resourceGroups/[-\w.()]{1,90}/providers/"
-                        r"Microsoft\.OperationalInsights/workspaces/[A-Za-z0-9][-A-Za-z0-9]{2,61}[A-Za-z0-9]")
 
 
 def _sharing_rules(spec: PlatformSpec) -> RuleOutput:
@@ -423,6 +422,7 @@ PROFILE = CloudProfile(
     critical_addons_taint=True,
     mig_profiles=gpu_sharing.mig_profiles,
     logs_cost_basis=logs_cost_basis,
+    log_query=aks_logs.log_query,
     spot_price_controls=True,
     gpu_driver_setting=False,
     regions=catalog.REGIONS,

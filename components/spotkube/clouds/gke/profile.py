@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from spotkube.clouds.gke import catalog as catalog
 from spotkube.clouds.gke import gpu_sharing
+from spotkube.clouds.gke import logs as gke_logs
 from spotkube.platform import contract
 from spotkube.platform.cloud import (
     AutoscalerFacts,
@@ -553,6 +554,7 @@ PROFILE = CloudProfile(
     kfp_cloud_logs_link=True,
     mig_profiles=gpu_sharing.mig_profiles,
     logs_cost_basis=logs_cost_basis,
+    log_query=gke_logs.log_query,
     shared_gpu_modes=tuple(gpu_sharing.STRATEGIES),
     max_clients_per_gpu=gpu_sharing.MAX_CLIENTS_PER_GPU,
     spot_price_controls=False,
