@@ -322,8 +322,10 @@ def _registered_sharing(accelerators: Sequence[Mapping[str, Any]]) -> str | None
         if partition:
             return f"MIG {partition} (gpu_partition_size)"
         if sharing:
-            return (f"{sharing.get('gpuSharingStrategy')}, {sharing.get('maxSharedClientsPerGpu')} clients per GPU "
-                    "(gpu_sharing_config)")
+            clients = sharing.get("maxSharedClientsPerGpu")
+            # The wire has only floats: 4 arrives as 4.0.
+            shown_clients = int(clients) if isinstance(clients, float) and clients.is_integer() else clients
+            return f"{sharing.get('gpuSharingStrategy')}, {shown_clients} clients per GPU (gpu_sharing_config)"
     return None
 
 
