@@ -147,7 +147,8 @@ def test_the_cloud_logging_filter_and_link_are_well_formed() -> None:
     assert pod.link.endswith(";storageScope=project?project=spotkube-test")
     encoded = pod.link.removeprefix("https://console.cloud.google.com/logs/query;query=").split(";")[0]
     assert unquote(encoded) == pod.query and not set(encoded) & set(' "\n;?=&')
-    assert pod.command is not None and pod.command.startswith("gcloud logging read 'resource.type=\"k8s_container\" AND")
+    assert pod.command is not None
+    assert pod.command.startswith("gcloud logging read 'resource.type=\"k8s_container\" AND")
     run = writer(spec, LogTarget(run="3f2b1c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d"))
     assert run.query.splitlines()[-1] == 'labels."k8s-pod/pipeline/runid"="3f2b1c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d"'
     assert "cluster_name" not in run.query and "--cluster" in " ".join(run.notes)
