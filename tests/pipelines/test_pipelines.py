@@ -177,7 +177,8 @@ def test_train_checkpointed_asks_for_a_spot_gpu_with_retries_and_keeps_its_volum
     assert train["tolerations"] == [*SPOT_TOLERATIONS, GPU_TOLERATION, CLASS_TOLERATION]
     assert "nodeSelector" not in train
     assert train["nodeAffinity"] == [{"matchExpressions": [
-        {"key": "spotkube.io/accelerator", "operator": "In", "values": ["nvidia-tesla-t4"]},
+        {"key": "spotkube.io/accelerator", "operator": "In",
+         "values": ["nvidia-tesla-t4", "nvidia-l4", "nvidia-tesla-a100", "nvidia-a100-80gb"]},
         {"key": "spotkube.io/capacity", "operator": "In", "values": ["spot", "preemptible"]},
         {"key": "spotkube.io/accelerator", "operator": "NotIn", "values": ["none"]},
         {"key": "spotkube.io/gpu-sharing", "operator": "DoesNotExist"},
@@ -204,7 +205,7 @@ def test_train_checkpointed_compiled_once_lands_on_aks_and_gke(train_checkpointe
     gke = check_pipeline(pipeline, load_pool_contracts(GKE_OUTPUTS, "gke")[1], "gke-dev")
     assert aks.ok and gke.ok
     assert {r.step.name: r.pools for r in aks.steps} == {"stage-dataset": ("platform",), "train": ("t4spot",)}
-    assert {r.step.name: r.pools for r in gke.steps} == {"stage-dataset": ("platform",), "train": ("t4-spot",)}
+    assert {r.step.name: r.pools for r in gke.steps} == {"stage-dataset": ("platform",), "train": ("t4-spot", "l4-pre")}
     assert all(not r.warnings for r in aks.steps + gke.steps)
 
 
@@ -421,3 +422,11 @@ def test_impossible_shared_gpu_requests_are_refused_when_the_pipeline_is_built(
 ) -> None:
     with pytest.raises(PlacementError, match=said):
         target()
+
+
+@pytest.mark.parametrize("name", ["download_csvs", "train_checkpointed"])
+def test_the_compiled_examples_are_what_their_code_compiles_to(tmp_path: Path, name: str) -> None:
+    """examples/pipelines/*.yaml let `pipeline-check` and `simulate` run without kfp; they must not drift
+    from the code (recompile with `python examples/pipelines/<name>.py examples/pipelines/<name>.yaml`)."""
+    fresh = load_example(name).compile(tmp_path / f"{name}.yaml")
+    assert fresh.read_text() == (REPO / "examples" / "pipelines" / f"{name}.yaml").read_text()

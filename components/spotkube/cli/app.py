@@ -367,8 +367,8 @@ def _rate(pair: str, text: str) -> float:
 
 @app.command()
 def simulate(
-    compiled: Annotated[Path, typer.Argument(metavar="PIPELINE.yaml",
-                                             help="A pipeline compiled by kfp.compiler.Compiler().compile(...).")],
+    compiled: Annotated[list[Path], typer.Argument(
+        metavar="PIPELINE.yaml...", help="Pipeline(s) compiled by kfp.compiler.Compiler().compile(...).")],
     stack: Annotated[str, typer.Option("--stack", "-s", help="The stack whose pools the pipeline runs on.")],
     runs: Annotated[int, typer.Option("--runs", min=1, max=1_000_000, help="Runs to sample.")] = DEFAULT_RUNS,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the random generator: same seed, same figures.")]
@@ -390,7 +390,7 @@ def simulate(
 ) -> None:
     """Median and p90 wall time and cost of a compiled pipeline on a stack, with evictions, retries,
     backoff, checkpoints and the wait for new nodes sampled (a seeded Monte Carlo), next to the linear
-    cost model's figure and the same work on demand."""
+    cost model's figure and the same work on demand. Several pipelines share one offline run of the stack."""
     overrides = Overrides(
         runtimes={step: _duration("--runtime", text)
                   for step, text in _pairs("--runtime", runtime or [], "STEP=DURATION, e.g. train=3h").items()},
@@ -400,7 +400,7 @@ def simulate(
         node_start_seconds=_duration("--node-start", node_start),
     )
     try:
-        pipeline = read_pipeline(compiled)
+        pipelines = [read_pipeline(path) for path in compiled]
         project = find_project(project_dir)
         name = stack_names.stack_name(project, stack)
         run = run_stack(project, name)
@@ -409,16 +409,18 @@ def simulate(
             raise fail(f"stack {name} exports no poolContracts output to place the pipeline's steps on")
         _, pools = load_pool_contracts(contracts.value, f"stack {name}: poolContracts", name)
         document = report.stack_document(run, price_table(prices))
-        steps = sim_steps(pipeline, run.spec, name, pools, document.cost, document.fallback, overrides)
-        result = run_simulation(steps, runs=runs, seed=seed)
+        simulations = []
+        for pipeline in pipelines:
+            steps = sim_steps(pipeline, run.spec, name, pools, document.cost, document.fallback, overrides)
+            simulations.append((pipeline.name, steps, run_simulation(steps, runs=runs, seed=seed)))
     except SpotkubeError as err:
         raise fail(str(err)) from None
     if output is Format.json:
-        typer.echo(simulate_views.to_json(pipeline.name, name, steps, result))
+        typer.echo(simulate_views.to_json(name, simulations))
     elif output is Format.markdown:
-        typer.echo(simulate_views.to_markdown(pipeline.name, name, steps, result), nl=False)
+        typer.echo(simulate_views.to_markdown(name, simulations), nl=False)
     else:
-        simulate_views.render(pipeline.name, name, steps, result, terminal.console())
+        simulate_views.render(name, simulations, terminal.console())
 
 
 @app.command()

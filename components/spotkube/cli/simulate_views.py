@@ -55,7 +55,16 @@ def _summary(result: SimResult) -> list[tuple[str, str]]:
     ]
 
 
-def render(pipeline: str, stack: str, steps: Sequence[SimStep], result: SimResult, console: Console) -> None:
+#: One simulated pipeline: its name, its steps as simulated and the result.
+Simulation = tuple[str, Sequence[SimStep], SimResult]
+
+
+def render(stack: str, simulations: Sequence[Simulation], console: Console) -> None:
+    for pipeline, steps, result in simulations:
+        _render_one(pipeline, stack, steps, result, console)
+
+
+def _render_one(pipeline: str, stack: str, steps: Sequence[SimStep], result: SimResult, console: Console) -> None:
     table = Table(title=f"{pipeline} on {stack}: steps as simulated", title_justify="left")
     for column in _STEP_COLUMNS:
         table.add_column(column, overflow="fold")
@@ -70,7 +79,11 @@ def render(pipeline: str, stack: str, steps: Sequence[SimStep], result: SimResul
     console.print(summary)
 
 
-def to_markdown(pipeline: str, stack: str, steps: Sequence[SimStep], result: SimResult) -> str:
+def to_markdown(stack: str, simulations: Sequence[Simulation]) -> str:
+    return "".join(_markdown_one(pipeline, stack, steps, result) for pipeline, steps, result in simulations)
+
+
+def _markdown_one(pipeline: str, stack: str, steps: Sequence[SimStep], result: SimResult) -> str:
     lines = [f"### {pipeline} on {stack} under eviction", "", "| " + " | ".join(_STEP_COLUMNS) + " |",
              "|" + "---|" * len(_STEP_COLUMNS)]
     lines += ["| " + " | ".join(row) + " |" for row in _step_rows(steps)]
@@ -82,10 +95,15 @@ def _money(value: float | Decimal | None) -> float | None:
     return None if value is None else round(float(value), 2)
 
 
-def to_json(pipeline: str, stack: str, steps: Sequence[SimStep], result: SimResult) -> str:
-    body: dict[str, Any] = {
+def to_json(stack: str, simulations: Sequence[Simulation]) -> str:
+    """`{"stack", "simulations": [...]}`, one entry per pipeline."""
+    return json.dumps({"stack": stack, "simulations": [_json_one(pipeline, steps, result)
+                                                       for pipeline, steps, result in simulations]}, indent=2)
+
+
+def _json_one(pipeline: str, steps: Sequence[SimStep], result: SimResult) -> dict[str, Any]:
+    return {
         "pipeline": pipeline,
-        "stack": stack,
         "runs": result.runs,
         "seed": result.seed,
         "wallHours": {"median": result.wall_hours.median, "p90": result.wall_hours.p90},
@@ -101,4 +119,3 @@ def to_json(pipeline: str, stack: str, steps: Sequence[SimStep], result: SimResu
                    "nodeWaitHours": list(s.node_wait_hours), "usdPerHour": _money(s.usd_per_hour)}
                   for s in steps],
     }
-    return json.dumps(body, indent=2)

@@ -59,7 +59,7 @@ class GpuTarget:
     capacity is gone; without it the step waits for spot capacity.
     """
 
-    gpu_type: str
+    gpu_type: str | tuple[str, ...]
     count: int = 1
     fallback_to_on_demand: bool = False
     #: A MIG instance of this profile (`1g.10gb`) instead of whole GPUs, on a pool partitioned so.
@@ -73,16 +73,24 @@ class GpuTarget:
     mig_strategy: str = "single"
 
     def __post_init__(self) -> None:
-        if not isinstance(self.gpu_type, str) or self.gpu_type not in KNOWN_GPU_TYPES:
-            raise PlacementError(
-                f"GPU type {self.gpu_type!r} is not one spotkube builds pools for"
-                f"{_gpu_type_hint(str(self.gpu_type))}; use one of {', '.join(sorted(KNOWN_GPU_TYPES))}"
-            )
+        types = (self.gpu_type,) if isinstance(self.gpu_type, str) else self.gpu_type
+        if not isinstance(types, tuple) or not types:
+            raise PlacementError(f"gpu_type={self.gpu_type!r}: name a GPU type, or a tuple of GPU types any of which "
+                                 "will do")
+        for gpu_type in types:
+            if not isinstance(gpu_type, str) or gpu_type not in KNOWN_GPU_TYPES:
+                raise PlacementError(
+                    f"GPU type {gpu_type!r} is not one spotkube builds pools for"
+                    f"{_gpu_type_hint(str(gpu_type))}; use one of {', '.join(sorted(KNOWN_GPU_TYPES))}"
+                )
+        if len(types) > 1 and (self.fallback_to_on_demand or self.mig is not None):
+            raise PlacementError("several GPU types take neither fallback_to_on_demand (a compute class is one GPU "
+                                 "type's) nor mig (profiles differ by GPU); name one GPU type")
         _gpu_count(self.count)
         if self.mig is not None and self.sharing is not None:
             raise PlacementError("mig and sharing are two ways to share a GPU; ask for one of them")
         if self.mig is not None:
-            profiles = sorted({m for p in CLOUDS.values() for m in p.mig_profiles(self.gpu_type)})
+            profiles = sorted({m for p in CLOUDS.values() for m in p.mig_profiles(str(self.gpu_type))})
             if self.mig not in profiles:
                 offered = f"use one of {', '.join(profiles)}" if profiles else "it has no MIG; ask for whole GPUs"
                 raise PlacementError(f"mig={self.mig!r} is not a MIG profile of {self.gpu_type} on any cloud; "

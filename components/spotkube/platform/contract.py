@@ -654,7 +654,7 @@ class SharedGpu:
 
 
 def spot_gpu(
-    gpu_type: str | None = None,
+    gpu_type: str | Sequence[str] | None = None,
     *,
     pool: str | None = None,
     gpus: int = 1,
@@ -673,11 +673,18 @@ def spot_gpu(
     clouds, so the same pod spec still lands on AKS, where the priority expander orders the pools.
 
     Without `shared` the step gets whole GPUs, on pools that share none; with it, `gpus` slices of a
-    pool that shares its GPUs that way (docs/gpu-sharing.md).
+    pool that shares its GPUs that way (docs/gpu-sharing.md). Several GPU types (a sequence) accept
+    any of them, for a step that runs on whichever a stack has; the fallback, which selects one GPU
+    type's compute class, takes one.
     """
     if (gpu_type is None) == (pool is None):
         raise ValueError("name exactly one target: a GPU type or a pool")
-    target = (Requirement(ACCELERATOR_LABEL, "In", (gpu_type,)) if gpu_type
+    types = (gpu_type,) if isinstance(gpu_type, str) else tuple(gpu_type or ())
+    if gpu_type is not None and not types:
+        raise ValueError("name at least one GPU type")
+    if fallback_to_on_demand and len(types) > 1:
+        raise ValueError("fallback_to_on_demand selects one GPU type's compute class; name one GPU type")
+    target = (Requirement(ACCELERATOR_LABEL, "In", types) if types
               else Requirement(POOL_LABEL, "In", (pool,)))  # type: ignore[arg-type]
     spot = Requirement(CAPACITY_LABEL, "In", INTERRUPTIBLE)
     sharing: Term = shared.requirements() if shared else (WHOLE_GPUS,)
@@ -685,8 +692,8 @@ def spot_gpu(
     if fallback_to_on_demand:
         required: Term = (target, Requirement(ACCELERATOR_LABEL, "NotIn", (NO_ACCELERATOR,)), *sharing)
         preferred: tuple[tuple[int, Term], ...] = ((spot_preference_weight, (spot,)),)
-        if gpu_type:
-            selector[COMPUTE_CLASS_LABEL] = compute_class(gpu_type)
+        if types:
+            selector[COMPUTE_CLASS_LABEL] = compute_class(types[0])
     else:
         required = (target, spot, Requirement(ACCELERATOR_LABEL, "NotIn", (NO_ACCELERATOR,)), *sharing)
         preferred = ()
