@@ -182,3 +182,15 @@ def test_the_kql_for_a_pod_and_a_run_names_the_table_the_namespace_and_the_pod()
     assert run.link is None and "pulumi stack output logWorkspaceId" in " ".join(run.notes)
     with pytest.raises(LogsError, match="not a Log Analytics workspace resource id"):
         writer(spec, LogTarget(pod="p", workspace="ws"))
+
+
+def test_the_mixed_strategy_is_refused_where_aks_could_never_scale_a_mig_pool_from_zero() -> None:
+    pool = {"name": "a100mig", "machine": "Standard_NC24ads_A100_v4", "sharing": {"mig": "1g.10gb"}}
+    values = {"cloud": "aks", "environment": "dev", "region": "eastus", "devicePlugin": {"migStrategy": "mixed"}}
+    with pytest.raises(SpecError) as refused:
+        parse_spec({**values, "gpuPools": [pool]}, "stack.yaml")
+    assert ("spotkube:gpuPools[0].min: 0 leaves the pool empty, and AKS's autoscaler never grows it for pods asking "
+            "nvidia.com/mig-1g.10gb") in str(refused.value)
+    spec = parse_spec({**values, "gpuPools": [{**pool, "min": 1, "max": 2}]}, "stack.yaml")
+    (mig,) = plan_platform(spec).gpu_pools
+    assert mig.contract.advertised() == {"nvidia.com/mig-1g.10gb": 7}

@@ -163,6 +163,13 @@ def _sharing_rules(spec: PlatformSpec) -> RuleOutput:
             yield Problem(config_key(f"{path}.mig"), f"{shown(sharing.mig)} is not a MIG profile AKS makes of "
                           f"{gpu_type}; use one of {', '.join(profiles)} (gpuInstanceProfile "
                           f"{', '.join(gpu_sharing.GPU_INSTANCE_PROFILES)})")
+        elif spec.device_plugin.mig_strategy == "mixed" and pool.min == 0:
+            # AKS's autoscaler builds an empty pool's node from its API properties and knows only
+            # nvidia.com/gpu, so a pod asking nvidia.com/mig-<profile> never scales it up from zero
+            # (Azure/AKS#5161, kubernetes/autoscaler#8129).
+            yield Problem(config_key(f"gpuPools[{i}].min"), f"0 leaves the pool empty, and AKS's autoscaler never "
+                          f"grows it for pods asking {contract.mig_resource(sharing.mig)} (it knows only "
+                          "nvidia.com/gpu); use devicePlugin.migStrategy: single (the default) or min: 1 or more")
 
 
 def gpu_of(pool: GpuPool) -> GpuResolution:
