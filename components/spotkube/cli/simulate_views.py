@@ -33,7 +33,7 @@ def _step_rows(steps: Sequence[SimStep]) -> list[tuple[str, ...]]:
     rows = []
     for s in steps:
         checkpoint = _hours(s.checkpoint_hours) if s.checkpoint_hours else f"none (rework {s.rework_fraction:g})"
-        evictions = f"{s.eviction_rate:g}/node-hour" if s.interruptible else "-"
+        evictions = f"{s.eviction_rate:g} of node-hours" if s.interruptible else "-"
         rows.append((s.name, s.pool, _hours(s.hours), checkpoint, evictions, str(s.retries),
                      f"{_hours(s.node_wait_hours[0])}..{_hours(s.node_wait_hours[1])}"))
     return rows
