@@ -45,14 +45,14 @@ $(RUNTIME_STAMP): pyproject.toml constraints.txt | $(UV)
 	@touch $(RUNTIME_STAMP)
 
 $(STAMP): $(RUNTIME_STAMP)
-	@echo "==> adding the dev and pipelines extras to $(VENV)"
-	$(UV) pip install --quiet --python $(PY) -c constraints.txt -e ".[dev,pipelines]"
+	@echo "==> adding the dev, pipelines and refresh extras to $(VENV)"
+	$(UV) pip install --quiet --python $(PY) -c constraints.txt -e ".[dev,pipelines,refresh]"
 	@touch $(STAMP)
 
 $(CORE_STAMP): pyproject.toml constraints.txt | $(UV)
 	@echo "==> setting up $(CORE_VENV): spotkube without kfp, pinned by constraints.txt"
 	$(UV) venv --quiet --seed --allow-existing --python $(PYTHON) $(CORE_VENV)
-	$(UV) pip install --quiet --python $(CORE_VENV)/bin/python -c constraints.txt -e ".[dev]"
+	$(UV) pip install --quiet --python $(CORE_VENV)/bin/python -c constraints.txt -e ".[dev,refresh]"
 	@touch $(CORE_STAMP)
 
 # npm ci checks every package against the lockfile's sha512 and reuses npm's cache when it can.
@@ -99,7 +99,8 @@ schema: $(STAMP)
 	SPOTKUBE_UPDATE_SNAPSHOTS=1 $(VENV)/bin/pytest -q tests/components/test_schema_snapshot.py
 
 ## Regenerate the configuration reference from the spec models: README.md's tables, Pulumi.yaml's
-## config block, schemas/stack.schema.json and the stack files' modelines (a test fails until you do).
+## config block, schemas/stack.schema.json, the stack files' modelines and the components' args
+## modules (a test fails until you do).
 reference: $(STAMP)
 	$(PY) -m spotkube.cli.reference write
 

@@ -8,14 +8,13 @@ from pathlib import Path
 
 import pulumi
 
-import spotkube
 from spotkube import KubeflowPipelines, NvidiaDevicePlugin
-from spotkube.components.program import read_stack_spec
+from spotkube.components.program import cluster_component, read_stack_spec
 
 spec = read_stack_spec(Path(__file__).parent)
-# Only this stack's cloud is imported: each cloud SDK takes a second or more to load.
-GpuCluster = spotkube.AksGpuCluster if spec.cloud == "aks" else spotkube.GkeGpuCluster
-cluster = GpuCluster.from_spec("spotkube", spec)
+# AksGpuCluster or GkeGpuCluster: only this stack's cloud is imported, each cloud SDK taking a second or
+# more to load.
+cluster = cluster_component(spec).from_spec("spotkube", spec)
 
 # Both deploy through the cluster's provider, after its pools exist.
 on_cluster = pulumi.ResourceOptions(providers=[cluster.provider], depends_on=[cluster])
@@ -27,6 +26,7 @@ if spec.kubeflow.enabled:
 pulumi.export("kubeconfig", cluster.kubeconfig)
 pulumi.export("clusterName", cluster.cluster_name)
 pulumi.export("poolContracts", cluster.pool_contracts)
-# AKS keeps container logs in a Log Analytics workspace: `spotkube logs --workspace` needs its id.
-if isinstance(cluster, spotkube.AksGpuCluster):
+# A cluster that keeps container logs in a workspace of its own (AKS's Log Analytics) names it:
+# `spotkube logs --workspace` needs its id.
+if hasattr(cluster, "log_workspace_id"):
     pulumi.export("logWorkspaceId", cluster.log_workspace_id)

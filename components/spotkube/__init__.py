@@ -10,57 +10,117 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-#: Public name -> the module that defines it.
+#: Public name -> the module that defines it. Each cluster component has args of its own, generated
+#: from its cloud's spec (`AksGpuClusterArgs`, `GkeGpuClusterArgs` and their nested types).
 _EXPORTS = {
     "AksGpuCluster": "spotkube.clouds.aks.component",
     "GkeGpuCluster": "spotkube.clouds.gke.component",
     "NvidiaDevicePlugin": "spotkube.components.device_plugin",
     "KubeflowPipelines": "spotkube.components.kubeflow",
-    **{name: "spotkube.shell.args" for name in (
-        "AutoscalerArgs", "ClusterArgs", "DevicePluginSettingsArgs", "GpuArgs", "GpuClusterArgs", "GpuPoolArgs",
-        "KubeflowPipelinesArgs", "NvidiaDevicePluginArgs", "PlatformPoolArgs", "PoolContractOutput", "SpotPoolArgs",
-        "SystemPoolArgs",
+    **{name: "spotkube.clouds.aks.args" for name in (
+        "AksAutoscalerArgs",
+        "AksClusterArgs",
+    "AksClusterLogsArgs",
+        "AksClusterLogsArgs",
+        "AksDeployerArgs",
+        "AksGpuArgs",
+        "AksGpuClusterArgs",
+        "AksGpuPoolArgs",
+    "AksGpuSharingArgs",
+        "AksGpuSharingArgs",
+        "AksPlatformPoolArgs",
+        "AksSpotPoolArgs",
+        "AksSystemPoolArgs",
     )},
+    **{name: "spotkube.clouds.gke.args" for name in (
+        "GkeAutoscalerArgs",
+        "GkeClusterArgs",
+    "GkeClusterLogsArgs",
+        "GkeClusterLogsArgs",
+        "GkeDeployerArgs",
+        "GkeGpuArgs",
+        "GkeGpuClusterArgs",
+        "GkeGpuPoolArgs",
+    "GkeGpuSharingArgs",
+        "GkeGpuSharingArgs",
+        "GkePlatformPoolArgs",
+        "GkeSpotPoolArgs",
+        "GkeSystemPoolArgs",
+    )},
+    **{name: "spotkube.components.args" for name in (
+        "DevicePluginSettingsArgs",
+        "KubeflowPipelinesArgs",
+        "NvidiaDevicePluginArgs",
+    )},
+    "PoolContractOutput": "spotkube.shell.outputs",
 }
 
 __all__ = [
+    "AksAutoscalerArgs",
+    "AksClusterArgs",
+    "AksClusterLogsArgs",
+    "AksDeployerArgs",
+    "AksGpuArgs",
     "AksGpuCluster",
-    "AutoscalerArgs",
-    "ClusterArgs",
+    "AksGpuClusterArgs",
+    "AksGpuPoolArgs",
+    "AksGpuSharingArgs",
+    "AksPlatformPoolArgs",
+    "AksSpotPoolArgs",
+    "AksSystemPoolArgs",
     "DevicePluginSettingsArgs",
+    "GkeAutoscalerArgs",
+    "GkeClusterArgs",
+    "GkeClusterLogsArgs",
+    "GkeDeployerArgs",
+    "GkeGpuArgs",
     "GkeGpuCluster",
-    "GpuArgs",
-    "GpuClusterArgs",
-    "GpuPoolArgs",
+    "GkeGpuClusterArgs",
+    "GkeGpuPoolArgs",
+    "GkeGpuSharingArgs",
+    "GkePlatformPoolArgs",
+    "GkeSpotPoolArgs",
+    "GkeSystemPoolArgs",
     "KubeflowPipelines",
     "KubeflowPipelinesArgs",
     "NvidiaDevicePlugin",
     "NvidiaDevicePluginArgs",
-    "PlatformPoolArgs",
     "PoolContractOutput",
-    "SpotPoolArgs",
-    "SystemPoolArgs",
 ]
 
 if TYPE_CHECKING:
+    from spotkube.clouds.aks.args import (
+        AksAutoscalerArgs,
+        AksClusterArgs,
+        AksClusterLogsArgs,
+        AksDeployerArgs,
+        AksGpuArgs,
+        AksGpuClusterArgs,
+        AksGpuPoolArgs,
+        AksGpuSharingArgs,
+        AksPlatformPoolArgs,
+        AksSpotPoolArgs,
+        AksSystemPoolArgs,
+    )
     from spotkube.clouds.aks.component import AksGpuCluster
+    from spotkube.clouds.gke.args import (
+        GkeAutoscalerArgs,
+        GkeClusterArgs,
+        GkeClusterLogsArgs,
+        GkeDeployerArgs,
+        GkeGpuArgs,
+        GkeGpuClusterArgs,
+        GkeGpuPoolArgs,
+        GkeGpuSharingArgs,
+        GkePlatformPoolArgs,
+        GkeSpotPoolArgs,
+        GkeSystemPoolArgs,
+    )
     from spotkube.clouds.gke.component import GkeGpuCluster
+    from spotkube.components.args import DevicePluginSettingsArgs, KubeflowPipelinesArgs, NvidiaDevicePluginArgs
     from spotkube.components.device_plugin import NvidiaDevicePlugin
     from spotkube.components.kubeflow import KubeflowPipelines
-    from spotkube.shell.args import (
-        AutoscalerArgs,
-        ClusterArgs,
-        DevicePluginSettingsArgs,
-        GpuArgs,
-        GpuClusterArgs,
-        GpuPoolArgs,
-        KubeflowPipelinesArgs,
-        NvidiaDevicePluginArgs,
-        PlatformPoolArgs,
-        PoolContractOutput,
-        SpotPoolArgs,
-        SystemPoolArgs,
-    )
+    from spotkube.shell.outputs import PoolContractOutput
 
 
 def __getattr__(name: str) -> Any:

@@ -1,18 +1,19 @@
 """The vision team's GPU platforms: spot A100s on AKS for training, spot L4s on GKE for inference.
 
 What a repository that is not spotkube writes to use it: import the components, give them this
-team's own pools and settings as typed args (`spotkube.GpuClusterArgs`), and export what its
-workloads need. Bad args fail before anything is registered, with the key and what is accepted.
+team's own pools and settings as each component's typed args (`spotkube.AksGpuClusterArgs`,
+`spotkube.GkeGpuClusterArgs`), and export what its workloads need. Bad args fail before anything is
+registered, with the key and what is accepted.
 """
 
 import pulumi
 
-from spotkube import AksGpuCluster, GkeGpuCluster, GpuClusterArgs, NvidiaDevicePlugin
+from spotkube import AksGpuCluster, AksGpuClusterArgs, GkeGpuCluster, GkeGpuClusterArgs, NvidiaDevicePlugin
 
 config = pulumi.Config()
 environment = config.get("environment") or "dev"
 
-training: GpuClusterArgs = {
+training: AksGpuClusterArgs = {
     "environment": environment,
     "region": "northeurope",
     "system_pool": {"machine": "Standard_D4s_v3", "min": 2, "max": 3},
@@ -29,7 +30,7 @@ aks = AksGpuCluster("vision-training", args=training)
 # and tolerates every GPU pool's taints, and deploys through the cluster's provider once the cluster exists.
 NvidiaDevicePlugin.for_cluster("vision-training-gpus", aks)
 
-inference: GpuClusterArgs = {
+inference: GkeGpuClusterArgs = {
     "environment": environment,
     "region": "europe-west4",
     "gpu_pools": [

@@ -13,7 +13,7 @@ from typing import Any
 
 import spotkube as spotkube_package
 from spotkube.cli import plan_views, report
-from spotkube.cli.offline import run_stack
+from spotkube.components.offline import run_stack
 from spotkube.platform.project import Project
 
 REPO = Path(__file__).resolve().parents[2]

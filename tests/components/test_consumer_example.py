@@ -14,8 +14,10 @@ import pytest
 import yaml
 
 import spotkube
-from spotkube.cli.offline import Recording, Registration, record_program
+from spotkube.clouds.gke.resources import gke_taint
+from spotkube.components.offline import Recording, record_program
 from spotkube.platform import contract
+from spotkube.platform.registration import Registration
 from spotkube.review.policy_rules import check_outputs, check_registrations
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "consumer"
@@ -58,7 +60,7 @@ def test_its_own_gpu_pools_are_spot_tainted_and_labelled(recording: Recording) -
     l4 = gke_pools["l4-spot"]["nodeConfig"]
     assert l4["spot"] is True and l4["labels"]["team"] == "vision"
     assert [a["type"] for a in l4["guestAccelerators"]] == ["nvidia-l4"]
-    assert contract.GPU_TAINT.as_gke() in l4["taints"]
+    assert gke_taint(contract.GPU_TAINT) in l4["taints"]
 
 
 def test_kubeconfigs_are_secret_outputs(recording: Recording) -> None:

@@ -21,7 +21,7 @@ import yaml
 from pydantic.alias_generators import to_snake
 
 import spotkube
-from spotkube.cli.offline import record_program
+from spotkube.components.offline import record_program
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "yaml" / "Pulumi.yaml"

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from spotkube.clouds import load_stack_spec, parse_spec, plan_platform, profile
+from spotkube.clouds import hourly_price, load_price_table, load_stack_spec, parse_spec, plan_platform, profile
 from spotkube.clouds.gke import catalog as gke_catalog
-from spotkube.platform.cost import PRICES_ENV, hourly_price, load_table
+from spotkube.platform.cost import PRICES_ENV
 from spotkube.platform.plan import PlatformPlan
 from spotkube.platform.project import find_project
 from spotkube.review.costing import price_plan
 
 REPO = Path(__file__).resolve().parents[2]
-TABLE = load_table()
+TABLE = load_price_table()
 
 #: (cloud, region, machine) that no public source reachable offline prices; the plan must name them.
 UNSOURCED = {("azure", "uksouth", "Standard_NC4as_T4_v3")}
@@ -41,7 +41,7 @@ def shipped() -> dict[str, PlatformPlan]:
 
 def new_stacks() -> dict[str, PlatformPlan]:
     """What `new-stack` writes for every example region (and every GKE region it accepts)."""
-    regions = {*readme_examples(), *MESSAGE_REGIONS, *(("gke", region) for region in gke_catalog.GPU_ZONES)}
+    regions = {*readme_examples(), *MESSAGE_REGIONS, *(("gke", region) for region in gke_catalog.gpu_regions())}
     plans = {}
     for cloud, region in sorted(regions):
         config = profile(cloud).new_stack_config("qa", region, "acme-ml-qa" if cloud == "gke" else None)
@@ -67,7 +67,7 @@ def test_the_examples_cover_the_readme_and_every_shipped_stack() -> None:
 @pytest.mark.parametrize("stack", list(PLANS))
 def test_every_pool_is_priced_or_the_plan_says_why(stack: str) -> None:
     plan = PLANS[stack]
-    cloud = profile(plan.cloud).price_cloud
+    cloud = profile(plan.cloud).pricing.name
     report = price_plan(plan, table=TABLE)
 
     for pool in plan.pools:

@@ -160,7 +160,11 @@ def gpu_sharing(spec: PlatformSpec, pool: GpuPool, facts: CloudProfile) -> contr
         return contract.GpuSharing(
             "mig", slices_per_gpu=facts.mig_profiles(pool.gpu.type).get(sharing.mig, 1), partition=sharing.mig,
             resource=contract.mig_resource(sharing.mig) if mixed else contract.GPU_RESOURCE)
-    return contract.GpuSharing(sharing.strategy or "time-sharing", slices_per_gpu=sharing.clients_per_gpu or 1)
+    shared = sharing.time_shared()
+    if shared is None:
+        return None
+    strategy, clients = shared
+    return contract.GpuSharing(strategy, slices_per_gpu=clients)  # type: ignore[arg-type]
 
 
 def plan_platform(spec: PlatformSpec, facts: CloudProfile) -> PlatformPlan:
@@ -172,7 +176,7 @@ def plan_platform(spec: PlatformSpec, facts: CloudProfile) -> PlatformPlan:
         cloud, spec.region, system.name, "system", "on-demand", system.machine or "",
         facts.machine_arch(system.machine or ""), gpu=None,
         low=system.min, high=system.max, zones=system.zones, extra_labels=system.labels,
-        critical_only=facts.critical_addons_taint and system.critical_addons_only,
+        critical_only=system.critical_addons_only_taint(),
     )]
     platform = spec.platform_pool
     if platform.enabled:
@@ -185,15 +189,14 @@ def plan_platform(spec: PlatformSpec, facts: CloudProfile) -> PlatformPlan:
     workers += [("gpu", p) for p in spec.gpu_pools]
     for role, worker in workers:
         gpu_spec = worker.gpu if isinstance(worker, GpuPool) else None
-        priced_spot = facts.spot_price_controls and worker.capacity == "spot"
+        eviction_policy, max_price = worker.spot_price_controls()
         pools.append(_pool(
             cloud, spec.region, worker.name, role, worker.capacity, worker.machine, facts.machine_arch(worker.machine),
             gpu=(gpu_spec.type, gpu_spec.count) if gpu_spec else None,
             low=worker.min, high=worker.max, zones=worker.zones,
             extra_labels=worker.labels, extra_taints=worker.parsed_taints(),
-            eviction_policy=worker.eviction_policy if priced_spot else None,
-            max_price=worker.max_price if priced_spot else None,
-            gpu_driver=worker.gpu_driver if isinstance(worker, GpuPool) and facts.gpu_driver_setting else None,
+            eviction_policy=eviction_policy, max_price=max_price,
+            gpu_driver=worker.driver() if isinstance(worker, GpuPool) else None,
             sharing=gpu_sharing(spec, worker, facts) if isinstance(worker, GpuPool) else None,
         ))
     return PlatformPlan(spec=spec, pools=tuple(pools))

@@ -1,6 +1,6 @@
 """AKS: MIG pools and Container Insights as registered, read back by the plan, and refused when impossible.
 
-Each program runs under `spotkube.cli.offline.record_program`, so the inputs checked are the ones the
+Each program runs under `spotkube.components.offline.record_program`, so the inputs checked are the ones the
 AKS API would receive (azure-native's camelCase input names).
 """
 
@@ -11,14 +11,14 @@ from typing import Any
 import pulumi
 import pytest
 
-from spotkube import AksGpuCluster
-from spotkube.cli.offline import Recording, Registration, record_program
+from spotkube import AksGpuCluster, AksGpuClusterArgs
 from spotkube.clouds import parse_spec, plan_platform, profile
+from spotkube.components.offline import Recording, record_program
 from spotkube.platform import contract
 from spotkube.platform.errors import SpecError
 from spotkube.platform.logs import LogsError, LogTarget
+from spotkube.platform.registration import Registration
 from spotkube.review.plan_document import pool_rows
-from spotkube.shell.args import GpuClusterArgs
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 CLUSTER = "azure-native:containerservice:ManagedCluster"
@@ -28,7 +28,7 @@ ASSOCIATION = "azure-native:monitor:DataCollectionRuleAssociation"
 WORKSPACE_ID = ("/subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups/ml-logs/providers/"
                 "Microsoft.OperationalInsights/workspaces/ml-logs")
 
-PROD: GpuClusterArgs = {
+PROD: AksGpuClusterArgs = {
     "environment": "prod",
     "region": "eastus",
     "cluster": {"logs": {"retention_days": 90}},
@@ -39,7 +39,7 @@ PROD: GpuClusterArgs = {
 }
 
 
-def build(args: GpuClusterArgs) -> Recording:
+def build(args: AksGpuClusterArgs) -> Recording:
     def program() -> None:
         cluster = AksGpuCluster("ml", args=args)
         pulumi.export("poolContracts", cluster.pool_contracts)
@@ -145,7 +145,7 @@ def test_the_plan_states_the_log_cost_basis_not_a_figure() -> None:
      "'1g.5gb' is not a MIG profile AKS makes of nvidia-a100-80gb; use one of 1g.10gb, 2g.20gb, 3g.40gb, 4g.40gb"),
     ({"name": "a100", "machine": "Standard_NC24ads_A100_v4", "sharing": {"strategy": "time-sharing",
                                                                             "clientsPerGpu": 4}},
-     "gpuPools[0].sharing.strategy", "'time-sharing' is a GKE setting; AKS shares a GPU only by MIG"),
+     "gpuPools[0].sharing.strategy", "'time-sharing' is a GKE setting; remove it from an AKS stack"),
 ])
 def test_impossible_sharing_is_refused_with_the_key_and_what_is_accepted(
     pool: dict[str, Any], key: str, said: str,
@@ -158,10 +158,13 @@ def test_impossible_sharing_is_refused_with_the_key_and_what_is_accepted(
 def test_sharing_on_a_cpu_pool_and_a_bad_workspace_are_refused() -> None:
     with pytest.raises(SpecError) as refused:
         parse_spec({"cloud": "aks", "environment": "dev", "region": "eastus",
-                    "spotPools": [{"name": "cpu", "machine": "Standard_D4s_v3", "sharing": {"mig": "1g.10gb"}}],
+                    "spotPools": [{"name": "cpu", "machine": "Standard_D4s_v3", "sharing": {"mig": "1g.10gb"}}]},
+                   "stack.yaml")
+    assert "spotkube:spotPools[0].sharing: is not a known key; accepted keys: name, machine" in str(refused.value)
+    with pytest.raises(SpecError) as refused:
+        parse_spec({"cloud": "aks", "environment": "dev", "region": "eastus",
                     "cluster": {"logs": {"workspaceId": "my-workspace"}}}, "stack.yaml")
     text = str(refused.value)
-    assert "spotkube:spotPools[0].sharing: Standard_D4s_v3 carries no GPU to share" in text
     assert "spotkube:cluster.logs.workspaceId: 'my-workspace' is not a Log Analytics workspace resource id" in text
 
 

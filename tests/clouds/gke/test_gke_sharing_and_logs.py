@@ -9,19 +9,18 @@ from urllib.parse import unquote
 import pulumi
 import pytest
 
-from spotkube import GkeGpuCluster
-from spotkube.cli.offline import Recording, record_program
+from spotkube import GkeGpuCluster, GkeGpuClusterArgs
 from spotkube.clouds import parse_spec, profile
+from spotkube.components.offline import Recording, record_program
 from spotkube.platform import contract
 from spotkube.platform.errors import SpecError
 from spotkube.platform.logs import LogsError, LogTarget
 from spotkube.review.plan_document import pool_rows
-from spotkube.shell.args import GpuClusterArgs
 
 NODE_POOL = "gcp:container/nodePool:NodePool"
 CLUSTER = "gcp:container/cluster:Cluster"
 
-ARGS: GpuClusterArgs = {
+ARGS: GkeGpuClusterArgs = {
     "environment": "dev",
     "region": "us-central1",
     "cluster": {"project": "spotkube-test"},
