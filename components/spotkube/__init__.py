@@ -6,9 +6,14 @@ can be used without loading Pulumi and the cloud SDKs: pipeline authors never ne
 """
 
 from importlib import import_module
+from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+try:
+    #: The installed distribution's version: pyproject.toml's `version` is its one source.
+    __version__ = version("spotkube")
+except PackageNotFoundError:  # imported from a source tree that was never installed
+    __version__ = "0+unknown"
 
 #: Public name -> the module that defines it. Each cluster component has args of its own, generated
 #: from its cloud's spec (`AksGpuClusterArgs`, `GkeGpuClusterArgs` and their nested types).

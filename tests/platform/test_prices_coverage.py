@@ -28,9 +28,10 @@ MESSAGE_REGIONS = [("aks", "eastus"), ("aks", "westeurope"), ("aks", "uksouth"),
 
 
 def readme_examples() -> list[tuple[str, str]]:
-    """The `new-stack` commands the README shows, as (cloud, region)."""
-    found = re.findall(r"spotkube new-stack --cloud (\w+) --env \S+ --region (\S+)", (REPO / "README.md").read_text())
-    assert found, "the README shows no new-stack example"
+    """The `new-stack` commands the README and the docs show, as (cloud, region)."""
+    text = "".join(path.read_text() for path in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))])
+    found = re.findall(r"spotkube new-stack --cloud (\w+) --env \S+ --region (\S+)", text)
+    assert found, "neither the README nor the docs show a new-stack example"
     return found
 
 

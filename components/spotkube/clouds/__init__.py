@@ -96,13 +96,14 @@ def login_problems(kubeconfig: str) -> list[str]:
     return kubeconfigs.login_problems(kubeconfig, (p.login_problem for p in CLOUDS.values()))
 
 
-def offline_outputs(type_token: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
-    """What the cloud of a registration would compute for it, for the offline plan's mocks."""
-    return {key: value for p in CLOUDS.values() for key, value in p.offline_outputs(type_token, inputs).items()}
+def offline_outputs(type_token: str, name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """What the cloud of a registration (type token, resource name, inputs) would compute for it, for
+    the mocks (`spotkube.testing.SpotkubeMocks`, which the offline plan runs on)."""
+    return {key: value for p in CLOUDS.values() for key, value in p.offline_outputs(type_token, name, inputs).items()}
 
 
 def offline_answer(token: str) -> dict[str, Any]:
-    """A provider function's answer for the offline plan's mocks: its cloud's, else empty."""
+    """A provider function's answer for the mocks: its cloud's, else empty (spotkube doesn't call it)."""
     return next((dict(answer) for p in CLOUDS.values() if (answer := p.offline_answer(token)) is not None), {})
 
 

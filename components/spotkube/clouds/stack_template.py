@@ -47,7 +47,7 @@ def render(stack: str, config: dict[str, Any], schema_line: str | None = None) -
         (f"{schema_line}\n" if schema_line else "")
         + f"# Stack {stack}, written by `spotkube new-stack`: an on-demand system pool, an untainted\n"
         "# on-demand platform pool for Kubeflow, and one spot GPU pool that scales from 0. Every key is\n"
-        "# documented in README.md's configuration reference; check the result with\n"
+        "# documented in docs/configuration.md; check the result with\n"
         f"# `spotkube plan --stack {stack}`.\n"
     )
     return header + yaml.safe_dump(body, sort_keys=False, default_flow_style=False)
@@ -126,7 +126,7 @@ def next_steps(project: Project, created: NewStack, cloud: CloudName, cwd: Path 
         "needs these variables there too (for an identity that may only read).",
         "4. Let that environment's GitHub token sign in as the deploying identity:",
         *(f"   {line}" for line in access.trust(stack)),
-        f"   The identity needs the roles in README.md's \"Roles the deployer needs\" ({access.roles}).",
+        f"   The identity needs the roles in docs/operators.md, \"Roles the deployer needs\" ({access.roles}).",
         f"5. Commit the stack file; a push to main then deploys {stack}:",
         f"   {git} add {stack_file} && {git} commit -m \"Add stack {stack}\"",
     ]

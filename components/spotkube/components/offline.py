@@ -27,17 +27,12 @@ from pulumi.runtime import mocks, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from spotkube.clouds import load_stack_spec, offline_answer, offline_outputs
+from spotkube.clouds import load_stack_spec
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.project import Project, as_pulumi_config, stack_config
 from spotkube.platform.registration import Invoke, Registration, StackOutput
 from spotkube.platform.spec import PlatformSpec
-
-
-def computed_outputs(type_token: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
-    """Outputs the cloud computes and the components read, with obviously fake values: each cloud's
-    own (`spotkube.clouds.<cloud>.offline`), found through the registry."""
-    return offline_outputs(type_token, inputs)
+from spotkube.testing import SpotkubeMocks
 
 
 @dataclass
@@ -56,8 +51,9 @@ class StackRun:
         return [r for r in self.registrations if r.type == type_token]
 
 
-class OfflineMocks(mocks.Mocks):
-    """Echo inputs back as state and answer the few calls the components make."""
+class OfflineMocks(SpotkubeMocks):
+    """`spotkube.testing.SpotkubeMocks`, which answers what the components ask the clouds, keeping
+    every resource's inputs and every invoke with its answer for the report."""
 
     def __init__(self) -> None:
         self.inputs: dict[tuple[str, str], dict[str, Any]] = {}
@@ -65,11 +61,11 @@ class OfflineMocks(mocks.Mocks):
 
     def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str, dict]:
         self.inputs[(args.typ, args.name)] = args.inputs
-        state = {"name": args.name, **args.inputs, **computed_outputs(args.typ, args.inputs)}
+        _, state = super().new_resource(args)
         return f"{args.name}-offline-id", state
 
     def call(self, args: mocks.MockCallArgs) -> dict:
-        result = offline_answer(args.token)
+        result = super().call(args)
         self.invokes.append(Invoke(args.token, result))
         return result
 

@@ -195,11 +195,13 @@ class CloudProfile:
     logs_cost_basis: Callable[[PlatformSpec], str | None] = field(default=lambda spec: None)
     #: The query and console link for a step's logs once its pod is gone (`spotkube logs`).
     log_query: Callable[[PlatformSpec, LogTarget], LogQuery] | None = None
-    #: The offline plan's stand-in for the cloud (`clouds/<cloud>/offline.py`): the outputs the cloud
-    #: computes for a registered resource that the component reads, and the answer to a provider
-    #: function the component calls (None: not this cloud's function). Obviously fake values, shaped
-    #: like the real ones.
-    offline_outputs: Callable[[str, Mapping[str, Any]], Mapping[str, Any]] = field(default=lambda token, inputs: {})
+    #: The stand-in for the cloud under Pulumi's mocks (`clouds/<cloud>/offline.py`, answered by
+    #: `spotkube.testing.SpotkubeMocks` and the offline plan): the outputs the cloud computes for a
+    #: registered resource (type token, resource name, inputs) that the component, or a consumer's
+    #: program wiring its own resources into it, reads; and the answer to a provider function the
+    #: component calls (None: not this cloud's function). Obviously fake values, shaped like the real ones.
+    offline_outputs: Callable[[str, str, Mapping[str, Any]], Mapping[str, Any]] = field(
+        default=lambda token, name, inputs: {})
     offline_answer: Callable[[str], Mapping[str, Any] | None] = field(default=lambda token: None)
 
     def replaces(self, type_token: str, path: str) -> bool:

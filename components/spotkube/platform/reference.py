@@ -3,8 +3,9 @@
 `spotkube.platform.spec` and each cloud's spec (`CloudProfile.spec_model`) declare every stack key
 once: name (the camelCase alias), type, constraints, default and `description=`. From those models
 this module renders
-- the "Configuration reference" tables of README.md (between `README_START` and `README_END`): one
-  table per section, or one per cloud where the clouds' fields differ,
+- the "Configuration reference" tables of docs/configuration.md (`REFERENCE_PATH`, between
+  `README_START` and `README_END`): one table per section, or one per cloud where the clouds' fields
+  differ,
 - the `config:` block of Pulumi.yaml (between `YAML_START` and `YAML_END`), naming each cloud's fields,
 - the JSON Schema of stack files (`SCHEMA_PATH`), whose `if`/`then` per cloud offers a stack only its
   cloud's fields; the stack files name it on their first line (`MODELINE`) so that editors with the
@@ -38,6 +39,8 @@ README_END = "<!-- reference:end -->"
 YAML_START = "# reference:start"
 YAML_END = "# reference:end"
 SCHEMA_PATH = "schemas/stack.schema.json"
+#: The page for stack authors that holds the reference tables.
+REFERENCE_PATH = "docs/configuration.md"
 STACK_GLOB = "stacks/Pulumi.*.yaml"
 
 
@@ -153,7 +156,7 @@ def _docstring(model: type[BaseModel]) -> str:
     return " ".join((model.__doc__ or "").split())
 
 
-# --- README tables --------------------------------------------------------------------------------
+# --- the reference tables (docs/configuration.md) -------------------------------------------------
 
 
 def _code(value: str) -> str:
@@ -496,13 +499,14 @@ def with_modeline(text: str) -> str:
 
 
 def generated_files(root: Path, clouds: Clouds) -> dict[Path, str]:
-    """What every generated file under the project `root` should contain, read-only: README.md and
-    Pulumi.yaml with their marked parts regenerated, the stack schema, the stack files with their
-    modeline, and the components' args modules (`args_source`). Raises ValueError when a file lacks
-    its markers."""
-    readme, manifest = root / "README.md", root / "Pulumi.yaml"
+    """What every generated file under the project `root` should contain, read-only:
+    docs/configuration.md (`REFERENCE_PATH`) and Pulumi.yaml with their marked parts regenerated, the
+    stack schema, the stack files with their modeline, and the components' args modules
+    (`args_source`). Raises ValueError when a file lacks its markers."""
+    readme, manifest = root / REFERENCE_PATH, root / "Pulumi.yaml"
     files = {
-        readme: replace_between(readme.read_text(), README_START, README_END, readme_reference(clouds), "README.md"),
+        readme: replace_between(readme.read_text(), README_START, README_END, readme_reference(clouds),
+                                REFERENCE_PATH),
         manifest: replace_between(manifest.read_text(), YAML_START, YAML_END, pulumi_config_block(clouds),
                                   "Pulumi.yaml"),
         root / SCHEMA_PATH: stack_schema_text(clouds),

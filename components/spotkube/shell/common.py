@@ -25,6 +25,7 @@ from typing import Any, Protocol, TypeVar, cast
 
 import pulumi
 import pulumi_kubernetes as k8s
+from pulumi.output import UNKNOWN
 
 from spotkube.clouds import CLOUDS, checked, parse_spec, plan_platform, profile
 from spotkube.platform.component_names import name_problem
@@ -356,6 +357,28 @@ def security_concerns(component: pulumi.Resource, label: str, cloud: Cloud) -> p
             pulumi.log.warn(f"{label}: {LOGGED_PLAN_WARNING}: security: {concern}", resource=component)
 
     return transform
+
+
+#: Where a test finds answers for what only a cloud can tell: named in the warning below.
+TESTING_MODULE = "spotkube.testing"
+
+
+def unanswered(component: pulumi.Resource, label: str, what: str, source: str) -> Any:
+    """An unknown value, with a warning, for `what` the cloud did not tell (`source`: the invoke or
+    resource output that should have). A real cloud always answers these; Pulumi's unit-test mocks
+    answer `{}` unless told otherwise. Returned from an apply, it leaves the output unknown, as in a
+    preview, so the component still registers everything else, and the applies that need the value
+    never run on a None."""
+    pulumi.log.warn(f"{label}: {source} gave no {what}, so it stays unknown (and what is built from it). Under "
+                    f"Pulumi's unit-test mocks, use {TESTING_MODULE}.SpotkubeMocks, or answer it in your own Mocks",
+                    resource=component)
+    return UNKNOWN
+
+
+def required(component: pulumi.Resource, label: str, value: pulumi.Output[Any], what: str,
+             source: str) -> pulumi.Output[Any]:
+    """`value`, or unknown (with `unanswered`'s warning) when the cloud gave none."""
+    return value.apply(lambda found: found if found else unanswered(component, label, what, source))
 
 
 def built_from(cls: type[Buildable], name: str, value: Any, opts: pulumi.ResourceOptions | None) -> Buildable:

@@ -268,19 +268,19 @@ def test_the_provider_kubeconfig_signs_in_without_a_person(mode: str) -> None:
 
 
 def test_a_system_pool_machine_change_is_refused_with_the_migration(monkeypatch: pytest.MonkeyPatch) -> None:
-    from spotkube.components import offline
+    from spotkube import testing
     from spotkube.components.offline import ProgramFailed
 
-    real = offline.computed_outputs
+    real = testing.computed_outputs
 
-    def deployed_with_another_size(type_token: str, inputs: Any) -> dict[str, Any]:
-        outputs = real(type_token, inputs)
+    def deployed_with_another_size(type_token: str, name: str, inputs: Any) -> dict[str, Any]:
+        outputs = real(type_token, name, inputs)
         if type_token == CLUSTER:
             (profile,) = inputs["agentPoolProfiles"]
             outputs["agentPoolProfiles"] = [{**profile, "vmSize": "Standard_D2s_v3"}]
         return outputs
 
-    monkeypatch.setattr(offline, "computed_outputs", deployed_with_another_size)
+    monkeypatch.setattr(testing, "computed_outputs", deployed_with_another_size)
     with pytest.raises(ProgramFailed) as err:
         build(ARGS)
     message = str(err.value)

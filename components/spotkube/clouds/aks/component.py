@@ -36,6 +36,7 @@ from spotkube.shell.common import (
     pool_contract_outputs,
     protected,
     refuse_bad_name,
+    required,
     security_concerns,
     then,
 )
@@ -46,6 +47,9 @@ DEPLOYER_PRINCIPAL_TYPES: dict[str, str] = {
     "azurecli": "User", "workloadidentity": "ServicePrincipal", "spn": "ServicePrincipal",
     "msi": "ServicePrincipal",
 }
+#: Where the kubeconfig and the deployer's identity come from, as a warning names them when missing.
+CREDENTIALS_SOURCE = "azure-native's listManagedClusterUserCredentials"
+CLIENT_CONFIG_SOURCE = "azure-native's getClientConfig"
 
 
 class AksGpuCluster(pulumi.ComponentResource):
@@ -131,8 +135,11 @@ class AksGpuCluster(pulumi.ComponentResource):
             opts=pulumi.InvokeOutputOptions(parent=self),
         )
         login = spec.cluster.deployer.login
+        # The first kubeconfig's text: a cloud always sends one, a test's plain mocks may not.
+        encoded = required(self, label, credentials.kubeconfigs.apply(lambda found: found[0].value if found else None),
+                           "kubeconfig", CREDENTIALS_SOURCE)
         self.kubeconfig = pulumi.Output.secret(
-            credentials.kubeconfigs[0].value.apply(lambda v: with_kubelogin_mode(base64.b64decode(v).decode(), login))
+            encoded.apply(lambda v: with_kubelogin_mode(base64.b64decode(v).decode(), login))
         )
         grants_effective = self._data_plane_rights(name, plan, wiring, cluster, login)
         self.provider = kubernetes_provider(self, label, name, self.kubeconfig,
@@ -232,12 +239,15 @@ class AksGpuCluster(pulumi.ComponentResource):
         """
         settings = plan.spec.cluster
         client = azure.authorization.get_client_config_output(opts=pulumi.InvokeOutputOptions(parent=self))
-        role = client.subscription_id.apply(
+        label = f"AksGpuCluster {name!r}"
+        subscription = required(self, label, client.subscription_id, "subscriptionId", CLIENT_CONFIG_SOURCE)
+        role = subscription.apply(
             lambda sub: f"/subscriptions/{sub}/providers/Microsoft.Authorization/roleDefinitions/"
             f"{RBAC_CLUSTER_ADMIN_ROLE_ID}"
         )
+        deployer = required(self, label, client.object_id, "objectId (the deployer)", CLIENT_CONFIG_SOURCE)
         principals: list[tuple[str, pulumi.Input[str], str]] = [
-            ("deployer", client.object_id, DEPLOYER_PRINCIPAL_TYPES[login]),
+            ("deployer", deployer, DEPLOYER_PRINCIPAL_TYPES[login]),
             *((f"admins-{i}", group, "Group") for i, group in enumerate(wiring.admin_group_object_ids)),
         ]
         grants = [

@@ -1,8 +1,9 @@
-"""What the offline plan answers for AKS: the outputs Azure would compute and the provider functions
-the component calls, with obviously fake values shaped like the real ones.
+"""What the mocks answer for AKS: the outputs Azure would compute and the provider functions the
+component calls, with obviously fake values shaped like the real ones.
 
-Pure data and functions; the engine's mocks (`spotkube.components.offline`) ask the registry, which
-asks each cloud here. The real shapes, with sources: docs/platform-facts.md#aks-kubelogin.
+Pure data and functions; the mocks (`spotkube.testing.SpotkubeMocks`, which the offline plan in
+`spotkube.components.offline` runs on) ask the registry, which asks each cloud here. The real
+shapes, with sources: docs/platform-facts.md#aks-kubelogin.
 """
 
 from __future__ import annotations
@@ -64,10 +65,21 @@ CLIENT_CONFIG = {
     "subscriptionId": "00000000-0000-0000-0000-00000000000e",
     "tenantId": "00000000-0000-0000-0000-00000000000a",
 }
+#: Resources a consumer typically creates and wires into the component (its own resource group and
+#: egress address), whose computed outputs a consumer's program reads.
+RESOURCE_GROUP_TYPE = "azure-native:resources:ResourceGroup"
+PUBLIC_IP_TYPE = "azure-native:network:PublicIPAddress"
+#: The address a mocked public IP gets: RFC 5737's documentation range.
+PUBLIC_IP_ADDRESS = "198.51.100.7"
 
 
-def computed_outputs(type_token: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
-    """Azure computes nothing the AKS component reads back from a registered resource."""
+def computed_outputs(type_token: str, name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """Azure computes nothing the AKS component reads back from its own resources; a consumer wiring
+    its resource group or egress address into it reads the group's name and the address."""
+    if type_token == RESOURCE_GROUP_TYPE:
+        return {"name": inputs.get("resourceGroupName") or name}
+    if type_token == PUBLIC_IP_TYPE:
+        return {"ipAddress": PUBLIC_IP_ADDRESS}
     return {}
 
 

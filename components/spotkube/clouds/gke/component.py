@@ -35,8 +35,10 @@ from spotkube.shell.common import (
     pool_contract_outputs,
     protected,
     refuse_bad_name,
+    required,
     security_concerns,
     then,
+    unanswered,
 )
 from spotkube.shell.outputs import PoolContractOutput
 
@@ -123,7 +125,9 @@ class GkeGpuCluster(pulumi.ComponentResource):
             f"{name}-nodes-role",
             project=project,
             role=NODE_SERVICE_ACCOUNT_ROLE,
-            member=account.email.apply(lambda email: f"serviceAccount:{email}"),
+            member=account.email.apply(
+                lambda email: f"serviceAccount:{email}" if email
+                else unanswered(self, label, "e-mail", "the nodes' service account")),
             opts=child(self),
         )
 
@@ -146,12 +150,19 @@ class GkeGpuCluster(pulumi.ComponentResource):
                 ),
             ))
 
-        context = pulumi.Output.concat("gke_", project, "_", spec.region, "_", cluster.name)
+        # What only GKE can tell (the cluster's name, endpoint and CA) is required: a test's plain mocks
+        # may leave it out, and the kubeconfig then stays unknown rather than point nowhere.
+        cluster_name = required(self, label, cluster.name, "name", "the GKE cluster's outputs")
+        context = pulumi.Output.concat("gke_", project, "_", spec.region, "_", cluster_name)
         if spec.cluster.dns_endpoint is not False:
-            endpoint = cluster.control_plane_endpoints_config.apply(_dns_endpoint)
+            endpoint = required(self, label, cluster.control_plane_endpoints_config.apply(_dns_endpoint),
+                                "DNS endpoint", "the GKE cluster's controlPlaneEndpointsConfig")
             ca_certificate: pulumi.Input[str | None] = None
         else:
-            endpoint, ca_certificate = cluster.endpoint, cluster.master_auth.cluster_ca_certificate
+            endpoint = required(self, label, cluster.endpoint, "endpoint", "the GKE cluster's outputs")
+            ca_certificate = required(
+                self, label, cluster.master_auth.apply(lambda auth: getattr(auth, "cluster_ca_certificate", None)),
+                "CA certificate", "the GKE cluster's masterAuth")
         self.kubeconfig = pulumi.Output.secret(
             pulumi.Output.all(context, endpoint, ca_certificate).apply(lambda parts: gke_kubeconfig(*parts))
         )
