@@ -317,6 +317,9 @@ def common_rules(spec: PlatformSpec, clouds: Clouds) -> RuleOutput:
         if name in busy[:i]:
             yield Problem(config_key(f"cluster.maintenance.busyPeriods[{i}].name"),
                           f"{shown(name)} is already the name of another busy period; names must be unique")
+    if spec.system_pool.critical_addons_only_taint() and not spec.platform_pool.enabled:
+        yield Problem(config_key("platformPool.enabled"), "false leaves Kubeflow and other platform workloads no "
+                      "untainted on-demand pool; enable it or set systemPool.criticalAddonsOnly: false")
     if spec.kubeflow.enabled and not spec.platform_pool.enabled:
         yield Problem(config_key("platformPool.enabled"), "false leaves Kubeflow Pipelines no pool: it runs only "
                       "on the platform pool; enable the platform pool or set kubeflow.enabled: false")

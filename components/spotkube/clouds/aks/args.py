@@ -87,6 +87,13 @@ class AksGpuArgs(TypedDict):
     """GPUs per node."""
 
 
+class AksGpuSharingArgs(TypedDict):
+    """How an AKS GPU pool shares its GPUs: MIG only, through the pool's gpuInstanceProfile."""
+
+    mig: str
+    """MIG profile every GPU of the pool is split into, in NVIDIA's names (`1g.10gb`, `3g.40gb`): AKS sets the pool's gpuInstanceProfile (MIG1g..MIG7g) that yields it. Only A100, H100 and H200 sizes, with the profiles their GPU offers."""
+
+
 class AksGpuPoolArgs(TypedDict):
     """A GPU pool that scales 0..N, on spot or on-demand VMs."""
 
@@ -110,6 +117,8 @@ class AksGpuPoolArgs(TypedDict):
     """How AKS replaces the nodes when it upgrades them (on-demand pools only: AKS takes none on spot pools)."""
     gpu: NotRequired[AksGpuArgs]
     """GPU type and count; unset = filled in from the VM size, which fixes them."""
+    sharing: NotRequired[AksGpuSharingArgs]
+    """Split each GPU into MIG instances (docs/gpu-sharing.md); unset = every pod gets whole GPUs."""
     eviction_policy: NotRequired[str]
     """Spot pools: what happens to an evicted node; deallocated nodes still count against quota. Default: `Delete`."""
     max_price: NotRequired[float]
@@ -212,6 +221,17 @@ class AksMaintenanceArgs(TypedDict):
     """Let the cloud upgrade whenever it likes: no window, no busy periods (the plan warns for every GPU pool). Default: `false`."""
 
 
+class AksClusterLogsArgs(TypedDict):
+    """Container Insights: container logs sent to a Log Analytics workspace, so a step's logs outlive the node that ran it (docs/logs.md)."""
+
+    enabled: NotRequired[bool]
+    """Container Insights sends container logs to a Log Analytics workspace; default: on in prod."""
+    retention_days: NotRequired[int]
+    """Days the workspace keeps logs, 30..730 (the first 31 days are included in the ingestion price). Default: `30`."""
+    workspace_id: NotRequired[str]
+    """An existing Log Analytics workspace's resource id to send logs to; unset = spotkube creates one in the cluster's resource group."""
+
+
 class AksClusterArgs(TypedDict):
     """Cluster-wide settings of the ManagedCluster; the security switches default to on, or on in prod."""
 
@@ -233,6 +253,8 @@ class AksClusterArgs(TypedDict):
     """Who runs `pulumi up`, from where, and how it signs in."""
     maintenance: NotRequired[AksMaintenanceArgs]
     """When the cloud may upgrade the cluster and drain nodes: a weekly window and busy periods."""
+    logs: NotRequired[AksClusterLogsArgs]
+    """Where container logs go, so evicted steps' logs are kept."""
     resource_group_name: NotRequired[Input[str]]
     """Use this existing resource group instead of creating one."""
     local_accounts_disabled: NotRequired[bool]
