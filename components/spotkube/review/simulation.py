@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from spotkube.platform import contract
+from spotkube.platform.addons.kfp_transforms import retry_rule
 from spotkube.platform.contract import Placement, PoolContract
 from spotkube.platform.cost.simulate import SECONDS_PER_HOUR, SimStep
 from spotkube.platform.errors import SpotkubeError
@@ -23,9 +24,6 @@ from spotkube.platform.spec import PlatformSpec
 from spotkube.review.costing import CostReport
 from spotkube.review.fallback import GpuFallback
 from spotkube.review.pipeline_check import why_step_lands_nowhere, with_cluster_defaults
-
-#: KFP 2.17.0's template-default retry limit, which spotkube's transform never lowers.
-KFP_DEFAULT_RETRY_LIMIT = 2
 
 
 class SimulationError(SpotkubeError):
@@ -44,11 +42,13 @@ class Overrides:
 
 
 def cluster_retry(spec: PlatformSpec) -> Retry | None:
-    """The retries Argo gives a step without set_retry: spotkube's Kubeflow sets its template default
-    (KFP's limit of 2, or the stack's higher `kubeflow.retryLimit`), without backoff."""
+    """The evictions Argo retries for a step without set_retry: spotkube's Kubeflow sets its template
+    default's limit to the stack's `kubeflow.evictionRetryLimit` (`kfp_transforms.retry_rule`), without
+    backoff. A step with set_retry keeps its own limit, and the defaults' expression retries every
+    eviction up to it; the failure limit only counts a step's own failures, which are not simulated."""
     if not spec.kubeflow.enabled:
         return None
-    return Retry(max_retries=max(KFP_DEFAULT_RETRY_LIMIT, spec.kubeflow.retry_limit or 0), source="cluster default")
+    return Retry(max_retries=retry_rule(spec.kubeflow).evictions, source="cluster default")
 
 
 def _per_pod_price(price: Decimal | None, pool: PoolContract, placement: Placement) -> Decimal | None:
