@@ -15,8 +15,8 @@ import yaml
 
 from spotkube.cli import report
 from spotkube.clouds import parse_spec, plan_platform
-from spotkube.clouds.aks import profile as aks
-from spotkube.clouds.gke import profile as gke
+from spotkube.clouds.aks import resources as aks
+from spotkube.clouds.gke import resources as gke
 from spotkube.components.offline import StackRun, run_stack
 from spotkube.platform.errors import SpecError
 from spotkube.platform.project import Project
