@@ -7,14 +7,11 @@ on the machine running the tests changes nothing.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import subprocess
 import sys
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from decimal import Decimal
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +20,7 @@ from typer.testing import CliRunner, Result
 
 from spotkube.cli.app import app
 from spotkube.clouds import parse_spec, plan_platform
-from spotkube.platform.cost import PRICES_ENV, bundled_table_path, default_user_file, load_table
+from spotkube.platform.cost import PRICES_ENV, default_user_file
 from spotkube.platform.project import Project
 from spotkube.review.costing import price_plan
 
@@ -293,103 +290,3 @@ def test_an_unpriced_gcp_gpu_names_the_missing_accelerator_and_the_price_file(us
     assert warning.startswith("t4: unpriced: no spot or on-demand price for n1-standard-8 in us-east4")
     assert f"add a row for it to your price file {user_config / 'spotkube' / 'prices.json'}" in warning
     assert "prices refresh" not in warning  # GCP has no keyless price API to refresh from
-
-
-# --- the refresh --------------------------------------------------------------------------------
-
-
-class _Prices(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        items = [
-            {"currencyCode": "USD", "retailPrice": 0.526, "unitPrice": 0.526, "armRegionName": "uksouth",
-             "armSkuName": "Standard_NC4as_T4_v3", "skuName": "NC4as T4 v3", "productName": "NCasT4_v3 Series",
-             "meterName": "NC4as T4 v3", "serviceName": "Virtual Machines", "type": "Consumption",
-             "unitOfMeasure": "1 Hour", "isPrimaryMeterRegion": True},
-            {"currencyCode": "USD", "retailPrice": 0.0632, "unitPrice": 0.0632, "armRegionName": "uksouth",
-             "armSkuName": "Standard_NC4as_T4_v3", "skuName": "NC4as T4 v3 Spot", "productName": "NCasT4_v3 Series",
-             "meterName": "NC4as T4 v3 Spot", "serviceName": "Virtual Machines", "type": "Consumption",
-             "unitOfMeasure": "1 Hour", "isPrimaryMeterRegion": True},
-        ]
-        body = json.dumps({"Items": items, "NextPageLink": None}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        """Keep the test output quiet."""
-
-
-@pytest.fixture
-def price_server() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Prices)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/api/retail/prices"
-    server.shutdown()
-    server.server_close()
-
-
-def bundled_digest() -> str:
-    return hashlib.sha256(bundled_table_path().read_bytes()).hexdigest()
-
-
-def test_refresh_writes_the_users_price_file_and_never_the_package(price_server: str, user_config: Path) -> None:
-    before = bundled_digest()
-    target = user_config / "spotkube" / "prices.json"
-    assert not target.parent.exists()
-
-    refreshed = cli("prices", "refresh", "--region", "uksouth", "--sku", T4_UKSOUTH, "--endpoint", price_server)
-
-    assert refreshed.exit_code == 0, refreshed.output
-    assert refreshed.stdout.strip() == f"updated 2 price rows in {target}"
-    assert bundled_digest() == before
-    written = load_table(target)
-    assert [(r.region, r.sku, r.capacity, r.usd_per_hour) for r in written.rows] == [
-        ("uksouth", T4_UKSOUTH, "on-demand", Decimal("0.526")), ("uksouth", T4_UKSOUTH, "spot", Decimal("0.0632"))]
-    # The gap the plan reported is filled, from the user's file.
-    cost = cli("cost", "--stack", "aks-dev-uksouth", "--format", "json")
-    t4 = pool(json.loads(cost.stdout)["cost"], "t4spot")
-    assert (t4["usdPerHour"], t4["priceFrom"]) == (0.0632, str(target))
-
-
-def test_refresh_into_a_named_file_creates_its_folders(price_server: str, tmp_path: Path) -> None:
-    before = bundled_digest()
-    target = tmp_path / "team" / "finops" / "prices.json"
-
-    refreshed = cli("prices", "refresh", "--region", "uksouth", "--sku", T4_UKSOUTH, "--table", str(target),
-                    "--endpoint", price_server)
-
-    assert refreshed.exit_code == 0, refreshed.output
-    assert load_table(target).find("azure", "uksouth", T4_UKSOUTH, "machine", "spot") is not None
-    assert not default_user_file().exists()
-    assert bundled_digest() == before
-
-
-def test_refresh_keeps_the_other_rows_of_the_users_file(price_server: str, tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    prices = tmp_path / "prices.json"
-    prices.write_text(json.dumps({"rows": [
-        {"cloud": "azure", "region": "eastus", "sku": "Standard_D4s_v3", "kind": "machine",
-         "capacity": "on-demand", "usdPerHour": 0.15, "source": "EA", "date": "2026-10-01"},
-        {"cloud": "azure", "region": "uksouth", "sku": T4_UKSOUTH, "kind": "machine",
-         "capacity": "spot", "usdPerHour": 0.5, "source": "stale", "date": "2026-10-01"}]}))
-    monkeypatch.setenv(PRICES_ENV, str(prices))
-
-    refreshed = cli("prices", "refresh", "--region", "uksouth", "--sku", T4_UKSOUTH, "--endpoint", price_server)
-
-    assert refreshed.exit_code == 0, refreshed.output
-    table = load_table(prices)
-    assert table.find("azure", "eastus", "Standard_D4s_v3", "machine", "on-demand").usd_per_hour == Decimal("0.15")
-    assert table.find("azure", "uksouth", T4_UKSOUTH, "machine", "spot").usd_per_hour == Decimal("0.0632")
-    assert len(table.rows) == 3
-
-
-def test_prices_refresh_offline_is_one_clear_error(user_config: Path) -> None:
-    before = bundled_digest()
-    result = spotkube("prices", "refresh", "--region", "uksouth", "--sku", T4_UKSOUTH,
-                      "--endpoint", "http://127.0.0.1:9/api/retail/prices", "--timeout", "1")
-    assert result.returncode == 2
-    assert "Traceback" not in result.stderr and "error:" in result.stderr
-    assert not (user_config / "spotkube").exists()
-    assert bundled_digest() == before

@@ -6,7 +6,6 @@ never a traceback.
 
 from __future__ import annotations
 
-import datetime
 import sys
 from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
@@ -19,21 +18,18 @@ from rich.markup import escape
 from typer.core import TyperGroup
 
 import spotkube
-from spotkube.cli import cost_views, diff_views, plan_at_ref, plan_views, report, terminal
-from spotkube.cli.azure_retail import DEFAULT_ENDPOINT, DEFAULT_TIMEOUT_S, fetch_vm_prices
+from spotkube.cli import cost_views, diff_views, plan_at_ref, plan_views, prices_refresh, report, terminal
 from spotkube.cli.offline import run_stack
 from spotkube.cli.pipeline_views import render_reports_table, reports_json, reports_markdown
 from spotkube.clouds import load_stack_spec, plan_platform
 from spotkube.clouds.stack_template import CloudName, create_stack, next_steps
 from spotkube.platform import stack_names
-from spotkube.platform.cost import (
-    PRICES_ENV,
-    PriceTable,
-    load_user_table,
-    merge_rows,
-    price_table,
-    user_file_path,
-    write_table,
+from spotkube.platform.cost import PRICES_ENV, price_table, user_file_path
+from spotkube.platform.cost.refresh import (
+    DEFAULT_RETRIES,
+    DEFAULT_RETRY_AFTER_MAX_S,
+    DEFAULT_TIMEOUT_S,
+    FetchSettings,
 )
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.pipeline_reader import load_pool_contracts, read_pipeline
@@ -160,7 +156,7 @@ def plan(
         plan_views.render_table(documents, terminal.console(), details=details)
     unsafe = [f"{d.stack}: {e}" for d in documents for e in d.errors]
     if strict:
-        unsafe += [f"{d.stack}: warning: {w}" for d in documents for w in d.warnings]
+        unsafe += [f"{d.stack}: warning {cost_views.warning_text(w)}" for d in documents for w in d.warnings]
     if unsafe:
         raise fail(f"the plan is unsafe{' (--strict)' if strict else ''}:\n" + "\n".join(unsafe), code=1)
 
@@ -216,48 +212,65 @@ def cost(
 prices_app = typer.Typer(help="Prices: the bundled table and your own price file.", no_args_is_help=True)
 app.add_typer(prices_app, name="prices")
 
-#: The notes of a price file `prices refresh` creates.
-_NEW_PRICE_FILE_NOTES = (
-    "Your spotkube price file: its rows override the bundled table's rows with the same cloud, region, sku, kind "
-    "and capacity, in `spotkube plan` and `spotkube cost`.",
-    "`spotkube prices refresh` writes Azure rows here; add rows by hand for negotiated prices, with a source "
-    "saying where each comes from.",
-)
-
-
 @prices_app.command("refresh")
 def refresh_prices(
-    region: Annotated[str, typer.Option("--region", help="Azure region, e.g. uksouth.")],
-    sku: Annotated[list[str], typer.Option("--sku", help="Azure VM size(s), e.g. Standard_NC4as_T4_v3.")],
-    table_path: Annotated[Path | None, typer.Option("--table", help=(
+    all_rows: Annotated[bool, typer.Option("--all", help=(
+        "Refresh every row of the bundled table and of your price file too, not only what the stacks use."))] = False,
+    cloud: Annotated[list[str] | None, typer.Option("--cloud", metavar="azure|gcp", help=(
+        "Only this price list (repeatable); a list named here must be read, so a missing key is an error."))] = None,
+    region: Annotated[str | None, typer.Option("--region", metavar="REGION", help=(
+        "With --cloud and --sku: refresh these machines in this region, e.g. uksouth or us-central1."))] = None,
+    sku: Annotated[list[str] | None, typer.Option("--sku", metavar="SIZE", help=(
+        "With --cloud and --region: a VM size (Standard_NC4as_T4_v3) or machine type (g2-standard-8); "
+        "repeatable."))] = None,
+    table_path: Annotated[Path | None, typer.Option("--table", metavar="FILE", help=(
         f"Price file to write (default: ${PRICES_ENV}, else prices.json in your config directory); "
         "created with its folders when missing."))] = None,
-    endpoint: Annotated[str, typer.Option(help="Retail Prices API endpoint.")] = DEFAULT_ENDPOINT,
-    timeout: Annotated[float, typer.Option(help="Seconds per request.")] = DEFAULT_TIMEOUT_S,
+    azure_endpoint: Annotated[str | None, typer.Option("--azure-endpoint", metavar="URL", help=(
+        "The Azure Retail Prices API's address (default: https://prices.azure.com/api/retail/prices)."))] = None,
+    gcp_endpoint: Annotated[str | None, typer.Option("--gcp-endpoint", metavar="URL", help=(
+        "The Cloud Billing Catalog API's address (default: https://cloudbilling.googleapis.com)."))] = None,
+    timeout: Annotated[float, typer.Option("--timeout", metavar="SECONDS", help=(
+        "Seconds to wait for a connection and for each answer."))] = DEFAULT_TIMEOUT_S,
+    retries: Annotated[int, typer.Option("--retries", metavar="N", help=(
+        "Attempts after the first on 429, 5xx and dropped connections, with exponential backoff."))] = DEFAULT_RETRIES,
+    retry_after_max: Annotated[int, typer.Option("--retry-after-max", metavar="SECONDS", help=(
+        "The longest Retry-After honoured; a server asking for more waits this long."))] = DEFAULT_RETRY_AFTER_MAX_S,
+    output: Annotated[Format, typer.Option("--format", "-f", help=(
+        "table: one line per price list; markdown: the same as a list for a pull-request comment."))] = Format.table,
+    project_dir: ProjectOption = Path("."),
 ) -> None:
-    """Fetch Azure on-demand and spot prices from the Retail Prices API into your price file.
+    """Read fresh on-demand and spot prices from the clouds' own price lists into your price file.
 
-    It never writes into the installed package: the plan and `spotkube cost` read your price file over
-    the bundled table.
+    Azure: the Retail Prices API (no credentials). GCP: the Cloud Billing Catalog API, with an API key in
+    SPOTKUBE_GCP_BILLING_API_KEY; without the key GCP is skipped and the summary says so. By default it
+    refreshes what the stacks use. It never writes into the installed package: the plan and `spotkube
+    cost` read your price file over the bundled table.
     """
-    today = datetime.date.today()
     target = user_file_path(table_path)
+    asked = list(dict.fromkeys(cloud or []))
     try:
-        rows = [row for size in sku for row in fetch_vm_prices(region, size, endpoint=endpoint, timeout=timeout)]
-        if target.exists():
-            table = load_user_table(target)
+        settings = FetchSettings(timeout_s=timeout, retries=retries, retry_after_max_s=retry_after_max)
+        if region is not None or sku:
+            targets = prices_refresh.explicit_targets(asked, region, sku or [])
         else:
-            table = PriceTable(currency="USD", date=today, notes=_NEW_PRICE_FILE_NOTES, rows=())
-        target.parent.mkdir(parents=True, exist_ok=True)
-        write_table(merge_rows(table, rows, date=today), target)
+            project = find_project(project_dir)
+            targets = prices_refresh.stack_targets(project, project.stacks())
+            if all_rows:
+                for name, extra in prices_refresh.table_targets(prices_refresh.tables_for_all(target)).items():
+                    targets.setdefault(name, []).extend(extra)
+        outcome = prices_refresh.refresh(targets, asked=asked, target_file=target, settings=settings,
+                                         endpoints={"azure": azure_endpoint, "gcp": gcp_endpoint})
+    except ValueError as err:
+        raise fail(str(err)) from None
     except SpotkubeError as err:
         raise fail(str(err)) from None
-    except OSError as err:
-        raise fail(f"{target}: cannot write the price file ({err.strerror or err})") from None
-    missing = sorted(set(sku) - {row.sku for row in rows})
-    typer.echo(f"updated {len(rows)} price rows in {target}")
-    if missing:
-        stderr.print(f"[yellow]warning:[/yellow] not sold in {region}: {', '.join(missing)}", highlight=False)
+    lines = outcome.lines()
+    if output is Format.markdown:
+        typer.echo("**Prices** (`spotkube prices refresh`):\n\n" + "\n".join(f"- {line}" for line in lines) + "\n")
+    else:
+        for line in lines:
+            typer.echo(line)
 
 
 @app.command("pipeline-check")

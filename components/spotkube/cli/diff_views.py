@@ -14,7 +14,6 @@ from rich.text import Text
 
 from spotkube.cli import cost_views
 from spotkube.cli.terminal import fit_columns
-from spotkube.review.costing import UNPRICED
 from spotkube.review.plan_diff import Change, CostDelta, NamedDiff, ResourceDiff, StackDiff
 from spotkube.review.plan_document import SCHEMA_VERSION
 
@@ -32,17 +31,33 @@ def change_text(change: Change) -> str:
 
 
 def _money(value: float | None) -> str:
-    return UNPRICED if value is None else cost_views.money(Decimal(str(value)))
+    return cost_views.NOT_KNOWN if value is None else cost_views.money(Decimal(str(value)))
 
 
-def _signed(value: float | None) -> str:
-    return UNPRICED if value is None else ("+" if value >= 0 else "-") + _money(abs(value))
+def _signed(value: float) -> str:
+    return ("+" if value >= 0 else "-") + _money(abs(value))
+
+
+def _figure_change(cost: CostDelta, figure: str) -> str:
+    """`$508.08 → $677.44 (+$169.36)`; one side for a stack added or removed; the pools without a price
+    instead of a delta over different pools."""
+    (old, new), delta = cost.pair(figure), cost.delta(figure)
+    if delta is None:
+        shown = _money(new) if cost.new.present else _money(old)
+        if cost.old.present and cost.new.present:
+            shown = f"{_money(old)} → {_money(new)}"
+        return f"{shown} ({cost.why_not(figure)})"
+    if not cost.old.present:
+        return f"{_money(new)} ({_signed(delta)})"
+    if not cost.new.present:
+        return f"{_money(old)} ({_signed(delta)})"
+    return f"{_money(old)} → {_money(new)} ({_signed(delta)})"
 
 
 def cost_line(cost: CostDelta) -> str:
-    return (f"monthly cost: idle floor {_money(cost.idle_floor[0])} → {_money(cost.idle_floor[1])} "
-            f"({_signed(cost.idle_floor_delta)}); scenario {_money(cost.scenario[0])} → "
-            f"{_money(cost.scenario[1])} ({_signed(cost.scenario_delta)})")
+    head = ("monthly cost" if cost.old.present and cost.new.present
+            else "monthly cost (new stack)" if cost.new.present else "monthly cost (stack removed)")
+    return f"{head}: idle floor {_figure_change(cost, 'idleFloor')}; scenario {_figure_change(cost, 'scenario')}"
 
 
 def _action(resource: ResourceDiff) -> str:

@@ -23,7 +23,7 @@ from typing import Any
 
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.project import Project, find_project
-from spotkube.review.plan_document import SCHEMA_VERSION
+from spotkube.review.plan_document import BASE_SCHEMA_VERSIONS, SCHEMA_VERSION
 
 #: Where this repository keeps the spotkube package; a tree without it plans with the installed one.
 PACKAGE_FOLDER = "components"
@@ -91,10 +91,11 @@ def _documents(ref: str, done: subprocess.CompletedProcess[str]) -> list[dict[st
         body = json.loads(done.stdout) if done.returncode in (0, 1) else None
     except json.JSONDecodeError:
         body = None
-    if not isinstance(body, dict) or body.get("schemaVersion") != SCHEMA_VERSION:
+    if not isinstance(body, dict) or body.get("schemaVersion") not in BASE_SCHEMA_VERSIONS:
         # The last line that says something (typer frames its errors in a box).
         said = [line.strip("│╭╰─╮╯ ") for line in done.stderr.splitlines()]
         last = next((line for line in reversed(said) if any(c.isalnum() for c in line)), "no plan JSON")
+        versions = " or ".join(map(str, BASE_SCHEMA_VERSIONS))
         raise RefPlanFailed(f"could not plan {ref} (its spotkube must print plan JSON schema version "
-                            f"{SCHEMA_VERSION} with --details): {last}")
+                            f"{versions} with --details; this one prints {SCHEMA_VERSION}): {last}")
     return list(body["stacks"])

@@ -16,6 +16,7 @@ from rich.text import Text
 from spotkube.cli import cost_views
 from spotkube.cli.terminal import fit_columns
 from spotkube.platform.posture import Setting
+from spotkube.review.acknowledgements import AcknowledgedWarning
 from spotkube.review.plan_document import PlanDocument, PoolRow
 from spotkube.review.preflight import Verdict
 from spotkube.review.resource_list import Resource
@@ -214,13 +215,29 @@ def render_table(documents: Sequence[PlanDocument], console: Console, details: b
         parts += [resource_table(document), outputs_line(document)]
         if details:
             parts.append(Text(details_text(document)))
-        parts += [Text(w, style="yellow") for w in document.warnings]
+        parts += [Text(f"warning {cost_views.warning_text(w)}", style="yellow") for w in document.warnings]
+        parts += [Text(acknowledged_text(a), style="dim") for a in document.acknowledged]
         parts += [Text(f"error: {e}", style="red") for e in document.errors]
         for part in parts:  # the other tables keep their words whole too, where they can
             if isinstance(part, Table) and part.columns[0].width is None:
                 fit_columns(part, console.width)
         console.print(Group(*parts))
         console.print()
+
+
+def _until(acknowledged: AcknowledgedWarning) -> str:
+    expires = acknowledged.acknowledgement.expires
+    return f" (until {expires})" if expires else ""
+
+
+def acknowledged_text(acknowledged: AcknowledgedWarning) -> str:
+    """An acknowledged warning with the team's reason: shown, but no longer failing `--strict`."""
+    return (f"acknowledged [{acknowledged.warning.id}]: {acknowledged.warning.message}; reason: "
+            f"{acknowledged.acknowledgement.reason}{_until(acknowledged)}")
+
+
+def _md_text(text: str) -> str:
+    return text.replace("\n", " ")
 
 
 def _md_setting(setting: Setting) -> str:
@@ -268,7 +285,9 @@ def to_markdown(documents: Sequence[PlanDocument], details: bool = False) -> str
         lines += ["", *(f"- {line}" for line in policy_lines(document))]
         lines += ["", *_md_resources(document, details), ""]
         lines += ["secret outputs: " + (", ".join(document.secret_outputs) or "none"), ""]
-        lines += [f"> {w}" for w in document.warnings]
+        lines += [f"> **warning** `{w.id}`: {_md_text(w.message)}" for w in document.warnings]
+        lines += [f"> acknowledged `{a.warning.id}`: {_md_text(a.warning.message)} **Reason:** "
+                  f"{_md_text(a.acknowledgement.reason)}{_until(a)}" for a in document.acknowledged]
         lines += [""]
         lines += [f"> **error:** {e}" for e in document.errors]
     return "\n".join(lines).rstrip() + "\n"

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from spotkube.platform.contract import Capacity, Cloud, Taint
+from spotkube.platform.cost.refresh import PriceSource
 from spotkube.platform.errors import Problem
 from spotkube.platform.posture import PostureReader
 from spotkube.platform.spec import GpuPool, GpuSpec, PlatformSpec
@@ -133,6 +134,8 @@ class CloudProfile:
     pool_defaults: Callable[[PlatformSpec, GpuPool], GpuPool] = field(default=lambda spec, pool: pool)
     #: How to refresh a missing price, for the plan's warning; None when the cloud has no such command.
     price_refresh: Callable[[str, str], str] | None = None
+    #: The cloud's own price list, for `spotkube prices refresh`; None when spotkube can't read it.
+    price_source: PriceSource | None = None
     #: How the cluster's autoscaler orders pools and how long it tries one (the plan's fallback).
     read_autoscaler: AutoscalerReader | None = None
     #: Input paths, per type token, that the cloud fixes at creation although no `replaceOnChanges`
