@@ -285,9 +285,13 @@ def to_markdown(documents: Sequence[PlanDocument], details: bool = False) -> str
         lines += ["", *(f"- {line}" for line in policy_lines(document))]
         lines += ["", *_md_resources(document, details), ""]
         lines += ["secret outputs: " + (", ".join(document.secret_outputs) or "none"), ""]
-        lines += [f"> **warning** `{w.id}`: {_md_text(w.message)}" for w in document.warnings]
-        lines += [f"> acknowledged `{a.warning.id}`: {_md_text(a.warning.message)} **Reason:** "
-                  f"{_md_text(a.acknowledgement.reason)}{_until(a)}" for a in document.acknowledged]
+        # A blank line after each, so that each quote stays a paragraph of its own.
+        for w in document.warnings:
+            lines += [f"> **warning** `{w.id}`: {_md_text(w.message)}", ""]
+        for a in document.acknowledged:
+            lines += [f"> acknowledged `{a.warning.id}`: {_md_text(a.warning.message)} **Reason:** "
+                      f"{_md_text(a.acknowledgement.reason)}{_until(a)}", ""]
         lines += [""]
-        lines += [f"> **error:** {e}" for e in document.errors]
+        for e in document.errors:
+            lines += [f"> **error:** {e}", ""]
     return "\n".join(lines).rstrip() + "\n"
