@@ -50,11 +50,16 @@ def wants_plain(flag: bool = False, environ: Mapping[str, str] | None = None) ->
 
 
 def configure(*, plain: bool) -> None:
-    """Remember the run's choice, and make typer's own help and error panels follow it."""
-    import typer.rich_utils
+    """Remember the run's choice, and make typer's own help and error panels follow it.
 
+    typer loads its panels (rich's Markdown, Pygments: a tenth of a second) only to print help or an
+    error, and draws them in colour by default; so they are loaded here only for plain output, or
+    when already loaded, never on the way to a plan."""
     settings.plain = plain
-    typer.rich_utils.COLOR_SYSTEM = None if plain else "auto"
+    if plain or "typer.rich_utils" in sys.modules:
+        import typer.rich_utils
+
+        typer.rich_utils.COLOR_SYSTEM = None if plain else "auto"
 
 
 def _isatty(stream: IO[str]) -> bool:
