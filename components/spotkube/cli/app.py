@@ -6,16 +6,17 @@ never a traceback.
 
 from __future__ import annotations
 
+import inspect
 import sys
 from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
-from typer.core import TyperGroup
+from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 import spotkube
 from spotkube.cli import cost_views, diff_views, plan_at_ref, plan_views, prices_refresh, report, terminal
@@ -41,12 +42,27 @@ from spotkube.review.plan_diff import StackDiff, plan_diff
 NO_COLOR_FLAG = "--no-color"
 
 
-class SpotkubeGroup(TyperGroup):
+class _FlagHelp:
+    """`-h` is a flag: no `<bool>` placeholder beside it."""
+
+    def get_help_option(self, ctx: Any) -> TyperOption | None:
+        option = super().get_help_option(ctx)  # type: ignore[misc]
+        if option is not None:
+            option.metavar = ""
+        return option
+
+
+class SpotkubeCommand(_FlagHelp, TyperCommand):
+    """A `spotkube` command: its help shows real placeholders."""
+
+
+class SpotkubeGroup(_FlagHelp, TyperGroup):
     """The `spotkube` group: plain output from NO_COLOR or `--no-color` wherever it is given, and a
     closed stdout (`spotkube plan --all | head -1`) ends the command quietly with exit code 0."""
 
     def main(self, args: Sequence[str] | None = None, *pos: object, **kwargs: object) -> object:
         terminal.configure(plain=terminal.wants_plain())
+        tidy_help(self)
         return super().main(args, *pos, **kwargs)  # type: ignore[arg-type]
 
     def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
@@ -68,6 +84,29 @@ class SpotkubeGroup(TyperGroup):
             ctx.exit(0)
 
 
+def reflow(text: str | None) -> str | None:
+    """A docstring's paragraphs each on one line, so help wraps them at the terminal's width rather
+    than at the source's line ends (typer keeps those past the first paragraph, mid-sentence)."""
+    if text is None:
+        return None
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    return "\n\n".join(" ".join(line.strip() for line in p.splitlines()) for p in paragraphs)
+
+
+def tidy_help(command: Any) -> None:
+    """Help without type placeholders such as `<bool>` or `<list[str]>`: a flag takes no value, and every
+    option that does names its own (NAME, FILE, DIR, table|json|markdown)."""
+    command.help = reflow(command.help)
+    for param in command.params:
+        if isinstance(param, TyperOption) and param.is_flag and param.metavar is None:
+            param.metavar = ""
+        if isinstance(param, TyperArgument) and param.metavar is not None:
+            # An argument's metavar already names it (COMPILED.yaml); typer would add its type, `<path>`.
+            param.display_type_rich = lambda ctx: None  # type: ignore[method-assign]
+    for sub in getattr(command, "commands", {}).values():
+        tidy_help(sub)
+
+
 app = typer.Typer(help="Plan and check spotkube platforms offline.", no_args_is_help=True, cls=SpotkubeGroup,
                   pretty_exceptions_enable=False, add_completion=True,
                   context_settings={"help_option_names": ["-h", "--help"]})
@@ -80,9 +119,12 @@ class Format(StrEnum):
     markdown = "markdown"
 
 
-ProjectOption = Annotated[Path, typer.Option("--project", help="Folder with Pulumi.yaml.")]
+ProjectOption = Annotated[Path, typer.Option("--project", metavar="DIR", help="Folder with Pulumi.yaml.")]
+#: The output formats, as help shows them.
+FORMATS = "table|json|markdown"
+FormatOption = Annotated[Format, typer.Option("--format", "-f", metavar=FORMATS, help="How to print it.")]
 PricesOption = Annotated[Path | None, typer.Option(
-    "--prices", help=f"Your price file, whose rows override the bundled ones (default: ${PRICES_ENV}, "
+    "--prices", metavar="FILE", help=f"Your price file, whose rows override the bundled ones (default: ${PRICES_ENV}, "
     "else prices.json in your config directory if it exists).")]
 
 
@@ -117,13 +159,14 @@ def fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
-@app.command()
+@app.command(cls=SpotkubeCommand)
 def plan(
-    stack: Annotated[list[str] | None, typer.Option("--stack", "-s", help="Stack name(s).")] = None,
-    all_stacks: Annotated[bool, typer.Option("--all", help="Every stack in the project.")] = False,
-    output: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
-    details: Annotated[bool, typer.Option("--details", help="Also print every resource's registered inputs "
-                                          "(secrets masked).")] = False,
+    stack: Annotated[list[str] | None, typer.Option("--stack", "-s", metavar="NAME", help=(
+        "A stack to plan; repeatable."))] = None,
+    all_stacks: Annotated[bool, typer.Option("--all", help="Every stack in the project (not with --stack).")] = False,
+    output: FormatOption = Format.table,
+    details: Annotated[bool, typer.Option("--details", help="Also print every resource's registered inputs, "
+                                          "secrets masked (not with --diff, which lists the changed ones).")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Fail (exit 1) on warnings too.")] = False,
     diff: Annotated[str | None, typer.Option("--diff", metavar="REF", help="Show what changed since the git ref "
                                              "REF (e.g. origin/main, HEAD~1) instead of the plan.")] = None,
@@ -132,6 +175,11 @@ def plan(
 ) -> None:
     """Show what each stack would build: security posture, pools, cost, placements, policy verdicts,
     resources and outputs, without a cloud. Exit 1 when the plan is unsafe (or, with --strict, warns)."""
+    if all_stacks and stack:
+        raise fail("--all plans every stack, --stack only the ones named: use one of them")
+    if details and diff is not None:
+        raise fail("--details prints every input of the plan; --diff already lists each input that changed, old "
+                   "and new: use one of them")
     try:
         project = find_project(project_dir)
         names = project.stacks() if all_stacks else [stack_names.stack_name(project, s) for s in stack or []]
@@ -185,11 +233,12 @@ def _hours(pairs: list[str], pools: list[str]) -> dict[str, Decimal]:
     return hours
 
 
-@app.command()
+@app.command(cls=SpotkubeCommand)
 def cost(
-    stack: Annotated[str, typer.Option("--stack", "-s", help="Stack name.")],
-    hours: Annotated[list[str] | None, typer.Option("--hours", help="What-if node-hours: POOL=H.")] = None,
-    output: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    stack: Annotated[str, typer.Option("--stack", "-s", metavar="NAME", help="The stack to price.")],
+    hours: Annotated[list[str] | None, typer.Option("--hours", metavar="POOL=HOURS", help=(
+        "What-if node-hours a month for one pool; repeatable."))] = None,
+    output: FormatOption = Format.table,
     prices: PricesOption = None,
     project_dir: ProjectOption = Path("."),
 ) -> None:
@@ -209,10 +258,11 @@ def cost(
         cost_views.render_cost(stack, report_, terminal.console())
 
 
-prices_app = typer.Typer(help="Prices: the bundled table and your own price file.", no_args_is_help=True)
+prices_app = typer.Typer(help="Prices: the bundled table and your own price file.", no_args_is_help=True,
+                         cls=SpotkubeGroup)
 app.add_typer(prices_app, name="prices")
 
-@prices_app.command("refresh")
+@prices_app.command("refresh", cls=SpotkubeCommand)
 def refresh_prices(
     all_rows: Annotated[bool, typer.Option("--all", help=(
         "Refresh every row of the bundled table and of your price file too, not only what the stacks use."))] = False,
@@ -227,16 +277,16 @@ def refresh_prices(
         f"Price file to write (default: ${PRICES_ENV}, else prices.json in your config directory); "
         "created with its folders when missing."))] = None,
     azure_endpoint: Annotated[str | None, typer.Option("--azure-endpoint", metavar="URL", help=(
-        "The Azure Retail Prices API's address (default: https://prices.azure.com/api/retail/prices)."))] = None,
+        "Where the Azure Retail Prices API is, if not at Azure (a mirror, or a local server in tests)."))] = None,
     gcp_endpoint: Annotated[str | None, typer.Option("--gcp-endpoint", metavar="URL", help=(
-        "The Cloud Billing Catalog API's address (default: https://cloudbilling.googleapis.com)."))] = None,
+        "Where the Cloud Billing Catalog API is, if not at Google (a local server in tests)."))] = None,
     timeout: Annotated[float, typer.Option("--timeout", metavar="SECONDS", help=(
         "Seconds to wait for a connection and for each answer."))] = DEFAULT_TIMEOUT_S,
     retries: Annotated[int, typer.Option("--retries", metavar="N", help=(
         "Attempts after the first on 429, 5xx and dropped connections, with exponential backoff."))] = DEFAULT_RETRIES,
     retry_after_max: Annotated[int, typer.Option("--retry-after-max", metavar="SECONDS", help=(
         "The longest Retry-After honoured; a server asking for more waits this long."))] = DEFAULT_RETRY_AFTER_MAX_S,
-    output: Annotated[Format, typer.Option("--format", "-f", help=(
+    output: Annotated[Format, typer.Option("--format", "-f", metavar="table|markdown", help=(
         "table: one line per price list; markdown: the same as a list for a pull-request comment."))] = Format.table,
     project_dir: ProjectOption = Path("."),
 ) -> None:
@@ -273,12 +323,13 @@ def refresh_prices(
             typer.echo(line)
 
 
-@app.command("pipeline-check")
+@app.command("pipeline-check", cls=SpotkubeCommand)
 def pipeline_check_command(
     compiled: Annotated[Path, typer.Argument(metavar="COMPILED.yaml",
                                              help="A pipeline compiled by kfp.compiler.Compiler().compile(...).")],
-    stack: Annotated[list[str], typer.Option("--stack", "-s", help="Stack(s) whose pools the steps must fit.")],
-    output: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    stack: Annotated[list[str], typer.Option("--stack", "-s", metavar="NAME", help=(
+        "A stack whose pools the steps must fit; repeatable."))],
+    output: FormatOption = Format.table,
     project_dir: ProjectOption = Path("."),
 ) -> None:
     """Where each step of a compiled KFP pipeline can land on a stack's pools.
@@ -314,12 +365,13 @@ def pipeline_check_command(
         raise typer.Exit(1)
 
 
-@app.command("new-stack")
+@app.command("new-stack", cls=SpotkubeCommand)
 def new_stack(
-    cloud: Annotated[CloudName, typer.Option("--cloud", help="aks or gke.")],
-    env: Annotated[str, typer.Option("--env", help="Environment, e.g. dev or prod.")],
-    region: Annotated[str, typer.Option("--region", help="Azure or Google Cloud region.")],
-    gcp_project: Annotated[str | None, typer.Option("--gcp-project", help="GKE: Google Cloud project id.")] = None,
+    cloud: Annotated[CloudName, typer.Option("--cloud", metavar="aks|gke", help="The cloud.")],
+    env: Annotated[str, typer.Option("--env", metavar="ENV", help="Environment, e.g. dev or prod.")],
+    region: Annotated[str, typer.Option("--region", metavar="REGION", help="Azure or Google Cloud region.")],
+    gcp_project: Annotated[str | None, typer.Option("--gcp-project", metavar="PROJECT", help=(
+        "GKE: the Google Cloud project id."))] = None,
     project_dir: ProjectOption = Path("."),
 ) -> None:
     """Write stacks/Pulumi.<cloud>-<env>-<region>.yaml with safe defaults (never overwrites), then print

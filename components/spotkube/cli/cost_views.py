@@ -124,7 +124,7 @@ def render_cost(stack: str, report: CostReport, console: Console) -> None:
     for priced in report.pools:
         table.add_row(*_pool_cells(report, priced))
     table.add_row(*_total_cells(report), style="bold")
-    fit_columns(table, console.width, wrap=False)
+    fit_columns(table, console.width, wrap=False, squeeze=True)
     console.print(table)
     if not report.complete:
         console.print(summary(report), markup=False, highlight=False, soft_wrap=True)

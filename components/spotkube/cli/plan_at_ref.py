@@ -43,10 +43,27 @@ def _git(folder: Path, *args: str) -> bytes:
     return done.stdout
 
 
+def resolve_commit(top: Path, ref: str) -> str:
+    """The commit `ref` names, or a RefPlanFailed saying why there is none (git itself says nothing)."""
+    try:
+        return _git(top, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}").decode().strip()
+    except RefPlanFailed:
+        pass
+    shallow = _git(top, "rev-parse", "--is-shallow-repository").decode().strip() == "true"
+    hint = (" This clone is shallow: fetch the history first (`git fetch --unshallow`, or actions/checkout with "
+            "fetch-depth: 0)." if shallow else "")
+    raise RefPlanFailed(f"--diff {ref}: no commit, branch or tag of that name in {top}; give a ref `git log` "
+                        f"knows, e.g. origin/main (after `git fetch`), HEAD~1 or a commit id.{hint}")
+
+
 def export_tree(project: Project, ref: str, into: Path) -> Path:
     """Write the repository's files at `ref` into `into`; return where the project's folder is there."""
-    top = Path(_git(project.root, "rev-parse", "--show-toplevel").decode().strip())
-    commit = _git(top, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").decode().strip()
+    try:
+        top = Path(_git(project.root, "rev-parse", "--show-toplevel").decode().strip())
+    except RefPlanFailed:
+        raise RefPlanFailed(f"--diff {ref}: {project.root} is not in a git repository, so there is no base to "
+                            "compare with") from None
+    commit = resolve_commit(top, ref)
     with tarfile.open(fileobj=io.BytesIO(_git(top, "archive", "--format=tar", commit))) as archive:
         archive.extractall(into, filter="data")
     return into / project.root.resolve().relative_to(top.resolve())

@@ -157,8 +157,10 @@ def deployer_has_data_plane_rights(d: Deployment) -> Verdict:
     if problems:
         return Verdict(rule, title, False, f"{d.key('cluster')}: " + "; ".join(problems))
     wait = d.spec.cluster.deployer.grant_propagation_wait
-    return Verdict(rule, title, True, f"the deployer and {len(d.spec.cluster.admin_group_object_ids)} admin group(s) "
-                   f"are RBAC Cluster Admins; Kubernetes objects wait {wait} for the grants to apply")
+    groups = len(d.spec.cluster.admin_group_object_ids)
+    who = (f"the deployer and {groups} admin group{'s' if groups > 1 else ''} are RBAC Cluster Admins" if groups
+           else "the deployer is an RBAC Cluster Admin")
+    return Verdict(rule, title, True, f"{who}; Kubernetes objects wait {wait} for the grants to apply")
 
 
 def _covered(ranges: Iterable[str], allowed: Iterable[str]) -> list[str]:
@@ -311,8 +313,10 @@ def control_plane_pools_replaced_safely(d: Deployment) -> Verdict:
                             "them and fails the update half-way")
     if problems:
         return Verdict(rule, title, False, f"{d.key('systemPool')}/{d.key('platformPool')}: " + "; ".join(problems))
-    return Verdict(rule, title, True, "control-plane pools are replaced create-first under a new name; the AKS "
-                   "system pool's fixed fields are refused with the migration instead")
+    detail = "control-plane pools are replaced create-first under a new name"
+    if d.of_type(AKS_CLUSTER):  # only AKS has an inline system pool, whose fixed fields can't be replaced
+        detail += "; the AKS system pool's fixed fields are refused with the migration instead"
+    return Verdict(rule, title, True, detail)
 
 
 def retries_not_weaker_than_upstream(d: Deployment) -> Verdict:

@@ -21,6 +21,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 import yaml
 
+from spotkube.platform.contract import COMPUTE_CLASS_PREFIX
 from spotkube.platform.kubeconfigs import GKE_AUTH_PLUGIN, with_application_default_credentials
 from spotkube.platform.plan import PlatformPlan, PoolPlan, compute_class_priorities, versioned_name
 from spotkube.platform.spec import PlatformSpec
@@ -310,8 +311,12 @@ class GkeGpuCluster(pulumi.ComponentResource):
         its retries cover it like an eviction.
         """
         for class_name, priorities in compute_class_priorities(plan).items():
+            gpu_type = class_name.removeprefix(COMPUTE_CLASS_PREFIX)
             k8s.apiextensions.CustomResource(
-                f"{name}-{class_name}",
+                # `spotkube-computeclass-nvidia-l4`, not the class name after the component's name
+                # (`spotkube-spotkube-nvidia-l4`); the alias keeps a stack built with that name from
+                # replacing its class, which would delete the object it has just created.
+                f"{name}-computeclass-{gpu_type}",
                 api_version=COMPUTE_CLASS_API_VERSION,
                 kind="ComputeClass",
                 metadata={"name": class_name},
@@ -321,7 +326,8 @@ class GkeGpuCluster(pulumi.ComponentResource):
                     "nodePoolAutoCreation": {"enabled": False},
                     "activeMigration": {"optimizeRulePriority": True},
                 },
-                opts=child(self, provider=self.provider, depends_on=node_pools),
+                opts=child(self, provider=self.provider, depends_on=node_pools,
+                           aliases=[pulumi.Alias(name=f"{name}-{class_name}")]),
             )
 
     def _egress(self, name: str, plan: PlatformPlan, wiring: Wiring) -> list[pulumi.Resource]:
