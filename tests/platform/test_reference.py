@@ -233,8 +233,9 @@ PAIRS: dict[type, type[BaseModel]] = {
 }
 #: The intended differences: (keys only the model has, keys only the args have).
 DIFFERENCES: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    # Each cluster component is one cloud; the add-ons and the cost scenario are separate.
-    public_args.GpuClusterArgs: (("cloud", "cost", "device_plugin", "kubeflow"), ()),
+    # Each cluster component is one cloud; the add-ons, the cost scenario and the plan's acknowledged
+    # warnings are separate.
+    public_args.GpuClusterArgs: (("cloud", "cost", "device_plugin", "kubeflow", "acknowledgements"), ()),
     # The component is the switch; it needs the cloud and the GPU pools' own taints instead.
     public_args.NvidiaDevicePluginArgs: (("enabled",), ("cloud", "extra_taints")),
     # NvidiaDevicePlugin.for_cluster: the cluster gives the cloud and the taints.
