@@ -18,7 +18,8 @@ from typer.testing import CliRunner, Result
 
 from fake_http import FakeServer, Reply, Request, serving
 from spotkube.cli.app import app
-from spotkube.clouds.gke.billing_catalog import API_KEY_ENV, COMPUTE_ENGINE
+from spotkube.clouds.gke.billing_catalog import COMPUTE_ENGINE
+from spotkube.clouds.gke.profile import BILLING_API_KEY_ENV as API_KEY_ENV
 from spotkube.platform.cost import PRICES_ENV, bundled_table_path, default_user_file, load_table
 
 REPO = Path(__file__).resolve().parents[2]
@@ -215,8 +216,15 @@ def test_one_size_by_name(azure: FakeServer, tmp_path: Path) -> None:
     assert not default_user_file().exists()
 
 
+def test_a_region_names_its_cloud_when_cloud_is_left_out(azure: FakeServer, tmp_path: Path) -> None:
+    result = refresh("--region", "uksouth", "--sku", "Standard_NC4as_T4_v3", "--table", str(tmp_path / "p.json"),
+                     azure=azure)
+    assert result.exit_code == 0, result.output
+    assert stack_skus(azure) == {("uksouth", "Standard_NC4as_T4_v3")}
+
+
 @pytest.mark.parametrize(("args", "message"), [
-    (["--region", "uksouth", "--sku", "Standard_D4s_v3"], "--region and --sku need one --cloud"),
+    (["--region", "mars-north1", "--sku", "Standard_D4s_v3"], "--region and --sku need one --cloud"),
     (["--cloud", "azure", "--sku", "Standard_D4s_v3"], "name both --region and --sku"),
     (["--cloud", "aws"], "--cloud aws: not a price list spotkube reads; use azure or gcp"),
 ])

@@ -101,9 +101,12 @@ def table_targets(tables: Iterable[PriceTable]) -> dict[str, list[PriceTarget]]:
 
 
 def explicit_targets(clouds: Sequence[str], region: str | None, skus: Sequence[str]) -> dict[str, list[PriceTarget]]:
-    """`--cloud C --region R --sku S...`: exactly these machines in one region of one price list."""
+    """`[--cloud C] --region R --sku S...`: exactly these machines in one region of one price list.
+    Without --cloud, the list is the one cloud whose regions include R (uksouth is Azure's)."""
     if not region or not skus:
         raise RefreshRefused("name both --region and --sku (with --cloud), or neither to refresh what the stacks use")
+    if not clouds:
+        clouds = [p.price_cloud for p in CLOUDS.values() if region in p.regions]
     if len(clouds) != 1:
         raise RefreshRefused(f"--region and --sku need one --cloud, the price list they are in: "
                              f"{' or '.join(price_sources())}")

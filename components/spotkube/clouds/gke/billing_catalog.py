@@ -2,8 +2,8 @@
 
 Why this API: it is the machine-readable form of Compute Engine's price list, and it answers any
 project's API key (cloud.google.com/billing/v1/how-tos/catalog-api). The key comes from the
-environment variable `API_KEY_ENV`, travels in the `X-Goog-Api-Key` header (never in a URL, so no
-log or message can show it), and is never printed.
+environment variable the GKE profile names (`BILLING_API_KEY_ENV`), travels in the `X-Goog-Api-Key`
+header (never in a URL, so no log or message can show it), and is never printed.
 
 How a machine type's hourly price is put together (the catalog prices resources, not machine types):
     vCPUs x the family's core price + GiB x the family's RAM price (+ GPUs x the GPU's price, for
@@ -37,7 +37,6 @@ from typing import Any
 import requests
 
 from spotkube.clouds.gke.catalog import FIXED_GPU_MACHINE_TYPES, N1_ACCELERATOR_COUNTS, is_n1
-from spotkube.clouds.gke.profile import BILLING_API_KEY_ENV
 from spotkube.clouds.http import PriceFetchError, get_json, session
 from spotkube.platform.cost.model import Capacity
 from spotkube.platform.cost.prices import PriceRow
@@ -47,8 +46,6 @@ SERVICE = "Cloud Billing Catalog API"
 #: Compute Engine's service id in the catalog.
 COMPUTE_ENGINE = "6F81-5844-456A"
 DEFAULT_ENDPOINT = "https://cloudbilling.googleapis.com"
-#: The environment variable holding the API key (any Google Cloud project's key with the Cloud Billing API on).
-API_KEY_ENV = BILLING_API_KEY_ENV
 API_KEY_HEADER = "X-Goog-Api-Key"
 #: The most SKUs the API returns a page; Compute Engine has a few tens of thousands.
 PAGE_SIZE = 5000
@@ -280,7 +277,7 @@ def fetch(targets: Sequence[PriceTarget], settings: FetchSettings, endpoint: str
           today: datetime.date, credential: str | None = None) -> Fetched:
     """Read every Compute Engine SKU once and price `targets` from them. `credential` is the API key."""
     if not credential:
-        raise PriceFetchError(f"{SERVICE}: no API key; set {API_KEY_ENV}")
+        raise PriceFetchError(f"{SERVICE}: no API key was given (the CLI reads it from the environment)")
     regions = {t.region for t in targets}
     with session(settings, secret_headers=(API_KEY_HEADER,)) as http:
         rates = read_rates(list_skus(http, endpoint or DEFAULT_ENDPOINT, credential, settings), regions)
