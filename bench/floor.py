@@ -159,7 +159,7 @@ def missing_builders(types: list[str]) -> list[str]:
 
 def build_floor(types: list[str]) -> None:
     """Register one resource per entry of `types` (a type may repeat) under the offline plan's mocks."""
-    from spotkube.cli.offline import record_program
+    from spotkube.components.offline import record_program
 
     missing = missing_builders(types)
     if missing:

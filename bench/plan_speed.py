@@ -131,7 +131,7 @@ def measure_pair(plan: tuple[str, ...], floor: tuple[str, ...], *, runs: int, wa
 def stack_types(project_dir: Path, stack: str, *, every: bool = False) -> list[str]:
     """The resource types a stack registers, its components aside: one of each for the floor, or
     with `every` one entry per registered resource (the floor of the same resources)."""
-    from spotkube.cli.offline import run_stack
+    from spotkube.components.offline import run_stack
     from spotkube.platform.project import find_project
 
     run = run_stack(find_project(project_dir), stack)

@@ -30,10 +30,11 @@ from typer.testing import CliRunner
 
 from spotkube import AksGpuCluster, GkeGpuCluster, KubeflowPipelines
 from spotkube.cli.app import app
-from spotkube.cli.offline import ProgramFailed, record_program
+from spotkube.clouds import CLOUDS
+from spotkube.components.offline import ProgramFailed, record_program
 from spotkube.platform.input_messages import model_in, python_path
 from spotkube.platform.project import as_pulumi_config, find_project, stack_config
-from spotkube.platform.spec import KubeflowSettings, PlatformSpec
+from spotkube.platform.spec import KubeflowSettings
 
 REPO = Path(__file__).resolve().parents[2]
 STACK = "t"
@@ -239,7 +240,7 @@ CASES: list[Bad] = [
     Bad("an AKS setting on GKE", {"cluster": {"project": "my-ml-platform", "resourceGroupName": "rg"}},
         "cluster.resourceGroupName", "a GKE cluster lives in cluster.project", cloud="gke"),
     Bad("the azure network policy on GKE", {"cluster": {"project": "my-ml-platform", "networkPolicy": "azure"}},
-        "cluster.networkPolicy", "on GKE use cilium", "'azure'", cloud="gke"),
+        "cluster.networkPolicy", "on GKE use 'cilium' or 'calico'", "'azure' is an AKS network policy", cloud="gke"),
     # regions and versions
     Bad("a misspelt Azure region", {"region": "uksuoth"}, "region", "did you mean 'uksouth'?", "'uksuoth'"),
     Bad("a Google region on AKS", {"region": "us-central1"}, "region", "an AKS stack takes a region such as eastus",
@@ -317,11 +318,11 @@ CASES: list[Bad] = [
     Bad("a provision time in seconds", {"cluster": {"autoscaler": {"maxNodeProvisionTime": "600s"}}},
         "cluster.autoscaler.maxNodeProvisionTime", "is not accepted by AKS", "'600s'"),
     Bad("a CPU size for a GPU pool", pool(machine="Standard_D4s_v3"), "gpuPools[0].machine",
-        "is not a GPU VM size spotkube knows", "'Standard_D4s_v3'"),
+        "carries no GPU: Azure's D series has none", "'Standard_D4s_v3'"),
     Bad("a retired GPU size", pool(machine="Standard_NC6"), "gpuPools[0].machine", "is retired; use",
         "'Standard_NC6'"),
-    Bad("an Azure size on GKE", gke_pool(machine="Standard_NC4as_T4_v3"), "gpuPools[0].machine", "carries no GPU",
-        "'Standard_NC4as_T4_v3'", cloud="gke"),
+    Bad("an Azure size on GKE", gke_pool(machine="Standard_NC4as_T4_v3"), "gpuPools[0].machine",
+        "is not a GKE machine type; use e.g. g2-standard-8", "'Standard_NC4as_T4_v3'", cloud="gke"),
     Bad("a GPU that doesn't match the size", pool(gpu={"type": "nvidia-tesla-a100", "count": 1}), "gpuPools[0].gpu",
         "remove gpu or correct it", "nvidia-tesla-a100"),
     Bad("hours for a pool that doesn't exist", {"cost": {"hours": {"nosuch": 3}}}, "cost.hours.nosuch",
@@ -395,9 +396,10 @@ def _python_call(case: Bad) -> tuple[str, str, Any] | None:
         return "KubeflowPipelines", python_path(KubeflowSettings, inner) if inner else "args", (
             lambda: KubeflowPipelines(STACK, args))
     cluster_keys = {"environment", "region", "systemPool", "platformPool", "gpuPools", "spotPools", "cluster"}
-    args = _snake(PlatformSpec, {k: v for k, v in values.items() if k in cluster_keys})
+    model = CLOUDS[case.cloud].spec_model
+    args = _snake(model, {k: v for k, v in values.items() if k in cluster_keys})
     component = AksGpuCluster if case.cloud == "aks" else GkeGpuCluster
-    return component.__name__, python_path(PlatformSpec, case.key), lambda: component(STACK, args)
+    return component.__name__, python_path(model, case.key), lambda: component(STACK, args)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])

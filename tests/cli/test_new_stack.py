@@ -14,7 +14,7 @@ import yaml
 from typer.testing import CliRunner, Result
 
 from spotkube.cli.app import app
-from spotkube.clouds import load_stack_spec
+from spotkube.clouds import CLOUDS, load_stack_spec
 from spotkube.clouds.gke import catalog as gke_catalog
 from spotkube.clouds.gke.profile import NEW_STACK_GPU_CHOICES
 from spotkube.clouds.stack_template import DEPLOY_SECRETS, DEPLOY_VARIABLES, CloudName, create_stack, next_steps
@@ -97,7 +97,7 @@ def test_an_existing_stack_is_never_overwritten(project_copy: Path) -> None:
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--cloud", "gke", "--env", "dev", "--region", "asia-east1", "--gcp-project", "acme-ml"],
-     "--region asia-east1: not in spotkube's GKE GPU zone table"),
+     "--region asia-east1: spotkube's GPU catalog ("),
     (["--cloud", "gke", "--env", "dev", "--region", "us-central1"], "--gcp-project is required with --cloud gke"),
     (["--cloud", "aks", "--env", "dev", "--region", "us-central1"], "not an Azure region name"),
     (["--cloud", "aks", "--env", "dev", "--region", "eastus", "--gcp-project", "acme-ml"],
@@ -109,7 +109,7 @@ def test_bad_flags_write_nothing(project_copy: Path, args: list[str], message: s
     assert sorted(p.name for p in (project_copy / "stacks").iterdir()) == before
 
 
-@pytest.mark.parametrize("region", list(gke_catalog.GPU_ZONES))
+@pytest.mark.parametrize("region", gke_catalog.gpu_regions())
 def test_every_known_gke_region_gets_a_valid_stack(project_copy: Path, region: str) -> None:
     project: Project = find_project(project_copy)
     created = create_stack(project, CloudName.gke, "qa", region, gcp_project="acme-ml-qa")
@@ -127,7 +127,7 @@ def test_a_new_stack_file_names_and_meets_the_editor_schema(
     created = create_stack(find_project(project_copy), CloudName(cloud), "qa", region, gcp_project=gcp_project)
     text = created.path.read_text()
     assert text.splitlines()[0] == MODELINE
-    jsonschema.validate(yaml.safe_load(text), stack_schema())
+    jsonschema.validate(yaml.safe_load(text), stack_schema(CLOUDS))
 
 
 def test_a_project_without_the_schema_gets_no_modeline(project_copy: Path) -> None:

@@ -17,13 +17,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from spotkube import NvidiaDevicePlugin, NvidiaDevicePluginArgs
-from spotkube.cli.offline import ProgramFailed, Recording, StackRun, record_program, run_stack
 from spotkube.clouds import parse_spec, plan_platform
+from spotkube.clouds.gke.spec import GkeSpec
+from spotkube.components.offline import ProgramFailed, Recording, StackRun, record_program, run_stack
 from spotkube.platform import contract
 from spotkube.platform.addons import device_plugin as workloads
 from spotkube.platform.contract import Placement, PoolContract, Taint, landing_pools
 from spotkube.platform.project import Project
-from spotkube.platform.spec import DevicePluginSettings, PlatformSpec
+from spotkube.platform.spec import DevicePluginSettings
 
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"
 COMPONENT = "spotkube:index:NvidiaDevicePlugin"
@@ -136,7 +137,7 @@ def test_no_pool_of_any_shipped_stack_gets_two_plugins(stack_runs: dict[str, Sta
 
 def gke_pools(**gpu_pool: Any) -> list[PoolContract]:
     """A GKE platform's pool contracts, planned without the GKE catalog rules."""
-    spec = PlatformSpec.model_validate({
+    spec = GkeSpec.model_validate({
         "cloud": "gke", "environment": "dev", "region": "us-central1",
         "systemPool": {"machine": "e2-standard-4"}, "platformPool": {"machine": "e2-standard-4"},
         "gpuPools": [

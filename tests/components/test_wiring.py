@@ -22,10 +22,10 @@ import pulumi_random as random
 import pytest
 
 from spotkube import AksGpuCluster, GkeGpuCluster, KubeflowPipelines, NvidiaDevicePlugin
-from spotkube.cli import offline
-from spotkube.cli.offline import ProgramFailed, Recording, Registration, record_program
-from spotkube.clouds import parse_spec
-from spotkube.platform.spec import PlatformSpec
+from spotkube.clouds import CLOUDS, parse_spec
+from spotkube.components import offline
+from spotkube.components.offline import ProgramFailed, Recording, record_program
+from spotkube.platform.registration import Registration
 from spotkube.shell import common
 
 AKS_CLUSTER = "azure-native:containerservice:ManagedCluster"
@@ -315,19 +315,24 @@ def test_wired_value_problems_reads_the_rules_of_the_resolved_value() -> None:
         ("cluster.project", True)
 
 
-@pytest.mark.parametrize(("cloud", "key"), [
-    ("aks", "resource_group_name"), ("gke", "project"), ("gke", "network"), ("gke", "subnetwork"),
-    ("aks", "admin_group_object_ids"), ("aks", "authorized_ip_ranges"), ("gke", "authorized_ip_ranges"),
-])
+def test_each_cloud_s_spec_marks_its_wired_cluster_args() -> None:
+    assert {cloud: set(common.wired_cluster_args(cloud)) for cloud in CLOUDS} == {
+        "aks": {"resource_group_name", "admin_group_object_ids", "authorized_ip_ranges"},
+        "gke": {"project", "network", "subnetwork", "authorized_ip_ranges"},
+    }
+
+
+@pytest.mark.parametrize(("cloud", "key"),
+                         [(cloud, key) for cloud in CLOUDS for key in common.wired_cluster_args(cloud)])
 def test_every_placeholder_passes_the_core_rules(cloud: str, key: str) -> None:
     """The placeholders stand in for Outputs while the other rules run, so no rule may refuse one."""
-    placeholder = common.PLACEHOLDERS[key]
-    is_list = dict(common.WIRED_CLUSTER_ARGS)[key]
+    is_list, placeholder = common.wired_cluster_args(cloud)[key]
+    assert common.PLACEHOLDERS[key] == placeholder
     cluster: dict[str, Any] = {"project": PROJECT_ID} if cloud == "gke" else {}
     cluster[key] = [placeholder] if is_list else placeholder
     spec = parse_spec({"cloud": cloud, "environment": "prod", "region": "uksouth" if cloud == "aks" else "us-central1",
                        "cluster": cluster}, "test")
-    assert isinstance(spec, PlatformSpec)
+    assert isinstance(spec, CLOUDS[cloud].spec_model)
 
 
 # --- Outputs where spotkube must read the value are refused before anything is registered -----------------

@@ -1,31 +1,33 @@
 """The configuration reference is generated from the spec models, and everything generated is in step.
 
-README.md's reference tables, Pulumi.yaml's `config:` block, schemas/stack.schema.json and the stack
-files' modelines must be what `python -m spotkube.cli.reference write` would write; every shipped
-stack must satisfy the schema and broken ones must not; the args TypedDicts of the components must
-have the keys, types and required keys of the models they mirror.
+docs/configuration.md's reference tables, Pulumi.yaml's `config:` block, schemas/stack.schema.json, the stack
+files' modelines and the components' args modules must be what `python -m spotkube.cli.reference
+write` would write; every shipped stack must satisfy the schema and broken ones must not, and a
+stack is offered and accepted only its cloud's fields.
 """
 
 import copy
 import json
 import subprocess
 import sys
-import typing
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict
+from typing import Any
 
 import jsonschema
 import pytest
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from spotkube.clouds import CLOUDS
+from spotkube.clouds import CLOUDS, parse_spec
 from spotkube.platform import reference, spec
-from spotkube.shell import args as public_args
+from spotkube.platform.errors import SpecError
 
 REPO = Path(__file__).resolve().parents[2]
 STACKS = sorted(REPO.glob(reference.STACK_GLOB))
-GENERATED_PATHS = [REPO / "README.md", REPO / "Pulumi.yaml", REPO / reference.SCHEMA_PATH, *STACKS]
+ARGS_MODULES = [REPO / "components/spotkube/clouds/aks/args.py", REPO / "components/spotkube/clouds/gke/args.py",
+                REPO / "components/spotkube/components/args.py"]
+GENERATED_PATHS = [REPO / reference.REFERENCE_PATH, REPO / "Pulumi.yaml", REPO / reference.SCHEMA_PATH, *STACKS,
+                   *ARGS_MODULES]
 
 
 def _relative(path: Path) -> str:
@@ -72,17 +74,19 @@ def test_generated_file_is_up_to_date(path: Path, generated: dict[Path, str]) ->
         first = next(i for i, (a, b) in enumerate(zip([*on_disk.splitlines(), ""], [*expected.splitlines(), ""],
                                                       strict=False)) if a != b)
         pytest.fail(f"{_relative(path)} is out of date (first difference at line {first + 1}); after changing the "
-                    f"models in spotkube.platform.spec run `{reference.REGENERATE}` and review the diff")
+                    f"spec models (spotkube.platform.spec, spotkube.clouds.<cloud>.spec) run `{reference.REGENERATE}` "
+                    "and review the diff")
 
 
 def test_a_stale_reference_is_noticed(generated: dict[Path, str]) -> None:
     """The up-to-date check compares whole texts: an edited table row between the markers is undone."""
-    readme = (REPO / "README.md").read_text()
-    edited = readme.replace("| `cloud` |", "| `cloud` (edited) |", 1)
-    assert edited != readme
+    page = REPO / reference.REFERENCE_PATH
+    text = page.read_text()
+    edited = text.replace("| `cloud` |", "| `cloud` (edited) |", 1)
+    assert edited != text
     regenerated = reference.replace_between(edited, reference.README_START, reference.README_END,
-                                            reference.readme_reference(CLOUDS), "README.md")
-    assert regenerated == generated[REPO / "README.md"] != edited
+                                            reference.readme_reference(CLOUDS), reference.REFERENCE_PATH)
+    assert regenerated == generated[page] != edited
 
 
 def test_markers_are_required() -> None:
@@ -103,8 +107,11 @@ def test_modeline_is_the_first_line_and_replaces_an_old_one() -> None:
 # --- the models are a complete source -------------------------------------------------------------
 
 
-@pytest.mark.parametrize("model", [spec.PlatformSpec, *(s.model for s in reference.sections())],
-                         ids=lambda m: m.__name__)
+SECTION_MODELS = [m for by_cloud in reference.cloud_sections(CLOUDS).values() for m in by_cloud.values()]
+MODELS = list(dict.fromkeys([spec.PlatformSpec, *(p.spec_model for p in CLOUDS.values()), *SECTION_MODELS]))
+
+
+@pytest.mark.parametrize("model", MODELS, ids=lambda m: m.__name__)
 def test_every_field_is_described(model: type[BaseModel]) -> None:
     missing = [name for name, field in model.model_fields.items() if not (field.description or "").strip()]
     assert not missing, f"{model.__name__}: give these fields a description= in spotkube.platform.spec: {missing}"
@@ -112,25 +119,55 @@ def test_every_field_is_described(model: type[BaseModel]) -> None:
 
 def test_readme_has_a_table_for_every_nested_model() -> None:
     text = reference.readme_reference(CLOUDS)
-    paths = [s.path for s in reference.sections()]
+    paths = reference.cloud_sections(CLOUDS)
     assert {"systemPool", "gpuPools[]", "gpuPools[].gpu", "cluster.deployer", "cost.workloads[]"} <= set(paths)
-    for path in paths:
+    for path, by_cloud in paths.items():
         assert f"**`{path}`**" in text
+        if len(set(by_cloud.values())) > 1:  # the clouds' fields differ: a table per cloud
+            for cloud in by_cloud:
+                assert f"**`{path}`** ({CLOUDS[cloud].title}): " in text, (path, cloud)
     for key in spec.CONFIG_KEYS:
         assert f"| `{key}` |" in text
+
+
+def _table(text: str, heading: str) -> str:
+    """The rows of the README table under `heading`."""
+    after = text.split(heading, 1)[1]
+    return after.split("\n\n**", 1)[0]
+
+
+def test_each_cloud_s_table_has_only_its_own_fields() -> None:
+    text = reference.readme_reference(CLOUDS)
+    aks, gke = _table(text, "**`cluster`** (AKS): "), _table(text, "**`cluster`** (GKE): ")
+    for key in ("resourceGroupName", "localAccountsDisabled", "adminGroupObjectIds"):
+        assert f"| `{key}` |" in aks and f"| `{key}` |" not in gke, key
+    for key in ("project", "subnetwork", "egress", "dnsEndpoint"):
+        assert f"| `{key}` |" in gke and f"| `{key}` |" not in aks, key
+    aks_pool, gke_pool = _table(text, "**`gpuPools[]`** (AKS): "), _table(text, "**`gpuPools[]`** (GKE): ")
+    assert "| `maxPrice` |" in aks_pool and "| `maxPrice` |" not in gke_pool
+    assert "| `gpuDriver` |" in gke_pool and "| `gpuDriver` |" not in aks_pool
+    # A default that follows from the cloud is shown for the cloud the table is about.
+    assert "`Standard_D4s_v3`" in _table(text, "**`systemPool`** (AKS): ")
+    assert "`e2-standard-4`" in _table(text, "**`systemPool`** (GKE): ")
+    assert "AKS: " not in text and "GKE: " not in text, "a description still speaks of both clouds"
 
 
 def test_pulumi_yaml_declares_every_key_with_its_default() -> None:
     config = yaml.safe_load((REPO / "Pulumi.yaml").read_text())["config"]
     assert list(config) == list(spec.CONFIG_KEYS)
-    assert config == reference.pulumi_config()
+    assert config == reference.pulumi_config(CLOUDS)
     for key, declaration in config.items():
         assert declaration["type"] in {"string", "integer", "boolean", "array", "object"}, key
         assert declaration["description"], key
         assert "default" in declaration, key
     # The project defaults alone make a valid spec: a stack that sets nothing is a working platform.
     defaults = {key: declaration["default"] for key, declaration in config.items()}
-    assert spec.PlatformSpec.model_validate(defaults).cloud == "aks"
+    assert CLOUDS[defaults["cloud"]].spec_model.model_validate(defaults).cloud == "aks"
+    # An object's description names the fields of each cloud where they differ.
+    assert "Fields on AKS: " in config["cluster"]["description"]
+    assert "Fields on GKE: " in config["cluster"]["description"]
+    assert "resourceGroupName" in config["cluster"]["description"].split("Fields on GKE: ")[0]
+    assert "resourceGroupName" not in config["cluster"]["description"].split("Fields on GKE: ")[1]
 
 
 # --- the stack schema -----------------------------------------------------------------------------
@@ -184,8 +221,8 @@ def test_broken_stack_is_rejected(
     assert _errors(validator, document), f"the schema accepted {path} = {value!r}"
     if path[0] == "config" and str(path[1]).startswith("spotkube:"):
         values = {k.split(":", 1)[1]: v for k, v in document["config"].items()}
-        with pytest.raises(ValidationError):
-            spec.PlatformSpec.model_validate(values)  # the schema refuses only what the models refuse
+        with pytest.raises(SpecError):
+            parse_spec(values, "stack")  # the schema refuses only what the models refuse
 
 
 ACCEPTED = {
@@ -209,70 +246,71 @@ def test_valid_stack_file_content_is_accepted(
     assert not _errors(validator, _set(_stack(), path, value))
 
 
+def _other_cloud(document: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
+    return {**document, "config": config}
+
+
+GKE_CONFIG = {"spotkube:cloud": "gke", "spotkube:environment": "dev", "spotkube:region": "us-central1",
+              "spotkube:cluster": {"project": "my-ml-platform", "dnsEndpoint": True, "egress": "own"},
+              "spotkube:gpuPools": [{"name": "l4", "machine": "g2-standard-8", "gpuDriver": "LATEST",
+                                     "capacity": "preemptible"}]}
+#: A setting of the other cloud, for a stack of each cloud: the schema offers and accepts only the
+#: stack's cloud's fields (path under config, value).
+OTHER_CLOUDS_SETTINGS = {
+    "an AKS stack with a GKE project": ("aks", ["spotkube:cluster", "project"], "my-ml-platform"),
+    "an AKS stack with a GKE DNS endpoint": ("aks", ["spotkube:cluster", "dnsEndpoint"], True),
+    "an AKS stack with a GKE driver": ("aks", ["spotkube:gpuPools", 0, "gpuDriver"], "LATEST"),
+    "an AKS stack with preemptible capacity": ("aks", ["spotkube:gpuPools", 0, "capacity"], "preemptible"),
+    "a bare AKS stack with a GKE project": ("bare", ["spotkube:cluster", "project"], "my-ml-platform"),
+    "a GKE stack with an AKS max price": ("gke", ["spotkube:gpuPools", 0, "maxPrice"], 0.5),
+    "a GKE stack with an AKS resource group": ("gke", ["spotkube:cluster", "resourceGroupName"], "rg"),
+    "a GKE stack with an AKS expander": ("gke", ["spotkube:cluster", "autoscaler"], {"expander": "priority"}),
+    "a GKE stack with the azure policy": ("gke", ["spotkube:cluster", "networkPolicy"], "azure"),
+    "a GKE stack with an AKS key spelt bare": ("gke-bare", ["cluster", "localAccountsDisabled"], True),
+}
+
+
+def _of_cloud(cloud: str) -> dict[str, Any]:
+    if cloud == "aks":
+        return _stack()
+    if cloud == "bare":  # no cloud named: Pulumi.yaml's default, aks
+        document = _stack()
+        del document["config"]["spotkube:cloud"]
+        return document
+    config = copy.deepcopy(GKE_CONFIG)
+    if cloud == "gke-bare":
+        config = {key.removeprefix("spotkube:"): value for key, value in config.items()}
+    return {"config": config}
+
+
+def test_a_gke_stack_with_gke_settings_is_accepted(validator: jsonschema.Draft7Validator) -> None:
+    for cloud in ("gke", "gke-bare"):
+        assert not _errors(validator, _of_cloud(cloud)), cloud
+    assert parse_spec({k.removeprefix("spotkube:"): v for k, v in GKE_CONFIG.items()}, "stack").cloud == "gke"
+
+
+@pytest.mark.parametrize("case", OTHER_CLOUDS_SETTINGS.values(), ids=list(OTHER_CLOUDS_SETTINGS))
+def test_another_cloud_s_setting_is_refused_by_the_schema(
+    case: tuple[str, list[str | int], Any], validator: jsonschema.Draft7Validator
+) -> None:
+    cloud, path, value = case
+    document = _of_cloud(cloud)
+    assert not _errors(validator, document)
+    assert _errors(validator, _set(document, ["config", *path], value)), f"the schema accepted {path} on {cloud}"
+
+
+def test_the_schema_has_a_branch_per_cloud(schema: dict[str, Any]) -> None:
+    branches = schema["allOf"]
+    assert len(branches) == len(CLOUDS)
+    for branch, (cloud, profile) in zip(branches, CLOUDS.items(), strict=True):
+        config = branch["then"]["properties"]["config"]["properties"]
+        own = profile.spec_model.model_fields["cluster"].annotation.__name__
+        assert config["spotkube:cluster"] == {"allOf": [{"$ref": f"#/definitions/{own}"}],
+                                              **{k: v for k, v in config["spotkube:cluster"].items()
+                                                 if k != "allOf"}}, cloud
+
+
 def test_missing_required_pool_keys_are_reported(validator: jsonschema.Draft7Validator) -> None:
     document = _stack()
     del document["config"]["spotkube:gpuPools"][0]["machine"]
     assert any("'machine' is a required property" in e for e in _errors(validator, document))
-
-
-# --- the args TypedDicts mirror the models --------------------------------------------------------
-
-PAIRS: dict[type, type[BaseModel]] = {
-    public_args.GpuArgs: spec.GpuSpec,
-    public_args.SystemPoolArgs: spec.SystemPool,
-    public_args.PlatformPoolArgs: spec.PlatformPool,
-    public_args.SpotPoolArgs: spec.SpotPool,
-    public_args.GpuPoolArgs: spec.GpuPool,
-    public_args.AutoscalerArgs: spec.AutoscalerSettings,
-    public_args.DeployerArgs: spec.DeployerSettings,
-    public_args.ClusterArgs: spec.ClusterSettings,
-    public_args.GpuClusterArgs: spec.PlatformSpec,
-    public_args.NvidiaDevicePluginArgs: spec.DevicePluginSettings,
-    public_args.DevicePluginSettingsArgs: spec.DevicePluginSettings,
-    public_args.KubeflowPipelinesArgs: spec.KubeflowSettings,
-}
-#: The intended differences: (keys only the model has, keys only the args have).
-DIFFERENCES: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    # Each cluster component is one cloud; the add-ons, the cost scenario and the plan's acknowledged
-    # warnings are separate.
-    public_args.GpuClusterArgs: (("cloud", "cost", "device_plugin", "kubeflow", "acknowledgements"), ()),
-    # The component is the switch; it needs the cloud and the GPU pools' own taints instead.
-    public_args.NvidiaDevicePluginArgs: (("enabled",), ("cloud", "extra_taints")),
-    # NvidiaDevicePlugin.for_cluster: the cluster gives the cloud and the taints.
-    public_args.DevicePluginSettingsArgs: (("enabled",), ()),
-    public_args.KubeflowPipelinesArgs: (("enabled",), ()),
-}
-
-
-@pytest.mark.parametrize("typed_dict", list(PAIRS), ids=lambda t: t.__name__)
-def test_args_mirror_their_model(typed_dict: type) -> None:
-    only_in_model, only_in_args = DIFFERENCES.get(typed_dict, ((), ()))
-    problems = reference.typed_dict_mismatches(typed_dict, PAIRS[typed_dict], PAIRS, only_in_model, only_in_args)
-    assert not problems, "\n".join(problems)
-
-
-def test_every_public_args_typed_dict_is_checked() -> None:
-    typed_dicts = {obj for obj in vars(public_args).values() if typing.is_typeddict(obj)}
-    outputs = {public_args.PoolContractOutput, public_args.PoolContractGpu}  # outputs: no model to mirror
-    assert typed_dicts - outputs == set(PAIRS)
-
-
-# Class syntax needs real annotations: this module has no `from __future__ import annotations`, under which
-# Python 3.11's TypedDict can't see NotRequired.
-class _DriftedPoolArgs(TypedDict):
-    name: NotRequired[str]
-    machine: str
-    min: NotRequired[str]
-    gpu: NotRequired[public_args.GpuArgs]
-    max_nodes: NotRequired[int]
-
-
-def test_the_args_check_reports_drift() -> None:
-    problems = reference.typed_dict_mismatches(_DriftedPoolArgs, spec.GpuPool, PAIRS, only_in_model=("machine",))
-    text = "\n".join(problems)
-    assert "the model has 'max'" in text
-    assert "the args have 'max_nodes'" in text
-    assert "'min' is string in the args and integer in the model" in text
-    assert "'name' is required in the model and optional in the args" in text
-    assert "'machine' is listed as only in the model, but isn't" in text
-    assert "'gpu'" not in text  # GpuArgs is GpuSpec's mirror: same shape

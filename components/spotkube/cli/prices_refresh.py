@@ -17,8 +17,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from spotkube.clouds import CLOUDS, load_stack_spec, plan_platform
-from spotkube.platform.cost import PriceTable, load_table, load_user_table, merge_rows, write_table
+from spotkube.clouds import CLOUDS, load_price_table, load_stack_spec, load_user_price_table, plan_platform
+from spotkube.platform.cost import PriceTable, merge_rows, write_table
 from spotkube.platform.cost.prices import PriceRow
 from spotkube.platform.cost.refresh import FetchSettings, PriceSource, PriceTarget
 from spotkube.platform.errors import SpotkubeError
@@ -77,7 +77,7 @@ class Outcome:
 
 def price_sources() -> dict[str, PriceSource | None]:
     """Each price table cloud name (azure, gcp) and its price list."""
-    return {profile.price_cloud: profile.price_source for profile in CLOUDS.values()}
+    return {profile.pricing.name: profile.price_source for profile in CLOUDS.values()}
 
 
 def stack_targets(project: Project, stacks: Sequence[str]) -> dict[str, list[PriceTarget]]:
@@ -85,7 +85,7 @@ def stack_targets(project: Project, stacks: Sequence[str]) -> dict[str, list[Pri
     out: dict[str, list[PriceTarget]] = {}
     for stack in stacks:
         plan = plan_platform(load_stack_spec(project, stack))
-        cloud = CLOUDS[plan.cloud].price_cloud
+        cloud = CLOUDS[plan.cloud].pricing.name
         out.setdefault(cloud, []).extend(PriceTarget(plan.spec.region, pool.machine, pool.gpu_type, pool.gpu_count)
                                          for pool in plan.pools)
     return out
@@ -106,7 +106,7 @@ def explicit_targets(clouds: Sequence[str], region: str | None, skus: Sequence[s
     if not region or not skus:
         raise RefreshRefused("name both --region and --sku (with --cloud), or neither to refresh what the stacks use")
     if not clouds:
-        clouds = [p.price_cloud for p in CLOUDS.values() if region in p.regions]
+        clouds = [p.pricing.name for p in CLOUDS.values() if region in p.regions]
     if len(clouds) != 1:
         raise RefreshRefused(f"--region and --sku need one --cloud, the price list they are in: "
                              f"{' or '.join(price_sources())}")
@@ -156,7 +156,7 @@ def refresh(targets: Mapping[str, Sequence[PriceTarget]], *, asked: Sequence[str
 def write_rows(target: Path, rows: Sequence[PriceRow], day: datetime.date) -> None:
     """Merge `rows` into the price file at `target`, creating it (and its folders) when missing."""
     if target.exists():
-        table = load_user_table(target)
+        table = load_user_price_table(target)
     else:
         table = PriceTable(currency="USD", date=day, notes=NEW_PRICE_FILE_NOTES, rows=())
     try:
@@ -168,7 +168,7 @@ def write_rows(target: Path, rows: Sequence[PriceRow], day: datetime.date) -> No
 
 def tables_for_all(target_file: Path) -> list[PriceTable]:
     """The bundled table, and the price file when it exists: `--all` refreshes every row of both."""
-    tables = [load_table()]
+    tables = [load_price_table()]
     if target_file.is_file():
-        tables.append(load_user_table(target_file))
+        tables.append(load_user_price_table(target_file))
     return tables

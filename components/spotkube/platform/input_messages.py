@@ -66,8 +66,12 @@ def did_you_mean(word: str, options: Iterable[str], *, quoted: bool = False) -> 
 
 
 def model_noun(model: type[BaseModel]) -> str:
-    """`GpuPool` -> `GPU pool`: a settings model named as a user would name it."""
-    words = re.sub(r"(?<!^)(?=[A-Z])", " ", model.__name__).lower()
+    """`GpuPool` -> `GPU pool`: a settings model named as a user would name it. A cloud's model is
+    named by the shared model it extends (`AksGpuPool` -> `GPU pool`): the user knows the stack's
+    cloud, and the messages read the same on every cloud."""
+    name = model.__name__
+    shared = next((base.__name__ for base in model.__mro__[1:] if name.endswith(base.__name__)), name)
+    words = re.sub(r"(?<!^)(?=[A-Z])", " ", shared).lower()
     return words.replace("gpu", "GPU")
 
 
@@ -94,6 +98,18 @@ def type_name(annotation: Any, plural: bool = False) -> str:
              float: ("a number", "numbers")}
     singular, many = words.get(annotation, (str(annotation), str(annotation)))
     return many if plural else singular
+
+
+def literal_values(annotation: Any) -> tuple[Any, ...]:
+    """The values a `Literal` annotation accepts, through `Annotated` and `| None`; () for any other."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is Literal:
+        return args
+    if origin is typing.Annotated:
+        return literal_values(args[0])
+    if origin in (typing.Union, types.UnionType):
+        return tuple(v for a in args for v in literal_values(a))
+    return ()
 
 
 def model_in(annotation: Any) -> type[BaseModel] | None:

@@ -153,7 +153,7 @@ def plan_platform(spec: PlatformSpec, facts: CloudProfile) -> PlatformPlan:
         cloud, spec.region, system.name, "system", "on-demand", system.machine or "",
         facts.machine_arch(system.machine or ""), gpu=None,
         low=system.min, high=system.max, zones=system.zones, extra_labels=system.labels,
-        critical_only=facts.critical_addons_taint and system.critical_addons_only,
+        critical_only=system.critical_addons_only_taint(),
     )]
     platform = spec.platform_pool
     if platform.enabled:
@@ -166,15 +166,14 @@ def plan_platform(spec: PlatformSpec, facts: CloudProfile) -> PlatformPlan:
     workers += [("gpu", p) for p in spec.gpu_pools]
     for role, worker in workers:
         gpu_spec = worker.gpu if isinstance(worker, GpuPool) else None
-        priced_spot = facts.spot_price_controls and worker.capacity == "spot"
+        eviction_policy, max_price = worker.spot_price_controls()
         pools.append(_pool(
             cloud, spec.region, worker.name, role, worker.capacity, worker.machine, facts.machine_arch(worker.machine),
             gpu=(gpu_spec.type, gpu_spec.count) if gpu_spec else None,
             low=worker.min, high=worker.max, zones=worker.zones,
             extra_labels=worker.labels, extra_taints=worker.parsed_taints(),
-            eviction_policy=worker.eviction_policy if priced_spot else None,
-            max_price=worker.max_price if priced_spot else None,
-            gpu_driver=worker.gpu_driver if isinstance(worker, GpuPool) and facts.gpu_driver_setting else None,
+            eviction_policy=eviction_policy, max_price=max_price,
+            gpu_driver=worker.driver() if isinstance(worker, GpuPool) else None,
         ))
     return PlatformPlan(spec=spec, pools=tuple(pools))
 

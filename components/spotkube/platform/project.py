@@ -33,7 +33,7 @@ from typing import Any
 from spotkube.platform.cloud import Clouds
 from spotkube.platform.errors import Problem, SpecError, StackNotFound
 from spotkube.platform.input_messages import cut, shown
-from spotkube.platform.reference import STACK_FILE_KEYS, pulumi_config
+from spotkube.platform.reference import STACK_FILE_KEYS, config_types
 from spotkube.platform.spec import CONFIG_NAMESPACE, PlatformSpec, config_key
 from spotkube.platform.strict_yaml import CORE_TAGS, KeyPath, YamlDocument, dotted, load_yaml
 from spotkube.platform.validation import parse_spec
@@ -455,7 +455,7 @@ def structured_keys() -> frozenset[str]:
     The engine marks such a value as an object and checks its type, but hands the program only its
     JSON text: a Python program can't tell `[1]` from the string "[1]". So the program decodes JSON
     for these keys alone, and reads every other key as the text it is."""
-    return frozenset(key for key, declaration in pulumi_config().items() if declaration["type"] in ("object", "array"))
+    return frozenset(key for key, kind in config_types().items() if kind in ("object", "array"))
 
 
 def _no_json_constants(name: str) -> Any:

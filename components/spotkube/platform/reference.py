@@ -1,12 +1,15 @@
 """The configuration reference, generated from the spec models so that they are its only source.
 
-`spotkube.platform.spec` declares every stack key once: name (the camelCase alias), type, constraints,
-default and `description=`. From those models this module renders
-- the "Configuration reference" tables of README.md (between `README_START` and `README_END`),
-- the `config:` block of Pulumi.yaml (between `YAML_START` and `YAML_END`),
-- the JSON Schema of stack files (`SCHEMA_PATH`), which the stack files name on their first line
-  (`MODELINE`) so that editors with the YAML language server complete and check them,
-and checks that the component args TypedDicts have the keys and types of the models they mirror.
+`spotkube.platform.spec` and each cloud's spec (`CloudProfile.spec_model`) declare every stack key
+once: name (the camelCase alias), type, constraints, default and `description=`. From those models
+this module renders
+- the "Configuration reference" tables of docs/configuration.md (`REFERENCE_PATH`, between
+  `README_START` and `README_END`): one table per section, or one per cloud where the clouds' fields
+  differ,
+- the `config:` block of Pulumi.yaml (between `YAML_START` and `YAML_END`), naming each cloud's fields,
+- the JSON Schema of stack files (`SCHEMA_PATH`), whose `if`/`then` per cloud offers a stack only its
+  cloud's fields; the stack files name it on their first line (`MODELINE`) so that editors with the
+  YAML language server complete and check them.
 It only returns text; `spotkube.cli.reference` writes it. Pure module: no Pulumi.
 """
 
@@ -18,15 +21,16 @@ import os
 import re
 import types
 import typing
-from collections.abc import Awaitable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from spotkube.platform.args_source import args_files
 from spotkube.platform.cloud import Clouds
 from spotkube.platform.spec import CONFIG_NAMESPACE, ClusterSettings, PlatformPool, PlatformSpec, SystemPool
 
@@ -35,6 +39,8 @@ README_END = "<!-- reference:end -->"
 YAML_START = "# reference:start"
 YAML_END = "# reference:end"
 SCHEMA_PATH = "schemas/stack.schema.json"
+#: The page for stack authors that holds the reference tables.
+REFERENCE_PATH = "docs/configuration.md"
 STACK_GLOB = "stacks/Pulumi.*.yaml"
 
 
@@ -59,9 +65,9 @@ REGENERATE = "python -m spotkube.cli.reference write"
 #: Pulumi.yaml then supplies these defaults, so a bare stack is a dev platform on AKS in uksouth.
 PROJECT_DEFAULTS: Mapping[str, str] = {"cloud": "aks", "environment": "dev", "region": "uksouth"}
 
-#: Fields left unset that validation fills in from the cloud's profile: (model, field) -> {cloud: default}.
 def cloud_defaults(clouds: Clouds) -> Mapping[tuple[type[BaseModel], str], Mapping[str, str]]:
-    """(model, field) -> {cloud: default} of the fields left unset that validation fills in."""
+    """(shared model, field) -> {cloud: default} of the fields left unset that validation fills in
+    from the cloud's profile; a cloud's own model of that section (e.g. `AksSystemPool`) has them too."""
     return {
         (SystemPool, "machine"): {cloud: p.default_machine for cloud, p in clouds.items()},
         (PlatformPool, "machine"): {cloud: p.default_machine for cloud, p in clouds.items()},
@@ -123,15 +129,23 @@ def sections(model: type[BaseModel] = PlatformSpec, path: str = "") -> Iterator[
         yield from sections(inner, here)
 
 
+def cloud_sections(clouds: Clouds) -> dict[str, dict[str, type[BaseModel]]]:
+    """Every section of any cloud's spec, in order: path -> {cloud: the model it has there}."""
+    out: dict[str, dict[str, type[BaseModel]]] = {}
+    for cloud, profile in clouds.items():
+        for section in sections(profile.spec_model):
+            out.setdefault(section.path, {})[cloud] = section.model
+    return out
+
+
 @functools.cache
-def _spec_schema() -> dict[str, Any]:
-    return PlatformSpec.model_json_schema(by_alias=True)
+def _schema_of(model: type[BaseModel]) -> dict[str, Any]:
+    return model.model_json_schema(by_alias=True)
 
 
 def _property(model: type[BaseModel], key: str) -> dict[str, Any]:
     """The JSON Schema of one field (by alias), as pydantic generates it for validation."""
-    schema = _spec_schema() if model is PlatformSpec else _spec_schema()["$defs"][model.__name__]
-    return schema["properties"][key]
+    return _schema_of(model)["properties"][key]
 
 
 def _default(field: FieldInfo) -> Any:
@@ -142,7 +156,7 @@ def _docstring(model: type[BaseModel]) -> str:
     return " ".join((model.__doc__ or "").split())
 
 
-# --- README tables --------------------------------------------------------------------------------
+# --- the reference tables (docs/configuration.md) -------------------------------------------------
 
 
 def _code(value: str) -> str:
@@ -196,10 +210,12 @@ def default_text(model: type[BaseModel], name: str, field: FieldInfo, clouds: Cl
     key = alias(name, field)
     if project and key in PROJECT_DEFAULTS:
         return _code(PROJECT_DEFAULTS[key])
-    defaults = cloud_defaults(clouds)
-    if (model, name) in defaults:
-        shown = [f"{_code(value)} ({clouds[cloud].title})" for cloud, value in defaults[model, name].items()]
-        return ", ".join(shown)
+    for (shared, field_name), by_cloud in cloud_defaults(clouds).items():
+        if field_name == name and issubclass(model, shared):
+            owners = [cloud for cloud, p in clouds.items() if _uses(p.spec_model, model)]
+            if len(owners) == 1:
+                return _code(by_cloud[owners[0]])
+            return ", ".join(f"{_code(value)} ({clouds[cloud].title})" for cloud, value in by_cloud.items())
     if field.is_required():
         return "required"
     value = _default(field)
@@ -210,6 +226,11 @@ def default_text(model: type[BaseModel], name: str, field: FieldInfo, clouds: Cl
     if isinstance(value, tuple | list | bool | int | float):
         return _code(json.dumps(_plain(value)))
     return _code(str(value))
+
+
+def _uses(spec_model: type[BaseModel], model: type[BaseModel]) -> bool:
+    """Whether a cloud's spec holds `model` somewhere (its own or a shared one)."""
+    return any(section.model is model for section in sections(spec_model))
 
 
 def _cell(text: str) -> str:
@@ -227,7 +248,9 @@ def _table(model: type[BaseModel], path: str, header: str, clouds: Clouds) -> li
             below = f"{path}.{key}" if path else key
             meaning += f" See **`{below}{'[]' if many else ''}`**."
         default = default_text(model, name, field, clouds, project=top)
-        cells = [_code(key), type_text(_property(model, key)), default, meaning]
+        # Every cloud's spec narrows `cloud` to its own name: the top table names them all.
+        kind = _or([_code(c) for c in clouds]) if top and name == "cloud" else type_text(_property(model, key))
+        cells = [_code(key), kind, default, meaning]
         rows.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     return rows
 
@@ -235,21 +258,26 @@ def _table(model: type[BaseModel], path: str, header: str, clouds: Clouds) -> li
 def readme_reference(clouds: Clouds) -> str:
     """The Markdown between README_START and README_END (the markers excluded)."""
     lines = [
-        f"<!-- Generated from the models in spotkube.platform.spec by `{REGENERATE}`: change their `description=`, "
-        "not this text. -->",
+        f"<!-- Generated from the spec models (spotkube.platform.spec and each cloud's spec) by `{REGENERATE}`: "
+        "change their `description=`, not this text. -->",
         "",
         f"Stack files name the JSON Schema `{SCHEMA_PATH}` on their first line, so an editor with the YAML "
         "language server completes these keys and checks their types; `spotkube plan` checks the rest (the "
         "cloud's names, machines, zones and combinations of keys). The defaults of `cloud`, `environment` and "
         "`region` are `Pulumi.yaml`'s: the components have none (each is one cloud, and `environment` and "
-        "`region` are required args).",
+        "`region` are required args). Where the clouds' fields differ, a section has a table per cloud, and "
+        "a stack (or a component's args) takes only its cloud's.",
         "",
         *_table(PlatformSpec, "", "key", clouds),
     ]
-    for section in sections():
-        intro = _docstring(section.model)
-        lines += ["", f"**`{section.path}`**: {intro}" if intro else f"**`{section.path}`**", ""]
-        lines += _table(section.model, section.path, "field", clouds)
+    for path, by_cloud in cloud_sections(clouds).items():
+        models = list(dict.fromkeys(by_cloud.values()))
+        for model in models:
+            owners = [clouds[c].title for c, m in by_cloud.items() if m is model]
+            which = f" ({', '.join(owners)})" if len(models) > 1 or len(owners) < len(clouds) else ""
+            intro = _docstring(model)
+            lines += ["", f"**`{path}`**{which}: {intro}" if intro else f"**`{path}`**{which}", ""]
+            lines += _table(model, path, "field", clouds)
     return "\n".join(lines) + "\n"
 
 
@@ -282,22 +310,46 @@ def fields_summary(model: type[BaseModel]) -> str:
 _PULUMI_TYPES = {"string", "integer", "boolean", "array", "object"}
 
 
-def pulumi_config() -> dict[str, dict[str, Any]]:
-    """Pulumi.yaml's `config:` declarations: type, description and default of every top-level key."""
-    out: dict[str, dict[str, Any]] = {}
+def config_types() -> dict[str, str]:
+    """Pulumi's config type (`string`, `object`, ...) of every top-level key: the same on every cloud."""
+    out = {}
     for name, field in PlatformSpec.model_fields.items():
         key = alias(name, field)
         schema = _property(PlatformSpec, key)
         kind = "object" if "$ref" in schema else schema.get("type")
         if kind not in _PULUMI_TYPES:
             raise ValueError(f"{key}: JSON type {kind!r} has no Pulumi config type")
+        out[key] = kind
+    return out
+
+
+def pulumi_config(clouds: Clouds) -> dict[str, dict[str, Any]]:
+    """Pulumi.yaml's `config:` declarations: type, description and default of every top-level key.
+    Pulumi declares one type per key for every stack, so an object's description names its fields on
+    each cloud where they differ."""
+    out: dict[str, dict[str, Any]] = {}
+    types = config_types()
+    for name, field in PlatformSpec.model_fields.items():
+        key = alias(name, field)
+        schema = _property(PlatformSpec, key)
+        kind = types[key]
         declaration: dict[str, Any] = {"type": kind}
         inner, _ = nested_model(field.annotation)
         if kind == "array":
             declaration["items"] = {"type": "object" if inner else schema.get("items", {}).get("type", "string")}
         description = field.description or ""
+        if name == "cloud":
+            description = f"Which cloud: {_or([_code(c) for c in clouds])}."
         if inner is not None:
-            description += f" Fields: {fields_summary(inner)}."
+            summaries: dict[str, list[str]] = {}
+            for profile in clouds.values():
+                own, _ = nested_model(profile.spec_model.model_fields[name].annotation)
+                summaries.setdefault(fields_summary(own or inner), []).append(profile.title)
+            if len(summaries) == 1:
+                description += f" Fields: {next(iter(summaries))}."
+            else:
+                description += "".join(f" Fields on {' and '.join(titles)}: {summary}."
+                                       for summary, titles in summaries.items())
         declaration["description"] = description
         if key in PROJECT_DEFAULTS:
             declaration["default"] = PROJECT_DEFAULTS[key]
@@ -322,10 +374,10 @@ def _scalar(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def pulumi_config_block() -> str:
+def pulumi_config_block(clouds: Clouds) -> str:
     """The text between YAML_START and YAML_END in Pulumi.yaml (the markers excluded)."""
     lines = ["config:"]
-    for key, declaration in pulumi_config().items():
+    for key, declaration in pulumi_config(clouds).items():
         lines.append(f"  {key}:")
         lines.append(f"    type: {declaration['type']}")
         if "items" in declaration:
@@ -360,13 +412,40 @@ def _clean(node: Any) -> Any:
     return out
 
 
-def stack_schema() -> dict[str, Any]:
-    """The JSON Schema (draft-07) of `stacks/Pulumi.<stack>.yaml`."""
-    spec = _clean(PlatformSpec.model_json_schema(by_alias=True))
+def _cloud_is(cloud: str) -> dict[str, Any]:
+    """The `if` of a cloud's branch: the stack names the cloud (as `spotkube:cloud` or `cloud`), or
+    names none and the cloud is Pulumi.yaml's default."""
+    named = {"properties": {f"{CONFIG_NAMESPACE}:cloud": {"const": cloud}, "cloud": {"const": cloud}}}
+    if cloud == PROJECT_DEFAULTS["cloud"]:
+        return {"properties": {"config": named}}
+    either = {"anyOf": [{"required": [f"{CONFIG_NAMESPACE}:cloud"]}, {"required": ["cloud"]}]}
+    return {"required": ["config"], "properties": {"config": {**named, **either}}}
+
+
+def stack_schema(clouds: Clouds) -> dict[str, Any]:
+    """The JSON Schema (draft-07) of `stacks/Pulumi.<stack>.yaml`: the keys every stack may set, and
+    for each cloud (`if` the stack is of that cloud) the schema of its own spec, so that an editor
+    offers and accepts only the stack's cloud's fields."""
+    definitions: dict[str, Any] = {}
+    branches = []
+    for cloud, profile in clouds.items():
+        spec = _clean(profile.spec_model.model_json_schema(by_alias=True))
+        for name, definition in spec.get("definitions", {}).items():
+            if definitions.setdefault(name, definition) != definition:
+                raise ValueError(f"two clouds' specs define {name} differently; give one a name of its own")
+        own = {key: value for key, value in spec["properties"].items() if key != "cloud"}
+        branches.append({"if": _cloud_is(cloud), "then": {"properties": {"config": {
+            "properties": {f"{CONFIG_NAMESPACE}:{key}": value for key, value in own.items()},
+            "patternProperties": {f"^{re.escape(key)}$": value for key, value in own.items()},
+        }}}})
     keys: dict[str, Any] = {}
-    for key, value in spec["properties"].items():
+    for name, field in PlatformSpec.model_fields.items():
+        key = alias(name, field)
+        value: dict[str, Any] = {"description": field.description or ""}
+        if name == "cloud":
+            value["enum"] = list(clouds)
         if key in PROJECT_DEFAULTS:
-            value = {**value, "default": PROJECT_DEFAULTS[key]}
+            value["default"] = PROJECT_DEFAULTS[key]
         keys[f"{CONFIG_NAMESPACE}:{key}"] = value
     config = {
         "type": "object",
@@ -376,25 +455,26 @@ def stack_schema() -> dict[str, Any]:
         "patternProperties": {
             # A key without namespace is the project's (`cloud` is `spotkube:cloud`); as a pattern, it is
             # checked like its namespaced twin but kept out of editors' completions.
-            **{f"^{re.escape(k)}$": keys[f"{CONFIG_NAMESPACE}:{k}"] for k in spec["properties"]},
+            **{f"^{re.escape(k.split(':', 1)[1])}$": v for k, v in keys.items()},
             f"^(?!{re.escape(CONFIG_NAMESPACE)}:)[^:]+:.+$": {},
         },
         "additionalProperties": False,
     }
     return {
         "$schema": "http://json-schema.org/draft-07/schema#",
-        "$comment": f"Generated from the models in spotkube.platform.spec by `{REGENERATE}`; do not edit.",
+        "$comment": f"Generated from the spec models of every cloud by `{REGENERATE}`; do not edit.",
         "title": "spotkube stack file",
         "description": "A Pulumi stack file of the spotkube project (stacks/Pulumi.<stack>.yaml).",
         "type": "object",
         "properties": {"config": config, **STACK_FILE_KEYS},
         "additionalProperties": False,
-        "definitions": spec.get("definitions", {}),
+        "allOf": branches,
+        "definitions": dict(sorted(definitions.items())),
     }
 
 
-def stack_schema_text() -> str:
-    return json.dumps(stack_schema(), indent=2, ensure_ascii=False) + "\n"
+def stack_schema_text(clouds: Clouds) -> str:
+    return json.dumps(stack_schema(clouds), indent=2, ensure_ascii=False) + "\n"
 
 
 # --- putting generated text in place ----------------------------------------------------------------
@@ -419,86 +499,22 @@ def with_modeline(text: str) -> str:
 
 
 def generated_files(root: Path, clouds: Clouds) -> dict[Path, str]:
-    """What every generated file under the project `root` should contain, read-only: README.md and
-    Pulumi.yaml with their marked parts regenerated, the stack schema, and the stack files with their
-    modeline. Raises ValueError when a file lacks its markers."""
-    readme, manifest = root / "README.md", root / "Pulumi.yaml"
+    """What every generated file under the project `root` should contain, read-only:
+    docs/configuration.md (`REFERENCE_PATH`) and Pulumi.yaml with their marked parts regenerated, the
+    stack schema, the stack files with their modeline, and the components' args modules
+    (`args_source`). Raises ValueError when a file lacks its markers."""
+    readme, manifest = root / REFERENCE_PATH, root / "Pulumi.yaml"
     files = {
-        readme: replace_between(readme.read_text(), README_START, README_END, readme_reference(clouds), "README.md"),
-        manifest: replace_between(manifest.read_text(), YAML_START, YAML_END, pulumi_config_block(), "Pulumi.yaml"),
-        root / SCHEMA_PATH: stack_schema_text(),
+        readme: replace_between(readme.read_text(), README_START, README_END, readme_reference(clouds),
+                                REFERENCE_PATH),
+        manifest: replace_between(manifest.read_text(), YAML_START, YAML_END, pulumi_config_block(clouds),
+                                  "Pulumi.yaml"),
+        root / SCHEMA_PATH: stack_schema_text(clouds),
     }
     for stack in sorted(root.glob(STACK_GLOB)):
         files[stack] = with_modeline(stack.read_text())
+    # The components' args modules, when `root` is the project this package's source lives in.
+    for path, text in args_files(clouds).items():
+        if path.is_relative_to(root.resolve()):
+            files[path] = text
     return files
-
-
-# --- the args TypedDicts against the models -----------------------------------------------------------
-
-
-def _kind(annotation: Any, pairs: Mapping[type, type[BaseModel]]) -> Any:
-    """A comparable shape of a type: `tuple[str, ...]` and `list[str]` -> ("list", "string")."""
-    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
-    if origin in (typing.NotRequired, typing.Required):
-        return _kind(args[0], pairs)
-    if origin is typing.Annotated:
-        return _kind(args[0], pairs)
-    if origin in (typing.Union, types.UnionType):
-        inner = [a for a in args if a is not type(None)]
-        # `T | Awaitable[T] | Output[T]` (pulumi's Input: args that accept another resource's output)
-        # mirror the model's T, which is what the component hands the model once the value resolves.
-        awaitable = [a for a in inner if typing.get_origin(a) is Awaitable]
-        if awaitable:
-            return _kind(typing.get_args(awaitable[0])[0], pairs)
-        return _kind(inner[0], pairs) if len(inner) == 1 else tuple(_kind(a, pairs) for a in inner)
-    if origin is Literal:
-        return _kind(type(args[0]), pairs)
-    if origin in (tuple, list):
-        return ("list", _kind(args[0], pairs))
-    if origin is dict:
-        return ("map", _kind(args[1], pairs))
-    if annotation in pairs:
-        return ("model", pairs[annotation].__name__)
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return ("model", annotation.__name__)
-    return {str: "string", int: "integer", float: "number", bool: "boolean"}.get(annotation, repr(annotation))
-
-
-def typed_dict_mismatches(
-    typed_dict: type,
-    model: type[BaseModel],
-    pairs: Mapping[type, type[BaseModel]],
-    only_in_model: Sequence[str] = (),
-    only_in_args: Sequence[str] = (),
-) -> list[str]:
-    """How an args TypedDict differs from the model it mirrors: keys, types, and which keys are required.
-
-    `pairs` maps the other TypedDicts to their models, so that nested args are compared by model.
-    `only_in_model` and `only_in_args` are the intended differences (e.g. `cloud`, which a component
-    of one cloud doesn't take); listing one that isn't a difference is a mismatch too.
-    """
-    hints = typing.get_type_hints(typed_dict, include_extras=True)
-    fields = model.model_fields
-    name = f"{typed_dict.__name__} vs {model.__name__}"
-    problems = []
-    for key in only_in_model:
-        if key not in fields or key in hints:
-            problems.append(f"{name}: {key!r} is listed as only in the model, but isn't")
-    for key in only_in_args:
-        if key in fields or key not in hints:
-            problems.append(f"{name}: {key!r} is listed as only in the args, but isn't")
-    expected = set(fields) - set(only_in_model)
-    for key in sorted(expected - set(hints)):
-        problems.append(f"{name}: the model has {key!r}, the args don't")
-    for key in sorted(set(hints) - expected - set(only_in_args)):
-        problems.append(f"{name}: the args have {key!r}, the model doesn't")
-    required = typed_dict.__required_keys__  # type: ignore[attr-defined]
-    for key in sorted(expected & set(hints)):
-        args_kind, model_kind = _kind(hints[key], pairs), _kind(fields[key].annotation, pairs)
-        if args_kind != model_kind:
-            problems.append(f"{name}: {key!r} is {args_kind} in the args and {model_kind} in the model")
-        if (key in required) != fields[key].is_required():
-            state = {True: "required", False: "optional"}
-            problems.append(f"{name}: {key!r} is {state[fields[key].is_required()]} in the model and "
-                            f"{state[key in required]} in the args")
-    return problems

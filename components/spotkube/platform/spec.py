@@ -5,6 +5,11 @@ reported as "which file, which key, what was wrong and what is accepted" instead
 cloud deployment half-way through. Pydantic checks types, ranges and single fields; the rules that
 depend on the cloud (and on the bundled catalogs) run afterwards in `validation` and the cloud's
 profile, so that every problem in a stack is reported at once. Pure module: no Pulumi.
+
+This module holds what every cloud shares: the base models of pools and cluster settings, and the
+cost, device-plugin and Kubeflow settings. Each cloud's spec (`spotkube.clouds.<cloud>.spec`)
+extends them with its own fields, so a stack (or a component's args) is offered, and accepts, only
+its cloud's settings; `validation.parse_spec` picks the model by the stack's `cloud`.
 """
 
 from __future__ import annotations
@@ -12,8 +17,9 @@ from __future__ import annotations
 import datetime
 import ipaddress
 import re
+import typing
 from collections.abc import Iterator, Mapping, Sequence
-from decimal import Decimal, InvalidOperation
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
@@ -30,14 +36,18 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from spotkube.platform.contract import Cloud, Taint
+from spotkube.platform.contract import Taint
 from spotkube.platform.errors import Problem, SpecError
-from spotkube.platform.input_messages import KeyStyle, accepted_keys, cut, describe, did_you_mean, python_path, shown
+from spotkube.platform.input_messages import KeyStyle, cut, describe, python_path, shown
 from spotkube.platform.kubernetes_syntax import key_problem, value_problem
 from spotkube.platform.warnings import ID_PATTERN as WARNING_ID_PATTERN
 
 CONFIG_NAMESPACE = "spotkube"
 MAX_NODES = 1000
+#: What an environment's and a region's name may look like, on every cloud (each cloud checks its
+#: regions further).
+ENVIRONMENT_PATTERN = r"^[a-z][a-z0-9-]{0,15}$"
+REGION_PATTERN = r"^[a-z][a-z0-9-]+$"
 
 
 def without_credentials(value: Any, key: str) -> Any:
@@ -82,40 +92,47 @@ NodeCount = Annotated[int, Field(ge=0, le=MAX_NODES), Strict(), BeforeValidator(
 CapacityName = Literal["spot", "preemptible", "on-demand"]
 
 
+@dataclass(frozen=True)
+class Wired:
+    """Marks a cluster setting whose value a component's args may take from another resource's Output
+    (`Annotated[Text | None, Wired(...)]`, or on a list's items). Until the Output resolves, the rules
+    validate `placeholder` in its place: a value every rule of the cloud accepts, which never reaches
+    a resource. The generated args type such a field `Input[...]`, and the cross-language schema
+    leaves it not `plain`."""
+
+    placeholder: str
+
+
 class GpuSpec(_Model):
     """GPU type (GKE accelerator name, spotkube's neutral vocabulary) and GPUs per node."""
 
     type: Text = Field(
         min_length=1,
-        description="GPU type in GKE's accelerator vocabulary, on both clouds: `nvidia-tesla-t4`, `nvidia-l4`, "
+        description="GPU type in GKE's accelerator vocabulary, on every cloud: `nvidia-tesla-t4`, `nvidia-l4`, "
         "`nvidia-tesla-a100`, `nvidia-a100-80gb`, ...",
     )
     count: Whole = Field(ge=1, le=16, description="GPUs per node.")
 
 
-class _PoolBase(_Model):
-    name: Text = Field(
-        description="Pool name, unique in the stack. AKS: 1-12 lower-case letters and digits, starting with a "
-        "letter; GKE: `[a-z]([-a-z0-9]{0,38}[a-z0-9])?`."
-    )
+class Pool(_Model):
+    """What every node pool has, on every cloud; each cloud's pools add their own fields and their
+    names' rules (`spotkube.clouds.<cloud>.spec`)."""
+
+    name: Text = Field(description="Pool name, unique in the stack.")
     machine: Text | None = Field(
         default=None,
-        description="VM size (AKS) or machine type (GKE); unset = the cloud's default machine. Retired sizes are "
-        "refused, with their replacement named.",
+        description="The nodes' machine; unset = the cloud's default machine. Retired ones are refused, with their "
+        "replacement named.",
     )
     min: NodeCount
     max: NodeCount
-    zones: tuple[Text, ...] = Field(
-        default=(),
-        description='Availability zones: AKS `"1"` to `"3"`, GKE zones of the region. Empty = regional, except '
-        "a GKE GPU pool, which gets every zone of the region that offers its GPU (from the bundled zone table).",
-    )
+    zones: tuple[Text, ...] = Field(default=(), description="Zones of the region; empty = regional.")
     labels: dict[Text, Text] = Field(
         default_factory=dict,
         description="Extra node labels in Kubernetes' syntax (keys `[prefix/]name`, names and values of at most 63 "
         "letters, digits, `-`, `_` and `.`); the prefixes `spotkube.io/`, `kubernetes.io/`, `k8s.io/` and the "
-        "cloud's own (`kubernetes.azure.com/`, `cloud.google.com/`) are reserved; `node.kubernetes.io/` and "
-        "`kubelet.kubernetes.io/` are accepted.",
+        "cloud's own node-label prefix are reserved; `node.kubernetes.io/` and `kubelet.kubernetes.io/` are "
+        "accepted.",
     )
     capacity: CapacityName = Field(
         default="on-demand",
@@ -145,46 +162,40 @@ class _PoolBase(_Model):
         return value
 
 
-class SystemPool(_PoolBase):
+class SystemPool(Pool):
     """The on-demand pool that runs the cluster's own add-ons."""
 
-    name: Text = Field(
-        default="system",
-        description="Pool name; never rename it once the cluster exists. AKS: 1-12 lower-case letters and digits, "
-        "starting with a letter; GKE: at most 33 characters (spotkube adds 7 when the pool must be replaced).",
-    )
+    name: Text = Field(default="system", description="Pool name; never rename it once the cluster exists.")
     min: NodeCount = Field(default=2, description="Minimum nodes; at least 1.")
     max: NodeCount = Field(default=3, description="Maximum nodes.")
-    critical_addons_only: Flag = Field(
-        default=True,
-        description="AKS: taint CriticalAddonsOnly=true:NoSchedule so only add-ons run here.",
-    )
+
+    def critical_addons_only_taint(self) -> bool:
+        """Whether the pool is tainted so that only the cluster's add-ons run on it (a cloud whose
+        system pool can be tainted says so in its own model)."""
+        return False
 
 
-class PlatformPool(_PoolBase):
+class PlatformPool(Pool):
     """The untainted on-demand pool for platform workloads such as Kubeflow Pipelines."""
 
     enabled: Flag = Field(
         default=True,
-        description="Create the pool. It must stay enabled while Kubeflow is, and on AKS while the system pool "
-        "is tainted (`criticalAddonsOnly`), because Kubeflow needs an untainted on-demand pool.",
+        description="Create the pool. It must stay enabled while Kubeflow is, because Kubeflow needs an untainted "
+        "on-demand pool.",
     )
     name: Text = Field(
         default="platform",
-        description="Pool name: at most 8 characters on AKS and 33 on GKE, because spotkube adds a short digest "
-        "that changes when the pool must be replaced.",
+        description="Pool name; spotkube adds a short digest that changes when the pool must be replaced.",
     )
     min: NodeCount = Field(default=1, description="Minimum nodes.")
     max: NodeCount = Field(default=3, description="Maximum nodes.")
 
 
-class SpotPool(_PoolBase):
+class SpotPool(Pool):
     """A CPU pool on spot or preemptible capacity that scales 0..N, for batch steps without GPUs."""
 
     machine: Text = Field(
-        min_length=1,
-        description="VM size (AKS) or machine type (GKE), with GPUs for a GPU pool (e.g. Standard_NC4as_T4_v3, "
-        "g2-standard-8); retired sizes are refused, with their replacement named.",
+        min_length=1, description="The nodes' machine; retired ones are refused, with their replacement named."
     )
     min: NodeCount = Field(
         default=0, description="Minimum nodes, at most `max`; 0 means an idle pool costs nothing."
@@ -192,39 +203,13 @@ class SpotPool(_PoolBase):
     max: NodeCount = Field(default=4, description="Maximum nodes.")
     capacity: CapacityName = Field(
         default="spot",
-        description="`spot`, `preemptible` (GKE only) or, for a GPU pool only, `on-demand` (a fallback pool).",
-    )
-    eviction_policy: Literal["Delete", "Deallocate"] = Field(
-        default="Delete",
-        description="AKS spot: what happens to an evicted node; deallocated nodes still count against quota.",
-    )
-    max_price: Number = Field(
-        default=-1,
-        description="AKS spot: the most to pay, in USD/hour with up to 5 decimals, or -1: never evict on price, "
-        "pay at most the on-demand price.",
+        description="Interruptible capacity or, for a GPU pool only, `on-demand` (a fallback pool).",
     )
     taints: tuple[Text, ...] = Field(
         default=(),
         description="Extra taints, as `key=value:Effect` with Kubernetes' syntax for the key and value and Effect "
         "NoSchedule, PreferNoSchedule or NoExecute; the prefixes `spotkube.io/` and the cloud's own are reserved.",
     )
-
-    @field_validator("max_price")
-    @classmethod
-    def _max_price(cls, value: float) -> float:
-        accepted = "use -1 (pay up to the on-demand price) or a positive USD/hour amount"
-        shown = f"{value:g}"
-        if value == -1:
-            return value
-        try:
-            exponent = Decimal(str(value)).as_tuple().exponent
-        except InvalidOperation as err:
-            raise ValueError(f"{shown} is not a price; {accepted}") from err
-        if value <= 0:
-            raise ValueError(f"{shown} is not allowed; {accepted}")
-        if isinstance(exponent, int) and exponent < -5:
-            raise ValueError(f"{value} has more than 5 decimals, which Azure refuses; {accepted}")
-        return value
 
     @field_validator("taints")
     @classmethod
@@ -236,53 +221,24 @@ class SpotPool(_PoolBase):
     def parsed_taints(self) -> tuple[Taint, ...]:
         return tuple(Taint.parse(t) for t in self.taints)
 
+    def spot_price_controls(self) -> tuple[str | None, float | None]:
+        """(eviction policy, max price) the cloud applies to this pool's spot VMs; (None, None) on a
+        cloud whose spot pools take neither."""
+        return None, None
+
 
 class GpuPool(SpotPool):
     """A GPU pool that scales 0..N, on spot, preemptible or on-demand capacity."""
 
-    gpu: GpuSpec | None = Field(
-        default=None,
-        description="GPU type and count; unset = filled in from the machine. N1 machines on GKE need it.",
-    )
-    gpu_driver: Literal["DEFAULT", "LATEST", "INSTALLATION_DISABLED"] = Field(
-        default="DEFAULT",
-        description="GKE: the NVIDIA driver version GKE installs; `INSTALLATION_DISABLED` if you install it yourself.",
-    )
+    gpu: GpuSpec | None = Field(default=None, description="GPU type and count; unset = filled in from the machine.")
+
+    def driver(self) -> str | None:
+        """How the cloud installs the NVIDIA driver, when the pool chooses it (None: the cloud decides)."""
+        return None
 
 
 class AutoscalerSettings(_Model):
-    """Cluster autoscaler tuning (AKS `autoScalerProfile`; GKE uses `profile`)."""
-
-    expander: Literal["priority", "least-waste", "most-pods", "random"] = Field(
-        default="priority", description="AKS: `priority` makes spot pools win over on-demand fallbacks."
-    )
-    scan_interval: Text = Field(
-        default="10s", description="AKS: how often the autoscaler looks for pending pods, in whole seconds (`10s`)."
-    )
-    max_node_provision_time: Text = Field(
-        default="10m",
-        description="AKS: how long the autoscaler waits for a requested node (GPU allocatable included) before it "
-        "gives up on its pool and tries the next priority tier, in whole minutes (`10m`); AKS's own default is "
-        "15m. Bounds how long a spot stock-out stalls a GPU step before on-demand is used.",
-    )
-    new_pod_scale_up_delay: Text = Field(
-        default="0s",
-        description="AKS: how old a pending pod must be before the autoscaler acts on it, an integer with `s`, `m` "
-        "or `h` (`0s`, AKS's default).",
-    )
-    scale_down_unneeded_time: Text = Field(
-        default="10m", description="AKS: how long a node is unneeded before it is removed."
-    )
-    scale_down_delay_after_add: Text = Field(default="10m", description="AKS: scale-down pause after a scale-up.")
-    max_graceful_termination_sec: Whole = Field(
-        default=600, ge=0, description="AKS: pods' termination grace during scale-down, in seconds."
-    )
-    skip_nodes_with_local_storage: Flag = Field(
-        default=False, description="AKS: keep nodes whose pods use local storage."
-    )
-    profile: Literal["BALANCED", "OPTIMIZE_UTILIZATION"] = Field(
-        default="OPTIMIZE_UTILIZATION", description="GKE autoscaling profile."
-    )
+    """Cluster autoscaler tuning; each cloud's autoscaler takes its own settings."""
 
 
 LoginMode = Literal["azurecli", "workloadidentity", "spn", "msi"]
@@ -294,27 +250,15 @@ class DeployerSettings(_Model):
     deployer needs a credential that works without a person, rights on the cluster, and a network
     path to its API server; none of that is visible to a mock, so the plan's preflight checks it."""
 
-    login: LoginMode = Field(
-        default="azurecli",
-        description="AKS: how kubelogin signs the deployer in: azurecli (the az CLI's account, for a person "
-        "or CI after azure/login), workloadidentity (a federated token, AZURE_FEDERATED_TOKEN_FILE), spn (a "
-        "service principal secret) or msi (a managed identity on an Azure host).",
-    )
     network: DeployerNetwork = Field(
         default="internet",
         description="Where the deployer runs: internet (a hosted CI runner or a laptop) or cluster-network "
-        "(a runner inside the cluster's VNet or VPC, which can reach a private API server).",
+        "(a runner inside the cluster's network, which can reach a private API server).",
     )
     egress_ranges: tuple[Text, ...] = Field(
         default=(),
         description="Public CIDRs the deployer connects from (a runner's static egress). Added to the API "
         "server's authorized ranges whenever the API server restricts by address.",
-    )
-    grant_propagation_wait: Text = Field(
-        default="5m",
-        pattern=r"^[1-9][0-9]*(s|m)$",
-        description="AKS: how long the first deployment waits after granting the deployer its Kubernetes "
-        "rights before it creates objects (Azure RBAC assignments take minutes to apply).",
     )
 
 
@@ -322,68 +266,26 @@ class ClusterSettings(_Model):
     """Cluster-wide settings; the security switches default to on, or on in prod."""
 
     kubernetes_version: Text | None = Field(
-        default=None,
-        description="Pinned Kubernetes version: `major.minor` or `major.minor.patch` (GKE also takes a GKE version "
-        "such as `1.33.2-gke.1111000`); unset follows the channel.",
+        default=None, description="Pinned Kubernetes version; unset follows the channel."
     )
     allow_unlisted_region: Flag = Field(
         default=False,
         description="Accept a `region` that is not in spotkube's bundled region list of the cloud (a region "
         "newer than this spotkube release); its name is still checked for the cloud's shape.",
     )
-    channel: Text | None = Field(
-        default=None,
-        description="AKS upgrade channel (stable, rapid, patch, node-image, none; default stable) "
-        "or GKE release channel (RAPID, REGULAR, STABLE, EXTENDED; default REGULAR).",
-    )
-    resource_group_name: Text | None = Field(
-        default=None, description="AKS: use this existing resource group instead of creating one."
-    )
-    project: Text | None = Field(default=None, description="GKE: the Google Cloud project id (required on GKE).")
-    network: Text | None = Field(
-        default=None, description="GKE: VPC network name or self link; unset = the project's `default` network."
-    )
-    subnetwork: Text | None = Field(
-        default=None,
-        description="GKE: subnetwork in the cluster's region; unset = the network's subnet there. Private "
-        "nodes reach registries outside Google only through Cloud NAT on it.",
-    )
-    private: Flag | None = Field(
-        default=None, description="Private API server (AKS) or private nodes (GKE); default: on in prod."
-    )
-    authorized_ip_ranges: tuple[Text, ...] = Field(
+    channel: Text | None = Field(default=None, description="The cluster's upgrade channel.")
+    private: Flag | None = Field(default=None, description="Keep the cluster off the internet; default: on in prod.")
+    authorized_ip_ranges: tuple[Annotated[Text, Wired("192.0.2.0/24")], ...] = Field(
         default=(), description="CIDRs allowed to reach the API server."
     )
-    local_accounts_disabled: Flag | None = Field(
-        default=None, description="AKS: disable local accounts, so Entra ID is the only way in; default: on in prod."
-    )
-    admin_group_object_ids: tuple[Text, ...] = Field(
-        default=(),
-        description="AKS: object ids of the Entra ID groups that get cluster admin and the RBAC Cluster Admin role.",
-    )
-    network_policy: Literal["cilium", "azure", "calico"] = Field(
-        default="cilium",
-        description="AKS: `cilium` (Azure CNI overlay with the Cilium dataplane), `azure` or `calico`; GKE: "
-        "`cilium` (Dataplane V2) or `calico`.",
-    )
     deletion_protection: Flag | None = Field(
-        default=None, description="`protect` (and GKE's deletion_protection) on the cluster; default: on in prod."
+        default=None, description="`protect` on the cluster; default: on in prod."
     )
     autoscaler: AutoscalerSettings = Field(
         default_factory=AutoscalerSettings, description="Cluster autoscaler tuning."
     )
     deployer: DeployerSettings = Field(
         default_factory=DeployerSettings, description="Who runs `pulumi up` and from where."
-    )
-    egress: Literal["cloud-nat", "own"] | None = Field(
-        default=None,
-        description="GKE private nodes' way out to public registries: cloud-nat (default: spotkube adds a "
-        "Cloud Router and Cloud NAT) or own (the network already has NAT or a proxy).",
-    )
-    dns_endpoint: Flag | None = Field(
-        default=None,
-        description="GKE: reach the control plane through its DNS-based endpoint, authorised by IAM and "
-        "not by source address (default true); the kubeconfig then uses it.",
     )
 
     def api_server_ranges(self, restricted: bool) -> tuple[str, ...]:
@@ -393,6 +295,23 @@ class ClusterSettings(_Model):
             return ()
         extra = [r for r in self.deployer.egress_ranges if r not in self.authorized_ip_ranges]
         return (*self.authorized_ip_ranges, *extra)
+
+
+def wired_fields(model: type[BaseModel]) -> dict[str, tuple[bool, str]]:
+    """The fields of a settings model that may be wired from an Output: name -> (whether the Output
+    goes in a list's items, the placeholder the rules validate in its place)."""
+    out = {}
+    for name, field in model.model_fields.items():
+        marks = [m for m in field.metadata if isinstance(m, Wired)]
+        if marks:
+            out[name] = (False, marks[0].placeholder)
+            continue
+        if typing.get_origin(field.annotation) in (tuple, list):
+            item = typing.get_args(field.annotation)[0]
+            marks = [m for m in typing.get_args(item)[1:] if isinstance(m, Wired)]
+            if typing.get_origin(item) is Annotated and marks:
+                out[name] = (True, marks[0].placeholder)
+    return out
 
 
 class WorkloadHours(_Model):
@@ -577,17 +496,22 @@ class Acknowledgement(_Model):
 
 
 class PlatformSpec(_Model):
-    """One platform: a cluster with its pools, for one cloud, environment and region."""
+    """One platform: a cluster with its pools, for one cloud, environment and region.
 
-    cloud: Cloud = Field(description="Which cloud: `aks` or `gke`.")
+    The base of every cloud's spec (`spotkube.clouds.aks.spec.AksSpec`, `...gke.spec.GkeSpec`), which
+    narrow `cloud` to their name and the pools and cluster settings to their own models; the neutral
+    code takes any of them as a `PlatformSpec`. A spec is made by `validation.parse_spec`, which picks
+    the cloud's model from the registry, never by validating this base."""
+
+    cloud: Text = Field(description="Which cloud: `aks` or `gke`.")
     environment: Text = Field(
-        pattern=r"^[a-z][a-z0-9-]{0,15}$",
+        pattern=ENVIRONMENT_PATTERN,
         description="Environment name, e.g. dev, staging or prod. `prod` turns on every unset security switch "
-        "(`cluster.private`, `cluster.localAccountsDisabled`, `cluster.deletionProtection`) and `protect`.",
+        "of `cluster` (`private`, `deletionProtection` and the cloud's own) and `protect`.",
     )
     region: Text = Field(
-        pattern=r"^[a-z][a-z0-9-]+$",
-        description="Azure region (e.g. uksouth) or Google Cloud region (e.g. us-central1).",
+        pattern=REGION_PATTERN,
+        description="The cloud's region, e.g. uksouth on AKS or us-central1 on GKE.",
     )
     system_pool: SystemPool = Field(default_factory=SystemPool, description="The on-demand system pool.")
     platform_pool: PlatformPool = Field(
@@ -606,7 +530,7 @@ class PlatformSpec(_Model):
     cost: CostSettings = Field(default_factory=CostSettings, description="The usage scenario the plan prices.")
     device_plugin: DevicePluginSettings = Field(
         default_factory=DevicePluginSettings,
-        description="NVIDIA's device plugin: a DaemonSet on every AKS GPU pool; GKE keeps its own managed plugin.",
+        description="NVIDIA's device plugin: a DaemonSet on every GPU pool of a cloud that has no managed plugin.",
     )
     kubeflow: KubeflowSettings = Field(
         default_factory=KubeflowSettings,
@@ -632,7 +556,7 @@ def config_key(path: str) -> str:
     return f"{CONFIG_NAMESPACE}:{path}"
 
 
-def all_pools(spec: PlatformSpec) -> Iterator[tuple[str, _PoolBase]]:
+def all_pools(spec: PlatformSpec) -> Iterator[tuple[str, Pool]]:
     """(key path, pool) of every pool that will exist, system pool first."""
     yield "systemPool", spec.system_pool
     if spec.platform_pool.enabled:
@@ -657,13 +581,14 @@ def set_by_user(model: BaseModel, name: str) -> bool:
     return name in model.model_fields_set
 
 
-#: The top-level config keys a stack may set under the `spotkube:` namespace.
+#: The top-level config keys a stack may set under the `spotkube:` namespace: the same on every cloud
+#: (a cloud's spec narrows what is inside them).
 CONFIG_KEYS: tuple[str, ...] = tuple(
     field.alias or name for name, field in PlatformSpec.model_fields.items()
 )
 
 
-def _path(loc: Sequence[str | int]) -> str:
+def key_path(loc: Sequence[str | int]) -> str:
     """`("gpuPools", 1, "maxPrice")` -> `gpuPools[1].maxPrice`."""
     out = ""
     for part in loc:
@@ -671,45 +596,23 @@ def _path(loc: Sequence[str | int]) -> str:
     return out
 
 
-def user_key(path: str, style: KeyStyle) -> str:
+def user_key(path: str, style: KeyStyle, model: type[PlatformSpec]) -> str:
     """A problem's key path as the user spelt it: `spotkube:gpuPools[0].maxPrice` in a stack file,
-    `gpu_pools[0].max_price` in Python args."""
+    `gpu_pools[0].max_price` in Python args (spelt by `model`, the stack's cloud's spec)."""
     if style == "stack":
         return config_key(path)
-    return python_path(PlatformSpec, path.removeprefix(f"{CONFIG_NAMESPACE}:"))
+    return python_path(model, path.removeprefix(f"{CONFIG_NAMESPACE}:"))
 
 
-def in_style(problems: Sequence[Problem], style: KeyStyle) -> list[Problem]:
+def in_style(problems: Sequence[Problem], style: KeyStyle, model: type[PlatformSpec]) -> list[Problem]:
     """Problems whose paths the rules spelt for a stack file (`spotkube:` and camelCase), respelt."""
     if style == "stack":
         return list(problems)
-    return [Problem(user_key(p.path, style), p.message) for p in problems]
+    return [Problem(user_key(p.path, style, model), p.message) for p in problems]
 
 
-def model_problems(
-    values: Mapping[str, Any], style: KeyStyle = "stack"
-) -> tuple[PlatformSpec | None, list[Problem]]:
-    """Validate config values (keys without namespace) against the models alone: types, ranges and
-    single fields. The cloud's rules come after, in `validation.parse_spec`. Paths keep the user's
-    own spelling of each key, with `spotkube:` for a stack file."""
-    known = [*CONFIG_KEYS, *PlatformSpec.model_fields]
-    accepted = accepted_keys(PlatformSpec, style)
-    unknown = [key for key in values if key not in known]
-    problems = [
-        Problem(_key(cut(key), style), f"is not a known key; accepted keys: {', '.join(accepted)}"
-                f"{did_you_mean(str(key), accepted)}")
-        for key in unknown
-    ]
-    try:
-        spec = PlatformSpec.model_validate({k: v for k, v in values.items() if k not in unknown})
-    except ValidationError as err:
-        for error in err.errors():
-            problems.append(Problem(_key(_path(tuple(error["loc"])), style), describe(error, PlatformSpec, style)))
-        return None, problems
-    return spec, problems
-
-
-def _key(path: str, style: KeyStyle) -> str:
+def styled_key(path: str, style: KeyStyle) -> str:
+    """A key path of the user's own spelling, with `spotkube:` for a stack file."""
     return config_key(path) if style == "stack" else path
 
 
@@ -721,6 +624,6 @@ def parse_settings(model: type[Settings], values: Mapping[str, Any], source: str
     try:
         return model.model_validate(dict(values))
     except ValidationError as err:
-        problems = [Problem(_path(tuple(error["loc"])) or "args", describe(error, model, "python"))
+        problems = [Problem(key_path(tuple(error["loc"])) or "args", describe(error, model, "python"))
                     for error in err.errors()]
         raise SpecError(source, problems) from None

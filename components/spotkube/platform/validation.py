@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError, create_model
+from pydantic.alias_generators import to_camel
 
 from spotkube.platform.cloud import CloudProfile, Clouds, RuleOutput
 from spotkube.platform.contract import (
@@ -28,8 +29,27 @@ from spotkube.platform.contract import (
 )
 from spotkube.platform.cost.prices import PriceRow
 from spotkube.platform.errors import Problem, SpecError
-from spotkube.platform.input_messages import KeyStyle, cut, did_you_mean, shown
-from spotkube.platform.spec import PlatformSpec, all_pools, config_key, in_style, model_problems, worker_pools
+from spotkube.platform.input_messages import (
+    KeyStyle,
+    accepted_keys,
+    cut,
+    describe,
+    did_you_mean,
+    field_at,
+    literal_values,
+    model_in,
+    shown,
+)
+from spotkube.platform.spec import (
+    CONFIG_KEYS,
+    PlatformSpec,
+    all_pools,
+    config_key,
+    in_style,
+    key_path,
+    styled_key,
+    worker_pools,
+)
 
 
 def parse_spec(values: Mapping[str, Any], source: str, clouds: Clouds, style: KeyStyle = "stack") -> PlatformSpec:
@@ -38,11 +58,11 @@ def parse_spec(values: Mapping[str, Any], source: str, clouds: Clouds, style: Ke
     Raises SpecError listing every problem, each with `source` and the key path as the user spelt
     it: `spotkube:` and camelCase for a stack file, snake_case for Python args (`style`).
     """
-    spec, problems = model_problems(values, style)
+    spec, problems = model_problems(values, clouds, style)
     if spec is None:
         raise SpecError(source, problems)
     spec, rule_problems = resolve(spec, clouds)
-    problems.extend(in_style(rule_problems, style))
+    problems.extend(in_style(rule_problems, style, type(spec)))
     if problems:
         raise SpecError(source, problems)
     return spec
@@ -52,10 +72,153 @@ def checked(spec: PlatformSpec, source: str, clouds: Clouds, style: KeyStyle = "
     """A typed spec with the rules applied and resolved, for `from_spec`: the stack program's spec
     comes from `parse_spec` and passes unchanged (resolving is idempotent), while a spec someone
     built by hand is refused as `parse_spec` would refuse its values."""
+    model = clouds[spec.cloud].spec_model if spec.cloud in clouds else None
+    if model is None or not isinstance(spec, model):
+        built = f"a {type(spec).__name__}"
+        wanted = f"one of {', '.join(p.spec_model.__name__ for p in clouds.values())}" if model is None \
+            else model.__name__
+        raise SpecError(source, [Problem(config_key("cloud") if style == "stack" else "cloud",
+                                         f"{shown(spec.cloud)} in {built}: build the spec with {wanted}")])
     resolved, problems = resolve(spec, clouds)
     if problems:
-        raise SpecError(source, in_style(problems, style))
+        raise SpecError(source, in_style(problems, style, type(spec)))
     return resolved
+
+
+def model_problems(
+    values: Mapping[str, Any], clouds: Clouds, style: KeyStyle = "stack"
+) -> tuple[PlatformSpec | None, list[Problem]]:
+    """Validate config values (keys without namespace) against the models alone: types, ranges and
+    single fields, with the model of the stack's cloud (`CloudProfile.spec_model`). The cloud's rules
+    come after, in `parse_spec`. Paths keep the user's own spelling of each key, with `spotkube:` for
+    a stack file. Until the cloud is known only the top-level keys can be judged, so a missing or
+    unknown `cloud` is reported with them alone."""
+    known = [*CONFIG_KEYS, *PlatformSpec.model_fields]
+    accepted = accepted_keys(PlatformSpec, style)
+    unknown = [key for key in values if key not in known]
+    problems = [
+        Problem(styled_key(cut(key), style), f"is not a known key; accepted keys: {', '.join(accepted)}"
+                f"{did_you_mean(str(key), accepted)}")
+        for key in unknown
+    ]
+    choice = values.get("cloud")
+    cloud = clouds.get(choice) if isinstance(choice, str) else None
+    if cloud is None:
+        return None, [*problems, *_cloud_problems(values, clouds, style)]
+    model = cloud.spec_model
+    remaining = {k: v for k, v in values.items() if k not in unknown}
+    while True:
+        try:
+            return model.model_validate(remaining), problems
+        except ValidationError as err:
+            errors = err.errors()
+        foreign = [e for e in errors if e["type"] == "extra_forbidden" and _owner(e["loc"], cloud, clouds)]
+        for error in errors:
+            message = _other_cloud_hint(error, cloud, clouds, style) or describe(error, model, style)
+            problems.append(Problem(styled_key(key_path(tuple(error["loc"])), style), message))
+        if len(foreign) < len(errors):
+            return None, problems
+        # Only other clouds' settings: without them the stack may be valid, so that its cloud's rules
+        # still run and every problem is reported at once.
+        stripped = remaining
+        for error in foreign:
+            stripped = _without(stripped, tuple(error["loc"]))
+        if stripped == remaining:  # nothing left to take out: report what was found
+            return None, problems
+        remaining = stripped
+
+
+def _without(values: Any, loc: Sequence[str | int]) -> Any:
+    """`values` (as the user gave them: mappings and lists) without the key at `loc`."""
+    if not loc:
+        return values
+    head, rest = loc[0], loc[1:]
+    if isinstance(values, Mapping):
+        if not rest:
+            return {k: v for k, v in values.items() if k != head}
+        return {k: _without(v, rest) if k == head else v for k, v in values.items()}
+    if isinstance(values, list | tuple) and isinstance(head, int):
+        return [_without(v, rest) if i == head else v for i, v in enumerate(values)]
+    return values
+
+
+def _cloud_problems(values: Mapping[str, Any], clouds: Clouds, style: KeyStyle) -> list[Problem]:
+    """`cloud` missing or not one of the registry's, in the words any other choice gets."""
+    choice: type[BaseModel] = create_model(
+        "CloudChoice", cloud=(Literal[tuple(clouds)], ...), __config__={"extra": "ignore"})  # type: ignore[call-overload]
+    try:
+        choice.model_validate({k: v for k, v in values.items() if k == "cloud"})
+    except ValidationError as err:
+        return [Problem(styled_key("cloud", style), describe(error, choice, style)) for error in err.errors()]
+    return []
+
+
+def _owner(loc: Sequence[str | int], cloud: CloudProfile, clouds: Clouds) -> CloudProfile | None:
+    """The other cloud whose spec has a field at exactly `loc`, if any."""
+    for other in clouds.values():
+        if other is cloud:
+            continue
+        _, info, rest = field_at(other.spec_model, loc)
+        if info is not None and not rest:
+            return other
+    return None
+
+
+def _other_cloud_hint(error: Mapping[str, Any], cloud: CloudProfile, clouds: Clouds, style: KeyStyle) -> str | None:
+    """What to say when a stack sets a key, or picks a value, that only another cloud's spec has:
+    found in the registry's specs, so that no cloud keeps a list of the others' settings. The cloud's
+    own `instead_of` says what it offers in its place, when it offers something."""
+    loc, value = tuple(error["loc"]), error.get("input")
+    if error["type"] == "extra_forbidden":
+        other = _owner(loc, cloud, clouds)
+        if other is not None:
+            names = [to_camel(part) for part in reversed(loc) if isinstance(part, str)]
+            instead = next((cloud.instead_of[n] for n in names if n in cloud.instead_of), None)
+            return (f"{shown(value)} is {_a(other.title)} setting; remove it from {_a(cloud.title)} stack"
+                    + (f" ({instead})" if instead else ""))
+        return _near_other_cloud_key(loc, cloud, clouds, style)
+    if error["type"] == "literal_error" and isinstance(value, str):
+        for other in clouds.values():
+            if other is cloud:
+                continue
+            _, info, rest = field_at(other.spec_model, loc)
+            if info is not None and not rest and value in literal_values(info.annotation):
+                noun = str(loc[-1]) if style == "python" else to_camel(str(loc[-1]))
+                words = "".join(f" {c.lower()}" if c.isupper() else c for c in noun).replace("_", " ")
+                accepted = str(error["msg"]).removeprefix("Input should be ")
+                return f"{shown(value)} is {_a(other.title)} {words}; on {cloud.title} use {accepted}"
+    return None
+
+
+def _near_other_cloud_key(
+    loc: Sequence[str | int], cloud: CloudProfile, clouds: Clouds, style: KeyStyle
+) -> str | None:
+    """An unknown key that is close to none of the cloud's own keys but to another cloud's: the
+    usual message, with the near miss named as that cloud's setting."""
+    own = _model_at(cloud.spec_model, loc[:-1])
+    if own is None:
+        return None
+    keys = accepted_keys(own, style)
+    if did_you_mean(str(loc[-1]), keys):
+        return None
+    for other in clouds.values():
+        theirs = _model_at(other.spec_model, loc[:-1]) if other is not cloud else None
+        near = did_you_mean(str(loc[-1]), [k for k in accepted_keys(theirs, style) if k not in keys]) if theirs else ""
+        if near:
+            key = near.removeprefix("; did you mean ").removesuffix("?")
+            return (f"is not a known key; accepted keys: {', '.join(keys)}; did you mean {key}? That is "
+                    f"{_a(other.title)} setting, which {_a(cloud.title)} stack does not take")
+    return None
+
+
+def _model_at(root: type[BaseModel], loc: Sequence[str | int]) -> type[BaseModel] | None:
+    """The settings model at `loc` (list indexes allowed), or None when `loc` is not a model."""
+    if not [part for part in loc if isinstance(part, str)]:
+        return root
+    _, info, rest = field_at(root, loc)
+    if info is None or any(isinstance(part, str) for part in rest):
+        return None
+    return model_in(info.annotation)
 
 
 #: Why each reserved prefix is not a stack's to use, for the messages.
@@ -162,9 +325,10 @@ def _price_overrides(spec: PlatformSpec, cloud: CloudProfile) -> RuleOutput:
     for i, price in enumerate(spec.cost.prices):
         path = config_key(f"cost.prices[{i}]")
         try:
-            PriceRow.model_validate({"cloud": cloud.price_cloud, "region": spec.region, "sku": price.sku,
+            PriceRow.model_validate({"cloud": cloud.pricing.name, "region": spec.region, "sku": price.sku,
                                      "kind": price.kind, "capacity": price.capacity, "usdPerHour": price.usd_per_hour,
-                                     "source": price.source, "date": price.date})
+                                     "source": price.source, "date": price.date},
+                                    context={cloud.pricing.name: cloud.pricing})
         except ValidationError as err:
             for error in err.errors():
                 yield Problem(path, f"{error['msg'].removeprefix('Value error, ')}")

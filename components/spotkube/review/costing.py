@@ -19,16 +19,16 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Literal
 
-from spotkube.clouds import profile
-from spotkube.platform.cost import Assumptions, PoolCost, PoolUsage, StackCost, hourly_price, price_table, stack_cost
+from spotkube.clouds import price_table, profile
+from spotkube.platform.cost import Assumptions, PoolCost, PoolUsage, StackCost, hourly_price, stack_cost
 from spotkube.platform.cost.model import HOURS_PER_MONTH, to_cents
 from spotkube.platform.cost.prices import (
     BUNDLED,
     STACK_FILE,
+    CloudPricing,
     Price,
     PriceRow,
     PriceTable,
-    gpus_billed_separately,
     user_file_path,
     with_stack_rows,
 )
@@ -190,9 +190,9 @@ def _missing(priced: PricedPool) -> tuple[str, ...]:
     return tuple(missing)
 
 
-def _separate_gpu(price_cloud: str, pool: PoolPlan) -> str | None:
+def _separate_gpu(pricing: CloudPricing, pool: PoolPlan) -> str | None:
     """The GPUs billed on top of the machine (GKE N1), which the pool's price must include too."""
-    if not pool.gpu_type or not pool.gpu_count or not gpus_billed_separately(price_cloud, pool.machine):
+    if not pool.gpu_type or not pool.gpu_count or not pricing.gpus_billed_separately(pool.machine):
         return None
     return f"{pool.gpu_count} × {pool.gpu_type}"
 
@@ -240,16 +240,17 @@ def scenario_hours(plan: PlatformPlan) -> dict[str, Decimal]:
 
 def stack_prices(plan: PlatformPlan, table: PriceTable) -> PriceTable:
     """`table` with the stack's own prices (`spotkube:cost.prices`) over it, in the stack's cloud and region."""
-    cloud = profile(plan.cloud).price_cloud
-    rows = [PriceRow.model_validate({"cloud": cloud, "region": plan.spec.region, "sku": p.sku, "kind": p.kind,
-                                     "capacity": p.capacity, "usdPerHour": Decimal(str(p.usd_per_hour)),
-                                     "source": p.source, "date": p.date})
+    pricing = profile(plan.cloud).pricing
+    rows = [PriceRow.model_validate({"cloud": pricing.name, "region": plan.spec.region, "sku": p.sku,
+                                     "kind": p.kind, "capacity": p.capacity,
+                                     "usdPerHour": Decimal(str(p.usd_per_hour)), "source": p.source, "date": p.date},
+                                    context={pricing.name: pricing})
             for p in plan.spec.cost.prices]
     return with_stack_rows(table, rows)
 
 
 def _price(plan: PlatformPlan, pool: PoolPlan, capacity: str, table: PriceTable) -> Price | None:
-    return hourly_price(profile(plan.cloud).price_cloud, plan.spec.region, pool.machine, capacity,
+    return hourly_price(profile(plan.cloud).pricing, plan.spec.region, pool.machine, capacity,
                         pool.gpu_type, pool.gpu_count, table=table)
 
 
@@ -259,7 +260,7 @@ def _unpriced_warning(plan: PlatformPlan, priced: PricedPool, table: PriceTable)
     cloud = profile(plan.cloud)
     missing = list(_missing(priced))
     what = pool.machine
-    if any(table.find(cloud.price_cloud, region, pool.machine, "machine", c) for c in missing):
+    if any(table.find(cloud.pricing.name, region, pool.machine, "machine", c) for c in missing):
         # The machine has its row, so what is missing is the GPU billed on top of it (GCP N1).
         what += f" with {pool.gpu_count} × {pool.gpu_type} (no {pool.gpu_type} accelerator row)"
     tables = f"the bundled table (dated {table.date.isoformat()})"
@@ -332,7 +333,7 @@ def price_plan(
     spec_cost = plan.spec.cost
     assumptions = Assumptions(Decimal(str(spec_cost.eviction_rate)), Decimal(str(spec_cost.rework_fraction)))
     user_file = str(table.user_file) if table.user_file is not None else None
-    cloud = profile(plan.cloud).price_cloud
+    cloud = profile(plan.cloud).pricing
     unpriced = [UnpricedPool(p.pool.name, p.pool.machine, _separate_gpu(cloud, p.pool), plan.spec.region,
                              _missing(p), p.blocks) for p in priced if not p.priced]
     report = CostReport(stack_cost(usages, assumptions), priced, table.date.isoformat(), user_file=user_file,

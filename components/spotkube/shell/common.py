@@ -4,9 +4,10 @@ from other resources, child options, the provider and the outputs.
 Kept here so that the AKS and GKE modules never import each other: what both need lives in the core
 or here.
 
-Wired inputs. A few cluster args may be another resource's Output (`args.WIRED_CLUSTER_ARGS`). The
-core is pure and validates values, so the shell separates the two before it calls the core: an
-Output is replaced by a placeholder every rule accepts (`PLACEHOLDERS`), so every other rule still
+Wired inputs. A few cluster args may be another resource's Output (`wired_cluster_args`: the cloud's
+spec marks them `Wired`). The core is pure and validates values, so the shell separates the two
+before it calls the core: an Output is replaced by a placeholder every rule accepts (the mark's
+`placeholder`, all of them in `PLACEHOLDERS`), so every other rule still
 runs before anything is registered; the real Output goes to the resources (`Wiring`), behind an
 apply that runs the core's rules again with the resolved value and fails the deployment with the
 same message a plain value would get. Plain values, and specs from `from_spec`, keep the direct path.
@@ -24,34 +25,47 @@ from typing import Any, Protocol, TypeVar, cast
 
 import pulumi
 import pulumi_kubernetes as k8s
+from pulumi.output import UNKNOWN
 
-from spotkube.clouds import checked, parse_spec, plan_platform, profile
+from spotkube.clouds import CLOUDS, checked, parse_spec, plan_platform, profile
 from spotkube.platform.component_names import name_problem
 from spotkube.platform.contract import Cloud
 from spotkube.platform.errors import Problem, SpecError, SpotkubeError
 from spotkube.platform.input_messages import cut, did_you_mean, kind, shown
 from spotkube.platform.plan import PlatformPlan
-from spotkube.platform.spec import PlatformSpec
+from spotkube.platform.spec import PlatformSpec, wired_fields
+from spotkube.review.catalog_check import catalog_note
 from spotkube.review.costing import LOGGED_PLAN_WARNING, price_plan
 from spotkube.review.fallback import missing_fallbacks
-from spotkube.shell.args import WIRED_CLUSTER_ARGS, GpuClusterArgs
 
 Validated = TypeVar("Validated")
 Resolved = TypeVar("Resolved")
 
-#: What the core's rules see in place of a wired Output until it resolves: a value each rule accepts
-#: (a project id of the right shape, a GUID that isn't the nil GUID, a documentation CIDR from RFC
-#: 5737). It never reaches a resource; it shows only in a component's `plan.spec`.
+
+
+def wired_cluster_args(cloud: Cloud) -> dict[str, tuple[bool, str]]:
+    """The cluster args of a cloud's component that accept an Output: key -> (whether the Outputs go
+    in a list's items, the placeholder validated in their place), as the cloud's spec marks them. A
+    list itself stays plain, because its length decides what is registered (one role assignment per
+    admin group; an API server restricted by address or not)."""
+    return wired_fields(profile(cloud).spec_model.model_fields["cluster"].annotation)
+
+
+#: What the core's rules see in place of a wired Output until it resolves, by key, on every cloud: a
+#: value each rule accepts (a project id of the right shape, a GUID that isn't the nil GUID, a
+#: documentation CIDR from RFC 5737). It never reaches a resource; it shows only in `plan.spec`.
 PLACEHOLDERS: dict[str, str] = {
-    "resource_group_name": "spotkube-wired-resource-group",
-    "project": "spotkube-wired-project",
-    "network": "spotkube-wired-network",
-    "subnetwork": "spotkube-wired-subnetwork",
-    "admin_group_object_ids": "00000000-0000-4000-8000-000000000000",
-    "authorized_ip_ranges": "192.0.2.0/24",
+    key: placeholder for cloud in CLOUDS for key, (_, placeholder) in wired_cluster_args(cloud).items()
 }
-WIRED_TEXT = ("cluster.resource_group_name, cluster.project, cluster.network, cluster.subnetwork and the items of "
-              "cluster.admin_group_object_ids and cluster.authorized_ip_ranges")
+
+
+def wired_text(cloud: Cloud) -> str:
+    """The cluster args that accept an Output, in words: `cluster.project, ... and the items of ...`."""
+    wired = wired_cluster_args(cloud)
+    whole = [f"cluster.{key}" for key, (is_list, _) in wired.items() if not is_list]
+    items = [f"cluster.{key}" for key, (is_list, _) in wired.items() if is_list]
+    text = ", ".join(whole)
+    return f"{text} and the items of {' and '.join(items)}" if items else text
 
 
 class _Buildable(Protocol):
@@ -122,12 +136,14 @@ def _outputs_in(value: object, path: str = "") -> Iterator[str]:
             yield from _outputs_in(item, f"{path}[{i}]")
 
 
-def refuse_outputs(args: object, where: str, *, cluster: bool = False) -> None:
+def refuse_outputs(args: object, where: str, *, cluster: Cloud | None = None) -> None:
     """Refuse an Output where spotkube must read the value before anything is registered, naming keys
-    as the args spell them (`cluster.region`). A cluster's args have a few wired keys (which
-    `_unwired` has taken out already); an add-on's args accept no Output."""
-    wired_lists = {f"cluster.{key}" for key, is_list in WIRED_CLUSTER_ARGS if is_list} if cluster else set()
-    accepted = f"Outputs are accepted only in {WIRED_TEXT}" if cluster else "none of its args accepts an Output"
+    as the args spell them (`cluster.region`). A cluster's args (`cluster` names its cloud) have a
+    few wired keys (which `_unwired` has taken out already); an add-on's args accept no Output."""
+    wired = wired_cluster_args(cluster) if cluster else {}
+    wired_lists = {f"cluster.{key}" for key, (is_list, _) in wired.items() if is_list}
+    accepted = (f"Outputs are accepted only in {wired_text(cluster)}" if cluster
+                else "none of its args accepts an Output")
     problems = []
     for path in _outputs_in(args):
         if path in wired_lists:
@@ -156,7 +172,7 @@ class Wiring:
     @classmethod
     def of(cls, spec: PlatformSpec) -> Wiring:
         """The spec's own values: the stack program's path, and a cluster whose args are all plain."""
-        return cls(**{key: getattr(spec.cluster, key) for key, _ in WIRED_CLUSTER_ARGS})
+        return cls(**{key: getattr(spec.cluster, key) for key in wired_cluster_args(spec.cloud)})
 
     def api_server_ranges(self, spec: PlatformSpec, restricted: bool) -> pulumi.Input[list[str]]:
         """`ClusterSettings.api_server_ranges` over the wired authorized ranges (the deployer's egress
@@ -232,48 +248,50 @@ def _checked_when_resolved(
     return pulumi.Output.all(output, pulumi.Output.from_input(output.is_secret())).apply(check)
 
 
-def _unwired(args: Mapping[str, Any]) -> tuple[dict[str, Any], dict[tuple[str, int | None], Any]]:
+def _unwired(
+    cloud: Cloud, args: Mapping[str, Any]
+) -> tuple[dict[str, Any], dict[tuple[str, int | None], Any]]:
     """The args with each wired Output replaced by its placeholder, and the Outputs by (key, index)."""
     cluster = args.get("cluster")
     if not isinstance(cluster, Mapping):
         return dict(args), {}
     plain_cluster, wired = dict(cluster), {}
-    for key, is_list in WIRED_CLUSTER_ARGS:
+    for key, (is_list, placeholder) in wired_cluster_args(cloud).items():
         value = cluster.get(key)
         if is_list and isinstance(value, list | tuple):
             items = list(value)
             for i, item in enumerate(items):
                 if is_output(item):
-                    wired[(key, i)], items[i] = item, PLACEHOLDERS[key]
+                    wired[(key, i)], items[i] = item, placeholder
             plain_cluster[key] = items
         elif not is_list and is_output(value):
-            wired[(key, None)], plain_cluster[key] = value, PLACEHOLDERS[key]
+            wired[(key, None)], plain_cluster[key] = value, placeholder
     return {**args, "cluster": plain_cluster}, wired
 
 
 def _cluster_refusals(cloud: Cloud) -> dict[str, str]:
     """Keys of the stack file's settings that a cluster's args don't take, and why."""
-    other = "GkeGpuCluster" if cloud == "aks" else "AksGpuCluster"
+    others = " or ".join(p.component for p in CLOUDS.values() if p.cloud != cloud)
     return {
-        "cloud": f"is fixed by the component, which builds {cloud}; remove the key (use {other} for the other cloud)",
+        "cloud": f"is fixed by the component, which builds {cloud}; remove the key (use {others} for the other cloud)",
         "kubeflow": "is not a key of a cluster's args: Kubeflow Pipelines is its own component, KubeflowPipelines",
         "device_plugin": "is not a key of a cluster's args: the device plugin is its own component, "
                          "NvidiaDevicePlugin.for_cluster(name, cluster)",
     }
 
 
-def plan_from_args(cloud: Cloud, args: GpuClusterArgs, where: str) -> ClusterPlan:
-    """The plan of a cluster component's args, validated and resolved once, and its wired inputs.
-    The component fixes the cloud, and Kubeflow is another component, so its rules don't apply to a
-    cluster's args."""
+def plan_from_args(cloud: Cloud, args: Mapping[str, Any], typed: type, where: str) -> ClusterPlan:
+    """The plan of a cluster component's args (whose TypedDict is `typed`), validated and resolved
+    once, and its wired inputs. The component fixes the cloud, and Kubeflow is another component, so
+    its rules don't apply to a cluster's args."""
     def parse() -> tuple[PlatformSpec, dict[tuple[str, int | None], Any]]:
-        plain, wired = _unwired(checked_args(args, GpuClusterArgs, where, refused=_cluster_refusals(cloud)))
-        refuse_outputs(plain, where, cluster=True)
+        plain, wired = _unwired(cloud, checked_args(args, typed, where, refused=_cluster_refusals(cloud)))
+        refuse_outputs(plain, where, cluster=cloud)
         return parse_spec({**plain, "cloud": cloud, "kubeflow": {"enabled": False}}, where, "python"), wired
 
     spec, wired = validated(parse)
     plan = plan_platform(spec)
-    fields: dict[str, Any] = {key: getattr(plan.spec.cluster, key) for key, _ in WIRED_CLUSTER_ARGS}
+    fields: dict[str, Any] = {key: getattr(plan.spec.cluster, key) for key in wired_cluster_args(cloud)}
     for (key, index), value in wired.items():
         output = _checked_when_resolved(plan.spec, key, index, value, where)
         if index is None:
@@ -296,7 +314,7 @@ def plan_from_spec(cloud: Cloud, spec: PlatformSpec, component: str) -> ClusterP
 def refuse_bad_name(label: str, name: str, plan: PlatformPlan) -> None:
     """Refuse a cluster component's name that would make cloud names the cloud refuses; called
     before the component registers itself, so nothing is registered."""
-    problem = name_problem(plan.cloud, name, plan.spec.environment)
+    problem = name_problem(profile(plan.cloud).component_naming, name, plan.spec.environment)
     if problem:
         raise pulumi.RunError(f"{label}: {problem}")
 
@@ -304,18 +322,20 @@ def refuse_bad_name(label: str, name: str, plan: PlatformPlan) -> None:
 def log_plan_warnings(component: pulumi.Resource, label: str, plan: PlatformPlan) -> None:
     """Say under `pulumi up` what `spotkube plan` warns about this platform's pools (a spot max price
     above on-demand, a GPU pool that costs money while idle, a price the table lacks, a GPU type
-    without an on-demand fallback), each once, as the plan words them.
+    without an on-demand fallback, a machine the GPU catalog doesn't know), each once, as the plan
+    words them (with their ids, where they have one).
 
-    The warnings come from the places the plan computes them, `price_plan` and
-    `fallback.missing_fallbacks`; a price file that can't be read skips the cost warnings with its
-    reason, because a warning must never stop a deployment. The security concerns come from the
-    cluster resource itself (`security_concerns`).
+    The warnings come from the places the plan computes them, `price_plan`,
+    `fallback.missing_fallbacks` and `catalog_check.catalog_note`; a price file that can't be read
+    skips the cost warnings with its reason, because a warning must never stop a deployment. The
+    security concerns come from the cluster resource itself (`security_concerns`).
     """
     try:
         warnings = [str(w) for w in price_plan(plan).warnings]
     except SpotkubeError as err:
         warnings = [f"[cost-unreadable-prices] no cost warnings: {err}"]
     warnings += [str(w) for w in missing_fallbacks(plan.pools)]
+    warnings += [str(w) for w in catalog_note(plan.spec).plan_warnings()]
     for warning in dict.fromkeys(warnings):
         pulumi.log.warn(f"{label}: {LOGGED_PLAN_WARNING}: {warning}", resource=component)
 
@@ -337,6 +357,28 @@ def security_concerns(component: pulumi.Resource, label: str, cloud: Cloud) -> p
             pulumi.log.warn(f"{label}: {LOGGED_PLAN_WARNING}: {warning}", resource=component)
 
     return transform
+
+
+#: Where a test finds answers for what only a cloud can tell: named in the warning below.
+TESTING_MODULE = "spotkube.testing"
+
+
+def unanswered(component: pulumi.Resource, label: str, what: str, source: str) -> Any:
+    """An unknown value, with a warning, for `what` the cloud did not tell (`source`: the invoke or
+    resource output that should have). A real cloud always answers these; Pulumi's unit-test mocks
+    answer `{}` unless told otherwise. Returned from an apply, it leaves the output unknown, as in a
+    preview, so the component still registers everything else, and the applies that need the value
+    never run on a None."""
+    pulumi.log.warn(f"{label}: {source} gave no {what}, so it stays unknown (and what is built from it). Under "
+                    f"Pulumi's unit-test mocks, use {TESTING_MODULE}.SpotkubeMocks, or answer it in your own Mocks",
+                    resource=component)
+    return UNKNOWN
+
+
+def required(component: pulumi.Resource, label: str, value: pulumi.Output[Any], what: str,
+             source: str) -> pulumi.Output[Any]:
+    """`value`, or unknown (with `unanswered`'s warning) when the cloud gave none."""
+    return value.apply(lambda found: found if found else unanswered(component, label, what, source))
 
 
 def built_from(cls: type[Buildable], name: str, value: Any, opts: pulumi.ResourceOptions | None) -> Buildable:

@@ -26,6 +26,7 @@ from urllib.parse import quote, urlencode, urlsplit
 
 import requests
 
+from spotkube.clouds.aks.catalog import PRICING
 from spotkube.clouds.http import PriceFetchError, get_json, host, session
 from spotkube.platform.cost.prices import PriceRow
 from spotkube.platform.cost.refresh import Fetched, FetchSettings, PriceTarget
@@ -212,8 +213,9 @@ def fetch_vm_prices(
             raise _fail(first_url, f"listed two {capacity} prices for {sku} in {region} ({known} and {item.price})")
     day = today or datetime.date.today()
     return [
-        PriceRow(cloud="azure", region=region, sku=sku, kind="machine", capacity=capacity, usd_per_hour=price,
-                 source=f"{SERVICE}, {first_url}", date=day)
+        PriceRow.model_validate({"cloud": "azure", "region": region, "sku": sku, "kind": "machine",
+                                 "capacity": capacity, "usd_per_hour": price, "source": f"{SERVICE}, {first_url}",
+                                 "date": day}, context={PRICING.name: PRICING})
         for capacity, price in sorted(prices.items())
     ]
 

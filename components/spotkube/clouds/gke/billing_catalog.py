@@ -36,7 +36,7 @@ from typing import Any
 
 import requests
 
-from spotkube.clouds.gke.catalog import FIXED_GPU_MACHINE_TYPES, N1_ACCELERATOR_COUNTS, is_n1
+from spotkube.clouds.gke.catalog import N1_ACCELERATOR_COUNTS, PRICING, fixed_gpu_machine_types, is_n1
 from spotkube.clouds.http import PriceFetchError, get_json, session
 from spotkube.platform.cost.model import Capacity
 from spotkube.platform.cost.prices import PriceRow
@@ -103,7 +103,7 @@ class Shape:
 
 def machine_shape(machine: str) -> Shape | None:
     """The billed shape of a predefined machine type spotkube prices, or None for one it doesn't."""
-    fixed = FIXED_GPU_MACHINE_TYPES.get(machine)
+    fixed = fixed_gpu_machine_types().get(machine)
     if machine == "a2-megagpu-16g":
         return Shape(96, Decimal(1360), "nvidia-tesla-a100", 16)
     if (match := _A2_HIGHGPU.fullmatch(machine)) and fixed:
@@ -222,7 +222,8 @@ def _rows(sku: str, kind: str, region: str, parts: Sequence[tuple[str, Decimal, 
     capacities: list[Capacity] = ["spot", "preemptible"] if usage == "spot" else ["on-demand"]
     described = [(what, rate) for what, _, rate in parts]
     return [PriceRow.model_validate({"cloud": "gcp", "region": region, "sku": sku, "kind": kind, "capacity": c,
-                                     "usdPerHour": total, "source": _source(described, day, c), "date": day})
+                                     "usdPerHour": total, "source": _source(described, day, c), "date": day},
+                                    context={PRICING.name: PRICING})
             for c in capacities]
 
 

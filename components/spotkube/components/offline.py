@@ -2,15 +2,16 @@
 
 No CLI, cloud or credentials are needed: Pulumi's own unit-test mocks stand in for the engine, and
 a recording monitor keeps every registration with its inputs and options. What the plan reports is
-therefore what the program would really register, never a second implementation of it.
+therefore what the program would really register, never a second implementation of it. Each
+registration is a `spotkube.platform.registration.Registration`, the one type every judge reads.
 
-How the offline plan works: docs/architecture.md#tools.
+It sits with the components, below the CLI, so the tests of the judges and the clouds can run it
+without the CLI. How the offline plan works: docs/architecture.md#the-one-way-flow.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import logging
 import runpy
 import sys
@@ -29,110 +30,9 @@ from pulumi.runtime.sync_await import _sync_await
 from spotkube.clouds import load_stack_spec
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.project import Project, as_pulumi_config, stack_config
+from spotkube.platform.registration import Invoke, Registration, StackOutput
 from spotkube.platform.spec import PlatformSpec
-
-#: What AKS's `listClusterUserCredential` returns for an Entra ID cluster (Kubernetes 1.24 and
-#: later): an exec kubeconfig that runs kubelogin in device-code mode, which needs a person. The
-#: offline plan answers with this very shape, with obviously fake addresses and ids, so the
-#: program's rewrite of it is exercised and the preflight judges what `pulumi up` would use.
-AKS_USER_KUBECONFIG = """apiVersion: v1
-clusters:
-- cluster:
-    certificate-authority-data: b2ZmbGluZS1wbGFuLXBsYWNlaG9sZGVyLWNh
-    server: https://offline-plan.hcp.invalid:443
-  name: offline-plan
-contexts:
-- context:
-    cluster: offline-plan
-    user: clusterUser_offline-plan_offline-plan
-  name: offline-plan
-current-context: offline-plan
-kind: Config
-preferences: {}
-users:
-- name: clusterUser_offline-plan_offline-plan
-  user:
-    exec:
-      apiVersion: client.authentication.k8s.io/v1beta1
-      args:
-      - get-token
-      - --environment
-      - AzurePublicCloud
-      - --server-id
-      - 6dae42f8-4368-4678-94ff-3960e28e3630
-      - --client-id
-      - 80faf920-1908-4b52-b5ef-a8e7bedfc67a
-      - --tenant-id
-      - 00000000-0000-0000-0000-00000000000a
-      - --login
-      - devicecode
-      command: kubelogin
-      env: null
-      installHint: |2
-
-        kubelogin is not installed which is required to connect to AAD enabled cluster.
-
-        To learn more, please go to https://aka.ms/aks/kubelogin
-      provideClusterInfo: false
-"""
-#: The identity `getClientConfig` reports for the deployer, obviously fake.
-OFFLINE_CLIENT_CONFIG = {
-    "clientId": "00000000-0000-0000-0000-00000000000c",
-    "objectId": "00000000-0000-0000-0000-00000000000d",
-    "subscriptionId": "00000000-0000-0000-0000-00000000000e",
-    "tenantId": "00000000-0000-0000-0000-00000000000a",
-}
-
-
-def _computed_outputs(type_token: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
-    """Outputs the cloud computes and the components read, with obviously fake values."""
-    if type_token == "gcp:container/cluster:Cluster":
-        master_auth = {**(inputs.get("masterAuth") or {}),
-                       "clusterCaCertificate": base64.b64encode(b"offline-plan-placeholder-ca").decode()}
-        outputs: dict[str, Any] = {"endpoint": "offline-plan.invalid", "masterAuth": master_auth}
-        endpoints = inputs.get("controlPlaneEndpointsConfig") or {}
-        if endpoints.get("dnsEndpointConfig"):
-            endpoint = "gke-00000000000000000000000000000000-000000000000.offline-plan.gke.goog"
-            dns = {**endpoints["dnsEndpointConfig"], "endpoint": endpoint}
-            outputs["controlPlaneEndpointsConfig"] = {**endpoints, "dnsEndpointConfig": dns}
-        return outputs
-    if type_token == "gcp:serviceaccount/account:Account":
-        return {"email": f"{inputs.get('accountId')}@{inputs.get('project')}.iam.gserviceaccount.com"}
-    return {}
-
-
-@dataclass(frozen=True)
-class Registration:
-    """One resource the program registered, with the options a reviewer cares about."""
-
-    type: str
-    name: str
-    urn: str
-    parent: str
-    custom: bool
-    inputs: Mapping[str, Any]
-    protect: bool = False
-    ignore_changes: tuple[str, ...] = ()
-    replace_on_changes: tuple[str, ...] = ()
-    delete_before_replace: bool = False
-    dependencies: tuple[str, ...] = ()
-    provider: str = ""
-
-
-@dataclass(frozen=True)
-class StackOutput:
-    """A stack output: whether it is secret, and its value only when it is not."""
-
-    secret: bool
-    value: Any = None
-
-
-@dataclass(frozen=True)
-class Invoke:
-    """A provider function the program called (such as the deployer's client config) and its answer."""
-
-    token: str
-    result: Mapping[str, Any]
+from spotkube.testing import SpotkubeMocks
 
 
 @dataclass
@@ -151,8 +51,9 @@ class StackRun:
         return [r for r in self.registrations if r.type == type_token]
 
 
-class OfflineMocks(mocks.Mocks):
-    """Echo inputs back as state and answer the few calls the components make."""
+class OfflineMocks(SpotkubeMocks):
+    """`spotkube.testing.SpotkubeMocks`, which answers what the components ask the clouds, keeping
+    every resource's inputs and every invoke with its answer for the report."""
 
     def __init__(self) -> None:
         self.inputs: dict[tuple[str, str], dict[str, Any]] = {}
@@ -160,21 +61,13 @@ class OfflineMocks(mocks.Mocks):
 
     def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str, dict]:
         self.inputs[(args.typ, args.name)] = args.inputs
-        state = {"name": args.name, **args.inputs, **_computed_outputs(args.typ, args.inputs)}
+        _, state = super().new_resource(args)
         return f"{args.name}-offline-id", state
 
     def call(self, args: mocks.MockCallArgs) -> dict:
-        result = self._answer(args)
+        result = super().call(args)
         self.invokes.append(Invoke(args.token, result))
         return result
-
-    def _answer(self, args: mocks.MockCallArgs) -> dict:
-        if args.token == "azure-native:containerservice:listManagedClusterUserCredentials":
-            value = base64.b64encode(AKS_USER_KUBECONFIG.encode()).decode()
-            return {"kubeconfigs": [{"name": "clusterUser", "value": value}]}
-        if args.token == "azure-native:authorization:getClientConfig":
-            return dict(OFFLINE_CLIENT_CONFIG)
-        return {}
 
 
 class RecordingMonitor(mocks.MockMonitor):
@@ -285,7 +178,7 @@ def record_program(
     values into exactly those strings."""
     offline_mocks = OfflineMocks()
     monitor = RecordingMonitor(offline_mocks)
-    logger = logging.getLogger(f"spotkube.cli.offline.{project}.{stack}")
+    logger = logging.getLogger(f"spotkube.components.offline.{project}.{stack}")
     logger.propagate = False
     logger.setLevel(logging.INFO)
     capture = _LogCapture()

@@ -1,0 +1,262 @@
+"""An AKS platform's spec: the shared models of `spotkube.platform.spec` with AKS's own fields.
+
+What only AKS has lives here: spot pools' eviction policy and max price, the system pool's
+CriticalAddonsOnly taint, the resource group, Entra ID (local accounts, admin groups), the Azure
+network policies, kubelogin's sign-in mode and the autoscaler profile AKS takes. A GKE stack is
+never offered these keys, and one that sets them is told they are AKS's (`validation.parse_spec`
+finds them here through the registry). The stack keys, component args and reference tables of AKS
+are generated from these models. Pure module: no Pulumi.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+from typing import Annotated, Literal
+
+from pydantic import Field, field_validator
+
+from spotkube.platform.spec import (
+    ENVIRONMENT_PATTERN,
+    REGION_PATTERN,
+    AutoscalerSettings,
+    ClusterSettings,
+    DeployerNetwork,
+    DeployerSettings,
+    Flag,
+    GpuPool,
+    GpuSpec,
+    LoginMode,
+    NodeCount,
+    Number,
+    PlatformPool,
+    PlatformSpec,
+    SpotPool,
+    SystemPool,
+    Text,
+    Whole,
+    Wired,
+)
+
+POOL_NAME = "1-12 lower-case letters and digits, starting with a letter"
+ZONES = 'Availability zones `"1"` to `"3"`; empty = regional.'
+
+
+class AksSystemPool(SystemPool):
+    """The on-demand pool that runs the cluster's own add-ons: AKS's System mode pool."""
+
+    name: Text = Field(
+        default="system",
+        description=f"Pool name; never rename it once the cluster exists. {POOL_NAME}.",
+    )
+    machine: Text | None = Field(
+        default=None,
+        description="VM size; unset = the default machine. Retired sizes are refused, with their replacement named.",
+    )
+    zones: tuple[Text, ...] = Field(default=(), description=ZONES)
+    critical_addons_only: Flag = Field(
+        default=True,
+        description="Taint the pool CriticalAddonsOnly=true:NoSchedule so only add-ons run here.",
+    )
+
+    def critical_addons_only_taint(self) -> bool:
+        return self.critical_addons_only
+
+
+class AksPlatformPool(PlatformPool):
+    """The untainted on-demand pool for platform workloads such as Kubeflow Pipelines."""
+
+    enabled: Flag = Field(
+        default=True,
+        description="Create the pool. It must stay enabled while Kubeflow is, and while the system pool is tainted "
+        "(`criticalAddonsOnly`), because Kubeflow needs an untainted on-demand pool.",
+    )
+    name: Text = Field(
+        default="platform",
+        description="Pool name: at most 8 lower-case letters and digits, starting with a letter, because spotkube "
+        "adds 4 characters that change when the pool must be replaced.",
+    )
+    machine: Text | None = Field(
+        default=None,
+        description="VM size; unset = the default machine. Retired sizes are refused, with their replacement named.",
+    )
+    zones: tuple[Text, ...] = Field(default=(), description=ZONES)
+
+
+class AksSpotPool(SpotPool):
+    """A CPU pool on spot VMs that scales 0..N, for batch steps without GPUs."""
+
+    name: Text = Field(description=f"Pool name, unique in the stack: {POOL_NAME}.")
+    machine: Text = Field(
+        min_length=1,
+        description="VM size, e.g. Standard_D4s_v3; retired sizes are refused, with their replacement named.",
+    )
+    min: NodeCount = Field(
+        default=0, description="Minimum nodes, at most `max`; 0 means an idle pool costs nothing."
+    )
+    max: NodeCount = Field(default=4, description="Maximum nodes.")
+    zones: tuple[Text, ...] = Field(default=(), description=ZONES)
+    capacity: Literal["spot", "on-demand"] = Field(
+        default="spot",
+        description="`spot` or, for a GPU pool only, `on-demand` (a fallback pool).",
+    )
+    eviction_policy: Literal["Delete", "Deallocate"] = Field(
+        default="Delete",
+        description="Spot pools: what happens to an evicted node; deallocated nodes still count against quota.",
+    )
+    max_price: Number = Field(
+        default=-1,
+        description="Spot pools: the most to pay, in USD/hour with up to 5 decimals, or -1: never evict on price, "
+        "pay at most the on-demand price.",
+    )
+
+    @field_validator("max_price")
+    @classmethod
+    def _max_price(cls, value: float) -> float:
+        accepted = "use -1 (pay up to the on-demand price) or a positive USD/hour amount"
+        shown = f"{value:g}"
+        if value == -1:
+            return value
+        try:
+            exponent = Decimal(str(value)).as_tuple().exponent
+        except InvalidOperation as err:
+            raise ValueError(f"{shown} is not a price; {accepted}") from err
+        if value <= 0:
+            raise ValueError(f"{shown} is not allowed; {accepted}")
+        if isinstance(exponent, int) and exponent < -5:
+            raise ValueError(f"{value} has more than 5 decimals, which Azure refuses; {accepted}")
+        return value
+
+    def spot_price_controls(self) -> tuple[str | None, float | None]:
+        if self.capacity != "spot":
+            return None, None
+        return self.eviction_policy, self.max_price
+
+
+class AksGpuPool(AksSpotPool, GpuPool):
+    """A GPU pool that scales 0..N, on spot or on-demand VMs."""
+
+    machine: Text = Field(
+        min_length=1,
+        description="GPU VM size, e.g. Standard_NC4as_T4_v3; retired sizes are refused, with their replacement "
+        "named.",
+    )
+
+    gpu: GpuSpec | None = Field(
+        default=None, description="GPU type and count; unset = filled in from the VM size, which fixes them."
+    )
+
+
+class AksAutoscalerSettings(AutoscalerSettings):
+    """Cluster autoscaler tuning: the ManagedCluster's `autoScalerProfile`."""
+
+    expander: Literal["priority", "least-waste", "most-pods", "random"] = Field(
+        default="priority", description="`priority` makes spot pools win over on-demand fallbacks."
+    )
+    scan_interval: Text = Field(
+        default="10s", description="How often the autoscaler looks for pending pods, in whole seconds (`10s`)."
+    )
+    max_node_provision_time: Text = Field(
+        default="10m",
+        description="How long the autoscaler waits for a requested node (GPU allocatable included) before it "
+        "gives up on its pool and tries the next priority tier, in whole minutes (`10m`); AKS's own default is "
+        "15m. Bounds how long a spot stock-out stalls a GPU step before on-demand is used.",
+    )
+    new_pod_scale_up_delay: Text = Field(
+        default="0s",
+        description="How old a pending pod must be before the autoscaler acts on it, an integer with `s`, `m` "
+        "or `h` (`0s`, AKS's default).",
+    )
+    scale_down_unneeded_time: Text = Field(
+        default="10m", description="How long a node is unneeded before it is removed."
+    )
+    scale_down_delay_after_add: Text = Field(default="10m", description="Scale-down pause after a scale-up.")
+    max_graceful_termination_sec: Whole = Field(
+        default=600, ge=0, description="Pods' termination grace during scale-down, in seconds."
+    )
+    skip_nodes_with_local_storage: Flag = Field(
+        default=False, description="Keep nodes whose pods use local storage."
+    )
+
+
+class AksDeployerSettings(DeployerSettings):
+    """Who runs `pulumi up` and from where, and how kubelogin signs it in. The Kubernetes provider logs
+    in as the deployer, so the deployer needs a credential that works without a person, rights on the
+    cluster, and a network path to its API server; the plan's preflight checks them."""
+
+    login: LoginMode = Field(
+        default="azurecli",
+        description="How kubelogin signs the deployer in: azurecli (the az CLI's account, for a person "
+        "or CI after azure/login), workloadidentity (a federated token, AZURE_FEDERATED_TOKEN_FILE), spn (a "
+        "service principal secret) or msi (a managed identity on an Azure host).",
+    )
+    network: DeployerNetwork = Field(
+        default="internet",
+        description="Where the deployer runs: internet (a hosted CI runner or a laptop) or cluster-network "
+        "(a runner inside the cluster's VNet, which can reach a private API server).",
+    )
+    grant_propagation_wait: Text = Field(
+        default="5m",
+        pattern=r"^[1-9][0-9]*(s|m)$",
+        description="How long the first deployment waits after granting the deployer its Kubernetes "
+        "rights before it creates objects (Azure RBAC assignments take minutes to apply).",
+    )
+
+
+class AksClusterSettings(ClusterSettings):
+    """Cluster-wide settings of the ManagedCluster; the security switches default to on, or on in prod."""
+
+    kubernetes_version: Text | None = Field(
+        default=None,
+        description="Pinned Kubernetes version: `major.minor` (its latest patch) or `major.minor.patch`; unset "
+        "follows the channel.",
+    )
+    channel: Text | None = Field(
+        default=None, description="Upgrade channel: stable, rapid, patch, node-image or none."
+    )
+    resource_group_name: Annotated[Text | None, Wired("spotkube-wired-resource-group")] = Field(
+        default=None, description="Use this existing resource group instead of creating one."
+    )
+    private: Flag | None = Field(
+        default=None, description="Private API server, reachable only from the VNet; default: on in prod."
+    )
+    local_accounts_disabled: Flag | None = Field(
+        default=None, description="Disable local accounts, so Entra ID is the only way in; default: on in prod."
+    )
+    admin_group_object_ids: tuple[Annotated[Text, Wired("00000000-0000-4000-8000-000000000000")], ...] = Field(
+        default=(),
+        description="Object ids of the Entra ID groups that get cluster admin and the RBAC Cluster Admin role.",
+    )
+    network_policy: Literal["cilium", "azure", "calico"] = Field(
+        default="cilium",
+        description="`cilium` (Azure CNI overlay with the Cilium dataplane), `azure` or `calico`.",
+    )
+    autoscaler: AksAutoscalerSettings = Field(
+        default_factory=AksAutoscalerSettings, description="Cluster autoscaler tuning."
+    )
+    deployer: AksDeployerSettings = Field(
+        default_factory=AksDeployerSettings, description="Who runs `pulumi up`, from where, and how it signs in."
+    )
+
+
+class AksSpec(PlatformSpec):
+    """One AKS platform: a ManagedCluster with its agent pools, for one environment and Azure region."""
+
+    cloud: Literal["aks"] = Field(description="Which cloud: `aks`.")
+    environment: Text = Field(
+        pattern=ENVIRONMENT_PATTERN,
+        description="Environment name, e.g. dev, staging or prod. `prod` turns on every unset security switch "
+        "(`cluster.private`, `cluster.localAccountsDisabled` and `cluster.deletionProtection`) and `protect`.",
+    )
+    region: Text = Field(pattern=REGION_PATTERN, description="Azure region, e.g. uksouth or eastus.")
+    system_pool: AksSystemPool = Field(default_factory=AksSystemPool, description="The on-demand system pool.")
+    platform_pool: AksPlatformPool = Field(
+        default_factory=AksPlatformPool,
+        description="The untainted on-demand pool for Kubeflow and other platform workloads.",
+    )
+    gpu_pools: tuple[AksGpuPool, ...] = Field(
+        default=(), max_length=100, description="GPU pools, each scaling min..max."
+    )
+    spot_pools: tuple[AksSpotPool, ...] = Field(
+        default=(), max_length=100, description="CPU pools on spot VMs for batch steps, each scaling min..max."
+    )
+    cluster: AksClusterSettings = Field(default_factory=AksClusterSettings, description="Cluster-wide settings.")

@@ -1,0 +1,195 @@
+"""A GKE platform's spec: the shared models of `spotkube.platform.spec` with GKE's own fields.
+
+What only GKE has lives here: the Google Cloud project, the VPC network and subnetwork, private
+nodes' egress, the control plane's DNS endpoint, GPU pools' driver installation, the network
+policies GKE offers, preemptible capacity and GKE's autoscaling profile. An AKS stack is never
+offered these keys, and one that sets them is told they are GKE's (`validation.parse_spec` finds
+them here through the registry). The stack keys, component args and reference tables of GKE are
+generated from these models. Pure module: no Pulumi.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from spotkube.platform.spec import (
+    ENVIRONMENT_PATTERN,
+    REGION_PATTERN,
+    AutoscalerSettings,
+    CapacityName,
+    ClusterSettings,
+    DeployerSettings,
+    Flag,
+    GpuPool,
+    GpuSpec,
+    NodeCount,
+    PlatformPool,
+    PlatformSpec,
+    SpotPool,
+    SystemPool,
+    Text,
+    Wired,
+)
+
+POOL_NAME = "`[a-z]([-a-z0-9]{0,38}[a-z0-9])?`"
+ZONES = "Zones of the region, e.g. us-central1-a; empty = regional."
+
+
+class GkeSystemPool(SystemPool):
+    """The on-demand pool that runs the cluster's own add-ons."""
+
+    name: Text = Field(
+        default="system",
+        description="Pool name; never rename it once the cluster exists. At most 33 characters (spotkube adds 7 "
+        "when the pool must be replaced).",
+    )
+    machine: Text | None = Field(
+        default=None, description="Machine type; unset = the default machine."
+    )
+    zones: tuple[Text, ...] = Field(default=(), description=ZONES)
+
+
+class GkePlatformPool(PlatformPool):
+    """The untainted on-demand pool for platform workloads such as Kubeflow Pipelines."""
+
+    name: Text = Field(
+        default="platform",
+        description="Pool name: at most 33 characters, because spotkube adds 7 that change when the pool must be "
+        "replaced.",
+    )
+    machine: Text | None = Field(
+        default=None, description="Machine type; unset = the default machine."
+    )
+    zones: tuple[Text, ...] = Field(default=(), description=ZONES)
+
+
+class GkeSpotPool(SpotPool):
+    """A CPU pool on spot or preemptible VMs that scales 0..N, for batch steps without GPUs."""
+
+    name: Text = Field(description=f"Pool name, unique in the stack: {POOL_NAME}.")
+    machine: Text = Field(
+        min_length=1,
+        description="Machine type, e.g. e2-standard-8.",
+    )
+    min: NodeCount = Field(
+        default=0, description="Minimum nodes, at most `max`; 0 means an idle pool costs nothing."
+    )
+    max: NodeCount = Field(default=4, description="Maximum nodes.")
+    zones: tuple[Text, ...] = Field(
+        default=(),
+        description="Zones of the region. Empty = regional, except a GPU pool, which gets every zone of the region "
+        "that offers its GPU (from the bundled zone table).",
+    )
+    capacity: CapacityName = Field(
+        default="spot",
+        description="`spot`, `preemptible` (at most 24 hours per VM) or, for a GPU pool only, `on-demand` (a "
+        "fallback pool).",
+    )
+
+
+class GkeGpuPool(GkeSpotPool, GpuPool):
+    """A GPU pool that scales 0..N, on spot, preemptible or on-demand VMs."""
+
+    machine: Text = Field(
+        min_length=1,
+        description="Machine type with GPUs (a2, a3, g2: e.g. g2-standard-8) or an N1 type with `gpu` (e.g. "
+        "n1-standard-8).",
+    )
+
+    gpu: GpuSpec | None = Field(
+        default=None,
+        description="GPU type and count; unset = filled in from the machine type. N1 machine types need it.",
+    )
+    gpu_driver: Literal["DEFAULT", "LATEST", "INSTALLATION_DISABLED"] = Field(
+        default="DEFAULT",
+        description="The NVIDIA driver version GKE installs; `INSTALLATION_DISABLED` if you install it yourself.",
+    )
+
+    def driver(self) -> str | None:
+        return self.gpu_driver
+
+
+class GkeAutoscalerSettings(AutoscalerSettings):
+    """Cluster autoscaler tuning: GKE's managed autoscaler takes only its profile."""
+
+    profile: Literal["BALANCED", "OPTIMIZE_UTILIZATION"] = Field(
+        default="OPTIMIZE_UTILIZATION", description="GKE autoscaling profile."
+    )
+
+
+class GkeClusterSettings(ClusterSettings):
+    """Cluster-wide settings of the GKE cluster; the security switches default to on, or on in prod."""
+
+    kubernetes_version: Text | None = Field(
+        default=None,
+        description="Pinned Kubernetes version: `major.minor`, `major.minor.patch` or a GKE version such as "
+        "`1.33.2-gke.1111000`; unset follows the channel.",
+    )
+    channel: Text | None = Field(
+        default=None, description="Release channel: RAPID, REGULAR, STABLE or EXTENDED."
+    )
+    project: Annotated[Text | None, Wired("spotkube-wired-project")] = Field(
+        default=None, description="The Google Cloud project id (required)."
+    )
+    network: Annotated[Text | None, Wired("spotkube-wired-network")] = Field(
+        default=None, description="VPC network name or self link; unset = the project's `default` network."
+    )
+    subnetwork: Annotated[Text | None, Wired("spotkube-wired-subnetwork")] = Field(
+        default=None,
+        description="Subnetwork in the cluster's region; unset = the network's subnet there. Private nodes reach "
+        "registries outside Google only through Cloud NAT on it.",
+    )
+    private: Flag | None = Field(
+        default=None, description="Private nodes, without public IP addresses; default: on in prod."
+    )
+    network_policy: Literal["cilium", "calico"] = Field(
+        default="cilium", description="`cilium` (Dataplane V2) or `calico`."
+    )
+    deletion_protection: Flag | None = Field(
+        default=None, description="`protect` and GKE's deletion_protection on the cluster; default: on in prod."
+    )
+    autoscaler: GkeAutoscalerSettings = Field(
+        default_factory=GkeAutoscalerSettings, description="Cluster autoscaler tuning."
+    )
+    deployer: DeployerSettings = Field(
+        default_factory=DeployerSettings,
+        description="Who runs `pulumi up` and from where; it signs in with Application Default Credentials.",
+    )
+    egress: Literal["cloud-nat", "own"] | None = Field(
+        default=None,
+        description="Private nodes' way out to public registries: cloud-nat (default: spotkube adds a Cloud Router "
+        "and Cloud NAT) or own (the network already has NAT or a proxy).",
+    )
+    dns_endpoint: Flag | None = Field(
+        default=None,
+        description="Reach the control plane through its DNS-based endpoint, authorised by IAM and not by source "
+        "address (default true); the kubeconfig then uses it.",
+    )
+
+
+class GkeSpec(PlatformSpec):
+    """One GKE platform: a cluster with its node pools, for one environment and Google Cloud region."""
+
+    cloud: Literal["gke"] = Field(description="Which cloud: `gke`.")
+    environment: Text = Field(
+        pattern=ENVIRONMENT_PATTERN,
+        description="Environment name, e.g. dev, staging or prod. `prod` turns on every unset security switch "
+        "(`cluster.private` and `cluster.deletionProtection`) and `protect`.",
+    )
+    region: Text = Field(pattern=REGION_PATTERN, description="Google Cloud region, e.g. us-central1 or europe-west4.")
+    system_pool: GkeSystemPool = Field(default_factory=GkeSystemPool, description="The on-demand system pool.")
+    platform_pool: GkePlatformPool = Field(
+        default_factory=GkePlatformPool,
+        description="The untainted on-demand pool for Kubeflow and other platform workloads.",
+    )
+    gpu_pools: tuple[GkeGpuPool, ...] = Field(
+        default=(), max_length=100, description="GPU pools, each scaling min..max."
+    )
+    spot_pools: tuple[GkeSpotPool, ...] = Field(
+        default=(),
+        max_length=100,
+        description="CPU pools on spot or preemptible VMs for batch steps, each scaling min..max.",
+    )
+    cluster: GkeClusterSettings = Field(default_factory=GkeClusterSettings, description="Cluster-wide settings.")
