@@ -11,8 +11,8 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from spotkube.components.offline import run_stack
 
+from spotkube.components.offline import run_stack
 from spotkube.platform.project import Project
 
 REPO = Path(__file__).resolve().parents[2]

@@ -18,9 +18,9 @@ from typer.testing import CliRunner, Result
 
 from fake_http import FakeServer, Reply, Request, serving
 from spotkube.cli.app import app
+from spotkube.clouds import load_price_table as load_table
 from spotkube.clouds.gke.billing_catalog import COMPUTE_ENGINE
 from spotkube.clouds.gke.profile import BILLING_API_KEY_ENV as API_KEY_ENV
-from spotkube.clouds import load_price_table as load_table
 from spotkube.platform.cost import PRICES_ENV, bundled_table_path, default_user_file
 
 REPO = Path(__file__).resolve().parents[2]

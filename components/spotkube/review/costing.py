@@ -73,6 +73,18 @@ class PricedPool:
         out: list[Figure] = ["idleFloor"] if self.pool.min > 0 else []
         return (*out, "scenario", "onDemandEquivalent") if self.hours > 0 else tuple(out)
 
+    @property
+    def clients(self) -> int:
+        """Pods one node serves at once on its GPUs: its GPU slices when shared, else 1."""
+        sharing = self.pool.sharing
+        return self.pool.gpu_count * sharing.slices_per_gpu if sharing else 1
+
+    def per_client(self, price: Price | None) -> Decimal | None:
+        """What one client (one slice of a shared GPU) costs an hour at `price`, to the cent's hundredth."""
+        if price is None:
+            return None
+        return (price.usd_per_hour / self.clients).quantize(Decimal("0.0001"))
+
 
 @dataclass(frozen=True)
 class UnpricedPool:
@@ -115,6 +127,9 @@ class CostReport:
     user_file: str | None = None
     #: Every pool without a price, with the totals it blocks (possibly none).
     unpriced: list[UnpricedPool] = field(default_factory=list)
+    #: Costs the plan states the basis of rather than guess a figure for (logs billed per GB
+    #: ingested), and what a shared GPU costs per client.
+    basis: list[str] = field(default_factory=list)
 
     def line(self, pool: str) -> tuple[PricedPool, PoolCost] | None:
         """A priced pool and its monthly cost; None when the table has no price for it."""
@@ -172,6 +187,7 @@ class CostReport:
                             "reworkFraction": float(assumptions.rework_fraction),
                             "hoursPerMonth": HOURS_PER_MONTH},
             "pools": [_pool_json(p, lines.get(p.pool.name)) for p in self.pools],
+            "basis": list(self.basis),
             "total": {
                 **{figure: _money(self.total(figure)) for figure in FIGURES},
                 "savingPercent": self.saving_percent,
@@ -224,6 +240,7 @@ def _pool_json(priced: PricedPool, line: PoolCost | None) -> dict[str, Any]:
         "scenario": _money(known.scenario_usd if known else None),
         "onDemandEquivalent": _money(known.on_demand_equivalent_usd if known else None),
         "savingPercent": known.saving_percent if known else None,
+        "usdPerClientHour": _money(priced.per_client(priced.price)) if priced.pool.sharing else None,
         **_price_json(priced.price, "price"),
         **_price_json(priced.on_demand, "onDemandPrice"),
     }
@@ -340,6 +357,14 @@ def price_plan(
                         unpriced=unpriced)
     for p in priced:
         report.warnings.extend(_warnings(plan, p, table))
+        if p.pool.sharing is not None and p.price is not None:
+            report.basis.append(
+                f"{p.pool.name}: a shared GPU costs ${p.per_client(p.price)}/h per client ({p.pool.capacity} "
+                f"${p.price.usd_per_hour}/h over {p.clients} clients: {p.pool.gpu_count} × {p.pool.gpu_type}, "
+                f"{p.pool.sharing.text()})")
+    logs = profile(plan.cloud).logs_cost_basis(plan.spec)
+    if logs:
+        report.basis.append(logs)
     return report
 
 
