@@ -129,8 +129,32 @@ def _compute_class(n: int) -> None:
                                      spec={})
 
 
+def _log_workspace(n: int) -> None:
+    import pulumi_azure_native as azure
+
+    azure.operationalinsights.Workspace(f"floor-law-{n}", resource_group_name="g", retention_in_days=30,
+                                        sku={"name": "PerGB2018"})
+
+
+def _data_collection_rule(n: int) -> None:
+    import pulumi_azure_native as azure
+
+    azure.monitor.DataCollectionRule(f"floor-dcr-{n}", resource_group_name="g", kind="Linux",
+                                     data_flows=[{"streams": ["Microsoft-ContainerLogV2"], "destinations": ["w"]}])
+
+
+def _data_collection_rule_association(n: int) -> None:
+    import pulumi_azure_native as azure
+
+    azure.monitor.DataCollectionRuleAssociation(f"floor-dcra-{n}", resource_uri="c", data_collection_rule_id="r",
+                                                association_name="ContainerInsightsExtension")
+
+
 BUILDERS: dict[str, Callable[[int], None]] = {
     "azure-native:authorization:RoleAssignment": _role_assignment,
+    "azure-native:operationalinsights:Workspace": _log_workspace,
+    "azure-native:monitor:DataCollectionRule": _data_collection_rule,
+    "azure-native:monitor:DataCollectionRuleAssociation": _data_collection_rule_association,
     "time:index/sleep:Sleep": _sleep,
     "gcp:compute/router:Router": _router,
     "gcp:compute/routerNat:RouterNat": _router_nat,

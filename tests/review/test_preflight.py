@@ -46,9 +46,9 @@ def test_each_cloud_s_rows_speak_of_its_own_pools_and_groups(runs: dict[str, Sta
         assert "AKS" not in details, stack
         assert verdicts(runs[stack])["control-plane-replacement"].detail == (
             "control-plane pools are replaced create-first under a new name")
-    aks = verdicts(runs["aks-prod-eastus"])
-    assert aks["data-plane-rights"].detail.startswith("the deployer is an RBAC Cluster Admin; Kubernetes objects wait")
-    assert "the AKS system pool's fixed fields are refused" in aks["control-plane-replacement"].detail
+    rows = verdicts(runs["aks-prod-eastus"])
+    assert rows["data-plane-rights"].detail.startswith("the deployer is an RBAC Cluster Admin; Kubernetes objects wait")
+    assert "the AKS system pool's fixed fields are refused" in rows["control-plane-replacement"].detail
     groups = runs["aks-prod-eastus"].spec.cluster.model_copy(update={"admin_group_object_ids": ("g1", "g2")})
     spec = runs["aks-prod-eastus"].spec.model_copy(update={"cluster": groups})
     granted = [dataclasses.replace(r, inputs={**r.inputs, "principalId": principal}, name=f"{r.name}-{principal}")

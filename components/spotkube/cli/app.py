@@ -351,20 +351,20 @@ app.add_typer(catalog_app, name="catalog")
 @catalog_app.command("refresh", cls=SpotkubeCommand)
 def refresh_catalog(
     cloud: Annotated[list[CloudName] | None, typer.Option(
-        "--cloud", help="Cloud(s) whose part to refresh (default: every cloud).")] = None,
+        "--cloud", metavar="aks|gke", help="Cloud(s) whose part to refresh (default: every cloud).")] = None,
     subscription: Annotated[str | None, typer.Option(
-        "--subscription", envvar="AZURE_SUBSCRIPTION_ID", show_envvar=True,
+        "--subscription", metavar="SUBSCRIPTION_ID", envvar="AZURE_SUBSCRIPTION_ID", show_envvar=True,
         help="AKS: the Azure subscription whose VM sizes are read (Azure's DefaultAzureCredential signs in).")] = None,
     gcp_project: Annotated[str | None, typer.Option(
-        "--gcp-project", envvar="GOOGLE_CLOUD_PROJECT", show_envvar=True,
+        "--gcp-project", metavar="PROJECT", envvar="GOOGLE_CLOUD_PROJECT", show_envvar=True,
         help="GKE: the Google Cloud project whose machine types are read (Application Default Credentials).")] = None,
-    catalog_file: Annotated[Path | None, typer.Option("--file", help=(
+    catalog_file: Annotated[Path | None, typer.Option("--file", metavar="FILE", help=(
         f"Catalog file to write (default: ${CATALOG_ENV}, else catalog.json in your config directory); created with "
         "its folders when missing."))] = None,
     azure_endpoint: Annotated[str | None, typer.Option(
-        help="Azure Resource Manager URL (default: management.azure.com).")] = None,
+        "--azure-endpoint", metavar="URL", help="Azure Resource Manager URL (default: management.azure.com).")] = None,
     gcp_endpoint: Annotated[str | None, typer.Option(
-        help="Compute Engine API URL (default: compute.googleapis.com).")] = None,
+        "--gcp-endpoint", metavar="URL", help="Compute Engine API URL (default: compute.googleapis.com).")] = None,
 ) -> None:
     """Read the GPU machines each cloud offers, with their GPUs, vCPUs, memory, regions and zones, from the
     cloud's own API (Azure's Resource SKUs, Compute Engine's machine and accelerator types) into your catalog
@@ -486,26 +486,33 @@ def _rate(pair: str, text: str) -> float:
     return rate
 
 
-@app.command()
+@app.command(cls=SpotkubeCommand)
 def simulate(
     compiled: Annotated[list[Path], typer.Argument(
         metavar="PIPELINE.yaml...", help="Pipeline(s) compiled by kfp.compiler.Compiler().compile(...).")],
-    stack: Annotated[str, typer.Option("--stack", "-s", help="The stack whose pools the pipeline runs on.")],
-    runs: Annotated[int, typer.Option("--runs", min=1, max=1_000_000, help="Runs to sample.")] = DEFAULT_RUNS,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the random generator: same seed, same figures.")]
+    stack: Annotated[str, typer.Option("--stack", "-s", metavar="NAME",
+                                       help="The stack whose pools the pipeline runs on.")],
+    runs: Annotated[int, typer.Option("--runs", min=1, max=1_000_000, metavar="N",
+                                      help="Runs to sample, 1 to 1,000,000.")] = DEFAULT_RUNS,
+    seed: Annotated[int, typer.Option("--seed", metavar="N",
+                                      help="Seed of the random generator: same seed, same figures.")]
     = DEFAULT_SEED,
     runtime: Annotated[list[str] | None, typer.Option(
-        "--runtime", help="A step's runtime, STEP=DURATION (e.g. train=3h); overrides what the step declares.")]
+        "--runtime", metavar="STEP=DURATION",
+        help="A step's runtime, STEP=DURATION (e.g. train=3h); overrides what the step declares.")]
     = None,
     default_runtime: Annotated[str, typer.Option(
-        "--default-runtime", help="Runtime of a step that declares none (spotkube.pipelines.declare_timing).")]
+        "--default-runtime", metavar="DURATION",
+        help="Runtime of a step that declares none (spotkube.pipelines.declare_timing).")]
     = "1h",
     eviction_rate: Annotated[list[str] | None, typer.Option(
-        "--eviction-rate", help="A pool's eviction rate, POOL=RATE (share of node-hours evicted); default: "
+        "--eviction-rate", metavar="POOL=RATE",
+        help="A pool's eviction rate, POOL=RATE (share of node-hours evicted); default: "
         "the stack's cost.evictionRate.")] = None,
     node_start: Annotated[str, typer.Option(
-        "--node-start", help="How long a new node takes to be ready (VM, boot, driver, device plugin).")] = "5m",
-    output: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+        "--node-start", metavar="DURATION",
+        help="How long a new node takes to be ready (VM, boot, driver, device plugin).")] = "5m",
+    output: FormatOption = Format.table,
     prices: PricesOption = None,
     project_dir: ProjectOption = Path("."),
 ) -> None:
@@ -544,17 +551,20 @@ def simulate(
         simulate_views.render(name, simulations, terminal.console())
 
 
-@app.command()
+@app.command(cls=SpotkubeCommand)
 def logs(
-    stack: Annotated[str, typer.Option("--stack", "-s", help="The stack the pipeline ran on.")],
-    pod: Annotated[str | None, typer.Option("--pod", help="The step's pod, as the KFP UI names it.")] = None,
-    run_id: Annotated[str | None, typer.Option("--run", help="A KFP run id: every pod of the run.")] = None,
+    stack: Annotated[str, typer.Option("--stack", "-s", metavar="NAME", help="The stack the pipeline ran on.")],
+    pod: Annotated[str | None, typer.Option("--pod", metavar="POD", help="The step's pod, as the KFP UI names it.")]
+    = None,
+    run_id: Annotated[str | None, typer.Option("--run", metavar="RUN_ID", help="A KFP run id: every pod of the run.")]
+    = None,
     cluster: Annotated[str | None, typer.Option(
-        "--cluster", help="GKE: the cluster's name (`pulumi stack output clusterName`).")] = None,
+        "--cluster", metavar="NAME", help="GKE: the cluster's name (`pulumi stack output clusterName`).")] = None,
     workspace: Annotated[str | None, typer.Option(
-        "--workspace", help="AKS: the Log Analytics workspace's resource id (`pulumi stack output "
+        "--workspace", metavar="RESOURCE_ID",
+        help="AKS: the Log Analytics workspace's resource id (`pulumi stack output "
         "logWorkspaceId`; default: the stack's cluster.logs.workspaceId).")] = None,
-    output: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    output: FormatOption = Format.table,
     project_dir: ProjectOption = Path("."),
 ) -> None:
     """The exact query and console link for a step's logs on the stack's cloud, which outlive the pod
