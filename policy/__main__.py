@@ -48,7 +48,7 @@ def _stack_validation(rule: StackRule) -> StackValidation:
 
     def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
         resources = [(r.resource_type, r.name, r.props) for r in args.resources]
-        for message in rule.check(resources):
+        for _, message in rule.check(resources):
             report_violation(message, None)
 
     return validate

@@ -11,6 +11,7 @@ a test of its own layer.
 from __future__ import annotations
 
 import ast
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -102,3 +103,11 @@ def test_the_import_scan_sees_every_form_of_import(tmp_path: Path) -> None:
     sample.write_text("import spotkube.cli.app\nfrom spotkube import cli\nfrom .local import x\n\n"
                       "def late() -> None:\n    from spotkube.cli.offline import run_stack\n")
     assert {"spotkube.cli.app", "spotkube.cli", "spotkube.cli.offline"} <= imported_modules(sample)
+
+
+def test_the_repository_tracks_no_symbolic_links() -> None:
+    """A link points at one machine's files: a worktree's `.crds -> ../main/.crds`, committed once, made
+    every clean clone's `make test` fail at `mkdir -p .crds`. The repository holds files only."""
+    listed = subprocess.run(["git", "ls-files", "--stage"], cwd=REPO, capture_output=True, text=True, check=True)
+    links = [line.split("\t", 1)[1] for line in listed.stdout.splitlines() if line.startswith("120000 ")]
+    assert listed.stdout and links == []

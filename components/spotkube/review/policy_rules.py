@@ -173,18 +173,21 @@ def kubeconfig_outputs_secret(outputs: Mapping[str, StackOutput]) -> list[str]:
 # --- Rules over all of a stack's registrations (advisory) ----------------------------------------
 
 
-def gpu_pools_upgrade_in_a_window(resources: Sequence[tuple[str, str, Mapping[str, Any]]]) -> list[str]:
+def gpu_pools_upgrade_in_a_window(
+    resources: Sequence[tuple[str, str, Mapping[str, Any]]],
+) -> list[tuple[str, str]]:
     """A node image update or a Kubernetes upgrade drains every node of a pool; without a maintenance
     window the cloud may drain a GPU node in the middle of a ten-hour step. Advisory: a stack may choose
-    `cluster.maintenance.anytime`, and the plan says so on every run."""
+    `cluster.maintenance.anytime`, and the plan says so on every run. Each finding is (pool, sentence)."""
     return [
-        f"GPU pool {exposure.pool} is upgraded at any time: its nodes can be drained in the middle of a step; "
-        "declare cluster.maintenance.window (and busyPeriods), or remove maintenance.anytime"
+        (exposure.pool, f"GPU pool {exposure.pool} is upgraded at any time: its nodes can be drained in the middle "
+         "of a step; declare cluster.maintenance.window (and busyPeriods), or remove maintenance.anytime")
         for exposure in upgrade_exposures(resources) if exposure.gpu and exposure.window is None
     ]
 
 
-StackCheck = Callable[[Sequence[tuple[str, str, Mapping[str, Any]]]], list[str]]
+#: A stack rule's check: (subject, sentence) per finding; the subject (a pool) makes the warning's id.
+StackCheck = Callable[[Sequence[tuple[str, str, Mapping[str, Any]]]], list[tuple[str, str]]]
 
 
 @dataclass(frozen=True)
@@ -207,10 +210,17 @@ ADVISORY_STACK_RULES: tuple[StackRule, ...] = (
 
 @dataclass(frozen=True)
 class Finding:
-    """One violation: which rule, and the sentence it reported."""
+    """One violation: which rule, the sentence it reported, and for a stack rule what it is about."""
 
     rule: str
     message: str
+    subject: str = ""
+
+    @property
+    def warning_id(self) -> str:
+        """The stable id a stack acknowledges an advisory finding by: `policy-gpu-pool-upgrade-window:t4spot`."""
+        rule = f"policy-{self.rule.removeprefix('spotkube-')}"
+        return f"{rule}:{self.subject}" if self.subject else rule
 
 
 def check_registrations(registrations: Sequence[Registration]) -> Iterator[Finding]:
@@ -225,8 +235,8 @@ def check_stack(registrations: Sequence[Registration]) -> Iterator[Finding]:
     """The advisory stack rules over every registration at once."""
     resources = [(r.type, r.name, r.inputs) for r in registrations]
     for rule in ADVISORY_STACK_RULES:
-        for message in rule.check(resources):
-            yield Finding(rule.name, message)
+        for subject, message in rule.check(resources):
+            yield Finding(rule.name, message, subject)
 
 
 def check_outputs(outputs: Mapping[str, StackOutput]) -> Iterator[Finding]:
