@@ -130,7 +130,10 @@ def test_plan_and_pack_agree_on_a_gpu_pool_without_a_window(runs: dict[str, Stac
         advisories = {(f.rule, f.message) for f in document.advisories}
         assert advisories == pack_advisories(anytime) != set(), stack
         assert all(rule == "spotkube-gpu-pool-upgrade-window" for rule, _ in advisories)
-        assert any("is upgraded at any time" in w for w in document.warnings) and not document.errors
+        gpu_pools = {p.name for p in run.spec.gpu_pools}
+        assert {w.id for w in document.warnings if "is upgraded at any time" in w.message} == {
+            f"policy-gpu-pool-upgrade-window:{pool}" for pool in gpu_pools}
+        assert not document.errors
 
 
 def test_plan_and_pack_agree_on_every_shipped_stack(runs: dict[str, StackRun]) -> None:
