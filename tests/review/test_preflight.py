@@ -77,16 +77,15 @@ def test_a_device_code_kubeconfig_fails_the_credentials_rule(runs: dict[str, Sta
     _failing(verdicts(run, regs), "credentials", "kubelogin --login devicecode", "spotkube:cluster.deployer.login")
 
 
-def test_a_gke_plugin_without_adc_fails_the_credentials_rule(runs: dict[str, StackRun]) -> None:
+def test_the_gke_plugin_signs_in_as_gcloud_writes_it(runs: dict[str, StackRun]) -> None:
+    """Through the DNS endpoint the plugin takes gcloud's credentials (gcloud refuses ADC there);
+    either way nobody is prompted, and the verdict says which."""
     run = runs["gke-dev-us-central1"]
-
-    def drop_adc(r: Registration) -> Registration:
-        config = yaml.safe_load(r.inputs["kubeconfig"]["value"])
-        config["users"][0]["user"]["exec"].pop("args")
-        return with_inputs(r, kubeconfig={SECRET: "x", "value": yaml.safe_dump(config)})
-
-    regs = doctored(run, preflight.KUBERNETES_PROVIDER, drop_adc)
-    _failing(verdicts(run, regs), "credentials", "--use_application_default_credentials")
+    (provider,) = [r for r in run.registrations if r.type == preflight.KUBERNETES_PROVIDER]
+    config = yaml.safe_load(provider.inputs["kubeconfig"]["value"])
+    assert "args" not in config["users"][0]["user"]["exec"]
+    verdict = verdicts(run, run.registrations)["credentials"]
+    assert verdict.ok and "gcloud's credentials" in verdict.detail
 
 
 def test_a_missing_grant_or_an_impatient_provider_fails_the_rights_rule(runs: dict[str, StackRun]) -> None:

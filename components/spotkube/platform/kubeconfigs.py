@@ -6,9 +6,11 @@ and nobody is there to answer a login prompt:
   `kubelogin get-token --login devicecode`, which waits for a person to type a code in a browser
   (Azure/kubelogin#93). `with_kubelogin_mode` rewrites it the way `kubelogin convert-kubeconfig -l
   MODE` does (kubelogin `pkg/internal/converter/convert.go`).
-- `gke-gcloud-auth-plugin` signs in as gcloud's active account unless it is told to use
-  Application Default Credentials, which is what CI's workload identity federation provides
-  (kubernetes/cloud-provider-gcp `cmd/gke-gcloud-auth-plugin/cred.go`).
+- `gke-gcloud-auth-plugin` signs in with gcloud's credentials, or with Application Default
+  Credentials when given `--use_application_default_credentials` (kubernetes/cloud-provider-gcp
+  `cmd/gke-gcloud-auth-plugin/cred.go`). Neither waits for a person: in CI,
+  google-github-actions/auth writes one credential file and points both gcloud
+  (`CLOUDSDK_AUTH_CREDENTIAL_FILE_OVERRIDE`) and ADC (`GOOGLE_APPLICATION_CREDENTIALS`) at it.
 
 Pure module over kubeconfig text: no Pulumi. `login_problems` is the preflight's check of the same.
 
@@ -92,21 +94,11 @@ def with_kubelogin_mode(kubeconfig: str, mode: LoginMode) -> str:
     return yaml.safe_dump(config, sort_keys=False)
 
 
-def with_application_default_credentials(kubeconfig: str) -> str:
-    """The kubeconfig with `gke-gcloud-auth-plugin` told to use Application Default Credentials."""
-    config = _load(kubeconfig)
-    for _, exec_ in _exec_users(config):
-        if exec_.get("command") == GKE_AUTH_PLUGIN:
-            args = [str(a) for a in exec_.get("args") or ()]
-            exec_["args"] = args if GKE_ADC_FLAG in args else [*args, GKE_ADC_FLAG]
-    return yaml.safe_dump(config, sort_keys=False)
-
-
 def login_problems(kubeconfig: str) -> list[str]:
     """Why a kubeconfig would stop `pulumi up` at a login prompt (empty when it never does).
 
     Static credentials (a token, a client certificate) need nobody; kubelogin needs nobody unless
-    its mode is interactive; the GKE plugin needs nobody only with Application Default Credentials.
+    its mode is interactive; the GKE plugin never prompts (it reads gcloud's or ADC's credentials).
     """
     try:
         config = _load(kubeconfig)
@@ -121,7 +113,5 @@ def login_problems(kubeconfig: str) -> list[str]:
             if login in INTERACTIVE_LOGINS:
                 problems.append(f"user {name!r} runs `kubelogin --login {login}`, which waits for a person; "
                                 "set spotkube:cluster.deployer.login to azurecli, workloadidentity, spn or msi")
-        elif command == GKE_AUTH_PLUGIN and GKE_ADC_FLAG not in args:
-            problems.append(f"user {name!r} runs {GKE_AUTH_PLUGIN} without {GKE_ADC_FLAG}, so it signs in as "
-                            "gcloud's active account, which CI does not have")
     return problems
+

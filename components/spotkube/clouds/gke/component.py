@@ -21,7 +21,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 import yaml
 
-from spotkube.platform.kubeconfigs import GKE_AUTH_PLUGIN, with_application_default_credentials
+from spotkube.platform.kubeconfigs import GKE_ADC_FLAG, GKE_AUTH_PLUGIN
 from spotkube.platform.plan import PlatformPlan, PoolPlan, compute_class_priorities, versioned_name
 from spotkube.platform.spec import PlatformSpec
 from spotkube.shell.args import GpuClusterArgs, PoolContractOutput
@@ -66,9 +66,10 @@ VERSION_DIGITS = 6
 UNVERSIONED_NODE_FIELDS = ("labels", "taints", "service_account")
 #: The API of GKE's ComputeClass custom resource, which GKE installs on clusters that support it.
 COMPUTE_CLASS_API_VERSION = "cloud.google.com/v1"
+#: The install hint gcloud writes into the kubeconfig (`GKE_GCLOUD_AUTH_INSTALL_HINT`).
 AUTH_PLUGIN_HINT = (
-    "Install gke-gcloud-auth-plugin for kubectl: gcloud components install gke-gcloud-auth-plugin "
-    "(https://cloud.google.com/kubernetes-engine/docs/how-to/cluster-access-for-kubectl)"
+    "Install gke-gcloud-auth-plugin for use with kubectl by following "
+    "https://cloud.google.com/kubernetes-engine/docs/how-to/cluster-access-for-kubectl#install_plugin"
 )
 
 
@@ -141,27 +142,42 @@ def cloud_pool_name(pool: PoolPlan, service_account_id: str) -> str:
                           separator="-", digits=VERSION_DIGITS)
 
 
-def gke_kubeconfig(context: str, endpoint: str, ca_certificate: str | None) -> str:
-    """A kubeconfig that signs in through `gke-gcloud-auth-plugin` with Application Default
-    Credentials (a person's `gcloud auth application-default login`, or CI's workload identity
-    federation), so it holds no long-lived token; the component still exports it as a secret, like
-    the AKS one. The DNS endpoint serves a publicly trusted certificate, so it needs no CA data."""
+def gke_kubeconfig(context: str, endpoint: str, ca_certificate: str | None, dns_endpoint: bool) -> str:
+    """The kubeconfig `gcloud container clusters get-credentials` writes for this cluster, so the
+    provider signs in exactly as kubectl would (gcloud's `api_lib/container/kubeconfig.py`).
+
+    - DNS endpoint (`--dns-endpoint`): `server: https://<endpoint>` and no CA data, because the
+      `.gke.goog` name serves a publicly trusted certificate; the plugin runs without arguments,
+      taking its token from gcloud, since gcloud refuses to pair a DNS endpoint with
+      `--use_application_default_credentials`. No person is needed: CI's google-github-actions/auth
+      points gcloud at its credential file (`CLOUDSDK_AUTH_CREDENTIAL_FILE_OVERRIDE`).
+    - IP endpoint: the cluster's CA data, and the plugin with
+      `--use_application_default_credentials`, as gcloud writes it when the
+      `container/use_application_default_credentials` property is set: it then needs no gcloud.
+
+    The plugin itself reads only its flags (kubernetes/cloud-provider-gcp
+    `cmd/gke-gcloud-auth-plugin/cred.go`); the component exports the kubeconfig as a secret.
+    """
     cluster: dict[str, str] = {"server": f"https://{endpoint}"}
-    if ca_certificate:
-        cluster["certificate-authority-data"] = ca_certificate
-    return with_application_default_credentials(yaml.safe_dump({
+    exec_: dict[str, Any] = {
+        "command": GKE_AUTH_PLUGIN,
+        "apiVersion": "client.authentication.k8s.io/v1beta1",
+        "installHint": AUTH_PLUGIN_HINT,
+        "provideClusterInfo": True,
+    }
+    if not dns_endpoint:
+        if ca_certificate:
+            cluster["certificate-authority-data"] = ca_certificate
+        exec_["args"] = [GKE_ADC_FLAG]
+    return yaml.safe_dump({
         "apiVersion": "v1",
-        "kind": "Config",
         "clusters": [{"name": context, "cluster": cluster}],
         "contexts": [{"name": context, "context": {"cluster": context, "user": context}}],
         "current-context": context,
-        "users": [{"name": context, "user": {"exec": {
-            "apiVersion": "client.authentication.k8s.io/v1beta1",
-            "command": GKE_AUTH_PLUGIN,
-            "installHint": AUTH_PLUGIN_HINT,
-            "provideClusterInfo": True,
-        }}}],
-    }, sort_keys=False))
+        "kind": "Config",
+        "preferences": {},
+        "users": [{"name": context, "user": {"exec": exec_}}],
+    }, sort_keys=False)
 
 
 class GkeGpuCluster(pulumi.ComponentResource):
@@ -274,13 +290,14 @@ class GkeGpuCluster(pulumi.ComponentResource):
             ))
 
         context = pulumi.Output.concat("gke_", project, "_", spec.region, "_", cluster.name)
-        if spec.cluster.dns_endpoint is not False:
+        dns = spec.cluster.dns_endpoint is not False
+        if dns:
             endpoint = cluster.control_plane_endpoints_config.apply(_dns_endpoint)
             ca_certificate: pulumi.Input[str | None] = None
         else:
             endpoint, ca_certificate = cluster.endpoint, cluster.master_auth.cluster_ca_certificate
         self.kubeconfig = pulumi.Output.secret(
-            pulumi.Output.all(context, endpoint, ca_certificate).apply(lambda parts: gke_kubeconfig(*parts))
+            pulumi.Output.all(context, endpoint, ca_certificate).apply(lambda parts: gke_kubeconfig(*parts, dns))
         )
         # Kubeflow's images come from public registries: nothing is applied before nodes can pull them.
         self.provider = kubernetes_provider(self, label, name, self.kubeconfig, depends_on=egress)

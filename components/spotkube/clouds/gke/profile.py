@@ -345,8 +345,11 @@ def new_stack_config(environment: str, region: str, gcp_project: str | None) -> 
 
 
 def sign_in(spec: GkeSpec) -> str:
-    """spotkube runs the auth plugin with --use_application_default_credentials."""
-    return "gke-gcloud-auth-plugin with Application Default Credentials"
+    """The auth plugin as gcloud writes it: gcloud's credentials through the DNS endpoint (gcloud
+    refuses ADC there), Application Default Credentials through the IP endpoint."""
+    if spec.cluster.dns_endpoint is not False:
+        return "gke-gcloud-auth-plugin with gcloud's credentials (the DNS endpoint, as gcloud writes it)"
+    return "gke-gcloud-auth-plugin with Application Default Credentials (the IP endpoint)"
 
 
 
