@@ -75,13 +75,23 @@ users:
         To learn more, please go to https://aka.ms/aks/kubelogin
       provideClusterInfo: false
 """
-#: The identity `getClientConfig` reports for the deployer, obviously fake.
+#: The identity `getClientConfig` reports for whoever runs the plan, obviously fake. The program
+#: must not depend on it (the deployer is configured), which tests check by planning under another.
 OFFLINE_CLIENT_CONFIG = {
     "clientId": "00000000-0000-0000-0000-00000000000c",
     "objectId": "00000000-0000-0000-0000-00000000000d",
     "subscriptionId": "00000000-0000-0000-0000-00000000000e",
     "tenantId": "00000000-0000-0000-0000-00000000000a",
 }
+
+
+def _resource_id(type_token: str, name: str, inputs: Mapping[str, Any], subscription: str) -> str:
+    """The id the cloud gives a resource. A managed cluster's is an ARM id, as Azure returns it, since
+    the program scopes role assignments to it and reads its subscription from it; others don't matter."""
+    if type_token == "azure-native:containerservice:ManagedCluster":
+        return (f"/subscriptions/{subscription}/resourceGroups/{inputs.get('resourceGroupName')}"
+                f"/providers/Microsoft.ContainerService/managedClusters/{inputs.get('resourceName') or name}")
+    return f"{name}-offline-id"
 
 
 def _computed_outputs(type_token: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
@@ -154,14 +164,15 @@ class StackRun:
 class OfflineMocks(mocks.Mocks):
     """Echo inputs back as state and answer the few calls the components make."""
 
-    def __init__(self) -> None:
+    def __init__(self, client_config: Mapping[str, str] = OFFLINE_CLIENT_CONFIG) -> None:
         self.inputs: dict[tuple[str, str], dict[str, Any]] = {}
         self.invokes: list[Invoke] = []
+        self.client_config = dict(client_config)
 
     def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str, dict]:
         self.inputs[(args.typ, args.name)] = args.inputs
         state = {"name": args.name, **args.inputs, **_computed_outputs(args.typ, args.inputs)}
-        return f"{args.name}-offline-id", state
+        return _resource_id(args.typ, args.name, args.inputs, self.client_config["subscriptionId"]), state
 
     def call(self, args: mocks.MockCallArgs) -> dict:
         result = self._answer(args)
@@ -173,7 +184,7 @@ class OfflineMocks(mocks.Mocks):
             value = base64.b64encode(AKS_USER_KUBECONFIG.encode()).decode()
             return {"kubeconfigs": [{"name": "clusterUser", "value": value}]}
         if args.token == "azure-native:authorization:getClientConfig":
-            return dict(OFFLINE_CLIENT_CONFIG)
+            return dict(self.client_config)
         return {}
 
 
@@ -210,13 +221,17 @@ def _program_path(project: Project) -> Iterator[None]:
         sys.path.remove(folder)
 
 
-def run_stack(project: Project, stack: str) -> StackRun:
-    """Validate the stack, then run the real program under mocks and record what it registers."""
+def run_stack(
+    project: Project, stack: str, client_config: Mapping[str, str] = OFFLINE_CLIENT_CONFIG
+) -> StackRun:
+    """Validate the stack, then run the real program under mocks and record what it registers.
+    `client_config` is the identity the plan runs as (what `getClientConfig` answers)."""
     spec = load_stack_spec(project, stack)
     with _program_path(project):
         recording = record_program(
             lambda: runpy.run_path(str(project.main), run_name="__main__"),
             project=project.name, stack=stack, config=as_pulumi_config(stack_config(project, stack)),
+            client_config=client_config,
         )
     return StackRun(stack=stack, spec=spec, registrations=recording.registrations,
                     outputs=recording.outputs, log=recording.log, invokes=recording.invokes,
@@ -275,15 +290,16 @@ class Recording:
 
 
 def record_program(
-    program: Callable[[], object], *, project: str, stack: str, config: Mapping[str, str]
+    program: Callable[[], object], *, project: str, stack: str, config: Mapping[str, str],
+    client_config: Mapping[str, str] = OFFLINE_CLIENT_CONFIG,
 ) -> Recording:
     """Run any Pulumi program function under the recording mocks (preview off, so every output
     resolves) and return its registrations, options and stack outputs.
 
     `config` is handed over as Pulumi's Python language host hands it (`pulumi.runtime.set_all_config`
     with the map of strings from `RunRequest.config`); `core.project.as_pulumi_config` turns a stack's
-    values into exactly those strings."""
-    offline_mocks = OfflineMocks()
+    values into exactly those strings. `client_config` is who runs it, as `getClientConfig` says."""
+    offline_mocks = OfflineMocks(client_config)
     monitor = RecordingMonitor(offline_mocks)
     logger = logging.getLogger(f"spotkube.cli.offline.{project}.{stack}")
     logger.propagate = False

@@ -324,10 +324,8 @@ class AksGpuCluster(pulumi.ComponentResource):
         """
         settings = plan.spec.cluster
         client = azure.authorization.get_client_config_output(opts=pulumi.InvokeOutputOptions(parent=self))
-        role = client.subscription_id.apply(
-            lambda sub: f"/subscriptions/{sub}/providers/Microsoft.Authorization/roleDefinitions/"
-            f"{RBAC_CLUSTER_ADMIN_ROLE_ID}"
-        )
+        # The built-in role as defined in the cluster's own subscription, read from the cluster's id.
+        role = cluster.id.apply(lambda cluster_id: role_definition_id(cluster_id, RBAC_CLUSTER_ADMIN_ROLE_ID))
         principals: list[tuple[str, pulumi.Input[str], str]] = [
             ("deployer", client.object_id, DEPLOYER_PRINCIPAL_TYPES[login]),
             *((f"admins-{i}", group, "Group") for i, group in enumerate(wiring.admin_group_object_ids)),
@@ -355,6 +353,13 @@ class AksGpuCluster(pulumi.ComponentResource):
             data={"priorities": yaml.safe_dump(priorities, sort_keys=False)},
             opts=child(self, provider=self.provider),
         )
+
+
+def role_definition_id(scope_id: str, role: str) -> str:
+    """A built-in role's definition id in the subscription of the resource `scope_id` (an ARM id
+    `/subscriptions/<id>/...`), the form Azure stores on an assignment."""
+    subscription = scope_id.split("/")[2]
+    return f"/subscriptions/{subscription}/providers/Microsoft.Authorization/roleDefinitions/{role}"
 
 
 def _checked(cluster_name: str, system_pool: PoolPlan, deployed: Any, source: str) -> str:
