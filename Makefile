@@ -45,14 +45,14 @@ $(RUNTIME_STAMP): pyproject.toml constraints.txt | $(UV)
 	@touch $(RUNTIME_STAMP)
 
 $(STAMP): $(RUNTIME_STAMP)
-	@echo "==> adding the dev and pipelines extras to $(VENV)"
-	$(UV) pip install --quiet --python $(PY) -c constraints.txt -e ".[dev,pipelines]"
+	@echo "==> adding the dev, pipelines and cloud extras to $(VENV)"
+	$(UV) pip install --quiet --python $(PY) -c constraints.txt -e ".[dev,pipelines,cloud]"
 	@touch $(STAMP)
 
 $(CORE_STAMP): pyproject.toml constraints.txt | $(UV)
 	@echo "==> setting up $(CORE_VENV): spotkube without kfp, pinned by constraints.txt"
 	$(UV) venv --quiet --seed --allow-existing --python $(PYTHON) $(CORE_VENV)
-	$(UV) pip install --quiet --python $(CORE_VENV)/bin/python -c constraints.txt -e ".[dev]"
+	$(UV) pip install --quiet --python $(CORE_VENV)/bin/python -c constraints.txt -e ".[dev,cloud]"
 	@touch $(CORE_STAMP)
 
 # npm ci checks every package against the lockfile's sha512 and reuses npm's cache when it can.

@@ -19,11 +19,11 @@ from rich.markup import escape
 from typer.core import TyperGroup
 
 import spotkube
-from spotkube.cli import cost_views, diff_views, plan_at_ref, plan_views, report, terminal
+from spotkube.cli import cost_views, diff_views, plan_at_ref, plan_views, quota_views, report, terminal
 from spotkube.cli.azure_retail import DEFAULT_ENDPOINT, DEFAULT_TIMEOUT_S, fetch_vm_prices
 from spotkube.cli.offline import run_stack
 from spotkube.cli.pipeline_views import render_reports_table, reports_json, reports_markdown
-from spotkube.clouds import load_stack_spec, plan_platform
+from spotkube.clouds import load_stack_spec, plan_platform, profile
 from spotkube.clouds.stack_template import CloudName, create_stack, next_steps
 from spotkube.platform import stack_names
 from spotkube.platform.cost import (
@@ -38,9 +38,12 @@ from spotkube.platform.cost import (
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.pipeline_reader import load_pool_contracts, read_pipeline
 from spotkube.platform.project import find_project
+from spotkube.platform.quota import QuotaQuery, QuotaReport
 from spotkube.review.costing import price_plan
 from spotkube.review.pipeline_check import check_pipeline
 from spotkube.review.plan_diff import StackDiff, plan_diff
+from spotkube.review.plan_document import pool_rows
+from spotkube.review.quota import live_report
 
 NO_COLOR_FLAG = "--no-color"
 
@@ -211,6 +214,50 @@ def cost(
         typer.echo(cost_views.cost_markdown(stack, report_), nl=False)
     else:
         cost_views.render_cost(stack, report_, terminal.console())
+
+
+@app.command()
+def quota(
+    stack: Annotated[list[str], typer.Option("--stack", "-s", help="Stack name(s).")],
+    output: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    subscription: Annotated[str | None, typer.Option(
+        "--subscription", help="AKS: the Azure subscription (default: $ARM_SUBSCRIPTION_ID, else "
+        "$AZURE_SUBSCRIPTION_ID).")] = None,
+    endpoint: Annotated[str | None, typer.Option(
+        "--endpoint", help="The cloud API to ask instead of the public one (a sovereign cloud's, a proxy's); a "
+        "plain-HTTP endpoint is sent no credential.")] = None,
+    timeout: Annotated[float, typer.Option(help="Seconds per request.")] = 30.0,
+    project_dir: ProjectOption = Path("."),
+) -> None:
+    """Compare each stack's quota need at full scale (as `spotkube plan` states it) with the cloud's live
+    limits and usage, through the cloud's own SDK (the `cloud` extra) and your credentials.
+
+    Exit 1 when a limit is below the need, so a CI step stops before anything is created; a need that
+    fits the limit but not what is in use now is reported, not failed.
+    """
+    reports: list[QuotaReport] = []
+    try:
+        project = find_project(project_dir)
+        for given in stack:
+            name = stack_names.stack_name(project, given)
+            run = run_stack(project, name)
+            pools = pool_rows(run.spec.cloud, run.registrations)
+            read = profile(run.spec.cloud).read_quota
+            if read is None:
+                raise fail(f"stack {name}: spotkube reads no live quota for {run.spec.cloud}")
+            live = read(QuotaQuery(run.spec, tuple(p.machine for p in pools), endpoint, subscription, timeout))
+            reports.append(live_report(name, run.spec.cloud, pools, live))
+    except SpotkubeError as err:
+        raise fail(str(err)) from None
+    if output is Format.json:
+        typer.echo(quota_views.to_json(reports))
+    elif output is Format.markdown:
+        typer.echo(quota_views.to_markdown(reports), nl=False)
+    else:
+        quota_views.render_table(reports, terminal.console())
+    short = [f"{r.stack}: {c.message}" for r in reports for c in r.short]
+    if short:
+        raise fail("quota is short; the apply would fail part-way:\n" + "\n".join(short), code=1)
 
 
 prices_app = typer.Typer(help="Prices: the bundled table and your own price file.", no_args_is_help=True)

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from spotkube.platform.contract import Capacity, Cloud, Taint
 from spotkube.platform.errors import Problem
 from spotkube.platform.posture import PostureReader
+from spotkube.platform.quota import LiveQuota, PoolDemand, QuotaPlan, QuotaQuery
 from spotkube.platform.spec import GpuPool, GpuSpec, PlatformSpec
 
 #: How a cloud's GPU nodes get their device plugin: a DaemonSet spotkube deploys, or the cloud's own.
@@ -142,6 +143,11 @@ class CloudProfile:
     #: paths under it, except those listed in `updatable_in_place`.
     create_only: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     updatable_in_place: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: The quotas the pools need at full scale (docs/quota.md); the mapping names machines' quota
+    #: families the cloud reported, for machines the profile's own table lacks.
+    quota_plan: Callable[[Sequence[PoolDemand], Mapping[str, str]], QuotaPlan] | None = None
+    #: The cloud's live quota limits and usage, through its own SDK (the `cloud` extra).
+    read_quota: Callable[[QuotaQuery], LiveQuota] | None = None
 
     def replaces(self, type_token: str, path: str) -> bool:
         """Whether changing the input at `path` (as `a.b[0].c`) makes the cloud replace the resource."""

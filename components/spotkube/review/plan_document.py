@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from spotkube.clouds import RegisteredPool, profile
 from spotkube.platform.contract import ACCELERATOR_LABEL, NO_ACCELERATOR, POOL_LABEL, ROLE_LABEL, PoolContract
 from spotkube.platform.posture import ClusterPosture, Setting
+from spotkube.platform.quota import QuotaPlan
 from spotkube.review.costing import CostReport
 from spotkube.review.fallback import GpuFallback
 from spotkube.review.placements import StackPlacements
@@ -144,6 +145,8 @@ class PlanDocument:
     program_warnings: tuple[str, ...] = ()
     #: Each GPU type's spot fallback as deployed: order, worst case, warning (review/fallback.py).
     fallback: tuple[GpuFallback, ...] = ()
+    #: The cloud quotas the registered pools need at full scale and while upgrading (review/quota.py).
+    quota: QuotaPlan | None = None
 
     @property
     def errors(self) -> list[str]:
@@ -179,6 +182,7 @@ class PlanDocument:
             "outputs": {name: {"secret": secret} for name, secret in self.outputs.items()},
             "cost": self.cost.to_json(),
             "fallback": [f.to_json() for f in self.fallback],
+            "quota": None if self.quota is None else self.quota.to_json(),
             "placements": [p.to_json() for p in self.placements.placements],
             "notes": self.placements.notes,
             "preflight": [check.to_json() for check in self.preflight],

@@ -16,6 +16,7 @@ import yaml
 
 from spotkube.clouds.aks import catalog as catalog
 from spotkube.clouds.aks.spec import AksGpuPool, AksSpec
+from spotkube.clouds.aks import quota, usage_api
 from spotkube.platform import contract
 from spotkube.platform.cloud import (
     AutoscalerFacts,
@@ -337,4 +338,6 @@ PROFILE = CloudProfile(
         CLUSTER_TYPE: ("location", "resourceGroupName", "resourceName", "dnsPrefix"),
         AGENT_POOL_TYPE: ("resourceGroupName", "resourceName", "agentPoolName", "vmSize"),
     },
+    quota_plan=quota.quota_plan,
+    read_quota=usage_api.read_quota,
 )

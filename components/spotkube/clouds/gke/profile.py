@@ -14,6 +14,7 @@ from typing import Any
 
 from spotkube.clouds.gke import catalog as catalog
 from spotkube.clouds.gke.spec import GkeGpuPool, GkeSpec
+from spotkube.clouds.gke import quota, usage_api
 from spotkube.platform import contract
 from spotkube.platform.cloud import (
     AutoscalerFacts,
@@ -459,4 +460,6 @@ PROFILE = CloudProfile(
     },
     updatable_in_place={NODE_POOL_TYPE: tuple(f"nodeConfig.{field}" for field in (
         "labels", "taints", "resourceLabels", "machineType", "diskType", "diskSizeGb"))},
+    quota_plan=quota.quota_plan,
+    read_quota=usage_api.read_quota,
 )
