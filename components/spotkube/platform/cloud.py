@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from spotkube.platform.contract import Capacity, Cloud, Taint
 from spotkube.platform.errors import Problem
+from spotkube.platform.identities import IdentityFacts
 from spotkube.platform.posture import PostureReader
 from spotkube.platform.quota import LiveQuota, PoolDemand, QuotaPlan, QuotaQuery
 from spotkube.platform.spec import GpuPool, GpuSpec, PlatformSpec
@@ -148,6 +149,8 @@ class CloudProfile:
     quota_plan: Callable[[Sequence[PoolDemand], Mapping[str, str]], QuotaPlan] | None = None
     #: The cloud's live quota limits and usage, through its own SDK (the `cloud` extra).
     read_quota: Callable[[QuotaQuery], LiveQuota] | None = None
+    #: The calls the CI identities make and the roles they hold (docs/identities.md).
+    identities: IdentityFacts | None = None
 
     def replaces(self, type_token: str, path: str) -> bool:
         """Whether changing the input at `path` (as `a.b[0].c`) makes the cloud replace the resource."""

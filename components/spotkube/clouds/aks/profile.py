@@ -16,7 +16,7 @@ import yaml
 
 from spotkube.clouds.aks import catalog as catalog
 from spotkube.clouds.aks.spec import AksGpuPool, AksSpec
-from spotkube.clouds.aks import quota, usage_api
+from spotkube.clouds.aks import identities, quota, usage_api
 from spotkube.platform import contract
 from spotkube.platform.cloud import (
     AutoscalerFacts,
@@ -340,4 +340,5 @@ PROFILE = CloudProfile(
     },
     quota_plan=quota.quota_plan,
     read_quota=usage_api.read_quota,
+    identities=identities.FACTS,
 )

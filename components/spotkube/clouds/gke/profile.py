@@ -14,7 +14,7 @@ from typing import Any
 
 from spotkube.clouds.gke import catalog as catalog
 from spotkube.clouds.gke.spec import GkeGpuPool, GkeSpec
-from spotkube.clouds.gke import quota, usage_api
+from spotkube.clouds.gke import identities, quota, usage_api
 from spotkube.platform import contract
 from spotkube.platform.cloud import (
     AutoscalerFacts,
@@ -462,4 +462,5 @@ PROFILE = CloudProfile(
         "labels", "taints", "resourceLabels", "machineType", "diskType", "diskSizeGb"))},
     quota_plan=quota.quota_plan,
     read_quota=usage_api.read_quota,
+    identities=identities.FACTS,
 )
