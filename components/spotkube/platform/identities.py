@@ -135,15 +135,14 @@ def granting(call: Call, assignments: Iterable[Assignment], covers: Mapping[str,
             and a.role.allows(call.permission, call.kind)]
 
 
-def kubernetes_plural(kind: str) -> str:
-    """The resource name Kubernetes gives a kind (gengo's default pluralisation): ConfigMap ->
-    configmaps, NetworkPolicy -> networkpolicies, PriorityClass -> priorityclasses."""
-    lower = kind.lower()
-    if lower.endswith("s"):
-        return f"{lower}es"
-    if lower.endswith("y"):
-        return f"{lower[:-1]}ies"
-    return f"{lower}s"
+def plural(name: str) -> str:
+    """gengo's default pluralisation, which names Kubernetes resources, keeping the case it is given:
+    ConfigMap -> ConfigMaps, NetworkPolicy -> NetworkPolicies, PriorityClass -> PriorityClasses."""
+    if name.endswith("s"):
+        return f"{name}es"
+    if name.endswith("y"):
+        return f"{name[:-1]}ies"
+    return f"{name}s"
 
 
 #: The API groups Kubernetes itself serves; a kind in any other group is a custom resource.
@@ -163,7 +162,8 @@ class KubernetesKind:
 
     @property
     def plural(self) -> str:
-        return kubernetes_plural(self.kind)
+        """The resource's name in URLs and RBAC rules: `networkpolicies`."""
+        return plural(self.kind).lower()
 
     @property
     def custom(self) -> bool:
@@ -212,7 +212,3 @@ def sorted_calls(calls: Iterable[Call]) -> tuple[Call, ...]:
     return tuple(sorted(unique.values(), key=lambda c: (order[c.identity], not c.needed, c.kind, c.permission,
                                                         c.what)))
 
-
-def merged_calls(groups: Sequence[Iterable[Call]]) -> tuple[Call, ...]:
-    """The calls of several stacks of one cloud, once each."""
-    return sorted_calls(c for group in groups for c in group)

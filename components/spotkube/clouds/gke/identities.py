@@ -34,6 +34,7 @@ from spotkube.platform.identities import (
     KubernetesKind,
     Registered,
     Role,
+    plural,
     registered_kinds,
     sorted_calls,
 )
@@ -87,9 +88,7 @@ def permission(kind: KubernetesKind, verb: str) -> str:
     `container.thirdPartyObjects.get`."""
     if kind.custom:
         return f"container.thirdPartyObjects.{verb}"
-    plural = kind.plural
-    camel = kind.kind[0].lower() + kind.kind[1:]
-    return f"container.{camel}{plural[len(camel):]}.{verb}"
+    return f"container.{plural(kind.kind[0].lower() + kind.kind[1:])}.{verb}"
 
 
 def _unmapped(type_token: str) -> str:
