@@ -15,6 +15,7 @@ import logging
 import runpy
 import sys
 import threading
+import uuid
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -75,6 +76,8 @@ users:
         To learn more, please go to https://aka.ms/aks/kubelogin
       provideClusterInfo: false
 """
+#: A Google Cloud project number, obviously fake.
+OFFLINE_PROJECT_NUMBER = "000000000000"
 #: The identity `getClientConfig` reports for whoever runs the plan, obviously fake. The program
 #: must not depend on it (the deployer is configured), which tests check by planning under another.
 OFFLINE_CLIENT_CONFIG = {
@@ -85,12 +88,24 @@ OFFLINE_CLIENT_CONFIG = {
 }
 
 
+def _offline_guid(*parts: str) -> str:
+    """A GUID that is the same on every run and obviously not Azure's (its node says `0ff1ce`)."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, "spotkube-offline-plan:" + "/".join(parts)))[:24] + "0ff1ce0ff1ce"
+
+
 def _resource_id(type_token: str, name: str, inputs: Mapping[str, Any], subscription: str) -> str:
-    """The id the cloud gives a resource. A managed cluster's is an ARM id, as Azure returns it, since
-    the program scopes role assignments to it and reads its subscription from it; others don't matter."""
+    """The id the cloud gives a resource. Azure's are ARM ids, as Azure returns them, since programs
+    scope role assignments to them and read their subscription from them; others don't matter."""
+    group = f"/subscriptions/{subscription}/resourceGroups/{inputs.get('resourceGroupName')}"
     if type_token == "azure-native:containerservice:ManagedCluster":
-        return (f"/subscriptions/{subscription}/resourceGroups/{inputs.get('resourceGroupName')}"
-                f"/providers/Microsoft.ContainerService/managedClusters/{inputs.get('resourceName') or name}")
+        return f"{group}/providers/Microsoft.ContainerService/managedClusters/{inputs.get('resourceName') or name}"
+    if type_token == "azure-native:resources:ResourceGroup":
+        return f"/subscriptions/{subscription}/resourceGroups/{inputs.get('resourceGroupName') or name}"
+    if type_token == "azure-native:managedidentity:UserAssignedIdentity":
+        identity = inputs.get("resourceName") or name
+        return f"{group}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{identity}"
+    if type_token == "azure-native:authorization:RoleDefinition":
+        return f"/subscriptions/{subscription}/providers/Microsoft.Authorization/roleDefinitions/{_offline_guid(name)}"
     return f"{name}-offline-id"
 
 
@@ -107,7 +122,21 @@ def _computed_outputs(type_token: str, inputs: Mapping[str, Any]) -> dict[str, A
             outputs["controlPlaneEndpointsConfig"] = {**endpoints, "dnsEndpointConfig": dns}
         return outputs
     if type_token == "gcp:serviceaccount/account:Account":
-        return {"email": f"{inputs.get('accountId')}@{inputs.get('project')}.iam.gserviceaccount.com"}
+        email = f"{inputs.get('accountId')}@{inputs.get('project')}.iam.gserviceaccount.com"
+        return {"email": email, "name": f"projects/{inputs.get('project')}/serviceAccounts/{email}"}
+    if type_token == "azure-native:managedidentity:UserAssignedIdentity":
+        return {"clientId": _offline_guid("client", str(inputs.get("resourceName"))),
+                "principalId": _offline_guid("principal", str(inputs.get("resourceName"))),
+                "tenantId": OFFLINE_CLIENT_CONFIG["tenantId"]}
+    # Google names pools and providers by project number, which the offline plan can't know.
+    pools = f"projects/{OFFLINE_PROJECT_NUMBER}/locations/global/workloadIdentityPools"
+    if type_token == "gcp:iam/workloadIdentityPool:WorkloadIdentityPool":
+        return {"name": f"{pools}/{inputs.get('workloadIdentityPoolId')}"}
+    if type_token == "gcp:iam/workloadIdentityPoolProvider:WorkloadIdentityPoolProvider":
+        return {"name": f"{pools}/{inputs.get('workloadIdentityPoolId')}/providers/"
+                        f"{inputs.get('workloadIdentityPoolProviderId')}"}
+    if type_token == "gcp:projects/iAMCustomRole:IAMCustomRole":
+        return {"name": f"projects/{inputs.get('project')}/roles/{inputs.get('roleId')}"}
     return {}
 
 
@@ -171,7 +200,9 @@ class OfflineMocks(mocks.Mocks):
 
     def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str, dict]:
         self.inputs[(args.typ, args.name)] = args.inputs
-        state = {"name": args.name, **args.inputs, **_computed_outputs(args.typ, args.inputs)}
+        # An Azure resource named by `resourceName` is known by that name, as Azure reports it.
+        name = args.inputs.get("resourceName") if args.typ.startswith("azure-native:") else None
+        state = {"name": name or args.name, **args.inputs, **_computed_outputs(args.typ, args.inputs)}
         return _resource_id(args.typ, args.name, args.inputs, self.client_config["subscriptionId"]), state
 
     def call(self, args: mocks.MockCallArgs) -> dict:
@@ -227,15 +258,23 @@ def run_stack(
     """Validate the stack, then run the real program under mocks and record what it registers.
     `client_config` is the identity the plan runs as (what `getClientConfig` answers)."""
     spec = load_stack_spec(project, stack)
+    recording = record_stack(project, stack, client_config)
+    return StackRun(stack=stack, spec=spec, registrations=recording.registrations,
+                    outputs=recording.outputs, log=recording.log, invokes=recording.invokes,
+                    source=project.relative(project.stack_file(stack)))
+
+
+def record_stack(
+    project: Project, stack: str, client_config: Mapping[str, str] = OFFLINE_CLIENT_CONFIG
+) -> Recording:
+    """Run any project's program (this repository's, or infra/bootstrap's) with one of its stacks'
+    config, as the engine would hand it over, and record what it registers and exports."""
     with _program_path(project):
-        recording = record_program(
+        return record_program(
             lambda: runpy.run_path(str(project.main), run_name="__main__"),
             project=project.name, stack=stack, config=as_pulumi_config(stack_config(project, stack)),
             client_config=client_config,
         )
-    return StackRun(stack=stack, spec=spec, registrations=recording.registrations,
-                    outputs=recording.outputs, log=recording.log, invokes=recording.invokes,
-                    source=project.relative(project.stack_file(stack)))
 
 
 @contextmanager

@@ -86,7 +86,8 @@ def test_the_issue_s_premises_hold_on_azure_s_definitions() -> None:
     for data_action in ("secrets/read", "apiextensions.k8s.io/customresourcedefinitions/read",
                         "rbac.authorization.k8s.io/roles/read"):
         assert not reader.allows(f"{identities.DATA_PLANE}/{data_action}", "dataAction")
-    assert BUILT_IN["Azure Kubernetes Service RBAC Writer"].allows(f"{identities.DATA_PLANE}/secrets/read", "dataAction")
+    writer = BUILT_IN["Azure Kubernetes Service RBAC Writer"]
+    assert writer.allows(f"{identities.DATA_PLANE}/secrets/read", "dataAction"), "RBAC Writer would read Secrets"
     assert not BUILT_IN["Contributor"].allows("Microsoft.Authorization/roleAssignments/write", "action")
     admin = BUILT_IN["Azure Kubernetes Service RBAC Cluster Admin"]
     assert admin.allows(list_credential, "action")

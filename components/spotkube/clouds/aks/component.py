@@ -20,6 +20,7 @@ import pulumiverse_time as time
 import yaml
 
 from spotkube.clouds.aks.catalog import INLINE_POOL_FIXED_FIELDS, RBAC_CLUSTER_ADMIN_ROLE_ID
+from spotkube.clouds.aks.identities import role_definition_id
 from spotkube.platform.kubeconfigs import with_kubelogin_mode
 from spotkube.platform.plan import PlatformPlan, PoolPlan, autoscaler_priorities, versioned_name
 from spotkube.platform.spec import LoginMode, PlatformSpec
@@ -353,13 +354,6 @@ class AksGpuCluster(pulumi.ComponentResource):
             data={"priorities": yaml.safe_dump(priorities, sort_keys=False)},
             opts=child(self, provider=self.provider),
         )
-
-
-def role_definition_id(scope_id: str, role: str) -> str:
-    """A built-in role's definition id in the subscription of the resource `scope_id` (an ARM id
-    `/subscriptions/<id>/...`), the form Azure stores on an assignment."""
-    subscription = scope_id.split("/")[2]
-    return f"/subscriptions/{subscription}/providers/Microsoft.Authorization/roleDefinitions/{role}"
 
 
 def _checked(cluster_name: str, system_pool: PoolPlan, deployed: Any, source: str) -> str:

@@ -76,6 +76,13 @@ EVERY_PREVIEW = "every preview and deploy of an existing cluster (the provider's
 QUOTA = "spotkube quota (the pull request's comment; deploy.yml before pulumi up)"
 
 
+def role_definition_id(scope_id: str, role: str) -> str:
+    """A role's definition id in the subscription of the resource `scope_id` (an ARM id
+    `/subscriptions/<id>/...`), the form Azure stores on an assignment."""
+    subscription = scope_id.split("/")[2]
+    return f"/subscriptions/{subscription}/providers/Microsoft.Authorization/roleDefinitions/{role}"
+
+
 def _unmapped(type_token: str) -> str:
     """The permission of a type spotkube has no row for: no role allows it, so the tests name it."""
     return f"{UNMAPPED} for {type_token}; add it to clouds/aks/identities.py)"
