@@ -22,7 +22,12 @@ training: GpuClusterArgs = {
          "labels": {"team": "vision"}},
         {"name": "t4spot", "machine": "Standard_NC4as_T4_v3", "max": 4, "labels": {"team": "vision"}},
     ],
-    "cluster": {"authorized_ip_ranges": ["203.0.113.0/24"]},
+    "cluster": {
+        "authorized_ip_ranges": ["203.0.113.0/24"],
+        # Who runs `pulumi up` (CI's deploy identity): it gets the RBAC Cluster Admin role on the cluster.
+        # Its object id: az ad sp show --id <appId> --query id -o tsv.
+        "deployer": {"object_id": config.require("deployerObjectId"), "principal_type": "ServicePrincipal"},
+    },
 }
 aks = AksGpuCluster("vision-training", args=training)
 # AKS nodes ship the NVIDIA driver but no device plugin. Built for the cluster, the plugin knows its cloud

@@ -170,6 +170,8 @@ def test_a_size_outside_the_table_gets_its_family_from_the_sku_api(
         "systemPool": {"machine": "Standard_E8s_v5", "min": 1, "max": 2},
         "platformPool": {"machine": "Standard_E8s_v5", "min": 1, "max": 2},
         "kubeflow": {"enabled": False},
+        "cluster": {"deployer": {"objectId": "c0ffee00-0000-4000-8000-000000000001",
+                                 "principalType": "ServicePrincipal"}},
     })
     azure_usages(server, "westeurope",
                  usage("cores", "Total Regional vCPUs", 100, 0),

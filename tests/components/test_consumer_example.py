@@ -27,7 +27,8 @@ def recording() -> Recording:
     project = yaml.safe_load((EXAMPLE / "Pulumi.yaml").read_text())["name"]
     return record_program(
         lambda: runpy.run_path(str(EXAMPLE / "__main__.py"), run_name="__main__"),
-        project=project, stack="dev", config={f"{project}:gcpProject": "vision-ml-dev"},
+        project=project, stack="dev", config={f"{project}:gcpProject": "vision-ml-dev",
+                                                f"{project}:deployerObjectId": "c0ffee00-0000-4000-8000-000000000001"},
     )
 
 

@@ -21,6 +21,8 @@ from spotkube.platform.project import Project
 AKS_ARGS: GpuClusterArgs = {
     "environment": "dev", "region": "uksouth",
     "gpu_pools": [{"name": "t4spot", "machine": "Standard_NC4as_T4_v3", "taints": ["team=vision:NoSchedule"]}],
+    "cluster": {"deployer": {"object_id": "c0ffee00-0000-4000-8000-000000000001",
+                             "principal_type": "ServicePrincipal"}},
 }
 GKE_ARGS: GpuClusterArgs = {
     "environment": "dev", "region": "us-central1", "cluster": {"project": "spotkube-test"},

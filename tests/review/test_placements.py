@@ -84,6 +84,8 @@ def test_a_stack_can_switch_both_off(project_with_stack: Callable[[str, dict[str
         "cloud": "aks", "environment": "dev", "region": "uksouth",
         "gpuPools": [{"name": "t4spot", "machine": "Standard_NC4as_T4_v3"}],
         "devicePlugin": {"enabled": False}, "kubeflow": {"enabled": False},
+        "cluster": {"deployer": {"objectId": "c0ffee00-0000-4000-8000-000000000001",
+                                 "principalType": "ServicePrincipal"}},
     })
     run = run_stack(project, "aks-dev-test")
     types = {r.type for r in run.registrations}
@@ -200,7 +202,9 @@ k8s.apps.v1.Deployment(
 def test_plan_exits_1_with_a_clear_message_when_a_workload_lands_nowhere(
     project_with_stack: Callable[[str, dict[str, Any]], Project],
 ) -> None:
-    project = project_with_stack("aks-dev-test", {"cloud": "aks", "environment": "dev", "region": "uksouth"})
+    deployer = {"objectId": "c0ffee00-0000-4000-8000-000000000001", "principalType": "ServicePrincipal"}
+    project = project_with_stack("aks-dev-test", {"cloud": "aks", "environment": "dev", "region": "uksouth",
+                                                  "cluster": {"deployer": deployer}})
     with project.main.open("a") as program:
         program.write(STRAY_DEPLOYMENT)
     result = subprocess.run([SPOTKUBE, "plan", "--stack", "aks-dev-test", "--project", str(project.root)],

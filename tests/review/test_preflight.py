@@ -177,6 +177,8 @@ def test_a_doctored_stack_file_fails_the_plan_naming_the_file_key_and_fix(
     project = project_with_stack("aks-prod-test", {
         "cloud": "aks", "environment": "prod", "region": "eastus",
         "systemPool": {"min": 3, "max": 5}, "kubeflow": {"enabled": False},
+        "cluster": {"deployer": {"objectId": "c0ffee00-0000-4000-8000-000000000001",
+                                 "principalType": "ServicePrincipal"}},
     })
     spotkube = str(Path(sys.executable).with_name("spotkube"))
     result = subprocess.run([spotkube, "plan", "--stack", "aks-prod-test",

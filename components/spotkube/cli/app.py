@@ -81,6 +81,14 @@ app = typer.Typer(help="Plan and check spotkube platforms offline.", no_args_is_
 stderr = terminal.console(stderr=True)
 
 
+class PrincipalType(StrEnum):
+    """What an AKS deployer's object id is, as Azure's role assignments name it."""
+
+    User = "User"
+    ServicePrincipal = "ServicePrincipal"
+    Group = "Group"
+
+
 class Format(StrEnum):
     table = "table"
     json = "json"
@@ -354,6 +362,11 @@ def new_stack(
     env: Annotated[str, typer.Option("--env", help="Environment, e.g. dev or prod.")],
     region: Annotated[str, typer.Option("--region", help="Azure or Google Cloud region.")],
     gcp_project: Annotated[str | None, typer.Option("--gcp-project", help="GKE: Google Cloud project id.")] = None,
+    deployer_object_id: Annotated[str | None, typer.Option(
+        "--deployer-object-id", help="AKS: the Entra ID object id of the identity that runs pulumi up (CI's deploy "
+        "identity: az ad sp show --id <appId> --query id -o tsv).")] = None,
+    deployer_type: Annotated[PrincipalType, typer.Option(
+        "--deployer-type", help="AKS: what --deployer-object-id is.")] = PrincipalType.ServicePrincipal,
     project_dir: ProjectOption = Path("."),
 ) -> None:
     """Write stacks/Pulumi.<cloud>-<env>-<region>.yaml with safe defaults (never overwrites), then print
@@ -361,7 +374,8 @@ def new_stack(
     runs it in, the cloud's trust in that environment, and the commit."""
     try:
         project = find_project(project_dir)
-        created = create_stack(project, cloud, env, region, gcp_project=gcp_project)
+        deployer = None if deployer_object_id is None else (deployer_object_id, deployer_type.value)
+        created = create_stack(project, cloud, env, region, gcp_project=gcp_project, deployer=deployer)
     except SpotkubeError as err:
         raise fail(str(err)) from None
     typer.echo(f"wrote {project.relative(created.path)}")

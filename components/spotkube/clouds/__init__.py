@@ -38,6 +38,11 @@ def checked(spec: PlatformSpec, source: str, style: KeyStyle = "stack") -> Platf
     return validation.checked(spec, source, CLOUDS, style)
 
 
+def deployable(spec: PlatformSpec, source: str, style: KeyStyle = "stack") -> PlatformSpec:
+    """`validation.deployable` over every cloud spotkube knows."""
+    return validation.deployable(spec, source, CLOUDS, style)
+
+
 def plan_platform(spec: PlatformSpec) -> plan.PlatformPlan:
     """The plan of a resolved spec, with its cloud's facts."""
     return plan.plan_platform(spec, CLOUDS[spec.cloud])
@@ -60,6 +65,6 @@ def registered_pools(type_token: str, name: str, inputs: Mapping[str, Any]) -> l
 
 
 __all__ = [
-    "CLOUDS", "CloudProfile", "RegisteredPool", "checked", "load_stack_spec", "parse_spec", "plan_platform",
-    "profile", "read_spec", "registered_pools",
+    "CLOUDS", "CloudProfile", "RegisteredPool", "checked", "deployable", "load_stack_spec", "parse_spec",
+    "plan_platform", "profile", "read_spec", "registered_pools",
 ]

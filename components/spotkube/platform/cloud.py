@@ -117,8 +117,9 @@ class CloudProfile:
     read_posture: PostureReader
     #: How the stack's deployer signs in to the API server, for the plan's preflight.
     sign_in: Callable[[PlatformSpec], str]
-    #: A new stack's config (`spotkube new-stack`); raises NewStackError for flags the cloud can't use.
-    new_stack_config: Callable[[str, str, str | None], dict[str, Any]]
+    #: A new stack's config (`spotkube new-stack`: environment, region, GCP project, the deployer's object id
+    #: and principal type); raises NewStackError for flags the cloud can't use or lacks.
+    new_stack_config: Callable[[str, str, str | None, tuple[str, str] | None], dict[str, Any]]
     #: The price table's name for the cloud (azure, gcp).
     price_cloud: str
     device_plugin_mode: PluginMode
@@ -144,6 +145,9 @@ class CloudProfile:
     #: paths under it, except those listed in `updatable_in_place`.
     create_only: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     updatable_in_place: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: What deploying a platform needs beyond its settings' own rules (AKS: who deploys), checked
+    #: where a stack or a component is read for `pulumi up` (`validation.deployable`).
+    deploy_rules: Callable[[PlatformSpec], RuleOutput] = field(default=lambda spec: iter(()))
     #: The quotas the pools need at full scale (docs/quota.md); the mapping names machines' quota
     #: families the cloud reported, for machines the profile's own table lacks.
     quota_plan: Callable[[Sequence[PoolDemand], Mapping[str, str]], QuotaPlan] | None = None

@@ -36,7 +36,6 @@ SEPARATE_POOL_TYPES = (AKS_AGENT_POOL, GKE_NODE_POOL)
 ROLE_ASSIGNMENT = "azure-native:authorization:RoleAssignment"
 ROUTER_NAT = "gcp:compute/routerNat:RouterNat"
 KUBERNETES_PROVIDER = "pulumi:providers:kubernetes"
-CLIENT_CONFIG_INVOKE = "azure-native:authorization:getClientConfig"
 #: Pulumi's marker for a secret value in serialised inputs.
 SECRET_SIGNATURE = "4dabf18193072939515e22adb298388d"
 CONTROL_PLANE_ROLES = ("system", "platform")
@@ -133,8 +132,7 @@ def deployer_has_data_plane_rights(d: Deployment) -> Verdict:
                 if (c.inputs.get("aadProfile") or {}).get("enableAzureRBAC")]
     if not clusters:
         return Verdict(rule, title, True, "no cluster that takes its Kubernetes rights from Azure RBAC only")
-    client = next((i.result for i in d.invokes if i.token == CLIENT_CONFIG_INVOKE), {})
-    deployer = client.get("objectId")
+    deployer = d.spec.cluster.deployer.object_id
     by_urn = {r.urn: r for r in d.registrations}
     providers = d.of_type(KUBERNETES_PROVIDER)
     problems = []

@@ -157,6 +157,11 @@ class AutoscalerArgs(TypedDict):
 
 
 class DeployerArgs(TypedDict):
+    object_id: NotRequired[str]
+    """AKS, required: the Entra ID object id of the identity that runs `pulumi up`, which gets the RBAC Cluster
+    Admin role on the cluster (`az ad sp show --id <appId> --query id -o tsv`)."""
+    principal_type: NotRequired[str]
+    """AKS, required: what `object_id` is, `User`, `ServicePrincipal` or `Group`."""
     login: NotRequired[str]
     """AKS: how kubelogin signs the deployer in: `azurecli` (default), `workloadidentity`, `spn` or `msi`."""
     network: NotRequired[str]

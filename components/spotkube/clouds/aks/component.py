@@ -23,7 +23,7 @@ from spotkube.clouds.aks.catalog import INLINE_POOL_FIXED_FIELDS, RBAC_CLUSTER_A
 from spotkube.clouds.aks.identities import role_definition_id
 from spotkube.platform.kubeconfigs import with_kubelogin_mode
 from spotkube.platform.plan import PlatformPlan, PoolPlan, autoscaler_priorities, versioned_name
-from spotkube.platform.spec import LoginMode, PlatformSpec
+from spotkube.platform.spec import PlatformSpec
 from spotkube.shell.args import GpuClusterArgs, PoolContractOutput
 from spotkube.shell.common import (
     ClusterPlan,
@@ -50,11 +50,6 @@ CREATE_ONLY_POOL_FIELDS = [
 #: A versioned control-plane pool name is the pool's name plus this many hex digits; AKS allows 12
 #: characters in all, so such a pool's own name has at most 8.
 VERSION_DIGITS = 4
-#: The principal type Azure records for the deployer: a person with the az CLI, else an identity.
-DEPLOYER_PRINCIPAL_TYPES: dict[str, str] = {
-    "azurecli": "User", "workloadidentity": "ServicePrincipal", "spn": "ServicePrincipal",
-    "msi": "ServicePrincipal",
-}
 #: Regex for the VM scale sets AKS creates per pool, e.g. `aks-gpuspot-12345678-vmss`.
 VMSS_PATTERN = "^aks-{pool}-[0-9]+-vmss$"
 PRIORITY_EXPANDER_CONFIGMAP = "cluster-autoscaler-priority-expander"
@@ -226,7 +221,7 @@ class AksGpuCluster(pulumi.ComponentResource):
         self.kubeconfig = pulumi.Output.secret(
             credentials.kubeconfigs[0].value.apply(lambda v: with_kubelogin_mode(base64.b64decode(v).decode(), login))
         )
-        grants_effective = self._data_plane_rights(name, plan, wiring, cluster, login)
+        grants_effective = self._data_plane_rights(name, plan, wiring, cluster)
         self.provider = kubernetes_provider(self, label, name, self.kubeconfig,
                                             depends_on=[grants_effective])
         if spec.cluster.autoscaler.expander == "priority":
@@ -314,7 +309,6 @@ class AksGpuCluster(pulumi.ComponentResource):
 
     def _data_plane_rights(
         self, name: str, plan: PlatformPlan, wiring: Wiring, cluster: azure.containerservice.ManagedCluster,
-        login: LoginMode,
     ) -> pulumi.Resource:
         """Kubernetes rights for the deployer and the admin groups, and the wait until they work.
 
@@ -322,13 +316,18 @@ class AksGpuCluster(pulumi.ComponentResource):
         object until a role assignment says so, and a new assignment takes minutes to reach the API
         server. The Kubernetes provider waits for the returned resource, so the first ConfigMap is
         created only after the grants had time to propagate.
+
+        The deployer is the stack's (`cluster.deployer.objectId` and `principalType`), never whoever
+        runs Pulumi: a preview runs as the preview identity and a person may run `pulumi up` from a
+        laptop, and neither may replace CI's grant (docs/identities.md).
         """
         settings = plan.spec.cluster
-        client = azure.authorization.get_client_config_output(opts=pulumi.InvokeOutputOptions(parent=self))
+        deployer = settings.deployer
+        assert deployer.object_id and deployer.principal_type, "the AKS rules require the deployer"
         # The built-in role as defined in the cluster's own subscription, read from the cluster's id.
         role = cluster.id.apply(lambda cluster_id: role_definition_id(cluster_id, RBAC_CLUSTER_ADMIN_ROLE_ID))
         principals: list[tuple[str, pulumi.Input[str], str]] = [
-            ("deployer", client.object_id, DEPLOYER_PRINCIPAL_TYPES[login]),
+            ("deployer", deployer.object_id, deployer.principal_type),
             *((f"admins-{i}", group, "Group") for i, group in enumerate(wiring.admin_group_object_ids)),
         ]
         grants = [

@@ -15,8 +15,8 @@ from typing import Any
 import yaml
 
 from spotkube.clouds.aks import catalog as catalog
-from spotkube.clouds.aks.spec import AksGpuPool, AksSpec
 from spotkube.clouds.aks import identities, quota, usage_api
+from spotkube.clouds.aks.spec import AksGpuPool, AksSpec
 from spotkube.platform import contract
 from spotkube.platform.cloud import (
     AutoscalerFacts,
@@ -99,6 +99,11 @@ def rules(spec: AksSpec) -> RuleOutput:
             yield Problem(config_key(f"cluster.adminGroupObjectIds[{i}]"), f"{shown(group)} is not an Entra ID group "
                           "object id; use the group's object id (a GUID such as 3f2b1c4d-...; az ad group show "
                           "--query id)")
+    deployer = spec.cluster.deployer
+    if deployer.object_id is not None and (not re.fullmatch(GUID_PATTERN, deployer.object_id)
+                                           or deployer.object_id == NIL_GUID):
+        yield Problem(config_key("cluster.deployer.objectId"), f"{shown(deployer.object_id)} is not an Entra ID "
+                      f"object id (a GUID such as 3f2b1c4d-...); find it with {FIND_OBJECT_ID}")
     if spec.system_pool.critical_addons_only and not spec.platform_pool.enabled:
         yield Problem(config_key("platformPool.enabled"), "false leaves Kubeflow and other platform workloads no "
                       "untainted on-demand pool; enable it or set systemPool.criticalAddonsOnly: false")
@@ -275,10 +280,35 @@ def read_autoscaler(resources: Sequence[tuple[str, str, Mapping[str, Any]]]) -> 
     )
 
 
-def new_stack_config(environment: str, region: str, gcp_project: str | None) -> dict[str, Any]:
-    """An on-demand system and platform pool and a spot T4 pool from 0: AKS offers T4 widely."""
+#: How to find the deployer's object id, for the message of a stack that names none.
+FIND_OBJECT_ID = ("a service principal or managed identity (CI): az ad sp show --id <appId> --query id -o tsv; "
+                  "yourself: az ad signed-in-user show --query id -o tsv")
+
+
+def deploy_rules(spec: AksSpec) -> RuleOutput:
+    """The deployer must be named to deploy: its grant may never follow whoever runs Pulumi, or every
+    preview (run as the preview identity) would replace it, and a person's `pulumi up` would lock CI
+    out. Planning and pricing the pools need no deployer."""
+    deployer = spec.cluster.deployer
+    if deployer.object_id is None:
+        yield Problem(config_key("cluster.deployer.objectId"), "is required on AKS: the Entra ID object id of the "
+                      "identity that runs `pulumi up`, which gets the RBAC Cluster Admin role on the cluster whoever "
+                      f"plans or previews; find it with {FIND_OBJECT_ID}")
+    if deployer.principal_type is None:
+        yield Problem(config_key("cluster.deployer.principalType"), "is required on AKS with objectId: User, "
+                      "ServicePrincipal (an app or a managed identity, as CI's deploy identity is) or Group")
+
+
+def new_stack_config(
+    environment: str, region: str, gcp_project: str | None, deployer: tuple[str, str] | None
+) -> dict[str, Any]:
+    """An on-demand system and platform pool and a spot T4 pool from 0: AKS offers T4 widely; the
+    deployer as named by the flags."""
     if gcp_project is not None:
         raise NewStackError("--gcp-project applies to --cloud gke only")
+    if deployer is None:
+        raise NewStackError("--deployer-object-id is required with --cloud aks: the identity that runs pulumi up, "
+                            f"which gets the RBAC Cluster Admin role on the cluster; find it with {FIND_OBJECT_ID}")
     if not re.fullmatch(REGION_PATTERN, region):
         raise NewStackError(f"--region {region}: not an Azure region name; use e.g. eastus, westeurope or uksouth")
     return {
@@ -291,7 +321,7 @@ def new_stack_config(environment: str, region: str, gcp_project: str | None) -> 
             "name": "t4spot", "machine": "Standard_NC4as_T4_v3", "capacity": "spot",
             "evictionPolicy": "Delete", "maxPrice": -1, "min": 0, "max": 4,
         }],
-        "cluster": {"channel": "stable"},
+        "cluster": {"channel": "stable", "deployer": {"objectId": deployer[0], "principalType": deployer[1]}},
     }
 
 
@@ -341,4 +371,5 @@ PROFILE = CloudProfile(
     quota_plan=quota.quota_plan,
     read_quota=usage_api.read_quota,
     identities=identities.FACTS,
+    deploy_rules=deploy_rules,
 )

@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from spotkube.clouds.gke import catalog as catalog
-from spotkube.clouds.gke.spec import GkeGpuPool, GkeSpec
 from spotkube.clouds.gke import identities, quota, usage_api
+from spotkube.clouds.gke.spec import GkeGpuPool, GkeSpec
 from spotkube.platform import contract
 from spotkube.platform.cloud import (
     AutoscalerFacts,
@@ -329,8 +329,12 @@ def read_posture(type_token: str, name: str, inputs: Mapping[str, Any], protect:
     ))
 
 
-def new_stack_config(environment: str, region: str, gcp_project: str | None) -> dict[str, Any]:
+def new_stack_config(
+    environment: str, region: str, gcp_project: str | None, deployer: tuple[str, str] | None
+) -> dict[str, Any]:
     """On-demand system and platform pools and a spot pool of a GPU the region really offers."""
+    if deployer is not None:
+        raise NewStackError("--deployer-object-id applies to --cloud aks only (GKE grants by IAM: docs/identities.md)")
     if not gcp_project:
         raise NewStackError("--gcp-project is required with --cloud gke (the Google Cloud project id)")
     return {
