@@ -23,7 +23,7 @@ from spotkube.platform.quota import PoolDemand, QuotaNeed, QuotaPlan, QuotaRef, 
 DEFAULT_MAX_SURGE_PERCENT = 10
 TOTAL_CORES = "cores"
 SPOT_CORES = "lowPriorityCores"
-SURGE = (f"AKS adds {DEFAULT_MAX_SURGE_PERCENT} % of each regular pool's nodes (rounded up) while it upgrades "
+SURGE = (f"AKS adds {DEFAULT_MAX_SURGE_PERCENT} percent of each regular pool's nodes (rounded up) while it upgrades "
          "it (AKS's default max surge; spotkube sets none); Spot pools upgrade without surge nodes. Every pool "
          "is counted surging at once: the worst case.")
 
