@@ -4,6 +4,8 @@
 # on a fresh 2-core machine with empty caches, `make plan` takes about 20 s (under a minute when the
 # machine is busy) where pip took 2 to 3 minutes; bench/README.md has the measurements.
 PYTHON ?= python3
+# bash, for `set -o pipefail`: a test run's exit code survives the pipe that prefixes its lines.
+SHELL := /bin/bash
 UV_VERSION := 0.13.9
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -22,7 +24,10 @@ UV_HOME := $(VENV)/.uv
 UV := $(UV_HOME)/bin/uv
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: plan test lint bench schema reference crds clean
+# The docs site `make test` builds in strict mode (ignored by git).
+SITE := .site
+
+.PHONY: plan test lint bench schema reference crds docs dist release-test clean
 
 # With the system Python's pip when it has one, else (Debian's python3 without python3-pip) with
 # the pip of a throwaway virtualenv.
@@ -45,14 +50,14 @@ $(RUNTIME_STAMP): pyproject.toml constraints.txt | $(UV)
 	@touch $(RUNTIME_STAMP)
 
 $(STAMP): $(RUNTIME_STAMP)
-	@echo "==> adding the dev, pipelines and cloud extras to $(VENV)"
-	$(UV) pip install --quiet --python $(PY) -c constraints.txt -e ".[dev,pipelines,cloud]"
+	@echo "==> adding the dev, pipelines, docs and refresh extras to $(VENV)"
+	$(UV) pip install --quiet --python $(PY) -c constraints.txt -e ".[dev,pipelines,docs,refresh]"
 	@touch $(STAMP)
 
 $(CORE_STAMP): pyproject.toml constraints.txt | $(UV)
 	@echo "==> setting up $(CORE_VENV): spotkube without kfp, pinned by constraints.txt"
 	$(UV) venv --quiet --seed --allow-existing --python $(PYTHON) $(CORE_VENV)
-	$(UV) pip install --quiet --python $(CORE_VENV)/bin/python -c constraints.txt -e ".[dev,cloud]"
+	$(UV) pip install --quiet --python $(CORE_VENV)/bin/python -c constraints.txt -e ".[dev,refresh]"
 	@touch $(CORE_STAMP)
 
 # npm ci checks every package against the lockfile's sha512 and reuses npm's cache when it can.
@@ -71,24 +76,40 @@ plan: $(RUNTIME_STAMP)
 	@echo "==> planning every stack in stacks/ offline (a few seconds a stack)"
 	@$(VENV)/bin/spotkube plan --all
 
-## Lint, check the layers' import rules, then the whole test suite twice: with the pipelines extra
-## (kfp) and without it.
+## Lint, check the layers' import rules, build the docs site in strict mode, then the whole test suite
+## twice: with the pipelines extra (kfp) and without it.
 test: $(STAMP) $(CORE_STAMP) $(CRDS_STAMP)
 	@echo "==> ruff, lint-imports"
 	$(VENV)/bin/ruff check components infra tests examples policy bench __main__.py
 	$(VENV)/bin/lint-imports
-	@echo "==> the tests with kfp ($(VENV)) and without it ($(CORE_VENV)), side by side on two cores"
-	@$(MAKE) --no-print-directory -j2 --output-sync=target test-with-kfp test-without-kfp
+	@echo "==> the docs site, in strict mode: a broken link or anchor fails (never --quiet: it hides the warnings strict counts)"
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir $(SITE)
+	@echo "==> the tests with kfp ($(VENV), lines marked [kfp]) and without it ($(CORE_VENV), [core]), side by side"
+	@$(MAKE) --no-print-directory -j2 test-with-kfp test-without-kfp
 
-# The two runs share nothing but the source tree, so they run at once; each one's output is printed
-# whole when it ends (--output-sync), and either failing fails `make test`.
+# The two runs share nothing but the source tree, so they run at once. Each prints its progress as it
+# goes, every line marked with its run; pipefail keeps pytest's exit code, so either failing fails
+# `make test`. The release test (a wheel built, installed and used) runs once, with kfp: the run
+# without kfp deselects it.
 .PHONY: test-with-kfp test-without-kfp
 test-with-kfp: $(STAMP) $(CRDS_STAMP)
-	@echo "==> tests with kfp ($(VENV))"
-	$(VENV)/bin/pytest
+	@set -o pipefail; PYTHONUNBUFFERED=1 UV=$(abspath $(UV)) $(VENV)/bin/pytest 2>&1 | sed -u 's/^/[kfp]  /'
 test-without-kfp: $(CORE_STAMP) $(CRDS_STAMP)
-	@echo "==> tests without kfp ($(CORE_VENV))"
-	$(CORE_VENV)/bin/pytest
+	@set -o pipefail; PYTHONUNBUFFERED=1 $(CORE_VENV)/bin/pytest -m "not release" 2>&1 | sed -u 's/^/[core] /'
+
+## The release test alone; SPOTKUBE_DIST=DIR tests the wheel and sdist in DIR instead of building them.
+release-test: $(STAMP)
+	SPOTKUBE_DIST="$(SPOTKUBE_DIST)" UV=$(abspath $(UV)) $(VENV)/bin/pytest -m release tests/cli/test_release.py
+
+## The docs site in .site/ (`.venv/bin/mkdocs serve` shows it while you edit).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir $(SITE)
+
+## The wheel and sdist in dist/, built by PyPA's build with the pinned setuptools: what a release publishes.
+dist: $(STAMP)
+	rm -rf dist
+	$(PY) -m build --no-isolation --outdir dist .
+	rm -rf build components/spotkube.egg-info
 
 bench: $(STAMP)
 	$(PY) bench/plan_speed.py
@@ -98,10 +119,11 @@ bench: $(STAMP)
 schema: $(STAMP)
 	SPOTKUBE_UPDATE_SNAPSHOTS=1 $(VENV)/bin/pytest -q tests/components/test_schema_snapshot.py
 
-## Regenerate the configuration reference from the spec models: README.md's tables, Pulumi.yaml's
-## config block, schemas/stack.schema.json and the stack files' modelines (a test fails until you do).
+## Regenerate the configuration reference from the spec models: docs/configuration.md's tables,
+## Pulumi.yaml's config block, schemas/stack.schema.json, the stack files' modelines and the
+## components' args modules (a test fails until you do).
 reference: $(STAMP)
 	$(PY) -m spotkube.cli.reference write
 
 clean:
-	rm -rf $(VENV) $(CORE_VENV) $(CRDS)
+	rm -rf $(VENV) $(CORE_VENV) $(CRDS) $(SITE) dist

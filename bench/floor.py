@@ -117,7 +117,7 @@ BUILDERS: dict[str, Callable[[int], None]] = {
 
 def build_floor(types: list[str]) -> None:
     """Register one resource per entry of `types` (a type may repeat) under the offline plan's mocks."""
-    from spotkube.cli.offline import record_program
+    from spotkube.components.offline import record_program
 
     missing = [t for t in types if t not in BUILDERS]
     if missing:

@@ -37,8 +37,8 @@ POOL_COUNTS = (1, 10, 50)
 
 def child_plan(project_dir: str, stack: str) -> None:
     """Everything `spotkube plan --stack S --format json` does, in this process."""
-    from spotkube.cli.offline import run_stack
     from spotkube.cli.report import stack_document, to_json
+    from spotkube.components.offline import run_stack
     from spotkube.platform.project import find_project
 
     to_json([stack_document(run_stack(find_project(Path(project_dir)), stack))], single=True)
@@ -66,7 +66,7 @@ def measure(*args: str, runs: int) -> tuple[float, float]:
 def stack_types(project_dir: Path, stack: str, *, every: bool = False) -> list[str]:
     """The resource types a stack registers, its components aside: one of each for the floor, or
     with `every` one entry per registered resource (the floor of the same resources)."""
-    from spotkube.cli.offline import run_stack
+    from spotkube.components.offline import run_stack
     from spotkube.platform.project import find_project
 
     run = run_stack(find_project(project_dir), stack)

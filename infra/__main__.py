@@ -8,14 +8,13 @@ from pathlib import Path
 
 import pulumi
 
-import spotkube
 from spotkube import KubeflowPipelines, NvidiaDevicePlugin
-from spotkube.components.program import read_stack_spec
+from spotkube.components.program import cluster_component, read_stack_spec
 
 spec = read_stack_spec(Path(__file__).parent)
-# Only this stack's cloud is imported: each cloud SDK takes a second or more to load.
-GpuCluster = spotkube.AksGpuCluster if spec.cloud == "aks" else spotkube.GkeGpuCluster
-cluster = GpuCluster.from_spec("spotkube", spec)
+# AksGpuCluster or GkeGpuCluster: only this stack's cloud is imported, each cloud SDK taking a second or
+# more to load.
+cluster = cluster_component(spec).from_spec("spotkube", spec)
 
 # Both deploy through the cluster's provider, after its pools exist.
 on_cluster = pulumi.ResourceOptions(providers=[cluster.provider], depends_on=[cluster])

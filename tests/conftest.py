@@ -31,9 +31,10 @@ def spotkube() -> SpotkubeRun:
 
 @pytest.fixture(autouse=True)
 def no_user_prices(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tests never read a developer's own price file: no $SPOTKUBE_PRICES, and a config directory of
-    their own (the subprocesses they start inherit both)."""
+    """Tests never read a developer's own price file or GPU catalog: no $SPOTKUBE_PRICES or
+    $SPOTKUBE_CATALOG, and a config directory of their own (the subprocesses they start inherit all)."""
     monkeypatch.delenv("SPOTKUBE_PRICES", raising=False)
+    monkeypatch.delenv("SPOTKUBE_CATALOG", raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config-home")))
 
 

@@ -6,61 +6,110 @@ can be used without loading Pulumi and the cloud SDKs: pipeline authors never ne
 """
 
 from importlib import import_module
+from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+try:
+    #: The installed distribution's version: pyproject.toml's `version` is its one source.
+    __version__ = version("spotkube")
+except PackageNotFoundError:  # imported from a source tree that was never installed
+    __version__ = "0+unknown"
 
-#: Public name -> the module that defines it.
+#: Public name -> the module that defines it. Each cluster component has args of its own, generated
+#: from its cloud's spec (`AksGpuClusterArgs`, `GkeGpuClusterArgs` and their nested types).
 _EXPORTS = {
     "AksGpuCluster": "spotkube.clouds.aks.component",
     "GkeGpuCluster": "spotkube.clouds.gke.component",
     "NvidiaDevicePlugin": "spotkube.components.device_plugin",
     "KubeflowPipelines": "spotkube.components.kubeflow",
-    **{name: "spotkube.shell.args" for name in (
-        "AutoscalerArgs", "ClusterArgs", "DevicePluginSettingsArgs", "GpuArgs", "GpuClusterArgs", "GpuPoolArgs",
-        "KubeflowPipelinesArgs", "NvidiaDevicePluginArgs", "PlatformPoolArgs", "PoolContractOutput", "SpotPoolArgs",
-        "SystemPoolArgs",
+    **{name: "spotkube.clouds.aks.args" for name in (
+        "AksAutoscalerArgs",
+        "AksClusterArgs",
+        "AksDeployerArgs",
+        "AksGpuArgs",
+        "AksGpuClusterArgs",
+        "AksGpuPoolArgs",
+        "AksPlatformPoolArgs",
+        "AksSpotPoolArgs",
+        "AksSystemPoolArgs",
     )},
+    **{name: "spotkube.clouds.gke.args" for name in (
+        "GkeAutoscalerArgs",
+        "GkeClusterArgs",
+        "GkeDeployerArgs",
+        "GkeGpuArgs",
+        "GkeGpuClusterArgs",
+        "GkeGpuPoolArgs",
+        "GkePlatformPoolArgs",
+        "GkeSpotPoolArgs",
+        "GkeSystemPoolArgs",
+    )},
+    **{name: "spotkube.components.args" for name in (
+        "DevicePluginSettingsArgs",
+        "KubeflowPipelinesArgs",
+        "NvidiaDevicePluginArgs",
+    )},
+    "PoolContractOutput": "spotkube.shell.outputs",
 }
 
 __all__ = [
+    "AksAutoscalerArgs",
+    "AksClusterArgs",
+    "AksDeployerArgs",
+    "AksGpuArgs",
     "AksGpuCluster",
-    "AutoscalerArgs",
-    "ClusterArgs",
+    "AksGpuClusterArgs",
+    "AksGpuPoolArgs",
+    "AksPlatformPoolArgs",
+    "AksSpotPoolArgs",
+    "AksSystemPoolArgs",
     "DevicePluginSettingsArgs",
+    "GkeAutoscalerArgs",
+    "GkeClusterArgs",
+    "GkeDeployerArgs",
+    "GkeGpuArgs",
     "GkeGpuCluster",
-    "GpuArgs",
-    "GpuClusterArgs",
-    "GpuPoolArgs",
+    "GkeGpuClusterArgs",
+    "GkeGpuPoolArgs",
+    "GkePlatformPoolArgs",
+    "GkeSpotPoolArgs",
+    "GkeSystemPoolArgs",
     "KubeflowPipelines",
     "KubeflowPipelinesArgs",
     "NvidiaDevicePlugin",
     "NvidiaDevicePluginArgs",
-    "PlatformPoolArgs",
     "PoolContractOutput",
-    "SpotPoolArgs",
-    "SystemPoolArgs",
 ]
 
 if TYPE_CHECKING:
+    from spotkube.clouds.aks.args import (
+        AksAutoscalerArgs,
+        AksClusterArgs,
+        AksDeployerArgs,
+        AksGpuArgs,
+        AksGpuClusterArgs,
+        AksGpuPoolArgs,
+        AksPlatformPoolArgs,
+        AksSpotPoolArgs,
+        AksSystemPoolArgs,
+    )
     from spotkube.clouds.aks.component import AksGpuCluster
+    from spotkube.clouds.gke.args import (
+        GkeAutoscalerArgs,
+        GkeClusterArgs,
+        GkeDeployerArgs,
+        GkeGpuArgs,
+        GkeGpuClusterArgs,
+        GkeGpuPoolArgs,
+        GkePlatformPoolArgs,
+        GkeSpotPoolArgs,
+        GkeSystemPoolArgs,
+    )
     from spotkube.clouds.gke.component import GkeGpuCluster
+    from spotkube.components.args import DevicePluginSettingsArgs, KubeflowPipelinesArgs, NvidiaDevicePluginArgs
     from spotkube.components.device_plugin import NvidiaDevicePlugin
     from spotkube.components.kubeflow import KubeflowPipelines
-    from spotkube.shell.args import (
-        AutoscalerArgs,
-        ClusterArgs,
-        DevicePluginSettingsArgs,
-        GpuArgs,
-        GpuClusterArgs,
-        GpuPoolArgs,
-        KubeflowPipelinesArgs,
-        NvidiaDevicePluginArgs,
-        PlatformPoolArgs,
-        PoolContractOutput,
-        SpotPoolArgs,
-        SystemPoolArgs,
-    )
+    from spotkube.shell.outputs import PoolContractOutput
 
 
 def __getattr__(name: str) -> Any:

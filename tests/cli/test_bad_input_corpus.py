@@ -30,8 +30,8 @@ from typer.testing import CliRunner
 
 from spotkube import AksGpuCluster, GkeGpuCluster, KubeflowPipelines
 from spotkube.cli.app import app
-from spotkube.cli.offline import ProgramFailed, record_program
 from spotkube.clouds import CLOUDS
+from spotkube.components.offline import ProgramFailed, record_program
 from spotkube.platform.input_messages import model_in, python_path
 from spotkube.platform.project import as_pulumi_config, find_project, stack_config
 from spotkube.platform.spec import KubeflowSettings
@@ -319,11 +319,11 @@ CASES: list[Bad] = [
     Bad("a provision time in seconds", {"cluster": {"autoscaler": {"maxNodeProvisionTime": "600s"}}},
         "cluster.autoscaler.maxNodeProvisionTime", "is not accepted by AKS", "'600s'"),
     Bad("a CPU size for a GPU pool", pool(machine="Standard_D4s_v3"), "gpuPools[0].machine",
-        "is not a GPU VM size spotkube knows", "'Standard_D4s_v3'"),
+        "carries no GPU: Azure's D series has none", "'Standard_D4s_v3'"),
     Bad("a retired GPU size", pool(machine="Standard_NC6"), "gpuPools[0].machine", "is retired; use",
         "'Standard_NC6'"),
-    Bad("an Azure size on GKE", gke_pool(machine="Standard_NC4as_T4_v3"), "gpuPools[0].machine", "carries no GPU",
-        "'Standard_NC4as_T4_v3'", cloud="gke"),
+    Bad("an Azure size on GKE", gke_pool(machine="Standard_NC4as_T4_v3"), "gpuPools[0].machine",
+        "is not a GKE machine type; use e.g. g2-standard-8", "'Standard_NC4as_T4_v3'", cloud="gke"),
     Bad("a GPU that doesn't match the size", pool(gpu={"type": "nvidia-tesla-a100", "count": 1}), "gpuPools[0].gpu",
         "remove gpu or correct it", "nvidia-tesla-a100"),
     Bad("hours for a pool that doesn't exist", {"cost": {"hours": {"nosuch": 3}}}, "cost.hours.nosuch",

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib.metadata
 import json
 import random
 import subprocess
 import sys
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import spotkube as spotkube_package
 from spotkube.cli import plan_views, report
-from spotkube.cli.offline import run_stack
+from spotkube.components.offline import run_stack
 from spotkube.platform.project import Project
 
 REPO = Path(__file__).resolve().parents[2]
@@ -80,9 +82,12 @@ def test_bad_stack_gives_one_clear_message(project_with_stack: Callable[[str, di
 
 
 def test_version() -> None:
+    """One source: pyproject.toml's version, read back from the installed package's metadata."""
     result = spotkube("--version")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == f"spotkube {spotkube_package.__version__}"
+    declared = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())["project"]
+    assert spotkube_package.__version__ == importlib.metadata.version("spotkube") == declared["version"]
 
 
 def test_the_plan_does_not_depend_on_the_order_resources_were_registered(repo_project: Project) -> None:

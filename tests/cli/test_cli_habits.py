@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 
 from spotkube.cli import plan_views, report, terminal
 from spotkube.cli.app import app
-from spotkube.cli.offline import run_stack
+from spotkube.components.offline import run_stack
 from spotkube.platform.project import Project
 from spotkube.review.plan_document import PlanDocument
 

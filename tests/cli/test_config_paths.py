@@ -22,7 +22,7 @@ import yaml
 from typer.testing import CliRunner
 
 from spotkube.cli.app import app
-from spotkube.cli.offline import ProgramFailed, Recording, record_program, run_stack
+from spotkube.components.offline import ProgramFailed, Recording, record_program, run_stack
 from spotkube.platform.errors import SpecError
 from spotkube.platform.project import Project, as_pulumi_config, find_project, stack_config
 

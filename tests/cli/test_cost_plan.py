@@ -22,8 +22,8 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from spotkube.cli.app import app
-from spotkube.clouds import parse_spec, plan_platform
-from spotkube.platform.cost import PRICES_ENV, bundled_table_path, default_user_file, load_table
+from spotkube.clouds import load_price_table, parse_spec, plan_platform
+from spotkube.platform.cost import PRICES_ENV, bundled_table_path, default_user_file
 from spotkube.platform.project import Project
 from spotkube.review.costing import price_plan
 
@@ -346,7 +346,7 @@ def test_refresh_writes_the_users_price_file_and_never_the_package(price_server:
     assert refreshed.exit_code == 0, refreshed.output
     assert refreshed.stdout.strip() == f"updated 2 price rows in {target}"
     assert bundled_digest() == before
-    written = load_table(target)
+    written = load_price_table(target)
     assert [(r.region, r.sku, r.capacity, r.usd_per_hour) for r in written.rows] == [
         ("uksouth", T4_UKSOUTH, "on-demand", Decimal("0.526")), ("uksouth", T4_UKSOUTH, "spot", Decimal("0.0632"))]
     # The gap the plan reported is filled, from the user's file.
@@ -363,7 +363,7 @@ def test_refresh_into_a_named_file_creates_its_folders(price_server: str, tmp_pa
                     "--endpoint", price_server)
 
     assert refreshed.exit_code == 0, refreshed.output
-    assert load_table(target).find("azure", "uksouth", T4_UKSOUTH, "machine", "spot") is not None
+    assert load_price_table(target).find("azure", "uksouth", T4_UKSOUTH, "machine", "spot") is not None
     assert not default_user_file().exists()
     assert bundled_digest() == before
 
@@ -381,7 +381,7 @@ def test_refresh_keeps_the_other_rows_of_the_users_file(price_server: str, tmp_p
     refreshed = cli("prices", "refresh", "--region", "uksouth", "--sku", T4_UKSOUTH, "--endpoint", price_server)
 
     assert refreshed.exit_code == 0, refreshed.output
-    table = load_table(prices)
+    table = load_price_table(prices)
     assert table.find("azure", "eastus", "Standard_D4s_v3", "machine", "on-demand").usd_per_hour == Decimal("0.15")
     assert table.find("azure", "uksouth", T4_UKSOUTH, "machine", "spot").usd_per_hour == Decimal("0.0632")
     assert len(table.rows) == 3

@@ -8,7 +8,9 @@ from typing import Any
 
 import pytest
 
-from spotkube.cli.offline import OFFLINE_CLIENT_CONFIG, StackRun, run_stack
+from spotkube.clouds.aks.offline import CLIENT_CONFIG as OFFLINE_CLIENT_CONFIG
+from spotkube.clouds.aks.resources import CLIENT_CONFIG_INVOKE
+from spotkube.components.offline import StackRun, run_stack
 from spotkube.platform.project import Project
 
 #: A person at a laptop, and CI's preview identity: two `getClientConfig` answers.
@@ -28,7 +30,8 @@ def registered(run: StackRun) -> list[tuple[str, str, str, str]]:
 
 @pytest.mark.parametrize("stack", ["aks-dev-uksouth", "aks-prod-eastus"])
 def test_two_identities_plan_the_same_resources(repo_project: Project, stack: str) -> None:
-    as_person, as_preview = (run_stack(repo_project, stack, client_config=c) for c in (PERSON, PREVIEW))
+    as_person, as_preview = (run_stack(repo_project, stack, answers={CLIENT_CONFIG_INVOKE: c})
+                             for c in (PERSON, PREVIEW))
     assert registered(as_person) == registered(as_preview)
     assert not [i for i in (*as_person.invokes, *as_preview.invokes)
                 if i.token == "azure-native:authorization:getClientConfig"], "nobody asks who runs Pulumi"

@@ -102,7 +102,7 @@ def test_an_existing_stack_is_never_overwritten(project_copy: Path) -> None:
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--cloud", "gke", "--env", "dev", "--region", "asia-east1", "--gcp-project", "acme-ml"],
-     "--region asia-east1: not in spotkube's GKE GPU zone table"),
+     "--region asia-east1: spotkube's GPU catalog ("),
     (["--cloud", "gke", "--env", "dev", "--region", "us-central1"], "--gcp-project is required with --cloud gke"),
     (["--cloud", "aks", "--env", "dev", "--region", "us-central1", "--deployer-object-id", "x"],
      "not an Azure region name"),
@@ -121,7 +121,7 @@ def test_bad_flags_write_nothing(project_copy: Path, args: list[str], message: s
     assert sorted(p.name for p in (project_copy / "stacks").iterdir()) == before
 
 
-@pytest.mark.parametrize("region", list(gke_catalog.GPU_ZONES))
+@pytest.mark.parametrize("region", gke_catalog.gpu_regions())
 def test_every_known_gke_region_gets_a_valid_stack(project_copy: Path, region: str) -> None:
     project: Project = find_project(project_copy)
     created = create_stack(project, CloudName.gke, "qa", region, gcp_project="acme-ml-qa")

@@ -10,8 +10,8 @@ import jsonschema
 import pytest
 
 from spotkube.cli import plan_views, report
-from spotkube.cli.offline import StackRun, run_stack
-from spotkube.clouds.gke import profile as gke
+from spotkube.clouds.gke import resources as gke
+from spotkube.components.offline import StackRun, run_stack
 from spotkube.platform import contract
 from spotkube.platform.contract import Placement, PoolContract, Requirement, Taint, Toleration
 from spotkube.platform.project import Project

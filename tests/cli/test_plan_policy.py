@@ -22,11 +22,12 @@ from typing import Any
 import pytest
 
 from spotkube.cli import report
-from spotkube.cli.offline import Registration, StackRun, run_stack
-from spotkube.clouds.aks.profile import AGENT_POOL_TYPE, CLUSTER_TYPE
-from spotkube.clouds.gke.profile import NODE_POOL_TYPE
+from spotkube.clouds.aks.resources import AGENT_POOL_TYPE, CLUSTER_TYPE
+from spotkube.clouds.gke.resources import NODE_POOL_TYPE
+from spotkube.components.offline import StackRun, run_stack
 from spotkube.platform import contract
 from spotkube.platform.project import Project
+from spotkube.platform.registration import Registration
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from spotkube.cli import plan_views, report
-from spotkube.cli.offline import run_stack
+from spotkube.components.offline import run_stack
 from spotkube.platform.project import Project, find_project
 
 REPO = Path(__file__).resolve().parents[2]

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 import yaml
 
+import spotkube
 from spotkube.platform.project import Project
 
 REPO = Path(__file__).resolve().parents[2]
@@ -41,8 +42,8 @@ def steps_using(workflow: dict[str, Any], action: str) -> list[dict[str, Any]]:
             if step.get("uses", "").startswith(f"{action}@")]
 
 
-def test_the_three_workflows_exist() -> None:
-    assert [w.name for w in WORKFLOWS] == ["deploy.yml", "offline-plan.yml", "preview.yml"]
+def test_the_four_workflows_exist() -> None:
+    assert [w.name for w in WORKFLOWS] == ["deploy.yml", "offline-plan.yml", "preview.yml", "release.yml"]
 
 
 @pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda p: p.name)
@@ -204,13 +205,13 @@ def test_jobs_that_reach_the_cluster_install_its_sign_in_plugins_pinned(name: st
 
 @pytest.mark.parametrize("name", ["deploy.yml", "preview.yml"])
 def test_quota_is_read_with_the_job_s_identity_before_pulumi_runs(name: str) -> None:
-    """`spotkube quota` needs the `cloud` extra and, on Azure, the CLI signed in with the job's OIDC token
+    """`spotkube quota` needs the `refresh` extra and, on Azure, the CLI signed in with the job's OIDC token
     (DefaultAzureCredential); on deploy it runs before `pulumi up`, and its exit code stops the job."""
     workflow = load(name)
     job = workflow["jobs"][STACK_JOBS[name]]
     names = [step.get("name", step.get("uses", "")) for step in job["steps"]]
     install = job["steps"][names.index("Install the project")]["run"]
-    assert '-e ".[cloud]"' in install
+    assert '-e ".[refresh]"' in install
     (login,) = steps_using(workflow, "azure/login")
     assert login["if"] == "startsWith(matrix.stack, 'aks-')"
     assert login["with"] == {"client-id": "${{ vars.ARM_CLIENT_ID }}", "tenant-id": "${{ vars.ARM_TENANT_ID }}",
@@ -227,3 +228,66 @@ def test_quota_is_read_with_the_job_s_identity_before_pulumi_runs(name: str) -> 
         assert "<!-- spotkube-quota-" in comment["with"]["script"]
         failing = job["steps"][-1]
         assert failing["if"] == "${{ !cancelled() && steps.quota.outputs.status != '0' }}"
+
+
+# --- release.yml ----------------------------------------------------------------------------------
+
+
+def test_a_release_runs_on_version_tags_only_and_never_cancels() -> None:
+    release = load("release.yml")
+    assert triggers(release) == {"push": {"tags": ["v*"]}}
+    assert release["concurrency"]["cancel-in-progress"] is False
+
+
+def test_a_release_builds_then_tests_the_built_files_before_anything_is_published() -> None:
+    jobs = load("release.yml")["jobs"]
+    assert (jobs["test"]["needs"], jobs["publish"]["needs"], jobs["github-release"]["needs"]) == \
+        ("build", ["build", "test"], "publish")
+    build_runs = [s.get("run", "") for s in jobs["build"]["steps"]]
+    assert "make dist" in build_runs
+    (upload,) = steps_using(load("release.yml"), "actions/upload-artifact")
+    assert upload["with"]["path"] == "dist/" and upload["with"]["if-no-files-found"] == "error"
+    test_runs = "\n".join(s.get("run", "") for s in jobs["test"]["steps"])
+    assert 'make release-test SPOTKUBE_DIST="$PWD/dist"' in test_runs
+    makefile = (REPO / "Makefile").read_text()
+    assert re.search(r"^release-test: .*\n\tSPOTKUBE_DIST=\"\$\(SPOTKUBE_DIST\)\" .*pytest -m release", makefile, re.M)
+    assert re.search(r"^dist: .*\n(\t.*\n)*\t\$\(PY\) -m build --no-isolation", makefile, re.M)
+
+
+def test_pypi_gets_the_files_by_trusted_publishing_with_no_token() -> None:
+    text = (REPO / ".github" / "workflows" / "release.yml").read_text()
+    assert "secrets." not in text and "password" not in text
+    publish = load("release.yml")["jobs"]["publish"]
+    assert publish["permissions"] == {"id-token": "write"}
+    assert publish["environment"]["name"] == "pypi"
+    (action,) = [s for s in publish["steps"] if s.get("uses", "").startswith("pypa/gh-action-pypi-publish@")]
+    assert action["with"] == {"packages-dir": "dist/"}
+    # Only the publish job may mint an OIDC token; only the GitHub release job may write to the repository.
+    for name, job in load("release.yml")["jobs"].items():
+        if name != "publish":
+            assert "id-token" not in job["permissions"], name
+        if name != "github-release":
+            assert job["permissions"].get("contents", "read") == "read", name
+
+
+def test_the_github_release_attaches_the_published_files() -> None:
+    job = load("release.yml")["jobs"]["github-release"]
+    assert job["permissions"] == {"contents": "write"}
+    (step,) = [s for s in job["steps"] if "run" in s]
+    assert step["run"].startswith('gh release create "$TAG" dist/* ') and "--verify-tag" in step["run"]
+    assert step["env"]["TAG"] == "${{ github.ref_name }}"
+
+
+@pytest.mark.parametrize(("tag", "code"), [(f"v{spotkube.__version__}", 0), ("v99.0.0", 1)])
+def test_a_tag_that_is_not_the_package_version_stops_the_release(tag: str, code: int, tmp_path: Path) -> None:
+    """The build job's check, run as GitHub runs a step (bash -e), against this package's metadata."""
+    steps = load("release.yml")["jobs"]["build"]["steps"]
+    (step,) = [s for s in steps if s.get("name") == "The tag is the package's version"]
+    python = tmp_path / ".venv" / "bin" / "python"  # the one `make dist` set up: this test's own
+    python.parent.mkdir(parents=True)
+    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    python.chmod(0o755)
+    result = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=tmp_path, capture_output=True, text=True,
+                            env={**os.environ, "TAG": tag}, timeout=60, check=False)
+    assert result.returncode == code, result.stdout + result.stderr
+    assert ("::error::tag v99.0.0" in result.stdout) == bool(code)

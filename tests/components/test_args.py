@@ -1,13 +1,24 @@
-"""The public args TypedDicts stay in step with the spec models and stay analyzer-friendly."""
+"""The public args TypedDicts are generated from the spec models, stay analyzer-friendly, and lose
+nothing on the way to other languages: every key, its type, whether it is required, whether it
+accepts an Output, and its description."""
 
 from __future__ import annotations
 
 import json
+import typing
+from typing import Any
 
 import pulumi
+import pytest
 from pulumi.provider.experimental.component import ComponentProvider
+from pydantic import BaseModel
+from pydantic.alias_generators import to_camel
 
 import spotkube
+from spotkube.clouds import CLOUDS
+from spotkube.platform import args_source
+from spotkube.platform.cloud import CloudProfile
+from spotkube.platform.spec import wired_fields
 
 
 def components() -> list[type[pulumi.ComponentResource]]:
@@ -15,8 +26,12 @@ def components() -> list[type[pulumi.ComponentResource]]:
     return [c for c in exported if isinstance(c, type) and issubclass(c, pulumi.ComponentResource)]
 
 
-def test_pulumi_analyzer_accepts_every_component() -> None:
-    schema = json.loads(ComponentProvider(components(), "spotkube", version=spotkube.__version__).schema)
+@pytest.fixture(scope="module")
+def schema() -> dict[str, Any]:
+    return json.loads(ComponentProvider(components(), "spotkube", version=spotkube.__version__).schema)
+
+
+def test_pulumi_analyzer_accepts_every_component(schema: dict[str, Any]) -> None:
     for component in components():
         resource = schema["resources"][f"spotkube:index:{component.__name__}"]
         assert resource["isComponent"] is True
@@ -28,7 +43,79 @@ def test_every_public_name_resolves_and_pure_modules_stay_free_of_pulumi() -> No
     import sys
 
     assert all(getattr(spotkube, name) for name in spotkube.__all__)
-    code = ("import sys, spotkube.platform.contract, spotkube.platform.plan, spotkube.platform.spec; "
-            "print('pulumi' in sys.modules)")
+    code = ("import sys, spotkube.platform.contract, spotkube.platform.plan, spotkube.platform.spec, "
+            "spotkube.platform.args_source; print('pulumi' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() \
         == "False"
+
+
+def _pairs(cloud: CloudProfile) -> list[tuple[type, type[BaseModel], tuple[str, ...]]]:
+    """(the public TypedDict, the model it is generated from, the model's keys it leaves out)."""
+    return [(getattr(spotkube, a.name), a.model, a.exclude) for a in args_source.cluster_args(cloud)]
+
+
+PAIRS = [(cloud, *pair) for cloud in CLOUDS.values() for pair in _pairs(cloud)]
+
+
+def _unwrap(hint: Any) -> tuple[Any, bool]:
+    """A TypedDict value's type without NotRequired, and whether it was NotRequired."""
+    if typing.get_origin(hint) is typing.NotRequired:
+        return typing.get_args(hint)[0], True
+    return hint, False
+
+
+@pytest.mark.parametrize(("cloud", "typed", "model", "exclude"), PAIRS,
+                         ids=[f"{t.__name__}" for _, t, _, _ in PAIRS])
+def test_each_args_type_has_its_model_s_keys_required_ness_and_wiring(
+    cloud: CloudProfile, typed: type, model: type[BaseModel], exclude: tuple[str, ...]
+) -> None:
+    hints = typing.get_type_hints(typed, include_extras=True)
+    assert list(hints) == [name for name in model.model_fields if name not in exclude]
+    wired = wired_fields(model)
+    for name, hint in hints.items():
+        kind, optional = _unwrap(hint)
+        assert optional == (not model.model_fields[name].is_required()), name
+        accepts_output = "Output" in repr(kind)
+        assert accepts_output == (name in wired), name
+
+
+def test_the_cluster_args_are_the_spec_without_what_a_cluster_component_does_not_take() -> None:
+    for cloud in CLOUDS.values():
+        typed = getattr(spotkube, args_source.cluster_args_name(cloud))
+        keys = set(typing.get_type_hints(typed))
+        assert keys == {"environment", "region", "system_pool", "platform_pool", "gpu_pools", "spot_pools", "cluster"}
+        assert keys | set(args_source.NOT_CLUSTER_ARGS) == set(cloud.spec_model.model_fields)
+
+
+def test_the_schema_keeps_every_description_of_the_models(schema: dict[str, Any]) -> None:
+    """The analyzer reads descriptions from the generated source: each one reaches the schema as the
+    model words it (with its default), on every cloud's types."""
+    for cloud in CLOUDS.values():
+        for args in args_source.cluster_args(cloud):
+            if args.model is cloud.spec_model:
+                properties = schema["resources"][f"spotkube:index:{cloud.title.capitalize()}GpuCluster"][
+                    "inputProperties"]
+            else:
+                properties = schema["types"][f"spotkube:index:{args.name}"]["properties"]
+            for name, info in args.model.model_fields.items():
+                if name in args.exclude:
+                    continue
+                described = properties[to_camel(name)]["description"]
+                assert described.startswith(" ".join((info.description or "").split())), (args.name, name)
+                assert "\n" not in described, (args.name, name)
+
+
+def test_a_stale_args_module_is_noticed() -> None:
+    """The reference test compares each generated module with what the models generate now: a changed
+    description changes the module."""
+    aks = CLOUDS["aks"]
+    path = args_source.args_module_path(aks)
+    assert path.read_text() == args_source.cloud_args_source(aks)
+    field = aks.spec_model.model_fields["region"]
+    original = field.description
+    try:
+        field.description = "Where the cluster runs."
+        assert '"""Where the cluster runs."""' in args_source.cloud_args_source(aks)
+        assert args_source.cloud_args_source(aks) != path.read_text()
+    finally:
+        field.description = original

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from spotkube.cli.offline import ProgramFailed, Recording, Registration, record_stack
 from spotkube.clouds.aks import identities as aks
 from spotkube.clouds.gke import identities as gke
+from spotkube.components.offline import ProgramFailed, Recording, Registration, record_stack
 from spotkube.platform.project import find_project
 
 REPO = Path(__file__).resolve().parents[2]

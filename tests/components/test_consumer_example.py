@@ -1,35 +1,51 @@
 """examples/consumer, another repo's program that imports spotkube, run under the recording mocks.
 
-It is the adoption path the README shows, so it must keep working against the public API: one AKS
-and one GKE platform with the consumer's own pools, secret kubeconfigs, and no guardrail broken.
+It is the adoption path the docs show, so it must keep working against the public API: one AKS
+and one GKE platform with the consumer's own pools, in the resource group and VPC the consumer owns,
+secret kubeconfigs, and no guardrail broken. Its own unit tests (examples/consumer/tests) run from
+the built wheel in tests/cli/test_release.py.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import runpy
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
 
 import spotkube
-from spotkube.cli.offline import Recording, Registration, record_program
+from spotkube.clouds.gke.resources import gke_taint
+from spotkube.components.offline import Recording, record_program
 from spotkube.platform import contract
+from spotkube.platform.registration import Registration
 from spotkube.review.policy_rules import check_outputs, check_registrations
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "consumer"
 GPU_TAINT = str(contract.GPU_TAINT)
+#: The AKS platform's deployer, as the example's config names it.
+DEPLOYER = "c0ffee00-0000-4000-8000-000000000001"
 
 
 @pytest.fixture(scope="module")
-def recording() -> Recording:
+def recording() -> Iterator[Recording]:
+    """The program as Pulumi's language host runs it: its folder on sys.path, its config as strings."""
     project = yaml.safe_load((EXAMPLE / "Pulumi.yaml").read_text())["name"]
-    return record_program(
-        lambda: runpy.run_path(str(EXAMPLE / "__main__.py"), run_name="__main__"),
-        project=project, stack="dev", config={f"{project}:gcpProject": "vision-ml-dev",
-                                                f"{project}:deployerObjectId": "c0ffee00-0000-4000-8000-000000000001"},
-    )
+    sys.path.insert(0, str(EXAMPLE))
+    try:
+        yield record_program(
+            lambda: runpy.run_path(str(EXAMPLE / "__main__.py"), run_name="__main__"),
+            project=project, stack="dev",
+            config={f"{project}:gcpProject": "vision-ml-dev",
+                                                    f"{project}:deployerObjectId": DEPLOYER},
+        )
+    finally:
+        sys.path.remove(str(EXAMPLE))
+        sys.modules.pop("platforms", None)
 
 
 def of_type(recording: Recording, type_token: str) -> list[Registration]:
@@ -42,8 +58,24 @@ def test_it_builds_one_aks_and_one_gke_platform(recording: Recording) -> None:
     (aks,) = of_type(recording, "azure-native:containerservice:ManagedCluster")
     (gke,) = of_type(recording, "gcp:container/cluster:Cluster")
     assert aks.inputs["location"] == "northeurope"
-    assert aks.inputs["apiServerAccessProfile"]["authorizedIPRanges"] == ["203.0.113.0/24"]
     assert (gke.inputs["location"], gke.inputs["project"]) == ("europe-west4", "vision-ml-dev")
+
+
+def test_it_wires_the_clusters_to_resources_it_owns(recording: Recording) -> None:
+    """Its own resource group (spotkube makes none), its runners' egress as the only authorized range,
+    its own VPC and subnetwork."""
+    (group,) = of_type(recording, "azure-native:resources:ResourceGroup")
+    (egress,) = of_type(recording, "azure-native:network:PublicIPAddress")
+    (aks,) = of_type(recording, "azure-native:containerservice:ManagedCluster")
+    assert group.parent.endswith("::pulumi:pulumi:Stack::ml-platforms-dev")  # the program's, not a component's
+    assert aks.inputs["resourceGroupName"] == group.name
+    assert egress.inputs["resourceGroupName"] == group.name
+    assert aks.inputs["apiServerAccessProfile"]["authorizedIPRanges"] == ["198.51.100.7/32"]
+    (network,) = of_type(recording, "gcp:compute/network:Network")
+    (subnetwork,) = of_type(recording, "gcp:compute/subnetwork:Subnetwork")
+    (gke,) = of_type(recording, "gcp:container/cluster:Cluster")
+    assert gke.inputs["network"].endswith(f"/global/networks/{network.name}")
+    assert gke.inputs["subnetwork"].endswith(f"/regions/europe-west4/subnetworks/{subnetwork.name}")
 
 
 def test_its_own_gpu_pools_are_spot_tainted_and_labelled(recording: Recording) -> None:
@@ -59,7 +91,7 @@ def test_its_own_gpu_pools_are_spot_tainted_and_labelled(recording: Recording) -
     l4 = gke_pools["l4-spot"]["nodeConfig"]
     assert l4["spot"] is True and l4["labels"]["team"] == "vision"
     assert [a["type"] for a in l4["guestAccelerators"]] == ["nvidia-l4"]
-    assert contract.GPU_TAINT.as_gke() in l4["taints"]
+    assert gke_taint(contract.GPU_TAINT) in l4["taints"]
 
 
 def test_kubeconfigs_are_secret_outputs(recording: Recording) -> None:
@@ -74,13 +106,16 @@ def test_it_breaks_no_guardrail(recording: Recording) -> None:
     assert list(check_outputs(recording.outputs)) == []
 
 
-def test_it_uses_only_the_public_api_and_a_release_tag() -> None:
-    tree = ast.parse((EXAMPLE / "__main__.py").read_text())
+def test_it_uses_only_the_public_api_and_the_release_from_pypi() -> None:
+    tree = ast.parse((EXAMPLE / "platforms.py").read_text())
     imported = {(node.module, alias.name) for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-                for alias in node.names}
+                for alias in node.names if node.module and node.module.startswith("spotkube")}
     assert imported and all(module == "spotkube" and name in spotkube.__all__ for module, name in imported)
     requirements = (EXAMPLE / "requirements.txt").read_text()
-    assert f"spotkube @ git+https://github.com/spotkube/spotkube@v{spotkube.__version__}" in requirements
+    pinned = [line for line in requirements.splitlines() if line and not line.startswith("#")]
+    assert pinned == [f"spotkube=={spotkube.__version__}"]
+    # A pre-release installs a tag of the project's own repository, whose owner the reader fills in.
+    assert re.search(rf"git\+https://github\.com/<owner>/spotkube@v{re.escape(spotkube.__version__)}\b", requirements)
 
 
 def test_its_device_plugin_is_built_for_the_aks_cluster(recording: Recording) -> None:

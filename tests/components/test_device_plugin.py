@@ -17,9 +17,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from spotkube import NvidiaDevicePlugin, NvidiaDevicePluginArgs
-from spotkube.cli.offline import ProgramFailed, Recording, StackRun, record_program, run_stack
 from spotkube.clouds import parse_spec, plan_platform
 from spotkube.clouds.gke.spec import GkeSpec
+from spotkube.components.offline import ProgramFailed, Recording, StackRun, record_program, run_stack
 from spotkube.platform import contract
 from spotkube.platform.addons import device_plugin as workloads
 from spotkube.platform.contract import Placement, PoolContract, Taint, landing_pools

@@ -20,9 +20,9 @@ from pulumi.runtime.sync_await import _sync_await
 
 import kfp_manifests as m
 from spotkube import KubeflowPipelines, KubeflowPipelinesArgs
-from spotkube.cli.offline import OfflineMocks, ProgramFailed, Recording, Registration, record_program
 from spotkube.clouds import parse_spec, plan_platform
 from spotkube.components.kubeflow import _kfp_transform
+from spotkube.components.offline import OfflineMocks, ProgramFailed, Recording, record_program
 from spotkube.platform import contract
 from spotkube.platform.addons import kfp_reference, kfp_transforms
 from spotkube.platform.addons.kfp_transforms import (
@@ -34,6 +34,7 @@ from spotkube.platform.addons.kfp_transforms import (
     weaker_retries,
 )
 from spotkube.platform.contract import Placement, PoolContract, landing_pools
+from spotkube.platform.registration import Registration
 from spotkube.platform.spec import KubeflowSettings
 
 CREDENTIALS = Credentials("generated-access-key", "generated-secret-key", "generated-root-password")

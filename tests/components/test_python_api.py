@@ -12,19 +12,27 @@ from typing import Any, cast
 import pulumi
 import pytest
 
-from spotkube import AksGpuCluster, GkeGpuCluster, GpuClusterArgs, KubeflowPipelines, NvidiaDevicePlugin
-from spotkube.cli.offline import ProgramFailed, Recording, Registration, record_program, run_stack
+from spotkube import (
+    AksGpuCluster,
+    AksGpuClusterArgs,
+    GkeGpuCluster,
+    GkeGpuClusterArgs,
+    KubeflowPipelines,
+    NvidiaDevicePlugin,
+)
 from spotkube.clouds import parse_spec
+from spotkube.components.offline import ProgramFailed, Recording, record_program, run_stack
 from spotkube.platform.addons import device_plugin as workloads
 from spotkube.platform.project import Project
+from spotkube.platform.registration import Registration
 
-AKS_ARGS: GpuClusterArgs = {
+AKS_ARGS: AksGpuClusterArgs = {
     "environment": "dev", "region": "uksouth",
     "gpu_pools": [{"name": "t4spot", "machine": "Standard_NC4as_T4_v3", "taints": ["team=vision:NoSchedule"]}],
     "cluster": {"deployer": {"object_id": "c0ffee00-0000-4000-8000-000000000001",
                              "principal_type": "ServicePrincipal"}},
 }
-GKE_ARGS: GpuClusterArgs = {
+GKE_ARGS: GkeGpuClusterArgs = {
     "environment": "dev", "region": "us-central1", "cluster": {"project": "spotkube-test"},
     "gpu_pools": [{"name": "l4-spot", "machine": "g2-standard-8"}],
 }
@@ -80,7 +88,7 @@ def test_args_that_are_not_a_mapping_are_refused_with_the_component_s_name(
      "cluster.authorized_ip_ranges: '203.0.113.0/24' is text; use a list of strings"),
 ])
 def test_nested_values_of_the_wrong_shape_read_in_the_api_s_words(extra: dict[str, object], said: str) -> None:
-    message = refusal(lambda: AksGpuCluster("ml", args=cast(GpuClusterArgs, {**AKS_ARGS, **extra})))
+    message = refusal(lambda: AksGpuCluster("ml", args=cast(AksGpuClusterArgs, {**AKS_ARGS, **extra})))
     assert f"AksGpuCluster 'ml' args: {said}" in message
     assert "valid tuple" not in message and "valid dictionary" not in message
 
@@ -93,7 +101,7 @@ def test_nested_values_of_the_wrong_shape_read_in_the_api_s_words(extra: dict[st
      "KubeflowPipelines 'kfp' args: expose_iu: is not a known key; accepted keys: version, repository"),
     (lambda: KubeflowPipelines("kfp", args=cast(Any, {"namespace": "ml"})),
      "KubeflowPipelines 'kfp' args: namespace: is not a known key; accepted keys: version"),
-    (lambda: GkeGpuCluster("ml", args=cast(GpuClusterArgs, {**GKE_ARGS, "cloud": "gke"})),
+    (lambda: GkeGpuCluster("ml", args=cast(GkeGpuClusterArgs, {**GKE_ARGS, "cloud": "gke"})),
      "GkeGpuCluster 'ml' args: cloud: is fixed by the component, which builds gke; remove the key"),
 ])
 def test_unknown_keys_are_refused_with_the_nearest_accepted_key(build: Callable[[], object], said: str) -> None:
@@ -236,7 +244,7 @@ def test_the_longest_accepted_names_fit_the_cloud_s_limits() -> None:
 
 
 def test_the_plan_s_cost_warnings_are_logged_once_each_with_the_component_s_name() -> None:
-    args: GpuClusterArgs = {**AKS_ARGS, "region": "eastus", "gpu_pools": [
+    args: AksGpuClusterArgs = {**AKS_ARGS, "region": "eastus", "gpu_pools": [
         {"name": "a100spot", "machine": "Standard_NC24ads_A100_v4", "min": 1, "max_price": 99.0},
     ]}
     log = run(lambda: AksGpuCluster("ml", args=args)).log
@@ -244,6 +252,22 @@ def test_the_plan_s_cost_warnings_are_logged_once_each_with_the_component_s_name
     assert any("a100spot: maxPrice $99/h is above the on-demand price" in w for w in warnings), log
     assert any("a100spot: GPU pool min is 1" in w for w in warnings), log
     assert len(warnings) == len(set(warnings))
+
+
+def test_a_size_the_catalog_does_not_know_is_logged_with_its_warning_id() -> None:
+    """The declared way past the catalog warns under `pulumi up` too, with the id a team acknowledges."""
+    args: AksGpuClusterArgs = {**AKS_ARGS, "region": "eastus", "gpu_pools": [
+        {"name": "gb300", "machine": "Standard_ND128isr_GB300_v6", "gpu": {"type": "nvidia-gb300", "count": 4}},
+    ]}
+    recorded = run(lambda: AksGpuCluster("ml", args=args))
+    logged = [line for line in recorded.log if "plan warning: catalog: " in line]
+    assert len(logged) == 1, recorded.log
+    assert ("warning: AksGpuCluster 'ml': plan warning: catalog: [catalog-unlisted-size] gb300: "
+            "Standard_ND128isr_GB300_v6 is not in spotkube's catalog of") in logged[0]
+    assert "taken as declared: 4 × nvidia-gb300" in logged[0]
+    assert [r.inputs["agentPoolName"] for r in recorded.registrations
+            if r.type == "azure-native:containerservice:AgentPool"
+            and r.inputs.get("vmSize") == "Standard_ND128isr_GB300_v6"] == ["gb300"]
 
 
 def test_the_offline_plan_shows_each_cost_warning_once(repo_project: Project) -> None:

@@ -17,9 +17,12 @@ from typing import Any
 import pulumi
 import pytest
 import yaml
+from pydantic.alias_generators import to_camel
 
 import spotkube
+from spotkube.clouds import CLOUDS
 from spotkube.components import provider
+from spotkube.shell.common import wired_cluster_args
 
 REPO = Path(__file__).resolve().parents[2]
 SNAPSHOT = REPO / "tests" / "snapshots" / "schema.json"
@@ -112,24 +115,77 @@ def test_the_snapshot_marks_exactly_the_wired_inputs_as_accepting_outputs() -> N
     the plan, which is checked before anything is registered, so it stays plain."""
     snapshot = json.loads(SNAPSHOT.read_text())
     assert _accepting_outputs(snapshot) == {
-        "ClusterArgs.resourceGroupName",
-        "ClusterArgs.project",
-        "ClusterArgs.network",
-        "ClusterArgs.subnetwork",
-        "ClusterArgs.adminGroupObjectIds[]",
-        "ClusterArgs.authorizedIpRanges[]",
+        "AksClusterArgs.resourceGroupName",
+        "AksClusterArgs.adminGroupObjectIds[]",
+        "AksClusterArgs.authorizedIpRanges[]",
+        "GkeClusterArgs.project",
+        "GkeClusterArgs.network",
+        "GkeClusterArgs.subnetwork",
+        "GkeClusterArgs.authorizedIpRanges[]",
     }
-    # The cluster args themselves are reached plainly from both cluster components.
-    for component in ("AksGpuCluster", "GkeGpuCluster"):
+    # Each cluster component reaches its own cluster args, plainly.
+    for component, prefix in (("AksGpuCluster", "Aks"), ("GkeGpuCluster", "Gke")):
         cluster = snapshot["resources"][f"spotkube:index:{component}"]["inputProperties"]["cluster"]
-        assert cluster == {**cluster, "$ref": "#/types/spotkube:index:ClusterArgs", "plain": True}
+        assert cluster == {**cluster, "$ref": f"#/types/spotkube:index:{prefix}ClusterArgs", "plain": True}
 
 
 def test_the_wired_keys_are_the_ones_the_schema_marks() -> None:
-    """`args.WIRED_CLUSTER_ARGS` (what the shells separate from the plain values) and the schema agree."""
-    from pydantic.alias_generators import to_camel
-
-    from spotkube.shell.args import WIRED_CLUSTER_ARGS
-
-    wired = {f"ClusterArgs.{to_camel(key)}{'[]' if is_list else ''}" for key, is_list in WIRED_CLUSTER_ARGS}
+    """What the cloud's spec marks `Wired` (what the shell separates from the plain values) and the
+    schema agree."""
+    wired = {f"{cloud.capitalize()}ClusterArgs.{to_camel(key)}{'[]' if is_list else ''}"
+             for cloud in CLOUDS for key, (is_list, _) in wired_cluster_args(cloud).items()}
     assert wired == _accepting_outputs(json.loads(provider.schema()))
+
+
+def _types_of(schema: dict[str, Any], token: str) -> dict[str, dict[str, Any]]:
+    """Every type a resource's inputs reach, by token, following `$ref`s (list items included)."""
+    found: dict[str, dict[str, Any]] = {}
+
+    def walk(prop: dict[str, Any]) -> None:
+        ref = prop.get("$ref", "") or prop.get("items", {}).get("$ref", "")
+        if ref.startswith("#/types/") and ref.removeprefix("#/types/") not in found:
+            inner = ref.removeprefix("#/types/")
+            found[inner] = schema["types"][inner]
+            for nested in found[inner]["properties"].values():
+                walk(nested)
+
+    for prop in schema["resources"][token]["inputProperties"].values():
+        walk(prop)
+    return found
+
+
+#: Fields only one cloud has, as `Type.field` without the cloud's prefix: an SDK user of the other
+#: cloud's component must never be offered them (`network` alone is the deployer's on both clouds).
+AKS_ONLY = {"GpuPoolArgs.maxPrice", "GpuPoolArgs.evictionPolicy", "SpotPoolArgs.maxPrice",
+            "SpotPoolArgs.evictionPolicy", "SystemPoolArgs.criticalAddonsOnly", "ClusterArgs.resourceGroupName",
+            "ClusterArgs.localAccountsDisabled", "ClusterArgs.adminGroupObjectIds", "DeployerArgs.login",
+            "DeployerArgs.grantPropagationWait", "AutoscalerArgs.expander", "AutoscalerArgs.scanInterval",
+            "AutoscalerArgs.maxNodeProvisionTime", "AutoscalerArgs.newPodScaleUpDelay",
+            "AutoscalerArgs.scaleDownUnneededTime", "AutoscalerArgs.scaleDownDelayAfterAdd",
+            "AutoscalerArgs.maxGracefulTerminationSec", "AutoscalerArgs.skipNodesWithLocalStorage"}
+GKE_ONLY = {"ClusterArgs.project", "ClusterArgs.network", "ClusterArgs.subnetwork", "ClusterArgs.egress",
+            "ClusterArgs.dnsEndpoint", "GpuPoolArgs.gpuDriver", "AutoscalerArgs.profile"}
+
+
+@pytest.mark.parametrize(("component", "own", "foreign"), [
+    ("AksGpuCluster", AKS_ONLY, GKE_ONLY), ("GkeGpuCluster", GKE_ONLY, AKS_ONLY),
+])
+def test_each_cluster_component_has_its_own_types_without_the_other_cloud_s_fields(
+    component: str, own: set[str], foreign: set[str]
+) -> None:
+    schema = json.loads(provider.schema())
+    reached = _types_of(schema, f"spotkube:index:{component}")
+    prefix = f"spotkube:index:{component.removesuffix('GpuCluster')}"
+    assert reached and all(token.startswith(prefix) for token in reached), sorted(reached)
+    fields = {f"{token.removeprefix(prefix)}.{key}" for token, t in reached.items() for key in t["properties"]}
+    assert not fields & foreign, f"{component} offers the other cloud's {sorted(fields & foreign)}"
+    assert own <= fields, f"{component} lacks its own {sorted(own - fields)}"
+    # Neither is a field of the component's other types, under another name.
+    bare = {key.split(".")[1] for key in foreign} - {"network"}
+    assert not bare & {key.split(".")[1] for key in fields}
+
+
+def test_the_cluster_components_share_no_type() -> None:
+    schema = json.loads(provider.schema())
+    aks, gke = _types_of(schema, "spotkube:index:AksGpuCluster"), _types_of(schema, "spotkube:index:GkeGpuCluster")
+    assert aks and gke and not set(aks) & set(gke)

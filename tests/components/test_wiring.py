@@ -22,9 +22,10 @@ import pulumi_random as random
 import pytest
 
 from spotkube import AksGpuCluster, GkeGpuCluster, KubeflowPipelines, NvidiaDevicePlugin
-from spotkube.cli import offline
-from spotkube.cli.offline import ProgramFailed, Recording, Registration, record_program
 from spotkube.clouds import CLOUDS, parse_spec
+from spotkube.components import offline
+from spotkube.components.offline import ProgramFailed, Recording, record_program
+from spotkube.platform.registration import Registration
 from spotkube.shell import common
 
 AKS_CLUSTER = "azure-native:containerservice:ManagedCluster"

@@ -1,4 +1,4 @@
-"""examples/yaml/Pulumi.yaml, the README's Pulumi YAML consumer, against the component schema.
+"""examples/yaml/Pulumi.yaml, the Pulumi YAML consumer docs/components.md shows, against the component schema.
 
 No Pulumi CLI or YAML runtime runs here, so the example is checked against what they would read:
 every spotkube type, input, nested field and output against tests/snapshots/schema.json (another
@@ -21,7 +21,7 @@ import yaml
 from pydantic.alias_generators import to_snake
 
 import spotkube
-from spotkube.cli.offline import record_program
+from spotkube.components.offline import record_program
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "yaml" / "Pulumi.yaml"
@@ -149,9 +149,14 @@ def test_it_wires_every_kind_of_input_that_accepts_an_output() -> None:
                      ("inference", "network"), ("inference", "subnetwork")}
 
 
-def test_it_adds_the_package_at_this_release() -> None:
+def test_it_adds_the_package_from_this_repository() -> None:
+    """The package is this checkout (a local path, as `pulumi package add ../..` writes it), never a
+    repository on GitHub that may belong to someone else."""
     assert PROGRAM["runtime"] == "yaml"
-    assert PROGRAM["packages"] == {"spotkube": f"github.com/spotkube/spotkube@v{spotkube.__version__}"}
+    assert PROGRAM["packages"] == {"spotkube": "../.."}
+    plugin = (EXAMPLE.parent / PROGRAM["packages"]["spotkube"]).resolve()
+    assert yaml.safe_load((plugin / "PulumiPlugin.yaml").read_text())["runtime"] == "python"
+    assert (plugin / "__main__.py").is_file() and (plugin / "pyproject.toml").is_file()
 
 
 # --- the spotkube inputs through the components themselves ---------------------------------------------
@@ -204,13 +209,13 @@ def is_part_of(part: Any, whole: Any) -> bool:
     return bool(part == whole)
 
 
-def test_the_readme_shows_a_part_of_the_example() -> None:
-    """The README's YAML is cut from the checked example, so it can't drift from the schema."""
-    readme = (REPO / "README.md").read_text()
-    section = readme[readme.index("**Putting the device plugin and Kubeflow on the cluster.**"):]
+def test_the_docs_show_a_part_of_the_example() -> None:
+    """docs/components.md's YAML is cut from the checked example, so it can't drift from the schema."""
+    page = (REPO / "docs" / "components.md").read_text()
+    section = page[page.index("### Putting the device plugin and Kubeflow on the cluster"):]
     start = section.index("```yaml") + len("```yaml")
     shown = yaml.safe_load(section[start:section.index("```", start)])
     assert {"training", "gpus", "pipelines"} <= set(shown["resources"])
     for name, resource in shown["resources"].items():
-        assert is_part_of(resource, RESOURCES.get(name)), f"README's {name} differs from examples/yaml/Pulumi.yaml"
+        assert is_part_of(resource, RESOURCES.get(name)), f"docs/components.md's {name} differs from the example"
     assert is_part_of(shown["outputs"], PROGRAM["outputs"])

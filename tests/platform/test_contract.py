@@ -103,7 +103,6 @@ def test_pod_spec_round_trip() -> None:
 def test_taint_formats() -> None:
     assert str(contract.GPU_TAINT) == "nvidia.com/gpu=present:NoSchedule"
     assert Taint.parse("a=b:NoExecute") == Taint("a", "b", "NoExecute")
-    assert Taint.from_gke(contract.GKE_SPOT_TAINT.as_gke()) == contract.GKE_SPOT_TAINT
 
 
 def _contracts(cloud: str, capacity: str, accelerator: str | None) -> PoolContract:

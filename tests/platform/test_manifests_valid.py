@@ -14,9 +14,9 @@ import pytest
 import yaml
 
 import kfp_manifests as m
-from spotkube.cli.offline import run_stack
 from spotkube.clouds import load_stack_spec
-from spotkube.clouds.gke.profile import COMPUTE_CLASS_TYPE
+from spotkube.clouds.gke.resources import COMPUTE_CLASS_TYPE
+from spotkube.components.offline import run_stack
 from spotkube.platform.addons import device_plugin as workloads
 from spotkube.platform.addons import kfp_reference
 from spotkube.platform.addons.kfp_transforms import Credentials, transform

@@ -112,16 +112,16 @@ def _n1_options() -> list[tuple[str, str, int]]:
 
 def _gpu_choices(region: str) -> st.SearchStrategy[tuple[str, str, int]] | None:
     """(machine, GPU type, count) whose GPU some zone of `region` offers: a2/a3/g2 or N1 alike."""
-    fixed = [(machine, gpu, count) for machine, (gpu, count) in gke_catalog.FIXED_GPU_MACHINE_TYPES.items()]
+    fixed = [(machine, gpu, count) for machine, (gpu, count) in gke_catalog.fixed_gpu_machine_types().items()]
     branches = [st.sampled_from(offered) for options in (fixed, _n1_options())
                 if (offered := [o for o in options if gke_catalog.zones_offering(region, o[1])])]
     return st.one_of(branches) if branches else None
 
 
-#: GKE regions of the GPU zone table with the GPU machines their zones can run.
-GKE_GPU_CHOICES = {r: choices for r in gke_catalog.GPU_ZONES if (choices := _gpu_choices(r)) is not None}
+#: GKE regions whose GPU zones the catalog knows, with the GPU machines their zones can run.
+GKE_GPU_CHOICES = {r: choices for r in gke_catalog.gpu_regions() if (choices := _gpu_choices(r)) is not None}
 AKS_ZONES = st.lists(st.sampled_from(("1", "2", "3")), unique=True)
-AKS_GPU_SIZES = st.sampled_from(sorted(aks_catalog.GPU_VM_SIZES))
+AKS_GPU_SIZES = st.sampled_from(sorted(aks_catalog.section().machines))
 AKS_SPOT_PRICE = st.just(-1) | st.integers(1, 10_000_000).map(lambda n: n / 100_000)  # at most 5 decimals
 
 
@@ -132,7 +132,7 @@ def gke_zones(region: str, gpu_type: str | None = None) -> st.SearchStrategy[lis
         offering = gke_catalog.zones_offering(region, gpu_type)
         assert offering, f"generator bug: {region} offers no {gpu_type}"
         return st.lists(st.sampled_from(offering), unique=True, min_size=1)
-    known = gke_catalog.GPU_ZONES.get(region)
+    known = gke_catalog.region_zones(region)
     return st.lists(st.sampled_from(tuple(known) if known else tuple(f"{region}-{z}" for z in "abc")), unique=True)
 
 
@@ -230,7 +230,7 @@ def aks_stacks(draw: st.DrawFn, min_gpu_pools: int = 0) -> dict[str, Any]:
         machine = draw(AKS_GPU_SIZES)
         pool = worker(name, machine, ("spot", "on-demand"), GPU_POOL_TAINT)
         if draw(st.booleans()):
-            gpu_type, count = aks_catalog.GPU_VM_SIZES[machine]
+            gpu_type, count = aks_catalog.gpu_vm_size(machine) or ("", 0)
             pool["gpu"] = {"type": gpu_type, "count": count}
         gpu_pools.append(pool)
     spot_pools = [worker(name, draw(st.sampled_from(AKS_CPU_SIZES)), ("spot",), USER_TAINT)
@@ -332,7 +332,9 @@ def expected_gpu(cloud: str, fields: dict[str, Any]) -> tuple[str, int]:
     if "gpu" in fields:
         return fields["gpu"]["type"], fields["gpu"]["count"]
     if cloud == "aks":
-        return aks_catalog.GPU_VM_SIZES[fields["machine"]]
+        known = aks_catalog.gpu_vm_size(fields["machine"])
+        assert known is not None, f"generator bug: {fields['machine']} is not in the catalog"
+        return known
     fixed = gke_catalog.accelerator_for_machine(fields["machine"])
     assert fixed is not None, f"generator bug: {fields['machine']} needs an explicit gpu"
     return fixed
@@ -483,13 +485,14 @@ def test_users_taints_and_labels_are_kept_and_no_taint_is_declared_twice(values:
 def test_gke_gpu_pools_run_only_in_zones_that_offer_their_gpu(values: dict[str, Any]) -> None:
     plan = planned(values)
     pools = by_name(plan)
-    region = gke_catalog.GPU_ZONES[values["region"]]
+    region = values["region"]
     for want in configured_pools(values):
         if want.role != "gpu":
             continue
         pool = pools[want.name]
         assert pool.zones, f"{want.path}: no zones, so GKE would spread it over zones without {pool.gpu_type}"
-        assert all(pool.gpu_type in region[zone] for zone in pool.zones), f"{want.path}: {pool.zones}"
+        offering = gke_catalog.zones_offering(region, pool.gpu_type or "") or ()
+        assert all(zone in offering for zone in pool.zones), f"{want.path}: {pool.zones}"
         if "zones" in want.fields:
             assert pool.zones == tuple(want.fields["zones"])
         else:

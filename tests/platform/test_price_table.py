@@ -14,20 +14,19 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from spotkube.clouds import PRICING, hourly_price, load_price_table
 from spotkube.platform.cost.prices import (
     Price,
     PriceRow,
     PriceTable,
     bundled_table_path,
-    hourly_price,
-    load_table,
     merge_rows,
     parse_table,
     table_date,
     write_table,
 )
 
-TABLE = load_table()
+TABLE = load_price_table()
 TODAY = datetime.date(2026, 11, 22)
 
 
@@ -43,7 +42,7 @@ def row(**overrides: object) -> PriceRow:
         "date": TODAY,
     }
     fields.update(overrides)
-    return PriceRow.model_validate(fields)
+    return PriceRow.model_validate(fields, context=PRICING)
 
 
 # --- the bundled file ----------------------------------------------------------------------------
@@ -60,8 +59,7 @@ def test_every_row_has_a_source_and_a_date_no_later_than_the_table() -> None:
 
 
 def test_table_date_is_the_files_date() -> None:
-    assert table_date() == TABLE.date == TODAY
-    assert table_date(TABLE) == TODAY
+    assert table_date(TABLE) == TABLE.date == TODAY
 
 
 def test_notes_name_what_is_missing() -> None:
@@ -94,7 +92,7 @@ def test_bundled_file_is_in_the_layout_write_table_produces(tmp_path: Path) -> N
     write_table(TABLE, out)
 
     assert out.read_text(encoding="utf-8") == bundled_table_path().read_text(encoding="utf-8")
-    assert load_table(out) == TABLE
+    assert load_price_table(out) == TABLE
 
 
 # --- lookups -------------------------------------------------------------------------------------
@@ -282,7 +280,7 @@ def test_parse_table_reports_a_missing_source() -> None:
     del data["rows"][0]["source"]
 
     with pytest.raises(ValidationError, match="source"):
-        parse_table(json.dumps(data))
+        parse_table(json.dumps(data), PRICING)
 
 
 # --- merging refreshed rows ----------------------------------------------------------------------
@@ -306,7 +304,7 @@ def test_merge_replaces_same_keys_adds_new_ones_and_keeps_the_rest(tmp_path: Pat
 
     out = tmp_path / "prices.json"
     write_table(merged, out)
-    assert load_table(out) == merged
+    assert load_price_table(out) == merged
     assert '"usdPerHour": 0.0501' in out.read_text(encoding="utf-8")
 
 

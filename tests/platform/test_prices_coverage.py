@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from spotkube.clouds import load_stack_spec, parse_spec, plan_platform, profile
+from spotkube.clouds import hourly_price, load_price_table, load_stack_spec, parse_spec, plan_platform, profile
 from spotkube.clouds.gke import catalog as gke_catalog
-from spotkube.platform.cost import PRICES_ENV, hourly_price, load_table
+from spotkube.platform.cost import PRICES_ENV
 from spotkube.platform.plan import PlatformPlan
 from spotkube.platform.project import find_project
 from spotkube.review.costing import price_plan
@@ -20,7 +20,7 @@ from spotkube.review.costing import price_plan
 DEPLOYER = ("11111111-2222-4333-8444-555555555555", "ServicePrincipal")
 
 REPO = Path(__file__).resolve().parents[2]
-TABLE = load_table()
+TABLE = load_price_table()
 
 #: (cloud, region, machine) that no public source reachable offline prices; the plan must name them.
 UNSOURCED = {("azure", "uksouth", "Standard_NC4as_T4_v3")}
@@ -31,9 +31,10 @@ MESSAGE_REGIONS = [("aks", "eastus"), ("aks", "westeurope"), ("aks", "uksouth"),
 
 
 def readme_examples() -> list[tuple[str, str]]:
-    """The `new-stack` commands the README shows, as (cloud, region)."""
-    found = re.findall(r"spotkube new-stack --cloud (\w+) --env \S+ --region (\S+)", (REPO / "README.md").read_text())
-    assert found, "the README shows no new-stack example"
+    """The `new-stack` commands the README and the docs show, as (cloud, region)."""
+    text = "".join(path.read_text() for path in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))])
+    found = re.findall(r"spotkube new-stack --cloud (\w+) --env \S+ --region (\S+)", text)
+    assert found, "neither the README nor the docs show a new-stack example"
     return found
 
 
@@ -44,7 +45,7 @@ def shipped() -> dict[str, PlatformPlan]:
 
 def new_stacks() -> dict[str, PlatformPlan]:
     """What `new-stack` writes for every example region (and every GKE region it accepts)."""
-    regions = {*readme_examples(), *MESSAGE_REGIONS, *(("gke", region) for region in gke_catalog.GPU_ZONES)}
+    regions = {*readme_examples(), *MESSAGE_REGIONS, *(("gke", region) for region in gke_catalog.gpu_regions())}
     plans = {}
     for cloud, region in sorted(regions):
         config = profile(cloud).new_stack_config("qa", region, "acme-ml-qa" if cloud == "gke" else None,
@@ -71,7 +72,7 @@ def test_the_examples_cover_the_readme_and_every_shipped_stack() -> None:
 @pytest.mark.parametrize("stack", list(PLANS))
 def test_every_pool_is_priced_or_the_plan_says_why(stack: str) -> None:
     plan = PLANS[stack]
-    cloud = profile(plan.cloud).price_cloud
+    cloud = profile(plan.cloud).pricing.name
     report = price_plan(plan, table=TABLE)
 
     for pool in plan.pools:

@@ -10,19 +10,16 @@ from typing import Any
 
 import pytest
 
-from spotkube.clouds import parse_spec, plan_platform
+from spotkube.clouds import hourly_price, load_price_table, parse_spec, plan_platform, price_table
 from spotkube.platform.cost import (
     PRICES_ENV,
     PriceFileError,
     default_user_file,
-    hourly_price,
-    load_table,
-    price_table,
     user_file_path,
 )
 from spotkube.review.costing import price_plan
 
-BUNDLED = load_table()
+BUNDLED = load_price_table()
 
 
 @pytest.fixture(autouse=True)

@@ -1,9 +1,9 @@
 """The configuration reference is generated from the spec models, and everything generated is in step.
 
-README.md's reference tables, Pulumi.yaml's `config:` block, schemas/stack.schema.json and the stack
-files' modelines must be what `python -m spotkube.cli.reference write` would write; every shipped
-stack must satisfy the schema and broken ones must not; the args TypedDicts of the components must
-have the keys, types and required keys of the models they mirror.
+docs/configuration.md's reference tables, Pulumi.yaml's `config:` block, schemas/stack.schema.json, the stack
+files' modelines and the components' args modules must be what `python -m spotkube.cli.reference
+write` would write; every shipped stack must satisfy the schema and broken ones must not, and a
+stack is offered and accepted only its cloud's fields.
 """
 
 import copy
@@ -24,7 +24,10 @@ from spotkube.platform.errors import SpecError
 
 REPO = Path(__file__).resolve().parents[2]
 STACKS = sorted(REPO.glob(reference.STACK_GLOB))
-GENERATED_PATHS = [REPO / "README.md", REPO / "Pulumi.yaml", REPO / reference.SCHEMA_PATH, *STACKS]
+ARGS_MODULES = [REPO / "components/spotkube/clouds/aks/args.py", REPO / "components/spotkube/clouds/gke/args.py",
+                REPO / "components/spotkube/components/args.py"]
+GENERATED_PATHS = [REPO / reference.REFERENCE_PATH, REPO / "Pulumi.yaml", REPO / reference.SCHEMA_PATH, *STACKS,
+                   *ARGS_MODULES]
 
 
 def _relative(path: Path) -> str:
@@ -71,17 +74,19 @@ def test_generated_file_is_up_to_date(path: Path, generated: dict[Path, str]) ->
         first = next(i for i, (a, b) in enumerate(zip([*on_disk.splitlines(), ""], [*expected.splitlines(), ""],
                                                       strict=False)) if a != b)
         pytest.fail(f"{_relative(path)} is out of date (first difference at line {first + 1}); after changing the "
-                    f"models in spotkube.platform.spec run `{reference.REGENERATE}` and review the diff")
+                    f"spec models (spotkube.platform.spec, spotkube.clouds.<cloud>.spec) run `{reference.REGENERATE}` "
+                    "and review the diff")
 
 
 def test_a_stale_reference_is_noticed(generated: dict[Path, str]) -> None:
     """The up-to-date check compares whole texts: an edited table row between the markers is undone."""
-    readme = (REPO / "README.md").read_text()
-    edited = readme.replace("| `cloud` |", "| `cloud` (edited) |", 1)
-    assert edited != readme
+    page = REPO / reference.REFERENCE_PATH
+    text = page.read_text()
+    edited = text.replace("| `cloud` |", "| `cloud` (edited) |", 1)
+    assert edited != text
     regenerated = reference.replace_between(edited, reference.README_START, reference.README_END,
-                                            reference.readme_reference(CLOUDS), "README.md")
-    assert regenerated == generated[REPO / "README.md"] != edited
+                                            reference.readme_reference(CLOUDS), reference.REFERENCE_PATH)
+    assert regenerated == generated[page] != edited
 
 
 def test_markers_are_required() -> None:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import ast
 import base64
 import copy
+import dataclasses
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +19,14 @@ import pytest
 import yaml
 
 import spotkube
-from spotkube.cli.offline import Registration, StackOutput, StackRun, run_stack
-from spotkube.clouds.aks.profile import AGENT_POOL_TYPE as AKS_AGENT_POOL
-from spotkube.clouds.aks.profile import CLUSTER_TYPE as AKS_CLUSTER
-from spotkube.clouds.gke.profile import NODE_POOL_TYPE as GKE_NODE_POOL
+from spotkube.clouds.aks.resources import AGENT_POOL_TYPE as AKS_AGENT_POOL
+from spotkube.clouds.aks.resources import CLUSTER_TYPE as AKS_CLUSTER
+from spotkube.clouds.gke.resources import NODE_POOL_TYPE as GKE_NODE_POOL
+from spotkube.clouds.gke.resources import gke_taint
+from spotkube.components.offline import StackRun, run_stack
 from spotkube.platform import contract
 from spotkube.platform.project import Project
+from spotkube.platform.registration import Registration, StackOutput
 from spotkube.review import policy_rules
 from spotkube.review.policy_rules import Finding, check_outputs, check_registrations, node_pools
 
@@ -38,19 +40,16 @@ def runs(repo_project: Project) -> dict[str, StackRun]:
     return {stack: run_stack(repo_project, stack) for stack in repo_project.stacks()}
 
 
-@dataclass(frozen=True)
-class Doctored:
-    """A registration with changed inputs (Registration's inputs are read-only)."""
-
-    type: str
-    name: str
-    inputs: Mapping[str, Any]
-
-
-def doctor(registration: Registration, change: Callable[[dict[str, Any]], None]) -> Doctored:
+def doctor(registration: Registration, change: Callable[[dict[str, Any]], None]) -> Registration:
+    """The registration with changed inputs (a copy: registrations are frozen)."""
     inputs = copy.deepcopy(dict(registration.inputs))
     change(inputs)
-    return Doctored(registration.type, registration.name, inputs)
+    return dataclasses.replace(registration, inputs=inputs)
+
+
+def registered(type_token: str, name: str, inputs: Mapping[str, Any]) -> Registration:
+    """A resource another program registered, as the engine records it."""
+    return Registration(type_token, name, f"urn:pulumi:dev::theirs::{type_token}::{name}", "", True, inputs)
 
 
 def registrations(runs: dict[str, StackRun], cloud: str) -> list[Registration]:
@@ -114,7 +113,7 @@ def test_gke_gpu_pool_without_gpu_taint(runs: dict[str, StackRun]) -> None:
 
     def drop(inputs: dict[str, Any]) -> None:
         config = inputs["nodeConfig"]
-        config["taints"] = [t for t in config["taints"] if t != contract.GPU_TAINT.as_gke()]
+        config["taints"] = [t for t in config["taints"] if t != gke_taint(contract.GPU_TAINT)]
 
     finding = only(list(check_registrations([doctor(pool, drop)])))
     assert finding.rule == "spotkube-gpu-pool-taint"
@@ -203,15 +202,15 @@ def test_retired_vm_size(runs: dict[str, StackRun]) -> None:
 
 def test_unlabelled_gpu_vm_size_still_needs_the_taint() -> None:
     """A GPU pool is recognised by its VM size even when someone else's program built it."""
-    pool = Doctored(AKS_AGENT_POOL, "theirs", {"vmSize": "Standard_NC24ads_A100_v4", "minCount": 0})
+    pool = registered(AKS_AGENT_POOL, "theirs", {"vmSize": "Standard_NC24ads_A100_v4", "minCount": 0})
     assert only(list(check_registrations([pool]))).rule == "spotkube-gpu-pool-taint"
 
 
 # --- Kubeflow Pipelines' default credentials -------------------------------------------------------
 
 
-def secret(name: str, **fields: Mapping[str, str]) -> Doctored:
-    return Doctored(policy_rules.K8S_SECRET, name, {"metadata": {"name": name, "namespace": "kubeflow"}, **fields})
+def secret(name: str, **fields: Mapping[str, str]) -> Registration:
+    return registered(policy_rules.K8S_SECRET, name, {"metadata": {"name": name, "namespace": "kubeflow"}, **fields})
 
 
 def b64(text: str) -> str:
@@ -222,7 +221,7 @@ def b64(text: str) -> str:
     secret("mlpipeline-minio-artifact", stringData={"accesskey": "minio", "secretkey": "minio123"}),
     secret("mlpipeline-minio-artifact", data={"accesskey": b64("minio"), "secretkey": b64("minio123")}),
 ], ids=["stringData", "base64 data"])
-def test_kfp_default_object_store_credentials(registration: Doctored) -> None:
+def test_kfp_default_object_store_credentials(registration: Registration) -> None:
     assert list(check_registrations([registration])) == [
         Finding("spotkube-no-kfp-default-credentials",
                 f"Secret 'mlpipeline-minio-artifact': {key} is Kubeflow Pipelines' default {value!r}; "
@@ -236,7 +235,7 @@ def test_kfp_default_object_store_credentials(registration: Doctored) -> None:
     secret("mysql-secret", data={"username": b64("root"), "password": ""}),
     secret("mysql-secret", data={"username": b64("root")}),
 ], ids=["empty stringData", "empty data", "absent"])
-def test_kfp_empty_mysql_password(registration: Doctored) -> None:
+def test_kfp_empty_mysql_password(registration: Registration) -> None:
     assert list(check_registrations([registration])) == [
         Finding("spotkube-no-kfp-default-credentials",
                 "Secret 'mysql-secret': password is empty, Kubeflow Pipelines' default; "

@@ -1,5 +1,6 @@
-"""The deploy preflight: every rule passes on every shipped stack and fails, with the file, the key and
-the fix, on a registration or a stack doctored to break it."""
+"""The deploy preflight's shared rules: every rule passes on every shipped stack, and the shared rules
+fail, with the file, the key and the fix, on a registration or a stack doctored to break them. Each
+cloud's part of the rules is tested in tests/clouds/<cloud>/test_preflight.py."""
 
 from __future__ import annotations
 
@@ -11,44 +12,22 @@ from typing import Any
 import pytest
 import yaml
 
-from spotkube.cli.offline import Registration, StackRun, run_stack
+from preflight_cases import SECRET, doctored, failing, verdicts, with_inputs
 from spotkube.clouds import parse_spec
+from spotkube.clouds.aks import resources as aks
+from spotkube.clouds.gke import resources as gke
+from spotkube.components.offline import StackRun, run_stack
+from spotkube.platform import preflight as shapes
 from spotkube.platform.project import Project, find_project
-from spotkube.review import preflight
 
 REPO = Path(__file__).resolve().parents[2]
 STACKS = ("aks-dev-uksouth", "aks-prod-eastus", "gke-dev-us-central1", "gke-prod-europe-west4")
-SECRET = preflight.SECRET_SIGNATURE
 
 
 @pytest.fixture(scope="module")
 def runs() -> dict[str, StackRun]:
     project = find_project(REPO)
     return {stack: run_stack(project, stack) for stack in STACKS}
-
-
-def verdicts(run: StackRun, registrations: list[Registration] | None = None, spec: Any = None) -> dict[str, Any]:
-    deployment = preflight.Deployment(registrations if registrations is not None else run.registrations,
-                                      run.invokes, spec or run.spec, run.source)
-    return {v.rule: v for v in preflight.preflight(deployment)}
-
-
-def doctored(run: StackRun, type_token: str, change: Callable[[Registration], Registration | None],
-             name: str | None = None) -> list[Registration]:
-    """The run's registrations with each matching one changed (or dropped, when `change` gives None)."""
-    out = []
-    for r in run.registrations:
-        if r.type == type_token and (name is None or r.name == name):
-            changed = change(r)
-            if changed is not None:
-                out.append(changed)
-        else:
-            out.append(r)
-    return out
-
-
-def with_inputs(r: Registration, **inputs: Any) -> Registration:
-    return dataclasses.replace(r, inputs={**r.inputs, **inputs})
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -59,104 +38,34 @@ def test_every_rule_passes_on_every_shipped_stack(runs: dict[str, StackRun], sta
     assert all(v.ok for v in checks.values()), {k: v.detail for k, v in checks.items() if not v.ok}
 
 
-def _failing(checks: dict[str, Any], rule: str, *fragments: str) -> None:
-    verdict = checks[rule]
-    assert not verdict.ok
-    assert verdict.detail.startswith("stacks/Pulumi."), "a failure names the stack file"
-    for fragment in fragments:
-        assert fragment in verdict.detail
-
-
 def test_a_device_code_kubeconfig_fails_the_credentials_rule(runs: dict[str, StackRun]) -> None:
-    from spotkube.cli.offline import AKS_USER_KUBECONFIG
+    from spotkube.clouds.aks.offline import USER_KUBECONFIG as AKS_USER_KUBECONFIG
 
     run = runs["aks-dev-uksouth"]
-    regs = doctored(run, preflight.KUBERNETES_PROVIDER,
+    regs = doctored(run, shapes.KUBERNETES_PROVIDER,
                     lambda r: with_inputs(r, kubeconfig={SECRET: "1b47061264138c4ac30d75fd1eb44270",
                                                          "value": AKS_USER_KUBECONFIG}))
-    _failing(verdicts(run, regs), "credentials", "kubelogin --login devicecode", "spotkube:cluster.deployer.login")
+    failing(verdicts(run, regs), "credentials", "kubelogin --login devicecode", "spotkube:cluster.deployer.login")
 
 
 def test_the_gke_plugin_signs_in_as_gcloud_writes_it(runs: dict[str, StackRun]) -> None:
     """Through the DNS endpoint the plugin takes gcloud's credentials (gcloud refuses ADC there);
     either way nobody is prompted, and the verdict says which."""
     run = runs["gke-dev-us-central1"]
-    (provider,) = [r for r in run.registrations if r.type == preflight.KUBERNETES_PROVIDER]
+    (provider,) = [r for r in run.registrations if r.type == shapes.KUBERNETES_PROVIDER]
     config = yaml.safe_load(provider.inputs["kubeconfig"]["value"])
     assert "args" not in config["users"][0]["user"]["exec"]
     verdict = verdicts(run, run.registrations)["credentials"]
     assert verdict.ok and "gcloud's credentials" in verdict.detail
 
 
-def test_a_missing_grant_or_an_impatient_provider_fails_the_rights_rule(runs: dict[str, StackRun]) -> None:
-    run = runs["aks-prod-eastus"]
-    no_grant = doctored(run, preflight.ROLE_ASSIGNMENT, lambda r: None)
-    _failing(verdicts(run, no_grant), "data-plane-rights", "the deployer gets no Azure Kubernetes Service RBAC "
-             "Cluster Admin role", "403")
-    impatient = doctored(run, preflight.KUBERNETES_PROVIDER, lambda r: dataclasses.replace(r, dependencies=()))
-    _failing(verdicts(run, impatient), "data-plane-rights", "does not wait for the deployer's role assignment")
-
-
-def test_an_admin_group_without_a_grant_fails_the_rights_rule(runs: dict[str, StackRun]) -> None:
-    run = runs["aks-prod-eastus"]
-    group = "3f2b1c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
-    spec = run.spec.model_copy(update={"cluster": run.spec.cluster.model_copy(
-        update={"admin_group_object_ids": (group,)})})
-    _failing(verdicts(run, spec=spec), "data-plane-rights", f"admin group {group}")
-
-
-def test_a_private_aks_api_server_with_an_internet_deployer_fails_reachability(runs: dict[str, StackRun]) -> None:
-    run = runs["aks-prod-eastus"]
-    regs = doctored(run, preflight.AKS_CLUSTER,
-                    lambda r: with_inputs(r, apiServerAccessProfile={"enablePrivateCluster": True}))
-    _failing(verdicts(run, regs), "api-server-reachable", "the API server is private",
-             "spotkube:cluster.deployer.network: cluster-network")
-
-
-def test_authorized_ranges_without_the_deployers_egress_fail_reachability(runs: dict[str, StackRun]) -> None:
-    run = runs["aks-dev-uksouth"]
-    regs = doctored(run, preflight.AKS_CLUSTER,
-                    lambda r: with_inputs(r, apiServerAccessProfile={"authorizedIPRanges": ["198.51.100.0/24"]}))
-    _failing(verdicts(run, regs), "api-server-reachable", "spotkube:cluster.deployer.egressRanges")
-    declared = run.spec.model_copy(update={"cluster": run.spec.cluster.model_copy(update={
-        "deployer": run.spec.cluster.deployer.model_copy(update={"egress_ranges": ("192.0.2.7/32",)})})})
-    _failing(verdicts(run, regs, declared), "api-server-reachable", "192.0.2.7/32 is not among",
-             "spotkube:cluster.authorizedIpRanges")
-
-
-def test_gke_without_the_dns_endpoint_behind_authorized_networks_fails_reachability(runs: dict[str, StackRun]) -> None:
-    run = runs["gke-prod-europe-west4"]
-    regs = doctored(run, preflight.GKE_CLUSTER, lambda r: with_inputs(r, controlPlaneEndpointsConfig=None))
-    _failing(verdicts(run, regs), "api-server-reachable", "spotkube:cluster.dnsEndpoint")
-
-
-def test_private_gke_nodes_without_nat_fail_the_egress_rule(runs: dict[str, StackRun]) -> None:
-    run = runs["gke-prod-europe-west4"]
-    regs = doctored(run, preflight.ROUTER_NAT, lambda r: None)
-    _failing(verdicts(run, regs), "node-egress", "ghcr.io", "quay.io", "Cloud NAT")
-
-
-def test_aks_pools_that_may_run_at_once_fail_the_concurrency_rule(runs: dict[str, StackRun]) -> None:
-    run = runs["aks-dev-uksouth"]
-    cluster = next(r for r in run.registrations if r.type == preflight.AKS_CLUSTER)
-    regs = doctored(run, preflight.AKS_AGENT_POOL, lambda r: dataclasses.replace(r, dependencies=(cluster.urn,)))
-    _failing(verdicts(run, regs), "serial-operations", "may run at once", "409 OperationNotAllowed")
-
-
 def test_a_control_plane_pool_deleted_first_fails_the_replacement_rule(runs: dict[str, StackRun]) -> None:
-    pools = (("aks-dev-uksouth", preflight.AKS_AGENT_POOL), ("gke-dev-us-central1", preflight.GKE_NODE_POOL))
+    pools = (("aks-dev-uksouth", aks.AGENT_POOL_TYPE), ("gke-dev-us-central1", gke.NODE_POOL_TYPE))
     for stack, token in pools:
         run = runs[stack]
         regs = doctored(run, token, lambda r: dataclasses.replace(r, delete_before_replace=True))
-        _failing(verdicts(run, regs), "control-plane-replacement", "platform pool",
+        failing(verdicts(run, regs), "control-plane-replacement", "platform pool",
                  "is deleted before its replacement exists")
-
-
-def test_an_aks_system_pool_whose_fixed_fields_are_sent_fails_the_replacement_rule(runs: dict[str, StackRun]) -> None:
-    run = runs["aks-prod-eastus"]
-    regs = doctored(run, preflight.AKS_CLUSTER,
-                    lambda r: dataclasses.replace(r, ignore_changes=("agentPoolProfiles[0].count",)))
-    _failing(verdicts(run, regs), "control-plane-replacement", "vmSize, availabilityZones, osType")
 
 
 def test_weaker_retries_fail_the_retry_rule(runs: dict[str, StackRun], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -164,7 +73,7 @@ def test_weaker_retries_fail_the_retry_rule(runs: dict[str, StackRun], monkeypat
 
     run = runs["gke-dev-us-central1"]
     monkeypatch.setattr(kfp_transforms, "retry_defaults_problem", lambda settings: "limit 1 is below KFP's 2")
-    _failing(verdicts(run), "retry-defaults", "spotkube:kubeflow.retryLimit", "limit 1 is below KFP's 2")
+    failing(verdicts(run), "retry-defaults", "spotkube:kubeflow.retryLimit", "limit 1 is below KFP's 2")
 
 
 def test_a_doctored_stack_file_fails_the_plan_naming_the_file_key_and_fix(

@@ -19,19 +19,18 @@ from rich.markup import escape
 from typer.core import TyperGroup
 
 import spotkube
-from spotkube.cli import cost_views, diff_views, plan_at_ref, plan_views, quota_views, report, terminal
+from spotkube.cli import catalog_refresh, cost_views, diff_views, plan_at_ref, plan_views, quota_views, report, terminal
 from spotkube.cli.azure_retail import DEFAULT_ENDPOINT, DEFAULT_TIMEOUT_S, fetch_vm_prices
-from spotkube.cli.offline import run_stack
 from spotkube.cli.pipeline_views import render_reports_table, reports_json, reports_markdown
-from spotkube.clouds import load_stack_spec, plan_platform, profile
+from spotkube.clouds import load_stack_spec, load_user_price_table, plan_platform, price_table, profile
 from spotkube.clouds.stack_template import CloudName, create_stack, next_steps
+from spotkube.components.offline import run_stack
 from spotkube.platform import stack_names
+from spotkube.platform.catalog import CATALOG_ENV, CATALOG_FILE, RefreshRequest
 from spotkube.platform.cost import (
     PRICES_ENV,
     PriceTable,
-    load_user_table,
     merge_rows,
-    price_table,
     user_file_path,
     write_table,
 )
@@ -238,7 +237,7 @@ def quota(
     project_dir: ProjectOption = Path("."),
 ) -> None:
     """Compare each stack's quota need at full scale (as `spotkube plan` states it) with the cloud's live
-    limits and usage, through the cloud's own SDK (the `cloud` extra) and your credentials.
+    limits and usage, through the cloud's own SDK (the `refresh` extra) and your credentials.
 
     Exit 1 when a limit is below the need, so a CI step stops before anything is created; a need that
     fits the limit but not what is in use now is reported, not failed.
@@ -300,7 +299,7 @@ def refresh_prices(
     try:
         rows = [row for size in sku for row in fetch_vm_prices(region, size, endpoint=endpoint, timeout=timeout)]
         if target.exists():
-            table = load_user_table(target)
+            table = load_user_price_table(target)
         else:
             table = PriceTable(currency="USD", date=today, notes=_NEW_PRICE_FILE_NOTES, rows=())
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -313,6 +312,50 @@ def refresh_prices(
     typer.echo(f"updated {len(rows)} price rows in {target}")
     if missing:
         stderr.print(f"[yellow]warning:[/yellow] not sold in {region}: {', '.join(missing)}", highlight=False)
+
+
+catalog_app = typer.Typer(help="The GPU catalog: which machines carry which GPUs, and where the clouds offer them.",
+                          no_args_is_help=True)
+app.add_typer(catalog_app, name="catalog")
+
+
+@catalog_app.command("refresh")
+def refresh_catalog(
+    cloud: Annotated[list[CloudName] | None, typer.Option(
+        "--cloud", help="Cloud(s) whose part to refresh (default: every cloud).")] = None,
+    subscription: Annotated[str | None, typer.Option(
+        "--subscription", envvar="AZURE_SUBSCRIPTION_ID", show_envvar=True,
+        help="AKS: the Azure subscription whose VM sizes are read (Azure's DefaultAzureCredential signs in).")] = None,
+    gcp_project: Annotated[str | None, typer.Option(
+        "--gcp-project", envvar="GOOGLE_CLOUD_PROJECT", show_envvar=True,
+        help="GKE: the Google Cloud project whose machine types are read (Application Default Credentials).")] = None,
+    catalog_file: Annotated[Path | None, typer.Option("--file", help=(
+        f"Catalog file to write (default: ${CATALOG_ENV}, else catalog.json in your config directory); created with "
+        "its folders when missing."))] = None,
+    azure_endpoint: Annotated[str | None, typer.Option(
+        help="Azure Resource Manager URL (default: management.azure.com).")] = None,
+    gcp_endpoint: Annotated[str | None, typer.Option(
+        help="Compute Engine API URL (default: compute.googleapis.com).")] = None,
+) -> None:
+    """Read the GPU machines each cloud offers, with their GPUs, vCPUs, memory, regions and zones, from the
+    cloud's own API (Azure's Resource SKUs, Compute Engine's machine and accelerator types) into your catalog
+    file, which `spotkube plan` and `pulumi up` then read over the bundled catalog. Needs spotkube's `refresh`
+    extra, which brings the clouds' SDKs."""
+    clouds = [str(c) for c in cloud] if cloud else list(CloudName)
+    request = RefreshRequest(today=datetime.datetime.now(datetime.UTC).date(), azure_subscription=subscription,
+                             azure_endpoint=azure_endpoint, gcp_project=gcp_project, gcp_endpoint=gcp_endpoint)
+    try:
+        path, report = catalog_refresh.refresh(clouds, request, catalog_file)
+    except SpotkubeError as err:
+        raise fail(str(err)) from None
+    except OSError as err:
+        target = CATALOG_FILE.path(catalog_file)
+        raise fail(f"{target}: cannot write the catalog file ({err.strerror or err})") from None
+    for done in report:
+        typer.echo(done.summary())
+        for note in done.result.notes:
+            typer.echo(f"  {note}")
+    typer.echo(f"wrote {path}")
 
 
 @app.command("pipeline-check")

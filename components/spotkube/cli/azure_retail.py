@@ -31,6 +31,7 @@ from decimal import Decimal
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
+from spotkube.clouds import PRICING
 from spotkube.platform.cost.prices import PriceRow
 from spotkube.platform.errors import SpotkubeError
 
@@ -250,15 +251,8 @@ def fetch_vm_prices(
             )
     day = today or datetime.date.today()
     return [
-        PriceRow(
-            cloud="azure",
-            region=region,
-            sku=sku,
-            kind="machine",
-            capacity=capacity,
-            usd_per_hour=price,
-            source=first_url,
-            date=day,
-        )
+        PriceRow.model_validate({"cloud": "azure", "region": region, "sku": sku, "kind": "machine",
+                                 "capacity": capacity, "usd_per_hour": price, "source": first_url, "date": day},
+                                context=PRICING)
         for capacity, price in sorted(prices.items())
     ]

@@ -14,8 +14,8 @@ from typing import Annotated
 
 import typer
 
-from spotkube.cli.offline import run_stack
 from spotkube.clouds import CLOUDS
+from spotkube.components.offline import run_stack
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.identities import Call
 from spotkube.platform.project import Project, find_project

@@ -16,13 +16,16 @@ from rich.text import Text
 from spotkube.cli import cost_views
 from spotkube.cli.terminal import fit_columns
 from spotkube.platform.posture import Setting
+from spotkube.platform.preflight import Verdict
 from spotkube.review.plan_document import PlanDocument, PoolRow
-from spotkube.review.preflight import Verdict
 from spotkube.review.resource_list import Resource
 
 
 def _gpu(pool: PoolRow) -> str:
-    return f"{pool.gpu_count} × {pool.gpu_type}" if pool.gpu_type else "-"
+    if not pool.gpu_type:
+        return "-"
+    share = f" ({pool.gpu_share} of a GPU each)" if pool.gpu_share else ""
+    return f"{pool.gpu_count} × {pool.gpu_type}{share}"
 
 
 def _price(pool: PoolRow) -> str:
@@ -41,6 +44,11 @@ def cost_summary(document: PlanDocument) -> str:
     """The stack's monthly total in one line (shared with `spotkube cost`): idle floor, scenario,
     what spot saves, and the pools left out for want of a price; "unpriced" when none has one."""
     return cost_views.summary(document.cost)
+
+
+def catalog_lines(document: PlanDocument) -> list[str]:
+    """The line that says which GPU catalog judged the stack: its date, source and where it came from."""
+    return [document.catalog.line()] if document.catalog else []
 
 
 _POOL_COLUMNS = ("pool", "role", "capacity", "machine", "gpu", "nodes", "taints",
@@ -233,7 +241,8 @@ def _inputs_json(resource: Resource) -> str:
 def render_table(documents: Sequence[PlanDocument], console: Console, details: bool = False) -> None:
     for document in documents:
         parts: list[Any] = [posture_table(document), pool_table(document, console.width), Text(cost_summary(document)),
-                            fallback_table(document), quota_table(document)]
+                            *(Text(line) for line in catalog_lines(document)), fallback_table(document),
+                            quota_table(document)]
         parts += [Text(f"note: {n}", style="dim") for n in quota_notes(document)]
         parts += [placement_table(document), preflight_table(document)]
         parts += [Text(line, style="red" if document.policy else None) for line in policy_lines(document)]
@@ -284,6 +293,7 @@ def to_markdown(documents: Sequence[PlanDocument], details: bool = False) -> str
                          f"{pool.min}..{pool.max} | {taints} | {_price(pool)} | "
                          f"{_pool_cost(document, pool.name).replace(chr(10), '<br>')} |")
         lines += ["", f"**{cost_summary(document)}**"]
+        lines += ["", *catalog_lines(document)]
         lines += ["", "| gpu | tried in order | worst case before on-demand | note |", "|---|---|---|---|"]
         lines += [f"| {gpu} | {order} | {worst} | {note} |" for gpu, order, worst, note in fallback_rows(document)]
         if document.quota is not None:

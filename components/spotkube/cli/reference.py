@@ -1,6 +1,6 @@
 """Regenerate the configuration reference from the spec models, or check that it is up to date.
 
-    python -m spotkube.cli.reference write    # README.md, Pulumi.yaml, schemas/, stack modelines
+    python -m spotkube.cli.reference write    # docs/configuration.md, Pulumi.yaml, schemas/, stack modelines
     python -m spotkube.cli.reference check    # exit 1 and name the stale files, write nothing
 
 Run from the project root (or pass --project). The text comes from `spotkube.platform.reference`;
@@ -20,7 +20,7 @@ from spotkube.platform.reference import generated_files
 app = typer.Typer(help="The configuration reference, generated from spotkube.platform.spec.", no_args_is_help=True,
                   pretty_exceptions_enable=False, add_completion=False)
 
-ProjectOption = Annotated[Path, typer.Option("--project", help="Folder with Pulumi.yaml and README.md.")]
+ProjectOption = Annotated[Path, typer.Option("--project", help="Folder with Pulumi.yaml and docs/configuration.md.")]
 
 
 def _stale(root: Path) -> dict[Path, str]:

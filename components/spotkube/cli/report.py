@@ -12,18 +12,21 @@ from typing import Any
 
 from pulumi.runtime import rpc
 
-from spotkube.cli.offline import Registration, StackRun
 from spotkube.clouds import plan_platform, profile
+from spotkube.components.offline import StackRun
 from spotkube.platform.contract import PoolContract
 from spotkube.platform.cost import PriceTable
 from spotkube.platform.posture import ClusterPosture
+from spotkube.platform.preflight import Deployment
+from spotkube.platform.registration import Registration
 from spotkube.review.addons import addon_settings
+from spotkube.review.catalog_check import catalog_note
 from spotkube.review.costing import LOGGED_PLAN_WARNING, price_plan
 from spotkube.review.fallback import stack_fallback
 from spotkube.review.placements import StackPlacements, stack_placements
 from spotkube.review.plan_document import SCHEMA_VERSION, PlanDocument, pool_rows
 from spotkube.review.policy_rules import check_outputs, check_registrations
-from spotkube.review.preflight import Deployment, preflight
+from spotkube.review.preflight import preflight
 from spotkube.review.quota import stack_quota
 from spotkube.review.resource_list import resource_list
 
@@ -113,6 +116,7 @@ def stack_document(run: StackRun, table: PriceTable | None = None) -> PlanDocume
         program_warnings=_program_warnings(run),
         fallback=stack_fallback(run.spec.cloud, seen_by_pack, pools),
         quota=stack_quota(run.spec.cloud, pools),
+        catalog=catalog_note(run.spec),
     )
 
 

@@ -10,17 +10,21 @@ folder and one line in `CLOUDS`.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from spotkube.clouds.aks import profile as aks
 from spotkube.clouds.gke import profile as gke
-from spotkube.platform import plan, project, validation
+from spotkube.platform import kubeconfigs, plan, project, validation
 from spotkube.platform.cloud import CloudProfile, RegisteredPool
 from spotkube.platform.contract import Cloud
+from spotkube.platform.cost import prices
 from spotkube.platform.input_messages import KeyStyle
 from spotkube.platform.spec import PlatformSpec
 
 CLOUDS: dict[str, CloudProfile] = {p.cloud: p for p in (aks.PROFILE, gke.PROFILE)}
+#: Every cloud's pricing facts, by the price table's name for the cloud (azure, gcp).
+PRICING: dict[str, prices.CloudPricing] = {p.pricing.name: p.pricing for p in CLOUDS.values()}
 
 
 def profile(cloud: Cloud | str) -> CloudProfile:
@@ -64,7 +68,59 @@ def registered_pools(type_token: str, name: str, inputs: Mapping[str, Any]) -> l
     return [pool for p in CLOUDS.values() for pool in p.read_pools(type_token, name, inputs)]
 
 
+def load_price_table(path: Path | None = None) -> prices.PriceTable:
+    """`prices.load_table` with every cloud's pricing facts: the bundled table, or the one at `path`."""
+    return prices.load_table(PRICING, path)
+
+
+def load_user_price_table(path: Path) -> prices.PriceTable:
+    """`prices.load_user_table` with every cloud's pricing facts."""
+    return prices.load_user_table(path, PRICING)
+
+
+def price_table(user_file: Path | None = None) -> prices.PriceTable:
+    """`prices.price_table` with every cloud's pricing facts: the bundled table, the user's file over it."""
+    return prices.price_table(PRICING, user_file)
+
+
+def hourly_price(
+    price_cloud: str, region: str, machine: str, capacity: str, gpu_type: str | None = None, gpu_count: int = 0,
+    *, table: prices.PriceTable | None = None,
+) -> prices.Price | None:
+    """`prices.hourly_price` by the price table's name for the cloud, from the bundled table unless
+    `table` is given; None for a cloud spotkube does not know, which has no price."""
+    pricing = PRICING.get(price_cloud)
+    if pricing is None:
+        return None
+    return prices.hourly_price(pricing, region, machine, capacity, gpu_type, gpu_count,
+                               table=table if table is not None else load_price_table())
+
+
+def login_problems(kubeconfig: str) -> list[str]:
+    """Why a kubeconfig would stop `pulumi up` at a login prompt, whichever cloud's plugin it runs."""
+    return kubeconfigs.login_problems(kubeconfig, (p.login_problem for p in CLOUDS.values()))
+
+
+def offline_outputs(type_token: str, name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """What the cloud of a registration (type token, resource name, inputs) would compute for it, for
+    the mocks (`spotkube.testing.SpotkubeMocks`, which the offline plan runs on)."""
+    return {key: value for p in CLOUDS.values() for key, value in p.offline_outputs(type_token, name, inputs).items()}
+
+
+def offline_id(type_token: str, name: str, inputs: Mapping[str, Any]) -> str | None:
+    """The id the cloud of a registration would give it, where its programs read it (Azure's ARM ids,
+    which role assignments are scoped to); None where any id does."""
+    return next((i for p in CLOUDS.values() if (i := p.offline_id(type_token, name, inputs)) is not None), None)
+
+
+def offline_answer(token: str) -> dict[str, Any]:
+    """A provider function's answer for the mocks: its cloud's, else empty (spotkube doesn't call it)."""
+    return next((dict(answer) for p in CLOUDS.values() if (answer := p.offline_answer(token)) is not None), {})
+
+
 __all__ = [
-    "CLOUDS", "CloudProfile", "RegisteredPool", "checked", "deployable", "load_stack_spec", "parse_spec",
-    "plan_platform", "profile", "read_spec", "registered_pools",
+    "CLOUDS", "PRICING", "CloudProfile", "RegisteredPool", "checked", "deployable", "hourly_price", "load_price_table",
+    "load_stack_spec", "load_user_price_table", "login_problems", "offline_answer", "offline_id",
+    "offline_outputs", "parse_spec",
+    "plan_platform", "price_table", "profile", "read_spec", "registered_pools",
 ]

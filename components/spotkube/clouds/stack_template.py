@@ -9,7 +9,6 @@ platform pools) and picks a GPU the region really offers, then the new file is v
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -48,7 +47,7 @@ def render(stack: str, config: dict[str, Any], schema_line: str | None = None) -
         (f"{schema_line}\n" if schema_line else "")
         + f"# Stack {stack}, written by `spotkube new-stack`: an on-demand system pool, an untainted\n"
         "# on-demand platform pool for Kubeflow, and one spot GPU pool that scales from 0. Every key is\n"
-        "# documented in README.md's configuration reference; check the result with\n"
+        "# documented in docs/configuration.md; check the result with\n"
         f"# `spotkube plan --stack {stack}`.\n"
     )
     return header + yaml.safe_dump(body, sort_keys=False, default_flow_style=False)
@@ -82,16 +81,9 @@ def create_stack(
 
 
 #: What `.github/workflows/deploy.yml` reads for a stack of each cloud, from the stack's GitHub
-#: environment (or the repository): variables, with what to put in them, then secrets.
-#: tests/cli/test_new_stack.py checks that the workflows read exactly these.
-DEPLOY_VARIABLES: dict[str, tuple[tuple[str, str], ...]] = {
-    "aks": (("ARM_CLIENT_ID", "<client id of the identity that deploys>"),
-            ("ARM_TENANT_ID", "<its Entra ID tenant id>"),
-            ("ARM_SUBSCRIPTION_ID", "<the subscription to deploy into>")),
-    "gke": (("GCP_WORKLOAD_IDENTITY_PROVIDER",
-             "projects/<number>/locations/global/workloadIdentityPools/<pool>/providers/<provider>"),
-            ("GCP_SERVICE_ACCOUNT", "<email of the service account that deploys>")),
-}
+#: environment (or the repository): variables, with what to put in them (each cloud's `deploy.py`),
+#: then secrets. tests/cli/test_new_stack.py checks that the workflows read exactly these.
+DEPLOY_VARIABLES: dict[str, tuple[tuple[str, str], ...]] = {cloud: p.deploy.variables for cloud, p in CLOUDS.items()}
 DEPLOY_SECRETS = ("PULUMI_ACCESS_TOKEN",)
 
 
@@ -110,24 +102,12 @@ def next_steps(project: Project, created: NewStack, cloud: CloudName, cwd: Path 
     spotkube = f"spotkube plan --project {_shown(root, here)}" if elsewhere else "spotkube plan"
     git = f"git -C {_shown(root, here)}" if elsewhere else "git"
     stack_file = project.relative(created.path)
+    facts = profile(cloud.value)
+    access = facts.deploy
     environment = [f'gh api --method PUT "repos/{{owner}}/{{repo}}/environments/{stack}"']
     environment += [f'gh variable set {name} --env {stack} --body "{value}"'
-                    for name, value in DEPLOY_VARIABLES[cloud.value]]
+                    for name, value in access.variables]
     environment += [f"gh secret set {name} --env {stack}" for name in DEPLOY_SECRETS]
-    if cloud.value == "aks":
-        credential = json.dumps({"name": f"github-{stack}", "issuer": "https://token.actions.githubusercontent.com",
-                                 "subject": f"repo:<owner>/<repo>:environment:{stack}",
-                                 "audiences": ["api://AzureADTokenExchange"]})
-        trust = [f"az ad app federated-credential create --id <ARM_CLIENT_ID> --parameters '{credential}'",
-                 "   (a user-assigned managed identity: az identity federated-credential create, same subject)"]
-        roles = "Contributor and a role that may write role assignments on the subscription"
-    else:
-        trust = ["gcloud iam service-accounts add-iam-policy-binding <GCP_SERVICE_ACCOUNT> "
-                 "--role roles/iam.workloadIdentityUser --member "
-                 '"principalSet://iam.googleapis.com/projects/<number>/locations/global/workloadIdentityPools/'
-                 '<pool>/attribute.repository/<owner>/<repo>"',
-                 "   (once per repository; if the pool's attribute condition names environments, add this one)"]
-        roles = "Kubernetes Engine Admin, Service Account Admin, Project IAM Admin and Compute Network Admin"
     lines = [
         f"Left to do for {stack} (deploy.yml and preview.yml list stacks/ themselves; no workflow to edit):",
         "1. Check it offline, deploy preflight included:",
@@ -136,18 +116,18 @@ def next_steps(project: Project, created: NewStack, cloud: CloudName, cwd: Path 
         f"stackConfigDir says; ORG/{stack} for an organization other than your default):",
         f"   {pulumi} stack init {stack}",
         f"3. Create the GitHub environment deploy.yml runs {stack} in, with what it reads for "
-        f"{cloud.value.upper()} (skip the variables already set for the whole repository):",
+        f"{facts.title} (skip the variables already set for the whole repository):",
         *(f"   {line}" for line in environment),
     ]
     if environment_needs_reviewers(created.stack):
         lines.append("   then give it required reviewers (Settings > Environments), so a prod deploy waits for "
                      "an approval.")
     lines += [
-        f"   preview.yml runs every stack in the one `preview` environment: the first {cloud.value.upper()} stack "
+        f"   preview.yml runs every stack in the one `preview` environment: the first {facts.title} stack "
         "needs these variables there too (for an identity that may only read).",
         "4. Let that environment's GitHub token sign in as the deploying identity:",
-        *(f"   {line}" for line in trust),
-        f"   The identity needs the roles in docs/identities.md ({roles}); infra/bootstrap makes it with them.",
+        *(f"   {line}" for line in access.trust(stack)),
+        f"   The identity needs the roles in docs/identities.md ({access.roles}); infra/bootstrap makes it with them.",
         f"5. Commit the stack file; a push to main then deploys {stack}:",
         f"   {git} add {stack_file} && {git} commit -m \"Add stack {stack}\"",
     ]

@@ -1,5 +1,6 @@
-"""The Pulumi components: thin shells that spell the core's plan in each provider's terms.
+"""The add-on components (device plugin, Kubeflow Pipelines), the stack program's glue, the component
+provider, and the offline engine that runs the components under Pulumi's mocks.
 
-The AKS and GKE shells never import each other; what both need lives in `common` or the core. See
-docs/architecture.md#shells.
+The cluster components live in their clouds' folders (`spotkube.clouds.<cloud>.component`). See
+docs/architecture.md#shell-and-components.
 """

@@ -20,11 +20,11 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from spotkube.clouds import CLOUDS, profile
+from spotkube.components.args import DevicePluginSettingsArgs, NvidiaDevicePluginArgs
 from spotkube.platform.addons import device_plugin as workloads
 from spotkube.platform.addons.device_plugin import DevicePluginRequest, device_plugin_request
 from spotkube.platform.errors import Problem, SpecError
 from spotkube.platform.spec import DevicePluginSettings, PlatformSpec, parse_settings
-from spotkube.shell.args import DevicePluginSettingsArgs, NvidiaDevicePluginArgs
 from spotkube.shell.common import (
     GpuCluster,
     built_from,

@@ -10,11 +10,11 @@ import pulumi
 import pulumi_random as random
 from pulumi_kubernetes.kustomize.v2 import Directory
 
+from spotkube.components.args import KubeflowPipelinesArgs
 from spotkube.platform.addons import kfp_transforms
 from spotkube.platform.addons.kfp_transforms import Credentials
 from spotkube.platform.errors import Problem, SpecError
 from spotkube.platform.spec import KubeflowSettings, PlatformSpec, parse_settings
-from spotkube.shell.args import KubeflowPipelinesArgs
 from spotkube.shell.common import built_from, checked_args, child, refuse_outputs, validated
 
 #: Why `enabled` is not an arg (see the class docstring).

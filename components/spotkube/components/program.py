@@ -3,7 +3,7 @@
 The program then hands that typed spec to the components (`from_spec`), never a dict of it.
 
 It reads config through `pulumi.Config`, so the same code runs under `pulumi up` (where the
-engine supplies the config) and under the offline plan (where `spotkube.cli.offline` supplies it
+engine supplies the config) and under the offline plan (where `spotkube.components.offline` supplies it
 exactly as the engine would). Either way the strings go through `core.project.read_spec`, the one
 reading `spotkube plan` uses too, and the stack file gets the same checks `spotkube plan` makes of
 it, so a stack is refused on both paths with the same message.
@@ -12,11 +12,13 @@ it, so a stack is refused on both paths with the same message.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pulumi
 from pulumi.runtime import config as runtime_config
 
-from spotkube.clouds import read_spec
+import spotkube
+from spotkube.clouds import profile, read_spec
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.project import find_project, read_stack_file
 from spotkube.platform.spec import CONFIG_NAMESPACE, PlatformSpec
@@ -51,3 +53,9 @@ def read_stack_spec(program_dir: Path) -> PlatformSpec:
         return validated(read)
     except SpotkubeError as err:  # no Pulumi.yaml above the program: not a spec problem, still no traceback
         raise pulumi.RunError(str(err)) from None
+
+
+def cluster_component(spec: PlatformSpec) -> Any:
+    """The cluster component class of the stack's cloud (`AksGpuCluster`, `GkeGpuCluster`), imported
+    only now: each cloud SDK takes a second or more to load, and a stack needs only its own."""
+    return getattr(spotkube, profile(spec.cloud).component)

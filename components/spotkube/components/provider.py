@@ -1,6 +1,7 @@
 """spotkube's components as a Pulumi component provider, for programs in any Pulumi language.
 
-`pulumi package add github.com/spotkube/spotkube@v0.1.0` clones this repository, installs
+`pulumi package add github.com/<owner>/spotkube@v0.1.0` (the owner of your copy of this repository)
+clones it at that tag, installs
 `requirements.txt` into a virtualenv, runs the root `__main__.py` (which calls `main()` below) and
 reads the schema the provider infers from the components' TypedDict args and annotated outputs. It
 then generates a local SDK in the consumer's language.

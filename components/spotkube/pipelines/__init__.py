@@ -47,20 +47,20 @@ from spotkube.pipelines.steps import (
     on_demand,
     on_spot,
 )
-from spotkube.pipelines.targets import KNOWN_GPU_TYPES, CpuSpot, GpuTarget, PlacementError, PoolTarget, SpotTarget
+from spotkube.pipelines.targets import CpuSpot, GpuTarget, PlacementError, PoolTarget, SpotTarget, known_gpu_types
 
 __all__ = [
     "DEFAULT_BACKOFF",
     "DEFAULT_BACKOFF_FACTOR",
     "DEFAULT_RETRIES",
     "DEFAULT_RETRY_WINDOW",
-    "KNOWN_GPU_TYPES",
     "CpuSpot",
     "GpuTarget",
     "PlacementError",
     "PoolTarget",
     "SpotTarget",
     "apply_placement",
+    "known_gpu_types",
     "on_demand",
     "on_spot",
 ]

@@ -22,10 +22,12 @@ from spotkube.platform.contract import Placement, PoolContract
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.pipeline_reader import PipelineCheckError, load_pool_contracts, read_pool_file
 
-#: spotkube's cloud-neutral GPU vocabulary (GKE's accelerator names, which the AKS catalog maps its
-#: VM sizes onto): every cloud profile's GPU types. A type outside it is a typo, or a GPU no spotkube
-#: pool can carry.
-KNOWN_GPU_TYPES: frozenset[str] = frozenset().union(*(p.gpu_types for p in CLOUDS.values()))
+
+def known_gpu_types() -> frozenset[str]:
+    """spotkube's cloud-neutral GPU vocabulary (GKE's accelerator names, which the AKS catalog maps its
+    VM sizes onto): every cloud's GPU types in the GPU catalog in use. A type outside it is a typo, or a
+    GPU no spotkube pool can carry."""
+    return frozenset().union(*(p.gpu_types() for p in CLOUDS.values()))
 
 #: The most GPUs one spotkube node carries (the spec's limit for `gpu.count`).
 MAX_GPUS_PER_NODE = 16
@@ -64,10 +66,11 @@ class GpuTarget:
     fallback_to_on_demand: bool = False
 
     def __post_init__(self) -> None:
-        if not isinstance(self.gpu_type, str) or self.gpu_type not in KNOWN_GPU_TYPES:
+        known = known_gpu_types()
+        if not isinstance(self.gpu_type, str) or self.gpu_type not in known:
             raise PlacementError(
                 f"GPU type {self.gpu_type!r} is not one spotkube builds pools for"
-                f"{_gpu_type_hint(str(self.gpu_type))}; use one of {', '.join(sorted(KNOWN_GPU_TYPES))}"
+                f"{_gpu_type_hint(str(self.gpu_type))}; use one of {', '.join(sorted(known))}"
             )
         _gpu_count(self.count)
 

@@ -12,10 +12,14 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from spotkube.platform.component_names import ComponentNaming
 from spotkube.platform.contract import Capacity, Cloud, Taint
+from spotkube.platform.cost.prices import CloudPricing
 from spotkube.platform.errors import Problem
 from spotkube.platform.identities import IdentityFacts
+from spotkube.platform.kubeconfigs import ExecUserCheck
 from spotkube.platform.posture import PostureReader
+from spotkube.platform.preflight import CloudPreflight
 from spotkube.platform.quota import LiveQuota, PoolDemand, QuotaPlan, QuotaQuery
 from spotkube.platform.spec import GpuPool, GpuSpec, PlatformSpec
 
@@ -83,6 +87,19 @@ class AutoscalerFacts:
     caveat: str | None = None
 
 
+@dataclass(frozen=True)
+class DeployAccess:
+    """How a stack of the cloud is deployed from CI, for `spotkube new-stack`'s next steps."""
+
+    #: What the deploy workflow reads from the stack's GitHub environment: (variable, what to put in it).
+    variables: tuple[tuple[str, str], ...]
+    #: The commands that let the environment's GitHub token sign in as the deploying identity, for a
+    #: stack's name.
+    trust: Callable[[str], list[str]]
+    #: The roles the deploying identity needs, in words.
+    roles: str
+
+
 #: Registered resources (type, name, inputs) -> the autoscaler's facts, or None without a cluster.
 AutoscalerReader = Callable[[Sequence[tuple[str, str, Mapping[str, Any]]]], AutoscalerFacts | None]
 
@@ -98,6 +115,10 @@ class CloudProfile:
     #: fields. `validation.parse_spec` validates a stack of this cloud with it; the reference, the
     #: stack schema and the component's args are generated from it.
     spec_model: type[PlatformSpec]
+    #: The cluster component's class, as `spotkube` exports it (AksGpuCluster), and what its name
+    #: becomes in the cloud (`clouds/<cloud>/resources.py`), checked before anything is registered.
+    component: str
+    component_naming: ComponentNaming
     #: Machines of the system and platform pools when a stack names none.
     default_machine: str
     channels: tuple[str, ...]
@@ -110,18 +131,26 @@ class CloudProfile:
     machine_arch: Callable[[str], str]
     #: The GPU a machine carries by itself (type, count), or None.
     machine_gpu: Callable[[str], tuple[str, int] | None]
-    #: Every GPU type the cloud's catalog knows, in spotkube's neutral vocabulary.
-    gpu_types: frozenset[str]
+    #: Every GPU type the cloud's catalog knows, in spotkube's neutral vocabulary (read when asked,
+    #: because a user's refreshed catalog may name more).
+    gpu_types: Callable[[], frozenset[str]]
     read_pools: PoolReader
     #: The cluster resource's security settings, for the plan's posture section.
     read_posture: PostureReader
     #: How the stack's deployer signs in to the API server, for the plan's preflight.
     sign_in: Callable[[PlatformSpec], str]
+    #: Why an exec user of a kubeconfig would wait for a person, if it runs this cloud's plugin
+    #: (`clouds/<cloud>/kubeconfig.py`), for the preflight's `credentials` rule.
+    login_problem: ExecUserCheck
+    #: The cloud's part of the deploy preflight's rules (`clouds/<cloud>/preflight.py`).
+    preflight: CloudPreflight
     #: A new stack's config (`spotkube new-stack`: environment, region, GCP project, the deployer's object id
     #: and principal type); raises NewStackError for flags the cloud can't use or lacks.
     new_stack_config: Callable[[str, str, str | None, tuple[str, str] | None], dict[str, Any]]
-    #: The price table's name for the cloud (azure, gcp).
-    price_cloud: str
+    #: How such a stack is then deployed from CI (`clouds/<cloud>/deploy.py`).
+    deploy: DeployAccess
+    #: How the price table names the cloud, which rows it can have, and how it bills GPUs.
+    pricing: CloudPricing
     device_plugin_mode: PluginMode
     #: The regions spotkube knows (a newer one needs `cluster.allowUnlistedRegion`), and what a
     #: region looks like on this cloud, for the messages.
@@ -134,10 +163,17 @@ class CloudProfile:
     #: of the section holding it), for the message that refuses the setting. Which settings belong to
     #: another cloud is found in the other specs, not listed here.
     instead_of: Mapping[str, str] = field(default_factory=dict)
+    #: Whether a GPU pool's machine is one the cloud's rules and GPU catalog know; a GPU pool on any
+    #: other machine got its GPU from the pool's declaration, and the plan warns about it.
+    knows_machine: Callable[[str], bool] = field(default=lambda machine: True)
     #: Defaults that follow from a GPU pool's resolved GPU (GKE: the zones that offer it).
     pool_defaults: Callable[[PlatformSpec, GpuPool], GpuPool] = field(default=lambda spec, pool: pool)
     #: How to refresh a missing price, for the plan's warning; None when the cloud has no such command.
     price_refresh: Callable[[str, str], str] | None = None
+    #: The module whose `refresh(RefreshRequest, known_gpus) -> SourceResult` reads the cloud's GPU
+    #: machines from its API (`spotkube catalog refresh`); imported only then, since it needs the
+    #: cloud's SDK from the `refresh` extra.
+    catalog_source: str | None = None
     #: How the cluster's autoscaler orders pools and how long it tries one (the plan's fallback).
     read_autoscaler: AutoscalerReader | None = None
     #: Input paths, per type token, that the cloud fixes at creation although no `replaceOnChanges`
@@ -151,10 +187,22 @@ class CloudProfile:
     #: The quotas the pools need at full scale (docs/quota.md); the mapping names machines' quota
     #: families the cloud reported, for machines the profile's own table lacks.
     quota_plan: Callable[[Sequence[PoolDemand], Mapping[str, str]], QuotaPlan] | None = None
-    #: The cloud's live quota limits and usage, through its own SDK (the `cloud` extra).
+    #: The cloud's live quota limits and usage, through its own SDK (the `refresh` extra).
     read_quota: Callable[[QuotaQuery], LiveQuota] | None = None
     #: The calls the CI identities make and the roles they hold (docs/identities.md).
     identities: IdentityFacts | None = None
+    #: The stand-in for the cloud under Pulumi's mocks (`clouds/<cloud>/offline.py`, answered by
+    #: `spotkube.testing.SpotkubeMocks` and the offline plan): the outputs the cloud computes for a
+    #: registered resource (type token, resource name, inputs) that the component, or a consumer's
+    #: program wiring its own resources into it, reads; and the answer to a provider function the
+    #: component calls (None: not this cloud's function). Obviously fake values, shaped like the real ones.
+    offline_outputs: Callable[[str, str, Mapping[str, Any]], Mapping[str, Any]] = field(
+        default=lambda token, name, inputs: {})
+    offline_answer: Callable[[str], Mapping[str, Any] | None] = field(default=lambda token: None)
+    #: The id the cloud gives a registered resource where programs read it (type token, name, inputs);
+    #: None where any id does.
+    offline_id: Callable[[str, str, Mapping[str, Any]], str | None] = field(
+        default=lambda token, name, inputs: None)
 
     def replaces(self, type_token: str, path: str) -> bool:
         """Whether changing the input at `path` (as `a.b[0].c`) makes the cloud replace the resource."""

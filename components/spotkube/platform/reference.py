@@ -3,8 +3,9 @@
 `spotkube.platform.spec` and each cloud's spec (`CloudProfile.spec_model`) declare every stack key
 once: name (the camelCase alias), type, constraints, default and `description=`. From those models
 this module renders
-- the "Configuration reference" tables of README.md (between `README_START` and `README_END`): one
-  table per section, or one per cloud where the clouds' fields differ,
+- the "Configuration reference" tables of docs/configuration.md (`REFERENCE_PATH`, between
+  `README_START` and `README_END`): one table per section, or one per cloud where the clouds' fields
+  differ,
 - the `config:` block of Pulumi.yaml (between `YAML_START` and `YAML_END`), naming each cloud's fields,
 - the JSON Schema of stack files (`SCHEMA_PATH`), whose `if`/`then` per cloud offers a stack only its
   cloud's fields; the stack files name it on their first line (`MODELINE`) so that editors with the
@@ -20,15 +21,16 @@ import os
 import re
 import types
 import typing
-from collections.abc import Awaitable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from spotkube.platform.args_source import args_files
 from spotkube.platform.cloud import Clouds
 from spotkube.platform.spec import CONFIG_NAMESPACE, ClusterSettings, PlatformPool, PlatformSpec, SystemPool
 
@@ -37,6 +39,8 @@ README_END = "<!-- reference:end -->"
 YAML_START = "# reference:start"
 YAML_END = "# reference:end"
 SCHEMA_PATH = "schemas/stack.schema.json"
+#: The page for stack authors that holds the reference tables.
+REFERENCE_PATH = "docs/configuration.md"
 STACK_GLOB = "stacks/Pulumi.*.yaml"
 
 
@@ -152,7 +156,7 @@ def _docstring(model: type[BaseModel]) -> str:
     return " ".join((model.__doc__ or "").split())
 
 
-# --- README tables --------------------------------------------------------------------------------
+# --- the reference tables (docs/configuration.md) -------------------------------------------------
 
 
 def _code(value: str) -> str:
@@ -495,87 +499,22 @@ def with_modeline(text: str) -> str:
 
 
 def generated_files(root: Path, clouds: Clouds) -> dict[Path, str]:
-    """What every generated file under the project `root` should contain, read-only: README.md and
-    Pulumi.yaml with their marked parts regenerated, the stack schema, and the stack files with their
-    modeline. Raises ValueError when a file lacks its markers."""
-    readme, manifest = root / "README.md", root / "Pulumi.yaml"
+    """What every generated file under the project `root` should contain, read-only:
+    docs/configuration.md (`REFERENCE_PATH`) and Pulumi.yaml with their marked parts regenerated, the
+    stack schema, the stack files with their modeline, and the components' args modules
+    (`args_source`). Raises ValueError when a file lacks its markers."""
+    readme, manifest = root / REFERENCE_PATH, root / "Pulumi.yaml"
     files = {
-        readme: replace_between(readme.read_text(), README_START, README_END, readme_reference(clouds), "README.md"),
+        readme: replace_between(readme.read_text(), README_START, README_END, readme_reference(clouds),
+                                REFERENCE_PATH),
         manifest: replace_between(manifest.read_text(), YAML_START, YAML_END, pulumi_config_block(clouds),
                                   "Pulumi.yaml"),
         root / SCHEMA_PATH: stack_schema_text(clouds),
     }
     for stack in sorted(root.glob(STACK_GLOB)):
         files[stack] = with_modeline(stack.read_text())
+    # The components' args modules, when `root` is the project this package's source lives in.
+    for path, text in args_files(clouds).items():
+        if path.is_relative_to(root.resolve()):
+            files[path] = text
     return files
-
-
-# --- the args TypedDicts against the models -----------------------------------------------------------
-
-
-def _kind(annotation: Any, pairs: Mapping[type, type[BaseModel]]) -> Any:
-    """A comparable shape of a type: `tuple[str, ...]` and `list[str]` -> ("list", "string")."""
-    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
-    if origin in (typing.NotRequired, typing.Required):
-        return _kind(args[0], pairs)
-    if origin is typing.Annotated:
-        return _kind(args[0], pairs)
-    if origin in (typing.Union, types.UnionType):
-        inner = [a for a in args if a is not type(None)]
-        # `T | Awaitable[T] | Output[T]` (pulumi's Input: args that accept another resource's output)
-        # mirror the model's T, which is what the component hands the model once the value resolves.
-        awaitable = [a for a in inner if typing.get_origin(a) is Awaitable]
-        if awaitable:
-            return _kind(typing.get_args(awaitable[0])[0], pairs)
-        return _kind(inner[0], pairs) if len(inner) == 1 else tuple(_kind(a, pairs) for a in inner)
-    if origin is Literal:
-        return _kind(type(args[0]), pairs)
-    if origin in (tuple, list):
-        return ("list", _kind(args[0], pairs))
-    if origin is dict:
-        return ("map", _kind(args[1], pairs))
-    if annotation in pairs:
-        return ("model", pairs[annotation].__name__)
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return ("model", annotation.__name__)
-    return {str: "string", int: "integer", float: "number", bool: "boolean"}.get(annotation, repr(annotation))
-
-
-def typed_dict_mismatches(
-    typed_dict: type,
-    model: type[BaseModel],
-    pairs: Mapping[type, type[BaseModel]],
-    only_in_model: Sequence[str] = (),
-    only_in_args: Sequence[str] = (),
-) -> list[str]:
-    """How an args TypedDict differs from the model it mirrors: keys, types, and which keys are required.
-
-    `pairs` maps the other TypedDicts to their models, so that nested args are compared by model.
-    `only_in_model` and `only_in_args` are the intended differences (e.g. `cloud`, which a component
-    of one cloud doesn't take); listing one that isn't a difference is a mismatch too.
-    """
-    hints = typing.get_type_hints(typed_dict, include_extras=True)
-    fields = model.model_fields
-    name = f"{typed_dict.__name__} vs {model.__name__}"
-    problems = []
-    for key in only_in_model:
-        if key not in fields or key in hints:
-            problems.append(f"{name}: {key!r} is listed as only in the model, but isn't")
-    for key in only_in_args:
-        if key in fields or key not in hints:
-            problems.append(f"{name}: {key!r} is listed as only in the args, but isn't")
-    expected = set(fields) - set(only_in_model)
-    for key in sorted(expected - set(hints)):
-        problems.append(f"{name}: the model has {key!r}, the args don't")
-    for key in sorted(set(hints) - expected - set(only_in_args)):
-        problems.append(f"{name}: the args have {key!r}, the model doesn't")
-    required = typed_dict.__required_keys__  # type: ignore[attr-defined]
-    for key in sorted(expected & set(hints)):
-        args_kind, model_kind = _kind(hints[key], pairs), _kind(fields[key].annotation, pairs)
-        if args_kind != model_kind:
-            problems.append(f"{name}: {key!r} is {args_kind} in the args and {model_kind} in the model")
-        if (key in required) != fields[key].is_required():
-            state = {True: "required", False: "optional"}
-            problems.append(f"{name}: {key!r} is {state[fields[key].is_required()]} in the model and "
-                            f"{state[key in required]} in the args")
-    return problems

@@ -41,6 +41,10 @@ from spotkube.platform.kubernetes_syntax import key_problem, value_problem
 
 CONFIG_NAMESPACE = "spotkube"
 MAX_NODES = 1000
+#: What an environment's and a region's name may look like, on every cloud (each cloud checks its
+#: regions further).
+ENVIRONMENT_PATTERN = r"^[a-z][a-z0-9-]{0,15}$"
+REGION_PATTERN = r"^[a-z][a-z0-9-]+$"
 
 
 def without_credentials(value: Any, key: str) -> Any:
@@ -434,12 +438,12 @@ class PlatformSpec(_Model):
 
     cloud: Text = Field(description="Which cloud: `aks` or `gke`.")
     environment: Text = Field(
-        pattern=r"^[a-z][a-z0-9-]{0,15}$",
+        pattern=ENVIRONMENT_PATTERN,
         description="Environment name, e.g. dev, staging or prod. `prod` turns on every unset security switch "
         "of `cluster` (`private`, `deletionProtection` and the cloud's own) and `protect`.",
     )
     region: Text = Field(
-        pattern=r"^[a-z][a-z0-9-]+$",
+        pattern=REGION_PATTERN,
         description="The cloud's region, e.g. uksouth on AKS or us-central1 on GKE.",
     )
     system_pool: SystemPool = Field(default_factory=SystemPool, description="The on-demand system pool.")

@@ -129,8 +129,12 @@ def model_problems(
             return None, problems
         # Only other clouds' settings: without them the stack may be valid, so that its cloud's rules
         # still run and every problem is reported at once.
+        stripped = remaining
         for error in foreign:
-            remaining = _without(remaining, tuple(error["loc"]))
+            stripped = _without(stripped, tuple(error["loc"]))
+        if stripped == remaining:  # nothing left to take out: report what was found
+            return None, problems
+        remaining = stripped
 
 
 def _without(values: Any, loc: Sequence[str | int]) -> Any:

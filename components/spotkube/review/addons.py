@@ -15,17 +15,17 @@ from spotkube.platform.addons import kfp_transforms
 from spotkube.platform.addons.device_plugin import DAEMONSET_NAME, DAEMONSET_TYPE, DEVICE_PLUGIN_TYPE
 from spotkube.platform.cloud import items, mapping
 from spotkube.platform.posture import Setting
+from spotkube.platform.registration import Registration
 from spotkube.platform.spec import PlatformSpec
 from spotkube.review.placements import DIRECTORY_TYPE
-from spotkube.review.plan_document import RegisteredResource
 
 
-def _kfp_refs(registrations: Sequence[RegisteredResource]) -> list[str]:
+def _kfp_refs(registrations: Sequence[Registration]) -> list[str]:
     directories = [str(r.inputs.get("directory", "")) for r in registrations if r.type == DIRECTORY_TYPE]
     return sorted({d.rpartition("?ref=")[2] for d in directories if "?ref=" in d})
 
 
-def _kubeflow(spec: PlatformSpec, registrations: Sequence[RegisteredResource]) -> Setting:
+def _kubeflow(spec: PlatformSpec, registrations: Sequence[Registration]) -> Setting:
     settings = spec.kubeflow
     if not settings.enabled:
         return Setting("Kubeflow Pipelines", "not deployed")
@@ -39,7 +39,7 @@ def _kubeflow(spec: PlatformSpec, registrations: Sequence[RegisteredResource]) -
                    "KFP standalone has no login: whoever reaches the UI can run pipelines")
 
 
-def _device_plugin(spec: PlatformSpec, registrations: Sequence[RegisteredResource]) -> Setting:
+def _device_plugin(spec: PlatformSpec, registrations: Sequence[Registration]) -> Setting:
     if profile(spec.cloud).device_plugin_mode == "gke-managed":
         return Setting("NVIDIA device plugin", "GKE's managed plugin (spotkube deploys none)")
     images = sorted({
@@ -55,7 +55,7 @@ def _device_plugin(spec: PlatformSpec, registrations: Sequence[RegisteredResourc
     return Setting("NVIDIA device plugin", ", ".join(images))
 
 
-def addon_settings(spec: PlatformSpec, registrations: Sequence[RegisteredResource]) -> tuple[Setting, ...]:
+def addon_settings(spec: PlatformSpec, registrations: Sequence[Registration]) -> tuple[Setting, ...]:
     """The add-ons' reviewable settings, in a fixed order."""
     present = {r.type for r in registrations}
     plugin = (_device_plugin(spec, registrations) if DEVICE_PLUGIN_TYPE in present

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from spotkube.clouds import profile
-from spotkube.platform.cost import Assumptions, PoolCost, PoolUsage, StackCost, hourly_price, price_table, stack_cost
+from spotkube.clouds import price_table, profile
+from spotkube.platform.cost import Assumptions, PoolCost, PoolUsage, StackCost, hourly_price, stack_cost
 from spotkube.platform.cost.model import HOURS_PER_MONTH, to_cents
 from spotkube.platform.cost.prices import BUNDLED, Price, PriceTable, user_file_path
 from spotkube.platform.plan import PlatformPlan, PoolPlan
@@ -152,7 +152,7 @@ def scenario_hours(plan: PlatformPlan) -> dict[str, Decimal]:
 
 
 def _price(plan: PlatformPlan, pool: PoolPlan, capacity: str, table: PriceTable) -> Price | None:
-    return hourly_price(profile(plan.cloud).price_cloud, plan.spec.region, pool.machine, capacity,
+    return hourly_price(profile(plan.cloud).pricing, plan.spec.region, pool.machine, capacity,
                         pool.gpu_type, pool.gpu_count, table=table)
 
 
@@ -164,7 +164,7 @@ def _unpriced_warning(plan: PlatformPlan, priced: PricedPool, table: PriceTable)
     if priced.on_demand is None and pool.capacity != "on-demand":
         missing.append("on-demand")
     what = pool.machine
-    if any(table.find(cloud.price_cloud, region, pool.machine, "machine", c) for c in missing):
+    if any(table.find(cloud.pricing.name, region, pool.machine, "machine", c) for c in missing):
         # The machine has its row, so what is missing is the GPU billed on top of it (GCP N1).
         what += f" with {pool.gpu_count} × {pool.gpu_type} (no {pool.gpu_type} accelerator row)"
     tables = f"the bundled table (dated {table.date.isoformat()})"

@@ -18,12 +18,13 @@ It excludes the on-demand node's own start, and assumes the spot pools are not r
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from spotkube.clouds import profile
 from spotkube.platform.cloud import AutoscalerFacts
+from spotkube.platform.registration import Registration
 
 
 class PoolLike(Protocol):
@@ -31,12 +32,6 @@ class PoolLike(Protocol):
     cloud_name: str
     capacity: str
     gpu_type: str | None
-
-
-class RegisteredLike(Protocol):
-    type: str
-    name: str
-    inputs: Mapping[str, Any]
 
 
 @dataclass(frozen=True)
@@ -172,7 +167,7 @@ def missing_fallbacks(pools: Sequence[PoolLike]) -> list[str]:
 
 
 def stack_fallback(
-    cloud: str, resources: Sequence[RegisteredLike], pools: Sequence[PoolLike]
+    cloud: str, resources: Sequence[Registration], pools: Sequence[PoolLike]
 ) -> tuple[GpuFallback, ...]:
     """Every GPU type's fallback, by GPU type; empty when the stack registers no cluster."""
     reader = profile(cloud).read_autoscaler

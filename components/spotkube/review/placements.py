@@ -8,19 +8,20 @@ will be applied), adds the Kubeflow Pipelines Deployments that kustomize only re
 labelled as such), and matches each against the stack's pool contracts. A workload that can land
 nowhere is an error.
 
-Pure module: no Pulumi; it reads registrations through a small protocol.
+Pure module: no Pulumi; it reads the registrations the offline engine records.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from spotkube.clouds import profile
 from spotkube.platform.addons import device_plugin as workloads
 from spotkube.platform.addons import kfp_reference, kfp_transforms
 from spotkube.platform.contract import Cloud, Placement, PoolContract, landing_pools, why_nowhere
+from spotkube.platform.registration import Registration
 from spotkube.platform.spec import KubeflowSettings
 
 #: Registered resources whose pod template the plan judges, by type token.
@@ -31,13 +32,6 @@ WORKLOAD_KINDS = {
     "kubernetes:batch/v1:Job": "Job",
 }
 DIRECTORY_TYPE = "kubernetes:kustomize/v2:Directory"
-
-
-class RegisteredResource(Protocol):
-    type: str
-    urn: str
-    parent: str
-    inputs: Mapping[str, Any]
 
 
 @dataclass(frozen=True)
@@ -108,7 +102,7 @@ def _described_note(directory: str) -> str:
 
 
 def stack_placements(
-    cloud: Cloud, registrations: Sequence[RegisteredResource], pools: Sequence[PoolContract]
+    cloud: Cloud, registrations: Sequence[Registration], pools: Sequence[PoolContract]
 ) -> StackPlacements:
     """Placements of everything the stack deploys, with notes and errors, against its pools."""
     result = StackPlacements()
@@ -133,7 +127,7 @@ def stack_placements(
 
 
 def _check_device_plugins(
-    cloud: Cloud, registrations: Sequence[RegisteredResource], pools: Sequence[PoolContract],
+    cloud: Cloud, registrations: Sequence[Registration], pools: Sequence[PoolContract],
     result: StackPlacements,
 ) -> None:
     """Exactly one device plugin per GPU node: GKE's own, or the DaemonSet the component built."""

@@ -8,19 +8,22 @@ same thing. Pure module: no Pulumi, no rendering.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from spotkube.clouds import RegisteredPool, profile
+from spotkube.platform.catalog import CloudCatalog, gpu_catalog
 from spotkube.platform.contract import ACCELERATOR_LABEL, NO_ACCELERATOR, POOL_LABEL, ROLE_LABEL, PoolContract
 from spotkube.platform.posture import ClusterPosture, Setting
+from spotkube.platform.preflight import Verdict
 from spotkube.platform.quota import QuotaPlan
+from spotkube.platform.registration import Registration
+from spotkube.review.catalog_check import CatalogNote
 from spotkube.review.costing import CostReport
 from spotkube.review.fallback import GpuFallback
 from spotkube.review.placements import StackPlacements
 from spotkube.review.policy_rules import Finding
-from spotkube.review.preflight import Verdict
 from spotkube.review.resource_list import Resource
 
 #: The version of the plan's JSON shape (`{"schemaVersion": N, "stacks": [...]}`): raised when a key
@@ -54,9 +57,11 @@ class PoolRow:
     max_price: Any
     zones: tuple[str, ...]
     zone_labels: tuple[str, ...] | None = None
+    #: The part of one physical GPU each of the node's GPUs is ("1/6"), for partitioned sizes.
+    gpu_share: str | None = None
 
     @classmethod
-    def registered(cls, pool: RegisteredPool, contract: PoolContract | None) -> PoolRow:
+    def registered(cls, pool: RegisteredPool, contract: PoolContract | None, gpu_share: str | None = None) -> PoolRow:
         accelerator = pool.labels.get(ACCELERATOR_LABEL, NO_ACCELERATOR)
         return cls(
             name=pool.labels.get(POOL_LABEL, pool.cloud_name),
@@ -65,7 +70,7 @@ class PoolRow:
             capacity=pool.capacity,
             machine=pool.machine or "",
             gpu_type=None if accelerator == NO_ACCELERATOR else accelerator,
-            gpu_count=pool.gpu_count,
+            gpu_count=pool.gpu_count or (contract.gpu_count if contract else 0),
             min=_int(pool.min_nodes),
             max=_int(pool.max_nodes),
             taints=pool.taint_texts,
@@ -74,6 +79,7 @@ class PoolRow:
             max_price=pool.max_price if pool.interruptible else None,
             zones=pool.zones,
             zone_labels=tuple(contract.zones) if contract else None,
+            gpu_share=gpu_share if accelerator != NO_ACCELERATOR else None,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -83,7 +89,8 @@ class PoolRow:
             "role": self.role,
             "capacity": self.capacity,
             "machine": self.machine,
-            "gpu": None if self.gpu_type is None else {"type": self.gpu_type, "count": self.gpu_count},
+            "gpu": None if self.gpu_type is None else {"type": self.gpu_type, "count": self.gpu_count,
+                                                       **({"share": self.gpu_share} if self.gpu_share else {})},
             "min": self.min,
             "max": self.max,
             "taints": list(self.taints),
@@ -97,18 +104,12 @@ class PoolRow:
         return row
 
 
-class RegisteredResource(Protocol):
-    type: str
-    name: str
-    inputs: Mapping[str, Any]
-
-
 #: Row order of the plan: the system pool, the platform pool, then the others by name.
 _ROLE_ORDER = {"system": 0, "platform": 1}
 
 
 def pool_rows(
-    cloud: str, resources: Sequence[RegisteredResource], contracts: Sequence[PoolContract] | None = None
+    cloud: str, resources: Sequence[Registration], contracts: Sequence[PoolContract] | None = None
 ) -> tuple[PoolRow, ...]:
     """The pools the program registers, read back from their inputs by the cloud's profile (as the
     policy pack reads them), in a stable order: the mock monitor records registrations from worker
@@ -116,8 +117,16 @@ def pool_rows(
     by_name = {c.name: c for c in contracts or ()}
     read = profile(cloud).read_pools
     registered = [pool for r in resources for pool in read(r.type, r.name, r.inputs)]
-    rows = [PoolRow.registered(pool, by_name.get(pool.labels.get(POOL_LABEL, pool.cloud_name))) for pool in registered]
+    machines = gpu_catalog().cloud(cloud)
+    rows = [PoolRow.registered(pool, by_name.get(pool.labels.get(POOL_LABEL, pool.cloud_name)), _share(machines, pool))
+            for pool in registered]
     return tuple(sorted(rows, key=lambda row: (_ROLE_ORDER.get(row.role, len(_ROLE_ORDER)), row.name)))
+
+
+def _share(machines: CloudCatalog, pool: RegisteredPool) -> str | None:
+    """The part of one GPU each GPU of the pool's machine is, when the catalog says it is a part."""
+    machine = machines.machine(pool.machine or "")
+    return machine.gpu.share if machine else None
 
 
 @dataclass(frozen=True)
@@ -147,6 +156,8 @@ class PlanDocument:
     fallback: tuple[GpuFallback, ...] = ()
     #: The cloud quotas the registered pools need at full scale and while upgrading (review/quota.py).
     quota: QuotaPlan | None = None
+    #: The GPU catalog the stack was judged with, and its warnings (review/catalog_check.py).
+    catalog: CatalogNote | None = None
 
     @property
     def errors(self) -> list[str]:
@@ -162,7 +173,8 @@ class PlanDocument:
         concerns = [f"security: {c}" for cluster in self.posture for c in cluster.concerns]
         concerns += [f"security: {s.name}: {s.concern}" for s in self.addons if s.concern]
         fallback = [f"fallback: {f.warning}" for f in self.fallback if f.warning]
-        return [*self.program_warnings, *(f"cost: {w}" for w in self.cost.warnings), *concerns, *fallback]
+        catalog = [f"catalog: {w}" for w in self.catalog.warnings] if self.catalog else []
+        return [*self.program_warnings, *(f"cost: {w}" for w in self.cost.warnings), *concerns, *fallback, *catalog]
 
     @property
     def secret_outputs(self) -> list[str]:
@@ -181,6 +193,7 @@ class PlanDocument:
             "resources": [r.to_json(details) for r in self.resources],
             "outputs": {name: {"secret": secret} for name, secret in self.outputs.items()},
             "cost": self.cost.to_json(),
+            "catalog": self.catalog.to_json() if self.catalog else None,
             "fallback": [f.to_json() for f in self.fallback],
             "quota": None if self.quota is None else self.quota.to_json(),
             "placements": [p.to_json() for p in self.placements.placements],

@@ -21,11 +21,12 @@ import base64
 import binascii
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from spotkube.clouds import registered_pools as node_pools
 from spotkube.platform import contract
 from spotkube.platform.cloud import mapping
+from spotkube.platform.registration import Registration, StackOutput
 
 K8S_SECRET = "kubernetes:core/v1:Secret"
 
@@ -158,14 +159,7 @@ RESOURCE_RULES: tuple[ResourceRule, ...] = (
 # --- Stack rules ----------------------------------------------------------------------------------
 
 
-class SecretFlagged(Protocol):
-    """A stack output as the offline plan records it: only whether it is secret matters here."""
-
-    @property
-    def secret(self) -> bool: ...
-
-
-def kubeconfig_outputs_secret(outputs: Mapping[str, SecretFlagged]) -> list[str]:
+def kubeconfig_outputs_secret(outputs: Mapping[str, StackOutput]) -> list[str]:
     """A kubeconfig grants access to the cluster; as a plain output it would be printed by
     `pulumi stack output` and stored unencrypted in the state."""
     return [
@@ -178,19 +172,6 @@ def kubeconfig_outputs_secret(outputs: Mapping[str, SecretFlagged]) -> list[str]
 # --- Running them all -----------------------------------------------------------------------------
 
 
-class RegistrationLike(Protocol):
-    """What the rules read from a registration (`spotkube.cli.offline.Registration` fits)."""
-
-    @property
-    def type(self) -> str: ...
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def inputs(self) -> Mapping[str, Any]: ...
-
-
 @dataclass(frozen=True)
 class Finding:
     """One violation: which rule, and the sentence it reported."""
@@ -199,7 +180,7 @@ class Finding:
     message: str
 
 
-def check_registrations(registrations: Sequence[RegistrationLike]) -> Iterator[Finding]:
+def check_registrations(registrations: Sequence[Registration]) -> Iterator[Finding]:
     """Every resource rule over every registration, in registration order."""
     for registration in registrations:
         for rule in RESOURCE_RULES:
@@ -207,7 +188,7 @@ def check_registrations(registrations: Sequence[RegistrationLike]) -> Iterator[F
                 yield Finding(rule.name, message)
 
 
-def check_outputs(outputs: Mapping[str, SecretFlagged]) -> Iterator[Finding]:
+def check_outputs(outputs: Mapping[str, StackOutput]) -> Iterator[Finding]:
     """The stack rules over a stack's outputs."""
     for message in kubeconfig_outputs_secret(outputs):
         yield Finding("spotkube-kubeconfig-secret", message)

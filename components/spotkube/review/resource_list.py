@@ -11,27 +11,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from spotkube.platform.addons import kfp_transforms
+from spotkube.platform.registration import Registration
 from spotkube.review.placements import DIRECTORY_TYPE
 
 Kind = Literal["resource", "component", "provider"]
 PROVIDER_PREFIX = "pulumi:providers:"
-
-
-class Registered(Protocol):
-    """What the list reads from a registration (`spotkube.cli.offline.Registration` fits)."""
-
-    type: str
-    name: str
-    urn: str
-    parent: str
-    custom: bool
-    protect: bool
-    replace_on_changes: tuple[str, ...]
-    delete_before_replace: bool
-    ignore_changes: tuple[str, ...]
 
 
 @dataclass(frozen=True, order=True)
@@ -71,7 +58,7 @@ class Resource:
         return row
 
 
-def _kind(registration: Registered) -> Kind:
+def _kind(registration: Registration) -> Kind:
     if registration.type.startswith(PROVIDER_PREFIX):
         return "provider"
     return "resource" if registration.custom else "component"
@@ -81,7 +68,7 @@ def _short(type_token: str) -> str:
     return type_token.rpartition(":")[2]
 
 
-def _note(registration: Registered, inputs: Mapping[str, Any], children: Sequence[Registered]) -> str | None:
+def _note(registration: Registration, inputs: Mapping[str, Any], children: Sequence[Registration]) -> str | None:
     if _kind(registration) != "component":
         return None
     if registration.type == DIRECTORY_TYPE:
@@ -98,17 +85,17 @@ def _note(registration: Registered, inputs: Mapping[str, Any], children: Sequenc
 
 
 def resource_list(
-    registrations: Sequence[Registered], inputs: Mapping[str, Mapping[str, Any]],
+    registrations: Sequence[Registration], inputs: Mapping[str, Mapping[str, Any]],
 ) -> tuple[Resource, ...]:
     """Every registration as a `Resource`, sorted by its place in the tree so that two runs give the
     same order (the mocks record registrations from worker threads). `inputs` maps a URN to the
     inputs to show, secrets masked."""
     by_urn = {r.urn: r for r in registrations}
-    children: dict[str, list[Registered]] = {}
+    children: dict[str, list[Registration]] = {}
     for registration in registrations:
         children.setdefault(registration.parent, []).append(registration)
 
-    def path(registration: Registered) -> tuple[str, ...]:
+    def path(registration: Registration) -> tuple[str, ...]:
         parent = by_urn.get(registration.parent)
         return (*path(parent), registration.name) if parent else (registration.name,)
 

@@ -25,6 +25,7 @@ from typing import Any, Protocol, TypeVar, cast
 
 import pulumi
 import pulumi_kubernetes as k8s
+from pulumi.output import UNKNOWN
 
 from spotkube.clouds import CLOUDS, checked, deployable, parse_spec, plan_platform, profile
 from spotkube.platform.component_names import name_problem
@@ -33,6 +34,7 @@ from spotkube.platform.errors import Problem, SpecError, SpotkubeError
 from spotkube.platform.input_messages import cut, did_you_mean, kind, shown
 from spotkube.platform.plan import PlatformPlan
 from spotkube.platform.spec import PlatformSpec, wired_fields
+from spotkube.review.catalog_check import catalog_note
 from spotkube.review.costing import LOGGED_PLAN_WARNING, price_plan
 from spotkube.review.fallback import missing_fallbacks
 
@@ -269,9 +271,9 @@ def _unwired(
 
 def _cluster_refusals(cloud: Cloud) -> dict[str, str]:
     """Keys of the stack file's settings that a cluster's args don't take, and why."""
-    other = "GkeGpuCluster" if cloud == "aks" else "AksGpuCluster"
+    others = " or ".join(p.component for p in CLOUDS.values() if p.cloud != cloud)
     return {
-        "cloud": f"is fixed by the component, which builds {cloud}; remove the key (use {other} for the other cloud)",
+        "cloud": f"is fixed by the component, which builds {cloud}; remove the key (use {others} for the other cloud)",
         "kubeflow": "is not a key of a cluster's args: Kubeflow Pipelines is its own component, KubeflowPipelines",
         "device_plugin": "is not a key of a cluster's args: the device plugin is its own component, "
                          "NvidiaDevicePlugin.for_cluster(name, cluster)",
@@ -313,7 +315,7 @@ def plan_from_spec(cloud: Cloud, spec: PlatformSpec, component: str) -> ClusterP
 def refuse_bad_name(label: str, name: str, plan: PlatformPlan) -> None:
     """Refuse a cluster component's name that would make cloud names the cloud refuses; called
     before the component registers itself, so nothing is registered."""
-    problem = name_problem(plan.cloud, name, plan.spec.environment)
+    problem = name_problem(profile(plan.cloud).component_naming, name, plan.spec.environment)
     if problem:
         raise pulumi.RunError(f"{label}: {problem}")
 
@@ -321,18 +323,20 @@ def refuse_bad_name(label: str, name: str, plan: PlatformPlan) -> None:
 def log_plan_warnings(component: pulumi.Resource, label: str, plan: PlatformPlan) -> None:
     """Say under `pulumi up` what `spotkube plan` warns about this platform's pools (a spot max price
     above on-demand, a GPU pool that costs money while idle, a price the table lacks, a GPU type
-    without an on-demand fallback), each once, as the plan words them.
+    without an on-demand fallback, a machine the GPU catalog doesn't know), each once, as the plan
+    words them (with their ids, where they have one).
 
-    The warnings come from the places the plan computes them, `price_plan` and
-    `fallback.missing_fallbacks`; a price file that can't be read skips the cost warnings with its
-    reason, because a warning must never stop a deployment. The security concerns come from the
-    cluster resource itself (`security_concerns`).
+    The warnings come from the places the plan computes them, `price_plan`,
+    `fallback.missing_fallbacks` and `catalog_check.catalog_note`; a price file that can't be read
+    skips the cost warnings with its reason, because a warning must never stop a deployment. The
+    security concerns come from the cluster resource itself (`security_concerns`).
     """
     try:
         warnings = [f"cost: {w}" for w in price_plan(plan).warnings]
     except SpotkubeError as err:
         warnings = [f"cost: no cost warnings: {err}"]
     warnings += [f"fallback: {w}" for w in missing_fallbacks(plan.pools)]
+    warnings += [f"catalog: {w}" for w in catalog_note(plan.spec).warnings]
     for warning in dict.fromkeys(warnings):
         pulumi.log.warn(f"{label}: {LOGGED_PLAN_WARNING}: {warning}", resource=component)
 
@@ -354,6 +358,28 @@ def security_concerns(component: pulumi.Resource, label: str, cloud: Cloud) -> p
             pulumi.log.warn(f"{label}: {LOGGED_PLAN_WARNING}: security: {concern}", resource=component)
 
     return transform
+
+
+#: Where a test finds answers for what only a cloud can tell: named in the warning below.
+TESTING_MODULE = "spotkube.testing"
+
+
+def unanswered(component: pulumi.Resource, label: str, what: str, source: str) -> Any:
+    """An unknown value, with a warning, for `what` the cloud did not tell (`source`: the invoke or
+    resource output that should have). A real cloud always answers these; Pulumi's unit-test mocks
+    answer `{}` unless told otherwise. Returned from an apply, it leaves the output unknown, as in a
+    preview, so the component still registers everything else, and the applies that need the value
+    never run on a None."""
+    pulumi.log.warn(f"{label}: {source} gave no {what}, so it stays unknown (and what is built from it). Under "
+                    f"Pulumi's unit-test mocks, use {TESTING_MODULE}.SpotkubeMocks, or answer it in your own Mocks",
+                    resource=component)
+    return UNKNOWN
+
+
+def required(component: pulumi.Resource, label: str, value: pulumi.Output[Any], what: str,
+             source: str) -> pulumi.Output[Any]:
+    """`value`, or unknown (with `unanswered`'s warning) when the cloud gave none."""
+    return value.apply(lambda found: found if found else unanswered(component, label, what, source))
 
 
 def built_from(cls: type[Buildable], name: str, value: Any, opts: pulumi.ResourceOptions | None) -> Buildable:

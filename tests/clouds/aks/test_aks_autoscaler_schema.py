@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
-from spotkube.cli.offline import StackRun, run_stack
-from spotkube.clouds.aks.profile import AUTOSCALER_FORMATS, CLUSTER_TYPE
+from spotkube.clouds.aks.profile import AUTOSCALER_FORMATS
+from spotkube.clouds.aks.resources import CLUSTER_TYPE
 from spotkube.clouds.aks.spec import AksAutoscalerSettings as AutoscalerSettings
+from spotkube.components.offline import StackRun, run_stack
 from spotkube.platform.project import Project
 from spotkube.platform.spec import alias
 

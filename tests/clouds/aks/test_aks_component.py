@@ -8,16 +8,18 @@ import pulumi
 import pytest
 import yaml
 
-from spotkube import AksGpuCluster, GpuClusterArgs
-from spotkube.cli.offline import Recording, Registration, record_program
+from spotkube import AksGpuCluster, AksGpuClusterArgs
 from spotkube.clouds.aks.spec import AksSpec
+from spotkube.components.offline import Recording, record_program
+from spotkube.platform.registration import Registration
+from spotkube.platform.spec import PlatformSpec
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 CLUSTER = "azure-native:containerservice:ManagedCluster"
 SPOT_TAINT = "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"
 GPU_TAINT = "nvidia.com/gpu=present:NoSchedule"
 
-ARGS: GpuClusterArgs = {
+ARGS: AksGpuClusterArgs = {
     "environment": "dev",
     "region": "uksouth",
     "system_pool": {"machine": "Standard_D4s_v3", "min": 2, "max": 3},
@@ -32,14 +34,14 @@ ARGS: GpuClusterArgs = {
 DEPLOYER = {"object_id": "c0ffee00-0000-4000-8000-000000000001", "principal_type": "ServicePrincipal"}
 
 
-def with_deployer(args: GpuClusterArgs) -> GpuClusterArgs:
+def with_deployer(args: AksGpuClusterArgs) -> AksGpuClusterArgs:
     """`args` with DEPLOYER under cluster.deployer, unless the test names its own."""
     cluster = dict(args.get("cluster") or {})
     cluster["deployer"] = {**DEPLOYER, **(cluster.get("deployer") or {})}
-    return cast(GpuClusterArgs, {**args, "cluster": cluster})
+    return cast(AksGpuClusterArgs, {**args, "cluster": cluster})
 
 
-def build(args: GpuClusterArgs, deployer: bool = True) -> Recording:
+def build(args: AksGpuClusterArgs, deployer: bool = True) -> Recording:
     def program() -> None:
         cluster = AksGpuCluster("ml", args=with_deployer(args) if deployer else args)
         pulumi.export("kubeconfig", cluster.kubeconfig)
@@ -161,7 +163,7 @@ def test_existing_resource_group_is_used_by_name() -> None:
 
 
 def test_bad_args_stop_before_registering_anything() -> None:
-    from spotkube.cli.offline import ProgramFailed
+    from spotkube.components.offline import ProgramFailed
 
     with pytest.raises(ProgramFailed, match=r"AksGpuCluster 'ml' args: gpu_pools\[0\]\.max_price") as err:
         build({**ARGS, "gpu_pools": [{"name": "x", "machine": "Standard_NC4as_T4_v3", "max_price": -3}]})
@@ -177,10 +179,10 @@ def test_bad_args_stop_before_registering_anything() -> None:
                        r"system_pool, platform_pool, gpu_pools, spot_pools, cluster; did you mean gpu_pools\?"),
 ])
 def test_args_outside_the_cluster_s_own_keys_are_refused(extra: dict[str, object], message: str) -> None:
-    from spotkube.cli.offline import ProgramFailed
+    from spotkube.components.offline import ProgramFailed
 
     with pytest.raises(ProgramFailed, match=message) as err:
-        build(cast(GpuClusterArgs, {**ARGS, **extra}))
+        build(cast(AksGpuClusterArgs, {**ARGS, **extra}))
     assert err.value.registrations == []
 
 
@@ -191,12 +193,24 @@ def test_a_cluster_without_a_platform_pool_is_the_kubeflow_component_s_concern()
 
 
 def test_from_spec_refuses_a_hand_built_spec_that_breaks_the_rules() -> None:
-    from spotkube.cli.offline import ProgramFailed
+    from spotkube.components.offline import ProgramFailed
 
     spec = AksSpec.model_validate({"cloud": "aks", "environment": "dev", "region": "uksouth",
                                    "platformPool": {"name": "platformpool"}})
     with pytest.raises(ProgramFailed, match=r"AksGpuCluster 'ml': spotkube:platformPool.name: 'platformpool' is "
                                             r"too long") as err:
+        record_program(lambda: AksGpuCluster.from_spec("ml", spec), project="spotkube", stack="test", config={})
+    assert err.value.registrations == []
+
+
+def test_from_spec_refuses_a_spec_that_is_not_its_cloud_s_model() -> None:
+    """Only a cloud's own spec has its fields: the shared base, validated by hand, is refused with
+    the model to use, before anything is registered."""
+    from spotkube.components.offline import ProgramFailed
+
+    spec = PlatformSpec.model_validate({"cloud": "aks", "environment": "dev", "region": "uksouth"})
+    with pytest.raises(ProgramFailed, match=r"AksGpuCluster 'ml': spotkube:cloud: 'aks' in a PlatformSpec: build "
+                                            r"the spec with AksSpec") as err:
         record_program(lambda: AksGpuCluster.from_spec("ml", spec), project="spotkube", stack="test", config={})
     assert err.value.registrations == []
 
@@ -274,19 +288,19 @@ def test_the_provider_kubeconfig_signs_in_without_a_person(mode: str) -> None:
 
 
 def test_a_system_pool_machine_change_is_refused_with_the_migration(monkeypatch: pytest.MonkeyPatch) -> None:
-    from spotkube.cli import offline
-    from spotkube.cli.offline import ProgramFailed
+    from spotkube import testing
+    from spotkube.components.offline import ProgramFailed
 
-    real = offline._computed_outputs
+    real = testing.computed_outputs
 
-    def deployed_with_another_size(type_token: str, inputs: Any) -> dict[str, Any]:
-        outputs = real(type_token, inputs)
+    def deployed_with_another_size(type_token: str, name: str, inputs: Any) -> dict[str, Any]:
+        outputs = real(type_token, name, inputs)
         if type_token == CLUSTER:
             (profile,) = inputs["agentPoolProfiles"]
             outputs["agentPoolProfiles"] = [{**profile, "vmSize": "Standard_D2s_v3"}]
         return outputs
 
-    monkeypatch.setattr(offline, "_computed_outputs", deployed_with_another_size)
+    monkeypatch.setattr(testing, "computed_outputs", deployed_with_another_size)
     with pytest.raises(ProgramFailed) as err:
         build(ARGS)
     message = str(err.value)
@@ -296,7 +310,7 @@ def test_a_system_pool_machine_change_is_refused_with_the_migration(monkeypatch:
 
 
 def test_a_cluster_without_a_deployer_is_refused_before_anything_is_registered() -> None:
-    from spotkube.cli.offline import ProgramFailed
+    from spotkube.components.offline import ProgramFailed
 
     with pytest.raises(ProgramFailed) as failure:
         build(ARGS, deployer=False)

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from spotkube.cli.offline import StackRun, run_stack
 from spotkube.clouds.aks import identities
+from spotkube.components.offline import StackRun, run_stack
 from spotkube.platform.identities import Call, Role, granting, matches
 from spotkube.platform.project import Project
 

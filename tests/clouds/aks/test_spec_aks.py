@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from spotkube.cli.offline import ProgramFailed, record_program, run_stack
+from spotkube.components.offline import ProgramFailed, record_program, run_stack
+from spotkube.platform.catalog import bundled_catalog
 from spotkube.platform.errors import SpecError
 from spotkube.platform.project import Project, as_pulumi_config, stack_config
 
@@ -75,8 +76,8 @@ BAD_INPUTS: list[tuple[str, dict[str, Any], str]] = [
     ("retired V100 size", base(gpuPools=[{**T4, "machine": "Standard_NC6s_v3"}]),
      "spotkube:gpuPools[0].machine: 'Standard_NC6s_v3' is retired; use Standard_NC4as_T4_v3 (T4)"),
     ("unknown GPU size", base(gpuPools=[{**T4, "machine": "Standard_D4s_v3"}]),
-     "spotkube:gpuPools[0].machine: 'Standard_D4s_v3' is not a GPU VM size spotkube knows; use one of "
-     "Standard_NC4as_T4_v3"),
+     "spotkube:gpuPools[0].machine: 'Standard_D4s_v3' carries no GPU: Azure's D series has none (catalog of "
+     f"{bundled_catalog().cloud('aks').date}); use a GPU size, e.g. Standard_NC4as_T4_v3 (1 × nvidia-tesla-t4)"),
     ("GPU does not match size", base(gpuPools=[{**T4, "gpu": {"type": "nvidia-l4", "count": 1}}]),
      "spotkube:gpuPools[0].gpu: 1 × nvidia-l4 does not match Standard_NC4as_T4_v3, which carries "
      "1 × nvidia-tesla-t4"),

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from spotkube.cli.offline import run_stack
-from spotkube.clouds.gke.profile import COMPUTE_CLASS_TYPE
+from spotkube.clouds.gke.resources import COMPUTE_CLASS_TYPE
+from spotkube.components.offline import run_stack
 from spotkube.platform.project import Project
 
 REPO = Path(__file__).resolve().parents[3]

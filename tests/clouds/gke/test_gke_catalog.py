@@ -1,4 +1,4 @@
-"""The GKE catalog: machine/GPU pairing, N1 counts, the GPU zone table and the node pool name rule.
+"""The GKE catalog: machine/GPU pairing, N1 counts, the GPU zones and the node pool name rule.
 
 Each rule is tested both ways, so a check that refuses everything (or nothing) fails here, and the
 refusals are checked for the parts a user needs: what is wrong and what would be accepted.
@@ -29,20 +29,18 @@ def test_vocabulary_covers_the_gke_accelerator_names() -> None:
         "nvidia-a100-80gb",
         "nvidia-h100-80gb",
     ):
-        assert name in gke.ACCELERATORS
+        assert name in gke.accelerators()
 
 
-def test_every_gpu_in_the_tables_is_in_the_vocabulary() -> None:
-    used = set(gke.N1_ACCELERATOR_COUNTS) | {g for g, _ in gke.FIXED_GPU_MACHINE_TYPES.values()}
-    for zones in gke.GPU_ZONES.values():
-        for offered in zones.values():
-            used |= offered
-    assert used <= set(gke.ACCELERATORS)
+def test_every_gpu_in_the_rules_and_machines_is_in_the_vocabulary() -> None:
+    used = set(gke.N1_ACCELERATOR_COUNTS) | {g for g, _ in gke.fixed_gpu_machine_types().values()}
+    assert used <= set(gke.accelerators())
 
 
-def test_every_gpu_has_somewhere_to_go() -> None:
-    for gpu in gke.ACCELERATORS:
+def test_every_gpu_has_somewhere_to_go_and_zones() -> None:
+    for gpu in gke.accelerators():
         assert gpu in gke.N1_ACCELERATOR_COUNTS or gke.machine_types_for(gpu)
+        assert any(gke.zones_offering(region, gpu) for region in gke.REGIONS)
 
 
 # --- fixed-GPU families: count fill-in ------------------------------------------------------------
@@ -91,7 +89,7 @@ def test_wrong_gpu_on_a_g2_says_what_it_carries() -> None:
     msg = gke.pairing_error("g2-standard-8", "nvidia-tesla-t4", 1)
     assert msg is not None
     assert f"g2-standard-8 carries 1 {X} nvidia-l4" in msg
-    assert "nvidia-tesla-t4 is not accepted" in msg
+    assert "'nvidia-tesla-t4' is not accepted" in msg
     assert "N1" in msg  # where a T4 would fit
 
 
@@ -117,10 +115,17 @@ def test_wrong_count_on_a_fixed_type_is_refused() -> None:
 
 
 def test_unknown_size_of_a_fixed_family_lists_the_known_ones() -> None:
-    msg = gke.pairing_error("g2-standard-6", "nvidia-l4")
-    assert msg is not None
+    msg = gke.unlisted_machine_error("g2-standard-6")
+    assert "'g2-standard-6' is not in spotkube's catalog of 2026-" in msg
     assert "g2-standard-4" in msg
     assert "g2-standard-96" in msg
+    assert "gpu: {type:" in msg  # how to declare it
+    assert "spotkube catalog refresh --cloud gke" in msg
+
+
+def test_a_declared_gpu_on_an_unknown_size_is_taken() -> None:
+    assert gke.pairing_error("g2-standard-6", "nvidia-l4", 1) is None
+    assert gke.pairing_error("a5-highgpu-8g", "nvidia-b300", 8) is None
 
 
 def test_a3_high_small_sizes_are_spot_or_flex_only() -> None:
@@ -216,7 +221,7 @@ def test_non_positive_count_is_refused(count: int) -> None:
 def test_n1_refuses_a_fixed_family_gpu_and_names_its_machines() -> None:
     msg = gke.pairing_error("n1-standard-8", "nvidia-l4", 1)
     assert msg is not None
-    assert msg.startswith("nvidia-l4 needs a g2 machine type (g2-standard-4,")
+    assert msg.startswith("'nvidia-l4' needs a g2 machine type (g2-standard-4,")
     assert "n1-standard-8 takes only nvidia-tesla-t4" in msg
 
 
@@ -248,9 +253,9 @@ def test_unknown_n1_size_is_refused_with_the_sizes() -> None:
 def test_non_gpu_family_is_refused(machine_type: str) -> None:
     msg = gke.pairing_error(machine_type, "nvidia-l4", 1)
     assert msg is not None
-    assert f"{machine_type} cannot carry a GPU" in msg
+    assert f"'{machine_type}' carries no GPU: the {machine_type.split('-')[0]} family has none" in msg
     assert "N1" in msg
-    assert "a2, a3 and g2" in msg
+    assert "a2, a3, a4 and g2" in msg
     assert "g2-standard-4" in msg  # where an L4 would fit
 
 
@@ -264,16 +269,19 @@ def test_unknown_gpu_type_is_refused_with_the_vocabulary() -> None:
 # --- zones ----------------------------------------------------------------------------------------
 
 
-def test_table_covers_the_required_regions() -> None:
-    assert {"us-central1", "europe-west4"} <= set(gke.GPU_ZONES)
+def test_catalog_knows_the_required_regions() -> None:
+    assert {"us-central1", "europe-west4"} <= set(gke.gpu_regions())
     assert gke.GPU_ZONES_SOURCE == "https://cloud.google.com/compute/docs/gpus/gpu-regions-zones"
-    assert gke.GPU_ZONES_DATE
 
 
 def test_zone_names_belong_to_their_region() -> None:
-    for region, zones in gke.GPU_ZONES.items():
-        for zone in zones:
+    for region in gke.gpu_regions():
+        for zone in gke.region_zones(region) or ():
             assert re.fullmatch(rf"{re.escape(region)}-[a-z]", zone)
+    for gpu in gke.accelerators():
+        for region in gke.REGIONS:
+            for zone in gke.zones_offering(region, gpu) or ():
+                assert re.fullmatch(rf"{re.escape(region)}-[a-z]", zone)
 
 
 def test_zones_offering() -> None:
@@ -302,10 +310,10 @@ def test_zone_check_accepts_no_zones_when_the_region_has_the_gpu() -> None:
 def test_zone_check_reports_an_unknown_region() -> None:
     msg = gke.zone_check("asia-east1", ["asia-east1-a"], "nvidia-l4")
     assert msg is not None
-    assert "region asia-east1 is not in spotkube's GPU zone table" in msg
-    assert gke.GPU_ZONES_SOURCE in msg
-    assert gke.GPU_ZONES_DATE in msg
-    assert "us-central1" in msg  # the known regions
+    assert "doesn't know the GPU zones of region asia-east1" in msg
+    assert "catalog of 2026-" in msg  # its date
+    assert "spotkube catalog refresh --cloud gke" in msg
+    assert "regions where it knows nvidia-l4 is offered: europe-west1" in msg
 
 
 def test_zone_check_reports_a_zone_outside_the_region() -> None:

@@ -1,6 +1,6 @@
 """GkeGpuCluster under Pulumi mocks: what it registers, with which options, and what it exports.
 
-Each program runs under `spotkube.cli.offline.record_program`, whose recording monitor keeps the
+Each program runs under `spotkube.components.offline.record_program`, whose recording monitor keeps the
 options (parent, protect, ignoreChanges) that Pulumi's MockResourceArgs leaves out. Inputs are
 checked as the engine receives them: camelCase, nested fields included.
 """
@@ -17,13 +17,15 @@ import pulumi
 import pytest
 import yaml
 
-from spotkube import GkeGpuCluster
-from spotkube.cli.offline import ProgramFailed, Recording, Registration, record_program
+from spotkube import GkeGpuCluster, GkeGpuClusterArgs
 from spotkube.clouds import parse_spec, plan_platform
 from spotkube.clouds.gke import component as gke
+from spotkube.clouds.gke import resources
+from spotkube.clouds.gke.resources import taint_of
+from spotkube.components.offline import ProgramFailed, Recording, record_program
 from spotkube.platform import contract
+from spotkube.platform.registration import Registration
 from spotkube.review.plan_document import pool_rows
-from spotkube.shell.args import GpuClusterArgs
 
 NODE_POOL = "gcp:container/nodePool:NodePool"
 CLUSTER = "gcp:container/cluster:Cluster"
@@ -31,7 +33,7 @@ ACCOUNT = "gcp:serviceaccount/account:Account"
 IAM_MEMBER = "gcp:projects/iAMMember:IAMMember"
 COMPONENT = "spotkube:index:GkeGpuCluster"
 
-DEV: GpuClusterArgs = {
+DEV: GkeGpuClusterArgs = {
     "environment": "dev",
     "region": "us-central1",
     "cluster": {"project": "spotkube-test"},
@@ -42,7 +44,7 @@ DEV: GpuClusterArgs = {
         {"name": "l4-ondemand", "machine": "g2-standard-8", "capacity": "on-demand", "max": 2},
     ],
 }
-PROD: GpuClusterArgs = {
+PROD: GkeGpuClusterArgs = {
     "environment": "prod",
     "region": "europe-west4",
     "cluster": {"project": "spotkube-test", "authorized_ip_ranges": ["203.0.113.0/24"]},
@@ -50,7 +52,7 @@ PROD: GpuClusterArgs = {
 }
 
 
-def build(args: GpuClusterArgs, on_cluster: Callable[[GkeGpuCluster], object] | None = None) -> Recording:
+def build(args: GkeGpuClusterArgs, on_cluster: Callable[[GkeGpuCluster], object] | None = None) -> Recording:
     """Run a program that builds one GkeGpuCluster and exports its outputs, as infra/ does."""
 
     def program() -> None:
@@ -105,7 +107,7 @@ def test_gpu_pool_zones_are_the_zones_that_offer_the_gpu(dev: Recording) -> None
 
 
 def test_taints_are_declared_explicitly_in_gke_form(dev: Recording) -> None:
-    taints = {name: [contract.Taint.from_gke(t) for t in r.inputs["nodeConfig"].get("taints") or []]
+    taints = {name: [taint_of(t) for t in r.inputs["nodeConfig"].get("taints") or []]
               for name, r in pools(dev).items()}
     gpu = contract.Taint("nvidia.com/gpu", "present", "NoSchedule")
     spot = contract.Taint("cloud.google.com/gke-spot", "true", "NoSchedule")
@@ -148,12 +150,12 @@ def test_spot_and_preemptible_are_never_both_set(dev: Recording) -> None:
 
 
 def test_a_spot_cpu_pool_is_a_spot_node_pool_without_gpus() -> None:
-    args: GpuClusterArgs = {**DEV, "spot_pools": [{"name": "cpu-spot", "machine": "e2-standard-8", "max": 10}]}
+    args: GkeGpuClusterArgs = {**DEV, "spot_pools": [{"name": "cpu-spot", "machine": "e2-standard-8", "max": 10}]}
     registered = pools(build(args))["cpu-spot"].inputs
     config = registered["nodeConfig"]
     assert config["spot"] is True and "preemptible" not in config
     assert "guestAccelerators" not in config
-    assert [contract.Taint.from_gke(t) for t in config["taints"]] == [contract.GKE_SPOT_TAINT]
+    assert [taint_of(t) for t in config["taints"]] == [contract.GKE_SPOT_TAINT]
     assert config["labels"][contract.CAPACITY_LABEL] == "spot"
     assert config["labels"][contract.ACCELERATOR_LABEL] == contract.NO_ACCELERATOR
     assert registered["autoscaling"]["locationPolicy"] == "ANY"
@@ -169,7 +171,7 @@ def test_guest_accelerators_carry_an_explicit_driver_version(dev: Recording) -> 
 
 
 def test_gpu_driver_setting_reaches_the_pool_and_turns_secure_boot_off_only_for_own_drivers() -> None:
-    args: GpuClusterArgs = {**DEV, "gpu_pools": [
+    args: GkeGpuClusterArgs = {**DEV, "gpu_pools": [
         {"name": "own-driver", "machine": "g2-standard-8", "gpu_driver": "INSTALLATION_DISABLED"}]}
     registered = pools(build(args))
     config = registered["own-driver"].inputs["nodeConfig"]
@@ -208,7 +210,7 @@ def test_initial_node_count_is_per_zone_and_covers_min(dev: Recording) -> None:
     assert registered["system"].inputs["initialNodeCount"] == 1  # min 2 over GKE's 3 default zones
     zonal = {"min": 5, "max": 8, "zones": ["us-central1-a", "us-central1-b"]}
     plan = plan_platform(parse_spec({"cloud": "gke", **DEV, "system_pool": zonal}, "test"))
-    assert gke.initial_node_count(plan.system_pool) == 3  # 2 zones × 3 nodes >= min 5
+    assert resources.initial_node_count(plan.system_pool) == 3  # 2 zones × 3 nodes >= min 5
 
 
 def test_every_child_is_parented_to_the_component(dev: Recording) -> None:
@@ -311,7 +313,7 @@ def test_prod_is_protected_with_private_nodes_and_authorized_networks(prod: Reco
 
 
 def test_prod_switches_can_be_turned_off_and_calico_uses_the_addon() -> None:
-    args: GpuClusterArgs = {**PROD, "cluster": {
+    args: GkeGpuClusterArgs = {**PROD, "cluster": {
         "project": "spotkube-test", "private": False, "deletion_protection": False, "network_policy": "calico",
         "network": "ml-vpc", "subnetwork": "ml-europe-west4", "channel": "STABLE"}}
     (cluster,) = of_type(build(args), CLUSTER)
@@ -364,7 +366,7 @@ def test_plan_rows_have_the_same_shape_as_aks(dev: Recording) -> None:
 
 
 def test_bad_args_fail_before_anything_is_registered() -> None:
-    args: GpuClusterArgs = {**DEV, "gpu_pools": [{"name": "l4-spot", "machine": "g2-standard-8",
+    args: GkeGpuClusterArgs = {**DEV, "gpu_pools": [{"name": "l4-spot", "machine": "g2-standard-8",
                                                   "gpu": {"type": "nvidia-tesla-t4", "count": 1}}]}
     with pytest.raises(ProgramFailed) as failure:
         build(args)
@@ -376,10 +378,10 @@ def test_bad_args_fail_before_anything_is_registered() -> None:
 @pytest.mark.parametrize("name", ["spotkube", "ml", "9lives", "A Very Long Component Name Indeed", "x--y"])
 def test_node_service_account_ids_follow_iam_rules(name: str) -> None:
     spec = parse_spec({"cloud": "gke", **DEV}, "test")
-    account_id = gke.node_service_account_id(name, spec)
+    account_id = resources.node_service_account_id(name, spec)
     assert re.fullmatch(r"[a-z][-a-z0-9]{4,28}[a-z0-9]", account_id)
     other_region = parse_spec({"cloud": "gke", **PROD}, "test")
-    assert gke.node_service_account_id(name, other_region) != account_id
+    assert resources.node_service_account_id(name, other_region) != account_id
 
 
 def _imports(module: Path) -> set[str]:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from spotkube.cli.offline import StackRun, run_stack
 from spotkube.clouds.gke import identities
+from spotkube.components.offline import StackRun, run_stack
 from spotkube.platform.identities import Call, KubernetesKind, Role, granting
 from spotkube.platform.project import Project
 

@@ -2,7 +2,7 @@
 stack file, the config key, the value and what would be accepted, and nothing is registered.
 
 Each case is written into a temporary copy of the project and checked two ways: through
-`spotkube.cli.offline.run_stack` (the plan's path, which validates before running anything) and by
+`spotkube.components.offline.run_stack` (the plan's path, which validates before running anything) and by
 running the real `infra/__main__.py` under the recording mocks, which must stop with the same
 message before registering a single resource.
 """
@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 import yaml
 
-from spotkube.cli.offline import ProgramFailed, record_program, run_stack
 from spotkube.clouds import parse_spec
+from spotkube.components.offline import ProgramFailed, record_program, run_stack
 from spotkube.platform.errors import SpecError
 from spotkube.platform.project import Project, as_pulumi_config, find_project, stack_config
 
@@ -87,11 +87,11 @@ CASES: list[tuple[str, Change, str, tuple[str, ...]]] = [
      ("['spot', 'preemptible']", "spot and preemptible together are refused", "'spot'", "'preemptible'",
       "'on-demand'")),
     ("g2-with-t4", pool(machine="g2-standard-8"), "gpuPools[1].gpu",
-     ("g2-standard-8 carries 1 × nvidia-l4", "nvidia-tesla-t4 is not accepted", "needs an N1 machine type")),
+     ("g2-standard-8 carries 1 × nvidia-l4", "'nvidia-tesla-t4' is not accepted", "needs an N1 machine type")),
     ("n1-with-a100", pool(gpu={"type": "nvidia-tesla-a100", "count": 1}), "gpuPools[1].gpu",
-     ("nvidia-tesla-a100 needs an a2 machine type (a2-highgpu-1g", "n1-standard-8 takes only nvidia-tesla-t4")),
+     ("'nvidia-tesla-a100' needs an a2 machine type (a2-highgpu-1g", "n1-standard-8 takes only nvidia-tesla-t4")),
     ("e2-with-gpu", pool(machine="e2-standard-4"), "gpuPools[1].gpu",
-     ("e2-standard-4 cannot carry a GPU", "nvidia-tesla-t4 needs an N1 machine type")),
+     ("'e2-standard-4' carries no GPU: the e2 family has none", "'nvidia-tesla-t4' needs an N1 machine type")),
     ("a2-wrong-count", pool(machine="a2-highgpu-2g", gpu={"type": "nvidia-tesla-a100", "count": 1}),
      "gpuPools[1].gpu", ("a2-highgpu-2g carries 2 × nvidia-tesla-a100", "a count of 1 is not accepted",
                          "give 2 or leave the count out")),
@@ -105,7 +105,8 @@ CASES: list[tuple[str, Change, str, tuple[str, ...]]] = [
     ("n1-too-big-for-one-v100", pool(machine="n1-standard-32", gpu={"type": "nvidia-tesla-v100", "count": 1}),
      "gpuPools[1].gpu", ("n1-standard-32 has 32 vCPUs", "allows at most 12", "use 4 × nvidia-tesla-v100")),
     ("unknown-region", top("region", "asia-south2"), "region",
-     ("region asia-south2 is not in spotkube's GPU zone table", "known regions: us-central1",
+     ("doesn't know the GPU zones of region asia-south2",
+      "regions where it knows nvidia-tesla-t4 is offered: europe-west1", "us-central1",
       "gcloud compute accelerator-types list")),
     ("azure-region", top("region", "uksouth"), "region",
      ("'uksouth' is an AKS region; a GKE stack takes a region such as us-central1 or europe-west4",)),

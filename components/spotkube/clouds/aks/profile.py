@@ -9,37 +9,25 @@ them, with their sources, are in docs/platform-facts.md#aks.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
 from typing import Any
 
-import yaml
-
 from spotkube.clouds.aks import catalog as catalog
-from spotkube.clouds.aks import identities, quota, usage_api
+from spotkube.clouds.aks import deploy, identities, kubeconfig, offline, preflight, quota, resources, usage_api
+from spotkube.clouds.aks.resources import VERSIONED_NAME_MAX
 from spotkube.clouds.aks.spec import AksGpuPool, AksSpec
-from spotkube.platform import contract
+from spotkube.platform.catalog import CloudCatalog, declared_gpu_problem, refresh_command
 from spotkube.platform.cloud import (
-    AutoscalerFacts,
     CloudProfile,
     GpuResolution,
-    RegisteredPool,
     RuleOutput,
-    first,
-    items,
-    mapping,
 )
+from spotkube.platform.component_names import ComponentNaming
 from spotkube.platform.errors import NewStackError, Problem
-from spotkube.platform.input_messages import shown
-from spotkube.platform.posture import ClusterPosture, Setting, flag, listed
+from spotkube.platform.input_messages import did_you_mean, shown
 from spotkube.platform.spec import GpuSpec, alias, all_pools, config_key, set_by_user, worker_pools
 
-CLUSTER_TYPE = "azure-native:containerservice:ManagedCluster"
-AGENT_POOL_TYPE = "azure-native:containerservice:AgentPool"
 CHANNELS = ("stable", "rapid", "patch", "node-image", "none")
 DEFAULT_MACHINE = "Standard_D4s_v3"
-#: Longest platform pool name whose cloud name spotkube versions (see shells.aks.cloud_pool_name):
-#: AKS allows 12 characters, and the version adds 4.
-VERSIONED_NAME_MAX = 8
 GUID_PATTERN = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 #: The all-zero GUID: a placeholder, never a real group.
 NIL_GUID = "00000000-0000-0000-0000-000000000000"
@@ -113,171 +101,63 @@ def rules(spec: AksSpec) -> RuleOutput:
         if not re.fullmatch(pattern, value):
             yield Problem(config_key(f"cluster.autoscaler.{alias(autoscaler, name)}"),
                           f"{shown(value)} is not accepted by AKS; use {accepted}")
+    yield from _gpu_offers(spec)
+
+
+def _gpu_offers(spec: AksSpec) -> RuleOutput:
+    """GPU pools against where the catalog says Azure offers their size: a region it knows completely
+    without the size, or zones the size lacks there, would fail only when Azure creates the pool."""
+    section = catalog.section()
+    for i, pool in enumerate(spec.gpu_pools):
+        if section.machine(pool.machine) is None:
+            continue  # not in the catalog: gpu_of reports it, or the plan warns that it was declared
+        offer = section.offer(pool.machine, spec.region)
+        where = f"catalog of {section.describe()}"
+        if offer.status == "absent":
+            elsewhere = ", ".join(section.regions_offering(pool.machine)) or "none"
+            yield Problem(config_key(f"gpuPools[{i}].machine"), f"{pool.machine} is not offered in {spec.region} "
+                          f"({where}); regions that offer it: {elsewhere}. If the catalog is stale, run "
+                          f"`{refresh_command(catalog.CLOUD)}`")
+        elif offer.status == "offered" and offer.zones is not None and pool.zones:
+            missing = [zone for zone in pool.zones if zone not in offer.zones]
+            if missing:
+                offered = f"in zones {', '.join(offer.zones)}" if offer.zones else "without availability zones"
+                yield Problem(config_key(f"gpuPools[{i}].zones"), f"{', '.join(map(repr, missing))}: {pool.machine} is "
+                              f"offered in {spec.region} only {offered} ({where}); use those zones, or none")
 
 
 def gpu_of(pool: AksGpuPool) -> GpuResolution:
-    """The GPU an AKS VM size carries, or the reason the pool's GPU settings are wrong."""
-    known = catalog.GPU_VM_SIZES.get(pool.machine)
+    """The GPU an AKS VM size carries, or the reason the pool's GPU settings are wrong.
+
+    A size the catalog doesn't know is taken with the GPUs the pool declares (the plan warns with
+    `catalog-unlisted-size`); without a declaration the message says so, and how to declare or refresh.
+    """
+    if pool.machine in catalog.RETIRED_VM_SIZES or not re.fullmatch(catalog.VM_SIZE_PATTERN, pool.machine):
+        return None, None  # already reported as retired, or as not an Azure VM size
+    section = catalog.section()
+    known = section.machine(pool.machine)
     if known is None:
-        if pool.machine in catalog.RETIRED_VM_SIZES:
-            return None, None  # already reported as retired
-        return None, (f"{shown(pool.machine)} is not a GPU VM size spotkube knows; use one of "
-                      f"{', '.join(catalog.GPU_VM_SIZES)}")
-    gpu = GpuSpec(type=known[0], count=known[1])
+        return _unlisted_gpu(pool, section)
+    gpu = GpuSpec(type=known.gpu.type, count=known.gpu.count)
     if pool.gpu is not None and pool.gpu != gpu:
         return None, (f"{pool.gpu.count} × {pool.gpu.type} does not match {pool.machine}, which carries "
                       f"{gpu.count} × {gpu.type}; remove gpu or correct it")
     return gpu, None
 
 
-def _taints(texts: Any) -> frozenset[contract.Taint]:
-    """AKS `nodeTaints`; a malformed taint protects nothing, so it is simply not counted."""
-    taints = set()
-    for text in items(texts):
-        try:
-            taints.add(contract.Taint.parse(str(text)))
-        except ValueError:
-            continue
-    return frozenset(taints)
-
-
-def _pool(where: str, name: str, profile: Mapping[str, Any]) -> RegisteredPool:
-    labels = {str(k): str(v) for k, v in mapping(profile.get("nodeLabels")).items()}
-    machine = profile.get("vmSize")
-    spot = profile.get("scaleSetPriority") == "Spot"
-    accelerator = labels.get(contract.ACCELERATOR_LABEL)
-    labelled_gpu = accelerator not in (None, "", contract.NO_ACCELERATOR) or contract.AKS_ACCELERATOR_LABEL[0] in labels
-    return RegisteredPool(
-        where=where,
-        cloud_name=name,
-        labels=labels,
-        machine=machine,
-        gpu_count=catalog.GPU_VM_SIZES.get(machine or "", ("", 0))[1],
-        has_gpu=machine in catalog.GPU_VM_SIZES or labelled_gpu,
-        capacity="spot" if spot else "on-demand",
-        system=profile.get("mode") == "System" or labels.get(contract.ROLE_LABEL) == "system",
-        min_nodes=first(profile, "minCount"),
-        max_nodes=first(profile, "maxCount"),
-        taint_texts=tuple(str(t) for t in items(profile.get("nodeTaints"))),
-        taints=_taints(profile.get("nodeTaints")),
-        zones=tuple(str(z) for z in items(profile.get("availabilityZones"))),
-        eviction_policy=profile.get("scaleSetEvictionPolicy"),
-        max_price=profile.get("spotMaxPrice"),
-        retired_in_favour_of=catalog.RETIRED_VM_SIZES.get(machine or ""),
-    )
-
-
-def read_pools(type_token: str, name: str, inputs: Mapping[str, Any]) -> list[RegisteredPool]:
-    """The pools a registration declares: a ManagedCluster's inline profiles, or one AgentPool."""
-    if type_token == AGENT_POOL_TYPE:
-        return [_pool(f"AgentPool {shown(name)}", str(inputs.get("agentPoolName") or name), inputs)]
-    if type_token == CLUSTER_TYPE:
-        profiles = [mapping(p) for p in items(inputs.get("agentPoolProfiles"))]
-        return [_pool(f"ManagedCluster {shown(name)} agentPoolProfiles[{i}] ({p.get('name')})", str(p.get("name")), p)
-                for i, p in enumerate(profiles)]
-    return []
-
-
-def read_posture(type_token: str, name: str, inputs: Mapping[str, Any], protect: bool) -> ClusterPosture | None:
-    """A ManagedCluster's security settings as registered; the concerns are what spotkube's prod
-    defaults avoid (docs/platform-facts.md#aks-api-server-access)."""
-    if type_token != CLUSTER_TYPE:
-        return None
-    access = mapping(inputs.get("apiServerAccessProfile"))
-    ranges = [str(r) for r in items(access.get("authorizedIPRanges"))]
-    if access.get("enablePrivateCluster"):
-        exposure = Setting("API server", "private (VNet only)")
-    elif ranges:
-        exposure = Setting("API server", f"public, authorized ranges {listed(ranges)}")
-    else:
-        exposure = Setting("API server", "public, any address", "reachable from the whole internet")
-    aad = mapping(inputs.get("aadProfile"))
-    if aad.get("managed") and aad.get("enableAzureRBAC"):
-        identity = Setting("Entra ID / RBAC", "Entra ID with Azure RBAC; admin groups "
-                           f"{listed(items(aad.get('adminGroupObjectIDs')))}")
-    elif aad.get("managed"):
-        identity = Setting("Entra ID / RBAC", "Entra ID with Kubernetes RBAC")
-    elif inputs.get("enableRBAC"):
-        identity = Setting("Entra ID / RBAC", "Kubernetes RBAC without Entra ID", "no Entra ID sign-in")
-    else:
-        identity = Setting("Entra ID / RBAC", "off", "no RBAC")
-    network = mapping(inputs.get("networkProfile"))
-    upgrade = mapping(inputs.get("autoUpgradeProfile"))
-    security = mapping(inputs.get("securityProfile"))
-    channel = upgrade.get("upgradeChannel") or "none"
-    return ClusterPosture(f"ManagedCluster {shown(name)}", (
-        exposure,
-        flag("local accounts", inputs.get("disableLocalAccounts"), "disabled", "enabled",
-             "the cluster-admin certificate bypasses Entra ID"),
-        identity,
-        Setting("network policy", str(network.get("networkPolicy") or "none"),
-                None if network.get("networkPolicy") else "every pod can reach every pod"),
-        Setting("upgrade channel", str(channel), "no automatic upgrades" if channel == "none" else None),
-        Setting("Kubernetes version", str(inputs.get("kubernetesVersion") or "the channel's default")),
-        flag("deletion protection", protect, "protect on", "protect off",
-             "`pulumi destroy` or a replacement deletes the cluster"),
-        flag("workload identity", mapping(security.get("workloadIdentity")).get("enabled")
-             and mapping(inputs.get("oidcIssuerProfile")).get("enabled"), "on", "off",
-             "pods need stored credentials to reach Azure"),
-    ))
-
-
-#: The ConfigMap AKS's managed autoscaler reads its priority expander tiers from
-#: (docs/platform-facts.md#aks-cluster-autoscaler).
-PRIORITY_EXPANDER_CONFIGMAP = ("kube-system", "cluster-autoscaler-priority-expander")
-CONFIG_MAP_TYPE = "kubernetes:core/v1:ConfigMap"
-#: AKS's autoscaler defaults for what a stack leaves unset (the SDK's docstrings).
-DEFAULT_SCAN_SECONDS = 10
-DEFAULT_PROVISION_SECONDS = 15 * 60
-
-
-def seconds(text: Any, default: int) -> int:
-    """An autoscaler duration (`10m`, `10s`, `10`) in seconds; the default when unset or unreadable."""
-    match = re.fullmatch(r"([0-9]+)(s|m|h)?", str(text or ""))
-    if not match:
-        return default
-    return int(match[1]) * {"s": 1, None: 1, "m": 60, "h": 3600}[match[2]]
-
-
-def _priorities(inputs: Mapping[str, Any]) -> dict[int, list[str]] | None:
-    tiers = yaml.safe_load(str(mapping(inputs.get("data")).get("priorities") or "")) or {}
-    if not isinstance(tiers, Mapping):
-        return None
-    return {int(k): [str(r) for r in items(v)] for k, v in tiers.items()}
-
-
-def read_autoscaler(resources: Sequence[tuple[str, str, Mapping[str, Any]]]) -> AutoscalerFacts | None:
-    """The autoscaler as registered: the ManagedCluster's profile and the priority expander ConfigMap.
-    Azure reports no spot stock-out to the autoscaler, so each spot pool ahead of on-demand costs
-    `maxNodeProvisionTime` plus a scan (docs/platform-facts.md#aks-cluster-autoscaler)."""
-    clusters = [inputs for kind, _, inputs in resources if kind == CLUSTER_TYPE]
-    if not clusters:
-        return None
-    settings = mapping(clusters[0].get("autoScalerProfile"))
-    scan = seconds(settings.get("scanInterval"), DEFAULT_SCAN_SECONDS)
-    provision = seconds(settings.get("maxNodeProvisionTime"), DEFAULT_PROVISION_SECONDS)
-    delay = seconds(settings.get("newPodScaleUpDelay"), 0)
-    expander = str(settings.get("expander") or "random")
-    config_maps = [inputs for kind, _, inputs in resources if kind == CONFIG_MAP_TYPE
-                   and (mapping(inputs.get("metadata")).get("namespace"), mapping(inputs.get("metadata")).get("name"))
-                   == PRIORITY_EXPANDER_CONFIGMAP]
-    priorities = _priorities(config_maps[0]) if config_maps and expander == "priority" else None
-    caveat = None
-    if expander != "priority":
-        caveat = f"expander {shown(expander)} does not rank spot above on-demand; use expander: priority"
-    elif priorities is None:
-        caveat = "expander 'priority' without its ConfigMap ranks nothing"
-    return AutoscalerFacts(
-        ordered_by=f"priority expander ({'/'.join(PRIORITY_EXPANDER_CONFIGMAP)})" if priorities is not None
-        else f"expander {shown(expander)}",
-        priorities=priorities,
-        node_group=lambda pool: f"aks-{pool}-12345678-vmss",
-        give_up_seconds=provision + scan,
-        first_look_seconds=delay,
-        formula=f"newPodScaleUpDelay {delay}s + N spot pools × (maxNodeProvisionTime {provision}s + scanInterval "
-        f"{scan}s)",
-        caveat=caveat,
-    )
+def _unlisted_gpu(pool: AksGpuPool, section: CloudCatalog) -> GpuResolution:
+    """A size the catalog doesn't know: a series without GPUs is refused, a declared GPU is taken."""
+    date = section.date.isoformat()
+    if catalog.carries_no_gpu(pool.machine):
+        return None, (f"{shown(pool.machine)} carries no GPU: Azure's {catalog.series(pool.machine)} series has none "
+                      f"(catalog of {date}); use a GPU size, e.g. Standard_NC4as_T4_v3 (1 × nvidia-tesla-t4) or "
+                      "Standard_NC24ads_A100_v4 (1 × nvidia-a100-80gb)")
+    if pool.gpu is not None:
+        problem = declared_gpu_problem(pool.gpu.type)
+        return (None, problem) if problem else (pool.gpu, None)
+    return None, (f"{shown(pool.machine)} is not in spotkube's catalog of {date}; if it is a GPU size, declare its "
+                  "GPUs with gpu: {type: <GPU type, e.g. nvidia-h100-80gb>, count: <GPUs per VM>}, or run "
+                  f"`{refresh_command(catalog.CLOUD)}`{did_you_mean(pool.machine, section.machines, quoted=True)}")
 
 
 #: How to find the deployer's object id, for the message of a stack that names none.
@@ -340,34 +220,38 @@ PROFILE = CloudProfile(
     title="AKS",
     spec_model=AksSpec,
     instead_of={"gpuDriver": "AKS installs the NVIDIA driver on GPU pools itself"},
+    component="AksGpuCluster",
+    component_naming=ComponentNaming(resources.longest_component_name, resources.component_name_becomes),
     default_machine=DEFAULT_MACHINE,
     channels=CHANNELS,
     default_channel="stable",
     rules=rules,
     gpu_of=gpu_of,
     machine_arch=catalog.vm_size_arch,
-    machine_gpu=catalog.GPU_VM_SIZES.get,
-    gpu_types=frozenset(gpu for gpu, _ in catalog.GPU_VM_SIZES.values()),
-    read_pools=read_pools,
-    read_posture=read_posture,
+    machine_gpu=catalog.gpu_vm_size,
+    gpu_types=lambda: catalog.section().gpu_types(),
+    knows_machine=lambda machine: catalog.section().machine(machine) is not None,
+    read_pools=resources.read_pools,
+    read_posture=resources.read_posture,
     sign_in=sign_in,
+    login_problem=kubeconfig.login_problem,
+    preflight=preflight.PREFLIGHT,
     new_stack_config=new_stack_config,
-    price_cloud="azure",
+    deploy=deploy.DEPLOY,
+    pricing=catalog.PRICING,
     device_plugin_mode="daemonset",
     regions=catalog.REGIONS,
+    catalog_source="spotkube.clouds.aks.catalog_source",
     region_examples="eastus, westeurope or uksouth",
     # AKS takes major.minor (the latest patch) or major.minor.patch (docs/platform-facts.md#aks).
     version_pattern=r"^[1-9][0-9]*\.[0-9]+(\.[0-9]+)?$",
     version_accepted="major.minor (e.g. 1.33, which takes its latest patch) or major.minor.patch (e.g. 1.33.2)",
     price_refresh=price_refresh,
-    read_autoscaler=read_autoscaler,
-    # ARM ids carry the resource group and name, and a resource never moves region; AKS fixes the
-    # DNS prefix at creation; azure-native replaces an AgentPool on vmSize
-    # (docs/platform-facts.md#aks-pool-replacement).
-    create_only={
-        CLUSTER_TYPE: ("location", "resourceGroupName", "resourceName", "dnsPrefix"),
-        AGENT_POOL_TYPE: ("resourceGroupName", "resourceName", "agentPoolName", "vmSize"),
-    },
+    read_autoscaler=resources.read_autoscaler,
+    create_only=resources.CREATE_ONLY,
+    offline_outputs=offline.computed_outputs,
+    offline_answer=offline.call_answer,
+    offline_id=offline.resource_id,
     quota_plan=quota.quota_plan,
     read_quota=usage_api.read_quota,
     identities=identities.FACTS,

@@ -16,6 +16,8 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator
 
 from spotkube.platform.spec import (
+    ENVIRONMENT_PATTERN,
+    REGION_PATTERN,
     AutoscalerSettings,
     ClusterSettings,
     DeployerNetwork,
@@ -86,8 +88,7 @@ class AksSpotPool(SpotPool):
     name: Text = Field(description=f"Pool name, unique in the stack: {POOL_NAME}.")
     machine: Text = Field(
         min_length=1,
-        description="VM size, e.g. Standard_D4s_v3 (with GPUs for a GPU pool, e.g. Standard_NC4as_T4_v3); retired "
-        "sizes are refused, with their replacement named.",
+        description="VM size, e.g. Standard_D4s_v3; retired sizes are refused, with their replacement named.",
     )
     min: NodeCount = Field(
         default=0, description="Minimum nodes, at most `max`; 0 means an idle pool costs nothing."
@@ -133,6 +134,12 @@ class AksSpotPool(SpotPool):
 
 class AksGpuPool(AksSpotPool, GpuPool):
     """A GPU pool that scales 0..N, on spot or on-demand VMs."""
+
+    machine: Text = Field(
+        min_length=1,
+        description="GPU VM size, e.g. Standard_NC4as_T4_v3; retired sizes are refused, with their replacement "
+        "named.",
+    )
 
     gpu: GpuSpec | None = Field(
         default=None, description="GPU type and count; unset = filled in from the VM size, which fixes them."
@@ -247,6 +254,12 @@ class AksSpec(PlatformSpec):
     """One AKS platform: a ManagedCluster with its agent pools, for one environment and Azure region."""
 
     cloud: Literal["aks"] = Field(description="Which cloud: `aks`.")
+    environment: Text = Field(
+        pattern=ENVIRONMENT_PATTERN,
+        description="Environment name, e.g. dev, staging or prod. `prod` turns on every unset security switch "
+        "(`cluster.private`, `cluster.localAccountsDisabled` and `cluster.deletionProtection`) and `protect`.",
+    )
+    region: Text = Field(pattern=REGION_PATTERN, description="Azure region, e.g. uksouth or eastus.")
     system_pool: AksSystemPool = Field(default_factory=AksSystemPool, description="The on-demand system pool.")
     platform_pool: AksPlatformPool = Field(
         default_factory=AksPlatformPool,

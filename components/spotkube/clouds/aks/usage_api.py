@@ -4,7 +4,7 @@
 `cores`, `lowPriorityCores`), `limit` and `currentValue`; it needs `Microsoft.Compute/locations/
 usages/read` on the subscription. A VM size the profile's family table lacks is named by the
 Resource SKUs API (`resource_skus.list`, `Microsoft.Compute/skus/read`). The SDK comes with the
-`cloud` extra and is imported only when a quota is read, so the rest of spotkube never needs it.
+`refresh` extra and is imported only when a quota is read, so the rest of spotkube never needs it.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def _subscription(query: QuotaQuery) -> str:
 
 
 def _client(query: QuotaQuery, subscription: str) -> Any:
-    from azure.mgmt.compute import ComputeManagementClient  # the `cloud` extra; read_quota checked it is there
+    from azure.mgmt.compute import ComputeManagementClient  # the `refresh` extra; read_quota checked it is there
 
     endpoint = query.endpoint or DEFAULT_ENDPOINT
     options: dict[str, Any] = {"base_url": endpoint, "retry_total": RETRIES,
@@ -71,7 +71,7 @@ def _families(client: Any, region: str, sizes: Iterable[str]) -> dict[str, str]:
 def read_quota(query: QuotaQuery) -> LiveQuota:
     """The region's vCPU quotas of the subscription, and the families of sizes spotkube's table lacks."""
     if not installed("azure.mgmt.compute", "azure.identity"):
-        raise SpotkubeError("reading Azure quota needs Azure's SDK: pip install 'spotkube[cloud]'")
+        raise SpotkubeError("reading Azure quota needs Azure's SDK: pip install 'spotkube[refresh]'")
     from azure.core.exceptions import AzureError, ClientAuthenticationError, HttpResponseError
 
     subscription = _subscription(query)

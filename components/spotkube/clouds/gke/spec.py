@@ -15,6 +15,8 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from spotkube.platform.spec import (
+    ENVIRONMENT_PATTERN,
+    REGION_PATTERN,
     AutoscalerSettings,
     CapacityName,
     ClusterSettings,
@@ -69,7 +71,7 @@ class GkeSpotPool(SpotPool):
     name: Text = Field(description=f"Pool name, unique in the stack: {POOL_NAME}.")
     machine: Text = Field(
         min_length=1,
-        description="Machine type, e.g. e2-standard-8 (with GPUs for a GPU pool, e.g. g2-standard-8).",
+        description="Machine type, e.g. e2-standard-8.",
     )
     min: NodeCount = Field(
         default=0, description="Minimum nodes, at most `max`; 0 means an idle pool costs nothing."
@@ -89,6 +91,12 @@ class GkeSpotPool(SpotPool):
 
 class GkeGpuPool(GkeSpotPool, GpuPool):
     """A GPU pool that scales 0..N, on spot, preemptible or on-demand VMs."""
+
+    machine: Text = Field(
+        min_length=1,
+        description="Machine type with GPUs (a2, a3, g2: e.g. g2-standard-8) or an N1 type with `gpu` (e.g. "
+        "n1-standard-8).",
+    )
 
     gpu: GpuSpec | None = Field(
         default=None,
@@ -165,6 +173,12 @@ class GkeSpec(PlatformSpec):
     """One GKE platform: a cluster with its node pools, for one environment and Google Cloud region."""
 
     cloud: Literal["gke"] = Field(description="Which cloud: `gke`.")
+    environment: Text = Field(
+        pattern=ENVIRONMENT_PATTERN,
+        description="Environment name, e.g. dev, staging or prod. `prod` turns on every unset security switch "
+        "(`cluster.private` and `cluster.deletionProtection`) and `protect`.",
+    )
+    region: Text = Field(pattern=REGION_PATTERN, description="Google Cloud region, e.g. us-central1 or europe-west4.")
     system_pool: GkeSystemPool = Field(default_factory=GkeSystemPool, description="The on-demand system pool.")
     platform_pool: GkePlatformPool = Field(
         default_factory=GkePlatformPool,

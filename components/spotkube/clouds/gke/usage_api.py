@@ -4,7 +4,7 @@
 metric is a plain string, and quotas a project was never given are absent), and
 `ProjectsClient.get(project)` the project-wide ones (`GPUS_ALL_REGIONS`, `CPUS_ALL_REGIONS`). They
 need `compute.regions.get` and `compute.projects.get`. Credentials are Application Default
-Credentials (CI: google-github-actions/auth). The SDK comes with the `cloud` extra and is imported
+Credentials (CI: google-github-actions/auth). The SDK comes with the `refresh` extra and is imported
 only when a quota is read.
 """
 
@@ -37,7 +37,7 @@ def _usages(quotas: Any) -> dict[str, Usage]:
 def read_quota(query: QuotaQuery) -> LiveQuota:
     """The region's and the project's quotas of the stack's project."""
     if not installed("google.cloud.compute_v1"):
-        raise SpotkubeError("reading Google Cloud quota needs Google's SDK: pip install 'spotkube[cloud]'")
+        raise SpotkubeError("reading Google Cloud quota needs Google's SDK: pip install 'spotkube[refresh]'")
     from google.api_core import exceptions
     from google.auth import exceptions as auth_exceptions
 

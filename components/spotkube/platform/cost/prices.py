@@ -8,6 +8,10 @@ Rows are keyed by (cloud, region, sku, kind, capacity), matched exactly: Azure A
 case-sensitive in the Retail Prices API, so `Standard_D4s_v3` and `standard_d4s_v3` are different
 keys here too rather than silently the same.
 
+What differs between clouds (which rows can exist, whether a GPU is billed apart from its machine) is
+each cloud's fact, `CloudPricing`, which its profile holds; the functions here take those facts (the
+registry, `spotkube.clouds`, hands over every cloud's), so this module never tests a cloud's name.
+
 A user price file (negotiated discounts, regions the bundled table lacks, fresh Azure rows from
 `spotkube prices refresh`) has the same layout; its rows replace the bundled rows with the same key.
 `price_table` finds it (an explicit path, else $SPOTKUBE_PRICES, else `prices.json` in the user's
@@ -20,19 +24,18 @@ from __future__ import annotations
 import datetime
 import functools
 import json
-import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, ValidationInfo, model_validator
 
 from spotkube.platform.cost.model import Capacity
 from spotkube.platform.errors import SpotkubeError
+from spotkube.platform.user_files import UserFile
 
 Cloud = Literal["azure", "gcp"]
 Kind = Literal["machine", "accelerator"]
@@ -40,13 +43,11 @@ Kind = Literal["machine", "accelerator"]
 _BUNDLED_NAME = "prices.json"
 #: The environment variable that names a user price file.
 PRICES_ENV = "SPOTKUBE_PRICES"
+#: The user's price file: `prices.json` in the config directory, or the file $SPOTKUBE_PRICES names.
+PRICE_FILE = UserFile("prices.json", PRICES_ENV, "price file")
 #: Where a price came from when the user's file did not override it.
 BUNDLED = "bundled"
 
-#: GCP machine families that come with their GPUs and are priced with them included.
-_GCP_GPU_BUNDLED_PREFIXES = ("a2-", "a3-", "a4-", "g2-")
-#: The only GCP family that takes GPUs as separately billed accelerators.
-_GCP_GPU_ATTACHED_PREFIX = "n1-"
 
 
 class PriceRow(BaseModel):
@@ -64,23 +65,38 @@ class PriceRow(BaseModel):
     date: datetime.date
 
     @model_validator(mode="after")
-    def _fits_the_cloud(self) -> PriceRow:
-        """Refuse rows that cannot exist, so a typo in the table fails the load, not the plan."""
-        if self.cloud == "azure":
-            if self.kind != "machine":
-                raise ValueError("Azure prices whole VM sizes; it has no separate GPU rows")
-            if self.capacity == "preemptible":
-                raise ValueError("Azure has no preemptible capacity (it is called spot there)")
-            if not self.sku.startswith("Standard_"):
-                raise ValueError(f"Azure sku must be an ARM size like Standard_D4s_v3: {self.sku}")
-        elif self.kind == "accelerator" and not self.sku.startswith("nvidia-"):
-            raise ValueError(f"GCP accelerator must be a type like nvidia-tesla-t4: {self.sku}")
+    def _fits_the_cloud(self, info: ValidationInfo) -> PriceRow:
+        """Refuse rows that cannot exist on their cloud, so a typo in the table fails the load, not the
+        plan. The clouds' facts come as the validation context (`Pricing`), which every loader here
+        passes; a row built directly, without them, is checked for its shape only."""
+        pricing = info.context
+        cloud = pricing.get(self.cloud) if isinstance(pricing, Mapping) else None
+        problem = cloud.row_problem(self) if cloud is not None else None
+        if problem:
+            raise ValueError(problem)
         return self
 
     @property
     def key(self) -> tuple[str, str, str, str, str]:
         """The identity of a row: two rows with the same key would be two prices for one thing."""
         return (self.cloud, self.region, self.sku, self.kind, self.capacity)
+
+
+@dataclass(frozen=True)
+class CloudPricing:
+    """How one cloud appears in the price table: a fact of its profile (`CloudProfile.pricing`)."""
+
+    #: The table's name for the cloud (azure, gcp).
+    name: str
+    #: Why a row can't exist on this cloud (Azure has no preemptible capacity), or None.
+    row_problem: Callable[[PriceRow], str | None]
+    #: Whether the GPUs of a node of this machine are billed as accelerator rows of their own, on top
+    #: of the machine's price; ValueError when the machine can't take a GPU at all.
+    gpus_billed_separately: Callable[[str], bool]
+
+
+#: Every cloud's pricing facts, by the table's name for the cloud.
+Pricing = Mapping[str, CloudPricing]
 
 
 class PriceTable(BaseModel):
@@ -140,22 +156,23 @@ class Price:
     origin: str = BUNDLED
 
 
-def parse_table(text: str) -> PriceTable:
+def parse_table(text: str, pricing: Pricing) -> PriceTable:
     """Validate a price table from its JSON text, keeping every number exact as a Decimal."""
     data: Any = json.loads(text, parse_float=Decimal)
-    return PriceTable.model_validate(data)
+    return PriceTable.model_validate(data, context=pricing)
 
 
 @functools.lru_cache(maxsize=1)
-def _bundled_table() -> PriceTable:
-    return parse_table(resources.files(__package__).joinpath(_BUNDLED_NAME).read_text("utf-8"))
+def _bundled_table(clouds: tuple[CloudPricing, ...]) -> PriceTable:
+    return parse_table(resources.files(__package__).joinpath(_BUNDLED_NAME).read_text("utf-8"),
+                       {cloud.name: cloud for cloud in clouds})
 
 
-def load_table(path: Path | None = None) -> PriceTable:
+def load_table(pricing: Pricing, path: Path | None = None) -> PriceTable:
     """The table at `path`, or the one shipped inside the package (read once, then cached)."""
     if path is None:
-        return _bundled_table()
-    return parse_table(path.read_text(encoding="utf-8"))
+        return _bundled_table(tuple(pricing.values()))
+    return parse_table(path.read_text(encoding="utf-8"), pricing)
 
 
 def bundled_table_path() -> Path:
@@ -166,34 +183,20 @@ def bundled_table_path() -> Path:
     return Path(str(resources.files(__package__).joinpath(_BUNDLED_NAME)))
 
 
-def table_date(table: PriceTable | None = None) -> datetime.date:
+def table_date(table: PriceTable) -> datetime.date:
     """The day the table was put together; each row's own date says when its price was seen."""
-    return (table or load_table()).date
-
-
-def _gpus_billed_separately(cloud: str, machine: str) -> bool:
-    """Whether GPUs on this machine are extra accelerator charges rather than part of its price."""
-    if cloud != "gcp":
-        return False
-    if machine.startswith(_GCP_GPU_ATTACHED_PREFIX):
-        return True
-    if machine.startswith(_GCP_GPU_BUNDLED_PREFIXES):
-        return False
-    raise ValueError(
-        f"GCP attaches GPUs only to N1 machine types; {machine} cannot take a GPU "
-        "(use n1-*, or a GPU machine type such as g2-standard-8 or a2-highgpu-1g)"
-    )
+    return table.date
 
 
 def hourly_price(
-    cloud: str,
+    cloud: CloudPricing,
     region: str,
     machine: str,
     capacity: str,
     gpu_type: str | None = None,
     gpu_count: int = 0,
     *,
-    table: PriceTable | None = None,
+    table: PriceTable,
 ) -> Price | None:
     """The hourly price of one node, GPUs included, or None when the table has no such price.
 
@@ -205,13 +208,12 @@ def hourly_price(
         raise ValueError(f"gpu_count must be a whole number of GPUs, got {gpu_count!r}")
     if gpu_count and gpu_type is None:
         raise ValueError(f"gpu_count is {gpu_count} but no gpu_type says which GPU")
-    table = table or load_table()
-    row = table.find(cloud, region, machine, "machine", capacity)
+    row = table.find(cloud.name, region, machine, "machine", capacity)
     if row is None:
         return None
-    if gpu_type is None or gpu_count == 0 or not _gpus_billed_separately(cloud, machine):
+    if gpu_type is None or gpu_count == 0 or not cloud.gpus_billed_separately(machine):
         return Price(row.usd_per_hour, row.source, row.date, table.origin(row))
-    gpu = table.find(cloud, region, gpu_type, "accelerator", capacity)
+    gpu = table.find(cloud.name, region, gpu_type, "accelerator", capacity)
     if gpu is None:
         return None
     return Price(
@@ -287,16 +289,13 @@ _FILE_LAYOUT = (
 def default_user_file() -> Path:
     """The per-user price file: `prices.json` in the user's config directory (platformdirs), e.g.
     ~/.config/spotkube/prices.json on Linux. It may not exist."""
-    return platformdirs.user_config_path("spotkube", appauthor=False) / "prices.json"
+    return PRICE_FILE.default()
 
 
 def user_file_path(explicit: Path | None = None) -> Path:
     """The user price file that is read and refreshed: `explicit`, else $SPOTKUBE_PRICES, else
     `default_user_file()`. It may not exist."""
-    if explicit is not None:
-        return explicit
-    named = os.environ.get(PRICES_ENV, "").strip()
-    return Path(named).expanduser() if named else default_user_file()
+    return PRICE_FILE.path(explicit)
 
 
 def _row_name(raw: Any) -> str:
@@ -317,7 +316,7 @@ def _problems(error: ValidationError) -> list[str]:
     return out
 
 
-def parse_user_table(text: str, path: Path) -> PriceTable:
+def parse_user_table(text: str, path: Path, pricing: Pricing) -> PriceTable:
     """Validate a user price file; every problem is a PriceFileError naming `path`, the row
     (index and key) and what is accepted, never a traceback.
 
@@ -338,7 +337,7 @@ def parse_user_table(text: str, path: Path) -> PriceTable:
     problems: list[str] = []
     for index, raw in enumerate(data["rows"]):
         try:
-            rows.append(PriceRow.model_validate(raw))
+            rows.append(PriceRow.model_validate(raw, context=pricing))
         except ValidationError as err:
             problems += [f"{path}: rows[{index}] ({_row_name(raw)}): {p}" for p in _problems(err)]
     if problems:
@@ -353,14 +352,14 @@ def parse_user_table(text: str, path: Path) -> PriceTable:
             [*(f"{path}: {p}" for p in _problems(err)), f"{path}: {_FILE_LAYOUT}"])) from None
 
 
-def load_user_table(path: Path) -> PriceTable:
+def load_user_table(path: Path, pricing: Pricing) -> PriceTable:
     """The user price file at `path`, validated (PriceFileError when it can't be read or used)."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
         reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
         raise PriceFileError(f"{path}: cannot read the price file ({reason})") from None
-    return parse_user_table(text, path)
+    return parse_user_table(text, path, pricing)
 
 
 def with_user_rows(table: PriceTable, user: PriceTable, path: Path) -> PriceTable:
@@ -372,20 +371,16 @@ def with_user_rows(table: PriceTable, user: PriceTable, path: Path) -> PriceTabl
     return merged
 
 
-def price_table(user_file: Path | None = None) -> PriceTable:
+def price_table(pricing: Pricing, user_file: Path | None = None) -> PriceTable:
     """The prices a plan uses: the bundled table with the user's price file merged over it.
 
     The user file is `user_file` when given, else the file $SPOTKUBE_PRICES names (both must
     exist), else `default_user_file()` when it exists. A file that can't be used raises
     PriceFileError, which names the file, the row and what is accepted.
     """
-    named = os.environ.get(PRICES_ENV, "").strip()
-    path = user_file_path(user_file)
-    if not path.is_file():
-        if path.exists():
-            raise PriceFileError(f"{path}: is not a file; {_FILE_LAYOUT}")
-        if user_file is not None or named:
-            how = "" if user_file is not None else f" (named by {PRICES_ENV})"
-            raise PriceFileError(f"{path}: no such price file{how}; {_FILE_LAYOUT}")
-        return load_table()
-    return with_user_rows(load_table(), load_user_table(path), path)
+    path, problem = PRICE_FILE.lookup(user_file)
+    if problem is not None:
+        raise PriceFileError(f"{problem}; {_FILE_LAYOUT}")
+    if path is None:
+        return load_table(pricing)
+    return with_user_rows(load_table(pricing), load_user_table(path, pricing), path)

@@ -2,20 +2,20 @@
 
 No CLI, cloud or credentials are needed: Pulumi's own unit-test mocks stand in for the engine, and
 a recording monitor keeps every registration with its inputs and options. What the plan reports is
-therefore what the program would really register, never a second implementation of it.
+therefore what the program would really register, never a second implementation of it. Each
+registration is a `spotkube.platform.registration.Registration`, the one type every judge reads.
 
-How the offline plan works: docs/architecture.md#tools.
+It sits with the components, below the CLI, so the tests of the judges and the clouds can run it
+without the CLI. How the offline plan works: docs/architecture.md#the-one-way-flow.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import logging
 import runpy
 import sys
 import threading
-import uuid
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -27,151 +27,12 @@ from pulumi.runtime import mocks, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from spotkube.clouds import load_stack_spec
+from spotkube.clouds import load_stack_spec, offline_id
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.project import Project, as_pulumi_config, stack_config
+from spotkube.platform.registration import Invoke, Registration, StackOutput
 from spotkube.platform.spec import PlatformSpec
-
-#: What AKS's `listClusterUserCredential` returns for an Entra ID cluster (Kubernetes 1.24 and
-#: later): an exec kubeconfig that runs kubelogin in device-code mode, which needs a person. The
-#: offline plan answers with this very shape, with obviously fake addresses and ids, so the
-#: program's rewrite of it is exercised and the preflight judges what `pulumi up` would use.
-AKS_USER_KUBECONFIG = """apiVersion: v1
-clusters:
-- cluster:
-    certificate-authority-data: b2ZmbGluZS1wbGFuLXBsYWNlaG9sZGVyLWNh
-    server: https://offline-plan.hcp.invalid:443
-  name: offline-plan
-contexts:
-- context:
-    cluster: offline-plan
-    user: clusterUser_offline-plan_offline-plan
-  name: offline-plan
-current-context: offline-plan
-kind: Config
-preferences: {}
-users:
-- name: clusterUser_offline-plan_offline-plan
-  user:
-    exec:
-      apiVersion: client.authentication.k8s.io/v1beta1
-      args:
-      - get-token
-      - --environment
-      - AzurePublicCloud
-      - --server-id
-      - 6dae42f8-4368-4678-94ff-3960e28e3630
-      - --client-id
-      - 80faf920-1908-4b52-b5ef-a8e7bedfc67a
-      - --tenant-id
-      - 00000000-0000-0000-0000-00000000000a
-      - --login
-      - devicecode
-      command: kubelogin
-      env: null
-      installHint: |2
-
-        kubelogin is not installed which is required to connect to AAD enabled cluster.
-
-        To learn more, please go to https://aka.ms/aks/kubelogin
-      provideClusterInfo: false
-"""
-#: A Google Cloud project number, obviously fake.
-OFFLINE_PROJECT_NUMBER = "000000000000"
-#: The identity `getClientConfig` reports for whoever runs the plan, obviously fake. The program
-#: must not depend on it (the deployer is configured), which tests check by planning under another.
-OFFLINE_CLIENT_CONFIG = {
-    "clientId": "00000000-0000-0000-0000-00000000000c",
-    "objectId": "00000000-0000-0000-0000-00000000000d",
-    "subscriptionId": "00000000-0000-0000-0000-00000000000e",
-    "tenantId": "00000000-0000-0000-0000-00000000000a",
-}
-
-
-def _offline_guid(*parts: str) -> str:
-    """A GUID that is the same on every run and obviously not Azure's (its node says `0ff1ce`)."""
-    return str(uuid.uuid5(uuid.NAMESPACE_URL, "spotkube-offline-plan:" + "/".join(parts)))[:24] + "0ff1ce0ff1ce"
-
-
-def _resource_id(type_token: str, name: str, inputs: Mapping[str, Any], subscription: str) -> str:
-    """The id the cloud gives a resource. Azure's are ARM ids, as Azure returns them, since programs
-    scope role assignments to them and read their subscription from them; others don't matter."""
-    group = f"/subscriptions/{subscription}/resourceGroups/{inputs.get('resourceGroupName')}"
-    if type_token == "azure-native:containerservice:ManagedCluster":
-        return f"{group}/providers/Microsoft.ContainerService/managedClusters/{inputs.get('resourceName') or name}"
-    if type_token == "azure-native:resources:ResourceGroup":
-        return f"/subscriptions/{subscription}/resourceGroups/{inputs.get('resourceGroupName') or name}"
-    if type_token == "azure-native:managedidentity:UserAssignedIdentity":
-        identity = inputs.get("resourceName") or name
-        return f"{group}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{identity}"
-    if type_token == "azure-native:authorization:RoleDefinition":
-        return f"/subscriptions/{subscription}/providers/Microsoft.Authorization/roleDefinitions/{_offline_guid(name)}"
-    return f"{name}-offline-id"
-
-
-def _computed_outputs(type_token: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
-    """Outputs the cloud computes and the components read, with obviously fake values."""
-    if type_token == "gcp:container/cluster:Cluster":
-        master_auth = {**(inputs.get("masterAuth") or {}),
-                       "clusterCaCertificate": base64.b64encode(b"offline-plan-placeholder-ca").decode()}
-        outputs: dict[str, Any] = {"endpoint": "offline-plan.invalid", "masterAuth": master_auth}
-        endpoints = inputs.get("controlPlaneEndpointsConfig") or {}
-        if endpoints.get("dnsEndpointConfig"):
-            endpoint = "gke-00000000000000000000000000000000-000000000000.offline-plan.gke.goog"
-            dns = {**endpoints["dnsEndpointConfig"], "endpoint": endpoint}
-            outputs["controlPlaneEndpointsConfig"] = {**endpoints, "dnsEndpointConfig": dns}
-        return outputs
-    if type_token == "gcp:serviceaccount/account:Account":
-        email = f"{inputs.get('accountId')}@{inputs.get('project')}.iam.gserviceaccount.com"
-        return {"email": email, "name": f"projects/{inputs.get('project')}/serviceAccounts/{email}"}
-    if type_token == "azure-native:managedidentity:UserAssignedIdentity":
-        return {"clientId": _offline_guid("client", str(inputs.get("resourceName"))),
-                "principalId": _offline_guid("principal", str(inputs.get("resourceName"))),
-                "tenantId": OFFLINE_CLIENT_CONFIG["tenantId"]}
-    # Google names pools and providers by project number, which the offline plan can't know.
-    pools = f"projects/{OFFLINE_PROJECT_NUMBER}/locations/global/workloadIdentityPools"
-    if type_token == "gcp:iam/workloadIdentityPool:WorkloadIdentityPool":
-        return {"name": f"{pools}/{inputs.get('workloadIdentityPoolId')}"}
-    if type_token == "gcp:iam/workloadIdentityPoolProvider:WorkloadIdentityPoolProvider":
-        return {"name": f"{pools}/{inputs.get('workloadIdentityPoolId')}/providers/"
-                        f"{inputs.get('workloadIdentityPoolProviderId')}"}
-    if type_token == "gcp:projects/iAMCustomRole:IAMCustomRole":
-        return {"name": f"projects/{inputs.get('project')}/roles/{inputs.get('roleId')}"}
-    return {}
-
-
-@dataclass(frozen=True)
-class Registration:
-    """One resource the program registered, with the options a reviewer cares about."""
-
-    type: str
-    name: str
-    urn: str
-    parent: str
-    custom: bool
-    inputs: Mapping[str, Any]
-    protect: bool = False
-    ignore_changes: tuple[str, ...] = ()
-    replace_on_changes: tuple[str, ...] = ()
-    delete_before_replace: bool = False
-    dependencies: tuple[str, ...] = ()
-    provider: str = ""
-
-
-@dataclass(frozen=True)
-class StackOutput:
-    """A stack output: whether it is secret, and its value only when it is not."""
-
-    secret: bool
-    value: Any = None
-
-
-@dataclass(frozen=True)
-class Invoke:
-    """A provider function the program called (such as the deployer's client config) and its answer."""
-
-    token: str
-    result: Mapping[str, Any]
+from spotkube.testing import SpotkubeMocks
 
 
 @dataclass
@@ -190,33 +51,24 @@ class StackRun:
         return [r for r in self.registrations if r.type == type_token]
 
 
-class OfflineMocks(mocks.Mocks):
-    """Echo inputs back as state and answer the few calls the components make."""
+class OfflineMocks(SpotkubeMocks):
+    """`spotkube.testing.SpotkubeMocks`, which answers what the components ask the clouds, keeping
+    every resource's inputs and every invoke with its answer for the report."""
 
-    def __init__(self, client_config: Mapping[str, str] = OFFLINE_CLIENT_CONFIG) -> None:
+    def __init__(self, answers: Mapping[str, Mapping[str, Any]] | None = None) -> None:
         self.inputs: dict[tuple[str, str], dict[str, Any]] = {}
         self.invokes: list[Invoke] = []
-        self.client_config = dict(client_config)
+        self.answers = dict(answers or {})
 
     def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str, dict]:
         self.inputs[(args.typ, args.name)] = args.inputs
-        # An Azure resource named by `resourceName` is known by that name, as Azure reports it.
-        name = args.inputs.get("resourceName") if args.typ.startswith("azure-native:") else None
-        state = {"name": name or args.name, **args.inputs, **_computed_outputs(args.typ, args.inputs)}
-        return _resource_id(args.typ, args.name, args.inputs, self.client_config["subscriptionId"]), state
+        _, state = super().new_resource(args)
+        return offline_id(args.typ, args.name, args.inputs) or f"{args.name}-offline-id", state
 
     def call(self, args: mocks.MockCallArgs) -> dict:
-        result = self._answer(args)
+        result = dict(self.answers[args.token]) if args.token in self.answers else super().call(args)
         self.invokes.append(Invoke(args.token, result))
         return result
-
-    def _answer(self, args: mocks.MockCallArgs) -> dict:
-        if args.token == "azure-native:containerservice:listManagedClusterUserCredentials":
-            value = base64.b64encode(AKS_USER_KUBECONFIG.encode()).decode()
-            return {"kubeconfigs": [{"name": "clusterUser", "value": value}]}
-        if args.token == "azure-native:authorization:getClientConfig":
-            return dict(self.client_config)
-        return {}
 
 
 class RecordingMonitor(mocks.MockMonitor):
@@ -253,19 +105,20 @@ def _program_path(project: Project) -> Iterator[None]:
 
 
 def run_stack(
-    project: Project, stack: str, client_config: Mapping[str, str] = OFFLINE_CLIENT_CONFIG
+    project: Project, stack: str, answers: Mapping[str, Mapping[str, Any]] | None = None
 ) -> StackRun:
     """Validate the stack, then run the real program under mocks and record what it registers.
-    `client_config` is the identity the plan runs as (what `getClientConfig` answers)."""
+    `answers` replace the clouds' answers to provider functions, by token (a test plans as
+    another identity by answering `getClientConfig` itself)."""
     spec = load_stack_spec(project, stack)
-    recording = record_stack(project, stack, client_config)
+    recording = record_stack(project, stack, answers)
     return StackRun(stack=stack, spec=spec, registrations=recording.registrations,
                     outputs=recording.outputs, log=recording.log, invokes=recording.invokes,
                     source=project.relative(project.stack_file(stack)))
 
 
 def record_stack(
-    project: Project, stack: str, client_config: Mapping[str, str] = OFFLINE_CLIENT_CONFIG
+    project: Project, stack: str, answers: Mapping[str, Mapping[str, Any]] | None = None
 ) -> Recording:
     """Run any project's program (this repository's, or infra/bootstrap's) with one of its stacks'
     config, as the engine would hand it over, and record what it registers and exports."""
@@ -273,7 +126,7 @@ def record_stack(
         return record_program(
             lambda: runpy.run_path(str(project.main), run_name="__main__"),
             project=project.name, stack=stack, config=as_pulumi_config(stack_config(project, stack)),
-            client_config=client_config,
+            answers=answers,
         )
 
 
@@ -330,17 +183,17 @@ class Recording:
 
 def record_program(
     program: Callable[[], object], *, project: str, stack: str, config: Mapping[str, str],
-    client_config: Mapping[str, str] = OFFLINE_CLIENT_CONFIG,
+    answers: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Recording:
     """Run any Pulumi program function under the recording mocks (preview off, so every output
     resolves) and return its registrations, options and stack outputs.
 
     `config` is handed over as Pulumi's Python language host hands it (`pulumi.runtime.set_all_config`
     with the map of strings from `RunRequest.config`); `core.project.as_pulumi_config` turns a stack's
-    values into exactly those strings. `client_config` is who runs it, as `getClientConfig` says."""
-    offline_mocks = OfflineMocks(client_config)
+    values into exactly those strings. `answers` replace the clouds' answers to provider functions."""
+    offline_mocks = OfflineMocks(answers)
     monitor = RecordingMonitor(offline_mocks)
-    logger = logging.getLogger(f"spotkube.cli.offline.{project}.{stack}")
+    logger = logging.getLogger(f"spotkube.components.offline.{project}.{stack}")
     logger.propagate = False
     logger.setLevel(logging.INFO)
     capture = _LogCapture()

@@ -1,39 +1,14 @@
-"""The kubeconfig rewrites, on kubeconfigs shaped exactly like the ones AKS and gcloud produce."""
+"""AKS's kubeconfig rewrite and its preflight check, on the kubeconfig AKS really returns (as the offline
+plan answers it)."""
 
 from __future__ import annotations
 
 import pytest
 import yaml
 
-from spotkube.cli.offline import AKS_USER_KUBECONFIG
-from spotkube.platform.kubeconfigs import login_problems, with_kubelogin_mode
-
-#: What `gcloud container clusters get-credentials` writes (gcloud's kubeconfig.py): the plugin
-#: without arguments, which signs in as gcloud's active account.
-GCLOUD_KUBECONFIG = """apiVersion: v1
-clusters:
-- cluster:
-    certificate-authority-data: Y2E=
-    server: https://203.0.113.10
-  name: gke_proj_us-central1_ml
-contexts:
-- context:
-    cluster: gke_proj_us-central1_ml
-    user: gke_proj_us-central1_ml
-  name: gke_proj_us-central1_ml
-current-context: gke_proj_us-central1_ml
-kind: Config
-preferences: {}
-users:
-- name: gke_proj_us-central1_ml
-  user:
-    exec:
-      apiVersion: client.authentication.k8s.io/v1beta1
-      command: gke-gcloud-auth-plugin
-      installHint: Install gke-gcloud-auth-plugin for use with kubectl by following
-        https://cloud.google.com/kubernetes-engine/docs/how-to/cluster-access-for-kubectl#install_plugin
-      provideClusterInfo: true
-"""
+from spotkube.clouds import login_problems
+from spotkube.clouds.aks.kubeconfig import with_kubelogin_mode
+from spotkube.clouds.aks.offline import USER_KUBECONFIG as AKS_USER_KUBECONFIG
 
 
 def exec_of(kubeconfig: str) -> dict:
@@ -68,15 +43,6 @@ def test_kubelogin_modes_match_convert_kubeconfig(mode: str, args: list[str]) ->
 def test_rewriting_twice_changes_nothing_more() -> None:
     once = with_kubelogin_mode(AKS_USER_KUBECONFIG, "workloadidentity")
     assert with_kubelogin_mode(once, "workloadidentity") == once
-
-
-def test_gcloud_kubeconfig_needs_nobody() -> None:
-    """The plugin reads gcloud's credentials (CI: the auth action's credential file) or ADC; it
-    never prompts, with or without --use_application_default_credentials."""
-    assert login_problems(GCLOUD_KUBECONFIG) == []
-    config = yaml.safe_load(GCLOUD_KUBECONFIG)
-    config["users"][0]["user"]["exec"]["args"] = ["--use_application_default_credentials"]
-    assert login_problems(yaml.safe_dump(config)) == []
 
 
 def test_static_credentials_need_nobody_and_garbage_is_a_problem() -> None:

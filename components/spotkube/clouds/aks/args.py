@@ -1,0 +1,210 @@
+"""The typed args of `AksGpuCluster`, generated from `spotkube.clouds.aks.spec` by `python -m
+spotkube.cli.reference write`; do not edit: change the models and regenerate (the reference test fails while
+this file is stale). They are the component's public, cross-language API: `pulumi package add` derives its
+schema from them and from the docstrings below. They use only primitives, lists, dicts and nested TypedDicts,
+each named for the cloud, so no other cloud's field is offered. Only the cluster settings the spec marks
+`Wired` (a consumer wires them from another resource) are `Input[...]`, which the analyzer marks as accepting
+outputs; every other field decides the plan, which is validated before anything is registered, so it is a
+plain value.
+"""
+
+from collections.abc import Awaitable
+from typing import NotRequired, TypedDict, TypeVar
+
+from pulumi import Output
+
+_T = TypeVar("_T")
+
+Input = _T | Awaitable[_T] | Output[_T]
+"""`pulumi.Input[T]`, spelt without its string forward reference to `Output[T]` so that
+`typing.get_type_hints` resolves these TypedDicts; Pulumi's analyzer reads the two alike (an input
+that accepts an output, not `plain`)."""
+
+
+class AksSystemPoolArgs(TypedDict):
+    """The on-demand pool that runs the cluster's own add-ons: AKS's System mode pool."""
+
+    name: NotRequired[str]
+    """Pool name; never rename it once the cluster exists. 1-12 lower-case letters and digits, starting with a letter. Default: `system`."""
+    machine: NotRequired[str]
+    """VM size; unset = the default machine. Retired sizes are refused, with their replacement named. Default: `Standard_D4s_v3`."""
+    min: NotRequired[int]
+    """Minimum nodes; at least 1. Default: `2`."""
+    max: NotRequired[int]
+    """Maximum nodes. Default: `3`."""
+    zones: NotRequired[list[str]]
+    """Availability zones `"1"` to `"3"`; empty = regional."""
+    labels: NotRequired[dict[str, str]]
+    """Extra node labels in Kubernetes' syntax (keys `[prefix/]name`, names and values of at most 63 letters, digits, `-`, `_` and `.`); the prefixes `spotkube.io/`, `kubernetes.io/`, `k8s.io/` and the cloud's own node-label prefix are reserved; `node.kubernetes.io/` and `kubelet.kubernetes.io/` are accepted."""
+    capacity: NotRequired[str]
+    """Must stay `on-demand`: a spot pool can't be a System pool, and evictions would take the platform down. Default: `on-demand`."""
+    critical_addons_only: NotRequired[bool]
+    """Taint the pool CriticalAddonsOnly=true:NoSchedule so only add-ons run here. Default: `true`."""
+
+
+class AksPlatformPoolArgs(TypedDict):
+    """The untainted on-demand pool for platform workloads such as Kubeflow Pipelines."""
+
+    name: NotRequired[str]
+    """Pool name: at most 8 lower-case letters and digits, starting with a letter, because spotkube adds 4 characters that change when the pool must be replaced. Default: `platform`."""
+    machine: NotRequired[str]
+    """VM size; unset = the default machine. Retired sizes are refused, with their replacement named. Default: `Standard_D4s_v3`."""
+    min: NotRequired[int]
+    """Minimum nodes. Default: `1`."""
+    max: NotRequired[int]
+    """Maximum nodes. Default: `3`."""
+    zones: NotRequired[list[str]]
+    """Availability zones `"1"` to `"3"`; empty = regional."""
+    labels: NotRequired[dict[str, str]]
+    """Extra node labels in Kubernetes' syntax (keys `[prefix/]name`, names and values of at most 63 letters, digits, `-`, `_` and `.`); the prefixes `spotkube.io/`, `kubernetes.io/`, `k8s.io/` and the cloud's own node-label prefix are reserved; `node.kubernetes.io/` and `kubelet.kubernetes.io/` are accepted."""
+    capacity: NotRequired[str]
+    """Must stay `on-demand`: a spot pool can't be a System pool, and evictions would take the platform down. Default: `on-demand`."""
+    enabled: NotRequired[bool]
+    """Create the pool. It must stay enabled while Kubeflow is, and while the system pool is tainted (`criticalAddonsOnly`), because Kubeflow needs an untainted on-demand pool. Default: `true`."""
+
+
+class AksGpuArgs(TypedDict):
+    """GPU type (GKE accelerator name, spotkube's neutral vocabulary) and GPUs per node."""
+
+    type: str
+    """GPU type in GKE's accelerator vocabulary, on every cloud: `nvidia-tesla-t4`, `nvidia-l4`, `nvidia-tesla-a100`, `nvidia-a100-80gb`, ..."""
+    count: int
+    """GPUs per node."""
+
+
+class AksGpuPoolArgs(TypedDict):
+    """A GPU pool that scales 0..N, on spot or on-demand VMs."""
+
+    name: str
+    """Pool name, unique in the stack: 1-12 lower-case letters and digits, starting with a letter."""
+    machine: str
+    """GPU VM size, e.g. Standard_NC4as_T4_v3; retired sizes are refused, with their replacement named."""
+    min: NotRequired[int]
+    """Minimum nodes, at most `max`; 0 means an idle pool costs nothing. Default: `0`."""
+    max: NotRequired[int]
+    """Maximum nodes. Default: `4`."""
+    zones: NotRequired[list[str]]
+    """Availability zones `"1"` to `"3"`; empty = regional."""
+    labels: NotRequired[dict[str, str]]
+    """Extra node labels in Kubernetes' syntax (keys `[prefix/]name`, names and values of at most 63 letters, digits, `-`, `_` and `.`); the prefixes `spotkube.io/`, `kubernetes.io/`, `k8s.io/` and the cloud's own node-label prefix are reserved; `node.kubernetes.io/` and `kubelet.kubernetes.io/` are accepted."""
+    capacity: NotRequired[str]
+    """`spot` or, for a GPU pool only, `on-demand` (a fallback pool). Default: `spot`."""
+    taints: NotRequired[list[str]]
+    """Extra taints, as `key=value:Effect` with Kubernetes' syntax for the key and value and Effect NoSchedule, PreferNoSchedule or NoExecute; the prefixes `spotkube.io/` and the cloud's own are reserved."""
+    gpu: NotRequired[AksGpuArgs]
+    """GPU type and count; unset = filled in from the VM size, which fixes them."""
+    eviction_policy: NotRequired[str]
+    """Spot pools: what happens to an evicted node; deallocated nodes still count against quota. Default: `Delete`."""
+    max_price: NotRequired[float]
+    """Spot pools: the most to pay, in USD/hour with up to 5 decimals, or -1: never evict on price, pay at most the on-demand price. Default: `-1`."""
+
+
+class AksSpotPoolArgs(TypedDict):
+    """A CPU pool on spot VMs that scales 0..N, for batch steps without GPUs."""
+
+    name: str
+    """Pool name, unique in the stack: 1-12 lower-case letters and digits, starting with a letter."""
+    machine: str
+    """VM size, e.g. Standard_D4s_v3; retired sizes are refused, with their replacement named."""
+    min: NotRequired[int]
+    """Minimum nodes, at most `max`; 0 means an idle pool costs nothing. Default: `0`."""
+    max: NotRequired[int]
+    """Maximum nodes. Default: `4`."""
+    zones: NotRequired[list[str]]
+    """Availability zones `"1"` to `"3"`; empty = regional."""
+    labels: NotRequired[dict[str, str]]
+    """Extra node labels in Kubernetes' syntax (keys `[prefix/]name`, names and values of at most 63 letters, digits, `-`, `_` and `.`); the prefixes `spotkube.io/`, `kubernetes.io/`, `k8s.io/` and the cloud's own node-label prefix are reserved; `node.kubernetes.io/` and `kubelet.kubernetes.io/` are accepted."""
+    capacity: NotRequired[str]
+    """`spot` or, for a GPU pool only, `on-demand` (a fallback pool). Default: `spot`."""
+    taints: NotRequired[list[str]]
+    """Extra taints, as `key=value:Effect` with Kubernetes' syntax for the key and value and Effect NoSchedule, PreferNoSchedule or NoExecute; the prefixes `spotkube.io/` and the cloud's own are reserved."""
+    eviction_policy: NotRequired[str]
+    """Spot pools: what happens to an evicted node; deallocated nodes still count against quota. Default: `Delete`."""
+    max_price: NotRequired[float]
+    """Spot pools: the most to pay, in USD/hour with up to 5 decimals, or -1: never evict on price, pay at most the on-demand price. Default: `-1`."""
+
+
+class AksAutoscalerArgs(TypedDict):
+    """Cluster autoscaler tuning: the ManagedCluster's `autoScalerProfile`."""
+
+    expander: NotRequired[str]
+    """`priority` makes spot pools win over on-demand fallbacks. Default: `priority`."""
+    scan_interval: NotRequired[str]
+    """How often the autoscaler looks for pending pods, in whole seconds (`10s`). Default: `10s`."""
+    max_node_provision_time: NotRequired[str]
+    """How long the autoscaler waits for a requested node (GPU allocatable included) before it gives up on its pool and tries the next priority tier, in whole minutes (`10m`); AKS's own default is 15m. Bounds how long a spot stock-out stalls a GPU step before on-demand is used. Default: `10m`."""
+    new_pod_scale_up_delay: NotRequired[str]
+    """How old a pending pod must be before the autoscaler acts on it, an integer with `s`, `m` or `h` (`0s`, AKS's default). Default: `0s`."""
+    scale_down_unneeded_time: NotRequired[str]
+    """How long a node is unneeded before it is removed. Default: `10m`."""
+    scale_down_delay_after_add: NotRequired[str]
+    """Scale-down pause after a scale-up. Default: `10m`."""
+    max_graceful_termination_sec: NotRequired[int]
+    """Pods' termination grace during scale-down, in seconds. Default: `600`."""
+    skip_nodes_with_local_storage: NotRequired[bool]
+    """Keep nodes whose pods use local storage. Default: `false`."""
+
+
+class AksDeployerArgs(TypedDict):
+    """Who runs `pulumi up` and from where, and how kubelogin signs it in. The Kubernetes provider logs in as the deployer, so the deployer needs a credential that works without a person, rights on the cluster, and a network path to its API server; the plan's preflight checks them."""
+
+    network: NotRequired[str]
+    """Where the deployer runs: internet (a hosted CI runner or a laptop) or cluster-network (a runner inside the cluster's VNet, which can reach a private API server). Default: `internet`."""
+    egress_ranges: NotRequired[list[str]]
+    """Public CIDRs the deployer connects from (a runner's static egress). Added to the API server's authorized ranges whenever the API server restricts by address."""
+    object_id: NotRequired[str]
+    """Required: the Entra ID object id of whoever runs `pulumi up` (CI's deploy identity), which gets Azure Kubernetes Service RBAC Cluster Admin on the cluster; the same whoever previews or deploys. A service principal or managed identity: `az ad sp show --id <appId> --query id -o tsv`; yourself: `az ad signed-in-user show --query id -o tsv`."""
+    principal_type: NotRequired[str]
+    """Required with objectId: what it is, User, ServicePrincipal (an app or a managed identity) or Group; Azure refuses an assignment whose type is wrong (UnmatchedPrincipalType)."""
+    login: NotRequired[str]
+    """How kubelogin signs the deployer in, nothing more (objectId says who it is): azurecli (the az CLI's account, a person's or CI's after azure/login), workloadidentity (a federated token, AZURE_FEDERATED_TOKEN_FILE), spn (a service principal secret) or msi (a managed identity on an Azure host). Default: `azurecli`."""
+    grant_propagation_wait: NotRequired[str]
+    """How long the first deployment waits after granting the deployer its Kubernetes rights before it creates objects (Azure RBAC assignments take minutes to apply). Default: `5m`."""
+
+
+class AksClusterArgs(TypedDict):
+    """Cluster-wide settings of the ManagedCluster; the security switches default to on, or on in prod."""
+
+    kubernetes_version: NotRequired[str]
+    """Pinned Kubernetes version: `major.minor` (its latest patch) or `major.minor.patch`; unset follows the channel."""
+    allow_unlisted_region: NotRequired[bool]
+    """Accept a `region` that is not in spotkube's bundled region list of the cloud (a region newer than this spotkube release); its name is still checked for the cloud's shape. Default: `false`."""
+    channel: NotRequired[str]
+    """Upgrade channel: stable, rapid, patch, node-image or none. Default: `stable`."""
+    private: NotRequired[bool]
+    """Private API server, reachable only from the VNet; default: on in prod."""
+    authorized_ip_ranges: NotRequired[list[Input[str]]]
+    """CIDRs allowed to reach the API server."""
+    deletion_protection: NotRequired[bool]
+    """`protect` on the cluster; default: on in prod."""
+    autoscaler: NotRequired[AksAutoscalerArgs]
+    """Cluster autoscaler tuning."""
+    deployer: NotRequired[AksDeployerArgs]
+    """Who runs `pulumi up`, from where, and how it signs in."""
+    resource_group_name: NotRequired[Input[str]]
+    """Use this existing resource group instead of creating one."""
+    local_accounts_disabled: NotRequired[bool]
+    """Disable local accounts, so Entra ID is the only way in; default: on in prod."""
+    admin_group_object_ids: NotRequired[list[Input[str]]]
+    """Object ids of the Entra ID groups that get cluster admin and the RBAC Cluster Admin role."""
+    network_policy: NotRequired[str]
+    """`cilium` (Azure CNI overlay with the Cilium dataplane), `azure` or `calico`. Default: `cilium`."""
+
+
+class AksGpuClusterArgs(TypedDict):
+    """The args of `AksGpuCluster`: one AKS platform: a ManagedCluster with its agent pools, for one environment and Azure region."""
+
+    environment: str
+    """Environment name, e.g. dev, staging or prod. `prod` turns on every unset security switch (`cluster.private`, `cluster.localAccountsDisabled` and `cluster.deletionProtection`) and `protect`."""
+    region: str
+    """Azure region, e.g. uksouth or eastus."""
+    system_pool: NotRequired[AksSystemPoolArgs]
+    """The on-demand system pool."""
+    platform_pool: NotRequired[AksPlatformPoolArgs]
+    """The untainted on-demand pool for Kubeflow and other platform workloads."""
+    gpu_pools: NotRequired[list[AksGpuPoolArgs]]
+    """GPU pools, each scaling min..max."""
+    spot_pools: NotRequired[list[AksSpotPoolArgs]]
+    """CPU pools on spot VMs for batch steps, each scaling min..max."""
+    cluster: NotRequired[AksClusterArgs]
+    """Cluster-wide settings."""

@@ -1,0 +1,138 @@
+"""AKS's part of the deploy preflight: what the plan can prove about a real `pulumi up` on Azure.
+
+Each function answers one of the shared rules (`spotkube.review.preflight`) over the AKS resources the
+program registered: the deployer's Azure RBAC grants, a private or address-filtered API server, the
+nodes' outbound type, the AgentPools' serial creation and the inline system pool's fixed fields. The
+facts: docs/platform-facts.md#aks-azure-rbac, #aks-api-server-access, #aks-outbound-type and
+#aks-serial-agent-pool-operations. Pure module: no Pulumi.
+"""
+
+from __future__ import annotations
+
+from spotkube.clouds.aks.catalog import RBAC_CLUSTER_ADMIN_ROLE_ID
+from spotkube.clouds.aks.resources import (
+    AGENT_POOL_TYPE,
+    CLUSTER_TYPE,
+    INLINE_POOL_FIXED_FIELDS,
+    ROLE_ASSIGNMENT_TYPE,
+)
+from spotkube.platform.addons import kfp_reference
+from spotkube.platform.preflight import (
+    KUBERNETES_PROVIDER,
+    CloudPreflight,
+    Deployment,
+    Outcome,
+    depends_on,
+    unreachable_by_address,
+)
+
+
+def data_plane_rights(d: Deployment) -> Outcome:
+    """With Azure RBAC for Kubernetes, the deployer and every admin group need the RBAC Cluster Admin
+    role on the cluster, and the Kubernetes provider must wait for each grant."""
+    clusters = [c for c in d.of_type(CLUSTER_TYPE) if (c.inputs.get("aadProfile") or {}).get("enableAzureRBAC")]
+    if not clusters:
+        return None
+    # The stack's deployer, never whoever ran the plan: the grant must survive a preview by another identity.
+    deployer = d.spec.cluster.deployer.object_id
+    by_urn = {r.urn: r for r in d.registrations}
+    providers = d.of_type(KUBERNETES_PROVIDER)
+    problems = []
+    for cluster in clusters:
+        grants = [g for g in d.of_type(ROLE_ASSIGNMENT_TYPE)
+                  if cluster.urn in g.dependencies
+                  and str(g.inputs.get("roleDefinitionId", "")).endswith(f"/{RBAC_CLUSTER_ADMIN_ROLE_ID}")]
+        principals = {g.inputs.get("principalId"): g for g in grants}
+        wanted = [("the deployer", deployer), *((f"admin group {g}", g) for g in d.spec.cluster.admin_group_object_ids)]
+        for who, principal in wanted:
+            grant = principals.get(principal)
+            if principal is None or grant is None:
+                problems.append(f"{who} gets no Azure Kubernetes Service RBAC Cluster Admin role on {cluster.name}, "
+                                "so every Kubernetes object is refused with 403")
+                continue
+            late = [p.name for p in providers if not depends_on(p, grant.urn, by_urn)]
+            if late:
+                problems.append(f"provider {', '.join(late)} does not wait for {who}'s role assignment, so the "
+                                "first objects race the grant (assignments take minutes to apply)")
+    if problems:
+        return False, f"{d.key('cluster')}: " + "; ".join(problems)
+    wait = d.spec.cluster.deployer.grant_propagation_wait
+    return True, (f"the deployer and {len(d.spec.cluster.admin_group_object_ids)} admin group(s) are RBAC Cluster "
+                  f"Admins; Kubernetes objects wait {wait} for the grants to apply")
+
+
+def api_server_reachable(d: Deployment) -> Outcome:
+    """A private API server admits only the VNet; authorized ranges must cover the deployer's egress."""
+    problems = []
+    for cluster in d.of_type(CLUSTER_TYPE):
+        access = cluster.inputs.get("apiServerAccessProfile") or {}
+        if access.get("enablePrivateCluster"):
+            problems.append(
+                f"the API server is private ({d.key('cluster.private')}), reachable only from inside the cluster's "
+                f"VNet, and the deployer runs on the internet; run it inside the VNet and declare "
+                f"{d.key('cluster.deployer.network')}: cluster-network, or set {d.key('cluster.private')}: false "
+                f"with {d.key('cluster.authorizedIpRanges')}")
+        elif access.get("authorizedIPRanges"):
+            problem = unreachable_by_address(d, access["authorizedIPRanges"])
+            if problem:
+                problems.append(problem)
+    return (False, "; ".join(problems)) if problems else None
+
+
+def node_egress(d: Deployment) -> Outcome:
+    """The outbound types `none` and `block` leave nodes no way to the public registries."""
+    for cluster in d.of_type(CLUSTER_TYPE):
+        outbound = (cluster.inputs.get("networkProfile") or {}).get("outboundType") or "loadBalancer"
+        if outbound in ("none", "block"):
+            return False, (f"outboundType {outbound!r} leaves nodes no way to pull from "
+                           f"{', '.join(kfp_reference.image_registries())} or nvcr.io")
+        return True, f"nodes reach public registries through outbound type {outbound}"
+    return None
+
+
+def _pool_chains(d: Deployment) -> list[str]:
+    """AKS pools of one cluster that could run at the same time: each must wait for another."""
+    pools = d.of_type(AGENT_POOL_TYPE)
+    by_urn = {r.urn: r for r in d.registrations}
+    problems = []
+    for cluster in d.of_type(CLUSTER_TYPE):
+        mine = [p for p in pools if depends_on(p, cluster.urn, by_urn)]
+        for i, first in enumerate(mine):
+            for second in mine[i + 1:]:
+                if not (depends_on(first, second.urn, by_urn) or depends_on(second, first.urn, by_urn)):
+                    problems.append(f"AgentPools {first.name} and {second.name} of {cluster.name} may run at once")
+    return problems
+
+
+def serial_operations(d: Deployment) -> Outcome:
+    """AKS refuses a second agent-pool operation while one runs (409 OperationNotAllowed)."""
+    if not d.of_type(CLUSTER_TYPE):
+        return None
+    problems = _pool_chains(d)
+    if problems:
+        return False, ("; ".join(problems) + "; AKS refuses a second agent-pool operation while one runs (409 "
+                       "OperationNotAllowed), so each pool must depend on the previous one")
+    return True, f"{len(d.of_type(AGENT_POOL_TYPE))} AKS pools are created one after another"
+
+
+def control_plane_problems(d: Deployment) -> list[str]:
+    """The inline system pool's fixed fields must be ignored: AKS can't change them, and azure-native
+    can't replace the inline pool."""
+    problems = []
+    for cluster in d.of_type(CLUSTER_TYPE):
+        ignored = set(cluster.ignore_changes)
+        missing = [f for f in INLINE_POOL_FIXED_FIELDS if f"agentPoolProfiles[0].{f}" not in ignored]
+        if missing:
+            problems.append(f"the inline system pool's {', '.join(missing)} would be sent to AKS, which can't change "
+                            "them and fails the update half-way")
+    return problems
+
+
+PREFLIGHT = CloudPreflight(
+    pool_types=(AGENT_POOL_TYPE,),
+    data_plane_rights=data_plane_rights,
+    api_server_reachable=api_server_reachable,
+    node_egress=node_egress,
+    serial_operations=serial_operations,
+    control_plane_problems=control_plane_problems,
+)

@@ -1,0 +1,413 @@
+"""AKS's resources, both ways: the inputs the component writes, and how the plan reads them back.
+
+Writer and reader sit together so that what `AksGpuCluster` sends Azure and what the plan, the policy
+pack and `plan --diff` say it sent can't drift apart: the pool inputs and their reading
+(`RegisteredPool`), the cluster's inputs and its security posture, the priority expander's ConfigMap
+and the autoscaler's facts, the fields Azure fixes at creation, and the names derived from the
+component's. The writers return azure-native's inputs as its constructors take them (snake_case
+keywords); the readers read them as the engine registers them (camelCase, `api_spelling` for the
+pools' flat fields). Values that are other resources' outputs (the resource group, the cluster's name,
+the authorized ranges) are passed in and passed through untouched.
+
+Pure module: no Pulumi. The facts, with sources: docs/platform-facts.md#aks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import yaml
+
+from spotkube.clouds.aks import catalog
+from spotkube.platform import contract
+from spotkube.platform.cloud import AutoscalerFacts, RegisteredPool, first, items, mapping
+from spotkube.platform.component_names import AUTONAME_SUFFIX
+from spotkube.platform.input_messages import shown
+from spotkube.platform.plan import PlatformPlan, PoolPlan, autoscaler_priorities, versioned_name
+from spotkube.platform.posture import ClusterPosture, Setting, flag, listed
+
+CLUSTER_TYPE = "azure-native:containerservice:ManagedCluster"
+AGENT_POOL_TYPE = "azure-native:containerservice:AgentPool"
+CONFIG_MAP_TYPE = "kubernetes:core/v1:ConfigMap"
+ROLE_ASSIGNMENT_TYPE = "azure-native:authorization:RoleAssignment"
+#: The kubeconfigs of a cluster's users, and the deployer's own identity.
+USER_CREDENTIALS_INVOKE = "azure-native:containerservice:listManagedClusterUserCredentials"
+CLIENT_CONFIG_INVOKE = "azure-native:authorization:getClientConfig"
+
+# --- Names ----------------------------------------------------------------------------------------
+
+#: The cluster resource's logical name is the component's name with this suffix; Pulumi auto-names it.
+CLUSTER_SUFFIX = "-aks"
+#: The DNS prefix (`<name>-<environment>`) has at most 54 characters; a managed cluster name 63.
+DNS_PREFIX_MAX = 54
+CLUSTER_NAME_MAX = 63
+#: The longest AgentPool name: Linux pools take 1-12 characters (catalog.POOL_NAME_PATTERN).
+POOL_NAME_MAX = 12
+#: A versioned control-plane pool's cloud name is its own name plus this many hex digits...
+VERSION_DIGITS = 4
+#: ...so a versioned pool's own name has at most 8 characters (AKS's rules refuse longer ones).
+VERSIONED_NAME_MAX = POOL_NAME_MAX - VERSION_DIGITS
+
+
+def dns_prefix(name: str, environment: str) -> str:
+    return f"{name}-{environment}"
+
+
+def longest_component_name(environment: str) -> int:
+    """The longest `AksGpuCluster` name whose DNS prefix and auto-named cluster name both fit."""
+    return min(DNS_PREFIX_MAX - len(dns_prefix("", environment)),
+               CLUSTER_NAME_MAX - len(CLUSTER_SUFFIX) - AUTONAME_SUFFIX)
+
+
+def component_name_becomes(name: str, environment: str) -> str:
+    """What a component name turns into, for the message that refuses it."""
+    return (f"it becomes the AKS DNS prefix {dns_prefix(name, environment)} and the start of the resource "
+            "group's and the managed cluster's names")
+
+
+# --- Pools ----------------------------------------------------------------------------------------
+
+#: AgentPool fields Azure fixes at creation that azure-native itself replaces the pool on (the parts of
+#: its ARM id, and vmSize); `plan --diff` counts a change to one as a replacement.
+PROVIDER_REPLACED_POOL_FIELDS = ("resourceGroupName", "resourceName", "agentPoolName", "vmSize")
+#: AgentPool fields Azure fixes at creation but azure-native does not mark as replacing: the component
+#: marks them `replaceOnChanges`, so changing any of them replaces the pool instead of failing.
+CREATE_ONLY_POOL_FIELDS = (
+    "scaleSetPriority", "scaleSetEvictionPolicy", "spotMaxPrice", "osType", "gpuProfile", "availabilityZones",
+)
+#: The pool settings a control-plane pool's versioned name digests: every field fixed at creation that
+#: the pool's own settings decide.
+VERSIONED_POOL_FIELDS = ("vmSize", *CREATE_ONLY_POOL_FIELDS)
+#: Fields of the cluster's inline system pool that AKS can't change on an existing pool and that
+#: azure-native can't replace either (pulumi-azure-native PR #2774): the cluster ignores them, and a
+#: change is refused with the migration instead.
+INLINE_POOL_FIXED_FIELDS = ("vmSize", "availabilityZones", "osType")
+#: What the cluster resource ignores of its inline system pool: its count belongs to the autoscaler.
+INLINE_POOL_IGNORED = ("agentPoolProfiles[0].count", *(f"agentPoolProfiles[0].{f}" for f in INLINE_POOL_FIXED_FIELDS))
+#: What an AgentPool ignores: its count, after creation, belongs to the autoscaler.
+AGENT_POOL_IGNORED = ("count",)
+
+
+def api_spelling(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """A pool's snake_case SDK fields as Azure and the registrations spell them (vm_size -> vmSize),
+    unset ones left out. Pool fields are all flat names, which azure-native camel-cases this way."""
+    def camel(name: str) -> str:
+        head, *rest = name.split("_")
+        return head + "".join(part.title() for part in rest)
+    return {camel(k): v for k, v in fields.items() if v is not None}
+
+
+def pool_fields(pool: PoolPlan) -> dict[str, Any]:
+    """The agent pool fields the inline system pool and the AgentPools share."""
+    fields: dict[str, Any] = {
+        "vm_size": pool.machine,
+        "os_type": "Linux",
+        "type": "VirtualMachineScaleSets",
+        "enable_auto_scaling": True,
+        "min_count": pool.min,
+        "max_count": pool.max,
+        # `count` only matters at creation; the autoscaler owns it afterwards (ignore_changes).
+        "count": max(pool.min, 1) if pool.role == "system" else pool.min,
+        "node_labels": pool.labels,
+        "node_taints": [str(t) for t in pool.taints] or None,
+        "availability_zones": list(pool.zones) or None,
+    }
+    if pool.capacity == "spot":
+        fields.update(
+            scale_set_priority="Spot",
+            scale_set_eviction_policy=pool.eviction_policy,
+            spot_max_price=pool.max_price,
+        )
+    else:
+        fields["scale_set_priority"] = "Regular"
+    return fields
+
+
+def cloud_pool_name(pool: PoolPlan) -> str:
+    """The AgentPool name. A pool that hosts the control plane is versioned by its create-only
+    fields, so that replacing it creates the new pool before the old one is deleted; spot and GPU
+    pools keep their name and may be deleted first (workloads there are retried)."""
+    if not pool.hosts_control_plane:
+        return pool.name
+    fields = {k: v for k, v in api_spelling(pool_fields(pool)).items() if k in VERSIONED_POOL_FIELDS}
+    return versioned_name(pool.name, fields, separator="", digits=VERSION_DIGITS)
+
+
+def agent_pool_inputs(pool: PoolPlan) -> dict[str, Any]:
+    """An AgentPool's inputs, but for its resource group and cluster (other resources' outputs)."""
+    return {"agent_pool_name": pool.cloud_name, "mode": "User", **pool_fields(pool)}
+
+
+def system_pool_profile(pool: PoolPlan) -> dict[str, Any]:
+    """The cluster's one inline pool, its System pool."""
+    return {"name": pool.cloud_name, "mode": "System", **pool_fields(pool)}
+
+
+def system_pool_change_problem(
+    wanted: PoolPlan, deployed_profiles: Sequence[Mapping[str, Any]] | None, source: str
+) -> str | None:
+    """Why the deployed inline system pool can't become `wanted`, or None when nothing fixed changes.
+
+    AKS can't change a pool's VM size, zones or OS in place, and azure-native can't replace the
+    inline pool, so such a change would fail half-way through an update. It is refused instead,
+    with the migration that works.
+    """
+    profiles = list(deployed_profiles or ())
+    if not profiles:
+        return None  # a new cluster: nothing deployed yet
+    deployed = next((p for p in profiles if p.get("name") == wanted.cloud_name), None)
+    fixed = api_spelling(pool_fields(wanted))
+    migration = (
+        "AKS can't change an existing pool's VM size, zones or OS, and the cluster's inline system pool "
+        "can't be replaced. To move it: `az aks nodepool add --mode System --name <newname> ...` with the new "
+        "settings, wait until its nodes are Ready, `az aks nodepool delete --name {old}`, then set "
+        "systemPool.name to <newname> with the new settings, run `pulumi refresh`, then `pulumi up`"
+    )
+    if deployed is None:
+        names = ", ".join(str(p.get("name")) for p in profiles)
+        return (f"{source}: spotkube:systemPool.name: {wanted.cloud_name!r} is not the deployed system pool "
+                f"({names}); a system pool can't be renamed in place. {migration.format(old=names)}")
+    changed = [f for f in INLINE_POOL_FIXED_FIELDS if _normal(deployed.get(f)) != _normal(fixed.get(f))]
+    if not changed:
+        return None
+    what = "; ".join(f"{f} {deployed.get(f)!r} -> {fixed.get(f)!r}" for f in changed)
+    return (f"{source}: spotkube:systemPool: {what} is refused. {migration.format(old=wanted.cloud_name)}")
+
+
+def _normal(value: Any) -> Any:
+    """Zones compare as sets and an empty list as unset, as Azure reports them."""
+    if isinstance(value, list | tuple):
+        return tuple(sorted(str(v) for v in value)) or None
+    return value
+
+
+def _taints(texts: Any) -> frozenset[contract.Taint]:
+    """AKS `nodeTaints`; a malformed taint protects nothing, so it is simply not counted."""
+    taints = set()
+    for text in items(texts):
+        try:
+            taints.add(contract.Taint.parse(str(text)))
+        except ValueError:
+            continue
+    return frozenset(taints)
+
+
+def _pool(where: str, name: str, profile: Mapping[str, Any]) -> RegisteredPool:
+    labels = {str(k): str(v) for k, v in mapping(profile.get("nodeLabels")).items()}
+    machine = profile.get("vmSize")
+    spot = profile.get("scaleSetPriority") == "Spot"
+    accelerator = labels.get(contract.ACCELERATOR_LABEL)
+    labelled_gpu = accelerator not in (None, "", contract.NO_ACCELERATOR) or contract.AKS_ACCELERATOR_LABEL[0] in labels
+    return RegisteredPool(
+        where=where,
+        cloud_name=name,
+        labels=labels,
+        machine=machine,
+        gpu_count=(catalog.gpu_vm_size(machine or "") or ("", 0))[1],
+        has_gpu=catalog.gpu_vm_size(machine or "") is not None or labelled_gpu,
+        capacity="spot" if spot else "on-demand",
+        system=profile.get("mode") == "System" or labels.get(contract.ROLE_LABEL) == "system",
+        min_nodes=first(profile, "minCount"),
+        max_nodes=first(profile, "maxCount"),
+        taint_texts=tuple(str(t) for t in items(profile.get("nodeTaints"))),
+        taints=_taints(profile.get("nodeTaints")),
+        zones=tuple(str(z) for z in items(profile.get("availabilityZones"))),
+        eviction_policy=profile.get("scaleSetEvictionPolicy"),
+        max_price=profile.get("spotMaxPrice"),
+        retired_in_favour_of=catalog.RETIRED_VM_SIZES.get(machine or ""),
+    )
+
+
+def read_pools(type_token: str, name: str, inputs: Mapping[str, Any]) -> list[RegisteredPool]:
+    """The pools a registration declares: a ManagedCluster's inline profiles, or one AgentPool."""
+    if type_token == AGENT_POOL_TYPE:
+        return [_pool(f"AgentPool {shown(name)}", str(inputs.get("agentPoolName") or name), inputs)]
+    if type_token == CLUSTER_TYPE:
+        profiles = [mapping(p) for p in items(inputs.get("agentPoolProfiles"))]
+        return [_pool(f"ManagedCluster {shown(name)} agentPoolProfiles[{i}] ({p.get('name')})", str(p.get("name")), p)
+                for i, p in enumerate(profiles)]
+    return []
+
+
+# --- The cluster ----------------------------------------------------------------------------------
+
+#: Input paths, per type token, that Azure fixes at creation although no `replaceOnChanges` says so:
+#: ARM ids carry the resource group and name, a resource never moves region, AKS fixes the DNS prefix,
+#: and azure-native replaces an AgentPool on vmSize (docs/platform-facts.md#aks-pool-replacement).
+CREATE_ONLY: Mapping[str, tuple[str, ...]] = {
+    CLUSTER_TYPE: ("location", "resourceGroupName", "resourceName", "dnsPrefix"),
+    AGENT_POOL_TYPE: PROVIDER_REPLACED_POOL_FIELDS,
+}
+
+
+def cluster_inputs(
+    plan: PlatformPlan, name: str, *, resource_group_name: Any, admin_group_object_ids: Sequence[Any],
+    authorized_ip_ranges: Any,
+) -> dict[str, Any]:
+    """The managed cluster's inputs, with its one inline System pool, which is never renamed.
+
+    `authorized_ip_ranges` is the API server's address filter, or None: the listed ranges and the
+    deployer's egress, which may be other resources' outputs."""
+    spec = plan.spec
+    settings = spec.cluster
+    autoscaler = settings.autoscaler
+    return {
+        "resource_group_name": resource_group_name,
+        "location": spec.region,
+        "dns_prefix": dns_prefix(name, spec.environment),
+        "kubernetes_version": settings.kubernetes_version,
+        "identity": {"type": "SystemAssigned"},
+        "agent_pool_profiles": [system_pool_profile(plan.system_pool)],
+        "enable_rbac": True,
+        "aad_profile": {
+            "managed": True,
+            "enable_azure_rbac": True,
+            "admin_group_object_ids": list(admin_group_object_ids) or None,
+        },
+        "disable_local_accounts": spec.switch(settings.local_accounts_disabled),
+        "oidc_issuer_profile": {"enabled": True},
+        "security_profile": {"workload_identity": {"enabled": True}},
+        "network_profile": {
+            "network_plugin": "azure",
+            "network_plugin_mode": "overlay",
+            "network_policy": settings.network_policy,
+            "network_dataplane": "cilium" if settings.network_policy == "cilium" else "azure",
+            "load_balancer_sku": "standard",
+        },
+        "api_server_access_profile": {
+            "enable_private_cluster": spec.switch(settings.private),
+            "authorized_ip_ranges": authorized_ip_ranges,
+        },
+        "auto_upgrade_profile": {
+            "upgrade_channel": settings.channel,
+            "node_os_upgrade_channel": "NodeImage",
+        },
+        "auto_scaler_profile": {
+            "expander": autoscaler.expander,
+            "scan_interval": autoscaler.scan_interval,
+            "max_node_provision_time": autoscaler.max_node_provision_time,
+            "new_pod_scale_up_delay": autoscaler.new_pod_scale_up_delay,
+            "scale_down_unneeded_time": autoscaler.scale_down_unneeded_time,
+            "scale_down_delay_after_add": autoscaler.scale_down_delay_after_add,
+            "max_graceful_termination_sec": str(autoscaler.max_graceful_termination_sec),
+            "skip_nodes_with_local_storage": str(autoscaler.skip_nodes_with_local_storage).lower(),
+        },
+    }
+
+
+def read_posture(type_token: str, name: str, inputs: Mapping[str, Any], protect: bool) -> ClusterPosture | None:
+    """A ManagedCluster's security settings as registered; the concerns are what spotkube's prod
+    defaults avoid (docs/platform-facts.md#aks-api-server-access)."""
+    if type_token != CLUSTER_TYPE:
+        return None
+    access = mapping(inputs.get("apiServerAccessProfile"))
+    ranges = [str(r) for r in items(access.get("authorizedIPRanges"))]
+    if access.get("enablePrivateCluster"):
+        exposure = Setting("API server", "private (VNet only)")
+    elif ranges:
+        exposure = Setting("API server", f"public, authorized ranges {listed(ranges)}")
+    else:
+        exposure = Setting("API server", "public, any address", "reachable from the whole internet")
+    aad = mapping(inputs.get("aadProfile"))
+    if aad.get("managed") and aad.get("enableAzureRBAC"):
+        identity = Setting("Entra ID / RBAC", "Entra ID with Azure RBAC; admin groups "
+                           f"{listed(items(aad.get('adminGroupObjectIDs')))}")
+    elif aad.get("managed"):
+        identity = Setting("Entra ID / RBAC", "Entra ID with Kubernetes RBAC")
+    elif inputs.get("enableRBAC"):
+        identity = Setting("Entra ID / RBAC", "Kubernetes RBAC without Entra ID", "no Entra ID sign-in")
+    else:
+        identity = Setting("Entra ID / RBAC", "off", "no RBAC")
+    network = mapping(inputs.get("networkProfile"))
+    upgrade = mapping(inputs.get("autoUpgradeProfile"))
+    security = mapping(inputs.get("securityProfile"))
+    channel = upgrade.get("upgradeChannel") or "none"
+    return ClusterPosture(f"ManagedCluster {shown(name)}", (
+        exposure,
+        flag("local accounts", inputs.get("disableLocalAccounts"), "disabled", "enabled",
+             "the cluster-admin certificate bypasses Entra ID"),
+        identity,
+        Setting("network policy", str(network.get("networkPolicy") or "none"),
+                None if network.get("networkPolicy") else "every pod can reach every pod"),
+        Setting("upgrade channel", str(channel), "no automatic upgrades" if channel == "none" else None),
+        Setting("Kubernetes version", str(inputs.get("kubernetesVersion") or "the channel's default")),
+        flag("deletion protection", protect, "protect on", "protect off",
+             "`pulumi destroy` or a replacement deletes the cluster"),
+        flag("workload identity", mapping(security.get("workloadIdentity")).get("enabled")
+             and mapping(inputs.get("oidcIssuerProfile")).get("enabled"), "on", "off",
+             "pods need stored credentials to reach Azure"),
+    ))
+
+
+# --- The autoscaler -------------------------------------------------------------------------------
+
+#: The ConfigMap AKS's managed autoscaler reads its priority expander tiers from, as (namespace, name)
+#: (docs/platform-facts.md#aks-cluster-autoscaler).
+PRIORITY_EXPANDER_CONFIGMAP = ("kube-system", "cluster-autoscaler-priority-expander")
+#: The VM scale set AKS creates per pool, which the autoscaler calls the pool's node group
+#: (`aks-gpuspot-12345678-vmss`); the tiers' regexes match it.
+VMSS_PATTERN = "^aks-{pool}-[0-9]+-vmss$"
+VMSS_EXAMPLE = "aks-{pool}-12345678-vmss"
+#: AKS's autoscaler defaults for what a stack leaves unset (the SDK's docstrings).
+DEFAULT_SCAN_SECONDS = 10
+DEFAULT_PROVISION_SECONDS = 15 * 60
+
+
+def priority_expander(plan: PlatformPlan) -> dict[str, Any]:
+    """The priority expander's ConfigMap: spot pools first, on-demand GPU fallbacks next, read by
+    AKS's managed autoscaler."""
+    namespace, name = PRIORITY_EXPANDER_CONFIGMAP
+    priorities = autoscaler_priorities(plan, VMSS_PATTERN)
+    return {"metadata": {"name": name, "namespace": namespace},
+            "data": {"priorities": yaml.safe_dump(priorities, sort_keys=False)}}
+
+
+def seconds(text: Any, default: int) -> int:
+    """An autoscaler duration (`10m`, `10s`, `10`) in seconds; the default when unset or unreadable."""
+    match = re.fullmatch(r"([0-9]+)(s|m|h)?", str(text or ""))
+    if not match:
+        return default
+    return int(match[1]) * {"s": 1, None: 1, "m": 60, "h": 3600}[match[2]]
+
+
+def _priorities(inputs: Mapping[str, Any]) -> dict[int, list[str]] | None:
+    tiers = yaml.safe_load(str(mapping(inputs.get("data")).get("priorities") or "")) or {}
+    if not isinstance(tiers, Mapping):
+        return None
+    return {int(k): [str(r) for r in items(v)] for k, v in tiers.items()}
+
+
+def read_autoscaler(resources: Sequence[tuple[str, str, Mapping[str, Any]]]) -> AutoscalerFacts | None:
+    """The autoscaler as registered: the ManagedCluster's profile and the priority expander ConfigMap.
+    Azure reports no spot stock-out to the autoscaler, so each spot pool ahead of on-demand costs
+    `maxNodeProvisionTime` plus a scan (docs/platform-facts.md#aks-cluster-autoscaler)."""
+    clusters = [inputs for kind, _, inputs in resources if kind == CLUSTER_TYPE]
+    if not clusters:
+        return None
+    settings = mapping(clusters[0].get("autoScalerProfile"))
+    scan = seconds(settings.get("scanInterval"), DEFAULT_SCAN_SECONDS)
+    provision = seconds(settings.get("maxNodeProvisionTime"), DEFAULT_PROVISION_SECONDS)
+    delay = seconds(settings.get("newPodScaleUpDelay"), 0)
+    expander = str(settings.get("expander") or "random")
+    config_maps = [inputs for kind, _, inputs in resources if kind == CONFIG_MAP_TYPE
+                   and (mapping(inputs.get("metadata")).get("namespace"), mapping(inputs.get("metadata")).get("name"))
+                   == PRIORITY_EXPANDER_CONFIGMAP]
+    priorities = _priorities(config_maps[0]) if config_maps and expander == "priority" else None
+    caveat = None
+    if expander != "priority":
+        caveat = f"expander {shown(expander)} does not rank spot above on-demand; use expander: priority"
+    elif priorities is None:
+        caveat = "expander 'priority' without its ConfigMap ranks nothing"
+    return AutoscalerFacts(
+        ordered_by=f"priority expander ({'/'.join(PRIORITY_EXPANDER_CONFIGMAP)})" if priorities is not None
+        else f"expander {shown(expander)}",
+        priorities=priorities,
+        node_group=lambda pool: VMSS_EXAMPLE.format(pool=pool),
+        give_up_seconds=provision + scan,
+        first_look_seconds=delay,
+        formula=f"newPodScaleUpDelay {delay}s + N spot pools × (maxNodeProvisionTime {provision}s + scanInterval "
+        f"{scan}s)",
+        caveat=caveat,
+    )

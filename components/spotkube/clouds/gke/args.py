@@ -1,0 +1,184 @@
+"""The typed args of `GkeGpuCluster`, generated from `spotkube.clouds.gke.spec` by `python -m
+spotkube.cli.reference write`; do not edit: change the models and regenerate (the reference test fails while
+this file is stale). They are the component's public, cross-language API: `pulumi package add` derives its
+schema from them and from the docstrings below. They use only primitives, lists, dicts and nested TypedDicts,
+each named for the cloud, so no other cloud's field is offered. Only the cluster settings the spec marks
+`Wired` (a consumer wires them from another resource) are `Input[...]`, which the analyzer marks as accepting
+outputs; every other field decides the plan, which is validated before anything is registered, so it is a
+plain value.
+"""
+
+from collections.abc import Awaitable
+from typing import NotRequired, TypedDict, TypeVar
+
+from pulumi import Output
+
+_T = TypeVar("_T")
+
+Input = _T | Awaitable[_T] | Output[_T]
+"""`pulumi.Input[T]`, spelt without its string forward reference to `Output[T]` so that
+`typing.get_type_hints` resolves these TypedDicts; Pulumi's analyzer reads the two alike (an input
+that accepts an output, not `plain`)."""
+
+
+class GkeSystemPoolArgs(TypedDict):
+    """The on-demand pool that runs the cluster's own add-ons."""
+
+    name: NotRequired[str]
+    """Pool name; never rename it once the cluster exists. At most 33 characters (spotkube adds 7 when the pool must be replaced). Default: `system`."""
+    machine: NotRequired[str]
+    """Machine type; unset = the default machine. Default: `e2-standard-4`."""
+    min: NotRequired[int]
+    """Minimum nodes; at least 1. Default: `2`."""
+    max: NotRequired[int]
+    """Maximum nodes. Default: `3`."""
+    zones: NotRequired[list[str]]
+    """Zones of the region, e.g. us-central1-a; empty = regional."""
+    labels: NotRequired[dict[str, str]]
+    """Extra node labels in Kubernetes' syntax (keys `[prefix/]name`, names and values of at most 63 letters, digits, `-`, `_` and `.`); the prefixes `spotkube.io/`, `kubernetes.io/`, `k8s.io/` and the cloud's own node-label prefix are reserved; `node.kubernetes.io/` and `kubelet.kubernetes.io/` are accepted."""
+    capacity: NotRequired[str]
+    """Must stay `on-demand`: a spot pool can't be a System pool, and evictions would take the platform down. Default: `on-demand`."""
+
+
+class GkePlatformPoolArgs(TypedDict):
+    """The untainted on-demand pool for platform workloads such as Kubeflow Pipelines."""
+
+    name: NotRequired[str]
+    """Pool name: at most 33 characters, because spotkube adds 7 that change when the pool must be replaced. Default: `platform`."""
+    machine: NotRequired[str]
+    """Machine type; unset = the default machine. Default: `e2-standard-4`."""
+    min: NotRequired[int]
+    """Minimum nodes. Default: `1`."""
+    max: NotRequired[int]
+    """Maximum nodes. Default: `3`."""
+    zones: NotRequired[list[str]]
+    """Zones of the region, e.g. us-central1-a; empty = regional."""
+    labels: NotRequired[dict[str, str]]
+    """Extra node labels in Kubernetes' syntax (keys `[prefix/]name`, names and values of at most 63 letters, digits, `-`, `_` and `.`); the prefixes `spotkube.io/`, `kubernetes.io/`, `k8s.io/` and the cloud's own node-label prefix are reserved; `node.kubernetes.io/` and `kubelet.kubernetes.io/` are accepted."""
+    capacity: NotRequired[str]
+    """Must stay `on-demand`: a spot pool can't be a System pool, and evictions would take the platform down. Default: `on-demand`."""
+    enabled: NotRequired[bool]
+    """Create the pool. It must stay enabled while Kubeflow is, because Kubeflow needs an untainted on-demand pool. Default: `true`."""
+
+
+class GkeGpuArgs(TypedDict):
+    """GPU type (GKE accelerator name, spotkube's neutral vocabulary) and GPUs per node."""
+
+    type: str
+    """GPU type in GKE's accelerator vocabulary, on every cloud: `nvidia-tesla-t4`, `nvidia-l4`, `nvidia-tesla-a100`, `nvidia-a100-80gb`, ..."""
+    count: int
+    """GPUs per node."""
+
+
+class GkeGpuPoolArgs(TypedDict):
+    """A GPU pool that scales 0..N, on spot, preemptible or on-demand VMs."""
+
+    name: str
+    """Pool name, unique in the stack: `[a-z]([-a-z0-9]{0,38}[a-z0-9])?`."""
+    machine: str
+    """Machine type with GPUs (a2, a3, g2: e.g. g2-standard-8) or an N1 type with `gpu` (e.g. n1-standard-8)."""
+    min: NotRequired[int]
+    """Minimum nodes, at most `max`; 0 means an idle pool costs nothing. Default: `0`."""
+    max: NotRequired[int]
+    """Maximum nodes. Default: `4`."""
+    zones: NotRequired[list[str]]
+    """Zones of the region. Empty = regional, except a GPU pool, which gets every zone of the region that offers its GPU (from the bundled zone table)."""
+    labels: NotRequired[dict[str, str]]
+    """Extra node labels in Kubernetes' syntax (keys `[prefix/]name`, names and values of at most 63 letters, digits, `-`, `_` and `.`); the prefixes `spotkube.io/`, `kubernetes.io/`, `k8s.io/` and the cloud's own node-label prefix are reserved; `node.kubernetes.io/` and `kubelet.kubernetes.io/` are accepted."""
+    capacity: NotRequired[str]
+    """`spot`, `preemptible` (at most 24 hours per VM) or, for a GPU pool only, `on-demand` (a fallback pool). Default: `spot`."""
+    taints: NotRequired[list[str]]
+    """Extra taints, as `key=value:Effect` with Kubernetes' syntax for the key and value and Effect NoSchedule, PreferNoSchedule or NoExecute; the prefixes `spotkube.io/` and the cloud's own are reserved."""
+    gpu: NotRequired[GkeGpuArgs]
+    """GPU type and count; unset = filled in from the machine type. N1 machine types need it."""
+    gpu_driver: NotRequired[str]
+    """The NVIDIA driver version GKE installs; `INSTALLATION_DISABLED` if you install it yourself. Default: `DEFAULT`."""
+
+
+class GkeSpotPoolArgs(TypedDict):
+    """A CPU pool on spot or preemptible VMs that scales 0..N, for batch steps without GPUs."""
+
+    name: str
+    """Pool name, unique in the stack: `[a-z]([-a-z0-9]{0,38}[a-z0-9])?`."""
+    machine: str
+    """Machine type, e.g. e2-standard-8."""
+    min: NotRequired[int]
+    """Minimum nodes, at most `max`; 0 means an idle pool costs nothing. Default: `0`."""
+    max: NotRequired[int]
+    """Maximum nodes. Default: `4`."""
+    zones: NotRequired[list[str]]
+    """Zones of the region. Empty = regional, except a GPU pool, which gets every zone of the region that offers its GPU (from the bundled zone table)."""
+    labels: NotRequired[dict[str, str]]
+    """Extra node labels in Kubernetes' syntax (keys `[prefix/]name`, names and values of at most 63 letters, digits, `-`, `_` and `.`); the prefixes `spotkube.io/`, `kubernetes.io/`, `k8s.io/` and the cloud's own node-label prefix are reserved; `node.kubernetes.io/` and `kubelet.kubernetes.io/` are accepted."""
+    capacity: NotRequired[str]
+    """`spot`, `preemptible` (at most 24 hours per VM) or, for a GPU pool only, `on-demand` (a fallback pool). Default: `spot`."""
+    taints: NotRequired[list[str]]
+    """Extra taints, as `key=value:Effect` with Kubernetes' syntax for the key and value and Effect NoSchedule, PreferNoSchedule or NoExecute; the prefixes `spotkube.io/` and the cloud's own are reserved."""
+
+
+class GkeAutoscalerArgs(TypedDict):
+    """Cluster autoscaler tuning: GKE's managed autoscaler takes only its profile."""
+
+    profile: NotRequired[str]
+    """GKE autoscaling profile. Default: `OPTIMIZE_UTILIZATION`."""
+
+
+class GkeDeployerArgs(TypedDict):
+    """Who runs `pulumi up` and from where. The Kubernetes provider logs in as the deployer, so the deployer needs a credential that works without a person, rights on the cluster, and a network path to its API server; none of that is visible to a mock, so the plan's preflight checks it."""
+
+    network: NotRequired[str]
+    """Where the deployer runs: internet (a hosted CI runner or a laptop) or cluster-network (a runner inside the cluster's network, which can reach a private API server). Default: `internet`."""
+    egress_ranges: NotRequired[list[str]]
+    """Public CIDRs the deployer connects from (a runner's static egress). Added to the API server's authorized ranges whenever the API server restricts by address."""
+
+
+class GkeClusterArgs(TypedDict):
+    """Cluster-wide settings of the GKE cluster; the security switches default to on, or on in prod."""
+
+    kubernetes_version: NotRequired[str]
+    """Pinned Kubernetes version: `major.minor`, `major.minor.patch` or a GKE version such as `1.33.2-gke.1111000`; unset follows the channel."""
+    allow_unlisted_region: NotRequired[bool]
+    """Accept a `region` that is not in spotkube's bundled region list of the cloud (a region newer than this spotkube release); its name is still checked for the cloud's shape. Default: `false`."""
+    channel: NotRequired[str]
+    """Release channel: RAPID, REGULAR, STABLE or EXTENDED. Default: `REGULAR`."""
+    private: NotRequired[bool]
+    """Private nodes, without public IP addresses; default: on in prod."""
+    authorized_ip_ranges: NotRequired[list[Input[str]]]
+    """CIDRs allowed to reach the API server."""
+    deletion_protection: NotRequired[bool]
+    """`protect` and GKE's deletion_protection on the cluster; default: on in prod."""
+    autoscaler: NotRequired[GkeAutoscalerArgs]
+    """Cluster autoscaler tuning."""
+    deployer: NotRequired[GkeDeployerArgs]
+    """Who runs `pulumi up` and from where; it signs in with Application Default Credentials."""
+    project: NotRequired[Input[str]]
+    """The Google Cloud project id (required)."""
+    network: NotRequired[Input[str]]
+    """VPC network name or self link; unset = the project's `default` network."""
+    subnetwork: NotRequired[Input[str]]
+    """Subnetwork in the cluster's region; unset = the network's subnet there. Private nodes reach registries outside Google only through Cloud NAT on it."""
+    network_policy: NotRequired[str]
+    """`cilium` (Dataplane V2) or `calico`. Default: `cilium`."""
+    egress: NotRequired[str]
+    """Private nodes' way out to public registries: cloud-nat (default: spotkube adds a Cloud Router and Cloud NAT) or own (the network already has NAT or a proxy)."""
+    dns_endpoint: NotRequired[bool]
+    """Reach the control plane through its DNS-based endpoint, authorised by IAM and not by source address (default true); the kubeconfig then uses it."""
+
+
+class GkeGpuClusterArgs(TypedDict):
+    """The args of `GkeGpuCluster`: one GKE platform: a cluster with its node pools, for one environment and Google Cloud region."""
+
+    environment: str
+    """Environment name, e.g. dev, staging or prod. `prod` turns on every unset security switch (`cluster.private` and `cluster.deletionProtection`) and `protect`."""
+    region: str
+    """Google Cloud region, e.g. us-central1 or europe-west4."""
+    system_pool: NotRequired[GkeSystemPoolArgs]
+    """The on-demand system pool."""
+    platform_pool: NotRequired[GkePlatformPoolArgs]
+    """The untainted on-demand pool for Kubeflow and other platform workloads."""
+    gpu_pools: NotRequired[list[GkeGpuPoolArgs]]
+    """GPU pools, each scaling min..max."""
+    spot_pools: NotRequired[list[GkeSpotPoolArgs]]
+    """CPU pools on spot or preemptible VMs for batch steps, each scaling min..max."""
+    cluster: NotRequired[GkeClusterArgs]
+    """Cluster-wide settings."""

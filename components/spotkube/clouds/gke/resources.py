@@ -1,0 +1,469 @@
+"""GKE's resources, both ways: the inputs the component writes, and how the plan reads them back.
+
+Writer and reader sit together so that what `GkeGpuCluster` sends Google Cloud and what the plan, the
+policy pack and `plan --diff` say it sent can't drift apart: the node pools' inputs and their reading
+(`RegisteredPool`), the cluster's inputs and its security posture, the ComputeClasses and the order
+they give the autoscaler, the fields GKE fixes at creation, and the names derived from the
+component's. The writers return pulumi-gcp's inputs as its constructors take them (snake_case
+keywords and keys); the readers read them as the engine registers them (camelCase). Values that are
+other resources' outputs (the project, the cluster's name, the node service account) are passed in and
+passed through untouched.
+
+Pure module: no Pulumi. The facts, with sources: docs/platform-facts.md#gke.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from spotkube.platform import contract
+from spotkube.platform.cloud import AutoscalerFacts, RegisteredPool, first, items, mapping
+from spotkube.platform.component_names import AUTONAME_SUFFIX
+from spotkube.platform.input_messages import shown
+from spotkube.platform.plan import PlatformPlan, PoolPlan, versioned_name
+from spotkube.platform.posture import ClusterPosture, Setting, flag, listed
+from spotkube.platform.spec import PlatformSpec
+
+CLUSTER_TYPE = "gcp:container/cluster:Cluster"
+NODE_POOL_TYPE = "gcp:container/nodePool:NodePool"
+#: A GKE ComputeClass, registered through the Kubernetes provider as a custom resource.
+COMPUTE_CLASS_TYPE = "kubernetes:cloud.google.com/v1:ComputeClass"
+SERVICE_ACCOUNT_TYPE = "gcp:serviceaccount/account:Account"
+ROUTER_NAT_TYPE = "gcp:compute/routerNat:RouterNat"
+
+# --- Names ----------------------------------------------------------------------------------------
+
+#: The cluster resource's logical name is the component's name with this suffix; Pulumi auto-names it.
+CLUSTER_SUFFIX = "-gke"
+#: A cluster name has at most 40 characters, and so has a node pool name.
+CLUSTER_NAME_MAX = 40
+POOL_NAME_MAX = 40
+#: A versioned control-plane pool's cloud name is its own name, a dash and this many hex digits...
+VERSION_SEPARATOR = "-"
+VERSION_DIGITS = 6
+#: ...so a versioned pool's own name has at most 33 characters (GKE's rules refuse longer ones).
+VERSIONED_NAME_MAX = POOL_NAME_MAX - len(VERSION_SEPARATOR) - VERSION_DIGITS
+
+
+def longest_component_name(environment: str) -> int:
+    """The longest `GkeGpuCluster` name whose auto-named cluster name fits."""
+    return CLUSTER_NAME_MAX - len(CLUSTER_SUFFIX) - AUTONAME_SUFFIX
+
+
+def component_name_becomes(name: str, environment: str) -> str:
+    """What a component name turns into, for the message that refuses it."""
+    return f"it becomes the start of the GKE cluster's name ({name}{CLUSTER_SUFFIX}-<random suffix>)"
+
+
+def node_service_account_id(name: str, spec: PlatformSpec) -> str:
+    """A service account id that is stable, unique per component, environment and region, and
+    within IAM's rule (6-30 characters, lower-case, starting with a letter).
+
+    Several clusters may share one project, so the component name alone would collide; a short
+    digest of name, environment and region keeps ids apart without exceeding 30 characters.
+    """
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    if not slug[:1].isalpha():
+        slug = f"sk-{slug}".rstrip("-")
+    digest = hashlib.sha256(f"{name}/{spec.environment}/{spec.region}".encode()).hexdigest()[:6]
+    return f"{slug[:16].rstrip('-')}-nodes-{digest}"
+
+
+# --- Node pools -----------------------------------------------------------------------------------
+
+#: With a dedicated service account, Google recommends the broad scope and lets IAM decide.
+NODE_OAUTH_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
+#: GKE sets this key itself; a pool whose metadata lacks it shows a diff and is recreated
+#: (terraform-provider-google, node_config.metadata).
+NODE_METADATA = {"disable-legacy-endpoints": "true"}
+#: Pods get the GKE metadata server, which workload identity needs and which hides node credentials.
+WORKLOAD_METADATA = {"mode": "GKE_METADATA"}
+#: GKE puts a regional cluster's nodes in three of the region's zones unless told otherwise.
+REGIONAL_DEFAULT_ZONE_COUNT = 3
+#: Node config fields left out of a pool's version: GKE updates labels and taints in place, and the
+#: service account (an Output) is versioned by its stable id instead. Every other field replaces.
+UNVERSIONED_NODE_FIELDS = ("labels", "taints", "service_account")
+#: What a NodePool ignores: its initial count, after creation, belongs to the autoscaler.
+NODE_POOL_IGNORED = ("initialNodeCount",)
+#: GKE node pool taints spell the effect in SCREAMING_SNAKE_CASE.
+TAINT_EFFECTS: Mapping[str, str] = {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE",
+                                    "NoExecute": "NO_EXECUTE"}
+
+
+def gke_taint(taint: contract.Taint) -> dict[str, str]:
+    """A taint as a GKE node pool's `taints` item."""
+    return {"key": taint.key, "value": taint.value, "effect": TAINT_EFFECTS[taint.effect]}
+
+
+def taint_of(item: Mapping[str, Any]) -> contract.Taint:
+    """The inverse of `gke_taint`, for reading registered node pools back; KeyError when malformed."""
+    effect = {gke: kubernetes for kubernetes, gke in TAINT_EFFECTS.items()}[item["effect"]]
+    return contract.Taint(item["key"], item.get("value", ""), effect)  # type: ignore[arg-type]
+
+
+def initial_node_count(pool: PoolPlan) -> int:
+    """Nodes per zone at creation.
+
+    GKE counts `initial_node_count` per zone while the spec's min is a pool total, so divide and
+    round up: the pool starts at min or a little above. The autoscaler owns the count afterwards,
+    which is why the component ignores later changes to it.
+    """
+    return math.ceil(pool.min / (len(pool.zones) or REGIONAL_DEFAULT_ZONE_COUNT))
+
+
+def node_config(pool: PoolPlan, service_account: Any) -> dict[str, Any]:
+    """A pool's `node_config`: machine, GPUs, capacity, and the plan's labels and taints.
+
+    `spot` and `preemptible` are never both set: one is chosen by the pool's single capacity. The
+    driver version is always explicit because GKE fills in DEFAULT since 1.30 and an unset field
+    then shows a diff. Secure Boot stays on except where the driver is installed by hand
+    (INSTALLATION_DISABLED): a self-built kernel module is unsigned, and Secure Boot refuses it.
+    """
+    config: dict[str, Any] = {
+        "machine_type": pool.machine,
+        "labels": pool.labels,
+        "taints": [gke_taint(t) for t in pool.taints] or None,
+        "service_account": service_account,
+        "oauth_scopes": NODE_OAUTH_SCOPES,
+        "metadata": NODE_METADATA,
+        "workload_metadata_config": WORKLOAD_METADATA,
+        "shielded_instance_config": {
+            "enable_secure_boot": pool.gpu_driver != "INSTALLATION_DISABLED",
+            "enable_integrity_monitoring": True,
+        },
+    }
+    if pool.gpu_type:
+        config["guest_accelerators"] = [{
+            "type": pool.gpu_type,
+            "count": pool.gpu_count,
+            "gpu_driver_installation_config": {"gpu_driver_version": pool.gpu_driver},
+        }]
+    if pool.capacity == "spot":
+        config["spot"] = True
+    elif pool.capacity == "preemptible":
+        config["preemptible"] = True
+    return config
+
+
+def cloud_pool_name(pool: PoolPlan, service_account_id: str) -> str:
+    """The NodePool name. A pool that hosts the control plane is versioned by every node setting GKE
+    can't change in place (the service account by its stable id), so that replacing it creates the
+    new pool before the old one is deleted; spot and GPU pools keep their name and go first."""
+    if not pool.hosts_control_plane:
+        return pool.name
+    config = {k: v for k, v in node_config(pool, "").items() if k not in UNVERSIONED_NODE_FIELDS}
+    return versioned_name(pool.name, {**config, "service_account_id": service_account_id},
+                          separator=VERSION_SEPARATOR, digits=VERSION_DIGITS)
+
+
+def node_pool_inputs(pool: PoolPlan, *, project: Any, location: str, cluster: Any,
+                     service_account: Any) -> dict[str, Any]:
+    """A NodePool's inputs; `project`, `cluster` and `service_account` may be other resources' outputs."""
+    return {
+        "name": pool.cloud_name,
+        "project": project,
+        "location": location,
+        "cluster": cluster,
+        "node_locations": list(pool.zones) or None,
+        "initial_node_count": initial_node_count(pool),
+        "autoscaling": {
+            "total_min_node_count": pool.min,
+            "total_max_node_count": pool.max,
+            # ANY lowers preemption risk for spot; BALANCED spreads on-demand nodes.
+            "location_policy": "ANY" if pool.interruptible else "BALANCED",
+        },
+        "management": {"auto_repair": True, "auto_upgrade": True},
+        "node_config": node_config(pool, service_account),
+    }
+
+
+def _taints(values: Any) -> list[contract.Taint]:
+    """GKE `taints` in their order; a malformed taint protects nothing, so it is simply not counted."""
+    taints = []
+    for item in items(values):
+        try:
+            taints.append(taint_of(mapping(item)))
+        except KeyError:
+            continue
+    return taints
+
+
+def _capacity(node_config: Mapping[str, Any]) -> contract.Capacity:
+    """What the pool really asks Compute Engine for; the capacity label only claims it."""
+    if node_config.get("spot"):
+        return "spot"
+    return "preemptible" if node_config.get("preemptible") else "on-demand"
+
+
+def _pool(where: str, name: str, inputs: Mapping[str, Any]) -> RegisteredPool:
+    """Limits are read as totals (`totalMin/MaxNodeCount`, which spotkube sets), falling back to the
+    per-zone `min/maxNodeCount` of pools built otherwise. GKE has no eviction policy or max price."""
+    config = mapping(inputs.get("nodeConfig"))
+    labels = {str(k): str(v) for k, v in mapping(config.get("labels")).items()}
+    scaling = mapping(inputs.get("autoscaling"))
+    accelerators = [mapping(a) for a in items(config.get("guestAccelerators"))]
+    accelerator = labels.get(contract.ACCELERATOR_LABEL)
+    labelled_gpu = accelerator not in (None, "", contract.NO_ACCELERATOR) or contract.GKE_ACCELERATOR_LABEL in labels
+    taints = _taints(config.get("taints"))
+    return RegisteredPool(
+        where=where,
+        cloud_name=name,
+        labels=labels,
+        machine=config.get("machineType"),
+        gpu_count=sum(int(a.get("count") or 0) for a in accelerators),
+        has_gpu=bool(accelerators) or labelled_gpu,
+        capacity=_capacity(config),
+        system=labels.get(contract.ROLE_LABEL) == "system",
+        min_nodes=first(scaling, "totalMinNodeCount", "minNodeCount"),
+        max_nodes=first(scaling, "totalMaxNodeCount", "maxNodeCount"),
+        taint_texts=tuple(str(t) for t in taints),
+        taints=frozenset(taints),
+        zones=tuple(str(z) for z in items(inputs.get("nodeLocations"))),
+        eviction_policy=None,
+        max_price=None,
+    )
+
+
+def read_pools(type_token: str, name: str, inputs: Mapping[str, Any]) -> list[RegisteredPool]:
+    """The pools a registration declares: a NodePool, or pools inlined in a Cluster. spotkube removes
+    the cluster's default pool at creation and inlines none."""
+    if type_token == NODE_POOL_TYPE:
+        return [_pool(f"NodePool {shown(name)}", str(inputs.get("name") or ""), inputs)]
+    if type_token == CLUSTER_TYPE:
+        pools = [mapping(p) for p in items(inputs.get("nodePools"))]
+        return [_pool(f"Cluster {name!r} nodePools[{i}]", str(p.get("name") or ""), p) for i, p in enumerate(pools)]
+    return []
+
+
+# --- The cluster ----------------------------------------------------------------------------------
+
+#: pulumi-gcp replaces a cluster or a pool when its identity, location or network changes, and a pool
+#: when its node config does, except the fields GKE updates in place
+#: (docs/platform-facts.md#gke-node-pool-updates).
+CREATE_ONLY: Mapping[str, tuple[str, ...]] = {
+    CLUSTER_TYPE: ("name", "location", "project", "network", "subnetwork"),
+    NODE_POOL_TYPE: ("name", "cluster", "location", "project", "nodeConfig"),
+}
+UPDATABLE_IN_PLACE: Mapping[str, tuple[str, ...]] = {NODE_POOL_TYPE: tuple(f"nodeConfig.{field}" for field in (
+    "labels", "taints", "resourceLabels", "machineType", "diskType", "diskSizeGb"))}
+#: What the cluster resource ignores: `nodeConfig` only describes the default pool, removed once the
+#: cluster exists, and would replace the whole cluster on change; like the initial count.
+CLUSTER_IGNORED = ("initialNodeCount", "nodeConfig")
+
+
+def api_server_restricted(spec: PlatformSpec) -> bool:
+    """Listed ranges always restrict the API server; in prod (or with private nodes) it is restricted
+    even with none listed, reachable then only from inside the VPC."""
+    return spec.switch(spec.cluster.private) or bool(spec.cluster.authorized_ip_ranges)
+
+
+def authorized_networks(cidrs: Sequence[str]) -> list[dict[str, str]]:
+    """The API server's authorized networks, one block per range."""
+    return [{"cidr_block": cidr, "display_name": f"spotkube-{i}"} for i, cidr in enumerate(cidrs)]
+
+
+def cluster_inputs(
+    plan: PlatformPlan, *, project: Any, network: Any, subnetwork: Any, workload_pool: Any,
+    node_service_account: Any, cidr_blocks: Any,
+) -> dict[str, Any]:
+    """The regional, VPC-native cluster's inputs; its default pool is removed once created.
+
+    The default pool still exists for a moment at creation, so it gets the dedicated service account
+    too. `cidr_blocks` are the authorized networks (`authorized_networks`, once the ranges, which may
+    be outputs, resolve).
+    """
+    spec = plan.spec
+    settings = spec.cluster
+    private = spec.switch(settings.private)
+    cilium = settings.network_policy == "cilium"
+    return {
+        "project": project,
+        "location": spec.region,
+        "remove_default_node_pool": True,
+        "initial_node_count": 1,
+        "node_config": {
+            "service_account": node_service_account,
+            "oauth_scopes": NODE_OAUTH_SCOPES,
+            "metadata": NODE_METADATA,
+            "workload_metadata_config": WORKLOAD_METADATA,
+            "shielded_instance_config": {"enable_secure_boot": True, "enable_integrity_monitoring": True},
+        },
+        "release_channel": {"channel": settings.channel},
+        "min_master_version": settings.kubernetes_version,
+        "workload_identity_config": {"workload_pool": workload_pool},
+        "enable_shielded_nodes": True,
+        "networking_mode": "VPC_NATIVE",
+        "ip_allocation_policy": {"stack_type": "IPV4"},
+        "network": network,
+        "subnetwork": subnetwork,
+        # Dataplane V2 is GKE's Cilium and enforces network policy itself; Calico needs the addon.
+        "datapath_provider": "ADVANCED_DATAPATH" if cilium else "LEGACY_DATAPATH",
+        "network_policy": None if cilium else {"enabled": True, "provider": "CALICO"},
+        "addons_config": None if cilium else {"network_policy_config": {"disabled": False}},
+        "private_cluster_config": {"enable_private_nodes": True, "enable_private_endpoint": False}
+        if private else None,
+        "master_authorized_networks_config": {
+            "cidr_blocks": cidr_blocks,
+            "gcp_public_cidrs_access_enabled": False,
+        } if api_server_restricted(spec) else None,
+        "master_auth": {"client_certificate_config": {"issue_client_certificate": False}},
+        # The DNS-based endpoint is authorised by IAM, not by source address, so a hosted CI runner
+        # reaches a control plane whose IP endpoint admits only the VPC and the listed ranges.
+        "control_plane_endpoints_config": {"dns_endpoint_config": {"allow_external_traffic": True}}
+        if settings.dns_endpoint is not False else None,
+        # Node auto-provisioning stays off: spotkube declares every pool itself.
+        "cluster_autoscaling": {"enabled": False, "autoscaling_profile": settings.autoscaler.profile},
+        "deletion_protection": spec.switch(settings.deletion_protection),
+    }
+
+
+def _api_server(inputs: Mapping[str, Any]) -> Setting:
+    """Who can reach the control plane: its IP endpoint (private, or public behind authorized
+    networks) and its IAM-authorised DNS endpoint."""
+    private = mapping(inputs.get("privateClusterConfig"))
+    dns = mapping(mapping(inputs.get("controlPlaneEndpointsConfig")).get("dnsEndpointConfig"))
+    authorized = inputs.get("masterAuthorizedNetworksConfig")
+    if private.get("enablePrivateEndpoint"):
+        ip = "IP endpoint private"
+    elif authorized is not None:
+        ip = "IP endpoint public, authorized networks only"
+    else:
+        ip = "IP endpoint public, any address"
+    text = ip + ("; DNS endpoint open to IAM-authorised callers" if dns.get("allowExternalTraffic") else "")
+    exposed = not private.get("enablePrivateEndpoint") and authorized is None
+    return Setting("API server", text, "reachable from the whole internet" if exposed else None)
+
+
+def read_posture(type_token: str, name: str, inputs: Mapping[str, Any], protect: bool) -> ClusterPosture | None:
+    """A GKE Cluster's security settings as registered; the concerns are what spotkube's prod
+    defaults avoid (docs/platform-facts.md#gke-cluster-access)."""
+    if type_token != CLUSTER_TYPE:
+        return None
+    authorized = inputs.get("masterAuthorizedNetworksConfig")
+    blocks = [str(mapping(b).get("cidrBlock")) for b in items(mapping(authorized).get("cidrBlocks"))]
+    if authorized is None:
+        networks = Setting("master authorized networks", "off", "any address may reach the IP endpoint")
+    else:
+        google = ", Google Cloud public ranges too" if mapping(authorized).get("gcpPublicCidrsAccessEnabled") else ""
+        networks = Setting("master authorized networks", f"on: {listed(blocks)}{google}")
+    certificate = mapping(mapping(inputs.get("masterAuth")).get("clientCertificateConfig"))
+    dataplane_v2 = inputs.get("datapathProvider") == "ADVANCED_DATAPATH"
+    calico = mapping(inputs.get("networkPolicy")).get("enabled")
+    policy = "Dataplane V2 (Cilium)" if dataplane_v2 else "Calico" if calico else "none"
+    channel = mapping(inputs.get("releaseChannel")).get("channel") or "UNSPECIFIED"
+    deletion = bool(inputs.get("deletionProtection")) and protect
+    return ClusterPosture(f"Cluster {shown(name)}", (
+        _api_server(inputs),
+        networks,
+        flag("private nodes", mapping(inputs.get("privateClusterConfig")).get("enablePrivateNodes"), "on", "off",
+             "nodes have public IP addresses"),
+        flag("local accounts", not certificate.get("issueClientCertificate"), "client certificates off",
+             "client certificates on", "a client certificate bypasses IAM"),
+        Setting("IAM / RBAC", "Google IAM and Kubernetes RBAC"),
+        Setting("network policy", policy, None if policy != "none" else "every pod can reach every pod"),
+        Setting("release channel", str(channel), "no automatic upgrades" if channel == "UNSPECIFIED" else None),
+        Setting("Kubernetes version", str(inputs.get("minMasterVersion") or "the channel's default")),
+        Setting("deletion protection",
+                f"deletionProtection {'on' if inputs.get('deletionProtection') else 'off'}, "
+                f"protect {'on' if protect else 'off'}",
+                None if deletion else "`pulumi destroy` or a replacement deletes the cluster"),
+        flag("workload identity", mapping(inputs.get("workloadIdentityConfig")).get("workloadPool"), "on", "off",
+             "pods use the node's service account"),
+        flag("shielded nodes", inputs.get("enableShieldedNodes"), "on", "off",
+             "nodes boot without verified firmware"),
+    ))
+
+
+# --- Compute classes and the autoscaler -----------------------------------------------------------
+
+#: The API of GKE's ComputeClass custom resource, which GKE installs on clusters that support it.
+COMPUTE_CLASS_API_VERSION = "cloud.google.com/v1"
+
+
+def compute_class_inputs(class_name: str, priorities: Sequence[Sequence[str]]) -> dict[str, Any]:
+    """A ComputeClass custom resource's inputs: its priorities name existing pools only (`nodepools`
+    admits no other field), and neither `whenUnsatisfiable: DoNotScaleUp` nor `nodePoolAutoCreation`
+    lets GKE go beyond them; `optimizeRulePriority` moves the class's pods back to a spot pool once it
+    can grow again."""
+    return {
+        "api_version": COMPUTE_CLASS_API_VERSION,
+        "kind": "ComputeClass",
+        "metadata": {"name": class_name},
+        "spec": {
+            "priorities": [{"nodepools": list(pools)} for pools in priorities],
+            "whenUnsatisfiable": "DoNotScaleUp",
+            "nodePoolAutoCreation": {"enabled": False},
+            "activeMigration": {"optimizeRulePriority": True},
+        },
+    }
+
+
+def _class_members(resources: Sequence[tuple[str, str, Mapping[str, Any]]]) -> dict[str, str]:
+    """Pool name -> the compute class it joined: a NodePool joins a class only with both the class
+    label and the class taint (docs/platform-facts.md#gke-compute-classes)."""
+    members = {}
+    for kind, name, inputs in resources:
+        for pool in read_pools(kind, name, inputs):
+            label = pool.labels.get(contract.COMPUTE_CLASS_LABEL)
+            if label and contract.Taint(contract.COMPUTE_CLASS_LABEL, label) in pool.taints:
+                members[pool.cloud_name] = label
+    return members
+
+
+def _class_tiers(resources: Sequence[tuple[str, str, Mapping[str, Any]]]) -> dict[int, list[str]]:
+    """The registered ComputeClasses' priorities as tiers over pool names, the higher tried first: a
+    class's first priority gets the highest number. A pool named by a class it did not join (no
+    label or taint) is not ranked, because GKE would not count it as the class's capacity."""
+    members = _class_members(resources)
+    tiers: dict[int, list[str]] = {}
+    for kind, _, inputs in resources:
+        if kind != COMPUTE_CLASS_TYPE:
+            continue
+        class_name = mapping(inputs.get("metadata")).get("name")
+        priorities = items(mapping(inputs.get("spec")).get("priorities"))
+        for index, priority in enumerate(priorities):
+            for pool in items(mapping(priority).get("nodepools")):
+                if members.get(str(pool)) == class_name:
+                    tiers.setdefault(len(priorities) - index, []).append(f"^{re.escape(str(pool))}$")
+    return tiers
+
+
+def read_autoscaler(resources: Sequence[tuple[str, str, Mapping[str, Any]]]) -> AutoscalerFacts | None:
+    """The order GKE grows a GPU type's pools in, from its registered ComputeClass.
+
+    GKE grows a pool of the class's next priority only when the pools of the earlier one can't be
+    grown, for pods that select the class. No timer bounds how long that takes: a spot stock-out is
+    an error that backs the pool off, and `capacityCheckWaitTimeSeconds`, the only per-priority
+    wait, applies to flex-start and TPU priorities only (docs/platform-facts.md#gke-compute-classes).
+    Without a ComputeClass, GKE Standard's autoscaler ranks nothing: it may grow the on-demand pool
+    while spot is available (docs/platform-facts.md#gke-autoscaling).
+    """
+    if not any(kind == CLUSTER_TYPE for kind, _, _ in resources):
+        return None
+    no_bound = ("not bounded by GKE: a spot stock-out is an error that backs the pool off (5 min, up to 30) and the "
+                "next priority is tried; no ComputeClass timer applies to node pool priorities")
+    if not any(kind == COMPUTE_CLASS_TYPE for kind, _, _ in resources):
+        return AutoscalerFacts(
+            ordered_by="GKE autoscaler (cheapest pool that fits, no priority expander)",
+            priorities=None,
+            node_group=None,
+            give_up_seconds=None,
+            first_look_seconds=0,
+            formula=no_bound,
+            caveat="order not guaranteed: without a ComputeClass, GKE Standard may grow the on-demand pool while "
+            "spot is available",
+        )
+    return AutoscalerFacts(
+        ordered_by=f"ComputeClass per GPU type ({contract.compute_class('<GPU type>')}), for pods that select it",
+        priorities=_class_tiers(resources),
+        node_group=lambda pool: pool,
+        give_up_seconds=None,
+        first_look_seconds=0,
+        formula=no_bound,
+        caveat="an on-demand pool is not behind every spot pool of its ComputeClass, or a pool lacks the class "
+        "label and taint",
+    )

@@ -1,0 +1,292 @@
+"""The components' args TypedDicts, generated as Python source from the spec models.
+
+The args are the components' public, cross-language API: Pulumi's component analyzer derives the
+package schema (and every language's SDK) from their TypedDicts, and it reads each key's
+description from the docstring under it in the module's *source* (`inspect.getsource`), so
+TypedDicts built at run time would lose every description. This module therefore writes them out:
+one module per cloud (`spotkube/clouds/<cloud>/args.py`, from `CloudProfile.spec_model`) and one for
+the add-ons (`spotkube/components/args.py`). A cloud's types carry its title (`AksGpuPoolArgs`), so
+each cluster component has its own and an AKS user is never offered a GKE field, nor the reverse.
+
+`spotkube.cli.reference write` writes the modules with the other generated files, and the reference
+test fails while one is stale, so nothing can drift. Pure module: no Pulumi (the generated modules
+import it, this one only writes their text).
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+import types
+import typing
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+
+from spotkube.platform.cloud import CloudProfile, Clouds
+from spotkube.platform.spec import (
+    ClusterSettings,
+    DevicePluginSettings,
+    KubeflowSettings,
+    PlatformPool,
+    SystemPool,
+    Wired,
+)
+
+REGENERATE = "python -m spotkube.cli.reference write"
+#: Keys of a stack's spec that a cluster component's args don't take: the component is the cloud,
+#: the cost scenario is the plan's, and the add-ons are components of their own.
+NOT_CLUSTER_ARGS = ("cloud", "cost", "device_plugin", "kubeflow")
+PACKAGE = Path(__file__).resolve().parents[1]
+
+INPUT_ALIAS = '''_T = TypeVar("_T")
+
+Input = _T | Awaitable[_T] | Output[_T]
+"""`pulumi.Input[T]`, spelt without its string forward reference to `Output[T]` so that
+`typing.get_type_hints` resolves these TypedDicts; Pulumi's analyzer reads the two alike (an input
+that accepts an output, not `plain`)."""
+'''
+
+
+@dataclass(frozen=True)
+class Extra:
+    """A key an args TypedDict has beyond its model's fields, declared here with its type and words."""
+
+    name: str
+    annotation: str
+    required: bool
+    description: str
+    #: Put before the model's fields (an identifying key such as `cloud`), else after them.
+    first: bool = False
+
+
+@dataclass(frozen=True)
+class ArgsType:
+    """One TypedDict to generate: its name, the model it mirrors, and how it differs from the model."""
+
+    name: str
+    model: type[BaseModel]
+    doc: str
+    exclude: tuple[str, ...] = ()
+    extra: tuple[Extra, ...] = ()
+    #: Names of the TypedDicts that nested models become.
+    nested: Mapping[type[BaseModel], str] = field(default_factory=dict)
+
+
+# --- types ------------------------------------------------------------------------------------------
+
+
+def _wired(info: FieldInfo | None, annotation: Any) -> bool:
+    marks = list(info.metadata) if info is not None else []
+    if typing.get_origin(annotation) is typing.Annotated:
+        marks += typing.get_args(annotation)[1:]
+    return any(isinstance(m, Wired) for m in marks)
+
+
+def _python_type(annotation: Any, nested: Mapping[type[BaseModel], str], info: FieldInfo | None = None) -> str:
+    """A model field's annotation as the args spell it: primitives, lists, dicts and nested TypedDicts
+    (what the analyzer accepts); a value from a fixed set is text; a `Wired` value is `Input[...]`."""
+    wired = _wired(info, annotation)
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Annotated:
+        text = _python_type(args[0], nested)
+    elif origin in (typing.Union, types.UnionType):
+        inner = [a for a in args if a is not type(None)]
+        if len(inner) != 1:
+            raise ValueError(f"{annotation!r}: a union the args can't spell")
+        text = _python_type(inner[0], nested)
+    elif origin is Literal:
+        text = type(args[0]).__name__
+    elif origin in (tuple, list):
+        text = f"list[{_python_type(args[0], nested)}]"
+    elif origin is dict:
+        text = f"dict[{_python_type(args[0], nested)}, {_python_type(args[1], nested)}]"
+    elif isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        text = nested[annotation]
+    elif annotation in (str, int, float, bool):
+        text = annotation.__name__
+    else:
+        raise ValueError(f"{annotation!r}: a type the args can't spell")
+    return f"Input[{text}]" if wired else text
+
+
+def nested_models(annotation: Any) -> Iterator[type[BaseModel]]:
+    """The settings models an annotation holds, at any depth of lists, dicts and optionals."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        yield annotation
+        return
+    for arg in typing.get_args(annotation):
+        yield from nested_models(arg)
+
+
+# --- text -------------------------------------------------------------------------------------------
+
+
+def _docstring(text: str, indent: str) -> list[str]:
+    """A docstring of `text` on one line, quotes and backslashes escaped. The analyzer takes a docstring
+    as written, so a wrapped one would put its line breaks and indentation into every SDK's docs;
+    the generated modules are exempt from the line length for that (pyproject.toml)."""
+    text = " ".join(text.split()).replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    return [f'{indent}"""{text}"""'] if text else []
+
+
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def default_words(model: type[BaseModel], name: str, info: FieldInfo, cloud: CloudProfile | None) -> str:
+    """` Default: X.` for a field the args may leave out, when its default says something."""
+    filled = {(SystemPool, "machine"): "default_machine", (PlatformPool, "machine"): "default_machine",
+              (ClusterSettings, "channel"): "default_channel"}
+    for (shared, field_name), attribute in filled.items():
+        if cloud is not None and field_name == name and issubclass(model, shared):
+            return f" Default: `{getattr(cloud, attribute)}`."
+    if info.is_required():
+        return ""
+    value = info.get_default(call_default_factory=True)
+    if value is None or isinstance(value, BaseModel) or (isinstance(value, tuple | list | dict) and not value):
+        return ""
+    shown = json.dumps(_plain(value)) if isinstance(value, bool | int | float | list | tuple | dict) else str(value)
+    return f" Default: `{shown}`."
+
+
+def _extra(extra: Extra) -> list[str]:
+    kind = extra.annotation if extra.required else f"NotRequired[{extra.annotation}]"
+    return [f"    {extra.name}: {kind}", *_docstring(extra.description, "    ")]
+
+
+def _class(args: ArgsType, cloud: CloudProfile | None) -> list[str]:
+    lines = [f"class {args.name}(TypedDict):", *_docstring(args.doc, "    "), ""]
+    for extra in args.extra:
+        lines += _extra(extra) if extra.first else []
+    for name, info in args.model.model_fields.items():
+        if name in args.exclude:
+            continue
+        kind = _python_type(info.annotation, args.nested, info)
+        lines.append(f"    {name}: {kind if info.is_required() else f'NotRequired[{kind}]'}")
+        lines += _docstring((info.description or "") + default_words(args.model, name, info, cloud), "    ")
+    for extra in args.extra:
+        lines += [] if extra.first else _extra(extra)
+    return lines
+
+
+def module_source(doc: str, classes: Sequence[ArgsType], cloud: CloudProfile | None = None) -> str:
+    """A module of TypedDicts, in the order given (nested ones first)."""
+    needs_input = any(
+        "Input[" in _python_type(info.annotation, c.nested, info)
+        for c in classes for name, info in c.model.model_fields.items() if name not in c.exclude
+    )
+    wrapped = textwrap.wrap(doc, 110, break_long_words=False, break_on_hyphens=False)
+    lines = ['"""' + "\n".join(wrapped) + '\n"""', ""]
+    if needs_input:
+        lines += ["from collections.abc import Awaitable", "from typing import NotRequired, TypedDict, TypeVar", "",
+                  "from pulumi import Output", "", INPUT_ALIAS.rstrip()]
+    else:
+        lines += ["from typing import NotRequired, TypedDict"]
+    for args in classes:
+        lines += ["", "", *_class(args, cloud)]
+    return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+# --- the modules ------------------------------------------------------------------------------------
+
+
+def cluster_args_name(cloud: CloudProfile) -> str:
+    """`AksGpuClusterArgs`: the args of the cloud's cluster component."""
+    return f"{cloud.title.capitalize()}GpuClusterArgs"
+
+
+def _args_name(cloud: CloudProfile, model: type[BaseModel]) -> str:
+    """`AksGpuPool` -> `AksGpuPoolArgs`, `GpuSpec` -> `AksGpuArgs`, `DeployerSettings` -> `GkeDeployerArgs`."""
+    prefix = cloud.title.capitalize()
+    stem = model.__name__.removeprefix(prefix)
+    for suffix in ("Settings", "Spec"):
+        stem = stem.removesuffix(suffix)
+    return f"{prefix}{stem}Args"
+
+
+def cluster_args(cloud: CloudProfile) -> list[ArgsType]:
+    """The TypedDicts of a cloud's cluster component, nested ones first."""
+    root = cloud.spec_model
+    order: list[type[BaseModel]] = []
+
+    def visit(model: type[BaseModel], skip: Sequence[str] = ()) -> None:
+        for name, info in model.model_fields.items():
+            if name in skip:
+                continue
+            for inner in nested_models(info.annotation):
+                if inner not in order:
+                    visit(inner)
+                    order.append(inner)
+
+    visit(root, NOT_CLUSTER_ARGS)
+    names = {model: _args_name(cloud, model) for model in order}
+    out = [ArgsType(names[m], m, _docstring_of(m), nested=names) for m in order]
+    about = _docstring_of(root)
+    component = cluster_args_name(cloud).removesuffix("Args")
+    out.append(ArgsType(cluster_args_name(cloud), root, f"The args of `{component}`: {about[:1].lower()}{about[1:]}",
+                        exclude=NOT_CLUSTER_ARGS, nested=names))
+    return out
+
+
+def _docstring_of(model: type[BaseModel]) -> str:
+    return " ".join((model.__doc__ or "").split())
+
+
+def args_module_path(cloud: CloudProfile) -> Path:
+    """Where a cloud's args module lives: `args.py` beside its spec module."""
+    module = cloud.spec_model.__module__
+    return PACKAGE.joinpath(*module.split(".")[1:]).with_name("args.py")
+
+
+def cloud_args_source(cloud: CloudProfile) -> str:
+    component = cluster_args_name(cloud).removesuffix("Args")
+    doc = (f"The typed args of `{component}`, generated from `{cloud.spec_model.__module__}` by `{REGENERATE}`; "
+           "do not edit: change the models and regenerate (the reference test fails while this file is stale). "
+           "They are the component's public, cross-language API: `pulumi package add` derives its schema from "
+           "them and from the docstrings below. They use only primitives, lists, dicts and nested TypedDicts, each "
+           "named for the cloud, so no other cloud's field is offered. Only the cluster settings the spec marks "
+           "`Wired` (a consumer wires them from another resource) are `Input[...]`, which the analyzer marks as "
+           "accepting outputs; every other field decides the plan, which is validated before anything is "
+           "registered, so it is a plain value.")
+    return module_source(doc, cluster_args(cloud), cloud)
+
+
+DEVICE_PLUGIN_EXTRAS = (
+    Extra("cloud", "str", True, "The cluster's cloud: `aks` (deploys NVIDIA's plugin as a DaemonSet) or `gke` (keeps "
+          "GKE's managed plugin, deploys nothing). Python: use `NvidiaDevicePlugin.for_cluster(name, cluster)`, which "
+          "takes it from the cluster.", first=True),
+    Extra("extra_taints", "list[str]", False, "Taints your GPU pools carry beyond spotkube's own, as key=value:Effect; "
+          "the plugin tolerates them. Python: `NvidiaDevicePlugin.for_cluster` tolerates every GPU pool's own taints "
+          "without them."),
+)
+ADDON_ARGS = (
+    ArgsType("NvidiaDevicePluginArgs", DevicePluginSettings, "The args of `NvidiaDevicePlugin`: NVIDIA's device "
+             "plugin settings and the cluster's cloud and taints. `enabled` is not an arg: not creating the "
+             "component says so.", exclude=("enabled",), extra=DEVICE_PLUGIN_EXTRAS),
+    ArgsType("DevicePluginSettingsArgs", DevicePluginSettings, "The device plugin's own settings, for "
+             "`NvidiaDevicePlugin.for_cluster` (Python only): the cluster gives the cloud and the GPU pools' "
+             "taints.", exclude=("enabled",)),
+    ArgsType("KubeflowPipelinesArgs", KubeflowSettings, "The args of `KubeflowPipelines`: "
+             f"{_docstring_of(KubeflowSettings)}", exclude=("enabled",)),
+)
+ADDON_ARGS_PATH = PACKAGE / "components" / "args.py"
+
+
+def addon_args_source() -> str:
+    doc = (f"The typed args of the add-on components, generated from `spotkube.platform.spec` by `{REGENERATE}`; "
+           "do not edit: change the models (or `spotkube.platform.args_source` for the keys they don't have) and "
+           "regenerate. They are the components' public, cross-language API, as the cluster components' are; none "
+           "of them accepts an Output.")
+    return module_source(doc, ADDON_ARGS)
+
+
+def args_files(clouds: Clouds) -> dict[Path, str]:
+    """Every generated args module: path -> its text."""
+    files = {args_module_path(cloud): cloud_args_source(cloud) for cloud in clouds.values()}
+    files[ADDON_ARGS_PATH] = addon_args_source()
+    return files

@@ -1,0 +1,411 @@
+"""The GPU catalog: the machines that carry GPUs, where each cloud offers them, and facts per GPU.
+
+Why a catalog file and not code: the clouds ship GPU sizes several times a year, and a GPU pool is
+only as useful as the machines it accepts. `spotkube catalog refresh` rebuilds a cloud's part of
+this catalog from the cloud's own API (Azure's Resource SKUs, Compute Engine's machine and
+accelerator types) and writes it to the user's catalog file, which overrides the copy shipped in
+the package, the same way a user's price file overrides the bundled prices (`user_files`). Every
+cloud section carries its date and source, and the plan states them, so a stale catalog looks
+stale. How it is built, refreshed and overridden: docs/catalog.md.
+
+What is in it:
+
+- `gpus`: facts per GPU type in spotkube's neutral vocabulary (GKE's accelerator names), the ones
+  no cloud API reports: memory per GPU and whether the GPU can be split with MIG. Sharing rules
+  read them here.
+- per cloud, `machines`: every machine that comes with GPUs, with its GPU type, the GPUs its nodes
+  advertise (`count`), the share of one physical GPU each of them is (`share`, for partitioned sizes
+  such as Azure's NVads A10 v5), vCPUs, memory, spot support and the regions and zones offering it;
+- per cloud, `accelerators`: GPU types and the zones offering them (GKE, whose N1 machines take a
+  GPU chosen apart from the machine);
+- per cloud, `regions`: the regions whose offer the catalog knows completely, with their zones. In
+  such a region a machine without an entry is not offered; elsewhere the catalog can't say;
+- per cloud, `cpuFamilies`: machine families (GKE) or series (AKS) that carry no GPU at all, so a
+  message can say so truthfully. A machine in none of these is "not in the catalog", never "without
+  GPUs".
+
+Pure module: no Pulumi, no cloud SDK, no network.
+"""
+
+from __future__ import annotations
+
+import datetime
+import functools
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+
+from spotkube.platform.errors import SpotkubeError
+from spotkube.platform.input_messages import shown
+from spotkube.platform.user_files import UserFile
+
+SCHEMA_VERSION = 1
+_BUNDLED_NAME = "catalog.json"
+#: The environment variable that names a user catalog file.
+CATALOG_ENV = "SPOTKUBE_CATALOG"
+#: The user's catalog: `catalog.json` in the config directory, or the file $SPOTKUBE_CATALOG names.
+CATALOG_FILE = UserFile("catalog.json", CATALOG_ENV, "catalog file")
+#: Where a cloud's section came from when no user catalog overrides it.
+BUNDLED = "bundled"
+#: The id of the warning a pool gets when its machine is not in the catalog and its GPU was
+#: declared instead: a team can acknowledge it by this id.
+UNLISTED_SIZE = "catalog-unlisted-size"
+#: GPU types become label values and part of object names (`spotkube-<type>`, at most 63 characters):
+#: lower-case letters, digits and hyphens, starting and ending with a letter or digit.
+GPU_TYPE_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,52}[a-z0-9])?$"
+_GPU_TYPE = re.compile(GPU_TYPE_PATTERN)
+
+
+def is_gpu_type_name(name: str) -> bool:
+    """Whether `name` can be a GPU type (see GPU_TYPE_PATTERN)."""
+    return bool(_GPU_TYPE.fullmatch(name))
+
+
+def declared_gpu_problem(gpu_type: str) -> str | None:
+    """Why a GPU type declared for a machine the catalog doesn't know can't be used, or None."""
+    if is_gpu_type_name(gpu_type):
+        return None
+    return (f"GPU type {shown(gpu_type)} can't be a GPU type: it becomes a node label value and part of the "
+            "GPU's compute class name, so use at most 54 lower-case letters, digits and hyphens, e.g. "
+            "nvidia-h100-80gb")
+
+
+class CatalogFileError(SpotkubeError):
+    """A catalog file that can't be used: names the file, the key and what is accepted."""
+
+
+class CatalogSourceError(SpotkubeError):
+    """A cloud API a refresh reads could not be read: says which, why, and what to do."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class GpuFacts(_Model):
+    """What spotkube knows about one GPU type that no cloud API reports."""
+
+    model: str = Field(min_length=1, description="The GPU's name as its maker writes it, e.g. NVIDIA A100 80GB.")
+    memory_gb: int | None = Field(default=None, alias="memoryGb", gt=0, description="Memory of one GPU, in GB.")
+    mig: bool | None = Field(default=None, description="Whether the GPU can be partitioned with MIG.")
+
+
+class MachineGpu(_Model):
+    """The GPUs one machine comes with, as its nodes advertise them (`nvidia.com/gpu`)."""
+
+    type: str = Field(pattern=GPU_TYPE_PATTERN)
+    count: int = Field(ge=1, le=16)
+    #: The part of one physical GPU that each advertised GPU is ("1/6" on Standard_NV6ads_A10_v5);
+    #: None for whole GPUs. Cloud APIs report such a partition as one GPU.
+    share: str | None = None
+
+    @field_validator("share")
+    @classmethod
+    def _a_fraction(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        try:
+            share = Fraction(value)
+        except (ValueError, ZeroDivisionError):
+            raise ValueError(f"{value!r} is not a fraction; use e.g. 1/6") from None
+        if not 0 < share < 1:
+            raise ValueError(f"{value!r} is not a part of one GPU; use a fraction between 0 and 1, e.g. 1/6")
+        return str(share)
+
+    @property
+    def fraction(self) -> Fraction:
+        """The part of one physical GPU each advertised GPU is: 1 for whole GPUs."""
+        return Fraction(self.share) if self.share else Fraction(1)
+
+
+class Machine(_Model):
+    """One machine that comes with GPUs."""
+
+    gpu: MachineGpu
+    vcpus: int | None = Field(default=None, ge=1)
+    memory_gb: Decimal | None = Field(default=None, alias="memoryGb", gt=0, description="Memory, in GiB.")
+    #: Whether the cloud sells it as spot (Azure's LowPriorityCapable); None when the source doesn't say.
+    spot: bool | None = None
+    #: The cloud's own family name, as its API writes it.
+    family: str | None = None
+    #: Region -> the zones offering it there ([] offered without zones; None zones unknown).
+    regions: dict[str, tuple[str, ...] | None] = Field(default_factory=dict)
+
+
+class Accelerator(_Model):
+    """A GPU type a cloud offers by zone (GKE: what an N1 machine can take)."""
+
+    max_per_machine: int | None = Field(default=None, alias="maxPerMachine", ge=1)
+    #: The cloud's own description of it (Compute Engine's `description`).
+    description: str | None = None
+    #: Region -> the zones offering it.
+    regions: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+
+
+Availability = Literal["offered", "absent", "unknown"]
+
+
+@dataclass(frozen=True)
+class Offer:
+    """What the catalog says about a machine in a region: offered (in `zones`, None when the zones
+    are unknown), absent (the catalog knows the region completely), or unknown."""
+
+    status: Availability
+    zones: tuple[str, ...] | None = None
+
+
+class CloudCatalog(_Model):
+    """One cloud's part of the catalog, with the day it was read and where from."""
+
+    date: datetime.date
+    source: str = Field(min_length=1)
+    #: The regions whose offer is known completely, with their zones.
+    regions: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    machines: dict[str, Machine] = Field(default_factory=dict)
+    accelerators: dict[str, Accelerator] = Field(default_factory=dict)
+    #: Families (GKE) or series (AKS) whose machines carry no GPU.
+    cpu_families: tuple[str, ...] = Field(default=(), alias="cpuFamilies")
+
+    def machine(self, name: str) -> Machine | None:
+        return self.machines.get(name)
+
+    def knows_region(self, region: str) -> bool:
+        """Whether the catalog knows everything the cloud offers in `region`."""
+        return region in self.regions
+
+    def offer(self, machine: str, region: str) -> Offer:
+        """Whether `machine` is offered in `region`, and in which zones."""
+        entry = self.machines.get(machine)
+        if entry is not None and region in entry.regions:
+            return Offer("offered", entry.regions[region])
+        return Offer("absent") if region in self.regions else Offer("unknown")
+
+    def accelerator_zones(self, gpu_type: str, region: str) -> tuple[str, ...] | None:
+        """The zones of `region` offering `gpu_type`, in zone order: empty when the catalog knows the
+        region and the GPU is offered in none of its zones, None when the catalog can't say."""
+        accelerator = self.accelerators.get(gpu_type)
+        zones = accelerator.regions.get(region) if accelerator else None
+        if zones:
+            return tuple(sorted(zones))
+        return () if region in self.regions else None
+
+    def gpu_types(self) -> frozenset[str]:
+        """Every GPU type this cloud's catalog names."""
+        return frozenset({m.gpu.type for m in self.machines.values()} | set(self.accelerators))
+
+    def regions_offering(self, machine: str) -> tuple[str, ...]:
+        """The regions the catalog says offer `machine`, sorted."""
+        entry = self.machines.get(machine)
+        return tuple(sorted(entry.regions)) if entry else ()
+
+    def describe(self) -> str:
+        """The catalog's date and source in words: `2026-11-25, Azure Resource SKUs API (...)`."""
+        return f"{self.date.isoformat()}, {self.source}"
+
+
+class Catalog(_Model):
+    """The whole catalog: GPU facts and each cloud's machines."""
+
+    schema_version: Literal[1] = Field(alias="schemaVersion")
+    notes: tuple[str, ...] = ()
+    gpus: dict[str, GpuFacts] = Field(default_factory=dict)
+    clouds: dict[str, CloudCatalog] = Field(default_factory=dict)
+    #: The user catalog file merged into this one, and the clouds it supplied (set by `gpu_catalog`).
+    _user_file: Path | None = PrivateAttr(default=None)
+    _user_clouds: frozenset[str] = PrivateAttr(default=frozenset())
+
+    def cloud(self, name: str) -> CloudCatalog:
+        """One cloud's part; a cloud the catalog has no part for knows nothing, as of no date."""
+        section = self.clouds.get(name)
+        if section is None:
+            return CloudCatalog(date=datetime.date.min, source="no catalog for this cloud")
+        return section
+
+    def gpu(self, gpu_type: str) -> GpuFacts | None:
+        return self.gpus.get(gpu_type)
+
+    @property
+    def user_file(self) -> Path | None:
+        return self._user_file
+
+    def origin(self, cloud: str) -> str:
+        """Where a cloud's part came from: "bundled", or the user catalog file that supplied it."""
+        return str(self._user_file) if cloud in self._user_clouds else BUNDLED
+
+
+# --- Reading and writing ---------------------------------------------------------------------------
+
+
+def _problems(error: ValidationError) -> list[str]:
+    """Pydantic's errors as `key.path: what is wrong`, without its 'Value error, ' prefix."""
+    out = []
+    for problem in error.errors():
+        where = ".".join(str(part) for part in problem["loc"])
+        message = problem["msg"].removeprefix("Value error, ")
+        out.append(f"{where}: {message}" if where else message)
+    return out
+
+
+_LAYOUT = ('a catalog file is a JSON object {"schemaVersion": 1, "clouds": {"aks" or "gke": {"date": "YYYY-MM-DD", '
+           '"source": "...", "machines": {...}}}} as `spotkube catalog refresh` writes it; see docs/catalog.md')
+
+
+def parse_catalog(text: str, where: str) -> Catalog:
+    """A catalog from its JSON text; every problem is a CatalogFileError naming `where` and the key."""
+    try:
+        data: Any = json.loads(text, parse_float=Decimal)
+    except json.JSONDecodeError as err:
+        raise CatalogFileError(f"{where}: not JSON (line {err.lineno}, column {err.colno}: {err.msg}); "
+                               f"{_LAYOUT}") from None
+    try:
+        return Catalog.model_validate(data)
+    except ValidationError as err:
+        raise CatalogFileError("\n".join([*(f"{where}: {p}" for p in _problems(err)), f"{where}: {_LAYOUT}"])) from None
+
+
+@functools.lru_cache(maxsize=1)
+def bundled_catalog() -> Catalog:
+    """The catalog shipped inside the package (read once)."""
+    return parse_catalog(resources.files(__package__).joinpath(_BUNDLED_NAME).read_text("utf-8"), _BUNDLED_NAME)
+
+
+def bundled_catalog_path() -> Path:
+    """Where the shipped catalog lives on disk, for writing a refresh back into a checkout."""
+    return Path(str(resources.files(__package__).joinpath(_BUNDLED_NAME)))
+
+
+def load_catalog_file(path: Path) -> Catalog:
+    """The catalog file at `path`, validated (CatalogFileError when it can't be read or used)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+        raise CatalogFileError(f"{path}: cannot read the catalog file ({reason})") from None
+    return parse_catalog(text, str(path))
+
+
+def with_user_catalog(bundled: Catalog, user: Catalog, path: Path) -> Catalog:
+    """`bundled` with each cloud part the user's file has replacing the bundled one whole (a refresh
+    reads a cloud completely), and the user's GPU facts over the bundled ones, remembering `path`."""
+    merged = Catalog(
+        schemaVersion=SCHEMA_VERSION,
+        notes=bundled.notes,
+        gpus={**bundled.gpus, **user.gpus},
+        clouds={**bundled.clouds, **user.clouds},
+    )
+    merged._user_file = path
+    merged._user_clouds = frozenset(user.clouds)
+    return merged
+
+
+@functools.lru_cache(maxsize=8)
+def _merged(path: Path, mtime_ns: int, size: int) -> Catalog:
+    """The bundled catalog with the user file at `path` over it, read again when the file changes."""
+    return with_user_catalog(bundled_catalog(), load_catalog_file(path), path)
+
+
+def gpu_catalog(user_file: Path | None = None) -> Catalog:
+    """The catalog validation and the plan use: the bundled one with the user's catalog file over it.
+
+    The user file is `user_file` when given, else the file $SPOTKUBE_CATALOG names (both must
+    exist), else `catalog.json` in the user's config directory when it exists: the same rule as the
+    price file's. A file that can't be used raises CatalogFileError.
+    """
+    path, problem = CATALOG_FILE.lookup(user_file)
+    if problem is not None:
+        raise CatalogFileError(f"{problem}; {_LAYOUT}")
+    if path is None:
+        return bundled_catalog()
+    stat = path.stat()
+    return _merged(path.resolve(), stat.st_mtime_ns, stat.st_size)
+
+
+def with_cloud(catalog: Catalog, cloud: str, section: CloudCatalog, gpus: Mapping[str, GpuFacts]) -> Catalog:
+    """A copy of `catalog` with `cloud`'s part replaced by `section` and `gpus` added to its GPU facts."""
+    return Catalog(
+        schemaVersion=SCHEMA_VERSION,
+        notes=catalog.notes,
+        gpus=dict(sorted({**catalog.gpus, **gpus}.items())),
+        clouds=dict(sorted({**catalog.clouds, cloud: section}.items())),
+    )
+
+
+def _json_value(value: Any) -> Any:
+    """Decimals as JSON numbers (whole ones without a fraction), dates as ISO text."""
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    raise TypeError(f"cannot write {type(value).__name__} to the catalog")
+
+
+def catalog_text(catalog: Catalog) -> str:
+    """The catalog as the JSON the bundled file holds, ending with a newline."""
+    data = catalog.model_dump(mode="python", by_alias=True, exclude_none=True)
+    return json.dumps(data, indent=1, ensure_ascii=False, default=_json_value) + "\n"
+
+
+def write_catalog(catalog: Catalog, path: Path) -> None:
+    """Write `catalog` to `path`, through a file beside it, so an interrupted write never leaves half
+    a catalog behind."""
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(catalog_text(catalog), encoding="utf-8")
+    partial.replace(path)
+
+
+# --- Refreshing from a cloud's API -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RefreshRequest:
+    """What `spotkube catalog refresh` reads the clouds' APIs with; each cloud's source (its profile's
+    `catalog_source`) takes the settings that are its own."""
+
+    today: datetime.date
+    #: Azure: the subscription whose VM sizes are read, and Azure Resource Manager's URL.
+    azure_subscription: str | None = None
+    azure_endpoint: str | None = None
+    #: GKE: the Google Cloud project whose machine types are read, and Compute Engine's URL.
+    gcp_project: str | None = None
+    gcp_endpoint: str | None = None
+
+
+@dataclass(frozen=True)
+class SourceResult:
+    """A cloud's part of the catalog as its API gave it, GPU facts for GPU types new to spotkube, and
+    what the user should be told (GPUs kept under the cloud's own name, machines left out)."""
+
+    section: CloudCatalog
+    gpus: Mapping[str, GpuFacts]
+    notes: tuple[str, ...] = ()
+
+
+# --- What the plan says about the catalog ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CatalogWarning:
+    """A warning about a pool's machine and the catalog, with an id a team can acknowledge it by."""
+
+    id: str
+    pool: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"[{self.id}] {self.pool}: {self.message}"
+
+    def to_json(self) -> dict[str, str]:
+        return {"id": self.id, "pool": self.pool, "message": self.message}
+
+
+def refresh_command(cloud: str) -> str:
+    """The command that refreshes one cloud's part of the user's catalog."""
+    return f"spotkube catalog refresh --cloud {cloud}"

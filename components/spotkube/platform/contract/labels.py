@@ -1,0 +1,358 @@
+"""The pool side of the scheduling contract: every label and taint key, and what each pool carries.
+
+This is the one module that spells label and taint keys, spotkube's own and each cloud's (no other
+module may spell a taint key): the clouds' own labels and taints are data here (`CLOUD_LABELS`), so
+the functions that decide a pool's labels and taints read facts instead of testing a cloud's name.
+
+Pure: plain data and functions, no Pulumi and no cloud SDK. Why each label and taint exists:
+docs/architecture.md#the-scheduling-contract; the clouds' own labels and taints, with sources:
+docs/platform-facts.md#aks-spot-pools and docs/platform-facts.md#gke-spot-and-preemptible-nodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from spotkube.platform.input_messages import shown
+from spotkube.platform.kubernetes_syntax import TAINT_EFFECTS, key_problem, reserved_prefix, value_problem
+
+Cloud = Literal["aks", "gke"]
+Capacity = Literal["spot", "preemptible", "on-demand"]
+Role = Literal["system", "platform", "batch", "gpu"]
+Effect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+
+#: Our own label prefix. Every pool spotkube builds carries these labels on both clouds, so a
+#: workload can target "a spot nvidia-l4 node" without knowing which cloud it runs on.
+LABEL_PREFIX = "spotkube.io"
+POOL_LABEL = f"{LABEL_PREFIX}/pool"
+ROLE_LABEL = f"{LABEL_PREFIX}/role"
+CAPACITY_LABEL = f"{LABEL_PREFIX}/capacity"
+ACCELERATOR_LABEL = f"{LABEL_PREFIX}/accelerator"
+#: Value of the accelerator label on pools without GPUs; a label that is always present lets an
+#: affinity say "no GPU" with a plain `In` instead of relying on `DoesNotExist`.
+NO_ACCELERATOR = "none"
+
+INTERRUPTIBLE: tuple[Capacity, ...] = ("spot", "preemptible")
+
+#: The GPU resource name the NVIDIA device plugin advertises.
+GPU_RESOURCE = "nvidia.com/gpu"
+
+
+@dataclass(frozen=True, order=True)
+class Taint:
+    """A node taint, written the Kubernetes way (each cloud's resources spell it their own way)."""
+
+    key: str
+    value: str
+    effect: Effect = "NoSchedule"
+
+    def __str__(self) -> str:
+        """`key=value:Effect`, the AKS `nodeTaints` format and the plan's display format."""
+        return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
+
+    @staticmethod
+    def parse(text: str) -> Taint:
+        """Read `key=value:Effect` (or `key:Effect`) with Kubernetes' syntax for the key and value;
+        raises ValueError naming the accepted form."""
+        body, sep, effect = text.rpartition(":")
+        if not sep or effect not in TAINT_EFFECTS:
+            raise ValueError(
+                f"{shown(text)} is not a taint; use key=value:Effect with Effect one of {', '.join(TAINT_EFFECTS)}"
+            )
+        key, _, value = body.partition("=")
+        problem = key_problem(key)
+        if problem is None and (value_error := value_problem(value)):
+            problem = f"its value {shown(value)}: {value_error}"
+        if problem:
+            raise ValueError(f"{shown(text)} is not a taint Kubernetes accepts: {problem}")
+        return Taint(key, value, effect)  # type: ignore[arg-type]
+
+
+# --- The pool side: taints and labels ------------------------------------------------------------
+
+#: Every GPU pool carries it, so that only pods that ask for GPUs land on expensive nodes. GKE adds
+#: it only when a non-GPU pool exists and AKS never does, so we always declare it ourselves.
+GPU_TAINT = Taint("nvidia.com/gpu", "present")
+#: AKS adds this taint to every spot pool; repeating it in our inputs avoids a perpetual diff
+#: (pulumi-azure-native #959).
+AKS_SPOT_TAINT = Taint("kubernetes.azure.com/scalesetpriority", "spot")
+#: GKE Standard clusters label spot and preemptible nodes but do not taint them: we add these.
+GKE_SPOT_TAINT = Taint("cloud.google.com/gke-spot", "true")
+GKE_PREEMPTIBLE_TAINT = Taint("cloud.google.com/gke-preemptible", "true")
+#: The AKS docs' recommended taint for a dedicated system pool.
+CRITICAL_ADDONS_ONLY_TAINT = Taint("CriticalAddonsOnly", "true")
+
+#: Labels each cloud puts on nodes by itself. We repeat AKS's spot label in the pool inputs for the
+#: same perpetual-diff reason as the taint; the others are only used to predict placement.
+AKS_SPOT_LABEL = (AKS_SPOT_TAINT.key, "spot")
+AKS_ACCELERATOR_LABEL = ("kubernetes.azure.com/accelerator", "nvidia")
+AKS_AGENTPOOL_LABEL = "kubernetes.azure.com/agentpool"
+GKE_SPOT_LABEL = (GKE_SPOT_TAINT.key, "true")
+GKE_PREEMPTIBLE_LABEL = (GKE_PREEMPTIBLE_TAINT.key, "true")
+GKE_NODEPOOL_LABEL = "cloud.google.com/gke-nodepool"
+GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
+#: On GKE, NVIDIA's upstream plugin may only run on pools that carry this label, with the driver
+#: installed by hand (cloud.google.com/kubernetes-engine/docs/how-to/gpus, "GPU Operator").
+GKE_NO_DEFAULT_DEVICE_PLUGIN_LABEL = ("gke-no-default-nvidia-gpu-device-plugin", "true")
+
+#: The GPU compute class: how a GPU step gets spot first and on-demand only as a fallback
+#: (docs/architecture.md#spot-first-on-demand-as-fallback). Every GPU pool, on both clouds, carries
+#: `cloud.google.com/compute-class=spotkube-<GPU type>`. On GKE it is the label of a ComputeClass
+#: that lists the type's spot pools before its on-demand pools, and GKE's autoscaler follows that
+#: order for the pods that select the class; GKE pools also carry the class taint, GKE's documented
+#: way to join a manually created pool to a class, so a pod that selects no class can't reach them.
+#: On AKS the label is inert (AKS reserves no `cloud.google.com/` label): it is there so that a
+#: pipeline compiled once, whose fallback steps select the class, lands on both clouds
+#: (docs/platform-facts.md#gke-compute-classes).
+COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
+#: GKE refuses class names that start with `gke` or `autopilot`; the prefix also says whose class it is.
+COMPUTE_CLASS_PREFIX = "spotkube-"
+
+#: Labels the kubelet and the cloud put on every node, on both clouds. Real pod specs select them
+#: (KFP's workflow-controller selects `kubernetes.io/os: linux`), so a contract without them would
+#: judge such pods as landing nowhere (kubernetes.io/docs/reference/labels-annotations-taints/).
+OS_LABEL = "kubernetes.io/os"
+ARCH_LABEL = "kubernetes.io/arch"
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+REGION_LABEL = "topology.kubernetes.io/region"
+#: The one well-known label whose value differs between nodes of a pool: a pool spread over three
+#: zones has nodes in each, so the contract keeps the zones apart from the single-valued labels.
+ZONE_LABEL = "topology.kubernetes.io/zone"
+
+#: Label prefixes a stack's own labels may not use (docs/platform-facts.md#kubernetes-label-syntax):
+#: spotkube's contract; Kubernetes' own, where a kubelet may set only the namespaces below on its
+#: node (the clouds pass pool labels to the kubelet, so AKS refuses the rest and GKE nodes would
+#: not join); and each cloud's system labels.
+KUBERNETES_LABEL_PREFIXES = ("kubernetes.io", "k8s.io")
+KUBELET_LABEL_PREFIXES = ("kubelet.kubernetes.io", "node.kubernetes.io")
+
+
+@dataclass(frozen=True)
+class CloudLabels:
+    """What one cloud does with node labels and taints by itself, as data the contract's functions
+    read: no function here tests a cloud's name. Adding a cloud adds its row to `CLOUD_LABELS` (this is
+    the one module that spells label and taint keys), with its other knowledge in `clouds/<cloud>/`."""
+
+    #: The prefix of the cloud's own labels and taints, which a stack's labels and taints may not use.
+    prefix: str
+    #: The taint that keeps ordinary pods off a pool of each interruptible capacity: the cloud's own
+    #: (which a pool repeats), or spotkube's where the cloud labels such nodes without tainting them.
+    interruptible_taints: Mapping[Capacity, Taint]
+    #: The label the cloud puts on the nodes of each interruptible capacity.
+    interruptible_labels: Mapping[Capacity, tuple[str, str]]
+    #: Of those, the labels a pool's inputs repeat, where the cloud would otherwise show a diff forever.
+    declared_labels: Mapping[Capacity, tuple[str, str]]
+    #: The label whose value is the pool's name in the cloud.
+    node_pool_label: str
+    #: The label the cloud puts on GPU nodes, and its value (None: the GPU type, in spotkube's names).
+    accelerator_label: tuple[str, str | None]
+    #: The zone label's value for a zone of a region, as `str.format` fields {region} and {zone}.
+    zone_label: str
+    #: GPU pools also carry their compute class's taint, the cloud's way to join a pool to the class.
+    compute_class_taint: bool
+
+
+#: Each cloud's labels and taints (docs/platform-facts.md#aks-spot-pools,
+#: docs/platform-facts.md#gke-spot-and-preemptible-nodes, docs/platform-facts.md#gke-gpus).
+CLOUD_LABELS: Mapping[Cloud, CloudLabels] = {
+    "aks": CloudLabels(
+        prefix="kubernetes.azure.com",
+        # Azure calls all interruptible capacity spot (AKS's rules refuse `preemptible`).
+        interruptible_taints={"spot": AKS_SPOT_TAINT, "preemptible": AKS_SPOT_TAINT},
+        interruptible_labels={"spot": AKS_SPOT_LABEL},
+        declared_labels={"spot": AKS_SPOT_LABEL},
+        node_pool_label=AKS_AGENTPOOL_LABEL,
+        accelerator_label=AKS_ACCELERATOR_LABEL,
+        zone_label="{region}-{zone}",
+        compute_class_taint=False,
+    ),
+    "gke": CloudLabels(
+        prefix="cloud.google.com",
+        interruptible_taints={"spot": GKE_SPOT_TAINT, "preemptible": GKE_PREEMPTIBLE_TAINT},
+        interruptible_labels={"spot": GKE_SPOT_LABEL, "preemptible": GKE_PREEMPTIBLE_LABEL},
+        declared_labels={},
+        node_pool_label=GKE_NODEPOOL_LABEL,
+        accelerator_label=(GKE_ACCELERATOR_LABEL, None),
+        zone_label="{zone}",
+        compute_class_taint=True,
+    ),
+}
+#: Each cloud's reserved prefix, for the messages that name another cloud's.
+CLOUD_LABEL_PREFIXES: Mapping[Cloud, str] = {cloud: labels.prefix for cloud, labels in CLOUD_LABELS.items()}
+#: Every taint that marks interruptible capacity, on any cloud. A workload that tolerates all of them
+#: can be compiled once and still land on spot nodes of every cloud.
+INTERRUPTIBLE_TAINTS: tuple[Taint, ...] = tuple(dict.fromkeys(
+    taint for labels in CLOUD_LABELS.values() for taint in labels.interruptible_taints.values()))
+
+
+def reserved_label_prefix(cloud: Cloud, key: str) -> str | None:
+    """The reserved prefix a stack's node label would use, or None."""
+    if reserved_prefix(key, KUBELET_LABEL_PREFIXES):
+        return None
+    return reserved_prefix(key, (LABEL_PREFIX, *KUBERNETES_LABEL_PREFIXES, CLOUD_LABELS[cloud].prefix))
+
+
+def reserved_taint_prefix(cloud: Cloud, key: str) -> str | None:
+    """The reserved prefix a stack's own taint would use: spotkube's and the cloud's, whose taints
+    (spot, GPU) spotkube and the cloud set themselves."""
+    return reserved_prefix(key, (LABEL_PREFIX, CLOUD_LABELS[cloud].prefix))
+
+
+def interruptible_taint(cloud: Cloud, capacity: Capacity) -> Taint | None:
+    """The taint that keeps ordinary pods off a pool of interruptible capacity, if any."""
+    return CLOUD_LABELS[cloud].interruptible_taints.get(capacity)
+
+
+def compute_class(gpu_type: str) -> str:
+    """The compute class of a GPU type's pools: `spotkube-nvidia-l4`. GPU type names are lower-case
+    words and hyphens, so the class is a valid object name and label value."""
+    return f"{COMPUTE_CLASS_PREFIX}{gpu_type}"
+
+
+def compute_class_taint(gpu_type: str) -> Taint:
+    """The taint that joins a GKE pool to its GPU type's compute class."""
+    return Taint(COMPUTE_CLASS_LABEL, compute_class(gpu_type))
+
+
+def pool_taints(
+    cloud: Cloud,
+    role: Role,
+    capacity: Capacity,
+    *,
+    has_gpu: bool,
+    system_critical_only: bool = False,
+    extra: Iterable[Taint] = (),
+    accelerator: str | None = None,
+) -> tuple[Taint, ...]:
+    """All taints a pool must declare: interruptible capacity, GPU, the GPU's compute class where the
+    cloud joins pools to classes by taint, then the user's own."""
+    taints: list[Taint] = []
+    if role == "system" and system_critical_only:
+        taints.append(CRITICAL_ADDONS_ONLY_TAINT)
+    spot_taint = interruptible_taint(cloud, capacity)
+    if spot_taint:
+        taints.append(spot_taint)
+    if has_gpu:
+        taints.append(GPU_TAINT)
+    if has_gpu and accelerator and CLOUD_LABELS[cloud].compute_class_taint:
+        taints.append(compute_class_taint(accelerator))
+    taints.extend(t for t in extra if t not in taints)
+    return tuple(taints)
+
+
+def neutral_labels(pool: str, role: Role, capacity: Capacity, accelerator: str | None) -> dict[str, str]:
+    """The labels every spotkube pool carries on both clouds."""
+    return {
+        POOL_LABEL: pool,
+        ROLE_LABEL: role,
+        CAPACITY_LABEL: capacity,
+        ACCELERATOR_LABEL: accelerator or NO_ACCELERATOR,
+    }
+
+
+def declared_labels(
+    cloud: Cloud, pool: str, role: Role, capacity: Capacity, accelerator: str | None,
+    extra: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The labels a pool's inputs declare: neutral ones, the cloud's capacity label where the pool
+    repeats it (AKS's spot label), a GPU pool's compute class, then the user's own.
+
+    The user's labels cannot override ours: a pool whose capacity label lied would defeat the
+    whole contract, and one whose class label lied would skip the spot-first order.
+    """
+    labels = dict(extra or {})
+    if capacity in CLOUD_LABELS[cloud].declared_labels:
+        key, value = CLOUD_LABELS[cloud].declared_labels[capacity]
+        labels[key] = value
+    if accelerator:
+        labels[COMPUTE_CLASS_LABEL] = compute_class(accelerator)
+    labels.update(neutral_labels(pool, role, capacity, accelerator))
+    return labels
+
+
+def well_known_labels(machine: str, arch: str, region: str) -> dict[str, str]:
+    """The kubelet's and the cloud's labels that are the same on every node of a pool."""
+    return {OS_LABEL: "linux", ARCH_LABEL: arch, INSTANCE_TYPE_LABEL: machine, REGION_LABEL: region}
+
+
+def zone_label_values(cloud: Cloud, region: str, zones: Sequence[str]) -> tuple[str, ...]:
+    """The values of `topology.kubernetes.io/zone` on a pool's nodes, as the cloud spells them: AKS
+    writes `<region>-<zone>` (uksouth-1), GKE the zone's own name (us-central1-a). Empty when the cloud
+    picks the zones."""
+    return tuple(CLOUD_LABELS[cloud].zone_label.format(region=region, zone=zone) for zone in zones)
+
+
+def cloud_added_labels(cloud: Cloud, pool: str, capacity: Capacity, accelerator: str | None) -> dict[str, str]:
+    """Labels the cloud puts on the nodes by itself, which workloads may also select on. `pool` is
+    the pool's name in the cloud, which the cloud writes into its node-pool label."""
+    facts = CLOUD_LABELS[cloud]
+    labels = {facts.node_pool_label: pool}
+    if capacity in facts.interruptible_labels:
+        key, value = facts.interruptible_labels[capacity]
+        labels[key] = value
+    if accelerator:
+        key, fixed = facts.accelerator_label
+        labels[key] = fixed or accelerator
+    return labels
+
+
+@dataclass(frozen=True)
+class PoolContract:
+    """What a workload needs to know about a pool: the node labels and taints it will carry.
+
+    `labels` holds every label the nodes will have with one value for the whole pool (declared,
+    cloud-added and the kubelet's well-known ones) because placement depends on all of them; `zones`
+    holds the values of `topology.kubernetes.io/zone`, which differ from node to node. `gpu_count`
+    bounds how many GPUs one pod can request there.
+    """
+
+    name: str
+    role: Role
+    capacity: Capacity
+    accelerator: str | None
+    gpu_count: int
+    labels: Mapping[str, str]
+    taints: tuple[Taint, ...]
+    zones: tuple[str, ...] = ()
+
+    def node_label_sets(self) -> list[dict[str, str]]:
+        """The label sets the pool's nodes can carry: one per zone (or one, when the cloud picks)."""
+        if not self.zones:
+            return [dict(self.labels)]
+        return [{**self.labels, ZONE_LABEL: zone} for zone in self.zones]
+
+    def to_json(self) -> dict[str, Any]:
+        """The pool contract as stack output and plan JSON (taints as `key=value:Effect`)."""
+        return {
+            "name": self.name,
+            "role": self.role,
+            "capacity": self.capacity,
+            "gpu": {"type": self.accelerator, "count": self.gpu_count} if self.accelerator else None,
+            "labels": dict(sorted(self.labels.items())),
+            "zones": list(self.zones),
+            "taints": [str(t) for t in self.taints],
+        }
+
+    @staticmethod
+    def from_json(data: Mapping[str, Any]) -> PoolContract:
+        """Read a pool back from `spotkube plan --format json` or the `poolContracts` output."""
+        gpu = data.get("gpu") or {}
+        return PoolContract(
+            name=data["name"],
+            role=data["role"],
+            capacity=data["capacity"],
+            accelerator=gpu.get("type"),
+            gpu_count=int(gpu.get("count") or 0),
+            labels=dict(data.get("labels") or {}),
+            taints=tuple(Taint.parse(t) for t in data.get("taints") or ()),
+            zones=tuple(str(z) for z in data.get("zones") or ()),
+        )
+
+
+def gke_default_device_plugin_serves(labels: Mapping[str, str]) -> bool:
+    """Whether GKE's own NVIDIA device plugin runs on a node with these labels: every GPU node,
+    unless the pool opted out with the label that makes room for NVIDIA's upstream plugin."""
+    key, value = GKE_NO_DEFAULT_DEVICE_PLUGIN_LABEL
+    return GKE_ACCELERATOR_LABEL in labels and labels.get(key) != value

@@ -1,0 +1,140 @@
+"""The deploy preflight's shapes: what its rules read, what they answer, and the helpers they share.
+
+The rules themselves sit in two places: the ones every cloud shares in `spotkube.review.preflight`, and
+each cloud's part of a rule in `spotkube.clouds.<cloud>.preflight` (a `CloudPreflight` its profile
+holds). Both read the same `Deployment` and answer the same `Verdict`, so the shapes sit here, below the
+clouds and the judges.
+
+Pure module: no Pulumi. Why each rule exists: docs/architecture.md#the-deploy-preflight.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlparse
+
+from spotkube.platform.registration import Invoke, Registration
+from spotkube.platform.spec import PlatformSpec
+
+KUBERNETES_PROVIDER = "pulumi:providers:kubernetes"
+#: Pulumi's marker for a secret value in serialised inputs.
+SECRET_SIGNATURE = "4dabf18193072939515e22adb298388d"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One rule's answer: `detail` says why it holds, or what fails and what to declare instead."""
+
+    rule: str
+    title: str
+    ok: bool
+    detail: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rule": self.rule, "title": self.title, "ok": self.ok, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """What the rules read: the registrations, the provider calls, the settings and the stack file."""
+
+    registrations: Sequence[Registration]
+    invokes: Sequence[Invoke]
+    spec: PlatformSpec
+    source: str
+
+    def of_type(self, type_token: str) -> list[Registration]:
+        return [r for r in self.registrations if r.type == type_token]
+
+    @staticmethod
+    def key(path: str) -> str:
+        """A config key as the stack file spells it: where the fix goes."""
+        return f"spotkube:{path}"
+
+
+#: A cloud's answer to one rule over its own resources: (holds, why or what fails), or None when the
+#: deployment has nothing of this cloud for the rule to judge.
+Outcome = tuple[bool, str] | None
+CloudCheck = Callable[[Deployment], Outcome]
+
+
+def no_outcome(d: Deployment) -> Outcome:
+    """A cloud with nothing to judge for a rule."""
+    return None
+
+
+@dataclass(frozen=True)
+class CloudPreflight:
+    """One cloud's part of the preflight's rules (`clouds/<cloud>/preflight.py`); the rules' names,
+    titles and the answers when a cloud has nothing to say stay with the shared rules."""
+
+    #: Pools registered as resources of their own, which Pulumi replaces (inline pools it can't).
+    pool_types: tuple[str, ...]
+    #: `data-plane-rights`: the deployer's and the admin groups' rights on a cluster that needs grants.
+    data_plane_rights: CloudCheck
+    #: `api-server-reachable`, for a deployer outside the cluster network.
+    api_server_reachable: CloudCheck
+    #: `node-egress`: the first cluster's nodes reach the public registries.
+    node_egress: CloudCheck
+    #: `serial-operations`: no two operations run at once where the cloud refuses them.
+    serial_operations: CloudCheck
+    #: `control-plane-replacement`: what only this cloud's pools risk (AKS: the inline system pool).
+    control_plane_problems: Callable[[Deployment], list[str]]
+
+
+def unsecret(value: Any) -> Any:
+    """A registered input without Pulumi's secret wrapper. Read here, never printed."""
+    if isinstance(value, Mapping) and SECRET_SIGNATURE in value:
+        return value.get("value")
+    return value
+
+
+def depends_on(resource: Registration, target_urn: str, by_urn: Mapping[str, Registration]) -> bool:
+    """Whether `resource` waits for `target_urn`, directly or through other resources."""
+    seen: set[str] = set()
+    todo = list(resource.dependencies)
+    while todo:
+        urn = todo.pop()
+        if urn == target_urn:
+            return True
+        if urn in seen or urn not in by_urn:
+            continue
+        seen.add(urn)
+        todo.extend(by_urn[urn].dependencies)
+    return False
+
+
+def _uncovered(ranges: Iterable[str], allowed: Iterable[str]) -> list[str]:
+    """The ranges in `ranges` that no range in `allowed` contains."""
+    networks = [ipaddress.ip_network(a, strict=False) for a in allowed]
+    return [r for r in ranges
+            if not any(ipaddress.ip_network(r, strict=False).subnet_of(n) for n in networks  # type: ignore[arg-type]
+                       if ipaddress.ip_network(r, strict=False).version == n.version)]
+
+
+def unreachable_by_address(d: Deployment, allowed: Sequence[str]) -> str | None:
+    """Why an internet deployer can't pass the API server's address filter, or None."""
+    deployer = d.spec.cluster.deployer
+    if not deployer.egress_ranges:
+        return (f"the API server admits only {', '.join(allowed) or 'the cluster network'}, and the deployer declares "
+                f"no egress; declare {d.key('cluster.deployer.egressRanges')} (the public CIDRs your runner connects "
+                f"from), or run it inside the cluster network and declare {d.key('cluster.deployer.network')}: "
+                "cluster-network")
+    outside = _uncovered(deployer.egress_ranges, allowed)
+    if outside:
+        return (f"the deployer's egress {', '.join(outside)} is not among the API server's authorized ranges "
+                f"({', '.join(allowed) or 'none'}); add it to {d.key('cluster.authorizedIpRanges')}")
+    return None
+
+
+def kubeconfig_server(d: Deployment) -> str:
+    """The host name of the API server the Kubernetes provider's kubeconfig points at."""
+    for provider in d.of_type(KUBERNETES_PROVIDER):
+        kubeconfig = str(unsecret(provider.inputs.get("kubeconfig")) or "")
+        for line in kubeconfig.splitlines():
+            if line.strip().startswith("server:"):
+                return urlparse(line.split(":", 1)[1].strip()).hostname or ""
+    return ""

@@ -1,0 +1,53 @@
+"""What a Pulumi program registered, called and exported: the one shape every judge reads.
+
+The offline engine (`spotkube.components.offline`) records a program's registrations through Pulumi's
+mocks, each with its inputs as the engine sees them (camelCase, nested mappings and sequences) and the
+options a reviewer cares about. The judges (`spotkube.review`: the plan document, placements, the
+preflight, the policy rules, the fallback, the resource list) and each cloud's preflight rules and
+readers (`spotkube.clouds.<cloud>`) read these very values. The type sits in the platform, below the
+clouds, because both the judges and the clouds read it, and a cloud never imports a judge.
+
+Pure module: plain data, no Pulumi.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Registration:
+    """One resource (or component, or provider) the program registered, with the options that decide
+    how a change lands. `inputs` are as registered: secrets still wrapped in Pulumi's marker."""
+
+    type: str
+    name: str
+    urn: str
+    parent: str
+    custom: bool
+    inputs: Mapping[str, Any]
+    protect: bool = False
+    ignore_changes: tuple[str, ...] = ()
+    replace_on_changes: tuple[str, ...] = ()
+    delete_before_replace: bool = False
+    dependencies: tuple[str, ...] = ()
+    provider: str = ""
+
+
+@dataclass(frozen=True)
+class Invoke:
+    """A provider function the program called (such as the deployer's client config) and its answer."""
+
+    token: str
+    result: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class StackOutput:
+    """A stack output: whether it is secret, and its value only when it is not."""
+
+    secret: bool
+    value: Any = None
+

@@ -1,0 +1,55 @@
+"""Where a user's own copy of a bundled table lives: the price file and the GPU catalog.
+
+Both follow one rule, so a user learns it once: an explicit path wins, else the file an environment
+variable names, else the file of that name in the user's config directory (platformdirs), which is
+used only when it exists. A path that was named (explicitly or by the variable) must exist, because
+a typo there would otherwise silently plan with the bundled table.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+
+
+@dataclass(frozen=True)
+class UserFile:
+    """One kind of user file: its name in the config directory and the variable that names it."""
+
+    #: The file's name in the user's config directory, e.g. `prices.json`.
+    name: str
+    #: The environment variable that names the file, e.g. `SPOTKUBE_PRICES`.
+    env: str
+    #: What messages call it, e.g. "price file".
+    what: str
+
+    def default(self) -> Path:
+        """The per-user file, e.g. ~/.config/spotkube/prices.json on Linux. It may not exist."""
+        return platformdirs.user_config_path("spotkube", appauthor=False) / self.name
+
+    def named(self) -> Path | None:
+        """The file the environment variable names, if it is set to something."""
+        value = os.environ.get(self.env, "").strip()
+        return Path(value).expanduser() if value else None
+
+    def path(self, explicit: Path | None = None) -> Path:
+        """The file that is read and refreshed: `explicit`, else the variable's, else `default()`.
+        It may not exist."""
+        return explicit if explicit is not None else self.named() or self.default()
+
+    def lookup(self, explicit: Path | None = None) -> tuple[Path | None, str | None]:
+        """The file to read over the bundled table, or None to use the bundled table alone, and the
+        reason a named file can't be used (None when it can)."""
+        path = self.path(explicit)
+        if path.is_file():
+            return path, None
+        if path.exists():
+            return None, f"{path}: is not a file"
+        if explicit is not None:
+            return None, f"{path}: no such {self.what}"
+        if self.named() is not None:
+            return None, f"{path}: no such {self.what} (named by {self.env})"
+        return None, None

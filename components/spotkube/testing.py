@@ -1,0 +1,84 @@
+"""Unit-test spotkube's components with Pulumi's own mocks: `SpotkubeMocks` answers what they ask the clouds.
+
+Pulumi's unit tests (`pulumi.runtime.set_mocks` and `@pulumi.runtime.test`) replace the engine and every
+provider with a `pulumi.runtime.Mocks`. The clusters read a few values that only a cloud can give: AKS's
+user kubeconfig (`listManagedClusterUserCredentials`), the deployer's identity (`getClientConfig`), a
+GKE cluster's endpoints and CA certificate, the nodes' service account e-mail. `SpotkubeMocks` answers
+each of them with a value shaped exactly like the cloud's own answer and obviously fake (`.invalid`
+hosts, nil-like GUIDs), and echoes every resource's inputs back as its state, as Pulumi's documented
+mocks do. The same answers drive `spotkube plan`, which runs the stack program under these mocks.
+
+    import pulumi
+    from spotkube.testing import SpotkubeMocks
+
+    pulumi.runtime.set_mocks(SpotkubeMocks(), preview=False)
+
+A consumer's own mocks subclass it and fall back to it (`return super().call(args)`), or wrap it
+through `computed_outputs` and `call_result`. Under a plain `Mocks` that answers nothing, the
+components still register every resource, leave what they could not be told (the kubeconfig, the
+deployer's role assignments) unknown, and log a warning that names this module.
+
+It answers from the same place as the offline plan: each cloud's `offline` module, asked through the
+registry (`spotkube.clouds.offline_answer` and `offline_outputs`). It imports Pulumi and the pure
+`spotkube.clouds`, never a cloud SDK, the components or the CLI.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pulumi
+
+from spotkube.clouds import offline_answer, offline_id, offline_outputs
+from spotkube.clouds.aks.offline import CLIENT_CONFIG as AZURE_CLIENT_CONFIG
+from spotkube.clouds.aks.offline import USER_KUBECONFIG as AKS_USER_KUBECONFIG
+from spotkube.clouds.aks.resources import CLIENT_CONFIG_INVOKE as AZURE_CLIENT_CONFIG_TOKEN
+from spotkube.clouds.aks.resources import USER_CREDENTIALS_INVOKE as AKS_CREDENTIALS_TOKEN
+from spotkube.clouds.gke.offline import CA_CERTIFICATE as GKE_CA_CERTIFICATE
+from spotkube.clouds.gke.offline import DNS_ENDPOINT as GKE_DNS_ENDPOINT
+from spotkube.clouds.gke.offline import ENDPOINT as GKE_ENDPOINT
+
+__all__ = [
+    "AKS_CREDENTIALS_TOKEN",
+    "AKS_USER_KUBECONFIG",
+    "AZURE_CLIENT_CONFIG",
+    "AZURE_CLIENT_CONFIG_TOKEN",
+    "GKE_CA_CERTIFICATE",
+    "GKE_DNS_ENDPOINT",
+    "GKE_ENDPOINT",
+    "SpotkubeMocks",
+    "call_result",
+    "computed_outputs",
+]
+
+
+def computed_outputs(type_token: str, name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """The outputs a cloud computes for a new resource and that spotkube's components, or the
+    resources a consumer typically wires into them, read: a GKE cluster's endpoints and CA, a
+    service account's e-mail, a resource group's name, a VPC's and subnetwork's self links, a
+    public address. Everything else is left to the inputs, which the mocks echo as state."""
+    return offline_outputs(type_token, name, inputs)
+
+
+def call_result(token: str, args: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+    """The answer to a provider function (invoke) that spotkube's components call, shaped like the
+    cloud's, or None for a function spotkube does not call (a wrapping `Mocks` answers those).
+    `args` are the invoke's arguments, which no answer spotkube gives depends on."""
+    return offline_answer(token) or None
+
+
+class SpotkubeMocks(pulumi.runtime.Mocks):
+    """A `pulumi.runtime.Mocks` for programs that use spotkube: every resource's state is its inputs
+    plus what the cloud would compute (`computed_outputs`), and the components' invokes get the
+    clouds' answers (`call_result`); any other invoke gets `{}`, as a plain `Mocks` would answer.
+
+    Subclass it to answer more, and hand the rest back with `super()`."""
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        state = {"name": args.name, **args.inputs, **computed_outputs(args.typ, args.name, args.inputs)}
+        return offline_id(args.typ, args.name, args.inputs) or f"{args.name}-id", state
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:  # type: ignore[override]
+        result = call_result(args.token, args.args)
+        return {} if result is None else result

@@ -1,0 +1,106 @@
+"""The vision team's GPU platforms: spot A100s and T4s on AKS for training, spot L4s on GKE for inference.
+
+What a repository that is not spotkube writes to use it: its own resources (a resource group and the
+CI runners' egress address on Azure, a VPC and subnetwork on Google Cloud), spotkube's components
+wired to them, and this team's pools and settings as each component's typed args
+(`spotkube.AksGpuClusterArgs`, `spotkube.GkeGpuClusterArgs`). Bad args fail before anything is
+registered, with the key and what is accepted.
+
+Each platform is a function, so the unit tests in tests/ build it under Pulumi's mocks
+(`spotkube.testing.SpotkubeMocks`) exactly as `__main__.py` builds it under `pulumi up`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_azure_native as azure
+import pulumi_gcp as gcp
+
+from spotkube import (
+    AksGpuCluster,
+    AksGpuClusterArgs,
+    GkeGpuCluster,
+    GkeGpuClusterArgs,
+    KubeflowPipelines,
+    NvidiaDevicePlugin,
+)
+
+TEAM_LABELS = {"team": "vision"}
+
+
+@dataclass
+class Training:
+    """The AKS platform and the resources this repository owns around it."""
+
+    group: azure.resources.ResourceGroup
+    runner_egress: azure.network.PublicIPAddress
+    cluster: AksGpuCluster
+    pipelines: KubeflowPipelines
+
+
+@dataclass
+class Inference:
+    """The GKE platform and the VPC this repository owns for it."""
+
+    network: gcp.compute.Network
+    subnetwork: gcp.compute.Subnetwork
+    cluster: GkeGpuCluster
+
+
+def training(environment: str, deployer_object_id: str) -> Training:
+    """AKS in this team's own resource group, reachable from its CI runners' static egress only."""
+    group = azure.resources.ResourceGroup("vision-training", location="northeurope")
+    # The runners' NAT gateway (not shown) leaves through this address; the API server admits it.
+    runner_egress = azure.network.PublicIPAddress(
+        "runner-egress", resource_group_name=group.name, location="northeurope",
+        public_ip_allocation_method="Static", sku={"name": "Standard"},
+    )
+    args: AksGpuClusterArgs = {
+        "environment": environment,
+        "region": "northeurope",
+        "system_pool": {"machine": "Standard_D4s_v3", "min": 2, "max": 3},
+        "gpu_pools": [
+            # Never pay more than $2.50/h for a spot A100: above that, the job waits.
+            {"name": "a100spot", "machine": "Standard_NC24ads_A100_v4", "max_price": 2.5, "max": 6,
+             "labels": TEAM_LABELS},
+            {"name": "t4spot", "machine": "Standard_NC4as_T4_v3", "max": 4, "labels": TEAM_LABELS},
+        ],
+        "cluster": {
+            "resource_group_name": group.name,  # another resource's output
+            "authorized_ip_ranges": [runner_egress.ip_address.apply(lambda ip: f"{ip}/32")],
+            # Who runs `pulumi up` (CI's deploy identity): it gets the RBAC Cluster Admin role on the cluster.
+            # Its object id: az ad sp show --id <appId> --query id -o tsv.
+            "deployer": {"object_id": deployer_object_id, "principal_type": "ServicePrincipal"},
+        },
+    }
+    cluster = AksGpuCluster("vision-training", args=args)
+    # AKS nodes ship the NVIDIA driver but no device plugin. Built for the cluster, the plugin knows its
+    # cloud and tolerates every GPU pool's taints, and deploys through the cluster's provider.
+    NvidiaDevicePlugin.for_cluster("vision-training-gpus", cluster)
+    pipelines = KubeflowPipelines(
+        "vision-pipelines", args={"version": "2.17.0"},
+        opts=pulumi.ResourceOptions(providers=[cluster.provider], depends_on=[cluster]),
+    )
+    return Training(group, runner_egress, cluster, pipelines)
+
+
+def inference(environment: str, project: str) -> Inference:
+    """GKE in a VPC and subnetwork of this team's own, in its Google Cloud project."""
+    network = gcp.compute.Network("vision-vpc", project=project, auto_create_subnetworks=False)
+    subnetwork = gcp.compute.Subnetwork(
+        "vision-nodes", project=project, region="europe-west4", network=network.id, ip_cidr_range="10.20.0.0/20",
+    )
+    args: GkeGpuClusterArgs = {
+        "environment": environment,
+        "region": "europe-west4",
+        "gpu_pools": [{"name": "l4-spot", "machine": "g2-standard-8", "max": 8, "labels": TEAM_LABELS}],
+        "cluster": {
+            "project": project,
+            "channel": "STABLE",
+            "network": network.self_link,
+            "subnetwork": subnetwork.self_link,
+        },
+    }
+    return Inference(network, subnetwork, GkeGpuCluster("vision-inference", args=args))

@@ -1,0 +1,75 @@
+"""Unit tests of the vision team's platforms, run by `pytest` under Pulumi's mocks (see conftest.py).
+
+Each test is a `@pulumi.runtime.test` function, as in Pulumi's unit-testing guide: it builds a
+platform and returns an Output whose apply holds the assertions; the runtime waits for it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import platforms
+import pulumi
+import yaml
+
+from conftest import DEPLOYER, GCP_PROJECT, TeamMocks
+
+SPOT_TAINTS = {"kubernetes.azure.com/scalesetpriority=spot:NoSchedule", "cloud.google.com/gke-spot=true:NoSchedule"}
+GPU_TAINT = "nvidia.com/gpu=present:NoSchedule"
+
+
+@pulumi.runtime.test
+def test_every_gpu_pool_is_spot_tainted_and_labelled_for_the_team(mocks: TeamMocks) -> pulumi.Output[Any]:
+    training = platforms.training("dev", DEPLOYER)
+    inference = platforms.inference("dev", GCP_PROJECT)
+
+    def check(contracts: list[list[dict[str, Any]]]) -> None:
+        gpu_pools = [pool for pools in contracts for pool in pools if pool["gpu"]]
+        assert sorted(pool["name"] for pool in gpu_pools) == ["a100spot", "l4-spot", "t4spot"]
+        for pool in gpu_pools:
+            assert pool["capacity"] == "spot" and pool["labels"]["team"] == "vision"
+            assert GPU_TAINT in pool["taints"] and SPOT_TAINTS & set(pool["taints"])
+
+    return pulumi.Output.all(training.cluster.pool_contracts, inference.cluster.pool_contracts).apply(check)
+
+
+@pulumi.runtime.test
+def test_aks_lives_in_our_resource_group_and_admits_only_our_runners(mocks: TeamMocks) -> pulumi.Output[Any]:
+    training = platforms.training("dev", DEPLOYER)
+
+    def check(values: list[Any]) -> None:
+        group_name, egress = values
+        (cluster,) = mocks.inputs_of("azure-native:containerservice:ManagedCluster")
+        assert cluster["resourceGroupName"] == group_name
+        assert cluster["apiServerAccessProfile"]["authorizedIPRanges"] == [f"{egress}/32"]
+        assert not mocks.inputs_of("azure-native:resources:ResourceGroup")[1:], "spotkube made no group of its own"
+
+    return pulumi.Output.all(training.group.name, training.runner_egress.ip_address,
+                             training.cluster.cluster_name).apply(lambda v: check(v[:2]))
+
+
+@pulumi.runtime.test
+def test_gke_is_built_in_our_vpc(mocks: TeamMocks) -> pulumi.Output[Any]:
+    inference = platforms.inference("dev", GCP_PROJECT)
+
+    def check(values: list[Any]) -> None:
+        network, subnetwork = values[:2]
+        (cluster,) = mocks.inputs_of("gcp:container/cluster:Cluster")
+        assert (cluster["project"], cluster["network"], cluster["subnetwork"]) == (GCP_PROJECT, network, subnetwork)
+
+    return pulumi.Output.all(inference.network.self_link, inference.subnetwork.self_link,
+                             inference.cluster.cluster_name).apply(check)
+
+
+@pulumi.runtime.test
+def test_the_kubeconfig_is_a_secret_that_signs_in_without_a_person(mocks: TeamMocks) -> pulumi.Output[Any]:
+    training = platforms.training("dev", DEPLOYER)
+
+    def check(values: list[Any]) -> None:
+        secret, kubeconfig = values
+        assert secret
+        (user,) = yaml.safe_load(kubeconfig)["users"]
+        assert "devicecode" not in user["user"]["exec"]["args"]
+
+    kubeconfig = training.cluster.kubeconfig
+    return pulumi.Output.all(pulumi.Output.from_input(kubeconfig.is_secret()), kubeconfig).apply(check)

@@ -1,0 +1,165 @@
+"""`spotkube catalog refresh` and the plan's catalog line, as a user runs them.
+
+The refresh signs in as it would on a runner (Azure's managed identity endpoint, Google's metadata
+server) and reads both clouds' APIs, all served on 127.0.0.1 in the real APIs' shapes
+(tests/cloud_apis.py); the plan then states the refreshed catalog's date and source, and a GPU
+pool on a size no catalog knows plans with its acknowledgeable warning.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cloud_apis import (
+    AZURE_TOKEN,
+    GCP_TOKEN,
+    PROJECT,
+    SUBSCRIPTION,
+    CloudApis,
+    azure_skus,
+    gcp_types,
+    serving,
+)
+from spotkube.platform.catalog import UNLISTED_SIZE, bundled_catalog, load_catalog_file
+from spotkube.platform.project import Project
+
+CATALOG = bundled_catalog()
+STACK = "aks-dev-eastus"
+#: A GPU pool on a size no catalog knows, with its GPUs declared.
+UNLISTED_POOL = {"name": "gb400", "machine": "Standard_ND128isr_GB400_v7", "capacity": "spot", "min": 0, "max": 2,
+                 "gpu": {"type": "nvidia-gb400", "count": 4}}
+#: A pool of a size that gets a part of one GPU.
+A10_POOL = {"name": "a10", "machine": "Standard_NV6ads_A10_v5", "capacity": "spot", "min": 0, "max": 2}
+CONFIG = {"cloud": "aks", "environment": "dev", "region": "eastus", "gpuPools": [UNLISTED_POOL, A10_POOL]}
+
+
+@pytest.fixture
+def apis(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[CloudApis]:
+    """Both clouds' APIs on 127.0.0.1, and an environment whose only credentials point there."""
+    descriptions = {name: facts.model for name, facts in CATALOG.gpus.items()}
+    machine_types, accelerator_types = gcp_types(CATALOG.cloud("gke"), descriptions)
+    served = CloudApis(azure_skus=azure_skus(CATALOG.cloud("aks")), gcp_machine_types=machine_types,
+                       gcp_accelerator_types=accelerator_types, page_size=200)
+    for name in ("AZURE_CLIENT_ID", "AZURE_TENANT_ID", "AZURE_CLIENT_SECRET", "AZURE_FEDERATED_TOKEN_FILE",
+                 "AZURE_USERNAME", "MSI_ENDPOINT", "GOOGLE_APPLICATION_CREDENTIALS", "AZURE_SUBSCRIPTION_ID",
+                 "GOOGLE_CLOUD_PROJECT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "gcloud"))
+    with serving(served) as running:
+        for name, value in running.sign_in_environment().items():
+            monkeypatch.setenv(name, value)
+        yield running
+
+
+def refresh(spotkube: Callable[..., subprocess.CompletedProcess[str]], apis: CloudApis,
+            *extra: str) -> subprocess.CompletedProcess[str]:
+    return spotkube("catalog", "refresh", "--cloud", "aks", "--cloud", "gke", "--subscription", SUBSCRIPTION,
+                    "--gcp-project", PROJECT, "--azure-endpoint", apis.endpoint, "--gcp-endpoint", apis.endpoint,
+                    *extra)
+
+
+def plan_json(spotkube: Callable[..., subprocess.CompletedProcess[str]], project: Project) -> dict[str, Any]:
+    done = spotkube("plan", "-s", STACK, "--format", "json", cwd=project.root)
+    assert done.returncode == 0, done.stderr
+    stack: dict[str, Any] = json.loads(done.stdout)["stacks"][0]
+    return stack
+
+
+def test_refresh_reads_both_clouds_into_the_users_catalog_and_the_plan_says_so(
+        spotkube: Callable[..., subprocess.CompletedProcess[str]], apis: CloudApis,
+        project_with_stack: Callable[[str, dict[str, Any]], Project]) -> None:
+    project = project_with_stack(STACK, CONFIG)
+    before = plan_json(spotkube, project)
+    assert before["catalog"] == {
+        "cloud": "aks", "date": CATALOG.cloud("aks").date.isoformat(), "source": CATALOG.cloud("aks").source,
+        "from": "bundled", "warnings": before["catalog"]["warnings"]}
+
+    done = refresh(spotkube, apis)
+    assert done.returncode == 0, done.stderr
+    today = datetime.datetime.now(datetime.UTC).date().isoformat()
+    written = done.stdout.strip().splitlines()[-1].removeprefix("wrote ")
+    assert written.endswith("spotkube/catalog.json")
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith(f"aks: {len(CATALOG.cloud('aks').machines)} GPU machines with ")
+    assert f"5 regions ({today}, Azure Resource SKUs API" in lines[0]
+    assert any(line.startswith("gke: ") and "Compute Engine API" in line for line in lines)
+    catalog = load_catalog_file(Path(written))
+    assert set(catalog.clouds) == {"aks", "gke"}
+    assert catalog.cloud("aks").machines.keys() == CATALOG.cloud("aks").machines.keys()
+    # Each SDK signed in through its cloud's usual chain, here served locally.
+    assert {r.headers["authorization"] for r in apis.asked("/subscriptions/")} == {f"Bearer {AZURE_TOKEN}"}
+    assert {r.headers["authorization"] for r in apis.asked("/compute/v1/")} == {f"Bearer {GCP_TOKEN}"}
+
+    after = plan_json(spotkube, project)
+    assert after["catalog"]["date"] == today
+    assert after["catalog"]["source"].startswith("Azure Resource SKUs API")
+    assert after["catalog"]["from"] == written
+    table = " ".join(spotkube("plan", "-s", STACK, cwd=project.root).stdout.split())
+    assert (f"GPU catalog (aks): {today}, Azure Resource SKUs API, as offered to the subscription it was read with "
+            f"[your catalog file {written}]") in table
+
+
+def test_a_size_no_catalog_knows_plans_with_its_warning_and_id(
+        spotkube: Callable[..., subprocess.CompletedProcess[str]],
+        project_with_stack: Callable[[str, dict[str, Any]], Project]) -> None:
+    project = project_with_stack(STACK, CONFIG)
+    done = spotkube("plan", "-s", STACK, "--strict", "--format", "json", cwd=project.root)
+    assert done.returncode == 1
+    stack = json.loads(done.stdout)["stacks"][0]
+    (warning,) = stack["catalog"]["warnings"]
+    assert (warning["id"], warning["pool"]) == (UNLISTED_SIZE, "gb400")
+    assert f"not in spotkube's catalog of {CATALOG.cloud('aks').date.isoformat()}" in warning["message"]
+    assert f"catalog: [{UNLISTED_SIZE}] gb400: Standard_ND128isr_GB400_v7" in "\n".join(stack["warnings"])
+    assert f"warning: catalog: [{UNLISTED_SIZE}] gb400:" in done.stderr
+    pools = {p["name"]: p for p in stack["pools"]}
+    assert pools["gb400"]["gpu"] == {"type": "nvidia-gb400", "count": 4}
+    assert pools["a10"]["gpu"] == {"type": "nvidia-a10", "count": 1, "share": "1/6"}
+    table = " ".join(spotkube("plan", "-s", STACK, cwd=project.root).stdout.split())
+    assert "a10: gpu, spot, Standard_NV6ads_A10_v5, 1 × nvidia-a10 (1/6 of a GPU each)" in table
+    assert f"catalog: [{UNLISTED_SIZE}] gb400: Standard_ND128isr_GB400_v7 is not in spotkube's catalog of" in table
+
+
+def test_refresh_without_a_subscription_says_what_to_give(
+        spotkube: Callable[..., subprocess.CompletedProcess[str]], apis: CloudApis) -> None:
+    done = spotkube("catalog", "refresh", "--cloud", "aks", "--azure-endpoint", apis.endpoint)
+    assert done.returncode == 2
+    assert "--cloud aks needs the Azure subscription" in done.stderr
+    assert "--subscription ID or set AZURE_SUBSCRIPTION_ID" in done.stderr
+    assert not apis.requests
+
+
+def test_a_failed_refresh_leaves_the_catalog_file_as_it_was(
+        spotkube: Callable[..., subprocess.CompletedProcess[str]], apis: CloudApis, tmp_path: Path) -> None:
+    target = tmp_path / "mine.json"
+    assert refresh(spotkube, apis, "--file", str(target)).returncode == 0
+    first = target.read_text()
+    apis.failures["/compute/v1/"] = (500, {"error": {"code": 500, "message": "backend error"}})
+    done = refresh(spotkube, apis, "--file", str(target))
+    assert done.returncode == 2
+    assert "the Compute Engine API answered 500" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert target.read_text() == first
+
+
+def test_without_the_refresh_extra_the_command_names_it() -> None:
+    code = ("import sys; sys.modules['azure.mgmt.compute'] = None; from spotkube.cli.app import app; "
+            "app(['catalog', 'refresh', '--cloud', 'aks', '--subscription', 'x'])")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 2
+    assert "needs the cloud SDKs of the refresh extra (azure.mgmt.compute is missing)" in done.stderr
+    assert "pip install 'spotkube[refresh]'" in done.stderr
+
+
+def test_the_core_never_imports_the_cloud_sdks() -> None:
+    code = ("import sys; import spotkube.cli.app, spotkube.clouds; "
+            "print(sorted(m for m in sys.modules if m.startswith(('azure', 'google.cloud'))))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.strip() == "[]"
