@@ -26,3 +26,7 @@ if spec.kubeflow.enabled:
 pulumi.export("kubeconfig", cluster.kubeconfig)
 pulumi.export("clusterName", cluster.cluster_name)
 pulumi.export("poolContracts", cluster.pool_contracts)
+# A cluster that keeps container logs in a workspace of its own (AKS's Log Analytics) names it:
+# `spotkube logs --workspace` needs its id.
+if hasattr(cluster, "log_workspace_id"):
+    pulumi.export("logWorkspaceId", cluster.log_workspace_id)

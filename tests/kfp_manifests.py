@@ -249,3 +249,39 @@ def mysql_pvc() -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
             "metadata": {"name": "mysql-pv-claim", "namespace": NS},
             "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "20Gi"}}}}
+
+
+def ui_deployment() -> dict[str, Any]:
+    """The UI as KFP 2.17.0 ships it: archived logs on, GKE metadata off, and no ARGO_KEYFORMAT, so the
+    frontend looks for archived logs under its own default `artifacts/...` key."""
+    labels = {"app": "ml-pipeline-ui", **KFP_LABELS}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "ml-pipeline-ui", "namespace": NS, "labels": labels},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "serviceAccountName": "ml-pipeline-ui",
+                    "containers": [{
+                        "name": "ml-pipeline-ui",
+                        "image": "ghcr.io/kubeflow/kfp-frontend:2.17.0",
+                        "env": [
+                            {"name": "VIEWER_TENSORBOARD_POD_TEMPLATE_SPEC_PATH",
+                             "value": "/etc/config/viewer-pod-template.json"},
+                            {"name": "DEPLOYMENT", "value": "KUBEFLOW"},
+                            {"name": "ARGO_ARCHIVE_LOGS", "value": "true"},
+                            {"name": "DISABLE_GKE_METADATA", "value": "true"},
+                            {"name": "MINIO_NAMESPACE",
+                             "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
+                            {"name": "MINIO_ACCESS_KEY",
+                             "valueFrom": {"secretKeyRef": {"name": "mlpipeline-minio-artifact", "key": "accesskey"}}},
+                        ],
+                        "ports": [{"containerPort": 3000}],
+                    }],
+                },
+            },
+        },
+    }

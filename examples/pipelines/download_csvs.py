@@ -8,8 +8,11 @@ slate and never sees half of an earlier attempt's work.
 
 Compile it and check it against a stack:
 
-    python examples/pipelines/download_csvs.py download_csvs.yaml
-    spotkube pipeline-check download_csvs.yaml --stack aks-dev-uksouth
+    python examples/pipelines/download_csvs.py examples/pipelines/download_csvs.yaml
+    spotkube pipeline-check examples/pipelines/download_csvs.yaml --stack aks-dev-uksouth
+    spotkube simulate --stack aks-dev-uksouth examples/pipelines/download_csvs.yaml
+
+The compiled file is kept next to this one, so the last two commands need no kfp.
 """
 
 # No `from __future__ import annotations`: KFP reads the component signatures' real types.
@@ -20,7 +23,7 @@ from pathlib import Path
 from kfp import compiler, dsl
 from kfp.dsl import Dataset, Input, Output
 
-from spotkube.pipelines import CpuSpot, on_spot
+from spotkube.pipelines import CpuSpot, declare_timing, on_spot
 
 #: A small image with Python's standard library, which is all the steps need.
 BASE_IMAGE = "python:3.12-slim"
@@ -91,6 +94,8 @@ def download_csvs(url: str) -> int:
     concatenate = concatenate_csvs(files=unpack.outputs["files"])
     for task in (download, unpack, concatenate):
         on_spot(task, CpuSpot())
+        # Short steps that restart from scratch (no checkpoints): what `spotkube simulate` assumes.
+        declare_timing(task, runtime="15m")
     return concatenate.outputs["Output"]
 
 

@@ -14,13 +14,17 @@ costs minutes, not the whole run, so:
   into place, and does nothing when a complete copy is already there. A retry of the copy, or of
   the whole pipeline, therefore neither wipes checkpoints nor trusts a half-finished copy.
 
-The training step asks for `gpus` GPUs of `gpu_type` on spot or preemptible capacity (either cloud)
+The training step asks for `gpus` GPUs of `gpu_type` (by default any GPU the shipped stacks offer) on
+spot or preemptible capacity (either cloud)
 and is retried 5 times, 5 minutes apart. The volume is an existing PVC named by `workspace_pvc`;
 a ReadWriteMany storage class (Azure Files, Filestore) avoids pinning the retried pod to the zone
 of a ReadWriteOnce disk.
 
-    python examples/pipelines/train_checkpointed.py train_checkpointed.yaml
-    spotkube pipeline-check train_checkpointed.yaml --stack aks-dev-uksouth
+    python examples/pipelines/train_checkpointed.py examples/pipelines/train_checkpointed.yaml
+    spotkube pipeline-check examples/pipelines/train_checkpointed.yaml --stack aks-dev-uksouth
+    spotkube simulate --stack aks-dev-uksouth examples/pipelines/train_checkpointed.yaml
+
+The compiled file is kept next to this one, so the last two commands need no kfp.
 """
 
 # No `from __future__ import annotations`: KFP reads the component signatures' real types.
@@ -31,11 +35,12 @@ from pathlib import Path
 from kfp import compiler, dsl, kubernetes
 from kfp.dsl import Model, Output
 
-from spotkube.pipelines import CpuSpot, GpuTarget, on_spot
+from spotkube.pipelines import CpuSpot, GpuTarget, declare_timing, on_spot
 
-#: The GPU the training step asks for by default: T4s are offered on both clouds (AKS
-#: Standard_NC4as_T4_v3, GKE n1 + nvidia-tesla-t4), so the compiled pipeline runs on either.
-DEFAULT_GPU_TYPE = "nvidia-tesla-t4"
+#: The GPUs the training step accepts by default, any of which will do for its small model: the types
+#: the shipped stacks offer (T4 on aks-dev and gke-prod, A100 80GB on aks-prod, L4 on gke-dev, A100
+#: 40GB on gke-prod), so the one compiled pipeline runs on every stack and on both clouds.
+DEFAULT_GPU_TYPES = ("nvidia-tesla-t4", "nvidia-l4", "nvidia-tesla-a100", "nvidia-a100-80gb")
 WORKSPACE = "/workspace"
 COPY_IMAGE = "python:3.12-slim"
 TRAIN_IMAGE = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"
@@ -113,8 +118,9 @@ def train(data_dir: str, workspace: str, run_id: str, run_key: str, epochs: int,
     return loss_value
 
 
-def build(gpu_type: str = DEFAULT_GPU_TYPE, gpus: int = 1) -> Callable[..., object]:
-    """The pipeline, with its training step on spot `gpu_type` nodes, `gpus` GPUs per pod."""
+def build(gpu_type: str | tuple[str, ...] = DEFAULT_GPU_TYPES, gpus: int = 1) -> Callable[..., object]:
+    """The pipeline, with its training step on spot nodes of `gpu_type` (one, or any of several), `gpus`
+    GPUs per pod."""
 
     @dsl.pipeline(name="train-checkpointed",
                   description="Stage a dataset on a volume, then train on spot GPUs with checkpoints.")
@@ -122,18 +128,22 @@ def build(gpu_type: str = DEFAULT_GPU_TYPE, gpus: int = 1) -> Callable[..., obje
                            run_key: str = "") -> float:
         stage = stage_dataset(source_url=source_url, workspace=WORKSPACE)
         on_spot(stage, CpuSpot())
+        declare_timing(stage, runtime="10m")
         kubernetes.mount_pvc(stage, pvc_name=workspace_pvc, mount_path=WORKSPACE)
 
         fit = train(data_dir=stage.output, workspace=WORKSPACE, run_id=dsl.PIPELINE_JOB_ID_PLACEHOLDER,
                     run_key=run_key, epochs=epochs)
         on_spot(fit, GpuTarget(gpu_type, count=gpus))
+        # What `spotkube simulate` assumes of the step: about 4 hours of training, a checkpoint after
+        # every epoch (a few minutes each), so an eviction loses at most one epoch.
+        declare_timing(fit, runtime="4h", checkpoint_every="5m")
         kubernetes.mount_pvc(fit, pvc_name=workspace_pvc, mount_path=WORKSPACE)
         return fit.outputs["Output"]
 
     return train_checkpointed
 
 
-def compile(path: str | Path, gpu_type: str = DEFAULT_GPU_TYPE, gpus: int = 1) -> Path:
+def compile(path: str | Path, gpu_type: str | tuple[str, ...] = DEFAULT_GPU_TYPES, gpus: int = 1) -> Path:
     """Compile the pipeline to `path` (YAML) and return the path."""
     compiler.Compiler().compile(build(gpu_type, gpus), str(path))
     return Path(path)

@@ -77,7 +77,13 @@ def test_the_plugin_keeps_nvidia_s_fail_on_init_error_default(stack_runs: dict[s
     for manifest in [workloads.device_plugin_daemonset(DevicePluginSettings()), *registered]:
         assert "FAIL_ON_INIT_ERROR" not in json.dumps(manifest)
         (container,) = pod_spec(manifest)["containers"]
-        assert not container.get("env"), "NVIDIA's static manifest sets no environment either"
+        # Only the MIG strategy is set (docs/gpu-sharing.md): `single` unless the stack says `mixed`.
+        assert container.get("env") == [{"name": "MIG_STRATEGY", "value": "single"}]
+
+
+def test_the_mig_strategy_comes_from_config() -> None:
+    (container,) = pod_spec(workloads.device_plugin_daemonset(DevicePluginSettings(mig_strategy="mixed")))["containers"]
+    assert container["env"] == [{"name": "MIG_STRATEGY", "value": "mixed"}]
 
 
 def test_the_version_and_image_come_from_config() -> None:

@@ -478,3 +478,45 @@ def test_bad_args_fail_before_anything_is_registered() -> None:
             "use 'Always' or 'OnError'") in message
     assert "'not-a-cidr' is not a CIDR" in message
     assert not [r for r in failure.value.registrations if r.type in (DIRECTORY, PASSWORD)]
+
+
+def _env(deployment: dict[str, Any]) -> dict[str, Any]:
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    names = [e["name"] for e in container["env"]]
+    assert len(names) == len(set(names)), f"a variable set twice: {names}"
+    return {e["name"]: e.get("value", e.get("valueFrom")) for e in container["env"]}
+
+
+def test_the_ui_finds_archived_logs_where_the_controller_writes_them(untainted_pools: list[PoolContract]) -> None:
+    """KFP's UI falls back to `ARGO_KEYFORMAT/main.log` in the artifact store once a step's pod is gone;
+    the shipped UI has no ARGO_KEYFORMAT, so it looks under `artifacts/...` while Argo writes under the
+    controller's `private-artifacts/<namespace>/...`."""
+    changed = transform(m.ui_deployment(), DEFAULTS, CREDENTIALS)
+    assert changed is not None
+    env = _env(changed)
+    controller_key = yaml.safe_load(m.argo_configmap()["data"]["artifactRepository"])["s3"]["keyFormat"]
+    assert env["ARGO_KEYFORMAT"] == controller_key
+    assert controller_key.startswith("private-artifacts/{{workflow.namespace}}/")
+    assert env["ARGO_ARCHIVE_LOGS"] == "true"
+    assert env["DISABLE_GKE_METADATA"] == "true", "no Cloud Logging link unless the cluster is GKE"
+    assert env["MINIO_ACCESS_KEY"] == {"secretKeyRef": {"name": "mlpipeline-minio-artifact", "key": "accesskey"}}
+    on_gke = transform(m.ui_deployment(), DEFAULTS, CREDENTIALS, cloud_logs_link=True)
+    assert on_gke is not None and _env(on_gke)["DISABLE_GKE_METADATA"] == "false"
+    assert landing_pools(Placement.from_pod_spec(changed["spec"]["template"]["spec"]), untainted_pools) == ["platform"]
+
+
+def test_argo_keeps_every_pipeline_pod_off_the_system_pool_unless_its_step_says_otherwise(
+    untainted_pools: list[PoolContract],
+) -> None:
+    changed = transform(m.argo_configmap(), DEFAULTS, CREDENTIALS)
+    assert changed is not None
+    defaults = yaml.safe_load(changed["data"]["workflowDefaults"])["spec"]
+    assert defaults["affinity"] == contract.pipeline_pod_default().affinity_k8s()
+    (term,) = defaults["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"]
+    assert term == {"matchExpressions": [{"key": "spotkube.io/role", "operator": "NotIn", "values": ["system"]}]}
+    assert defaults["templateDefaults"]["retryStrategy"]["retryPolicy"] == "Always", "the retry defaults stay"
+    assert defaults["ttlStrategy"]["secondsAfterCompletion"] == 3600
+    unplaced = Placement.from_pod_spec({"affinity": defaults["affinity"], "containers": [{"name": "main"}]})
+    assert "system" not in landing_pools(unplaced, untainted_pools)
+    assert "system" in landing_pools(Placement(), untainted_pools), "without the default an untainted system pool"

@@ -95,7 +95,7 @@ def test_nested_values_of_the_wrong_shape_read_in_the_api_s_words(extra: dict[st
 
 @pytest.mark.parametrize(("build", "said"), [
     (lambda: NvidiaDevicePlugin("gpu", args=cast(Any, {"cloud": "aks", "versoin": "v0.20.0"})),
-     "NvidiaDevicePlugin 'gpu' args: versoin: is not a known key; accepted keys: cloud, version, image, "
+     "NvidiaDevicePlugin 'gpu' args: versoin: is not a known key; accepted keys: cloud, version, mig_strategy, image, "
      "extra_taints; did you mean version?"),
     (lambda: KubeflowPipelines("kfp", args=cast(Any, {"expose_iu": True})),
      "KubeflowPipelines 'kfp' args: expose_iu: is not a known key; accepted keys: version, repository"),

@@ -157,14 +157,16 @@ def _types_of(schema: dict[str, Any], token: str) -> dict[str, dict[str, Any]]:
 #: Fields only one cloud has, as `Type.field` without the cloud's prefix: an SDK user of the other
 #: cloud's component must never be offered them (`network` alone is the deployer's on both clouds).
 AKS_ONLY = {"GpuPoolArgs.maxPrice", "GpuPoolArgs.evictionPolicy", "SpotPoolArgs.maxPrice",
-            "SpotPoolArgs.evictionPolicy", "SystemPoolArgs.criticalAddonsOnly", "ClusterArgs.resourceGroupName",
+            "SpotPoolArgs.evictionPolicy", "ClusterArgs.resourceGroupName", "ClusterLogsArgs.retentionDays",
+            "ClusterLogsArgs.workspaceId",
             "ClusterArgs.localAccountsDisabled", "ClusterArgs.adminGroupObjectIds", "DeployerArgs.login",
             "DeployerArgs.grantPropagationWait", "AutoscalerArgs.expander", "AutoscalerArgs.scanInterval",
             "AutoscalerArgs.maxNodeProvisionTime", "AutoscalerArgs.newPodScaleUpDelay",
             "AutoscalerArgs.scaleDownUnneededTime", "AutoscalerArgs.scaleDownDelayAfterAdd",
             "AutoscalerArgs.maxGracefulTerminationSec", "AutoscalerArgs.skipNodesWithLocalStorage"}
 GKE_ONLY = {"ClusterArgs.project", "ClusterArgs.network", "ClusterArgs.subnetwork", "ClusterArgs.egress",
-            "ClusterArgs.dnsEndpoint", "GpuPoolArgs.gpuDriver", "AutoscalerArgs.profile"}
+            "ClusterArgs.dnsEndpoint", "GpuPoolArgs.gpuDriver", "AutoscalerArgs.profile", "GpuSharingArgs.strategy",
+            "GpuSharingArgs.clientsPerGpu"}
 
 
 @pytest.mark.parametrize(("component", "own", "foreign"), [

@@ -40,6 +40,7 @@ from spotkube.pipelines import (  # noqa: E402
     PlacementError,
     PoolTarget,
     apply_placement,
+    declare_timing,
     on_demand,
     on_spot,
 )
@@ -73,8 +74,12 @@ AKS_OUTPUTS: dict[str, Any] = {"kubeconfig": "[secret]", "poolContracts": [
 ]}
 GKE_OUTPUTS: dict[str, Any] = {"poolContracts": [
     {"name": "system", "role": "system", "capacity": "on-demand", "gpu": None,
-     "labels": {"cloud.google.com/gke-nodepool": "system", "spotkube.io/accelerator": "none",
+     "labels": {"cloud.google.com/gke-nodepool": "system-1a2b3c", "spotkube.io/accelerator": "none",
                 "spotkube.io/capacity": "on-demand", "spotkube.io/pool": "system", "spotkube.io/role": "system"},
+     "taints": ["components.gke.io/gke-managed-components=true:NoSchedule"]},
+    {"name": "platform", "role": "platform", "capacity": "on-demand", "gpu": None,
+     "labels": {"cloud.google.com/gke-nodepool": "platform-4d5e6f", "spotkube.io/accelerator": "none",
+                "spotkube.io/capacity": "on-demand", "spotkube.io/pool": "platform", "spotkube.io/role": "platform"},
      "taints": []},
     {"name": "t4-spot", "role": "gpu", "capacity": "spot", "gpu": {"type": "nvidia-tesla-t4", "count": 2},
      "labels": {"cloud.google.com/gke-accelerator": "nvidia-tesla-t4", "cloud.google.com/gke-nodepool": "t4-spot",
@@ -151,7 +156,8 @@ def test_download_csvs_runs_every_step_on_cpu_spot_with_retries(download_csvs: P
         assert config["tolerations"] == SPOT_TOLERATIONS
         assert "nodeSelector" not in config
         assert config["nodeAffinity"] == [
-            {"matchExpressions": [{"key": "spotkube.io/accelerator", "operator": "In", "values": ["none"]}]},
+            {"matchExpressions": [{"key": "spotkube.io/accelerator", "operator": "In", "values": ["none"]},
+                                  {"key": "spotkube.io/role", "operator": "NotIn", "values": ["system"]}]},
             {"matchExpressions": [{"key": "spotkube.io/capacity", "operator": "In", "values": ["spot", "preemptible"]}],
              "weight": 100.0},
         ]
@@ -171,9 +177,11 @@ def test_train_checkpointed_asks_for_a_spot_gpu_with_retries_and_keeps_its_volum
     assert train["tolerations"] == [*SPOT_TOLERATIONS, GPU_TOLERATION, CLASS_TOLERATION]
     assert "nodeSelector" not in train
     assert train["nodeAffinity"] == [{"matchExpressions": [
-        {"key": "spotkube.io/accelerator", "operator": "In", "values": ["nvidia-tesla-t4"]},
+        {"key": "spotkube.io/accelerator", "operator": "In",
+         "values": ["nvidia-tesla-t4", "nvidia-l4", "nvidia-tesla-a100", "nvidia-a100-80gb"]},
         {"key": "spotkube.io/capacity", "operator": "In", "values": ["spot", "preemptible"]},
         {"key": "spotkube.io/accelerator", "operator": "NotIn", "values": ["none"]},
+        {"key": "spotkube.io/gpu-sharing", "operator": "DoesNotExist"},
     ]}]
     # Both steps mount the same workspace volume, so checkpoints outlive an evicted node.
     for name in ("exec-stage-dataset", "exec-train"):
@@ -197,7 +205,7 @@ def test_train_checkpointed_compiled_once_lands_on_aks_and_gke(train_checkpointe
     gke = check_pipeline(pipeline, load_pool_contracts(GKE_OUTPUTS, "gke")[1], "gke-dev")
     assert aks.ok and gke.ok
     assert {r.step.name: r.pools for r in aks.steps} == {"stage-dataset": ("platform",), "train": ("t4spot",)}
-    assert {r.step.name: r.pools for r in gke.steps} == {"stage-dataset": ("system",), "train": ("t4-spot",)}
+    assert {r.step.name: r.pools for r in gke.steps} == {"stage-dataset": ("platform",), "train": ("t4-spot", "l4-pre")}
     assert all(not r.warnings for r in aks.steps + gke.steps)
 
 
@@ -367,3 +375,58 @@ def test_an_impossible_placement_fails_with_the_reason(tmp_path: Path) -> None:
     stderr = " ".join(result.stderr.split())
     assert f"error: {path}: step train can land nowhere on stack aks-dev-uksouth: {reason}" in stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_step_declares_its_runtime_and_checkpoint_interval_for_simulate(tmp_path: Path) -> None:
+    path = compile_one(tmp_path, lambda t: declare_timing(on_spot(t, CpuSpot()), runtime="3h",
+                                                           checkpoint_every=timedelta(minutes=10)))
+    _, executors = documents(path)
+    (config,) = executors.values()
+    assert config["podMetadata"]["annotations"] == {contract.RUNTIME_ANNOTATION: "10800",
+                                                     contract.CHECKPOINT_ANNOTATION: "600"}
+    (step,) = read_pipeline(path).steps
+    assert (step.runtime_seconds, step.checkpoint_seconds) == (10800, 600)
+    with pytest.raises(PlacementError, match="checkpoint_every='0s' must be above zero"):
+        compile_one(tmp_path, lambda t: declare_timing(t, checkpoint_every="0s"))
+
+
+def test_a_step_asks_for_a_mig_instance_or_a_shared_gpu_and_pipeline_check_judges_it(tmp_path: Path) -> None:
+    mig = compile_one(tmp_path, lambda t: on_spot(t, GpuTarget("nvidia-a100-80gb", mig="1g.10gb")))
+    (step,) = read_pipeline(mig).steps
+    required = step.placement.required
+    assert required is not None
+    assert contract.Requirement(contract.GPU_PARTITION_LABEL, "In", ("1g.10gb",)) in required[0]
+    assert step.placement.gpu_resource == contract.GPU_RESOURCE and step.placement.gpus == 1
+    mixed = compile_one(tmp_path, lambda t: on_spot(t, GpuTarget("nvidia-a100-80gb", mig="1g.10gb",
+                                                                  mig_strategy="mixed")))
+    (step,) = read_pipeline(mixed).steps
+    assert step.placement.gpu_resource == "nvidia.com/mig-1g.10gb"
+    # On the AKS pools above (no shared pool) the MIG step lands nowhere, and says why.
+    _, pools = load_pool_contracts(AKS_OUTPUTS, "aks")
+    (result,) = check_pipeline(read_pipeline(mig), pools, "aks").steps
+    assert result.error is not None and not result.pools
+    whole = compile_one(tmp_path, lambda t: on_spot(t, GpuTarget("nvidia-tesla-t4")))
+    (result,) = check_pipeline(read_pipeline(whole), pools, "aks").steps
+    assert result.pools == ("t4spot",), "a whole-GPU step lands on a pool that shares none"
+
+
+@pytest.mark.parametrize(("target", "said"), [
+    (lambda: GpuTarget("nvidia-tesla-t4", mig="1g.5gb"), "mig='1g.5gb' is not a MIG profile of nvidia-tesla-t4"),
+    (lambda: GpuTarget("nvidia-a100-80gb", mig="9g.99gb"), "use one of 1g.10gb, 2g.20gb"),
+    (lambda: GpuTarget("nvidia-l4", sharing="slices"), "sharing='slices' is not a way spotkube shares GPUs"),
+    (lambda: GpuTarget("nvidia-l4", clients_per_gpu=4), "clients_per_gpu=4 needs sharing"),
+    (lambda: GpuTarget("nvidia-a100-80gb", mig="1g.10gb", sharing="mps"), "mig and sharing are two ways"),
+])
+def test_impossible_shared_gpu_requests_are_refused_when_the_pipeline_is_built(
+    target: Callable[[], object], said: str,
+) -> None:
+    with pytest.raises(PlacementError, match=said):
+        target()
+
+
+@pytest.mark.parametrize("name", ["download_csvs", "train_checkpointed"])
+def test_the_compiled_examples_are_what_their_code_compiles_to(tmp_path: Path, name: str) -> None:
+    """examples/pipelines/*.yaml let `pipeline-check` and `simulate` run without kfp; they must not drift
+    from the code (recompile with `python examples/pipelines/<name>.py examples/pipelines/<name>.yaml`)."""
+    fresh = load_example(name).compile(tmp_path / f"{name}.yaml")
+    assert fresh.read_text() == (REPO / "examples" / "pipelines" / f"{name}.yaml").read_text()

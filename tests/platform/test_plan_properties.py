@@ -183,12 +183,11 @@ def control_plane(draw: st.DrawFn, cloud: str) -> dict[str, Any]:
     _maybe(draw, platform, "labels", USER_LABELS)
     values: dict[str, Any] = {"systemPool": system, "platformPool": platform}
     if not platform_enabled:
-        # Kubeflow (and on AKS the add-ons-only system pool) need the platform pool.
+        # Kubeflow and the add-ons-only system pool need the platform pool.
         platform["enabled"] = False
         values["kubeflow"] = {"enabled": False}
-        if cloud == "aks":
-            system["criticalAddonsOnly"] = False
-    elif cloud == "aks":
+        system["criticalAddonsOnly"] = False
+    else:
         _maybe(draw, system, "criticalAddonsOnly", st.booleans())
     for key in ("systemPool", "platformPool"):
         if not values[key] and draw(st.booleans()):
@@ -518,7 +517,8 @@ def test_kubeflow_lands_exactly_on_the_platform_pool(values: dict[str, Any]) -> 
     platform = [p.name for p in plan.pools if p.role == "platform"]
     assert landing_pools(contract.on_platform_pool(), plan.contracts()) == platform
     control = Placement(tolerations=TOLERATE_EVERYTHING, required=contract.on_demand_only().required)
-    on_demand_cpu = {p.name for p in plan.pools if p.capacity == "on-demand" and p.gpu_type is None}
+    on_demand_cpu = {p.name for p in plan.pools if p.capacity == "on-demand" and p.gpu_type is None
+                     and p.role != "system"}
     assert set(landing_pools(control, plan.contracts())) == on_demand_cpu
 
 
@@ -589,3 +589,53 @@ def test_an_invalid_change_to_a_valid_stack_is_refused_naming_its_key(
     assert raised.value.source == SOURCE
     assert path in [p.path for p in raised.value.problems], str(raised.value)
     assert f"{SOURCE}: {path}: " in str(raised.value)
+
+
+def _kubeflow_placements() -> list[tuple[str, Placement]]:
+    """KFP 2.17.0's Deployments as spotkube applies them (the transform the real install runs)."""
+    from spotkube.platform.addons import kfp_reference, kfp_transforms
+    from spotkube.platform.spec import KubeflowSettings
+
+    placements = []
+    for shipped in kfp_reference.shipped_deployments():
+        applied = kfp_transforms.transform(shipped, KubeflowSettings(), kfp_transforms.NO_CREDENTIALS) or shipped
+        placements.append((f"kubeflow {shipped['metadata']['name']}",
+                           Placement.from_pod_spec(applied["spec"]["template"]["spec"])))
+    return placements
+
+
+def _device_plugin_placement() -> Placement:
+    from spotkube.platform.addons.device_plugin import device_plugin_daemonset
+    from spotkube.platform.spec import DevicePluginSettings
+
+    return Placement.from_pod_spec(device_plugin_daemonset(DevicePluginSettings())["spec"]["template"]["spec"])
+
+
+@PROPERTY
+@given(STACKS)
+def test_no_pipeline_step_kubeflow_or_device_plugin_lands_on_the_system_pool(values: dict[str, Any]) -> None:
+    """For any valid stack, whatever the system pool's taint says (a stack may switch it off): every
+    placement a pipeline step can get from spotkube, the Argo default a step without one gets, KFP's
+    own Deployments and the device plugin stay off the system pool, by the contract's matcher."""
+    from spotkube.review.pipeline_check import with_cluster_defaults
+
+    plan = planned(values)
+    pools = plan.contracts()
+    system = plan.system_pool.name
+    gpu_types = sorted({p.gpu_type for p in plan.gpu_pools if p.gpu_type})
+    steps: list[tuple[str, Placement]] = [
+        ("spot_cpu()", contract.spot_cpu()),
+        ("spot_cpu(fallback_to_on_demand=False)", contract.spot_cpu(fallback_to_on_demand=False)),
+        ("on_demand_only()", contract.on_demand_only()),
+        ("a step placed nowhere, with Argo's default", with_cluster_defaults(Placement(),
+                                                                            contract.pipeline_pod_default())),
+        ("a GPU-free step that tolerates everything, with Argo's default",
+         with_cluster_defaults(Placement(tolerations=TOLERATE_EVERYTHING), contract.pipeline_pod_default())),
+    ]
+    for gpu_type in gpu_types:
+        steps += [(f"spot_gpu({gpu_type})", contract.spot_gpu(gpu_type)),
+                  (f"spot_gpu({gpu_type}, fallback)", contract.spot_gpu(gpu_type, fallback_to_on_demand=True))]
+    steps += [(p.name, contract.spot_gpu(pool=p.name)) for p in plan.gpu_pools]
+    workloads = [*steps, *_kubeflow_placements(), ("nvidia-device-plugin", _device_plugin_placement())]
+    for name, placement in workloads:
+        assert system not in landing_pools(placement, pools), f"{name} can land on the system pool {system}"

@@ -192,7 +192,8 @@ def test_one_compiled_pipeline_lands_on_aks_and_gke_pools() -> None:
     aks, gke = check_pipeline(pipeline, AKS, "aks-dev"), check_pipeline(pipeline, GKE, "gke-dev")
     assert aks.ok and gke.ok
     assert [r.pools for r in aks.steps] == [("platform",), ("t4spot",), ("platform",)]
-    assert [r.pools for r in gke.steps] == [("system", "platform"), ("t4-spot",), ("system", "platform")]
+    # Neither cloud puts a step on its system pool (tainted on both, and every placement excludes it).
+    assert [r.pools for r in gke.steps] == [("platform",), ("t4-spot",), ("platform",)]
     assert aks.steps[1].spot_pools == ("t4spot",) and gke.steps[1].spot_pools == ("t4-spot",)
     assert all(not r.warnings for r in aks.steps + gke.steps)
     assert aks.warnings == (CLUSTER_RETRY_POLICY_NOTE,)  # the cluster must retry evicted pods
@@ -280,6 +281,7 @@ def test_reports_say_per_stack_whether_each_step_lands_and_where() -> None:
     (step,) = reports[1].to_json()["steps"]
     assert step["pools"] == ["l4-pre"] and step["spotPools"] == ["l4-pre"] and step["gpus"] == 1
     assert step["retries"]["maxRetries"] == 5
+    assert step["capacities"] == {"l4-pre": "preemptible"}
 
 
 # --- bad input ------------------------------------------------------------------------------------

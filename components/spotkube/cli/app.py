@@ -7,6 +7,8 @@ never a traceback.
 from __future__ import annotations
 
 import datetime
+import json
+import re
 import sys
 from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
@@ -19,14 +21,26 @@ from rich.markup import escape
 from typer.core import TyperGroup
 
 import spotkube
-from spotkube.cli import catalog_refresh, cost_views, diff_views, plan_at_ref, plan_views, quota_views, report, terminal
+from spotkube.cli import (
+    catalog_refresh,
+    cost_views,
+    diff_views,
+    plan_at_ref,
+    plan_views,
+    quota_views,
+    report,
+    simulate_views,
+    terminal,
+)
 from spotkube.cli.azure_retail import DEFAULT_ENDPOINT, DEFAULT_TIMEOUT_S, fetch_vm_prices
 from spotkube.cli.pipeline_views import render_reports_table, reports_json, reports_markdown
-from spotkube.clouds import load_stack_spec, load_user_price_table, plan_platform, price_table, profile
+from spotkube.clouds import load_stack_spec, load_user_price_table, plan_platform, price_table
+from spotkube.clouds import profile as cloud_profile
 from spotkube.clouds.stack_template import CloudName, create_stack, next_steps
 from spotkube.components.offline import run_stack
 from spotkube.platform import stack_names
 from spotkube.platform.catalog import CATALOG_ENV, CATALOG_FILE, RefreshRequest
+from spotkube.platform.contract import pipeline_pod_default
 from spotkube.platform.cost import (
     PRICES_ENV,
     PriceTable,
@@ -34,7 +48,10 @@ from spotkube.platform.cost import (
     user_file_path,
     write_table,
 )
+from spotkube.platform.cost.simulate import DEFAULT_RUNS, DEFAULT_SEED
+from spotkube.platform.cost.simulate import simulate as run_simulation
 from spotkube.platform.errors import SpotkubeError
+from spotkube.platform.logs import LogTarget
 from spotkube.platform.pipeline_reader import load_pool_contracts, read_pipeline
 from spotkube.platform.project import find_project
 from spotkube.platform.quota import QuotaQuery, QuotaReport
@@ -43,6 +60,7 @@ from spotkube.review.pipeline_check import check_pipeline
 from spotkube.review.plan_diff import StackDiff, plan_diff
 from spotkube.review.plan_document import pool_rows
 from spotkube.review.quota import live_report
+from spotkube.review.simulation import Overrides, sim_steps
 
 NO_COLOR_FLAG = "--no-color"
 
@@ -249,7 +267,7 @@ def quota(
             name = stack_names.stack_name(project, given)
             run = run_stack(project, name)
             pools = pool_rows(run.spec.cloud, run.registrations)
-            read = profile(run.spec.cloud).read_quota
+            read = cloud_profile(run.spec.cloud).read_quota
             if read is None:
                 raise fail(f"stack {name}: spotkube reads no live quota for {run.spec.cloud}")
             live = read(QuotaQuery(run.spec, tuple(p.machine for p in pools), endpoint, subscription, timeout))
@@ -381,8 +399,11 @@ def pipeline_check_command(
             if contracts is None or contracts.secret:
                 raise fail(f"stack {name} exports no poolContracts output to check the pipeline against")
             _, pools = load_pool_contracts(contracts.value, f"stack {name}: poolContracts", name)
-            # spotkube's Kubeflow Pipelines sets Argo's default retryPolicy, so evicted pods are retried.
-            reports.append(check_pipeline(pipeline, pools, name, evictions_retried=run.spec.kubeflow.enabled))
+            # spotkube's Kubeflow Pipelines sets Argo's default retryPolicy, so evicted pods are retried,
+            # and its workflow defaults keep pipeline pods off the system pool.
+            installed = run.spec.kubeflow.enabled
+            reports.append(check_pipeline(pipeline, pools, name, evictions_retried=installed,
+                                          cluster_defaults=pipeline_pod_default() if installed else None))
     except SpotkubeError as err:
         raise fail(str(err)) from None
     if output is Format.json:
@@ -424,3 +445,134 @@ def new_stack(
     typer.echo(f"wrote {project.relative(created.path)}")
     for line in next_steps(project, created, cloud):
         typer.echo(line)
+
+
+_DURATION = re.compile(r"([0-9]+)(s|m|h|d)")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _duration(option: str, text: str) -> int:
+    """Whole seconds from `90s`, `30m`, `2h` or `1d`; anything else is a user error."""
+    match = _DURATION.fullmatch(text.strip())
+    if match is None or int(match[1]) == 0:
+        raise fail(f"{option} {text}: use a whole number above 0 followed by s, m, h or d, e.g. 30m or 2h")
+    return int(match[1]) * _UNIT_SECONDS[match[2]]
+
+
+def _pairs(option: str, pairs: list[str], what: str) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key or not value:
+            raise fail(f"{option} {pair}: use {what}")
+        out[key] = value
+    return out
+
+
+def _rate(pair: str, text: str) -> float:
+    try:
+        rate = float(text)
+    except ValueError:
+        rate = -1.0
+    if not 0 <= rate < 1:
+        raise fail(f"--eviction-rate {pair}: use POOL=RATE with RATE from 0 up to (not including) 1, e.g. 0.05")
+    return rate
+
+
+@app.command()
+def simulate(
+    compiled: Annotated[list[Path], typer.Argument(
+        metavar="PIPELINE.yaml...", help="Pipeline(s) compiled by kfp.compiler.Compiler().compile(...).")],
+    stack: Annotated[str, typer.Option("--stack", "-s", help="The stack whose pools the pipeline runs on.")],
+    runs: Annotated[int, typer.Option("--runs", min=1, max=1_000_000, help="Runs to sample.")] = DEFAULT_RUNS,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the random generator: same seed, same figures.")]
+    = DEFAULT_SEED,
+    runtime: Annotated[list[str] | None, typer.Option(
+        "--runtime", help="A step's runtime, STEP=DURATION (e.g. train=3h); overrides what the step declares.")]
+    = None,
+    default_runtime: Annotated[str, typer.Option(
+        "--default-runtime", help="Runtime of a step that declares none (spotkube.pipelines.declare_timing).")]
+    = "1h",
+    eviction_rate: Annotated[list[str] | None, typer.Option(
+        "--eviction-rate", help="A pool's eviction rate, POOL=RATE (share of node-hours evicted); default: "
+        "the stack's cost.evictionRate.")] = None,
+    node_start: Annotated[str, typer.Option(
+        "--node-start", help="How long a new node takes to be ready (VM, boot, driver, device plugin).")] = "5m",
+    output: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    prices: PricesOption = None,
+    project_dir: ProjectOption = Path("."),
+) -> None:
+    """Median and p90 wall time and cost of a compiled pipeline on a stack, with evictions, retries,
+    backoff, checkpoints and the wait for new nodes sampled (a seeded Monte Carlo), next to the linear
+    cost model's figure and the same work on demand. Several pipelines share one offline run of the stack."""
+    overrides = Overrides(
+        runtimes={step: _duration("--runtime", text)
+                  for step, text in _pairs("--runtime", runtime or [], "STEP=DURATION, e.g. train=3h").items()},
+        eviction_rates={pool: _rate(f"{pool}={text}", text)
+                        for pool, text in _pairs("--eviction-rate", eviction_rate or [], "POOL=RATE").items()},
+        default_runtime_seconds=_duration("--default-runtime", default_runtime),
+        node_start_seconds=_duration("--node-start", node_start),
+    )
+    try:
+        pipelines = [read_pipeline(path) for path in compiled]
+        project = find_project(project_dir)
+        name = stack_names.stack_name(project, stack)
+        run = run_stack(project, name)
+        contracts = run.outputs.get("poolContracts")
+        if contracts is None or contracts.secret:
+            raise fail(f"stack {name} exports no poolContracts output to place the pipeline's steps on")
+        _, pools = load_pool_contracts(contracts.value, f"stack {name}: poolContracts", name)
+        document = report.stack_document(run, price_table(prices))
+        simulations = []
+        for pipeline in pipelines:
+            steps = sim_steps(pipeline, run.spec, name, pools, document.cost, document.fallback, overrides)
+            simulations.append((pipeline.name, steps, run_simulation(steps, runs=runs, seed=seed)))
+    except SpotkubeError as err:
+        raise fail(str(err)) from None
+    if output is Format.json:
+        typer.echo(simulate_views.to_json(name, simulations))
+    elif output is Format.markdown:
+        typer.echo(simulate_views.to_markdown(name, simulations), nl=False)
+    else:
+        simulate_views.render(name, simulations, terminal.console())
+
+
+@app.command()
+def logs(
+    stack: Annotated[str, typer.Option("--stack", "-s", help="The stack the pipeline ran on.")],
+    pod: Annotated[str | None, typer.Option("--pod", help="The step's pod, as the KFP UI names it.")] = None,
+    run_id: Annotated[str | None, typer.Option("--run", help="A KFP run id: every pod of the run.")] = None,
+    cluster: Annotated[str | None, typer.Option(
+        "--cluster", help="GKE: the cluster's name (`pulumi stack output clusterName`).")] = None,
+    workspace: Annotated[str | None, typer.Option(
+        "--workspace", help="AKS: the Log Analytics workspace's resource id (`pulumi stack output "
+        "logWorkspaceId`; default: the stack's cluster.logs.workspaceId).")] = None,
+    output: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    project_dir: ProjectOption = Path("."),
+) -> None:
+    """The exact query and console link for a step's logs on the stack's cloud, which outlive the pod
+    when spot takes its node: a Cloud Logging filter on GKE, a KQL query over ContainerLogV2 on AKS."""
+    try:
+        project = find_project(project_dir)
+        name = stack_names.stack_name(project, stack)
+        spec = load_stack_spec(project, name)
+        target = LogTarget(pod=pod, run=run_id, cluster=cluster, workspace=workspace)
+        writer = cloud_profile(spec.cloud).log_query
+        if writer is None:
+            raise fail(f"stack {name}: spotkube knows no log backend of {spec.cloud}")
+        query = writer(spec, target)
+    except SpotkubeError as err:
+        raise fail(str(err)) from None
+    if output is Format.json:
+        typer.echo(json.dumps({"stack": name, "language": query.language, "query": query.query, "link": query.link,
+                               "command": query.command, "notes": list(query.notes)}, indent=2))
+        return
+    fence = "```" if output is Format.markdown else ""
+    typer.echo(f"{query.language}:" + (f"\n{fence}" if fence else ""))
+    typer.echo(query.query + (f"\n{fence}" if fence else ""))
+    if query.link:
+        typer.echo(f"\nconsole: {query.link}")
+    if query.command:
+        typer.echo(f"\ncommand line:\n{query.command}")
+    for note in query.notes:
+        stderr.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)

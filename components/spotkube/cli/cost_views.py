@@ -102,6 +102,8 @@ def render_cost(stack: str, report: CostReport, console: Console) -> None:
     console.print(table)
     if not report.complete:
         console.print(summary(report), markup=False, highlight=False, soft_wrap=True)
+    for line in report.basis:
+        console.print(f"cost basis: {line}", markup=False, highlight=False, soft_wrap=True)
     for warning in report.warnings:
         console.print(f"[yellow]warning:[/yellow] {escape(warning)}", highlight=False, soft_wrap=True)
 
@@ -118,6 +120,8 @@ def cost_markdown(stack: str, report: CostReport) -> str:
     total = _total_cells(report)
     lines.append("| " + " | ".join(f"**{_markdown_cell(cell)}**" if cell else "" for cell in total) + " |")
     lines += ["", f"**{summary(report)}**", ""]
+    lines += [f"- cost basis: {_markdown_cell(line)}" for line in report.basis]
+    lines += [""] if report.basis else []
     for warning in report.warnings:
         lines += [f"> **warning:** {_markdown_cell(warning)}", ""]
     return "\n".join(lines).rstrip() + "\n"

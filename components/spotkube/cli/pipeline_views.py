@@ -10,6 +10,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from spotkube.platform.contract import GPU_RESOURCE, Placement
 from spotkube.platform.pipeline_reader import Retry
 from spotkube.review.pipeline_check import CheckReport
 
@@ -23,6 +24,15 @@ def _retry_text(retry: Retry | None) -> str:
     return f"{retry.max_retries}{backoff}{via}"
 
 
+def _gpus(placement: Placement) -> str:
+    """`1`, or `1 nvidia.com/mig-1g.10gb` when the step asks for a MIG profile's own resource."""
+    if not placement.gpus:
+        return "-"
+    if placement.gpu_resource == GPU_RESOURCE:
+        return str(placement.gpus)
+    return f"{placement.gpus} {placement.gpu_resource}"
+
+
 def render_reports_table(reports: Sequence[CheckReport], console: Console) -> None:
     """One table per stack: each step, its GPUs and retries, and the pools it can land on."""
     for report in reports:
@@ -33,8 +43,8 @@ def render_reports_table(reports: Sequence[CheckReport], console: Console) -> No
             if result.error:
                 where = Text(f"nowhere: {result.error}", style="red")
             else:
-                where = Text(", ".join(f"{p} (spot)" if p in result.spot_pools else p for p in result.pools))
-            table.add_row(result.step.name, str(result.step.placement.gpus or "-"),
+                where = Text(", ".join(result.pool_text(p) for p in result.pools))
+            table.add_row(result.step.name, _gpus(result.step.placement),
                           _retry_text(result.step.retry), where)
         lines: list[Any] = [table]
         lines += [Text(f"warning: {r.step.name}: {w}", style="yellow") for r in report.steps for w in r.warnings]
@@ -50,9 +60,8 @@ def reports_markdown(reports: Sequence[CheckReport]) -> str:
         lines += [f"### {report.pipeline.name} on {report.stack}", "",
                   "| step | gpus | retries | lands on |", "|---|---|---|---|"]
         for r in report.steps:
-            where = f"**nowhere**: {r.error}" if r.error else ", ".join(
-                f"{p} (spot)" if p in r.spot_pools else p for p in r.pools)
-            lines.append(f"| {r.step.name} | {r.step.placement.gpus or '-'} | {_retry_text(r.step.retry)} | {where} |")
+            where = f"**nowhere**: {r.error}" if r.error else ", ".join(r.pool_text(p) for p in r.pools)
+            lines.append(f"| {r.step.name} | {_gpus(r.step.placement)} | {_retry_text(r.step.retry)} | {where} |")
         lines.append("")
         lines += [f"> {r.step.name}: {w}" for r in report.steps for w in r.warnings]
         lines += [f"> {w}" for w in report.warnings]

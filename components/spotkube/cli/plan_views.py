@@ -22,10 +22,11 @@ from spotkube.review.resource_list import Resource
 
 
 def _gpu(pool: PoolRow) -> str:
+    """`1 × nvidia-a100-80gb`, with a partitioned size's share and its sharing as registered: `, MIG 1g.10gb`."""
     if not pool.gpu_type:
         return "-"
     share = f" ({pool.gpu_share} of a GPU each)" if pool.gpu_share else ""
-    return f"{pool.gpu_count} × {pool.gpu_type}{share}"
+    return f"{pool.gpu_count} × {pool.gpu_type}{share}" + (f", {pool.sharing}" if pool.sharing else "")
 
 
 def _price(pool: PoolRow) -> str:
@@ -241,6 +242,7 @@ def _inputs_json(resource: Resource) -> str:
 def render_table(documents: Sequence[PlanDocument], console: Console, details: bool = False) -> None:
     for document in documents:
         parts: list[Any] = [posture_table(document), pool_table(document, console.width), Text(cost_summary(document)),
+                            *(Text(f"cost basis: {line}") for line in document.cost.basis),
                             *(Text(line) for line in catalog_lines(document)), fallback_table(document),
                             quota_table(document)]
         parts += [Text(f"note: {n}", style="dim") for n in quota_notes(document)]
@@ -293,6 +295,7 @@ def to_markdown(documents: Sequence[PlanDocument], details: bool = False) -> str
                          f"{pool.min}..{pool.max} | {taints} | {_price(pool)} | "
                          f"{_pool_cost(document, pool.name).replace(chr(10), '<br>')} |")
         lines += ["", f"**{cost_summary(document)}**"]
+        lines += [f"- cost basis: {line}" for line in document.cost.basis]
         lines += ["", *catalog_lines(document)]
         lines += ["", "| gpu | tried in order | worst case before on-demand | note |", "|---|---|---|---|"]
         lines += [f"| {gpu} | {order} | {worst} | {note} |" for gpu, order, worst, note in fallback_rows(document)]

@@ -14,6 +14,8 @@ class NvidiaDevicePluginArgs(TypedDict):
     """The cluster's cloud: `aks` (deploys NVIDIA's plugin as a DaemonSet) or `gke` (keeps GKE's managed plugin, deploys nothing). Python: use `NvidiaDevicePlugin.for_cluster(name, cluster)`, which takes it from the cluster."""
     version: NotRequired[str]
     """NVIDIA k8s-device-plugin release: the image tag. Default: `v0.20.0`."""
+    mig_strategy: NotRequired[str]
+    """How the plugin spotkube deploys (AKS) advertises MIG instances: `single` as `nvidia.com/gpu` (as GKE's own plugin does, so one pipeline runs on both), `mixed` as `nvidia.com/mig-<profile>`. Default: `single`."""
     image: NotRequired[str]
     """Image repository without a tag, e.g. a mirror when nodes can't reach nvcr.io. Default: `nvcr.io/nvidia/k8s-device-plugin`."""
     extra_taints: NotRequired[list[str]]
@@ -25,6 +27,8 @@ class DevicePluginSettingsArgs(TypedDict):
 
     version: NotRequired[str]
     """NVIDIA k8s-device-plugin release: the image tag. Default: `v0.20.0`."""
+    mig_strategy: NotRequired[str]
+    """How the plugin spotkube deploys (AKS) advertises MIG instances: `single` as `nvidia.com/gpu` (as GKE's own plugin does, so one pipeline runs on both), `mixed` as `nvidia.com/mig-<profile>`. Default: `single`."""
     image: NotRequired[str]
     """Image repository without a tag, e.g. a mirror when nodes can't reach nvcr.io. Default: `nvcr.io/nvidia/k8s-device-plugin`."""
 

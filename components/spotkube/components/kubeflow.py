@@ -10,6 +10,7 @@ import pulumi
 import pulumi_random as random
 from pulumi_kubernetes.kustomize.v2 import Directory
 
+from spotkube.clouds import profile
 from spotkube.components.args import KubeflowPipelinesArgs
 from spotkube.platform.addons import kfp_transforms
 from spotkube.platform.addons.kfp_transforms import Credentials
@@ -22,11 +23,12 @@ ENABLED_REFUSAL = ("is not a key of these args: the component always installs Ku
                    "don't create the component, as a stack file's kubeflow.enabled: false does")
 
 
-def _kfp_transform(settings: KubeflowSettings, credentials: Credentials) -> pulumi.ResourceTransform:
+def _kfp_transform(settings: KubeflowSettings, credentials: Credentials,
+                   cloud_logs_link: bool = False) -> pulumi.ResourceTransform:
     """The Pulumi adapter around `kfp_transforms.transform`; it leaves untouched objects alone."""
 
     def transform(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
-        changed = kfp_transforms.transform(args.props, settings, credentials)
+        changed = kfp_transforms.transform(args.props, settings, credentials, cloud_logs_link=cloud_logs_link)
         return None if changed is None else pulumi.ResourceTransformResult(props=changed, opts=args.opts)
 
     return transform
@@ -66,7 +68,7 @@ class KubeflowPipelines(pulumi.ComponentResource):
             # may be an Output.
             refuse_outputs(values, source)
             return parse_settings(KubeflowSettings, values, source)
-        self._build(name, validated(settings), opts)
+        self._build(name, (validated(settings), False), opts)
 
     @classmethod
     def from_spec(
@@ -79,9 +81,13 @@ class KubeflowPipelines(pulumi.ComponentResource):
                     "kubeflow.enabled", "is false, so build no Kubeflow Pipelines: skip the component, as "
                     "infra/__main__.py does")])
             return spec.kubeflow
-        return built_from(cls, name, validated(settings), opts)
+        # The run page links a step to the cloud's logs only where KFP's lookup works (GKE).
+        return built_from(cls, name, (validated(settings), profile(spec.cloud).kfp_cloud_logs_link), opts)
 
-    def _build(self, name: str, settings: KubeflowSettings, opts: pulumi.ResourceOptions | None) -> None:
+    def _build(self, name: str, built: tuple[KubeflowSettings, bool], opts: pulumi.ResourceOptions | None) -> None:
+        """`built` is the checked settings and whether the UI links steps to the cloud's logs (known
+        from a stack's cloud; the Python args name no cloud, so they get no link)."""
+        settings, cloud_logs_link = built
         super().__init__(kfp_transforms.KUBEFLOW_TYPE, name, {}, opts)
 
         # Fixed names and no keepers: generated once, then stable for the life of the stack.
@@ -92,7 +98,7 @@ class KubeflowPipelines(pulumi.ComponentResource):
         ]
         access_key, secret_key, mysql_password = (pulumi.Output.secret(p.result) for p in passwords)
         credentials = Credentials(access_key, secret_key, mysql_password)
-        transforms = [_kfp_transform(settings, credentials)]
+        transforms = [_kfp_transform(settings, credentials, cloud_logs_link)]
 
         def url(path: str) -> str:
             return kfp_transforms.manifest_url(settings.repository, path, settings.version)

@@ -10,6 +10,7 @@ def training():
     on_spot(data, CpuSpot())                                   # CPU spot, 5 retries 5 min apart
     model = train(data=data.output)
     on_spot(model, GpuTarget("nvidia-tesla-t4", count=1))      # spot T4 on either cloud
+    declare_timing(model, runtime="3h", checkpoint_every="10m")  # for `spotkube simulate`
     on_demand(publish(model=model.output))                     # never on spot
 ```
 
@@ -44,6 +45,7 @@ from spotkube.pipelines.steps import (
     DEFAULT_RETRIES,
     DEFAULT_RETRY_WINDOW,
     apply_placement,
+    declare_timing,
     on_demand,
     on_spot,
 )
@@ -60,6 +62,7 @@ __all__ = [
     "PoolTarget",
     "SpotTarget",
     "apply_placement",
+    "declare_timing",
     "known_gpu_types",
     "on_demand",
     "on_spot",

@@ -85,7 +85,7 @@ def apply_placement(task: dsl.PipelineTask, placement: Placement) -> dsl.Pipelin
     for weight, term in placement.preferred:
         kubernetes.add_node_affinity(task, match_expressions=[r.to_k8s() for r in term], weight=weight)
     if placement.gpus:
-        task.set_accelerator_type(contract.GPU_RESOURCE).set_accelerator_limit(placement.gpus)
+        task.set_accelerator_type(placement.gpu_resource).set_accelerator_limit(placement.gpus)
     return task
 
 
@@ -132,6 +132,27 @@ def on_spot(
     if retries:
         task.set_retry(num_retries=retries, backoff_duration=f"{wait}s", backoff_factor=float(backoff_factor),
                        backoff_max_duration=f"{window}s")
+    return task
+
+
+def declare_timing(
+    task: dsl.PipelineTask, *, runtime: Duration | None = None, checkpoint_every: Duration | None = None
+) -> dsl.PipelineTask:
+    """Say how long a step's work takes on one node and how often it saves a checkpoint it resumes
+    from, as pod annotations `spotkube simulate` reads (and Kubernetes ignores): an evicted step then
+    loses only the work since its last checkpoint. Both are durations as for `on_spot` (`"2h"`,
+    `"10m"`, seconds, a timedelta), above zero.
+    """
+    if not isinstance(task, dsl.PipelineTask):
+        raise PlacementError(f"declare_timing needs the task a component call returns; got {type(task).__name__}")
+    for value, name, key in ((runtime, "runtime", contract.RUNTIME_ANNOTATION),
+                             (checkpoint_every, "checkpoint_every", contract.CHECKPOINT_ANNOTATION)):
+        if value is None:
+            continue
+        seconds = _seconds(value, name)
+        if seconds == 0:
+            raise PlacementError(f"{name}={value!r} must be above zero")
+        kubernetes.add_pod_annotation(task, key, str(seconds))
     return task
 
 

@@ -61,21 +61,66 @@ class GpuTarget:
     capacity is gone; without it the step waits for spot capacity.
     """
 
-    gpu_type: str
+    gpu_type: str | tuple[str, ...]
     count: int = 1
     fallback_to_on_demand: bool = False
+    #: A MIG instance of this profile (`1g.10gb`) instead of whole GPUs, on a pool partitioned so.
+    mig: str | None = None
+    #: A share of a time-shared or MPS GPU (GKE), on a pool sharing its GPUs that way.
+    sharing: str | None = None
+    #: With `sharing`: only pools sharing each GPU among exactly this many pods.
+    clients_per_gpu: int | None = None
+    #: How the cluster's NVIDIA device plugin advertises MIG instances: `single` (spotkube's default,
+    #: `nvidia.com/gpu`, the same on GKE) or `mixed` (`nvidia.com/mig-<profile>`).
+    mig_strategy: str = "single"
 
     def __post_init__(self) -> None:
+        types = (self.gpu_type,) if isinstance(self.gpu_type, str) else self.gpu_type
+        if not isinstance(types, tuple) or not types:
+            raise PlacementError(f"gpu_type={self.gpu_type!r}: name a GPU type, or a tuple of GPU types any of which "
+                                 "will do")
         known = known_gpu_types()
-        if not isinstance(self.gpu_type, str) or self.gpu_type not in known:
-            raise PlacementError(
-                f"GPU type {self.gpu_type!r} is not one spotkube builds pools for"
-                f"{_gpu_type_hint(str(self.gpu_type))}; use one of {', '.join(sorted(known))}"
-            )
+        for gpu_type in types:
+            if not isinstance(gpu_type, str) or gpu_type not in known:
+                raise PlacementError(
+                    f"GPU type {gpu_type!r} is not one spotkube builds pools for"
+                    f"{_gpu_type_hint(str(gpu_type))}; use one of {', '.join(sorted(known))}"
+                )
+        if len(types) > 1 and (self.fallback_to_on_demand or self.mig is not None):
+            raise PlacementError("several GPU types take neither fallback_to_on_demand (a compute class is one GPU "
+                                 "type's) nor mig (profiles differ by GPU); name one GPU type")
         _gpu_count(self.count)
+        if self.mig is not None and self.sharing is not None:
+            raise PlacementError("mig and sharing are two ways to share a GPU; ask for one of them")
+        if self.mig is not None:
+            profiles = sorted({m for p in CLOUDS.values() for m in p.mig_profiles(str(self.gpu_type))})
+            if self.mig not in profiles:
+                offered = f"use one of {', '.join(profiles)}" if profiles else "it has no MIG; ask for whole GPUs"
+                raise PlacementError(f"mig={self.mig!r} is not a MIG profile of {self.gpu_type} on any cloud; "
+                                     f"{offered}")
+        modes = sorted({m for p in CLOUDS.values() for m in p.shared_gpu_modes})
+        if self.sharing is not None and self.sharing not in modes:
+            raise PlacementError(f"sharing={self.sharing!r} is not a way spotkube shares GPUs; use one of "
+                                 f"{', '.join(modes)}, or mig='<profile>' for a MIG instance")
+        if self.clients_per_gpu is not None and (self.sharing is None or isinstance(self.clients_per_gpu, bool)
+                                                 or not isinstance(self.clients_per_gpu, int)
+                                                 or self.clients_per_gpu < 2):
+            raise PlacementError(f"clients_per_gpu={self.clients_per_gpu!r} needs sharing and a whole number >= 2")
+        if self.mig_strategy not in ("single", "mixed"):
+            raise PlacementError(f"mig_strategy={self.mig_strategy!r}: use 'single' or 'mixed'")
+
+    @property
+    def shared(self) -> contract.SharedGpu | None:
+        """The contract's request for a slice of a GPU, or None for whole GPUs."""
+        if self.mig is not None:
+            return contract.SharedGpu("mig", partition=self.mig, mig_strategy=self.mig_strategy)  # type: ignore[arg-type]
+        if self.sharing is not None:
+            return contract.SharedGpu(self.sharing, clients_per_gpu=self.clients_per_gpu)  # type: ignore[arg-type]
+        return None
 
     def placement(self) -> Placement:
-        return contract.spot_gpu(self.gpu_type, gpus=self.count, fallback_to_on_demand=self.fallback_to_on_demand)
+        return contract.spot_gpu(self.gpu_type, gpus=self.count, fallback_to_on_demand=self.fallback_to_on_demand,
+                                 shared=self.shared)
 
 
 @dataclass(frozen=True)
@@ -121,7 +166,7 @@ class PoolTarget:
                 f"{fallback} to prefer spot and fall back to on-demand"
             )
         if self.pool.accelerator:
-            _gpu_count(self.gpus, limit=self.pool.gpu_count)
+            _gpu_count(self.gpus, limit=max(self.pool.advertised().values(), default=self.pool.gpu_count))
         elif self.gpus:
             raise PlacementError(f"{where} has no GPUs; leave count unset for it")
 
@@ -156,7 +201,11 @@ class PoolTarget:
 
     def placement(self) -> Placement:
         if self.pool.accelerator:
-            return contract.spot_gpu(pool=self.pool.name, gpus=self.gpus)
+            sharing = self.pool.sharing
+            shared = (contract.SharedGpu(sharing.mode, partition=sharing.partition,
+                                         mig_strategy="mixed" if sharing.resource != contract.GPU_RESOURCE
+                                         else "single") if sharing else None)
+            return contract.spot_gpu(pool=self.pool.name, gpus=self.gpus, shared=shared)
         return contract.spot_cpu(pool=self.pool.name, fallback_to_on_demand=False)
 
 

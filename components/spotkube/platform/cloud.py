@@ -18,6 +18,7 @@ from spotkube.platform.cost.prices import CloudPricing
 from spotkube.platform.errors import Problem
 from spotkube.platform.identities import IdentityFacts
 from spotkube.platform.kubeconfigs import ExecUserCheck
+from spotkube.platform.logs import LogQuery, LogTarget
 from spotkube.platform.posture import PostureReader
 from spotkube.platform.preflight import CloudPreflight
 from spotkube.platform.quota import LiveQuota, PoolDemand, QuotaPlan, QuotaQuery
@@ -56,6 +57,8 @@ class RegisteredPool:
     max_price: Any
     #: The size to use instead, when the machine is retired.
     retired_in_favour_of: str | None = None
+    #: How the GPUs are shared, in words, as the registration asks for it (None: whole GPUs).
+    gpu_sharing: str | None = None
 
     @property
     def interruptible(self) -> bool:
@@ -191,6 +194,20 @@ class CloudProfile:
     read_quota: Callable[[QuotaQuery], LiveQuota] | None = None
     #: The calls the CI identities make and the roles they hold (docs/identities.md).
     identities: IdentityFacts | None = None
+    #: Kubeflow's UI can link a step to the cloud's logs (KFP reads the cluster's name from GKE's
+    #: metadata server, which only GKE nodes answer).
+    kfp_cloud_logs_link: bool = False
+    #: The MIG profiles a GPU type splits into on this cloud, each with its instances per GPU (none
+    #: for a GPU without MIG).
+    mig_profiles: Callable[[str], Mapping[str, int]] = field(default=lambda gpu_type: {})
+    #: Ways besides MIG this cloud shares one GPU among pods (GKE: time-sharing, MPS), and how many
+    #: pods at most.
+    shared_gpu_modes: tuple[str, ...] = ()
+    max_clients_per_gpu: int = 0
+    #: The basis the cluster's log backend is billed on, as the plan states it (None without one).
+    logs_cost_basis: Callable[[PlatformSpec], str | None] = field(default=lambda spec: None)
+    #: The query and console link for a step's logs once its pod is gone (`spotkube logs`).
+    log_query: Callable[[PlatformSpec, LogTarget], LogQuery] | None = None
     #: The stand-in for the cloud under Pulumi's mocks (`clouds/<cloud>/offline.py`, answered by
     #: `spotkube.testing.SpotkubeMocks` and the offline plan): the outputs the cloud computes for a
     #: registered resource (type token, resource name, inputs) that the component, or a consumer's

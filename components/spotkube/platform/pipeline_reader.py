@@ -55,12 +55,16 @@ class Retry:
 
 @dataclass(frozen=True)
 class Step:
-    """One task of the pipeline that runs a pod: its path in the DAG and its constraints."""
+    """One task of the pipeline that runs a pod: its path in the DAG, its constraints and the timing
+    it declares (`runtime_seconds`, `checkpoint_seconds`: the pod annotations of
+    `spotkube.pipelines.declare_timing`, None when not declared)."""
 
     name: str
     executor: str
     placement: Placement
     retry: Retry | None = None
+    runtime_seconds: int | None = None
+    checkpoint_seconds: int | None = None
 
 
 @dataclass(frozen=True)
@@ -173,6 +177,17 @@ def _retry(task: Mapping[str, Any], source: str = "") -> Retry | None:
     )
 
 
+def _declared_seconds(annotations: Mapping[str, Any], key: str, where: str) -> int | None:
+    """A timing annotation in whole seconds (above 0), None when absent."""
+    if key not in annotations:
+        return None
+    value = str(annotations[key])
+    if not value.isdigit() or int(value) == 0:
+        raise PipelineCheckError(f"{where}.podMetadata.annotations.{key}: {value!r} is not a whole number of "
+                                 "seconds above 0; declare it with spotkube.pipelines.declare_timing")
+    return int(value)
+
+
 @dataclass
 class _Reader:
     source: str
@@ -240,30 +255,39 @@ class _Reader:
                 preferred.append((int(term["weight"]), expressions))
             else:
                 required.append(expressions)
-        gpus, gpu_problem = self.gpus(executor)
+        gpus, resource, gpu_problem = self.gpus(executor)
         if gpu_problem:
             unsupported.append(gpu_problem)
         placement = Placement(tolerations=tuple(tolerations), node_selector=labels, required=tuple(required) or None,
-                              preferred=tuple(preferred), gpus=gpus, unsupported=tuple(unsupported))
-        return Step(name=path, executor=executor, placement=placement, retry=retry)
+                              preferred=tuple(preferred), gpus=gpus, unsupported=tuple(unsupported),
+                              gpu_resource=resource)
+        annotations = _mapping(_mapping(config.get("podMetadata"), f"{where}.podMetadata").get("annotations"),
+                               f"{where}.podMetadata.annotations")
+        return Step(name=path, executor=executor, placement=placement, retry=retry,
+                    runtime_seconds=_declared_seconds(annotations, contract.RUNTIME_ANNOTATION, where),
+                    checkpoint_seconds=_declared_seconds(annotations, contract.CHECKPOINT_ANNOTATION, where))
 
-    def gpus(self, executor: str) -> tuple[int, str]:
-        """GPUs per pod from `resources.accelerator`, or why they cannot be judged."""
+    def gpus(self, executor: str) -> tuple[int, str, str]:
+        """GPUs (or GPU slices) per pod from `resources.accelerator` and the resource they are asked
+        as, or why they cannot be judged."""
         spec = _mapping(self.executors.get(executor), f"{self.source}: deploymentSpec.executors.{executor}")
         resources = _mapping(_mapping(spec.get("container"), f"{self.source}: {executor}.container").get("resources"),
                              f"{self.source}: {executor}.resources")
         accelerator = _mapping(resources.get("accelerator"), f"{self.source}: {executor}.resources.accelerator")
         if not accelerator:
-            return 0, ""
+            return 0, contract.GPU_RESOURCE, ""
         kind = str(accelerator.get("resourceType") or accelerator.get("type") or "")
         count = str(accelerator.get("resourceCount") or accelerator.get("count") or "0")
         if not count.isdigit():
-            return 0, (f"its accelerator count {count!r} is set from a pipeline parameter, which pipeline-check "
-                       "cannot see; set_accelerator_limit with a number")
-        if int(count) and kind != contract.GPU_RESOURCE:
-            return 0, (f"it requests {count} × {kind or 'an unnamed accelerator'}, a resource no spotkube node "
-                       f"advertises; use set_accelerator_type({contract.GPU_RESOURCE!r})")
-        return int(count), ""
+            return 0, contract.GPU_RESOURCE, (
+                f"its accelerator count {count!r} is set from a pipeline parameter, which pipeline-check "
+                "cannot see; set_accelerator_limit with a number")
+        if int(count) and not contract.is_gpu_resource(kind):
+            return 0, contract.GPU_RESOURCE, (
+                f"it requests {count} × {kind or 'an unnamed accelerator'}, a resource no spotkube node "
+                f"advertises; use set_accelerator_type({contract.GPU_RESOURCE!r}) (or "
+                f"{contract.MIG_RESOURCE_PREFIX}<profile> for a MIG instance under the mixed strategy)")
+        return int(count), kind or contract.GPU_RESOURCE, ""
 
 
 # --- Reading pool contracts ---------------------------------------------------------------------

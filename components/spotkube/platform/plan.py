@@ -47,6 +47,8 @@ class PoolPlan:
     gpu_driver: str | None
     contract: PoolContract
     cloud_name: str = ""
+    #: How the pool's GPUs are shared among pods, None for whole GPUs (docs/gpu-sharing.md).
+    sharing: contract.GpuSharing | None = None
 
     @property
     def interruptible(self) -> bool:
@@ -101,7 +103,8 @@ class PlatformPlan:
                 pools.append(pool)
                 continue
             labels = {**pool.contract.labels,
-                      **contract.cloud_added_labels(self.cloud, cloud_name, pool.capacity, pool.gpu_type)}
+                      **contract.cloud_added_labels(self.cloud, cloud_name, pool.capacity, pool.gpu_type,
+                                                    pool.sharing)}
             pools.append(replace(pool, cloud_name=cloud_name, contract=replace(pool.contract, labels=labels)))
         return replace(self, pools=tuple(pools))
 
@@ -123,25 +126,45 @@ def _pool(
     gpu: tuple[str, int] | None, low: int, high: int, zones: tuple[str, ...],
     extra_labels: dict[str, str], extra_taints: tuple[Taint, ...] = (),
     critical_only: bool = False, eviction_policy: str | None = None,
-    max_price: float | None = None, gpu_driver: str | None = None,
+    max_price: float | None = None, gpu_driver: str | None = None, sharing: contract.GpuSharing | None = None,
 ) -> PoolPlan:
     accelerator, count = gpu if gpu else (None, 0)
-    labels = contract.declared_labels(cloud, name, role, capacity, accelerator, extra_labels)
+    labels = contract.declared_labels(cloud, name, role, capacity, accelerator, extra_labels, sharing)
     taints = contract.pool_taints(cloud, role, capacity, has_gpu=gpu is not None,
                                   system_critical_only=critical_only, extra=extra_taints, accelerator=accelerator)
     node_labels = {
         **contract.well_known_labels(machine, arch, region),
         **labels,
-        **contract.cloud_added_labels(cloud, name, capacity, accelerator),
+        **contract.cloud_added_labels(cloud, name, capacity, accelerator, sharing),
     }
     return PoolPlan(
         name=name, role=role, capacity=capacity, machine=machine, gpu_type=accelerator,
         gpu_count=count, min=low, max=high, zones=zones, labels=labels, taints=taints,
         eviction_policy=eviction_policy, max_price=max_price, gpu_driver=gpu_driver,
         contract=PoolContract(name, role, capacity, accelerator, count, node_labels, taints,
-                              contract.zone_label_values(cloud, region, zones)),
+                              contract.zone_label_values(cloud, region, zones), sharing),
         cloud_name=name,
+        sharing=sharing,
     )
+
+
+def gpu_sharing(spec: PlatformSpec, pool: GpuPool, facts: CloudProfile) -> contract.GpuSharing | None:
+    """What a resolved GPU pool's sharing makes of each GPU: MIG instances of its profile, or the
+    clients of a time-shared or MPS GPU; and the resource they are advertised as. Only a device plugin
+    spotkube deploys (AKS) takes the `mixed` MIG strategy; GKE's own advertises `nvidia.com/gpu`."""
+    sharing = pool.sharing
+    if sharing is None or pool.gpu is None:
+        return None
+    if sharing.mig is not None:
+        mixed = facts.device_plugin_mode == "daemonset" and spec.device_plugin.mig_strategy == "mixed"
+        return contract.GpuSharing(
+            "mig", slices_per_gpu=facts.mig_profiles(pool.gpu.type).get(sharing.mig, 1), partition=sharing.mig,
+            resource=contract.mig_resource(sharing.mig) if mixed else contract.GPU_RESOURCE)
+    shared = sharing.time_shared()
+    if shared is None:
+        return None
+    strategy, clients = shared
+    return contract.GpuSharing(strategy, slices_per_gpu=clients)  # type: ignore[arg-type]
 
 
 def plan_platform(spec: PlatformSpec, facts: CloudProfile) -> PlatformPlan:
@@ -174,6 +197,7 @@ def plan_platform(spec: PlatformSpec, facts: CloudProfile) -> PlatformPlan:
             extra_labels=worker.labels, extra_taints=worker.parsed_taints(),
             eviction_policy=eviction_policy, max_price=max_price,
             gpu_driver=worker.driver() if isinstance(worker, GpuPool) else None,
+            sharing=gpu_sharing(spec, worker, facts) if isinstance(worker, GpuPool) else None,
         ))
     return PlatformPlan(spec=spec, pools=tuple(pools))
 

@@ -224,10 +224,30 @@ class SpotPool(Pool):
         return None, None
 
 
+class GpuSharingSpec(_Model):
+    """How a GPU pool shares its GPUs among pods: MIG instances on every cloud; each cloud's model adds
+    the other ways it offers (docs/gpu-sharing.md)."""
+
+    mig: Text | None = Field(
+        default=None,
+        description="MIG profile every GPU of the pool is split into, in NVIDIA's names (`1g.10gb`, `3g.40gb`). "
+        "Only GPUs with MIG (A100, H100, H200, B200) and the profiles the cloud offers for them.",
+    )
+
+    def time_shared(self) -> tuple[str, int] | None:
+        """(strategy, pods per GPU) when the GPUs are shared otherwise than by MIG; None on a cloud that
+        shares them only by MIG."""
+        return None
+
+
 class GpuPool(SpotPool):
     """A GPU pool that scales 0..N, on spot, preemptible or on-demand capacity."""
 
     gpu: GpuSpec | None = Field(default=None, description="GPU type and count; unset = filled in from the machine.")
+    sharing: GpuSharingSpec | None = Field(
+        default=None,
+        description="Share each GPU among pods (docs/gpu-sharing.md); unset = every pod gets whole GPUs.",
+    )
 
     def driver(self) -> str | None:
         """How the cloud installs the NVIDIA driver, when the pool chooses it (None: the cloud decides)."""
@@ -259,6 +279,15 @@ class DeployerSettings(_Model):
     )
 
 
+class ClusterLogs(_Model):
+    """Where container logs go, so a step's logs outlive the node that ran it (docs/logs.md); each
+    cloud's model says what `enabled` turns on and adds its own settings."""
+
+    enabled: Flag | None = Field(
+        default=None, description="Send container logs to the cloud's log service; unset = the cloud's default."
+    )
+
+
 class ClusterSettings(_Model):
     """Cluster-wide settings; the security switches default to on, or on in prod."""
 
@@ -283,6 +312,9 @@ class ClusterSettings(_Model):
     )
     deployer: DeployerSettings = Field(
         default_factory=DeployerSettings, description="Who runs `pulumi up` and from where."
+    )
+    logs: ClusterLogs = Field(
+        default_factory=ClusterLogs, description="Where container logs go, so evicted steps' logs are kept."
     )
 
     def api_server_ranges(self, restricted: bool) -> tuple[str, ...]:
@@ -346,6 +378,11 @@ class DevicePluginSettings(_Model):
     )
     version: Text = Field(
         default="v0.20.0", pattern=r"^v\d+\.\d+\.\d+$", description="NVIDIA k8s-device-plugin release: the image tag."
+    )
+    mig_strategy: Literal["single", "mixed"] = Field(
+        default="single",
+        description="How the plugin spotkube deploys (AKS) advertises MIG instances: `single` as `nvidia.com/gpu` "
+        "(as GKE's own plugin does, so one pipeline runs on both), `mixed` as `nvidia.com/mig-<profile>`.",
     )
     image: Text = Field(
         default="nvcr.io/nvidia/k8s-device-plugin",

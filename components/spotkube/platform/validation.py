@@ -321,6 +321,9 @@ def common_rules(spec: PlatformSpec, clouds: Clouds) -> RuleOutput:
             ipaddress.ip_network(cidr, strict=True)
         except ValueError:
             yield Problem(config_key(path), f"{shown(cidr)} is not a CIDR; use e.g. 203.0.113.0/24")
+    if spec.system_pool.critical_addons_only_taint() and not spec.platform_pool.enabled:
+        yield Problem(config_key("platformPool.enabled"), "false leaves Kubeflow and other platform workloads no "
+                      "untainted on-demand pool; enable it or set systemPool.criticalAddonsOnly: false")
     if spec.kubeflow.enabled and not spec.platform_pool.enabled:
         yield Problem(config_key("platformPool.enabled"), "false leaves Kubeflow Pipelines no pool: it runs only "
                       "on the platform pool; enable the platform pool or set kubeflow.enabled: false")

@@ -45,6 +45,18 @@ class PricedPool:
         """Both prices are known: the pool's own and the on-demand yardstick."""
         return self.price is not None and self.on_demand is not None
 
+    @property
+    def clients(self) -> int:
+        """Pods one node serves at once on its GPUs: its GPU slices when shared, else 1."""
+        sharing = self.pool.sharing
+        return self.pool.gpu_count * sharing.slices_per_gpu if sharing else 1
+
+    def per_client(self, price: Price | None) -> Decimal | None:
+        """What one client (one slice of a shared GPU) costs an hour at `price`, to the cent's hundredth."""
+        if price is None:
+            return None
+        return (price.usd_per_hour / self.clients).quantize(Decimal("0.0001"))
+
 
 @dataclass
 class CostReport:
@@ -58,6 +70,9 @@ class CostReport:
     table_date: str
     warnings: list[str] = field(default_factory=list)
     user_file: str | None = None
+    #: Costs the plan states the basis of rather than guess a figure for (logs billed per GB
+    #: ingested), and what a shared GPU costs per client.
+    basis: list[str] = field(default_factory=list)
 
     def line(self, pool: str) -> tuple[PricedPool, PoolCost] | None:
         """A priced pool and its monthly cost; None when the table has no price for it."""
@@ -98,6 +113,7 @@ class CostReport:
                             "reworkFraction": float(assumptions.rework_fraction),
                             "hoursPerMonth": HOURS_PER_MONTH},
             "pools": [_pool_json(p, lines.get(p.pool.name)) for p in self.pools],
+            "basis": list(self.basis),
             "total": {
                 "idleFloor": float(total.idle_floor_usd) if figures else None,
                 "scenario": float(total.scenario_usd) if figures else None,
@@ -137,6 +153,7 @@ def _pool_json(priced: PricedPool, line: PoolCost | None) -> dict[str, Any]:
         "scenario": _money(known.scenario_usd if known else None),
         "onDemandEquivalent": _money(known.on_demand_equivalent_usd if known else None),
         "savingPercent": known.saving_percent if known else None,
+        "usdPerClientHour": _money(priced.per_client(priced.price)) if priced.pool.sharing else None,
         **_price_json(priced.price, "price"),
         **_price_json(priced.on_demand, "onDemandPrice"),
     }
@@ -232,6 +249,14 @@ def price_plan(
     report = CostReport(stack_cost(usages, assumptions), priced, table.date.isoformat(), user_file=user_file)
     for p in priced:
         report.warnings.extend(_warnings(plan, p, table))
+        if p.pool.sharing is not None and p.price is not None:
+            report.basis.append(
+                f"{p.pool.name}: a shared GPU costs ${p.per_client(p.price)}/h per client ({p.pool.capacity} "
+                f"${p.price.usd_per_hour}/h over {p.clients} clients: {p.pool.gpu_count} × {p.pool.gpu_type}, "
+                f"{p.pool.sharing.text()})")
+    logs = profile(plan.cloud).logs_cost_basis(plan.spec)
+    if logs:
+        report.basis.append(logs)
     return report
 
 

@@ -8,8 +8,8 @@ and returns typed results; the CLI's views render them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from spotkube.platform import contract
@@ -34,13 +34,21 @@ CLUSTER_RETRY_POLICY_NOTE = (
 
 @dataclass(frozen=True)
 class StepResult:
-    """Where one step can land (most preferred first), and what is wrong with it."""
+    """Where one step can land (most preferred first), and what is wrong with it. `spot_pools` are
+    the interruptible ones among them (spot or preemptible); `capacities` names each pool's capacity,
+    so a view says "preemptible" where GKE's preemptible VMs are meant, not "spot"."""
 
     step: Step
     pools: tuple[str, ...]
     spot_pools: tuple[str, ...]
     error: str | None = None
     warnings: tuple[str, ...] = ()
+    capacities: Mapping[str, str] = field(default_factory=dict)
+
+    def pool_text(self, pool: str) -> str:
+        """`gpuspot (spot)`, `t4-preemptible (preemptible)`, or the pool's name when on-demand."""
+        capacity = self.capacities.get(pool)
+        return f"{pool} ({capacity})" if pool in self.spot_pools and capacity else pool
 
 
 @dataclass(frozen=True)
@@ -67,9 +75,11 @@ class CheckReport:
                     "name": r.step.name,
                     "executor": r.step.executor,
                     "gpus": r.step.placement.gpus,
+                    "gpuResource": r.step.placement.gpu_resource,
                     "retries": _retry_json(r.step.retry),
                     "pools": list(r.pools),
                     "spotPools": list(r.spot_pools),
+                    "capacities": dict(r.capacities),
                     "error": r.error,
                     "warnings": list(r.warnings),
                 }
@@ -87,34 +97,49 @@ def _retry_json(retry: Retry | None) -> dict[str, Any] | None:
             "from": retry.source or None}
 
 
+def with_cluster_defaults(placement: Placement, defaults: Placement | None) -> Placement:
+    """A step's placement as its pod gets it on a cluster whose Argo workflow defaults carry
+    `defaults`: Argo gives the workflow's affinity to pods whose template has none, and KFP's pod spec
+    patch replaces the required node affinity only when the step has one of its own."""
+    if defaults is None or placement.required is not None:
+        return placement
+    return replace(placement, required=defaults.required)
+
+
 def check_pipeline(
-    pipeline: CompiledPipeline, pools: Sequence[PoolContract], stack: str, *, evictions_retried: bool = False
+    pipeline: CompiledPipeline, pools: Sequence[PoolContract], stack: str, *, evictions_retried: bool = False,
+    cluster_defaults: Placement | None = None,
 ) -> CheckReport:
     """Judge every step against the stack's pools with the contract's matcher.
 
     `evictions_retried` says the cluster's Argo defaults already retry evicted pods (spotkube's
     Kubeflow Pipelines deployment sets that); otherwise a pipeline whose spot steps rely on retries
-    gets the reminder that they need it.
+    gets the reminder that they need it. `cluster_defaults` is the placement Argo's workflow defaults
+    give every pipeline pod (spotkube's keeps them off the system pool), applied as Argo applies it.
     """
     by_name = {p.name: p for p in pools}
     results = []
     for step in pipeline.steps:
-        landing = tuple(contract.landing_pools(step.placement, pools))
+        placement = with_cluster_defaults(step.placement, cluster_defaults)
+        landing = tuple(contract.landing_pools(placement, pools))
         spot = tuple(name for name in landing if by_name[name].capacity in contract.INTERRUPTIBLE)
-        error = None if landing else why_step_lands_nowhere(step.placement, pools, stack)
-        results.append(StepResult(step, landing, spot, error, tuple(_step_warnings(step, spot))))
+        capacities = {name: by_name[name].capacity for name in landing}
+        error = None if landing else why_step_lands_nowhere(placement, pools, stack)
+        results.append(StepResult(step, landing, spot, error, tuple(_step_warnings(step, spot, capacities)),
+                                  capacities))
     relies_on_retries = any(r.spot_pools and r.step.retry and r.step.retry.max_retries > 0 for r in results)
     return CheckReport(pipeline, stack, tuple(results),
                        (CLUSTER_RETRY_POLICY_NOTE,) if relies_on_retries and not evictions_retried else ())
 
 
-def _step_warnings(step: Step, spot_pools: Sequence[str]) -> Iterator[str]:
+def _step_warnings(step: Step, spot_pools: Sequence[str], capacities: Mapping[str, str]) -> Iterator[str]:
     if not spot_pools:
         return
     where = ", ".join(spot_pools)
+    kinds = " or ".join(dict.fromkeys(capacities[p] for p in spot_pools))
     retry = step.retry
     if retry is None or retry.max_retries <= 0:
-        yield (f"can land on spot capacity ({where}) but has no retries: one eviction fails the run; "
+        yield (f"can land on {kinds} capacity ({where}) but has no retries: one eviction fails the run; "
                "use spotkube.pipelines.on_spot(...) or task.set_retry(...)")
         return
     if retry.window_seconds is not None and retry.window_seconds <= KFP_DEFAULT_RETRY_WINDOW_SECONDS:
@@ -176,9 +201,11 @@ def why_step_lands_nowhere(placement: Placement, pools: Sequence[PoolContract], 
                     "(fallback_to_on_demand=True prefers spot and accepts on-demand)")
     if placement.gpus:
         candidates = [p for p in pools if p.accelerator and (gpu_types is None or p.accelerator in gpu_types)]
-        most = max((p.gpu_count for p in candidates), default=0)
+        resource = placement.gpu_resource
+        most = max((p.advertised().get(resource, 0) for p in candidates), default=0)
         if candidates and placement.gpus > most:
             kinds = _and_list(sorted({p.accelerator for p in candidates if p.accelerator}))
-            return (f"needs {placement.gpus} GPUs on one node; the largest {kinds} node of stack {stack} "
+            what = "GPUs" if resource == contract.GPU_RESOURCE else resource
+            return (f"needs {placement.gpus} {what} on one node; the largest {kinds} node of stack {stack} "
                     f"has {most}")
     return f"no pool of stack {stack} fits: {contract.why_nowhere(placement, pools)}"

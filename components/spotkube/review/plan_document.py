@@ -57,6 +57,8 @@ class PoolRow:
     max_price: Any
     zones: tuple[str, ...]
     zone_labels: tuple[str, ...] | None = None
+    #: How the pool's GPUs are shared, as registered (`MIG 1g.10gb`, `time-sharing, 4 clients per GPU`).
+    sharing: str | None = None
     #: The part of one physical GPU each of the node's GPUs is ("1/6"), for partitioned sizes.
     gpu_share: str | None = None
 
@@ -79,6 +81,7 @@ class PoolRow:
             max_price=pool.max_price if pool.interruptible else None,
             zones=pool.zones,
             zone_labels=tuple(contract.zones) if contract else None,
+            sharing=pool.gpu_sharing,
             gpu_share=gpu_share if accelerator != NO_ACCELERATOR else None,
         )
 
@@ -101,6 +104,7 @@ class PoolRow:
         }
         if self.zone_labels is not None:
             row["zoneLabels"] = list(self.zone_labels)
+        row["gpuSharing"] = self.sharing
         return row
 
 

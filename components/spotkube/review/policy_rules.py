@@ -9,8 +9,8 @@ Why plain functions: `pulumi-policy` pins protobuf 5 and kfp needs protobuf 6, s
 nothing in the library may import `pulumi_policy`, and these rules import no Pulumi at all. They take
 registration-like data (a type token, a name and the inputs as the engine sees them: camelCase,
 nested mappings and sequences) and return one sentence per violation. Every label, taint and VM size
-they look for comes from `spotkube.platform.contract` and `spotkube.core.catalog`, so the guardrails move with the
-scheduling contract instead of drifting from it.
+they look for comes from `spotkube.platform.contract` and the GPU catalog (`spotkube.platform.catalog`),
+so the guardrails move with the scheduling contract instead of drifting from it.
 
 How the pack is used: docs/architecture.md#the-policy-pack.
 """

@@ -117,7 +117,10 @@ def test_taints_are_declared_explicitly_in_gke_form(dev: Recording) -> None:
     assert taints["l4-spot"] == [spot, gpu, l4_class]
     assert taints["t4-preemptible"] == [preemptible, gpu, t4_class]
     assert taints["l4-ondemand"] == [gpu, l4_class]
-    assert taints["system"] == [] and taints["platform"] == []
+    # The system pool is kept for GKE's own system pods, which tolerate this key
+    # (docs/platform-facts.md#gke-system-pool-taint); the platform pool stays untainted.
+    gke_managed = contract.Taint("components.gke.io/gke-managed-components", "true", "NoSchedule")
+    assert taints["system"] == [gke_managed] and taints["platform"] == []
     raw = pools(dev)["l4-spot"].inputs["nodeConfig"]["taints"]
     assert {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"} in raw
 

@@ -72,6 +72,13 @@ class AksGpuArgs(TypedDict):
     """GPUs per node."""
 
 
+class AksGpuSharingArgs(TypedDict):
+    """How an AKS GPU pool shares its GPUs: MIG only, through the pool's gpuInstanceProfile."""
+
+    mig: str
+    """MIG profile every GPU of the pool is split into, in NVIDIA's names (`1g.10gb`, `3g.40gb`): AKS sets the pool's gpuInstanceProfile (MIG1g..MIG7g) that yields it. Only A100, H100 and H200 sizes, with the profiles their GPU offers."""
+
+
 class AksGpuPoolArgs(TypedDict):
     """A GPU pool that scales 0..N, on spot or on-demand VMs."""
 
@@ -93,6 +100,8 @@ class AksGpuPoolArgs(TypedDict):
     """Extra taints, as `key=value:Effect` with Kubernetes' syntax for the key and value and Effect NoSchedule, PreferNoSchedule or NoExecute; the prefixes `spotkube.io/` and the cloud's own are reserved."""
     gpu: NotRequired[AksGpuArgs]
     """GPU type and count; unset = filled in from the VM size, which fixes them."""
+    sharing: NotRequired[AksGpuSharingArgs]
+    """Split each GPU into MIG instances (docs/gpu-sharing.md); unset = every pod gets whole GPUs."""
     eviction_policy: NotRequired[str]
     """Spot pools: what happens to an evicted node; deallocated nodes still count against quota. Default: `Delete`."""
     max_price: NotRequired[float]
@@ -162,6 +171,17 @@ class AksDeployerArgs(TypedDict):
     """How long the first deployment waits after granting the deployer its Kubernetes rights before it creates objects (Azure RBAC assignments take minutes to apply). Default: `5m`."""
 
 
+class AksClusterLogsArgs(TypedDict):
+    """Container Insights: container logs sent to a Log Analytics workspace, so a step's logs outlive the node that ran it (docs/logs.md)."""
+
+    enabled: NotRequired[bool]
+    """Container Insights sends container logs to a Log Analytics workspace; default: on in prod."""
+    retention_days: NotRequired[int]
+    """Days the workspace keeps logs, 30..730 (the first 31 days are included in the ingestion price). Default: `30`."""
+    workspace_id: NotRequired[str]
+    """An existing Log Analytics workspace's resource id to send logs to; unset = spotkube creates one in the cluster's resource group."""
+
+
 class AksClusterArgs(TypedDict):
     """Cluster-wide settings of the ManagedCluster; the security switches default to on, or on in prod."""
 
@@ -181,6 +201,8 @@ class AksClusterArgs(TypedDict):
     """Cluster autoscaler tuning."""
     deployer: NotRequired[AksDeployerArgs]
     """Who runs `pulumi up`, from where, and how it signs in."""
+    logs: NotRequired[AksClusterLogsArgs]
+    """Where container logs go, so evicted steps' logs are kept."""
     resource_group_name: NotRequired[Input[str]]
     """Use this existing resource group instead of creating one."""
     local_accounts_disabled: NotRequired[bool]

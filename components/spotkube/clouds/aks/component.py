@@ -60,6 +60,8 @@ class AksGpuCluster(pulumi.ComponentResource):
     """OIDC issuer for workload identity federation."""
     pool_contracts: pulumi.Output[list[PoolContractOutput]]
     """Labels and taints of every pool, for targeting workloads."""
+    log_workspace_id: pulumi.Output[str]
+    """The Log Analytics workspace container logs go to (`spotkube logs --workspace`); empty without logs."""
 
     def __init__(
         self, name: str, args: AksGpuClusterArgs, opts: pulumi.ResourceOptions | None = None
@@ -94,7 +96,10 @@ class AksGpuCluster(pulumi.ComponentResource):
 
         plan = plan.with_cloud_names({pool.name: resources.cloud_pool_name(pool) for pool in plan.node_pools})
         self.plan = plan
-        cluster = self._cluster(name, plan, wiring, resource_group_name)
+        workspace_id = self._workspace(name, plan, resource_group_name)
+        cluster = self._cluster(name, plan, wiring, resource_group_name, workspace_id)
+        if workspace_id is not None:
+            self._container_insights(name, plan, resource_group_name, cluster, workspace_id)
         source = f"AksGpuCluster {name!r}"
         # The cluster's name, released only once the deployed system pool is known to accept the
         # wanted one: every pool and the kubeconfig wait for it, so a refused change stops them all.
@@ -143,18 +148,60 @@ class AksGpuCluster(pulumi.ComponentResource):
             lambda p: (p.issuer_url if p else None) or ""
         )
         self.pool_contracts = pulumi.Output.from_input(pool_contract_outputs(plan))
+        self.log_workspace_id = pulumi.Output.from_input(workspace_id if workspace_id is not None else "")
         self.register_outputs({
             "kubeconfig": self.kubeconfig,
             "clusterName": self.cluster_name,
             "resourceGroupName": self.resource_group_name,
             "oidcIssuerUrl": self.oidc_issuer_url,
             "poolContracts": self.pool_contracts,
+            "logWorkspaceId": self.log_workspace_id,
         })
 
+    def _workspace(
+        self, name: str, plan: PlatformPlan, resource_group_name: pulumi.Input[str]
+    ) -> pulumi.Input[str] | None:
+        """The Log Analytics workspace container logs go to: the stack's, or one created here with the
+        stack's retention; None when logs stay on the nodes (`cluster.logs.enabled`, on in prod)."""
+        spec = plan.spec
+        logs = spec.cluster.logs
+        if not spec.switch(logs.enabled):
+            return None
+        if logs.workspace_id:
+            return logs.workspace_id
+        workspace = azure.operationalinsights.Workspace(
+            f"{name}-logs",
+            **resources.workspace_inputs(plan, resource_group_name),
+            opts=child(self, protect=protected(spec.is_prod)),
+        )
+        return workspace.id
+
+    def _container_insights(
+        self, name: str, plan: PlatformPlan, resource_group_name: pulumi.Input[str],
+        cluster: azure.containerservice.ManagedCluster, workspace_id: pulumi.Input[str],
+    ) -> None:
+        """The data collection rule Container Insights reads its streams from, and its association with
+        the cluster, as azure-cli creates them: without them the agent runs but collects nothing
+        (docs/logs.md)."""
+        rule = azure.monitor.DataCollectionRule(
+            f"{name}-container-insights",
+            **resources.container_insights_rule_inputs(plan, resource_group_name, workspace_id),
+            opts=child(self),
+        )
+        azure.monitor.DataCollectionRuleAssociation(
+            f"{name}-container-insights",
+            resource_uri=cluster.id,
+            association_name=resources.CONTAINER_INSIGHTS_EXTENSION,
+            data_collection_rule_id=rule.id,
+            opts=child(self),
+        )
+
     def _cluster(
-        self, name: str, plan: PlatformPlan, wiring: Wiring, resource_group_name: pulumi.Input[str]
+        self, name: str, plan: PlatformPlan, wiring: Wiring, resource_group_name: pulumi.Input[str],
+        workspace_id: pulumi.Input[str] | None,
     ) -> azure.containerservice.ManagedCluster:
-        """The managed cluster with its one inline System pool, which is never renamed."""
+        """The managed cluster with its one inline System pool, which is never renamed, and Container
+        Insights' agent when logs are kept."""
         spec = plan.spec
         settings = spec.cluster
         # Restricted by address when ranges are listed: their number is plain, their values may be
@@ -165,7 +212,7 @@ class AksGpuCluster(pulumi.ComponentResource):
             f"{name}{resources.CLUSTER_SUFFIX}",
             **resources.cluster_inputs(plan, name, resource_group_name=resource_group_name,
                                        admin_group_object_ids=wiring.admin_group_object_ids,
-                                       authorized_ip_ranges=authorized_ip_ranges),
+                                       authorized_ip_ranges=authorized_ip_ranges, workspace_id=workspace_id),
             opts=child(
                 self,
                 protect=protected(spec.switch(settings.deletion_protection)),

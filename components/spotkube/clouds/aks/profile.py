@@ -12,9 +12,22 @@ import re
 from typing import Any
 
 from spotkube.clouds.aks import catalog as catalog
-from spotkube.clouds.aks import deploy, identities, kubeconfig, offline, preflight, quota, resources, usage_api
+from spotkube.clouds.aks import (
+    deploy,
+    gpu_sharing,
+    identities,
+    kubeconfig,
+    offline,
+    preflight,
+    quota,
+    resources,
+    usage_api,
+)
+from spotkube.clouds.aks import logs as aks_logs
+from spotkube.clouds.aks.logs import WORKSPACE_ID_PATTERN
 from spotkube.clouds.aks.resources import VERSIONED_NAME_MAX
 from spotkube.clouds.aks.spec import AksGpuPool, AksSpec
+from spotkube.platform import contract
 from spotkube.platform.catalog import CloudCatalog, declared_gpu_problem, refresh_command
 from spotkube.platform.cloud import (
     CloudProfile,
@@ -92,15 +105,19 @@ def rules(spec: AksSpec) -> RuleOutput:
                                            or deployer.object_id == NIL_GUID):
         yield Problem(config_key("cluster.deployer.objectId"), f"{shown(deployer.object_id)} is not an Entra ID "
                       f"object id (a GUID such as 3f2b1c4d-...); find it with {FIND_OBJECT_ID}")
-    if spec.system_pool.critical_addons_only and not spec.platform_pool.enabled:
-        yield Problem(config_key("platformPool.enabled"), "false leaves Kubeflow and other platform workloads no "
-                      "untainted on-demand pool; enable it or set systemPool.criticalAddonsOnly: false")
     autoscaler = spec.cluster.autoscaler
     for name, (pattern, accepted) in AUTOSCALER_FORMATS.items():
         value = getattr(autoscaler, name)
         if not re.fullmatch(pattern, value):
             yield Problem(config_key(f"cluster.autoscaler.{alias(autoscaler, name)}"),
                           f"{shown(value)} is not accepted by AKS; use {accepted}")
+    yield from _sharing_rules(spec)
+    workspace = spec.cluster.logs.workspace_id
+    if workspace is not None and not re.fullmatch(WORKSPACE_ID_PATTERN, workspace, flags=re.IGNORECASE):
+        yield Problem(config_key("cluster.logs.workspaceId"), f"{shown(workspace)} is not a Log Analytics workspace "
+                      "resource id; use /subscriptions/<id>/resourceGroups/<group>/providers/"
+                      "Microsoft.OperationalInsights/workspaces/<name> (az monitor log-analytics workspace show "
+                      "--query id)")
     yield from _gpu_offers(spec)
 
 
@@ -124,6 +141,37 @@ def _gpu_offers(spec: AksSpec) -> RuleOutput:
                 offered = f"in zones {', '.join(offer.zones)}" if offer.zones else "without availability zones"
                 yield Problem(config_key(f"gpuPools[{i}].zones"), f"{', '.join(map(repr, missing))}: {pool.machine} is "
                               f"offered in {spec.region} only {offered} ({where}); use those zones, or none")
+
+
+def _sharing_rules(spec: AksSpec) -> RuleOutput:
+    """MIG only, on the sizes whose GPUs have it, with a profile the GPU offers (docs/gpu-sharing.md)."""
+    for i, pool in enumerate(spec.gpu_pools):
+        sharing = pool.sharing
+        if sharing is None:
+            continue
+        path = f"gpuPools[{i}].sharing"
+        known = catalog.gpu_vm_size(pool.machine)
+        if known is None:
+            continue  # the GPU resolver reports an unknown size
+        gpu_type = known[0]
+        profiles = gpu_sharing.mig_profiles(gpu_type)
+        if not profiles:
+            sizes = sorted(m for m, machine in catalog.section().machines.items()
+                           if gpu_sharing.mig_profiles(machine.gpu.type))
+            yield Problem(config_key(f"{path}.mig"), f"{shown(sharing.mig)} is not possible on {pool.machine}: its "
+                          f"{gpu_type} has no MIG; AKS offers MIG on A100, H100 and H200 sizes such as "
+                          f"{', '.join(sizes)}, or remove sharing")
+        elif sharing.mig not in profiles:
+            yield Problem(config_key(f"{path}.mig"), f"{shown(sharing.mig)} is not a MIG profile AKS makes of "
+                          f"{gpu_type}; use one of {', '.join(profiles)} (gpuInstanceProfile "
+                          f"{', '.join(gpu_sharing.GPU_INSTANCE_PROFILES)})")
+        elif spec.device_plugin.mig_strategy == "mixed" and pool.min == 0:
+            # AKS's autoscaler builds an empty pool's node from its API properties and knows only
+            # nvidia.com/gpu, so a pod asking nvidia.com/mig-<profile> never scales it up from zero
+            # (Azure/AKS#5161, kubernetes/autoscaler#8129).
+            yield Problem(config_key(f"gpuPools[{i}].min"), f"0 leaves the pool empty, and AKS's autoscaler never "
+                          f"grows it for pods asking {contract.mig_resource(sharing.mig)} (it knows only "
+                          "nvidia.com/gpu); use devicePlugin.migStrategy: single (the default) or min: 1 or more")
 
 
 def gpu_of(pool: AksGpuPool) -> GpuResolution:
@@ -215,6 +263,19 @@ def price_refresh(region: str, machine: str) -> str:
     return f"spotkube prices refresh --region {region} --sku {machine}"
 
 
+def logs_cost_basis(spec: AksSpec) -> str | None:
+    """Container Insights is billed per GB ingested into the workspace, which depends on what the steps
+    print: the plan states that basis and no figure (docs/logs.md)."""
+    logs = spec.cluster.logs
+    if not spec.switch(logs.enabled):
+        return None
+    where = "the stack's workspace" if logs.workspace_id else "the workspace spotkube creates"
+    return (f"container logs: Azure Monitor Log Analytics bills each GB of logs ingested into {where} "
+            f"(Analytics logs, pay-as-you-go), retention {logs.retention_days} days, of which the first 31 are "
+            "included; not priced here, as it depends on how much the steps print "
+            "(azure.microsoft.com/pricing/details/monitor)")
+
+
 PROFILE = CloudProfile(
     cloud="aks",
     title="AKS",
@@ -240,6 +301,9 @@ PROFILE = CloudProfile(
     deploy=deploy.DEPLOY,
     pricing=catalog.PRICING,
     device_plugin_mode="daemonset",
+    mig_profiles=gpu_sharing.mig_profiles,
+    logs_cost_basis=logs_cost_basis,
+    log_query=aks_logs.log_query,
     regions=catalog.REGIONS,
     catalog_source="spotkube.clouds.aks.catalog_source",
     region_examples="eastus, westeurope or uksouth",

@@ -20,7 +20,8 @@ from typing import Any
 
 import yaml
 
-from spotkube.clouds.aks import catalog
+from spotkube.clouds.aks import catalog, gpu_sharing
+from spotkube.clouds.aks.logs import WORKSPACE_ID_PATTERN
 from spotkube.platform import contract
 from spotkube.platform.cloud import AutoscalerFacts, RegisteredPool, first, items, mapping
 from spotkube.platform.component_names import AUTONAME_SUFFIX
@@ -76,6 +77,7 @@ PROVIDER_REPLACED_POOL_FIELDS = ("resourceGroupName", "resourceName", "agentPool
 #: marks them `replaceOnChanges`, so changing any of them replaces the pool instead of failing.
 CREATE_ONLY_POOL_FIELDS = (
     "scaleSetPriority", "scaleSetEvictionPolicy", "spotMaxPrice", "osType", "gpuProfile", "availabilityZones",
+    "gpuInstanceProfile",
 )
 #: The pool settings a control-plane pool's versioned name digests: every field fixed at creation that
 #: the pool's own settings decide.
@@ -114,6 +116,9 @@ def pool_fields(pool: PoolPlan) -> dict[str, Any]:
         "node_taints": [str(t) for t in pool.taints] or None,
         "availability_zones": list(pool.zones) or None,
     }
+    if pool.sharing is not None and pool.sharing.mode == "mig" and pool.gpu_type and pool.sharing.partition:
+        # AKS partitions every GPU of the pool at creation; the field can't change afterwards.
+        fields["gpu_instance_profile"] = gpu_sharing.gpu_instance_profile(pool.gpu_type, pool.sharing.partition)
     if pool.capacity == "spot":
         fields.update(
             scale_set_priority="Spot",
@@ -217,7 +222,17 @@ def _pool(where: str, name: str, profile: Mapping[str, Any]) -> RegisteredPool:
         eviction_policy=profile.get("scaleSetEvictionPolicy"),
         max_price=profile.get("spotMaxPrice"),
         retired_in_favour_of=catalog.RETIRED_VM_SIZES.get(machine or ""),
+        gpu_sharing=_registered_sharing(machine, profile.get("gpuInstanceProfile")),
     )
+
+
+def _registered_sharing(machine: Any, instance_profile: Any) -> str | None:
+    """`MIG 1g.10gb (gpuInstanceProfile MIG1g)`, from the pool's inputs."""
+    if not instance_profile:
+        return None
+    gpu = (catalog.gpu_vm_size(str(machine or "")) or ("", 0))[0]
+    profile = gpu_sharing.profile_of(gpu, str(instance_profile))
+    return f"MIG {profile or '?'} (gpuInstanceProfile {instance_profile})"
 
 
 def read_pools(type_token: str, name: str, inputs: Mapping[str, Any]) -> list[RegisteredPool]:
@@ -233,6 +248,46 @@ def read_pools(type_token: str, name: str, inputs: Mapping[str, Any]) -> list[Re
 
 # --- The cluster ----------------------------------------------------------------------------------
 
+#: The AKS add-on that runs Azure Monitor's agent for Container Insights (addonProfiles key).
+OMS_AGENT_ADDON = "omsagent"
+#: Container Insights (docs/logs.md): the tables a step's logs are found in (ContainerLogV2, and
+#: KubePodInventory for a run's pods by label), with KubeEvents for why a pod went.
+CONTAINER_INSIGHTS_STREAMS = ["Microsoft-ContainerLogV2", "Microsoft-KubeEvents", "Microsoft-KubePodInventory"]
+#: The names azure-cli gives the extension and its association when it enables Container Insights.
+CONTAINER_INSIGHTS_EXTENSION = "ContainerInsightsExtension"
+WORKSPACE_SKU = "PerGB2018"
+
+
+def workspace_inputs(plan: PlatformPlan, resource_group_name: Any) -> dict[str, Any]:
+    """The Log Analytics workspace spotkube creates for container logs, with the stack's retention."""
+    spec = plan.spec
+    return {
+        "resource_group_name": resource_group_name,
+        "location": spec.region,
+        "sku": {"name": WORKSPACE_SKU},
+        "retention_in_days": spec.cluster.logs.retention_days,
+    }
+
+
+def container_insights_rule_inputs(plan: PlatformPlan, resource_group_name: Any, workspace_id: Any) -> dict[str, Any]:
+    """The data collection rule Container Insights with managed identity (`useAADAuth`) reads its
+    streams from, as azure-cli creates it: without it the agent runs but collects nothing."""
+    return {
+        "resource_group_name": resource_group_name,
+        "location": plan.spec.region,
+        "kind": "Linux",
+        "data_sources": {"extensions": [{
+            "name": CONTAINER_INSIGHTS_EXTENSION,
+            "extension_name": "ContainerInsights",
+            "streams": CONTAINER_INSIGHTS_STREAMS,
+            "extension_settings": {"dataCollectionSettings": {
+                "interval": "1m", "namespaceFilteringMode": "Off", "enableContainerLogV2": True,
+            }},
+        }]},
+        "destinations": {"log_analytics": [{"name": "ciworkspace", "workspace_resource_id": workspace_id}]},
+        "data_flows": [{"streams": CONTAINER_INSIGHTS_STREAMS, "destinations": ["ciworkspace"]}],
+    }
+
 #: Input paths, per type token, that Azure fixes at creation although no `replaceOnChanges` says so:
 #: ARM ids carry the resource group and name, a resource never moves region, AKS fixes the DNS prefix,
 #: and azure-native replaces an AgentPool on vmSize (docs/platform-facts.md#aks-pool-replacement).
@@ -244,12 +299,14 @@ CREATE_ONLY: Mapping[str, tuple[str, ...]] = {
 
 def cluster_inputs(
     plan: PlatformPlan, name: str, *, resource_group_name: Any, admin_group_object_ids: Sequence[Any],
-    authorized_ip_ranges: Any,
+    authorized_ip_ranges: Any, workspace_id: Any = None,
 ) -> dict[str, Any]:
     """The managed cluster's inputs, with its one inline System pool, which is never renamed.
 
     `authorized_ip_ranges` is the API server's address filter, or None: the listed ranges and the
-    deployer's egress, which may be other resources' outputs."""
+    deployer's egress, which may be other resources' outputs. `workspace_id` is the Log Analytics
+    workspace Container Insights' agent (the omsagent add-on, signing in with managed identity) sends
+    container logs to, or None when logs stay on the nodes."""
     spec = plan.spec
     settings = spec.cluster
     autoscaler = settings.autoscaler
@@ -280,6 +337,10 @@ def cluster_inputs(
             "enable_private_cluster": spec.switch(settings.private),
             "authorized_ip_ranges": authorized_ip_ranges,
         },
+        "addon_profiles": {OMS_AGENT_ADDON: {
+            "enabled": True,
+            "config": {"logAnalyticsWorkspaceResourceID": workspace_id, "useAADAuth": "true"},
+        }} if workspace_id is not None else None,
         "auto_upgrade_profile": {
             "upgrade_channel": settings.channel,
             "node_os_upgrade_channel": "NodeImage",
@@ -338,7 +399,22 @@ def read_posture(type_token: str, name: str, inputs: Mapping[str, Any], protect:
         flag("workload identity", mapping(security.get("workloadIdentity")).get("enabled")
              and mapping(inputs.get("oidcIssuerProfile")).get("enabled"), "on", "off",
              "pods need stored credentials to reach Azure"),
+        _container_logs(inputs),
     ))
+
+
+def _container_logs(inputs: Mapping[str, Any]) -> Setting:
+    """Container Insights as registered: the omsagent add-on and the workspace it sends logs to."""
+    addon = mapping(mapping(inputs.get("addonProfiles")).get(OMS_AGENT_ADDON))
+    if not addon.get("enabled"):
+        return Setting("container logs", "kept on the node only",
+                       "a step's logs are lost with its node when spot evicts it (cluster.logs.enabled)")
+    config = mapping(addon.get("config"))
+    workspace = config.get("logAnalyticsWorkspaceResourceID")
+    named = isinstance(workspace, str) and re.fullmatch(WORKSPACE_ID_PATTERN, workspace, flags=re.IGNORECASE)
+    where = f"workspace {workspace}" if named else "a workspace the stack creates"
+    auth = "managed identity" if str(config.get("useAADAuth")).lower() == "true" else "workspace key"
+    return Setting("container logs", f"Container Insights (ContainerLogV2) to Log Analytics, {where}, {auth}")
 
 
 # --- The autoscaler -------------------------------------------------------------------------------

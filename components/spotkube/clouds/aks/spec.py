@@ -13,17 +13,19 @@ from __future__ import annotations
 from decimal import Decimal, InvalidOperation
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import BeforeValidator, Field, Strict, field_validator
 
 from spotkube.platform.spec import (
     ENVIRONMENT_PATTERN,
     REGION_PATTERN,
     AutoscalerSettings,
+    ClusterLogs,
     ClusterSettings,
     DeployerNetwork,
     DeployerSettings,
     Flag,
     GpuPool,
+    GpuSharingSpec,
     GpuSpec,
     LoginMode,
     NodeCount,
@@ -35,6 +37,7 @@ from spotkube.platform.spec import (
     Text,
     Whole,
     Wired,
+    _whole_number,
 )
 
 POOL_NAME = "1-12 lower-case letters and digits, starting with a letter"
@@ -132,6 +135,16 @@ class AksSpotPool(SpotPool):
         return self.eviction_policy, self.max_price
 
 
+class AksGpuSharing(GpuSharingSpec):
+    """How an AKS GPU pool shares its GPUs: MIG only, through the pool's gpuInstanceProfile."""
+
+    mig: Text = Field(
+        description="MIG profile every GPU of the pool is split into, in NVIDIA's names (`1g.10gb`, `3g.40gb`): AKS "
+        "sets the pool's gpuInstanceProfile (MIG1g..MIG7g) that yields it. Only A100, H100 and H200 sizes, with the "
+        "profiles their GPU offers.",
+    )
+
+
 class AksGpuPool(AksSpotPool, GpuPool):
     """A GPU pool that scales 0..N, on spot or on-demand VMs."""
 
@@ -143,6 +156,10 @@ class AksGpuPool(AksSpotPool, GpuPool):
 
     gpu: GpuSpec | None = Field(
         default=None, description="GPU type and count; unset = filled in from the VM size, which fixes them."
+    )
+    sharing: AksGpuSharing | None = Field(
+        default=None,
+        description="Split each GPU into MIG instances (docs/gpu-sharing.md); unset = every pod gets whole GPUs.",
     )
 
 
@@ -214,6 +231,25 @@ class AksDeployerSettings(DeployerSettings):
     )
 
 
+class AksClusterLogs(ClusterLogs):
+    """Container Insights: container logs sent to a Log Analytics workspace, so a step's logs outlive the
+    node that ran it (docs/logs.md)."""
+
+    enabled: Flag | None = Field(
+        default=None,
+        description="Container Insights sends container logs to a Log Analytics workspace; default: on in prod.",
+    )
+    retention_days: Annotated[int, Field(ge=30, le=730), Strict(), BeforeValidator(_whole_number)] = Field(
+        default=30, description="Days the workspace keeps logs, 30..730 (the first 31 days are included in the "
+        "ingestion price)."
+    )
+    workspace_id: Text | None = Field(
+        default=None,
+        description="An existing Log Analytics workspace's resource id to send logs to; unset = spotkube creates one "
+        "in the cluster's resource group.",
+    )
+
+
 class AksClusterSettings(ClusterSettings):
     """Cluster-wide settings of the ManagedCluster; the security switches default to on, or on in prod."""
 
@@ -247,6 +283,9 @@ class AksClusterSettings(ClusterSettings):
     )
     deployer: AksDeployerSettings = Field(
         default_factory=AksDeployerSettings, description="Who runs `pulumi up`, from where, and how it signs in."
+    )
+    logs: AksClusterLogs = Field(
+        default_factory=AksClusterLogs, description="Where container logs go, so evicted steps' logs are kept."
     )
 
 

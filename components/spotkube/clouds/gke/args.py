@@ -38,6 +38,8 @@ class GkeSystemPoolArgs(TypedDict):
     """Extra node labels in Kubernetes' syntax (keys `[prefix/]name`, names and values of at most 63 letters, digits, `-`, `_` and `.`); the prefixes `spotkube.io/`, `kubernetes.io/`, `k8s.io/` and the cloud's own node-label prefix are reserved; `node.kubernetes.io/` and `kubelet.kubernetes.io/` are accepted."""
     capacity: NotRequired[str]
     """Must stay `on-demand`: a spot pool can't be a System pool, and evictions would take the platform down. Default: `on-demand`."""
+    critical_addons_only: NotRequired[bool]
+    """Taint the pool components.gke.io/gke-managed-components=true:NoSchedule, which GKE's own system pods tolerate, so only they run here. Needs the platform pool. Default: `true`."""
 
 
 class GkePlatformPoolArgs(TypedDict):
@@ -70,6 +72,17 @@ class GkeGpuArgs(TypedDict):
     """GPUs per node."""
 
 
+class GkeGpuSharingArgs(TypedDict):
+    """How a GKE GPU pool shares its GPUs: MIG partitions (gpu_partition_size), or time-sharing or NVIDIA MPS with a number of clients per GPU (gpu_sharing_config)."""
+
+    mig: NotRequired[str]
+    """MIG profile every GPU of the pool is split into, in NVIDIA's names (`1g.10gb`, `3g.40gb`): GKE's gpu_partition_size. Only GPUs with MIG (A100, H100, H200, B200) and the partition sizes GKE offers for them."""
+    strategy: NotRequired[str]
+    """Share each GPU among `clientsPerGpu` pods by time-sharing or NVIDIA MPS."""
+    clients_per_gpu: NotRequired[int]
+    """With `strategy`: pods per GPU, 2..48 (max_shared_clients_per_gpu)."""
+
+
 class GkeGpuPoolArgs(TypedDict):
     """A GPU pool that scales 0..N, on spot, preemptible or on-demand VMs."""
 
@@ -91,6 +104,8 @@ class GkeGpuPoolArgs(TypedDict):
     """Extra taints, as `key=value:Effect` with Kubernetes' syntax for the key and value and Effect NoSchedule, PreferNoSchedule or NoExecute; the prefixes `spotkube.io/` and the cloud's own are reserved."""
     gpu: NotRequired[GkeGpuArgs]
     """GPU type and count; unset = filled in from the machine type. N1 machine types need it."""
+    sharing: NotRequired[GkeGpuSharingArgs]
+    """Share each GPU among pods by MIG, time-sharing or MPS (docs/gpu-sharing.md); unset = every pod gets whole GPUs."""
     gpu_driver: NotRequired[str]
     """The NVIDIA driver version GKE installs; `INSTALLATION_DISABLED` if you install it yourself. Default: `DEFAULT`."""
 
@@ -132,6 +147,13 @@ class GkeDeployerArgs(TypedDict):
     """Public CIDRs the deployer connects from (a runner's static egress). Added to the API server's authorized ranges whenever the API server restricts by address."""
 
 
+class GkeClusterLogsArgs(TypedDict):
+    """Cloud Logging: GKE sends system components' logs there, and with `enabled` the workloads' too, stated on the cluster rather than left to GKE's default (docs/logs.md)."""
+
+    enabled: NotRequired[bool]
+    """Workloads' logs go to Cloud Logging besides system components'; default: on, GKE's own."""
+
+
 class GkeClusterArgs(TypedDict):
     """Cluster-wide settings of the GKE cluster; the security switches default to on, or on in prod."""
 
@@ -151,6 +173,8 @@ class GkeClusterArgs(TypedDict):
     """Cluster autoscaler tuning."""
     deployer: NotRequired[GkeDeployerArgs]
     """Who runs `pulumi up` and from where; it signs in with Application Default Credentials."""
+    logs: NotRequired[GkeClusterLogsArgs]
+    """Where container logs go, so evicted steps' logs are kept."""
     project: NotRequired[Input[str]]
     """The Google Cloud project id (required)."""
     network: NotRequired[Input[str]]

@@ -12,7 +12,18 @@ import re
 from typing import Any
 
 from spotkube.clouds.gke import catalog as catalog
-from spotkube.clouds.gke import deploy, identities, kubeconfig, offline, preflight, quota, resources, usage_api
+from spotkube.clouds.gke import (
+    deploy,
+    gpu_sharing,
+    identities,
+    kubeconfig,
+    offline,
+    preflight,
+    quota,
+    resources,
+    usage_api,
+)
+from spotkube.clouds.gke import logs as gke_logs
 from spotkube.clouds.gke.resources import VERSIONED_NAME_MAX
 from spotkube.clouds.gke.spec import GkeGpuPool, GkeSpec
 from spotkube.platform.catalog import declared_gpu_problem
@@ -24,7 +35,7 @@ from spotkube.platform.cloud import (
 from spotkube.platform.component_names import ComponentNaming
 from spotkube.platform.errors import NewStackError, Problem
 from spotkube.platform.input_messages import shown
-from spotkube.platform.spec import GpuSpec, all_pools, config_key
+from spotkube.platform.spec import GpuSpec, all_pools, config_key, set_by_user
 
 CHANNELS = ("RAPID", "REGULAR", "STABLE", "EXTENDED")
 DEFAULT_MACHINE = "e2-standard-4"
@@ -150,6 +161,30 @@ def rules(spec: GkeSpec) -> RuleOutput:
             yield Problem(config_key(f"{path}.zones"), zone_problem)
     if region_problem:
         yield Problem(config_key("region"), region_problem)
+    yield from _sharing_rules(spec)
+    if set_by_user(spec.device_plugin, "mig_strategy"):
+        yield Problem(config_key("devicePlugin.migStrategy"), f"{shown(spec.device_plugin.mig_strategy)} is an AKS "
+                      "setting; GKE's own device plugin advertises every MIG partition as nvidia.com/gpu")
+
+
+def _sharing_rules(spec: GkeSpec) -> RuleOutput:
+    """A MIG partition size GKE's device plugin knows for the GPU (docs/gpu-sharing.md)."""
+    for i, pool in enumerate(spec.gpu_pools):
+        sharing = pool.sharing
+        if sharing is None or sharing.mig is None:
+            continue
+        gpu, error = gpu_of(pool)
+        if gpu is None or error:
+            continue  # the resolver reports the GPU problem
+        sizes = gpu_sharing.mig_profiles(gpu.type)
+        if not sizes:
+            with_mig = ", ".join(gpu_sharing.PARTITION_SIZES)
+            yield Problem(config_key(f"gpuPools[{i}].sharing.mig"), f"{shown(sharing.mig)} is not possible on "
+                          f"{gpu.type}, which has no MIG; GKE partitions {with_mig}; or share it with strategy: "
+                          "time-sharing (or mps) and clientsPerGpu")
+        elif sharing.mig not in sizes:
+            yield Problem(config_key(f"gpuPools[{i}].sharing.mig"), f"{shown(sharing.mig)} is not a partition size "
+                          f"of {gpu.type} on GKE; use one of {', '.join(sizes)}")
 
 
 def gpu_of(pool: GkeGpuPool) -> GpuResolution:
@@ -210,6 +245,15 @@ def _new_stack_gpu_pool(region: str) -> dict[str, Any]:
     raise NewStackError(f"--region {region}: offers none of {offered}; pick another region")
 
 
+def logs_cost_basis(spec: GkeSpec) -> str | None:
+    """Cloud Logging bills the GiB ingested beyond a monthly free allotment per project: the plan
+    states the basis, not a figure (docs/logs.md)."""
+    what = "system components' and workloads'" if spec.cluster.logs.enabled is not False else "system components'"
+    return (f"logs: Cloud Logging bills each GiB of {what} logs ingested beyond its monthly free allotment per "
+            "project, kept 30 days in the _Default bucket; not priced here, as it depends on how much the steps "
+            "print (cloud.google.com/stackdriver/pricing)")
+
+
 def new_stack_config(
     environment: str, region: str, gcp_project: str | None, deployer: tuple[str, str] | None
 ) -> dict[str, Any]:
@@ -267,6 +311,12 @@ PROFILE = CloudProfile(
     # GKE runs its own plugin on GPU nodes (and installs the driver on managed-driver pools); NVIDIA's
     # beside it would advertise each GPU twice.
     device_plugin_mode="gke-managed",
+    kfp_cloud_logs_link=True,
+    mig_profiles=gpu_sharing.mig_profiles,
+    logs_cost_basis=logs_cost_basis,
+    log_query=gke_logs.log_query,
+    shared_gpu_modes=tuple(gpu_sharing.STRATEGIES),
+    max_clients_per_gpu=gpu_sharing.MAX_CLIENTS_PER_GPU,
     regions=catalog.REGIONS,
     catalog_source="spotkube.clouds.gke.catalog_source",
     region_examples="us-central1 or europe-west4",

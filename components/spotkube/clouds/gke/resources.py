@@ -20,6 +20,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from spotkube.clouds.gke import gpu_sharing
 from spotkube.platform import contract
 from spotkube.platform.cloud import AutoscalerFacts, RegisteredPool, first, items, mapping
 from spotkube.platform.component_names import AUTONAME_SUFFIX
@@ -137,11 +138,20 @@ def node_config(pool: PoolPlan, service_account: Any) -> dict[str, Any]:
         },
     }
     if pool.gpu_type:
-        config["guest_accelerators"] = [{
+        accelerator: dict[str, Any] = {
             "type": pool.gpu_type,
             "count": pool.gpu_count,
             "gpu_driver_installation_config": {"gpu_driver_version": pool.gpu_driver},
-        }]
+        }
+        sharing = pool.sharing
+        if sharing is not None and sharing.mode == "mig":
+            accelerator["gpu_partition_size"] = sharing.partition
+        elif sharing is not None:
+            accelerator["gpu_sharing_config"] = {
+                "gpu_sharing_strategy": gpu_sharing.STRATEGIES[sharing.mode],
+                "max_shared_clients_per_gpu": sharing.slices_per_gpu,
+            }
+        config["guest_accelerators"] = [accelerator]
     if pool.capacity == "spot":
         config["spot"] = True
     elif pool.capacity == "preemptible":
@@ -225,7 +235,23 @@ def _pool(where: str, name: str, inputs: Mapping[str, Any]) -> RegisteredPool:
         zones=tuple(str(z) for z in items(inputs.get("nodeLocations"))),
         eviction_policy=None,
         max_price=None,
+        gpu_sharing=_registered_sharing(accelerators),
     )
+
+
+def _registered_sharing(accelerators: Sequence[Mapping[str, Any]]) -> str | None:
+    """`MIG 1g.10gb (gpu_partition_size)` or `TIME_SHARING, 4 clients per GPU`, from the inputs."""
+    for accelerator in accelerators:
+        partition = accelerator.get("gpuPartitionSize")
+        sharing = mapping(accelerator.get("gpuSharingConfig"))
+        if partition:
+            return f"MIG {partition} (gpu_partition_size)"
+        if sharing:
+            clients = sharing.get("maxSharedClientsPerGpu")
+            # The wire has only floats: 4 arrives as 4.0.
+            shown_clients = int(clients) if isinstance(clients, float) and clients.is_integer() else clients
+            return f"{sharing.get('gpuSharingStrategy')}, {shown_clients} clients per GPU (gpu_sharing_config)"
+    return None
 
 
 def read_pools(type_token: str, name: str, inputs: Mapping[str, Any]) -> list[RegisteredPool]:
@@ -264,6 +290,11 @@ def api_server_restricted(spec: PlatformSpec) -> bool:
 def authorized_networks(cidrs: Sequence[str]) -> list[dict[str, str]]:
     """The API server's authorized networks, one block per range."""
     return [{"cidr_block": cidr, "display_name": f"spotkube-{i}"} for i, cidr in enumerate(cidrs)]
+
+
+#: What GKE sends to Cloud Logging (logging_config.enable_components) for a pipeline step's logs to
+#: outlive its node (docs/logs.md).
+LOGGED_COMPONENTS = ("SYSTEM_COMPONENTS", "WORKLOADS")
 
 
 def cluster_inputs(
@@ -315,6 +346,11 @@ def cluster_inputs(
         # reaches a control plane whose IP endpoint admits only the VPC and the listed ranges.
         "control_plane_endpoints_config": {"dns_endpoint_config": {"allow_external_traffic": True}}
         if settings.dns_endpoint is not False else None,
+        # Stated, not left to GKE's default: workloads' logs go to Cloud Logging, so a step's logs
+        # outlive the node spot takes away (docs/logs.md).
+        "logging_config": {"enable_components": list(LOGGED_COMPONENTS) if settings.logs.enabled is not False
+                           else ["SYSTEM_COMPONENTS"]},
+        "monitoring_config": {"enable_components": ["SYSTEM_COMPONENTS"]},
         # Node auto-provisioning stays off: spotkube declares every pool itself.
         "cluster_autoscaling": {"enabled": False, "autoscaling_profile": settings.autoscaler.profile},
         "deletion_protection": spec.switch(settings.deletion_protection),
@@ -375,7 +411,21 @@ def read_posture(type_token: str, name: str, inputs: Mapping[str, Any], protect:
              "pods use the node's service account"),
         flag("shielded nodes", inputs.get("enableShieldedNodes"), "on", "off",
              "nodes boot without verified firmware"),
+        _logging(inputs),
     ))
+
+
+def _logging(inputs: Mapping[str, Any]) -> Setting:
+    """The cluster's logging as registered; GKE's default is not trusted, so it must be stated."""
+    components = [str(c) for c in items(mapping(inputs.get("loggingConfig")).get("enableComponents"))]
+    monitoring = [str(c) for c in items(mapping(inputs.get("monitoringConfig")).get("enableComponents"))]
+    if not components:
+        return Setting("logging", "not stated (GKE's default applies)",
+                       "the cluster does not say its workloads' logs go to Cloud Logging")
+    text = f"Cloud Logging: {', '.join(components)}; monitoring: {', '.join(monitoring) or 'not stated'}"
+    if "WORKLOADS" not in components:
+        return Setting("logging", text, "a step's logs are lost with its node when spot preempts it")
+    return Setting("logging", text)
 
 
 # --- Compute classes and the autoscaler -----------------------------------------------------------

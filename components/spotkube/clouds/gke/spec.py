@@ -12,17 +12,19 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field, Strict, model_validator
 
 from spotkube.platform.spec import (
     ENVIRONMENT_PATTERN,
     REGION_PATTERN,
     AutoscalerSettings,
     CapacityName,
+    ClusterLogs,
     ClusterSettings,
     DeployerSettings,
     Flag,
     GpuPool,
+    GpuSharingSpec,
     GpuSpec,
     NodeCount,
     PlatformPool,
@@ -31,6 +33,7 @@ from spotkube.platform.spec import (
     SystemPool,
     Text,
     Wired,
+    _whole_number,
 )
 
 POOL_NAME = "`[a-z]([-a-z0-9]{0,38}[a-z0-9])?`"
@@ -49,6 +52,14 @@ class GkeSystemPool(SystemPool):
         default=None, description="Machine type; unset = the default machine."
     )
     zones: tuple[Text, ...] = Field(default=(), description=ZONES)
+    critical_addons_only: Flag = Field(
+        default=True,
+        description="Taint the pool components.gke.io/gke-managed-components=true:NoSchedule, which GKE's own system "
+        "pods tolerate, so only they run here. Needs the platform pool.",
+    )
+
+    def critical_addons_only_taint(self) -> bool:
+        return self.critical_addons_only
 
 
 class GkePlatformPool(PlatformPool):
@@ -89,6 +100,39 @@ class GkeSpotPool(SpotPool):
     )
 
 
+class GkeGpuSharing(GpuSharingSpec):
+    """How a GKE GPU pool shares its GPUs: MIG partitions (gpu_partition_size), or time-sharing or
+    NVIDIA MPS with a number of clients per GPU (gpu_sharing_config)."""
+
+    mig: Text | None = Field(
+        default=None,
+        description="MIG profile every GPU of the pool is split into, in NVIDIA's names (`1g.10gb`, `3g.40gb`): GKE's "
+        "gpu_partition_size. Only GPUs with MIG (A100, H100, H200, B200) and the partition sizes GKE offers for them.",
+    )
+    strategy: Literal["time-sharing", "mps"] | None = Field(
+        default=None, description="Share each GPU among `clientsPerGpu` pods by time-sharing or NVIDIA MPS."
+    )
+    clients_per_gpu: Annotated[int, Field(ge=2, le=48), Strict(), BeforeValidator(_whole_number)] | None = Field(
+        default=None, description="With `strategy`: pods per GPU, 2..48 (max_shared_clients_per_gpu)."
+    )
+
+    @model_validator(mode="after")
+    def _one_way(self) -> GkeGpuSharing:
+        if self.mig is not None and self.strategy is not None:
+            raise ValueError("mig and strategy are two ways to share a GPU; set one of them")
+        if self.mig is None and self.strategy is None:
+            raise ValueError("says no way to share; set mig (a MIG profile such as 1g.10gb) or strategy "
+                             "(time-sharing or mps) with clientsPerGpu")
+        if (self.strategy is None) != (self.clients_per_gpu is None):
+            raise ValueError("strategy and clientsPerGpu go together: e.g. strategy: time-sharing, clientsPerGpu: 4")
+        return self
+
+    def time_shared(self) -> tuple[str, int] | None:
+        if self.strategy is None or self.clients_per_gpu is None:
+            return None
+        return self.strategy, self.clients_per_gpu
+
+
 class GkeGpuPool(GkeSpotPool, GpuPool):
     """A GPU pool that scales 0..N, on spot, preemptible or on-demand VMs."""
 
@@ -106,6 +150,11 @@ class GkeGpuPool(GkeSpotPool, GpuPool):
         default="DEFAULT",
         description="The NVIDIA driver version GKE installs; `INSTALLATION_DISABLED` if you install it yourself.",
     )
+    sharing: GkeGpuSharing | None = Field(
+        default=None,
+        description="Share each GPU among pods by MIG, time-sharing or MPS (docs/gpu-sharing.md); unset = every pod "
+        "gets whole GPUs.",
+    )
 
     def driver(self) -> str | None:
         return self.gpu_driver
@@ -116,6 +165,16 @@ class GkeAutoscalerSettings(AutoscalerSettings):
 
     profile: Literal["BALANCED", "OPTIMIZE_UTILIZATION"] = Field(
         default="OPTIMIZE_UTILIZATION", description="GKE autoscaling profile."
+    )
+
+
+class GkeClusterLogs(ClusterLogs):
+    """Cloud Logging: GKE sends system components' logs there, and with `enabled` the workloads' too,
+    stated on the cluster rather than left to GKE's default (docs/logs.md)."""
+
+    enabled: Flag | None = Field(
+        default=None,
+        description="Workloads' logs go to Cloud Logging besides system components'; default: on, GKE's own.",
     )
 
 
@@ -161,6 +220,9 @@ class GkeClusterSettings(ClusterSettings):
         default=None,
         description="Private nodes' way out to public registries: cloud-nat (default: spotkube adds a Cloud Router "
         "and Cloud NAT) or own (the network already has NAT or a proxy).",
+    )
+    logs: GkeClusterLogs = Field(
+        default_factory=GkeClusterLogs, description="Where container logs go, so evicted steps' logs are kept."
     )
     dns_endpoint: Flag | None = Field(
         default=None,

@@ -120,6 +120,10 @@ def device_plugin_daemonset(settings: DevicePluginSettings, extra_taints: Iterab
             # docs/platform-facts.md#nvidia-device-plugin). With false, a plugin that starts
             # before the driver is ready waits indefinitely and never advertises the GPUs; with true
             # it exits and the kubelet restarts it until the driver is ready.
+            # How MIG instances are advertised (devicePlugin.migStrategy, docs/gpu-sharing.md): `single`
+            # as nvidia.com/gpu, `mixed` as nvidia.com/mig-<profile>. On a node without MIG both
+            # advertise whole GPUs as nvidia.com/gpu, so one DaemonSet serves every GPU pool.
+            "env": [{"name": "MIG_STRATEGY", "value": settings.mig_strategy}],
             "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
             "resources": RESOURCES,
             "volumeMounts": [{"name": "device-plugin", "mountPath": DEVICE_PLUGIN_DIR}],

@@ -11,7 +11,10 @@ realistic objects without Pulumi:
 - the well-known default credentials (object store `minio`/`minio123`, MySQL root without a
   password) are replaced with generated ones;
 - Argo's workflow defaults retry a step however a spot node takes its pod away (retryPolicy
-  `Always`), never with a lower limit than KFP ships (kubeflow/pipelines #4333, #9950);
+  `Always`), never with a lower limit than KFP ships (kubeflow/pipelines #4333, #9950), and keep
+  every pipeline pod that says nothing else off the system pool;
+- the UI finds the archived logs of a step whose pod is gone (its `ARGO_KEYFORMAT` is the Argo
+  controller's `keyFormat`), and on GKE links a run's steps to Cloud Logging;
 - the UI is exposed and the volumes get a storage class only when configured.
 
 Pure module: no Pulumi. Credentials are passed in as opaque values, so the shell can hand over
@@ -50,6 +53,8 @@ MYSQL_DEPLOYMENT = "mysql"
 MYSQL_CONTAINER = "mysql"
 ARGO_CONFIGMAP = "workflow-controller-configmap"
 UI_SERVICE = "ml-pipeline-ui"
+UI_DEPLOYMENT = "ml-pipeline-ui"
+UI_CONTAINER = "ml-pipeline-ui"
 UI_PORT_FORWARD = f"kubectl port-forward -n {NAMESPACE} svc/{UI_SERVICE} 8080:80"
 
 
@@ -266,6 +271,64 @@ def retry_defaults_problem(settings: KubeflowSettings) -> str | None:
     return weaker_retries(kfp_reference.shipped_workflow_controller_configmap(), applied)
 
 
+def keep_pipeline_pods_off_the_system_pool(configmap: Mapping[str, Any]) -> dict[str, Any]:
+    """Argo's workflow defaults with `spec.affinity` that keeps every pipeline pod off the system pool.
+
+    Argo gives a workflow's `affinity` to each pod whose template has none, and KFP's templates have
+    none: a step's own placement reaches its pod through KFP's pod spec patch, whose required node
+    affinity replaces this one (Kubernetes lists of node selector terms are replaced, not merged). So
+    KFP's driver pods and steps placed nowhere stay off the system pool, and placed steps go where
+    their placement says, which for spotkube's placements also excludes it. A required node
+    affinity already in the defaults is ANDed with, as `constrain_pod_spec` does for a pod.
+    """
+    data = dict(configmap.get("data") or {})
+    defaults = yaml.safe_load(data.get("workflowDefaults") or "") or {}
+    spec = contract.constrain_pod_spec(dict(defaults.get("spec") or {}), contract.pipeline_pod_default())
+    data["workflowDefaults"] = yaml.safe_dump({**defaults, "spec": spec}, sort_keys=False)
+    return {**configmap, "data": data}
+
+
+def argo_key_format(configmap: Mapping[str, Any]) -> str | None:
+    """The `keyFormat` Argo archives logs under (`artifactRepository.s3.keyFormat`), None if unset."""
+    repository = yaml.safe_load((configmap.get("data") or {}).get("artifactRepository") or "") or {}
+    key_format = (repository.get("s3") or {}).get("keyFormat") if isinstance(repository, Mapping) else None
+    return str(key_format) if key_format else None
+
+
+#: The UI's settings for logs of pods that are gone (kubeflow/pipelines 2.17.0,
+#: frontend/server/configs.ts and handlers/pod-logs.ts): when a step's pod no longer exists, the UI
+#: reads the log Argo archived at `ARGO_KEYFORMAT` + `/main.log`. KFP ships the UI without
+#: `ARGO_KEYFORMAT`, so it looks under `artifacts/...` while the controller archives under
+#: `private-artifacts/<namespace>/...`, and the fallback never finds a log once the workflow is gone.
+def ui_log_settings(cloud_logs_link: bool) -> dict[str, str]:
+    """The environment of the UI container for finding the logs of a deleted step.
+
+    `cloud_logs_link` turns on KFP's GKE metadata lookup (`DISABLE_GKE_METADATA=false`), with which
+    the run page links a step to Cloud Logging; only GKE nodes answer it.
+    """
+    key_format = argo_key_format(kfp_reference.shipped_workflow_controller_configmap())
+    env = {"ARGO_ARCHIVE_LOGS": "true", "DISABLE_GKE_METADATA": "false" if cloud_logs_link else "true"}
+    if key_format:
+        env["ARGO_KEYFORMAT"] = key_format
+    return env
+
+
+def set_ui_log_settings(deployment: Mapping[str, Any], cloud_logs_link: bool) -> dict[str, Any]:
+    """The UI Deployment with `ui_log_settings` in its container's environment (each variable once)."""
+    spec = deployment.get("spec") or {}
+    template = spec.get("template") or {}
+    pod_spec = template.get("spec") or {}
+    wanted = ui_log_settings(cloud_logs_link)
+    containers = []
+    for container in pod_spec.get("containers") or ():
+        if container.get("name") == UI_CONTAINER:
+            env = [e for e in container.get("env") or () if e.get("name") not in wanted]
+            container = {**container, "env": [*env, *({"name": k, "value": v} for k, v in wanted.items())]}
+        containers.append(container)
+    pod_spec = {**pod_spec, "containers": containers}
+    return {**deployment, "spec": {**spec, "template": {**template, "spec": pod_spec}}}
+
+
 def expose_ui(service: Mapping[str, Any], source_ranges: tuple[str, ...]) -> dict[str, Any]:
     """The UI Service as a LoadBalancer, limited to `source_ranges` when given."""
     spec = {**(service.get("spec") or {}), "type": "LoadBalancer"}
@@ -278,20 +341,26 @@ def set_storage_class(claim: Mapping[str, Any], storage_class: str) -> dict[str,
     return {**claim, "spec": {**(claim.get("spec") or {}), "storageClassName": storage_class}}
 
 
-def transform(obj: Mapping[str, Any], settings: KubeflowSettings, credentials: Credentials) -> dict[str, Any] | None:
-    """The object as spotkube applies it, or None when spotkube leaves it exactly as KFP ships it."""
+def transform(obj: Mapping[str, Any], settings: KubeflowSettings, credentials: Credentials, *,
+              cloud_logs_link: bool = False) -> dict[str, Any] | None:
+    """The object as spotkube applies it, or None when spotkube leaves it exactly as KFP ships it.
+    `cloud_logs_link` says the cluster's nodes answer KFP's GKE metadata lookup (see
+    `ui_log_settings`)."""
     kind, name = obj.get("kind"), _name(obj)
     changed: dict[str, Any] | None = None
     if kind in CONTROL_PLANE_KINDS:
         changed = keep_on_platform_pool(obj)
         if kind == "Deployment" and name == MYSQL_DEPLOYMENT:
             changed = require_mysql_root_password(changed)
+        if kind == "Deployment" and name == UI_DEPLOYMENT:
+            changed = set_ui_log_settings(changed, cloud_logs_link)
     elif kind == "Secret" and name == OBJECT_STORE_SECRET:
         changed = replace_object_store_credentials(obj, credentials)
     elif kind == "Secret" and name == MYSQL_SECRET:
         changed = replace_mysql_credentials(obj, credentials)
     elif kind == "ConfigMap" and name == ARGO_CONFIGMAP:
-        changed = set_retry_defaults(obj, settings.retry_policy, settings.retry_limit)
+        changed = keep_pipeline_pods_off_the_system_pool(
+            set_retry_defaults(obj, settings.retry_policy, settings.retry_limit))
     elif kind == "Service" and name == UI_SERVICE and settings.expose_ui:
         changed = expose_ui(obj, settings.ui_source_ranges)
     elif kind == "PersistentVolumeClaim" and settings.storage_class:

@@ -36,8 +36,32 @@ NO_ACCELERATOR = "none"
 
 INTERRUPTIBLE: tuple[Capacity, ...] = ("spot", "preemptible")
 
-#: The GPU resource name the NVIDIA device plugin advertises.
+#: The GPU resource name the NVIDIA device plugin advertises: a whole GPU, or with GPU sharing one
+#: slice of it (a MIG instance under the `single` strategy, or one client's share of a time-shared or
+#: MPS GPU on GKE).
 GPU_RESOURCE = "nvidia.com/gpu"
+#: With the NVIDIA device plugin's `mixed` MIG strategy each MIG profile is a resource of its own:
+#: `nvidia.com/mig-1g.10gb` (docs/gpu-sharing.md).
+MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
+
+#: Pod annotations a pipeline step declares its timing with, in whole seconds, for `spotkube simulate`:
+#: how long its work takes on one node, and how often it saves a checkpoint it can resume from.
+RUNTIME_ANNOTATION = f"{LABEL_PREFIX}/runtime-seconds"
+CHECKPOINT_ANNOTATION = f"{LABEL_PREFIX}/checkpoint-interval-seconds"
+
+#: How a pool's GPUs are shared: MIG instances (both clouds), or several pods per GPU by time-sharing
+#: or NVIDIA MPS (GKE). A GPU pool without sharing gives each pod whole GPUs.
+SharingMode = Literal["mig", "time-sharing", "mps"]
+SHARING_MODES: tuple[SharingMode, ...] = ("mig", "time-sharing", "mps")
+#: The NVIDIA device plugin's MIG strategies: `single` advertises every MIG instance as
+#: `nvidia.com/gpu`, `mixed` as `nvidia.com/mig-<profile>` (github.com/NVIDIA/k8s-device-plugin).
+MigStrategy = Literal["single", "mixed"]
+#: Neutral labels of a GPU pool that shares its GPUs, on both clouds: the mode, the MIG profile and the
+#: pods per GPU. A pool without sharing carries none of them, so a step that wants whole GPUs
+#: requires `gpu-sharing DoesNotExist` and never gets a slice by accident.
+GPU_SHARING_LABEL = f"{LABEL_PREFIX}/gpu-sharing"
+GPU_PARTITION_LABEL = f"{LABEL_PREFIX}/gpu-partition"
+GPU_CLIENTS_LABEL = f"{LABEL_PREFIX}/gpu-clients"
 
 
 @dataclass(frozen=True, order=True)
@@ -83,6 +107,11 @@ GKE_SPOT_TAINT = Taint("cloud.google.com/gke-spot", "true")
 GKE_PREEMPTIBLE_TAINT = Taint("cloud.google.com/gke-preemptible", "true")
 #: The AKS docs' recommended taint for a dedicated system pool.
 CRITICAL_ADDONS_ONLY_TAINT = Taint("CriticalAddonsOnly", "true")
+#: GKE's own system workloads (kube-dns and its autoscaler, konnectivity-agent, event-exporter, the
+#: L7 default backend) tolerate `components.gke.io/gke-managed-components` with `Exists`, and GKE's
+#: node agents (DaemonSets) tolerate every taint, so a GKE system pool tainted with it still runs
+#: GKE's system pods while ordinary pods go elsewhere (docs/platform-facts.md#gke-system-pool-taint).
+GKE_MANAGED_COMPONENTS_TAINT = Taint("components.gke.io/gke-managed-components", "true")
 
 #: Labels each cloud puts on nodes by itself. We repeat AKS's spot label in the pool inputs for the
 #: same perpetual-diff reason as the taint; the others are only used to predict placement.
@@ -93,6 +122,11 @@ GKE_SPOT_LABEL = (GKE_SPOT_TAINT.key, "true")
 GKE_PREEMPTIBLE_LABEL = (GKE_PREEMPTIBLE_TAINT.key, "true")
 GKE_NODEPOOL_LABEL = "cloud.google.com/gke-nodepool"
 GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
+#: The labels GKE puts on the nodes of a pool whose GPUs are partitioned or shared
+#: (cloud.google.com/kubernetes-engine/docs/how-to/gpus-multi, .../timesharing-gpus, .../nvidia-mps-gpus).
+GKE_GPU_PARTITION_LABEL = "cloud.google.com/gke-gpu-partition-size"
+GKE_GPU_SHARING_LABEL = "cloud.google.com/gke-gpu-sharing-strategy"
+GKE_GPU_CLIENTS_LABEL = "cloud.google.com/gke-max-shared-clients-per-gpu"
 #: On GKE, NVIDIA's upstream plugin may only run on pools that carry this label, with the driver
 #: installed by hand (cloud.google.com/kubernetes-engine/docs/how-to/gpus, "GPU Operator").
 GKE_NO_DEFAULT_DEVICE_PLUGIN_LABEL = ("gke-no-default-nvidia-gpu-device-plugin", "true")
@@ -152,6 +186,12 @@ class CloudLabels:
     zone_label: str
     #: GPU pools also carry their compute class's taint, the cloud's way to join a pool to the class.
     compute_class_taint: bool
+    #: The taint that keeps the system pool for the cluster's own add-ons, one the cloud's own system
+    #: pods tolerate.
+    system_taint: Taint
+    #: The labels the cloud puts on nodes whose GPUs are shared (partition, strategy, clients per GPU);
+    #: None where it puts none.
+    gpu_sharing_labels: tuple[str, str, str] | None = None
 
 
 #: Each cloud's labels and taints (docs/platform-facts.md#aks-spot-pools,
@@ -167,6 +207,7 @@ CLOUD_LABELS: Mapping[Cloud, CloudLabels] = {
         accelerator_label=AKS_ACCELERATOR_LABEL,
         zone_label="{region}-{zone}",
         compute_class_taint=False,
+        system_taint=CRITICAL_ADDONS_ONLY_TAINT,
     ),
     "gke": CloudLabels(
         prefix="cloud.google.com",
@@ -177,6 +218,8 @@ CLOUD_LABELS: Mapping[Cloud, CloudLabels] = {
         accelerator_label=(GKE_ACCELERATOR_LABEL, None),
         zone_label="{zone}",
         compute_class_taint=True,
+        system_taint=GKE_MANAGED_COMPONENTS_TAINT,
+        gpu_sharing_labels=(GKE_GPU_PARTITION_LABEL, GKE_GPU_SHARING_LABEL, GKE_GPU_CLIENTS_LABEL),
     ),
 }
 #: Each cloud's reserved prefix, for the messages that name another cloud's.
@@ -230,7 +273,7 @@ def pool_taints(
     cloud joins pools to classes by taint, then the user's own."""
     taints: list[Taint] = []
     if role == "system" and system_critical_only:
-        taints.append(CRITICAL_ADDONS_ONLY_TAINT)
+        taints.append(CLOUD_LABELS[cloud].system_taint)
     spot_taint = interruptible_taint(cloud, capacity)
     if spot_taint:
         taints.append(spot_taint)
@@ -254,7 +297,7 @@ def neutral_labels(pool: str, role: Role, capacity: Capacity, accelerator: str |
 
 def declared_labels(
     cloud: Cloud, pool: str, role: Role, capacity: Capacity, accelerator: str | None,
-    extra: Mapping[str, str] | None = None,
+    extra: Mapping[str, str] | None = None, sharing: GpuSharing | None = None,
 ) -> dict[str, str]:
     """The labels a pool's inputs declare: neutral ones, the cloud's capacity label where the pool
     repeats it (AKS's spot label), a GPU pool's compute class, then the user's own.
@@ -268,6 +311,8 @@ def declared_labels(
         labels[key] = value
     if accelerator:
         labels[COMPUTE_CLASS_LABEL] = compute_class(accelerator)
+    if sharing is not None:
+        labels.update(sharing.labels())
     labels.update(neutral_labels(pool, role, capacity, accelerator))
     return labels
 
@@ -284,7 +329,8 @@ def zone_label_values(cloud: Cloud, region: str, zones: Sequence[str]) -> tuple[
     return tuple(CLOUD_LABELS[cloud].zone_label.format(region=region, zone=zone) for zone in zones)
 
 
-def cloud_added_labels(cloud: Cloud, pool: str, capacity: Capacity, accelerator: str | None) -> dict[str, str]:
+def cloud_added_labels(cloud: Cloud, pool: str, capacity: Capacity, accelerator: str | None,
+                       sharing: GpuSharing | None = None) -> dict[str, str]:
     """Labels the cloud puts on the nodes by itself, which workloads may also select on. `pool` is
     the pool's name in the cloud, which the cloud writes into its node-pool label."""
     facts = CLOUD_LABELS[cloud]
@@ -295,7 +341,63 @@ def cloud_added_labels(cloud: Cloud, pool: str, capacity: Capacity, accelerator:
     if accelerator:
         key, fixed = facts.accelerator_label
         labels[key] = fixed or accelerator
+    if sharing is not None and facts.gpu_sharing_labels is not None:
+        partition, strategy, clients = facts.gpu_sharing_labels
+        if sharing.mode == "mig":
+            labels[partition] = sharing.partition or ""
+        else:
+            labels[strategy] = sharing.mode
+            labels[clients] = str(sharing.slices_per_gpu)
     return labels
+
+
+def mig_resource(profile: str) -> str:
+    """The resource a MIG instance of `profile` is advertised as under the `mixed` strategy."""
+    return f"{MIG_RESOURCE_PREFIX}{profile}"
+
+
+def is_gpu_resource(name: str) -> bool:
+    """Whether a container resource is a GPU or a slice of one, as the NVIDIA device plugin names them."""
+    return name == GPU_RESOURCE or name.startswith(MIG_RESOURCE_PREFIX)
+
+
+@dataclass(frozen=True)
+class GpuSharing:
+    """How a pool's GPUs are shared, and what its nodes therefore advertise.
+
+    `partition` is the MIG profile (`1g.10gb`) in MIG mode; `slices_per_gpu` is what one GPU becomes
+    (MIG instances, or the clients of a time-shared or MPS GPU); `resource` is the name the device
+    plugin advertises the slices under: `nvidia.com/gpu`, or `nvidia.com/mig-<profile>` with the
+    `mixed` MIG strategy.
+    """
+
+    mode: SharingMode
+    slices_per_gpu: int
+    partition: str | None = None
+    resource: str = GPU_RESOURCE
+
+    def labels(self) -> dict[str, str]:
+        """The neutral labels a pool with this sharing carries (see GPU_SHARING_LABEL)."""
+        labels = {GPU_SHARING_LABEL: self.mode}
+        if self.partition:
+            labels[GPU_PARTITION_LABEL] = self.partition
+        if self.mode != "mig":
+            labels[GPU_CLIENTS_LABEL] = str(self.slices_per_gpu)
+        return labels
+
+    def text(self) -> str:
+        """`MIG 1g.10gb, 7 per GPU as nvidia.com/gpu`, for the plan and the messages."""
+        what = f"MIG {self.partition}" if self.mode == "mig" else self.mode
+        return f"{what}, {self.slices_per_gpu} per GPU as {self.resource}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"mode": self.mode, "partition": self.partition, "slicesPerGpu": self.slices_per_gpu,
+                "resource": self.resource}
+
+    @staticmethod
+    def from_json(data: Mapping[str, Any]) -> GpuSharing:
+        return GpuSharing(mode=data["mode"], slices_per_gpu=int(data["slicesPerGpu"]),
+                          partition=data.get("partition"), resource=str(data.get("resource") or GPU_RESOURCE))
 
 
 @dataclass(frozen=True)
@@ -305,7 +407,8 @@ class PoolContract:
     `labels` holds every label the nodes will have with one value for the whole pool (declared,
     cloud-added and the kubelet's well-known ones) because placement depends on all of them; `zones`
     holds the values of `topology.kubernetes.io/zone`, which differ from node to node. `gpu_count`
-    bounds how many GPUs one pod can request there.
+    is the GPUs of one node; `sharing` says how they are shared, and with it what one node advertises
+    (`advertised`), which bounds what one pod can request there.
     """
 
     name: str
@@ -316,6 +419,15 @@ class PoolContract:
     labels: Mapping[str, str]
     taints: tuple[Taint, ...]
     zones: tuple[str, ...] = ()
+    sharing: GpuSharing | None = None
+
+    def advertised(self) -> dict[str, int]:
+        """The GPU resources one node advertises: whole GPUs, or slices of them."""
+        if not self.accelerator:
+            return {}
+        if self.sharing is None:
+            return {GPU_RESOURCE: self.gpu_count}
+        return {self.sharing.resource: self.gpu_count * self.sharing.slices_per_gpu}
 
     def node_label_sets(self) -> list[dict[str, str]]:
         """The label sets the pool's nodes can carry: one per zone (or one, when the cloud picks)."""
@@ -329,16 +441,23 @@ class PoolContract:
             "name": self.name,
             "role": self.role,
             "capacity": self.capacity,
-            "gpu": {"type": self.accelerator, "count": self.gpu_count} if self.accelerator else None,
+            "gpu": self._gpu_json() if self.accelerator else None,
             "labels": dict(sorted(self.labels.items())),
             "zones": list(self.zones),
             "taints": [str(t) for t in self.taints],
         }
 
+    def _gpu_json(self) -> dict[str, Any]:
+        gpu: dict[str, Any] = {"type": self.accelerator, "count": self.gpu_count}
+        if self.sharing is not None:
+            gpu["sharing"] = self.sharing.to_json()
+        return gpu
+
     @staticmethod
     def from_json(data: Mapping[str, Any]) -> PoolContract:
         """Read a pool back from `spotkube plan --format json` or the `poolContracts` output."""
         gpu = data.get("gpu") or {}
+        sharing = gpu.get("sharing")
         return PoolContract(
             name=data["name"],
             role=data["role"],
@@ -348,6 +467,7 @@ class PoolContract:
             labels=dict(data.get("labels") or {}),
             taints=tuple(Taint.parse(t) for t in data.get("taints") or ()),
             zones=tuple(str(z) for z in data.get("zones") or ()),
+            sharing=GpuSharing.from_json(sharing) if sharing else None,
         )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from spotkube.platform.contract.labels import COMPUTE_CLASS_LABEL, GPU_RESOURCE, PoolContract
+from spotkube.platform.contract.labels import COMPUTE_CLASS_LABEL, PoolContract
 from spotkube.platform.contract.placements import Placement
 
 
@@ -75,9 +75,15 @@ def judge(placement: Placement, pool: PoolContract) -> Verdict:
     fitting = [v for v in verdicts if v.fits]
     if not fitting:
         return verdicts[0]
-    if placement.gpus > pool.gpu_count:
-        have = f"{pool.gpu_count} × {pool.accelerator}" if pool.accelerator else "no GPU"
-        return Verdict(pool.name, False, f"requests {placement.gpus} {GPU_RESOURCE}; a node has {have}")
+    have = pool.advertised().get(placement.gpu_resource, 0)
+    if placement.gpus > have:
+        if not pool.accelerator:
+            offer = "no GPU"
+        elif pool.sharing is None:
+            offer = f"{pool.gpu_count} × {pool.accelerator}"
+        else:
+            offer = f"{pool.gpu_count} × {pool.accelerator} shared ({pool.sharing.text()})"
+        return Verdict(pool.name, False, f"requests {placement.gpus} {placement.gpu_resource}; a node has {offer}")
     preference = max(v.preference for v in fitting)
     return Verdict(pool.name, True, preference=preference, intolerable_soft_taints=soft)
 

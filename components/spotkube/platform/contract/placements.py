@@ -7,7 +7,7 @@ apart, and a pipeline compiled against the neutral labels lands on every cloud a
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -15,15 +15,22 @@ from spotkube.platform.contract.labels import (
     ACCELERATOR_LABEL,
     CAPACITY_LABEL,
     COMPUTE_CLASS_LABEL,
+    GPU_CLIENTS_LABEL,
+    GPU_PARTITION_LABEL,
     GPU_RESOURCE,
+    GPU_SHARING_LABEL,
     GPU_TAINT,
     INTERRUPTIBLE,
     INTERRUPTIBLE_TAINTS,
     NO_ACCELERATOR,
     POOL_LABEL,
     ROLE_LABEL,
+    MigStrategy,
+    SharingMode,
     Taint,
     compute_class,
+    is_gpu_resource,
+    mig_resource,
 )
 
 
@@ -132,6 +139,8 @@ class Placement:
     preferred: tuple[tuple[int, Term], ...] = ()
     gpus: int = 0
     unsupported: tuple[str, ...] = ()
+    #: The resource the GPUs are requested as: `nvidia.com/gpu`, or a MIG profile's own resource.
+    gpu_resource: str = GPU_RESOURCE
 
     def affinity_k8s(self) -> dict[str, Any]:
         """`spec.affinity` for a pod template (empty when there is nothing to say)."""
@@ -169,12 +178,13 @@ class Placement:
             ))
             for p in node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or ()
         )
-        gpus = 0
+        gpus, gpu_resource = 0, GPU_RESOURCE
         for container in spec.get("containers") or ():
             resources = container.get("resources") or {}
-            limits = resources.get("limits") or {}
-            requests = resources.get("requests") or {}
-            gpus = max(gpus, int(limits.get(GPU_RESOURCE) or requests.get(GPU_RESOURCE) or 0))
+            asked = {**(resources.get("requests") or {}), **(resources.get("limits") or {})}
+            for name, amount in asked.items():
+                if is_gpu_resource(str(name)) and int(amount or 0) > gpus:
+                    gpus, gpu_resource = int(amount), str(name)
         return Placement(
             tolerations=tuple(Toleration.from_k8s(t) for t in spec.get("tolerations") or ()),
             node_selector=dict(spec.get("nodeSelector") or {}),
@@ -182,6 +192,7 @@ class Placement:
             preferred=preferred,
             gpus=gpus,
             unsupported=tuple(unsupported),
+            gpu_resource=gpu_resource,
         )
 
 
@@ -202,13 +213,47 @@ def tolerate_gpu_pools() -> tuple[Toleration, ...]:
     return (*tolerate_interruptible(), Toleration.for_taint(GPU_TAINT), TOLERATE_COMPUTE_CLASS)
 
 
+#: Keeps a workload off the system pool on both clouds, whatever the system pool's taint says (a stack
+#: may turn its taint off): pipeline steps, Kubeflow and node agents of spotkube's add-ons require it.
+NOT_SYSTEM = Requirement(ROLE_LABEL, "NotIn", ("system",))
+#: What a GPU step that asked for whole GPUs requires: a pool that shares none.
+WHOLE_GPUS = Requirement(GPU_SHARING_LABEL, "DoesNotExist")
+
+
+@dataclass(frozen=True)
+class SharedGpu:
+    """A step's request for a slice of a GPU: a MIG instance of a profile, or a time-shared or MPS GPU
+    (optionally with a given number of clients per GPU). `mig_strategy` says how the cluster's device
+    plugin advertises MIG instances, which decides the resource the step requests."""
+
+    mode: SharingMode
+    partition: str | None = None
+    clients_per_gpu: int | None = None
+    mig_strategy: MigStrategy = "single"
+
+    def requirements(self) -> Term:
+        reqs = [Requirement(GPU_SHARING_LABEL, "In", (self.mode,))]
+        if self.partition:
+            reqs.append(Requirement(GPU_PARTITION_LABEL, "In", (self.partition,)))
+        if self.clients_per_gpu:
+            reqs.append(Requirement(GPU_CLIENTS_LABEL, "In", (str(self.clients_per_gpu),)))
+        return tuple(reqs)
+
+    @property
+    def resource(self) -> str:
+        if self.mode == "mig" and self.partition and self.mig_strategy == "mixed":
+            return mig_resource(self.partition)
+        return GPU_RESOURCE
+
+
 def spot_gpu(
-    gpu_type: str | None = None,
+    gpu_type: str | Sequence[str] | None = None,
     *,
     pool: str | None = None,
     gpus: int = 1,
     fallback_to_on_demand: bool = False,
     spot_preference_weight: int = 100,
+    shared: SharedGpu | None = None,
 ) -> Placement:
     """Run on an interruptible GPU pool: by GPU type, or by pool name.
 
@@ -219,20 +264,31 @@ def spot_gpu(
     lets a pod select a class: GKE then tries the class's spot pools first and grows an on-demand
     pool only when spot can't be had. Every spotkube GPU pool carries the class label on both
     clouds, so the same pod spec still lands on AKS, where the priority expander orders the pools.
+
+    Without `shared` the step gets whole GPUs, on pools that share none; with it, `gpus` slices of a
+    pool that shares its GPUs that way (docs/gpu-sharing.md). Several GPU types (a sequence) accept
+    any of them, for a step that runs on whichever a stack has; the fallback, which selects one GPU
+    type's compute class, takes one.
     """
     if (gpu_type is None) == (pool is None):
         raise ValueError("name exactly one target: a GPU type or a pool")
-    target = (Requirement(ACCELERATOR_LABEL, "In", (gpu_type,)) if gpu_type
+    types = (gpu_type,) if isinstance(gpu_type, str) else tuple(gpu_type or ())
+    if gpu_type is not None and not types:
+        raise ValueError("name at least one GPU type")
+    if fallback_to_on_demand and len(types) > 1:
+        raise ValueError("fallback_to_on_demand selects one GPU type's compute class; name one GPU type")
+    target = (Requirement(ACCELERATOR_LABEL, "In", types) if types
               else Requirement(POOL_LABEL, "In", (pool,)))  # type: ignore[arg-type]
     spot = Requirement(CAPACITY_LABEL, "In", INTERRUPTIBLE)
+    sharing: Term = shared.requirements() if shared else (WHOLE_GPUS,)
     selector: dict[str, str] = {}
     if fallback_to_on_demand:
-        required: Term = (target, Requirement(ACCELERATOR_LABEL, "NotIn", (NO_ACCELERATOR,)))
+        required: Term = (target, Requirement(ACCELERATOR_LABEL, "NotIn", (NO_ACCELERATOR,)), *sharing)
         preferred: tuple[tuple[int, Term], ...] = ((spot_preference_weight, (spot,)),)
-        if gpu_type:
-            selector[COMPUTE_CLASS_LABEL] = compute_class(gpu_type)
+        if types:
+            selector[COMPUTE_CLASS_LABEL] = compute_class(types[0])
     else:
-        required = (target, spot, Requirement(ACCELERATOR_LABEL, "NotIn", (NO_ACCELERATOR,)))
+        required = (target, spot, Requirement(ACCELERATOR_LABEL, "NotIn", (NO_ACCELERATOR,)), *sharing)
         preferred = ()
     return Placement(
         tolerations=tolerate_gpu_pools(),
@@ -240,6 +296,7 @@ def spot_gpu(
         required=(required,),
         preferred=preferred,
         gpus=gpus,
+        gpu_resource=shared.resource if shared else GPU_RESOURCE,
     )
 
 
@@ -247,8 +304,8 @@ def spot_cpu(
     *, pool: str | None = None, fallback_to_on_demand: bool = True, spot_preference_weight: int = 100
 ) -> Placement:
     """Run a CPU step on interruptible nodes without GPUs (preprocessing, downloads); `pool` pins
-    it to one named pool, such as a stack's spot CPU pool."""
-    no_gpu: Term = (Requirement(ACCELERATOR_LABEL, "In", (NO_ACCELERATOR,)),)
+    it to one named pool, such as a stack's spot CPU pool. Never the system pool, even untainted."""
+    no_gpu: Term = (Requirement(ACCELERATOR_LABEL, "In", (NO_ACCELERATOR,)), NOT_SYSTEM)
     if pool is not None:
         no_gpu = (*no_gpu, Requirement(POOL_LABEL, "In", (pool,)))
     spot = Requirement(CAPACITY_LABEL, "In", INTERRUPTIBLE)
@@ -259,11 +316,21 @@ def spot_cpu(
 
 
 def on_demand_only() -> Placement:
-    """Stay on on-demand nodes without GPUs: control planes, notebooks, datastores, serving."""
+    """Stay on on-demand nodes without GPUs and off the system pool: steps that must not be
+    interrupted, notebooks, datastores, serving."""
     return Placement(required=((
         Requirement(CAPACITY_LABEL, "In", ("on-demand",)),
         Requirement(ACCELERATOR_LABEL, "In", (NO_ACCELERATOR,)),
+        NOT_SYSTEM,
     ),))
+
+
+def pipeline_pod_default() -> Placement:
+    """What every pipeline pod gets from Argo's workflow defaults unless its own step says where it
+    goes: stay off the system pool. KFP's driver pods and steps without a placement would otherwise
+    land on an untainted system pool (a stack may turn its taint off); a step with its own required
+    node affinity replaces this one, which is why every spotkube placement says it too."""
+    return Placement(required=((NOT_SYSTEM,),))
 
 
 def on_platform_pool() -> Placement:

@@ -1,0 +1,63 @@
+"""A step's logs on AKS: a KQL query over Container Insights' `ContainerLogV2`, in Log Analytics.
+
+Container Insights' agent ships each container's stdout and stderr to the cluster's Log Analytics
+workspace while it runs (the `omsagent` add-on and the ContainerLogV2 data collection rule spotkube
+registers), so the logs are there after spot took the node. ContainerLogV2 has PodNamespace,
+PodName, ContainerName, LogSource and LogMessage; a run's pods are found by their `pipeline/runid`
+label in KubePodInventory's PodLabel (learn.microsoft.com/azure/azure-monitor/reference/tables/
+containerlogv2, .../kubepodinventory). Docs: docs/logs.md.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from spotkube.platform.logs import RUN_ID_LABEL, LogQuery, LogsError, LogTarget
+from spotkube.platform.spec import PlatformSpec
+
+#: A Log Analytics workspace's ARM resource id.
+WORKSPACE_ID_PATTERN = (r"/subscriptions/[0-9a-f-]{36}/resourceGroups/[-\w.()]{1,90}/providers/"
+                        r"Microsoft\.OperationalInsights/workspaces/[A-Za-z0-9][-A-Za-z0-9]{2,61}[A-Za-z0-9]")
+#: The portal page of a resource's logs: the workspace's Logs blade.
+PORTAL_LOGS = "https://portal.azure.com/#resource{workspace}/logs"
+
+
+def _quoted(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def log_query(spec: PlatformSpec, target: LogTarget) -> LogQuery:
+    """The KQL for one pod's containers, or every pod of a run, over the stack's retention."""
+    if target.cluster is not None:
+        raise LogsError("--cluster is not needed on AKS: the workspace holds only this cluster's logs unless it is "
+                        "shared; name it with --workspace")
+    logs = spec.cluster.logs
+    workspace = target.workspace or logs.workspace_id
+    if workspace is not None and not re.fullmatch(WORKSPACE_ID_PATTERN, workspace, flags=re.IGNORECASE):
+        raise LogsError(f"--workspace {workspace!r} is not a Log Analytics workspace resource id; use `pulumi stack "
+                        "output logWorkspaceId`")
+    namespace = _quoted(target.namespace)
+    window = f"| where TimeGenerated > ago({logs.retention_days}d)"
+    if target.pod is not None:
+        query = "\n".join([
+            "ContainerLogV2", window, f"| where PodNamespace == {namespace} and PodName == {_quoted(target.pod)}",
+            "| project TimeGenerated, ContainerName, LogSource, LogMessage", "| order by TimeGenerated asc"])
+    else:
+        label = _quoted(f'"{RUN_ID_LABEL}":"{target.run}"')
+        query = "\n".join([
+            "let pods = KubePodInventory", window, f"| where Namespace == {namespace} and PodLabel contains {label}",
+            "| distinct Name;", "ContainerLogV2", window, f"| where PodNamespace == {namespace} and PodName in (pods)",
+            "| project TimeGenerated, PodName, ContainerName, LogSource, LogMessage", "| order by TimeGenerated asc"])
+    notes = []
+    if not spec.switch(logs.enabled):
+        notes.append("cluster.logs.enabled is off for this stack: Container Insights is not installed, so a pod gone "
+                     "with its node left no logs; turn it on to keep them")
+    if workspace is None:
+        notes.append("name the workspace with --workspace $(pulumi stack output logWorkspaceId) for the link and "
+                     "the command (it is created on deployment)")
+        return LogQuery("KQL (Log Analytics)", query, None, None, tuple(notes))
+    command = (f"az monitor log-analytics query --workspace \"$(az monitor log-analytics workspace show --ids "
+               f"{shlex.quote(workspace)} --query customerId -o tsv)\" --analytics-query {shlex.quote(query)}")
+    notes.append("the link opens the workspace's Logs page: paste the query there")
+    return LogQuery("KQL (Log Analytics)", query, PORTAL_LOGS.format(workspace=workspace), command, tuple(notes))
