@@ -2,11 +2,12 @@
 
 Pulumi's unit tests (`pulumi.runtime.set_mocks` and `@pulumi.runtime.test`) replace the engine and every
 provider with a `pulumi.runtime.Mocks`. The clusters read a few values that only a cloud can give: AKS's
-user kubeconfig (`listManagedClusterUserCredentials`), the deployer's identity (`getClientConfig`), a
-GKE cluster's endpoints and CA certificate, the nodes' service account e-mail. `SpotkubeMocks` answers
-each of them with a value shaped exactly like the cloud's own answer and obviously fake (`.invalid`
-hosts, nil-like GUIDs), and echoes every resource's inputs back as its state, as Pulumi's documented
-mocks do. The same answers drive `spotkube plan`, which runs the stack program under these mocks.
+user kubeconfig (`listManagedClusterUserCredentials`), a GKE cluster's endpoints and CA certificate,
+the nodes' service account e-mail; a program around them may ask who runs it (`getClientConfig`), which
+never decides the deployer's grant (the stack names the deployer). `SpotkubeMocks` answers each of them
+with a value shaped exactly like the cloud's own answer and obviously fake (`.invalid` hosts, nil-like
+GUIDs), and echoes every resource's inputs back as its state, as Pulumi's documented mocks do.
+The same answers drive `spotkube plan`, which runs the stack program under these mocks.
 
     import pulumi
     from spotkube.testing import SpotkubeMocks

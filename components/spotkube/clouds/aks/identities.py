@@ -76,11 +76,13 @@ EVERY_PREVIEW = "every preview and deploy of an existing cluster (the provider's
 QUOTA = "spotkube quota (the pull request's comment; deploy.yml before pulumi up)"
 
 
-def role_definition_id(scope_id: str, role: str) -> str:
+def role_definition_id(scope_id: str, role: str) -> str | None:
     """A role's definition id in the subscription of the resource `scope_id` (an ARM id
-    `/subscriptions/<id>/...`), the form Azure stores on an assignment."""
-    subscription = scope_id.split("/")[2]
-    return f"/subscriptions/{subscription}/providers/Microsoft.Authorization/roleDefinitions/{role}"
+    `/subscriptions/<id>/...`), the form Azure stores on an assignment; None when `scope_id` is no ARM id."""
+    parts = scope_id.split("/")
+    if len(parts) < 3 or parts[:2] != ["", "subscriptions"] or not parts[2]:
+        return None
+    return f"/subscriptions/{parts[2]}/providers/Microsoft.Authorization/roleDefinitions/{role}"
 
 
 def _unmapped(type_token: str) -> str:
