@@ -97,7 +97,68 @@ def _node_pool(n: int) -> None:
     gcp.container.NodePool(f"floor-np-{n}", cluster="c")
 
 
+def _role_assignment(n: int) -> None:
+    import pulumi_azure_native as azure
+
+    azure.authorization.RoleAssignment(f"floor-ra-{n}", principal_id="p", role_definition_id="r", scope="s")
+
+
+def _sleep(n: int) -> None:
+    import pulumiverse_time as time
+
+    time.Sleep(f"floor-sleep-{n}", create_duration="1s")
+
+
+def _router(n: int) -> None:
+    import pulumi_gcp as gcp
+
+    gcp.compute.Router(f"floor-router-{n}", network="default")
+
+
+def _router_nat(n: int) -> None:
+    import pulumi_gcp as gcp
+
+    gcp.compute.RouterNat(f"floor-nat-{n}", router="r", nat_ip_allocate_option="AUTO_ONLY",
+                          source_subnetwork_ip_ranges_to_nat="ALL_SUBNETWORKS_ALL_IP_RANGES")
+
+
+def _compute_class(n: int) -> None:
+    import pulumi_kubernetes as k8s
+
+    k8s.apiextensions.CustomResource(f"floor-cc-{n}", api_version="cloud.google.com/v1", kind="ComputeClass",
+                                     spec={})
+
+
+def _log_workspace(n: int) -> None:
+    import pulumi_azure_native as azure
+
+    azure.operationalinsights.Workspace(f"floor-law-{n}", resource_group_name="g", retention_in_days=30,
+                                        sku={"name": "PerGB2018"})
+
+
+def _data_collection_rule(n: int) -> None:
+    import pulumi_azure_native as azure
+
+    azure.monitor.DataCollectionRule(f"floor-dcr-{n}", resource_group_name="g", kind="Linux",
+                                     data_flows=[{"streams": ["Microsoft-ContainerLogV2"], "destinations": ["w"]}])
+
+
+def _data_collection_rule_association(n: int) -> None:
+    import pulumi_azure_native as azure
+
+    azure.monitor.DataCollectionRuleAssociation(f"floor-dcra-{n}", resource_uri="c", data_collection_rule_id="r",
+                                                association_name="ContainerInsightsExtension")
+
+
 BUILDERS: dict[str, Callable[[int], None]] = {
+    "azure-native:authorization:RoleAssignment": _role_assignment,
+    "azure-native:operationalinsights:Workspace": _log_workspace,
+    "azure-native:monitor:DataCollectionRule": _data_collection_rule,
+    "azure-native:monitor:DataCollectionRuleAssociation": _data_collection_rule_association,
+    "time:index/sleep:Sleep": _sleep,
+    "gcp:compute/router:Router": _router,
+    "gcp:compute/routerNat:RouterNat": _router_nat,
+    "kubernetes:cloud.google.com/v1:ComputeClass": _compute_class,
     "azure-native:resources:ResourceGroup": _resource_group,
     "azure-native:containerservice:ManagedCluster": _managed_cluster,
     "azure-native:containerservice:AgentPool": _agent_pool,
@@ -115,11 +176,16 @@ BUILDERS: dict[str, Callable[[int], None]] = {
 }
 
 
+def missing_builders(types: list[str]) -> list[str]:
+    """The types of `types` the floor can't build; spotkube's own components are not resources and need none."""
+    return sorted({t for t in types if t not in BUILDERS and not t.startswith("spotkube:")})
+
+
 def build_floor(types: list[str]) -> None:
     """Register one resource per entry of `types` (a type may repeat) under the offline plan's mocks."""
     from spotkube.components.offline import record_program
 
-    missing = [t for t in types if t not in BUILDERS]
+    missing = missing_builders(types)
     if missing:
         raise SystemExit(f"bench/floor.py has no builder for {', '.join(missing)}; add one")
 

@@ -89,6 +89,25 @@ def test_dash_h_is_help_everywhere(command: tuple[str, ...]) -> None:
     assert short.output == long.output
 
 
+@pytest.mark.parametrize("command", [*COMMANDS, ("prices",)], ids=lambda c: " ".join(c) or "spotkube")
+def test_help_shows_real_placeholders_and_whole_sentences(command: tuple[str, ...]) -> None:
+    """No `<bool>` beside a flag or `<list[str]>` for a value; each paragraph of a command's description
+    is wrapped at the width, not broken where its source line ended."""
+    result = subprocess.run([SPOTKUBE, *command, "-h"], capture_output=True, text=True, timeout=60, check=True,
+                            env={**os.environ, "COLUMNS": "80", "NO_COLOR": "1"})
+    boxes = re.findall(r"╭─ (?:Options|Arguments) ─+╮\n(.*?)╰", result.stdout, re.DOTALL)
+    assert boxes and not re.findall(r"<[a-z|\[\]]+>", "".join(boxes)), result.stdout
+    description = result.stdout.split("╭")[0].splitlines()[3:]  # after the usage line
+    paragraph: list[str] = []
+    for line in [*description, ""]:
+        if line.strip():
+            paragraph.append(line.strip())
+            continue
+        for inner in paragraph[:-1]:  # every line but a paragraph's last is filled to the width
+            assert len(inner) > 55, (inner, paragraph)
+        paragraph = []
+
+
 def test_help_offers_shell_completion() -> None:
     result = CliRunner().invoke(app, ["--help"])
     assert result.exit_code == 0
@@ -137,6 +156,31 @@ def test_the_plan_fits_any_width_without_cutting_a_taint(documents: list[PlanDoc
     assert max(len(line) for line in lines) <= width
     cells = {cell.strip() for line in lines for cell in re.split(r"[│┃]", line)}
     assert taints(documents) <= cells
+
+
+def test_pool_tables_have_columns_at_120(documents: list[PlanDocument]) -> None:
+    """A PR comment or a 120-column pipe sees each pool as a row of columns, not a block of lines."""
+    for document in documents:
+        out = io.StringIO()
+        Console(file=out, width=120, color_system=None).print(plan_views.pool_table(document, 120))
+        header = next(line for line in out.getvalue().splitlines() if line.startswith("┃"))
+        assert [cell.strip() for cell in header.strip("┃").split("┃")] == ["pool", "taints", "cost / month"], (
+            document.stack)
+
+
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_no_table_cuts_a_name_a_type_or_a_taint(documents: list[PlanDocument], width: int) -> None:
+    """Tables wrap at spaces; where a word is longer than its column (a URL), it ends in an ellipsis,
+    never continues on the next line (rich's fold made `RandomPa│ssword`, `KubeflowP│ipelines`)."""
+    out = io.StringIO()
+    plan_views.render_table(documents, Console(file=out, width=width, color_system=None))
+    words = {word.rstrip(",;") for line in out.getvalue().splitlines() for cell in re.split(r"[│┃]", line)
+             for word in cell.split()}
+    for document in documents:
+        expected = {r.type for r in document.resources} | {r.name for r in document.resources}
+        expected |= {pool.machine for pool in document.pools} | {t for pool in document.pools for t in pool.taints}
+        assert expected <= words, (document.stack, sorted(expected - words))
+    assert "RandomPassword" in " ".join(words) and "KubeflowPipelines" in " ".join(words)
 
 
 def test_piped_output_is_120_columns_unless_columns_says_otherwise() -> None:

@@ -7,23 +7,22 @@ on the machine running the tests changes nothing.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import subprocess
 import sys
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from decimal import Decimal
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from typer.testing import CliRunner, Result
 
 from spotkube.cli.app import app
-from spotkube.clouds import load_price_table, parse_spec, plan_platform
-from spotkube.platform.cost import PRICES_ENV, bundled_table_path, default_user_file
+from spotkube.clouds import parse_spec, plan_platform
+from spotkube.platform.cost import PRICES_ENV, default_user_file
+from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.project import Project
 from spotkube.review.costing import price_plan
 
@@ -84,39 +83,71 @@ NULL_FIGURES = ("usdPerHour", "onDemandUsdPerHour", "idleFloor", "scenario", "on
 # --- the plan -----------------------------------------------------------------------------------
 
 
-def test_plan_json_cost_block_reproduces_the_articles_example_and_marks_the_unpriced_pool() -> None:
+def test_plan_json_cost_block_reproduces_the_articles_example_from_the_stacks_own_prices() -> None:
     result = spotkube("plan", "--stack", "aks-dev-uksouth", "--format", "json")
     assert result.returncode == 0, result.stderr
     cost = stack_json(result.stdout)["cost"]
     spot = pool(cost, "cpuspot")
     assert (spot["scenarioHours"], spot["scenario"], spot["onDemandEquivalent"], spot["savingPercent"]) == (
         3400, 173.86, 788.80, 78)
-    assert (spot["priceFrom"], spot["onDemandPriceFrom"]) == ("bundled", "bundled")
+    # The 2022 prices are the stack's own, with their source, not the bundled table's.
+    assert (spot["priceFrom"], spot["onDemandPriceFrom"]) == ("stack file", "stack file")
+    assert spot["priceSource"].startswith("the spotkube articles' worked example: Azure's 2022 retail list price")
     assert cost["assumptions"]["evictionRate"] == 0.05
-    assert cost["total"]["idleFloor"] == 508.08  # 2 system + 1 platform D4s_v3 nodes, 730 h at $0.2320
-    assert cost["total"]["complete"] is False
-    assert cost["total"]["pricedPools"] == ["system", "platform", "cpuspot"]
-    assert cost["total"]["unpricedPools"] == ["t4spot"]
+    total = cost["total"]
+    assert (total["idleFloor"], total["scenario"], total["onDemandEquivalent"], total["savingPercent"]) == (
+        508.08, 173.86, 788.80, 78)  # 2 system + 1 platform D4s_v3 nodes, 730 h at $0.2320
+    assert total["complete"] is False
+    assert total["pricedPools"] == ["system", "platform", "cpuspot"]
+    assert total["unpricedPools"] == ["t4spot"]
+    # t4spot has no UK South price, but at min 0 with no hours it adds nothing: the totals stay whole.
+    assert total["unpriced"] == [{"pool": "t4spot", "machine": T4_UKSOUTH, "gpu": None, "region": "uksouth",
+                                  "missing": ["spot", "on-demand"], "blocks": []}]
     t4 = pool(cost, "t4spot")
     assert t4["priced"] is False
     assert {key: t4[key] for key in NULL_FIGURES} == dict.fromkeys(NULL_FIGURES)
 
 
-def test_plan_markdown_says_unpriced_and_what_the_totals_cover() -> None:
+def test_plan_markdown_names_the_unpriced_pool_that_adds_nothing() -> None:
     result = spotkube("plan", "--stack", "aks-dev-uksouth", "--format", "markdown")
     assert result.returncode == 0, result.stderr
     assert "| cpuspot | spot | Standard_D4s_v3 |" in result.stdout
     assert "3400 h: $173.86 (on-demand $788.80)" in result.stdout
-    assert "| t4spot | spot | Standard_NC4as_T4_v3 |" in result.stdout
     t4_row = next(line for line in result.stdout.splitlines() if line.startswith("| t4spot |"))
     assert t4_row.endswith("| unpriced |")
-    assert ("**monthly cost of the priced pools (system, platform, cpuspot): idle floor $508.08; scenario "
-            "$173.86 vs $788.80 on demand, saving 78 %; unpriced, left out of the totals: t4spot [prices as of "
-            ) in result.stdout
-    assert ("> cost: t4spot: unpriced: no spot or on-demand price for Standard_NC4as_T4_v3 in uksouth in the "
-            "bundled table") in result.stdout
-    assert "spotkube prices refresh --region uksouth --sku Standard_NC4as_T4_v3" in result.stdout
-    assert "no price" not in result.stdout
+    assert ("**monthly cost: idle floor $508.08; scenario $173.86 vs $788.80 on demand, saving 78 %; t4spot, "
+            "Standard_NC4as_T4_v3 in uksouth, has no price; at min 0 with no scenario hours it adds nothing to the "
+            "totals [prices: stack file 2026-11-25]**") in result.stdout
+    assert "cost-unpriced" not in result.stdout
+
+
+def test_a_bigger_size_without_a_price_makes_the_idle_floor_not_known_and_names_the_pool(
+    project_with_stack: Callable[[str, dict[str, Any]], Project],
+) -> None:
+    """The issue's case: aks-dev-uksouth's platform pool from D4s_v3 to D8s_v3, which has no UK South price."""
+    config = _uksouth_config()
+    config["platformPool"]["machine"] = "Standard_D8s_v3"
+    project = project_with_stack("aks-dev-uksouth", config)
+
+    as_json = cli("cost", "--stack", "aks-dev-uksouth", "--format", "json", project=project.root)
+    markdown = cli("cost", "--stack", "aks-dev-uksouth", "--format", "markdown", project=project.root)
+
+    body = json.loads(as_json.stdout)
+    total = body["cost"]["total"]
+    assert (total["idleFloor"], total["scenario"], total["onDemandEquivalent"]) == (None, 173.86, 788.80)
+    assert [u["blocks"] for u in total["unpriced"] if u["pool"] == "platform"] == [["idleFloor"]]
+    (warning,) = [w for w in body["warnings"] if w["id"] == "cost-unpriced:platform"]
+    assert "so the stack's idle floor can't be totalled" in warning["message"]
+    assert ("**monthly cost: idle floor not known (platform, Standard_D8s_v3 in uksouth, has no price); scenario "
+            "$173.86 vs $788.80 on demand, saving 78 %") in markdown.stdout
+    assert "| **total** |  |  |  | **not known** |  | **$173.86** | **$788.80** | **78 %** |" in markdown.stdout
+    summary = next(line for line in markdown.stdout.splitlines() if line.startswith("**monthly cost"))
+    assert "$338.72" not in summary  # the two D4s_v3 system nodes alone are never shown as the floor
+
+
+def _uksouth_config() -> dict[str, Any]:
+    body = yaml.safe_load((REPO / "stacks" / "Pulumi.aks-dev-uksouth.yaml").read_text())
+    return {key.removeprefix("spotkube:"): value for key, value in body["config"].items()}
 
 
 def test_the_plan_reads_the_price_file_spotkube_prices_names(tmp_path: Path,
@@ -133,10 +164,10 @@ def test_the_plan_reads_the_price_file_spotkube_prices_names(tmp_path: Path,
         True, 0.07, str(prices), "our EA price sheet")
     assert document["cost"]["userPriceFile"] == str(prices)
     assert document["cost"]["total"]["complete"] is True
-    assert not [w for w in document["warnings"] if "unpriced" in w]
+    assert not [w for w in document["warnings"] if w["id"].startswith("cost-unpriced")]
 
 
-def test_a_stack_without_any_price_reads_unpriced_never_zero(
+def test_a_stack_without_any_price_reads_not_known_never_zero(
     project_with_stack: Callable[[str, dict[str, Any]], Project],
 ) -> None:
     project = project_with_stack("aks-dev-brazilsouth", {
@@ -153,16 +184,23 @@ def test_a_stack_without_any_price_reads_unpriced_never_zero(
     markdown = cli("cost", "--stack", "aks-dev-brazilsouth", "--format", "markdown", project=project.root)
 
     assert plan.returncode == 0, plan.stderr
-    assert "**monthly cost: unpriced (no price for system, platform, t4spot) [prices as of" in plan.stdout
+    assert ("**monthly cost: idle floor not known (system, Standard_D4s_v3 in brazilsouth, has no price; platform, "
+            "Standard_D4s_v3 in brazilsouth, has no price); scenario not known (t4spot, Standard_NC4as_T4_v3 in "
+            "brazilsouth, has no price) [no price found; bundled table of") in plan.stdout
     assert as_json.exit_code == 0, as_json.output
     total = json.loads(as_json.stdout)["cost"]["total"]
-    assert total == {"idleFloor": None, "scenario": None, "onDemandEquivalent": None, "savingPercent": None,
-                     "complete": False, "pricedPools": [], "unpricedPools": ["system", "platform", "t4spot"]}
+    assert {k: v for k, v in total.items() if k != "unpriced"} == {
+        "idleFloor": None, "scenario": None, "onDemandEquivalent": None, "savingPercent": None, "complete": False,
+        "pricedPools": [], "unpricedPools": ["system", "platform", "t4spot"]}
+    assert [u["blocks"] for u in total["unpriced"]] == [
+        ["idleFloor"], ["idleFloor"], ["scenario", "onDemandEquivalent"]]
     for shown in (plan.stdout, table.stdout, markdown.stdout):
         assert "$0.00" not in shown and "0 %" not in shown
-    assert "│ total " in table.stdout and table.stdout.count("unpriced") >= 7  # 3 pools, 4 totals
-    assert "monthly cost: unpriced (no price for system, platform, t4spot) [prices as of" in table.stdout
-    assert "| **total** |  |  |  | **unpriced** |" in markdown.stdout
+    assert "│ total " in table.stdout and table.stdout.count("unpriced") >= 3  # 3 pools
+    assert "monthly cost: idle floor not known (system, Standard_D4s_v3 in brazilsouth, has no price;" in " ".join(
+        table.stdout.split())
+    assert "| **total** |  |  |  | **not known** |  | **not known** | **not known** | **not known** |" in (
+        markdown.stdout)
 
 
 # --- the cost command ---------------------------------------------------------------------------
@@ -199,7 +237,7 @@ def test_cost_prices_option_overrides_the_bundled_rows(tmp_path: Path) -> None:
     assert table.exit_code == 0, table.output
     t4_line = next(line for line in table.stdout.splitlines() if "t4spot" in line)
     assert "user file" in t4_line and "0.07" in t4_line
-    assert f"user prices from {prices}" in " ".join(table.stdout.split())
+    assert "user file" in table.stdout and str(prices) in "".join(table.stdout.split())
 
 
 def test_cost_reads_the_default_user_file(user_config: Path) -> None:
@@ -241,13 +279,11 @@ def test_cost_markdown_is_markdown_in_the_plans_style() -> None:
     assert lines[0] == "## spotkube cost: aks-dev-uksouth"
     assert "| pool | capacity | $/h | price from | idle floor | hours | scenario | on demand | saving |" in lines
     assert "|---|---|---|---|---|---|---|---|---|" in lines
-    assert "| cpuspot | spot | 0.0487 | bundled | $0.00 | 3400 | $173.86 | $788.80 | 78 % |" in lines
+    assert "| cpuspot | spot | 0.0487 | stack file | $0.00 | 3400 | $173.86 | $788.80 | 78 % |" in lines
     assert "| t4spot | spot | unpriced | - | - | 0 | - | - | - |" in lines
-    assert "| **total (priced pools only)** |  |  |  | **$508.08** |  | **$173.86** | **$788.80** | **78 %** |" in lines
+    assert "| **total** |  |  |  | **$508.08** |  | **$173.86** | **$788.80** | **78 %** |" in lines
     # The same summary line as the plan's Markdown.
-    assert any(line.startswith("**monthly cost of the priced pools (system, platform, cpuspot): idle floor "
-                               "$508.08;") for line in lines)
-    assert any(line.startswith("> **warning:** t4spot: unpriced: no spot or on-demand price") for line in lines)
+    assert any(line.startswith("**monthly cost: idle floor $508.08;") for line in lines)
     assert not {"┏", "│", "━"} & set(result.stdout)
 
 
@@ -262,18 +298,23 @@ def spec(**gpu: Any) -> Any:
 
 def test_warns_when_max_price_is_above_on_demand() -> None:
     warnings = price_plan(spec(maxPrice=5)).warnings
-    assert warnings == ["a100spot: maxPrice $5/h is above the on-demand price $3.673/h; spot could cost more "
-                        "than on-demand"]
+    assert [(w.id, w.message) for w in warnings] == [(
+        "cost-max-price-above-on-demand:a100spot",
+        "a100spot: maxPrice $5/h is above the on-demand price $3.673/h; spot could cost more than on-demand")]
 
 
 def test_warns_when_max_price_is_below_the_spot_price() -> None:
     (warning,) = price_plan(spec(maxPrice=0.1)).warnings
-    assert "maxPrice $0.1/h is below the current spot price $0.444433/h; nodes would be evicted at once" in warning
+    assert warning.id == "cost-max-price-below-spot:a100spot"
+    assert "maxPrice $0.1/h is below the current spot price $0.444433/h; nodes would be evicted at once" in (
+        warning.message)
 
 
 def test_warns_when_a_gpu_pool_costs_money_while_idle() -> None:
     (warning,) = price_plan(spec(min=1)).warnings
-    assert warning == "a100spot: GPU pool min is 1, so it costs $324.44/month while idle; use min 0 to scale to zero"
+    assert (warning.id, warning.message) == (
+        "cost-idle-gpu:a100spot",
+        "a100spot: GPU pool min is 1, so it costs $324.44/month while idle; use min 0 to scale to zero")
 
 
 def test_idle_floor_counts_min_nodes_at_their_own_capacity() -> None:
@@ -282,116 +323,34 @@ def test_idle_floor_counts_min_nodes_at_their_own_capacity() -> None:
     assert line["idleFloor"] == float((Decimal("0.444433") * 2 * 730).quantize(Decimal("0.01")))
 
 
-def test_an_unpriced_gcp_gpu_names_the_missing_accelerator_and_the_price_file(user_config: Path) -> None:
+def test_an_unpriced_gcp_gpu_names_the_missing_accelerator_and_the_refresh_with_its_key(user_config: Path) -> None:
     plan = plan_platform(parse_spec({
         "cloud": "gke", "environment": "dev", "region": "us-east4",
         "cluster": {"project": "acme-ml-dev"},
         "gpuPools": [{"name": "t4", "machine": "n1-standard-8", "gpu": {"type": "nvidia-tesla-t4", "count": 1},
-                      "capacity": "spot", "zones": ["us-east4-a"]}]}, "test"))
+                      "capacity": "spot", "zones": ["us-east4-a"]}],
+        "cost": {"hours": {"t4": 10}}}, "test"))
 
     report = price_plan(plan)
 
-    (warning,) = [w for w in report.warnings if w.startswith("t4:")]
-    assert warning.startswith("t4: unpriced: no spot or on-demand price for n1-standard-8 in us-east4")
-    assert f"add a row for it to your price file {user_config / 'spotkube' / 'prices.json'}" in warning
-    assert "prices refresh" not in warning  # GCP has no keyless price API to refresh from
+    (warning,) = [w for w in report.warnings if w.id == "cost-unpriced:t4"]
+    assert warning.message.startswith("t4: unpriced: no spot or on-demand price for n1-standard-8 in us-east4")
+    assert ("SPOTKUBE_GCP_BILLING_API_KEY=<API key> spotkube prices refresh --cloud gcp --region us-east4 --sku "
+            "n1-standard-8") in warning.message
+    assert f"your price file {user_config / 'spotkube' / 'prices.json'}" in warning.message
+    assert report.unpriced[0].text() == "t4, n1-standard-8 with 1 × nvidia-tesla-t4 in us-east4, has no price"
 
 
-# --- the refresh --------------------------------------------------------------------------------
+def test_a_stack_price_must_fit_its_cloud() -> None:
+    def refused(price: dict[str, Any]) -> str:
+        row = {"sku": "Standard_D4s_v3", "capacity": "spot", "usdPerHour": 0.1, "source": "x", "date": "2026-11-01"}
+        with pytest.raises(SpotkubeError) as raised:
+            parse_spec({"cloud": "aks", "environment": "dev", "region": "uksouth",
+                        "cost": {"prices": [{**row, **price}]}}, "stacks/Pulumi.x.yaml")
+        return str(raised.value)
 
-
-class _Prices(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        items = [
-            {"currencyCode": "USD", "retailPrice": 0.526, "unitPrice": 0.526, "armRegionName": "uksouth",
-             "armSkuName": "Standard_NC4as_T4_v3", "skuName": "NC4as T4 v3", "productName": "NCasT4_v3 Series",
-             "meterName": "NC4as T4 v3", "serviceName": "Virtual Machines", "type": "Consumption",
-             "unitOfMeasure": "1 Hour", "isPrimaryMeterRegion": True},
-            {"currencyCode": "USD", "retailPrice": 0.0632, "unitPrice": 0.0632, "armRegionName": "uksouth",
-             "armSkuName": "Standard_NC4as_T4_v3", "skuName": "NC4as T4 v3 Spot", "productName": "NCasT4_v3 Series",
-             "meterName": "NC4as T4 v3 Spot", "serviceName": "Virtual Machines", "type": "Consumption",
-             "unitOfMeasure": "1 Hour", "isPrimaryMeterRegion": True},
-        ]
-        body = json.dumps({"Items": items, "NextPageLink": None}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        """Keep the test output quiet."""
-
-
-@pytest.fixture
-def price_server() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Prices)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/api/retail/prices"
-    server.shutdown()
-    server.server_close()
-
-
-def bundled_digest() -> str:
-    return hashlib.sha256(bundled_table_path().read_bytes()).hexdigest()
-
-
-def test_refresh_writes_the_users_price_file_and_never_the_package(price_server: str, user_config: Path) -> None:
-    before = bundled_digest()
-    target = user_config / "spotkube" / "prices.json"
-    assert not target.parent.exists()
-
-    refreshed = cli("prices", "refresh", "--region", "uksouth", "--sku", T4_UKSOUTH, "--endpoint", price_server)
-
-    assert refreshed.exit_code == 0, refreshed.output
-    assert refreshed.stdout.strip() == f"updated 2 price rows in {target}"
-    assert bundled_digest() == before
-    written = load_price_table(target)
-    assert [(r.region, r.sku, r.capacity, r.usd_per_hour) for r in written.rows] == [
-        ("uksouth", T4_UKSOUTH, "on-demand", Decimal("0.526")), ("uksouth", T4_UKSOUTH, "spot", Decimal("0.0632"))]
-    # The gap the plan reported is filled, from the user's file.
-    cost = cli("cost", "--stack", "aks-dev-uksouth", "--format", "json")
-    t4 = pool(json.loads(cost.stdout)["cost"], "t4spot")
-    assert (t4["usdPerHour"], t4["priceFrom"]) == (0.0632, str(target))
-
-
-def test_refresh_into_a_named_file_creates_its_folders(price_server: str, tmp_path: Path) -> None:
-    before = bundled_digest()
-    target = tmp_path / "team" / "finops" / "prices.json"
-
-    refreshed = cli("prices", "refresh", "--region", "uksouth", "--sku", T4_UKSOUTH, "--table", str(target),
-                    "--endpoint", price_server)
-
-    assert refreshed.exit_code == 0, refreshed.output
-    assert load_price_table(target).find("azure", "uksouth", T4_UKSOUTH, "machine", "spot") is not None
-    assert not default_user_file().exists()
-    assert bundled_digest() == before
-
-
-def test_refresh_keeps_the_other_rows_of_the_users_file(price_server: str, tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    prices = tmp_path / "prices.json"
-    prices.write_text(json.dumps({"rows": [
-        {"cloud": "azure", "region": "eastus", "sku": "Standard_D4s_v3", "kind": "machine",
-         "capacity": "on-demand", "usdPerHour": 0.15, "source": "EA", "date": "2026-10-01"},
-        {"cloud": "azure", "region": "uksouth", "sku": T4_UKSOUTH, "kind": "machine",
-         "capacity": "spot", "usdPerHour": 0.5, "source": "stale", "date": "2026-10-01"}]}))
-    monkeypatch.setenv(PRICES_ENV, str(prices))
-
-    refreshed = cli("prices", "refresh", "--region", "uksouth", "--sku", T4_UKSOUTH, "--endpoint", price_server)
-
-    assert refreshed.exit_code == 0, refreshed.output
-    table = load_price_table(prices)
-    assert table.find("azure", "eastus", "Standard_D4s_v3", "machine", "on-demand").usd_per_hour == Decimal("0.15")
-    assert table.find("azure", "uksouth", T4_UKSOUTH, "machine", "spot").usd_per_hour == Decimal("0.0632")
-    assert len(table.rows) == 3
-
-
-def test_prices_refresh_offline_is_one_clear_error(user_config: Path) -> None:
-    before = bundled_digest()
-    result = spotkube("prices", "refresh", "--region", "uksouth", "--sku", T4_UKSOUTH,
-                      "--endpoint", "http://127.0.0.1:9/api/retail/prices", "--timeout", "1")
-    assert result.returncode == 2
-    assert "Traceback" not in result.stderr and "error:" in result.stderr
-    assert not (user_config / "spotkube").exists()
-    assert bundled_digest() == before
+    assert refused({"capacity": "preemptible"}) == (
+        "stacks/Pulumi.x.yaml: spotkube:cost.prices[0]: Azure has no preemptible capacity (it is called spot there)")
+    assert refused({"date": "2026-02-30"}) == (
+        "stacks/Pulumi.x.yaml: spotkube:cost.prices[0].date: '2026-02-30' is not a day of the calendar; write it as "
+        '"YYYY-MM-DD"')

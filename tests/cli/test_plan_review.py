@@ -98,13 +98,19 @@ def test_a_deallocate_spot_pool_fails_the_plan(
     assert "eviction policy 'Deallocate'" in result.stderr
 
 
-def test_strict_fails_on_warnings_and_the_default_does_not(repo_project: Project, spotkube: Run) -> None:
+def test_strict_fails_on_warnings_and_the_default_does_not(
+    project_with_stack: Callable[[str, dict[str, Any]], Project], spotkube: Run
+) -> None:
     stack = "aks-prod-eastus"  # public API server by design: a security warning, not an error
-    relaxed = spotkube("plan", "-s", stack)
-    strict = spotkube("plan", "-s", stack, "--strict")
+    config = _stack_config(stack)
+    del config["acknowledgements"]  # the shipped stack accepts it; without that, --strict fails
+    project = project_with_stack(stack, config)
+    relaxed = spotkube("plan", "-s", stack, cwd=project.root)
+    strict = spotkube("plan", "-s", stack, "--strict", cwd=project.root)
     assert relaxed.returncode == 0, relaxed.stderr
     assert strict.returncode == 1
-    assert "warning: security: API server: reachable from the whole internet" in strict.stderr
+    assert "aks-prod-eastus: warning [security-api-server]: API server: reachable from the whole internet" in (
+        " ".join(strict.stderr.split()))
 
 
 def test_every_component_and_its_children_are_in_the_resource_list(repo_project: Project) -> None:
@@ -148,7 +154,7 @@ def test_json_is_always_versioned_stacks_matches_its_schema_and_is_byte_stable(s
 def test_the_schema_refuses_a_document_of_another_shape() -> None:
     validator = jsonschema.Draft202012Validator(PLAN_SCHEMA)
     assert not validator.is_valid({"stack": "aks-dev-uksouth", "pools": []})
-    assert not validator.is_valid({"schemaVersion": 2, "stacks": []})
+    assert not validator.is_valid({"schemaVersion": 1, "stacks": []})
 
 
 # --- plan --diff ------------------------------------------------------------------------------------
@@ -206,13 +212,53 @@ def test_diff_reports_replacements_and_why(repository: Path, spotkube: Run) -> N
     assert "vmSize: AKS fixes it at creation" in " ".join(result.stdout.split())
 
 
-def test_diff_of_an_unchanged_tree_says_so_and_a_bad_ref_is_one_clear_error(repository: Path, spotkube: Run) -> None:
+def test_diff_of_an_unchanged_tree_is_one_line_and_a_bad_ref_is_one_clear_error(
+        repository: Path, spotkube: Run) -> None:
     same = spotkube("plan", "-s", "gke-dev-us-central1", "--diff", "HEAD", "-f", "markdown", cwd=repository)
     assert same.returncode == 0, same.stderr
-    assert "gke-dev-us-central1: unchanged since HEAD" in same.stdout
+    assert [line for line in same.stdout.splitlines() if "gke-dev-us-central1" in line] == [
+        "- gke-dev-us-central1: unchanged since HEAD"]
+    table = spotkube("plan", "-s", "gke-dev-us-central1", "--diff", "HEAD", cwd=repository)
+    assert table.stdout.strip() == "gke-dev-us-central1: unchanged since HEAD"
     bad = spotkube("plan", "-s", "gke-dev-us-central1", "--diff", "no-such-ref", cwd=repository)
     assert bad.returncode == 2
-    assert bad.stderr.startswith("error: git rev-parse") and "Traceback" not in bad.stderr
+    assert " ".join(bad.stderr.split()).startswith(
+        f"error: --diff no-such-ref: no commit, branch or tag of that name in {repository}; give a ref `git log` "
+        "knows, e.g. origin/main (after `git fetch`), HEAD~1 or a commit id.")
+    assert "Traceback" not in bad.stderr
+
+
+def test_details_with_diff_and_a_stack_with_all_are_refused(spotkube: Run) -> None:
+    details = spotkube("plan", "-s", "gke-dev-us-central1", "--diff", "HEAD", "--details")
+    both = spotkube("plan", "-s", "gke-dev-us-central1", "--all")
+    assert (details.returncode, both.returncode) == (2, 2)
+    assert "--diff already lists each input that changed" in " ".join(details.stderr.split())
+    assert "--all plans every stack, --stack only the ones named: use one of them" in " ".join(both.stderr.split())
+
+
+def test_the_issue_s_bigger_platform_pool_reads_as_not_comparable_not_as_a_saving(
+        repository: Path, spotkube: Run) -> None:
+    """aks-dev-uksouth's platform pool from D4s_v3 to D8s_v3, which has no UK South price: the idle floor's
+    delta names the pool instead of a number over fewer pools; the scenario, which the pool has no hours of,
+    still compares."""
+    stack_file = repository / "stacks" / "Pulumi.aks-dev-uksouth.yaml"
+    _edit(stack_file, "  spotkube:platformPool:\n    machine: Standard_D4s_v3",
+          "  spotkube:platformPool:\n    machine: Standard_D8s_v3")
+    _git(repository, "commit", "-qam", "a bigger platform pool")
+    markdown = spotkube("plan", "-s", "aks-dev-uksouth", "--diff", "HEAD~1", "-f", "markdown", cwd=repository)
+    as_json = spotkube("plan", "-s", "aks-dev-uksouth", "--diff", "HEAD~1", "-f", "json", cwd=repository)
+    assert markdown.returncode == 0, markdown.stderr
+    assert ("**monthly cost: idle floor $508.08 → not known (not comparable: platform, Standard_D8s_v3 in uksouth, "
+            "has no price); scenario $173.86 → $173.86 (+$0.00)**") in markdown.stdout
+    assert "$338.72" not in markdown.stdout
+    (stack,) = json.loads(as_json.stdout)["stacks"]
+    idle = stack["cost"]["idleFloor"]
+    assert (idle["old"], idle["new"], idle["delta"], idle["comparable"]) == (508.08, None, None, False)
+    assert idle["whyNot"] == "not comparable: platform, Standard_D8s_v3 in uksouth, has no price"
+    assert stack["cost"]["unpriced"]["old"] == [
+        {"pool": "t4spot", "machine": "Standard_NC4as_T4_v3", "gpu": None, "region": "uksouth", "missing": [],
+         "blocks": []}]
+    assert [u["pool"] for u in stack["cost"]["unpriced"]["new"]] == ["platform", "t4spot"]
 
 
 def test_diff_shows_a_new_stack_as_added(repository: Path, spotkube: Run) -> None:
@@ -220,10 +266,17 @@ def test_diff_shows_a_new_stack_as_added(repository: Path, spotkube: Run) -> Non
                 repository / "stacks" / "Pulumi.gke-test-us-central1.yaml")
     _edit(repository / "stacks" / "Pulumi.gke-test-us-central1.yaml", "environment: dev", "environment: test")
     result = spotkube("plan", "-s", "gke-test-us-central1", "--diff", "HEAD", "-f", "json", cwd=repository)
+    markdown = spotkube("plan", "-s", "gke-test-us-central1", "--diff", "HEAD", "-f", "markdown", cwd=repository)
     assert result.returncode == 0, result.stderr
     (stack,) = json.loads(result.stdout)["stacks"]
     assert stack["status"] == "added"
     assert {r["action"] for r in stack["resources"]} == {"add"}
+    # Each pool and setting in a phrase, not every label from `(absent)`; a new stack's cost is all new.
+    assert "(absent)" not in markdown.stdout and ": :" not in markdown.stdout
+    assert "- pool l4-spot added: gpu, spot, g2-standard-8, 1 × nvidia-l4, 0..4 nodes" in markdown.stdout
+    assert ("- security Cluster 'spotkube-gke': API server added: IP endpoint public, any address; DNS endpoint "
+            "open to IAM-authorised callers") in markdown.stdout
+    assert "**monthly cost (new stack): idle floor $293.51 (+$293.51); scenario $69.04 (+$69.04)**" in markdown.stdout
     assert find_project(repository).stacks().count("gke-test-us-central1") == 1
 
 
@@ -261,8 +314,8 @@ def test_an_unpriced_gpu_pool_with_a_floor_still_warns(
     config["gpuPools"] = [{k: v for k, v in p.items() if v is not None} for p in config["gpuPools"]]
     document = report.stack_document(run_stack(project_with_stack("aks-dev-uksouth", config), "aks-dev-uksouth"))
     assert "t4spot" in document.cost.unpriced_pools
-    assert any("t4spot: GPU pool min is 1, so it keeps 1 GPU node(s) running while idle (unpriced)" in w
-               for w in document.warnings)
+    assert any(w.id == "cost-idle-gpu:t4spot" and "t4spot: GPU pool min is 1, so it keeps 1 GPU node(s) running "
+               "while idle (unpriced)" in w.message for w in document.warnings)
 
 
 def test_plan_takes_pulumis_qualified_stack_names_and_never_a_path(spotkube: Run) -> None:
@@ -304,6 +357,6 @@ def test_plan_shows_progress_to_a_person_and_keeps_pipes_clean(spotkube: Run) ->
     assert done.returncode == 0
     assert "planned aks-dev-uksouth (1/4) in" in shown.decode() and "planned gke-prod-europe-west4 (4/4) in" in (
         shown.decode())
-    assert json.loads(done.stdout)["schemaVersion"] == 1
+    assert json.loads(done.stdout)["schemaVersion"] == 2
     piped = spotkube("plan", "-s", "aks-dev-uksouth", "-f", "json")
     assert "planning" not in piped.stderr

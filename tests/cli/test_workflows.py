@@ -173,13 +173,31 @@ def test_deploy_waits_per_stack_and_never_cancels() -> None:
     assert pulumi["with"]["command"] == "up"
 
 
-def test_offline_plan_needs_no_secrets_and_runs_no_privileged_trigger() -> None:
+def test_offline_plan_runs_no_privileged_trigger_and_its_one_secret_only_reads_gcp_prices() -> None:
     text = (REPO / ".github" / "workflows" / "offline-plan.yml").read_text()
     workflow = yaml.safe_load(text)
     assert set(triggers(workflow)) == {"pull_request"}
-    assert "secrets." not in text
-    run = "\n".join(s.get("run", "") for s in workflow["jobs"]["plan"]["steps"])
-    assert "make test" in run and "spotkube plan --all --format markdown" in run
+    steps = workflow["jobs"]["plan"]["steps"]
+    with_secrets = [s["name"] for s in steps if "secrets." in json.dumps(s)]
+    assert with_secrets == ["Refresh prices"]
+    assert re.findall(r"secrets\.[A-Z_]+", text) == ["secrets.SPOTKUBE_GCP_BILLING_API_KEY"]
+    run = "\n".join(s.get("run", "") for s in steps)
+    assert "make test" in run
+
+
+def test_the_pr_plan_refreshes_prices_first_says_where_they_come_from_and_is_strict() -> None:
+    steps = {s.get("name"): s for s in load("offline-plan.yml")["jobs"]["plan"]["steps"]}
+    names = list(steps)
+    assert names.index("Refresh prices") < names.index("spotkube plan")
+    refresh, plan = steps["Refresh prices"], steps["spotkube plan"]
+    assert refresh["env"]["SPOTKUBE_GCP_BILLING_API_KEY"] == "${{ secrets.SPOTKUBE_GCP_BILLING_API_KEY }}"
+    assert refresh["env"]["SPOTKUBE_PRICES"] == plan["env"]["PRICE_FILE"]
+    assert "spotkube prices refresh --format markdown > prices.md" in refresh["run"]
+    assert "the bundled table is used" in refresh["run"], "a failed refresh says so and the plan goes on"
+    assert "cat prices.md > plan.md" in plan["run"], "the comment starts with the prices' source and date"
+    assert 'export SPOTKUBE_PRICES="$PRICE_FILE"' in plan["run"]
+    assert "spotkube plan --all --strict --format markdown" in plan["run"]
+    assert "SPOTKUBE_GCP_BILLING_API_KEY" not in json.dumps(plan), "the key reaches the refresh only"
 
 
 @pytest.mark.parametrize("name", ["deploy.yml", "preview.yml"])

@@ -7,10 +7,12 @@ and the plan's warnings are logged under `pulumi up`. Run under the recording mo
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, cast
 
 import pulumi
 import pytest
+import yaml
 
 from spotkube import (
     AksGpuCluster,
@@ -25,6 +27,8 @@ from spotkube.components.offline import ProgramFailed, Recording, record_program
 from spotkube.platform.addons import device_plugin as workloads
 from spotkube.platform.project import Project
 from spotkube.platform.registration import Registration
+
+REPO = Path(__file__).resolve().parents[2]
 
 AKS_ARGS: AksGpuClusterArgs = {
     "environment": "dev", "region": "uksouth",
@@ -248,7 +252,7 @@ def test_the_plan_s_cost_warnings_are_logged_once_each_with_the_component_s_name
         {"name": "a100spot", "machine": "Standard_NC24ads_A100_v4", "min": 1, "max_price": 99.0},
     ]}
     log = run(lambda: AksGpuCluster("ml", args=args)).log
-    warnings = [line for line in log if line.startswith("warning: AksGpuCluster 'ml': plan warning: cost: ")]
+    warnings = [line for line in log if line.startswith("warning: AksGpuCluster 'ml': plan warning: [cost-")]
     assert any("a100spot: maxPrice $99/h is above the on-demand price" in w for w in warnings), log
     assert any("a100spot: GPU pool min is 1" in w for w in warnings), log
     assert len(warnings) == len(set(warnings))
@@ -260,9 +264,9 @@ def test_a_size_the_catalog_does_not_know_is_logged_with_its_warning_id() -> Non
         {"name": "gb300", "machine": "Standard_ND128isr_GB300_v6", "gpu": {"type": "nvidia-gb300", "count": 4}},
     ]}
     recorded = run(lambda: AksGpuCluster("ml", args=args))
-    logged = [line for line in recorded.log if "plan warning: catalog: " in line]
+    logged = [line for line in recorded.log if "plan warning: [catalog-unlisted-size:gb300] " in line]
     assert len(logged) == 1, recorded.log
-    assert ("warning: AksGpuCluster 'ml': plan warning: catalog: [catalog-unlisted-size] gb300: "
+    assert ("warning: AksGpuCluster 'ml': plan warning: [catalog-unlisted-size:gb300] gb300: "
             "Standard_ND128isr_GB300_v6 is not in spotkube's catalog of") in logged[0]
     assert "taken as declared: 4 × nvidia-gb300" in logged[0]
     assert [r.inputs["agentPoolName"] for r in recorded.registrations
@@ -270,29 +274,35 @@ def test_a_size_the_catalog_does_not_know_is_logged_with_its_warning_id() -> Non
             and r.inputs.get("vmSize") == "Standard_ND128isr_GB300_v6"] == ["gb300"]
 
 
-def test_the_offline_plan_shows_each_cost_warning_once(repo_project: Project) -> None:
-    """The stack's clusters log the plan's warnings for `pulumi up`; the plan computes them itself (with
-    the price file its user chose) and leaves the logged copies out."""
+def test_the_offline_plan_shows_each_cost_warning_once(
+    project_with_stack: Callable[[str, dict[str, Any]], Project],
+) -> None:
+    """The stack's clusters log the plan's warnings for `pulumi up`, with their ids; the plan computes
+    them itself (with the price file its user chose) and leaves the logged copies out."""
     from spotkube.cli.report import stack_document
 
-    run_ = run_stack(repo_project, "aks-dev-uksouth")
-    assert any("plan warning: cost: t4spot: unpriced" in line for line in run_.log), "the component logged it"
+    body = yaml.safe_load((REPO / "stacks" / "Pulumi.aks-dev-uksouth.yaml").read_text())
+    config = {key.removeprefix("spotkube:"): value for key, value in body["config"].items()}
+    config["platformPool"]["machine"] = "Standard_D8s_v3"  # no UK South price, and it keeps a node
+    run_ = run_stack(project_with_stack("aks-dev-uksouth", config), "aks-dev-uksouth")
+    assert any("plan warning: [cost-unpriced:platform] platform: unpriced" in line for line in run_.log), run_.log
     warnings = stack_document(run_).warnings
-    assert len([w for w in warnings if "t4spot: unpriced" in w]) == 1, warnings
+    assert [w.id for w in warnings if w.id.startswith("cost-")] == ["cost-unpriced:platform"], warnings
 
 
 def test_a_gpu_type_without_an_on_demand_fallback_is_logged_as_the_plan_words_it(repo_project: Project) -> None:
     from spotkube.cli.report import stack_document
 
     run_ = run_stack(repo_project, "gke-dev-us-central1")
-    logged = [line.partition("plan warning: ")[2] for line in run_.log if "plan warning: fallback: " in line]
-    planned = [w for w in stack_document(run_).warnings if w.startswith("fallback: ")]
+    logged = [line.partition("plan warning: ")[2] for line in run_.log if "plan warning: [fallback-" in line]
+    planned = [str(w) for w in stack_document(run_).all_warnings if w.id.startswith("fallback-")]
     assert logged and logged == planned, (logged, planned)
 
 
 @pytest.mark.parametrize(("stack", "concern"), [
-    ("aks-prod-eastus", "security: API server: reachable from the whole internet"),
-    ("aks-dev-uksouth", "security: deletion protection: `pulumi destroy` or a replacement deletes the cluster"),
+    ("aks-prod-eastus", "[security-api-server] API server: reachable from the whole internet"),
+    ("aks-dev-uksouth", "[security-deletion-protection] deletion protection: `pulumi destroy` or a replacement "
+                        "deletes the cluster"),
 ])
 def test_the_cluster_logs_the_plan_s_security_concerns_from_its_registered_inputs(
     repo_project: Project, monkeypatch: pytest.MonkeyPatch, stack: str, concern: str,
@@ -316,7 +326,7 @@ def test_the_cluster_logs_the_plan_s_security_concerns_from_its_registered_input
     assert transform(args) is None and logged == [], "a preview may not know wired inputs yet: it logs nothing"
     monkeypatch.setattr(pulumi.runtime, "is_dry_run", lambda: False)
     assert transform(args) is None, "the transform changes nothing"
-    planned = [w for w in stack_document(run_).warnings if w.startswith("security: ")]
+    planned = [str(w) for w in stack_document(run_).all_warnings if w.id.startswith("security-")]
     assert [m.removeprefix("AksGpuCluster 'ml': plan warning: ") for m in logged] == [
-        w for w in planned if not w.startswith("security: Kubeflow")]
+        w for w in planned if not w.startswith("[security-kubeflow")]
     assert any(concern in m for m in logged), logged

@@ -31,7 +31,7 @@ from spotkube.platform.addons.device_plugin import (
 from spotkube.platform.catalog import UNLISTED_SIZE, bundled_catalog
 from spotkube.platform.errors import SpecError
 from spotkube.review.catalog_check import catalog_note
-from spotkube.review.costing import UNPRICED, price_plan
+from spotkube.review.costing import price_plan
 
 AKS_SIZES = {
     "Standard_ND96asr_v4": ("nvidia-tesla-a100", 8, None),
@@ -97,11 +97,13 @@ def test_the_sizes_teams_run_on_plan_wherever_the_catalog_offers_them(cloud: str
                   if profile(cloud).device_plugin_mode == "daemonset" else [])
     assert plugins_per_pool(plan.contracts(), daemonsets)["gpu"] == (
         [DAEMONSET_NAME] if daemonsets else [GKE_PLUGIN_NAME])
-    # Cost, or "unpriced" said plainly with the way to price it.
+    # Cost, or the pool named as unpriced. From 0 with no scenario hours it adds to no total, so no
+    # total turns unknown and there is no warning: the plan names the pool in a note.
     report = price_plan(plan)
     if "gpu" in report.unpriced_pools:
-        warning = next(w for w in report.warnings if w.startswith("gpu: "))
-        assert f"gpu: {UNPRICED}: no spot or on-demand price for {machine} in {region}" in warning
+        (unpriced,) = [u for u in report.unpriced if u.pool == "gpu"]
+        assert (unpriced.machine, unpriced.region, unpriced.blocks) == (machine, region, ())
+        assert not [w for w in report.warnings if w.id == "cost-unpriced:gpu"]
     else:
         assert report.line("gpu") is not None
     # The catalog knows the size: no warning.

@@ -38,6 +38,25 @@ def test_every_rule_passes_on_every_shipped_stack(runs: dict[str, StackRun], sta
     assert all(v.ok for v in checks.values()), {k: v.detail for k, v in checks.items() if not v.ok}
 
 
+def test_each_cloud_s_rows_speak_of_its_own_pools_and_groups(runs: dict[str, StackRun]) -> None:
+    """A GKE row never mentions the AKS system pool; an AKS row never says "0 admin group(s)"."""
+    for stack in ("gke-dev-us-central1", "gke-prod-europe-west4"):
+        details = " ".join(v.detail for v in verdicts(runs[stack]).values())
+        assert "AKS" not in details, stack
+        assert verdicts(runs[stack])["control-plane-replacement"].detail == (
+            "control-plane pools are replaced create-first under a new name")
+    rows = verdicts(runs["aks-prod-eastus"])
+    assert rows["data-plane-rights"].detail.startswith("the deployer is an RBAC Cluster Admin; Kubernetes objects wait")
+    assert "the AKS system pool's fixed fields are refused" in rows["control-plane-replacement"].detail
+    groups = runs["aks-prod-eastus"].spec.cluster.model_copy(update={"admin_group_object_ids": ("g1", "g2")})
+    spec = runs["aks-prod-eastus"].spec.model_copy(update={"cluster": groups})
+    granted = [dataclasses.replace(r, inputs={**r.inputs, "principalId": principal}, name=f"{r.name}-{principal}")
+               for r in runs["aks-prod-eastus"].registrations if r.type == aks.ROLE_ASSIGNMENT_TYPE
+               for principal in ("g1", "g2")]
+    two = verdicts(runs["aks-prod-eastus"], [*runs["aks-prod-eastus"].registrations, *granted], spec)
+    assert two["data-plane-rights"].detail.startswith("the deployer and 2 admin groups are RBAC Cluster Admins")
+
+
 def test_a_device_code_kubeconfig_fails_the_credentials_rule(runs: dict[str, StackRun]) -> None:
     from spotkube.clouds.aks.offline import USER_KUBECONFIG as AKS_USER_KUBECONFIG
 

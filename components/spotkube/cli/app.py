@@ -7,6 +7,7 @@ never a traceback.
 from __future__ import annotations
 
 import datetime
+import inspect
 import json
 import re
 import sys
@@ -14,11 +15,11 @@ from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
-from typer.core import TyperGroup
+from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 import spotkube
 from spotkube.cli import (
@@ -27,26 +28,26 @@ from spotkube.cli import (
     diff_views,
     plan_at_ref,
     plan_views,
+    prices_refresh,
     quota_views,
     report,
     simulate_views,
     terminal,
 )
-from spotkube.cli.azure_retail import DEFAULT_ENDPOINT, DEFAULT_TIMEOUT_S, fetch_vm_prices
 from spotkube.cli.pipeline_views import render_reports_table, reports_json, reports_markdown
-from spotkube.clouds import load_stack_spec, load_user_price_table, plan_platform, price_table
+from spotkube.clouds import load_stack_spec, plan_platform, price_table
 from spotkube.clouds import profile as cloud_profile
 from spotkube.clouds.stack_template import CloudName, create_stack, next_steps
 from spotkube.components.offline import run_stack
 from spotkube.platform import stack_names
 from spotkube.platform.catalog import CATALOG_ENV, CATALOG_FILE, RefreshRequest
 from spotkube.platform.contract import pipeline_pod_default
-from spotkube.platform.cost import (
-    PRICES_ENV,
-    PriceTable,
-    merge_rows,
-    user_file_path,
-    write_table,
+from spotkube.platform.cost import PRICES_ENV, user_file_path
+from spotkube.platform.cost.refresh import (
+    DEFAULT_RETRIES,
+    DEFAULT_RETRY_AFTER_MAX_S,
+    DEFAULT_TIMEOUT_S,
+    FetchSettings,
 )
 from spotkube.platform.cost.simulate import DEFAULT_RUNS, DEFAULT_SEED
 from spotkube.platform.cost.simulate import simulate as run_simulation
@@ -65,12 +66,27 @@ from spotkube.review.simulation import Overrides, sim_steps
 NO_COLOR_FLAG = "--no-color"
 
 
-class SpotkubeGroup(TyperGroup):
+class _FlagHelp:
+    """`-h` is a flag: no `<bool>` placeholder beside it."""
+
+    def get_help_option(self, ctx: Any) -> TyperOption | None:
+        option = super().get_help_option(ctx)  # type: ignore[misc]
+        if option is not None:
+            option.metavar = ""
+        return option
+
+
+class SpotkubeCommand(_FlagHelp, TyperCommand):
+    """A `spotkube` command: its help shows real placeholders."""
+
+
+class SpotkubeGroup(_FlagHelp, TyperGroup):
     """The `spotkube` group: plain output from NO_COLOR or `--no-color` wherever it is given, and a
     closed stdout (`spotkube plan --all | head -1`) ends the command quietly with exit code 0."""
 
     def main(self, args: Sequence[str] | None = None, *pos: object, **kwargs: object) -> object:
         terminal.configure(plain=terminal.wants_plain())
+        tidy_help(self)
         return super().main(args, *pos, **kwargs)  # type: ignore[arg-type]
 
     def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
@@ -90,6 +106,29 @@ class SpotkubeGroup(TyperGroup):
         except (terminal.PipeClosed, BrokenPipeError):
             terminal.stdout_gone()
             ctx.exit(0)
+
+
+def reflow(text: str | None) -> str | None:
+    """A docstring's paragraphs each on one line, so help wraps them at the terminal's width rather
+    than at the source's line ends (typer keeps those past the first paragraph, mid-sentence)."""
+    if text is None:
+        return None
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    return "\n\n".join(" ".join(line.strip() for line in p.splitlines()) for p in paragraphs)
+
+
+def tidy_help(command: Any) -> None:
+    """Help without type placeholders such as `<bool>` or `<list[str]>`: a flag takes no value, and every
+    option that does names its own (NAME, FILE, DIR, table|json|markdown)."""
+    command.help = reflow(command.help)
+    for param in command.params:
+        if isinstance(param, TyperOption) and param.is_flag and param.metavar is None:
+            param.metavar = ""
+        if isinstance(param, TyperArgument) and param.metavar is not None:
+            # An argument's metavar already names it (COMPILED.yaml); typer would add its type, `<path>`.
+            param.display_type_rich = lambda ctx: None  # type: ignore[method-assign]
+    for sub in getattr(command, "commands", {}).values():
+        tidy_help(sub)
 
 
 app = typer.Typer(help="Plan and check spotkube platforms offline.", no_args_is_help=True, cls=SpotkubeGroup,
@@ -112,9 +151,12 @@ class Format(StrEnum):
     markdown = "markdown"
 
 
-ProjectOption = Annotated[Path, typer.Option("--project", help="Folder with Pulumi.yaml.")]
+ProjectOption = Annotated[Path, typer.Option("--project", metavar="DIR", help="Folder with Pulumi.yaml.")]
+#: The output formats, as help shows them.
+FORMATS = "table|json|markdown"
+FormatOption = Annotated[Format, typer.Option("--format", "-f", metavar=FORMATS, help="How to print it.")]
 PricesOption = Annotated[Path | None, typer.Option(
-    "--prices", help=f"Your price file, whose rows override the bundled ones (default: ${PRICES_ENV}, "
+    "--prices", metavar="FILE", help=f"Your price file, whose rows override the bundled ones (default: ${PRICES_ENV}, "
     "else prices.json in your config directory if it exists).")]
 
 
@@ -149,13 +191,14 @@ def fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
-@app.command()
+@app.command(cls=SpotkubeCommand)
 def plan(
-    stack: Annotated[list[str] | None, typer.Option("--stack", "-s", help="Stack name(s).")] = None,
-    all_stacks: Annotated[bool, typer.Option("--all", help="Every stack in the project.")] = False,
-    output: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
-    details: Annotated[bool, typer.Option("--details", help="Also print every resource's registered inputs "
-                                          "(secrets masked).")] = False,
+    stack: Annotated[list[str] | None, typer.Option("--stack", "-s", metavar="NAME", help=(
+        "A stack to plan; repeatable."))] = None,
+    all_stacks: Annotated[bool, typer.Option("--all", help="Every stack in the project (not with --stack).")] = False,
+    output: FormatOption = Format.table,
+    details: Annotated[bool, typer.Option("--details", help="Also print every resource's registered inputs, "
+                                          "secrets masked (not with --diff, which lists the changed ones).")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Fail (exit 1) on warnings too.")] = False,
     diff: Annotated[str | None, typer.Option("--diff", metavar="REF", help="Show what changed since the git ref "
                                              "REF (e.g. origin/main, HEAD~1) instead of the plan.")] = None,
@@ -164,6 +207,11 @@ def plan(
 ) -> None:
     """Show what each stack would build: security posture, pools, cost, placements, policy verdicts,
     resources and outputs, without a cloud. Exit 1 when the plan is unsafe (or, with --strict, warns)."""
+    if all_stacks and stack:
+        raise fail("--all plans every stack, --stack only the ones named: use one of them")
+    if details and diff is not None:
+        raise fail("--details prints every input of the plan; --diff already lists each input that changed, old "
+                   "and new: use one of them")
     try:
         project = find_project(project_dir)
         names = project.stacks() if all_stacks else [stack_names.stack_name(project, s) for s in stack or []]
@@ -188,7 +236,7 @@ def plan(
         plan_views.render_table(documents, terminal.console(), details=details)
     unsafe = [f"{d.stack}: {e}" for d in documents for e in d.errors]
     if strict:
-        unsafe += [f"{d.stack}: warning: {w}" for d in documents for w in d.warnings]
+        unsafe += [f"{d.stack}: warning {cost_views.warning_text(w)}" for d in documents for w in d.warnings]
     if unsafe:
         raise fail(f"the plan is unsafe{' (--strict)' if strict else ''}:\n" + "\n".join(unsafe), code=1)
 
@@ -217,11 +265,12 @@ def _hours(pairs: list[str], pools: list[str]) -> dict[str, Decimal]:
     return hours
 
 
-@app.command()
+@app.command(cls=SpotkubeCommand)
 def cost(
-    stack: Annotated[str, typer.Option("--stack", "-s", help="Stack name.")],
-    hours: Annotated[list[str] | None, typer.Option("--hours", help="What-if node-hours: POOL=H.")] = None,
-    output: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    stack: Annotated[str, typer.Option("--stack", "-s", metavar="NAME", help="The stack to price.")],
+    hours: Annotated[list[str] | None, typer.Option("--hours", metavar="POOL=HOURS", help=(
+        "What-if node-hours a month for one pool; repeatable."))] = None,
+    output: FormatOption = Format.table,
     prices: PricesOption = None,
     project_dir: ProjectOption = Path("."),
 ) -> None:
@@ -241,17 +290,19 @@ def cost(
         cost_views.render_cost(stack, report_, terminal.console())
 
 
-@app.command()
+@app.command(cls=SpotkubeCommand)
 def quota(
-    stack: Annotated[list[str], typer.Option("--stack", "-s", help="Stack name(s).")],
-    output: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    stack: Annotated[list[str], typer.Option("--stack", "-s", metavar="NAME", help="Stack name(s).")],
+    output: FormatOption = Format.table,
     subscription: Annotated[str | None, typer.Option(
-        "--subscription", help="AKS: the Azure subscription (default: $ARM_SUBSCRIPTION_ID, else "
+        "--subscription", metavar="SUBSCRIPTION_ID",
+        help="AKS: the Azure subscription (default: $ARM_SUBSCRIPTION_ID, else "
         "$AZURE_SUBSCRIPTION_ID).")] = None,
     endpoint: Annotated[str | None, typer.Option(
-        "--endpoint", help="The cloud API to ask instead of the public one (a sovereign cloud's, a proxy's); a "
+        "--endpoint", metavar="URL",
+        help="The cloud API to ask instead of the public one (a sovereign cloud's, a proxy's); a "
         "plain-HTTP endpoint is sent no credential.")] = None,
-    timeout: Annotated[float, typer.Option(help="Seconds per request.")] = 30.0,
+    timeout: Annotated[float, typer.Option("--timeout", metavar="SECONDS", help="Seconds per request.")] = 30.0,
     project_dir: ProjectOption = Path("."),
 ) -> None:
     """Compare each stack's quota need at full scale (as `spotkube plan` states it) with the cloud's live
@@ -285,75 +336,93 @@ def quota(
         raise fail("quota is short; the apply would fail part-way:\n" + "\n".join(short), code=1)
 
 
-prices_app = typer.Typer(help="Prices: the bundled table and your own price file.", no_args_is_help=True)
+prices_app = typer.Typer(help="Prices: the bundled table and your own price file.", no_args_is_help=True,
+                         cls=SpotkubeGroup)
 app.add_typer(prices_app, name="prices")
 
-#: The notes of a price file `prices refresh` creates.
-_NEW_PRICE_FILE_NOTES = (
-    "Your spotkube price file: its rows override the bundled table's rows with the same cloud, region, sku, kind "
-    "and capacity, in `spotkube plan` and `spotkube cost`.",
-    "`spotkube prices refresh` writes Azure rows here; add rows by hand for negotiated prices, with a source "
-    "saying where each comes from.",
-)
-
-
-@prices_app.command("refresh")
+@prices_app.command("refresh", cls=SpotkubeCommand)
 def refresh_prices(
-    region: Annotated[str, typer.Option("--region", help="Azure region, e.g. uksouth.")],
-    sku: Annotated[list[str], typer.Option("--sku", help="Azure VM size(s), e.g. Standard_NC4as_T4_v3.")],
-    table_path: Annotated[Path | None, typer.Option("--table", help=(
+    all_rows: Annotated[bool, typer.Option("--all", help=(
+        "Refresh every row of the bundled table and of your price file too, not only what the stacks use."))] = False,
+    cloud: Annotated[list[str] | None, typer.Option("--cloud", metavar="azure|gcp", help=(
+        "Only this price list (repeatable); a list named here must be read, so a missing key is an error."))] = None,
+    region: Annotated[str | None, typer.Option("--region", metavar="REGION", help=(
+        "With --cloud and --sku: refresh these machines in this region, e.g. uksouth or us-central1."))] = None,
+    sku: Annotated[list[str] | None, typer.Option("--sku", metavar="SIZE", help=(
+        "With --cloud and --region: a VM size (Standard_NC4as_T4_v3) or machine type (g2-standard-8); "
+        "repeatable."))] = None,
+    table_path: Annotated[Path | None, typer.Option("--table", metavar="FILE", help=(
         f"Price file to write (default: ${PRICES_ENV}, else prices.json in your config directory); "
         "created with its folders when missing."))] = None,
-    endpoint: Annotated[str, typer.Option(help="Retail Prices API endpoint.")] = DEFAULT_ENDPOINT,
-    timeout: Annotated[float, typer.Option(help="Seconds per request.")] = DEFAULT_TIMEOUT_S,
+    azure_endpoint: Annotated[str | None, typer.Option("--azure-endpoint", metavar="URL", help=(
+        "Where the Azure Retail Prices API is, if not at Azure (a mirror, or a local server in tests)."))] = None,
+    gcp_endpoint: Annotated[str | None, typer.Option("--gcp-endpoint", metavar="URL", help=(
+        "Where the Cloud Billing Catalog API is, if not at Google (a local server in tests)."))] = None,
+    timeout: Annotated[float, typer.Option("--timeout", metavar="SECONDS", help=(
+        "Seconds to wait for a connection and for each answer."))] = DEFAULT_TIMEOUT_S,
+    retries: Annotated[int, typer.Option("--retries", metavar="N", help=(
+        "Attempts after the first on 429, 5xx and dropped connections, with exponential backoff."))] = DEFAULT_RETRIES,
+    retry_after_max: Annotated[int, typer.Option("--retry-after-max", metavar="SECONDS", help=(
+        "The longest Retry-After honoured; a server asking for more waits this long."))] = DEFAULT_RETRY_AFTER_MAX_S,
+    output: Annotated[Format, typer.Option("--format", "-f", metavar="table|markdown", help=(
+        "table: one line per price list; markdown: the same as a list for a pull-request comment."))] = Format.table,
+    project_dir: ProjectOption = Path("."),
 ) -> None:
-    """Fetch Azure on-demand and spot prices from the Retail Prices API into your price file.
+    """Read fresh on-demand and spot prices from the clouds' own price lists into your price file.
 
-    It never writes into the installed package: the plan and `spotkube cost` read your price file over
-    the bundled table.
+    Azure: the Retail Prices API (no credentials). GCP: the Cloud Billing Catalog API, with an API key in
+    SPOTKUBE_GCP_BILLING_API_KEY; without the key GCP is skipped and the summary says so. By default it
+    refreshes what the stacks use. It never writes into the installed package: the plan and `spotkube
+    cost` read your price file over the bundled table.
     """
-    today = datetime.date.today()
     target = user_file_path(table_path)
+    asked = list(dict.fromkeys(cloud or []))
     try:
-        rows = [row for size in sku for row in fetch_vm_prices(region, size, endpoint=endpoint, timeout=timeout)]
-        if target.exists():
-            table = load_user_price_table(target)
+        settings = FetchSettings(timeout_s=timeout, retries=retries, retry_after_max_s=retry_after_max)
+        if region is not None or sku:
+            targets = prices_refresh.explicit_targets(asked, region, sku or [])
         else:
-            table = PriceTable(currency="USD", date=today, notes=_NEW_PRICE_FILE_NOTES, rows=())
-        target.parent.mkdir(parents=True, exist_ok=True)
-        write_table(merge_rows(table, rows, date=today), target)
+            project = find_project(project_dir)
+            targets = prices_refresh.stack_targets(project, project.stacks())
+            if all_rows:
+                for name, extra in prices_refresh.table_targets(prices_refresh.tables_for_all(target)).items():
+                    targets.setdefault(name, []).extend(extra)
+        outcome = prices_refresh.refresh(targets, asked=asked, target_file=target, settings=settings,
+                                         endpoints={"azure": azure_endpoint, "gcp": gcp_endpoint})
+    except ValueError as err:
+        raise fail(str(err)) from None
     except SpotkubeError as err:
         raise fail(str(err)) from None
-    except OSError as err:
-        raise fail(f"{target}: cannot write the price file ({err.strerror or err})") from None
-    missing = sorted(set(sku) - {row.sku for row in rows})
-    typer.echo(f"updated {len(rows)} price rows in {target}")
-    if missing:
-        stderr.print(f"[yellow]warning:[/yellow] not sold in {region}: {', '.join(missing)}", highlight=False)
+    lines = outcome.lines()
+    if output is Format.markdown:
+        typer.echo("**Prices** (`spotkube prices refresh`):\n\n" + "\n".join(f"- {line}" for line in lines) + "\n")
+    else:
+        for line in lines:
+            typer.echo(line)
 
 
 catalog_app = typer.Typer(help="The GPU catalog: which machines carry which GPUs, and where the clouds offer them.",
-                          no_args_is_help=True)
+                          no_args_is_help=True, cls=SpotkubeGroup)
 app.add_typer(catalog_app, name="catalog")
 
 
-@catalog_app.command("refresh")
+@catalog_app.command("refresh", cls=SpotkubeCommand)
 def refresh_catalog(
     cloud: Annotated[list[CloudName] | None, typer.Option(
-        "--cloud", help="Cloud(s) whose part to refresh (default: every cloud).")] = None,
+        "--cloud", metavar="aks|gke", help="Cloud(s) whose part to refresh (default: every cloud).")] = None,
     subscription: Annotated[str | None, typer.Option(
-        "--subscription", envvar="AZURE_SUBSCRIPTION_ID", show_envvar=True,
+        "--subscription", metavar="SUBSCRIPTION_ID", envvar="AZURE_SUBSCRIPTION_ID", show_envvar=True,
         help="AKS: the Azure subscription whose VM sizes are read (Azure's DefaultAzureCredential signs in).")] = None,
     gcp_project: Annotated[str | None, typer.Option(
-        "--gcp-project", envvar="GOOGLE_CLOUD_PROJECT", show_envvar=True,
+        "--gcp-project", metavar="PROJECT", envvar="GOOGLE_CLOUD_PROJECT", show_envvar=True,
         help="GKE: the Google Cloud project whose machine types are read (Application Default Credentials).")] = None,
-    catalog_file: Annotated[Path | None, typer.Option("--file", help=(
+    catalog_file: Annotated[Path | None, typer.Option("--file", metavar="FILE", help=(
         f"Catalog file to write (default: ${CATALOG_ENV}, else catalog.json in your config directory); created with "
         "its folders when missing."))] = None,
     azure_endpoint: Annotated[str | None, typer.Option(
-        help="Azure Resource Manager URL (default: management.azure.com).")] = None,
+        "--azure-endpoint", metavar="URL", help="Azure Resource Manager URL (default: management.azure.com).")] = None,
     gcp_endpoint: Annotated[str | None, typer.Option(
-        help="Compute Engine API URL (default: compute.googleapis.com).")] = None,
+        "--gcp-endpoint", metavar="URL", help="Compute Engine API URL (default: compute.googleapis.com).")] = None,
 ) -> None:
     """Read the GPU machines each cloud offers, with their GPUs, vCPUs, memory, regions and zones, from the
     cloud's own API (Azure's Resource SKUs, Compute Engine's machine and accelerator types) into your catalog
@@ -376,12 +445,13 @@ def refresh_catalog(
     typer.echo(f"wrote {path}")
 
 
-@app.command("pipeline-check")
+@app.command("pipeline-check", cls=SpotkubeCommand)
 def pipeline_check_command(
     compiled: Annotated[Path, typer.Argument(metavar="COMPILED.yaml",
                                              help="A pipeline compiled by kfp.compiler.Compiler().compile(...).")],
-    stack: Annotated[list[str], typer.Option("--stack", "-s", help="Stack(s) whose pools the steps must fit.")],
-    output: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    stack: Annotated[list[str], typer.Option("--stack", "-s", metavar="NAME", help=(
+        "A stack whose pools the steps must fit; repeatable."))],
+    output: FormatOption = Format.table,
     project_dir: ProjectOption = Path("."),
 ) -> None:
     """Where each step of a compiled KFP pipeline can land on a stack's pools.
@@ -420,17 +490,19 @@ def pipeline_check_command(
         raise typer.Exit(1)
 
 
-@app.command("new-stack")
+@app.command("new-stack", cls=SpotkubeCommand)
 def new_stack(
-    cloud: Annotated[CloudName, typer.Option("--cloud", help="aks or gke.")],
-    env: Annotated[str, typer.Option("--env", help="Environment, e.g. dev or prod.")],
-    region: Annotated[str, typer.Option("--region", help="Azure or Google Cloud region.")],
-    gcp_project: Annotated[str | None, typer.Option("--gcp-project", help="GKE: Google Cloud project id.")] = None,
+    cloud: Annotated[CloudName, typer.Option("--cloud", metavar="aks|gke", help="The cloud.")],
+    env: Annotated[str, typer.Option("--env", metavar="ENV", help="Environment, e.g. dev or prod.")],
+    region: Annotated[str, typer.Option("--region", metavar="REGION", help="Azure or Google Cloud region.")],
+    gcp_project: Annotated[str | None, typer.Option("--gcp-project", metavar="PROJECT", help=(
+        "GKE: the Google Cloud project id."))] = None,
     deployer_object_id: Annotated[str | None, typer.Option(
-        "--deployer-object-id", help="AKS: the Entra ID object id of the identity that runs pulumi up (CI's deploy "
-        "identity: az ad sp show --id <appId> --query id -o tsv).")] = None,
+        "--deployer-object-id", metavar="OBJECT_ID", help="AKS: the Entra ID object id of the identity that runs "
+        "pulumi up (CI's deploy identity: az ad sp show --id <appId> --query id -o tsv).")] = None,
     deployer_type: Annotated[PrincipalType, typer.Option(
-        "--deployer-type", help="AKS: what --deployer-object-id is.")] = PrincipalType.ServicePrincipal,
+        "--deployer-type", metavar="User|ServicePrincipal|Group", help="AKS: what --deployer-object-id is.")]
+    = PrincipalType.ServicePrincipal,
     project_dir: ProjectOption = Path("."),
 ) -> None:
     """Write stacks/Pulumi.<cloud>-<env>-<region>.yaml with safe defaults (never overwrites), then print
@@ -479,26 +551,33 @@ def _rate(pair: str, text: str) -> float:
     return rate
 
 
-@app.command()
+@app.command(cls=SpotkubeCommand)
 def simulate(
     compiled: Annotated[list[Path], typer.Argument(
         metavar="PIPELINE.yaml...", help="Pipeline(s) compiled by kfp.compiler.Compiler().compile(...).")],
-    stack: Annotated[str, typer.Option("--stack", "-s", help="The stack whose pools the pipeline runs on.")],
-    runs: Annotated[int, typer.Option("--runs", min=1, max=1_000_000, help="Runs to sample.")] = DEFAULT_RUNS,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the random generator: same seed, same figures.")]
+    stack: Annotated[str, typer.Option("--stack", "-s", metavar="NAME",
+                                       help="The stack whose pools the pipeline runs on.")],
+    runs: Annotated[int, typer.Option("--runs", min=1, max=1_000_000, metavar="N",
+                                      help="Runs to sample, 1 to 1,000,000.")] = DEFAULT_RUNS,
+    seed: Annotated[int, typer.Option("--seed", metavar="N",
+                                      help="Seed of the random generator: same seed, same figures.")]
     = DEFAULT_SEED,
     runtime: Annotated[list[str] | None, typer.Option(
-        "--runtime", help="A step's runtime, STEP=DURATION (e.g. train=3h); overrides what the step declares.")]
+        "--runtime", metavar="STEP=DURATION",
+        help="A step's runtime, STEP=DURATION (e.g. train=3h); overrides what the step declares.")]
     = None,
     default_runtime: Annotated[str, typer.Option(
-        "--default-runtime", help="Runtime of a step that declares none (spotkube.pipelines.declare_timing).")]
+        "--default-runtime", metavar="DURATION",
+        help="Runtime of a step that declares none (spotkube.pipelines.declare_timing).")]
     = "1h",
     eviction_rate: Annotated[list[str] | None, typer.Option(
-        "--eviction-rate", help="A pool's eviction rate, POOL=RATE (share of node-hours evicted); default: "
+        "--eviction-rate", metavar="POOL=RATE",
+        help="A pool's eviction rate, POOL=RATE (share of node-hours evicted); default: "
         "the stack's cost.evictionRate.")] = None,
     node_start: Annotated[str, typer.Option(
-        "--node-start", help="How long a new node takes to be ready (VM, boot, driver, device plugin).")] = "5m",
-    output: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+        "--node-start", metavar="DURATION",
+        help="How long a new node takes to be ready (VM, boot, driver, device plugin).")] = "5m",
+    output: FormatOption = Format.table,
     prices: PricesOption = None,
     project_dir: ProjectOption = Path("."),
 ) -> None:
@@ -537,17 +616,20 @@ def simulate(
         simulate_views.render(name, simulations, terminal.console())
 
 
-@app.command()
+@app.command(cls=SpotkubeCommand)
 def logs(
-    stack: Annotated[str, typer.Option("--stack", "-s", help="The stack the pipeline ran on.")],
-    pod: Annotated[str | None, typer.Option("--pod", help="The step's pod, as the KFP UI names it.")] = None,
-    run_id: Annotated[str | None, typer.Option("--run", help="A KFP run id: every pod of the run.")] = None,
+    stack: Annotated[str, typer.Option("--stack", "-s", metavar="NAME", help="The stack the pipeline ran on.")],
+    pod: Annotated[str | None, typer.Option("--pod", metavar="POD", help="The step's pod, as the KFP UI names it.")]
+    = None,
+    run_id: Annotated[str | None, typer.Option("--run", metavar="RUN_ID", help="A KFP run id: every pod of the run.")]
+    = None,
     cluster: Annotated[str | None, typer.Option(
-        "--cluster", help="GKE: the cluster's name (`pulumi stack output clusterName`).")] = None,
+        "--cluster", metavar="NAME", help="GKE: the cluster's name (`pulumi stack output clusterName`).")] = None,
     workspace: Annotated[str | None, typer.Option(
-        "--workspace", help="AKS: the Log Analytics workspace's resource id (`pulumi stack output "
+        "--workspace", metavar="RESOURCE_ID",
+        help="AKS: the Log Analytics workspace's resource id (`pulumi stack output "
         "logWorkspaceId`; default: the stack's cluster.logs.workspaceId).")] = None,
-    output: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    output: FormatOption = Format.table,
     project_dir: ProjectOption = Path("."),
 ) -> None:
     """The exact query and console link for a step's logs on the stack's cloud, which outlive the pod

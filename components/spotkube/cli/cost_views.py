@@ -1,13 +1,14 @@
 """How a stack's monthly cost is shown: the `spotkube cost` table, Markdown and JSON, and the cost
 cell and summary line the plan's views reuse.
 
-One vocabulary everywhere: a pool without a price is "unpriced", never $0.00 or 0 %. Totals over
-some pools say they cover the priced pools only and name the others; with no pool priced there are
-no totals, only "unpriced".
+One vocabulary everywhere: a pool without a price is "unpriced", never $0.00 or 0 %. A total is shown
+only when it covers every pool; when an unpriced pool would add to it, it is "not known" and the pool
+is named (`platform, Standard_D8s_v3 in uksouth, has no price`).
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 from decimal import Decimal
 
@@ -15,7 +16,12 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from spotkube.review.costing import UNPRICED, CostReport, PricedPool, price_origin
+from spotkube.cli.terminal import fit_columns
+from spotkube.platform.warnings import PlanWarning
+from spotkube.review.costing import UNPRICED, CostReport, Figure, PricedPool, price_origin
+
+#: A total that an unpriced pool would add to.
+NOT_KNOWN = "not known"
 
 COLUMNS = ("pool", "capacity", "$/h", "price from", "idle floor", "hours", "scenario", "on demand", "saving")
 
@@ -30,9 +36,21 @@ def _hours(value: Decimal) -> str:
 
 
 def _prices_note(report: CostReport) -> str:
-    """Which tables the prices come from: the bundled one's date, and the user file if one was read."""
-    note = f"prices as of {report.table_date}"
-    return note + (f"; user prices from {report.user_file}" if report.user_file else "")
+    """Where the stack's prices come from and how old they are: per origin (bundled, the user's file,
+    the stack file) the days its prices were read, so a stale figure looks stale."""
+    dates: dict[str, list[datetime.date]] = {}
+    for priced in report.pools:
+        for price in (priced.price, priced.on_demand):
+            if price is not None:
+                dates.setdefault(price_origin(price), []).append(price.date)
+    if not dates:
+        return f"no price found; bundled table of {report.table_date}"
+    parts = []
+    for origin, days in sorted(dates.items()):
+        low, high = min(days).isoformat(), max(days).isoformat()
+        where = f"user file {report.user_file}" if origin == "user file" and report.user_file else origin
+        parts.append(f"{where} {low}" + (f" to {high}" if high != low else ""))
+    return "prices: " + "; ".join(parts)
 
 
 def pool_cost_text(report: CostReport, pool: str) -> str:
@@ -51,22 +69,27 @@ def pool_cost_text(report: CostReport, pool: str) -> str:
     return text
 
 
+def _figure(report: CostReport, figure: Figure) -> str:
+    """A total, or why it is not known: the pools without a price that would add to it."""
+    value = report.total(figure)
+    if value is not None:
+        return money(value)
+    return "not known (" + "; ".join(u.text() for u in report.blockers(figure)) + ")"
+
+
 def summary(report: CostReport) -> str:
-    """The stack's monthly total in one line: idle floor, scenario, what spot saves, and which pools
-    the totals leave out for want of a price."""
-    if not report.has_totals:
-        return (f"monthly cost: {UNPRICED} (no price for {', '.join(report.unpriced_pools)}) "
-                f"[{_prices_note(report)}]")
-    total = report.stack_cost
-    head = "monthly cost" if report.complete else f"monthly cost of the priced pools ({', '.join(report.priced_pools)})"
-    text = f"{head}: idle floor {money(total.idle_floor_usd)}; "
-    if any(p.hours for p in report.pools if p.priced):
-        text += (f"scenario {money(total.scenario_usd)} vs {money(total.on_demand_equivalent_usd)} on demand, "
-                 f"saving {total.saving_percent} %")
-    else:
+    """The stack's monthly totals in one line: idle floor, scenario, what spot saves. A total that an
+    unpriced pool would add to is "not known", with the pool named, never a sum over fewer pools."""
+    text = f"monthly cost: idle floor {_figure(report, 'idleFloor')}; "
+    if not any(p.hours for p in report.pools):
         text += "no node-hours in the cost scenario"
-    if not report.complete:
-        text += f"; {UNPRICED}, left out of the totals: {', '.join(report.unpriced_pools)}"
+    elif report.total("scenario") is None:
+        text += f"scenario {_figure(report, 'scenario')}"
+    else:
+        text += (f"scenario {money(report.stack_cost.scenario_usd)} vs "
+                 f"{_figure(report, 'onDemandEquivalent')} on demand, saving {report.saving_percent} %")
+    for note in report.notes:
+        text += f"; {note}"
     return text + f" [{_prices_note(report)}]"
 
 
@@ -83,12 +106,14 @@ def _pool_cells(report: CostReport, priced: PricedPool) -> list[str]:
 
 
 def _total_cells(report: CostReport) -> list[str]:
-    if not report.has_totals:
-        return ["total", "", "", "", UNPRICED, "", UNPRICED, UNPRICED, UNPRICED]
-    total = report.stack_cost
-    label = "total" if report.complete else "total (priced pools only)"
-    return [label, "", "", "", money(total.idle_floor_usd), "", money(total.scenario_usd),
-            money(total.on_demand_equivalent_usd), f"{total.saving_percent} %"]
+    """Each total, or "not known" when an unpriced pool would add to it (the summary names the pool)."""
+    def cell(figure: Figure) -> str:
+        value = report.total(figure)
+        return NOT_KNOWN if value is None else money(value)
+
+    saving = report.saving_percent
+    return ["total", "", "", "", cell("idleFloor"), "", cell("scenario"), cell("onDemandEquivalent"),
+            NOT_KNOWN if saving is None else f"{saving} %"]
 
 
 def render_cost(stack: str, report: CostReport, console: Console) -> None:
@@ -99,13 +124,14 @@ def render_cost(stack: str, report: CostReport, console: Console) -> None:
     for priced in report.pools:
         table.add_row(*_pool_cells(report, priced))
     table.add_row(*_total_cells(report), style="bold")
+    fit_columns(table, console.width, wrap=False, squeeze=True)
     console.print(table)
     if not report.complete:
         console.print(summary(report), markup=False, highlight=False, soft_wrap=True)
     for line in report.basis:
         console.print(f"cost basis: {line}", markup=False, highlight=False, soft_wrap=True)
     for warning in report.warnings:
-        console.print(f"[yellow]warning:[/yellow] {escape(warning)}", highlight=False, soft_wrap=True)
+        console.print(f"[yellow]warning[/yellow] {escape(warning_text(warning))}", highlight=False, soft_wrap=True)
 
 
 def _markdown_cell(text: str) -> str:
@@ -123,10 +149,16 @@ def cost_markdown(stack: str, report: CostReport) -> str:
     lines += [f"- cost basis: {_markdown_cell(line)}" for line in report.basis]
     lines += [""] if report.basis else []
     for warning in report.warnings:
-        lines += [f"> **warning:** {_markdown_cell(warning)}", ""]
+        lines += [f"> **warning** `{warning.id}`: {_markdown_cell(warning.message)}", ""]
     return "\n".join(lines).rstrip() + "\n"
 
 
 def cost_json(stack: str, report: CostReport) -> str:
-    """`spotkube cost --format json`: the plan's cost block, with the warnings."""
-    return json.dumps({"stack": stack, "cost": report.to_json(), "warnings": report.warnings}, indent=2)
+    """`spotkube cost --format json`: the plan's cost block, with the warnings (`{id, message}`)."""
+    return json.dumps({"stack": stack, "cost": report.to_json(), "warnings": [w.to_json() for w in report.warnings]},
+                      indent=2)
+
+
+def warning_text(warning: PlanWarning) -> str:
+    """A warning as the terminal shows it: `[id]: message`, the id being what a stack acknowledges."""
+    return f"[{warning.id}]: {warning.message}"

@@ -14,7 +14,6 @@ from rich.text import Text
 
 from spotkube.cli import cost_views
 from spotkube.cli.terminal import fit_columns
-from spotkube.review.costing import UNPRICED
 from spotkube.review.plan_diff import Change, CostDelta, NamedDiff, ResourceDiff, StackDiff
 from spotkube.review.plan_document import SCHEMA_VERSION
 
@@ -28,21 +27,39 @@ def _value(value: Any) -> str:
 
 
 def change_text(change: Change) -> str:
-    return f"{change.path}: {_value(change.old)} → {_value(change.new)}"
+    """`path: old → new`; a setting's own value has no path: `old → new`."""
+    values = f"{_value(change.old)} → {_value(change.new)}"
+    return f"{change.path}: {values}" if change.path else values
 
 
 def _money(value: float | None) -> str:
-    return UNPRICED if value is None else cost_views.money(Decimal(str(value)))
+    return cost_views.NOT_KNOWN if value is None else cost_views.money(Decimal(str(value)))
 
 
-def _signed(value: float | None) -> str:
-    return UNPRICED if value is None else ("+" if value >= 0 else "-") + _money(abs(value))
+def _signed(value: float) -> str:
+    return ("+" if value >= 0 else "-") + _money(abs(value))
+
+
+def _figure_change(cost: CostDelta, figure: str) -> str:
+    """`$508.08 → $677.44 (+$169.36)`; one side for a stack added or removed; the pools without a price
+    instead of a delta over different pools."""
+    (old, new), delta = cost.pair(figure), cost.delta(figure)
+    if delta is None:
+        shown = _money(new) if cost.new.present else _money(old)
+        if cost.old.present and cost.new.present:
+            shown = f"{_money(old)} → {_money(new)}"
+        return f"{shown} ({cost.why_not(figure)})"
+    if not cost.old.present:
+        return f"{_money(new)} ({_signed(delta)})"
+    if not cost.new.present:
+        return f"{_money(old)} ({_signed(delta)})"
+    return f"{_money(old)} → {_money(new)} ({_signed(delta)})"
 
 
 def cost_line(cost: CostDelta) -> str:
-    return (f"monthly cost: idle floor {_money(cost.idle_floor[0])} → {_money(cost.idle_floor[1])} "
-            f"({_signed(cost.idle_floor_delta)}); scenario {_money(cost.scenario[0])} → "
-            f"{_money(cost.scenario[1])} ({_signed(cost.scenario_delta)})")
+    head = ("monthly cost" if cost.old.present and cost.new.present
+            else "monthly cost (new stack)" if cost.new.present else "monthly cost (stack removed)")
+    return f"{head}: idle floor {_figure_change(cost, 'idleFloor')}; scenario {_figure_change(cost, 'scenario')}"
 
 
 def _action(resource: ResourceDiff) -> str:
@@ -55,29 +72,52 @@ def _title(diff: StackDiff, ref: str) -> str:
     return f"{diff.stack}: {diff.status} since {ref}"
 
 
+def _added(label: str, item: NamedDiff) -> str:
+    """What an added pool or setting is, in one phrase, not field by field from `(absent)`."""
+    new = {c.path: c.new for c in item.changes}
+    if label == "pool":
+        gpu = f", {new.get('gpu.count')} × {new.get('gpu.type')}" if new.get("gpu.type") else ""
+        return (f"{new.get('role')}, {new.get('capacity')}, {new.get('machine')}{gpu}, "
+                f"{new.get('min')}..{new.get('max')} nodes")
+    return "; ".join(_plain(c.new) if not c.path else f"{c.path} {_plain(c.new)}" for c in item.changes)
+
+
+def _plain(value: Any) -> str:
+    """A value as a phrase: text without JSON's quotes, cut as `_value` cuts."""
+    text = value if isinstance(value, str) else _value(value)
+    return text if len(text) <= VALUE_WIDTH else text[:VALUE_WIDTH - 1] + "…"
+
+
+def _named_line(label: str, item: NamedDiff) -> str:
+    if item.action == "add":
+        return f"{label} {item.name} added: {_added(label, item)}"
+    if item.action == "remove":
+        return f"{label} {item.name} removed"
+    return f"{label} {item.name} update: " + "; ".join(change_text(c) for c in item.changes)
+
+
 def _named_lines(label: str, items: Sequence[NamedDiff]) -> list[str]:
-    return [f"{label} {item.name} {item.action}: " + "; ".join(change_text(c) for c in item.changes)
-            for item in items]
+    return [_named_line(label, item) for item in items]
 
 
 def render_table(diffs: Sequence[StackDiff], ref: str, console: Console) -> None:
     for diff in diffs:
-        parts: list[Any] = [Text(_title(diff, ref), style="bold")]
-        if diff.status == "unchanged":
-            console.print(Group(*parts, Text("no changes")))
+        if diff.status == "unchanged":  # one line: nothing else to say
+            console.print(Text(_title(diff, ref)))
             continue
+        parts: list[Any] = [Text(_title(diff, ref), style="bold")]
         parts += [Text(line) for line in _named_lines("pool", diff.pools) + _named_lines("security", diff.posture)]
         if diff.resources:
             table = Table(title="resources", title_justify="left", expand=False)
             for column in ("action", "resource", "changes"):
-                table.add_column(column, overflow="fold")
+                table.add_column(column, overflow="ellipsis")
             for resource in diff.resources:
                 changes = "\n".join(change_text(c) for c in resource.changes) or "-"
                 if resource.replace_reasons:
                     changes += "\nreplaces because " + "; ".join(resource.replace_reasons)
                 table.add_row(_action(resource), f"{resource.type}\n{resource.name}", changes,
                               style="red" if resource.action in ("replace", "remove") else None)
-            fit_columns(table, console.width)  # wrap at spaces, never mid-word, where the words fit
+            fit_columns(table, console.width, squeeze=True)  # wrap at spaces, never mid-word
             parts.append(table)
         if diff.cost is not None:
             parts.append(Text(cost_line(diff.cost)))
@@ -93,10 +133,10 @@ def _cell(text: str) -> str:
 def to_markdown(diffs: Sequence[StackDiff], ref: str) -> str:
     lines = [f"## spotkube plan: changes since `{ref}`", ""]
     for diff in diffs:
-        lines += [f"### {_title(diff, ref)}", ""]
-        if diff.status == "unchanged":
-            lines += ["No changes.", ""]
+        if diff.status == "unchanged":  # one line: nothing else to say
+            lines += [f"- {_title(diff, ref)}", ""]
             continue
+        lines += [f"### {_title(diff, ref)}", ""]
         named = _named_lines("pool", diff.pools) + _named_lines("security", diff.posture)
         lines += [f"- {_cell(line)}" for line in named]
         if diff.cost is not None:

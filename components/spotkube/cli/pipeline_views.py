@@ -10,6 +10,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from spotkube.cli.terminal import fit_columns
 from spotkube.platform.contract import GPU_RESOURCE, Placement
 from spotkube.platform.pipeline_reader import Retry
 from spotkube.review.pipeline_check import CheckReport
@@ -38,7 +39,7 @@ def render_reports_table(reports: Sequence[CheckReport], console: Console) -> No
     for report in reports:
         table = Table(title=f"{report.pipeline.name} on {report.stack}", title_justify="left")
         for column in ("step", "gpus", "retries", "lands on (preferred first)"):
-            table.add_column(column, overflow="fold")
+            table.add_column(column, overflow="ellipsis")
         for result in report.steps:
             if result.error:
                 where = Text(f"nowhere: {result.error}", style="red")
@@ -46,6 +47,7 @@ def render_reports_table(reports: Sequence[CheckReport], console: Console) -> No
                 where = Text(", ".join(result.pool_text(p) for p in result.pools))
             table.add_row(result.step.name, _gpus(result.step.placement),
                           _retry_text(result.step.retry), where)
+        fit_columns(table, console.width, squeeze=True)
         lines: list[Any] = [table]
         lines += [Text(f"warning: {r.step.name}: {w}", style="yellow") for r in report.steps for w in r.warnings]
         lines += [Text(f"warning: {w}", style="yellow") for w in report.warnings]

@@ -23,7 +23,7 @@ from typing import Any
 
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.project import Project, find_project
-from spotkube.review.plan_document import SCHEMA_VERSION
+from spotkube.review.plan_document import BASE_SCHEMA_VERSIONS, SCHEMA_VERSION
 
 #: Where this repository keeps the spotkube package; a tree without it plans with the installed one.
 PACKAGE_FOLDER = "components"
@@ -43,10 +43,27 @@ def _git(folder: Path, *args: str) -> bytes:
     return done.stdout
 
 
+def resolve_commit(top: Path, ref: str) -> str:
+    """The commit `ref` names, or a RefPlanFailed saying why there is none (git itself says nothing)."""
+    try:
+        return _git(top, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}").decode().strip()
+    except RefPlanFailed:
+        pass
+    shallow = _git(top, "rev-parse", "--is-shallow-repository").decode().strip() == "true"
+    hint = (" This clone is shallow: fetch the history first (`git fetch --unshallow`, or actions/checkout with "
+            "fetch-depth: 0)." if shallow else "")
+    raise RefPlanFailed(f"--diff {ref}: no commit, branch or tag of that name in {top}; give a ref `git log` "
+                        f"knows, e.g. origin/main (after `git fetch`), HEAD~1 or a commit id.{hint}")
+
+
 def export_tree(project: Project, ref: str, into: Path) -> Path:
     """Write the repository's files at `ref` into `into`; return where the project's folder is there."""
-    top = Path(_git(project.root, "rev-parse", "--show-toplevel").decode().strip())
-    commit = _git(top, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").decode().strip()
+    try:
+        top = Path(_git(project.root, "rev-parse", "--show-toplevel").decode().strip())
+    except RefPlanFailed:
+        raise RefPlanFailed(f"--diff {ref}: {project.root} is not in a git repository, so there is no base to "
+                            "compare with") from None
+    commit = resolve_commit(top, ref)
     with tarfile.open(fileobj=io.BytesIO(_git(top, "archive", "--format=tar", commit))) as archive:
         archive.extractall(into, filter="data")
     return into / project.root.resolve().relative_to(top.resolve())
@@ -91,10 +108,11 @@ def _documents(ref: str, done: subprocess.CompletedProcess[str]) -> list[dict[st
         body = json.loads(done.stdout) if done.returncode in (0, 1) else None
     except json.JSONDecodeError:
         body = None
-    if not isinstance(body, dict) or body.get("schemaVersion") != SCHEMA_VERSION:
+    if not isinstance(body, dict) or body.get("schemaVersion") not in BASE_SCHEMA_VERSIONS:
         # The last line that says something (typer frames its errors in a box).
         said = [line.strip("│╭╰─╮╯ ") for line in done.stderr.splitlines()]
         last = next((line for line in reversed(said) if any(c.isalnum() for c in line)), "no plan JSON")
+        versions = " or ".join(map(str, BASE_SCHEMA_VERSIONS))
         raise RefPlanFailed(f"could not plan {ref} (its spotkube must print plan JSON schema version "
-                            f"{SCHEMA_VERSION} with --details): {last}")
+                            f"{versions} with --details; this one prints {SCHEMA_VERSION}): {last}")
     return list(body["stacks"])

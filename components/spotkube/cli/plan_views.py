@@ -17,6 +17,7 @@ from spotkube.cli import cost_views
 from spotkube.cli.terminal import fit_columns
 from spotkube.platform.posture import Setting
 from spotkube.platform.preflight import Verdict
+from spotkube.review.acknowledgements import AcknowledgedWarning
 from spotkube.review.plan_document import PlanDocument, PoolRow
 from spotkube.review.resource_list import Resource
 
@@ -52,27 +53,35 @@ def catalog_lines(document: PlanDocument) -> list[str]:
     return [document.catalog.line()] if document.catalog else []
 
 
-_POOL_COLUMNS = ("pool", "role", "capacity", "machine", "gpu", "nodes", "taints",
-                 "eviction", "max price", "zones", "cost / month")
+_POOL_COLUMNS = ("pool", "taints", "cost / month")
 
 
 def _pool_cells(document: PlanDocument, pool: PoolRow) -> tuple[str, ...]:
-    return (pool.name, pool.role, pool.capacity, pool.machine, _gpu(pool), f"{pool.min}..{pool.max}",
-            "\n".join(pool.taints) or "-", pool.eviction_policy or "-", _price(pool), ", ".join(pool.zones) or "-",
-            _pool_cost(document, pool.name))
+    """What a pool is (name; role and capacity; machine and GPUs; nodes; eviction and max price; zones),
+    its taints one a line, and its cost: three columns, so that a pool's row keeps every value whole at
+    120 columns, a GKE compute class taint included."""
+    what = [pool.name, f"{pool.role}, {pool.capacity}", pool.machine, *([_gpu(pool)] if pool.gpu_type else []),
+            f"nodes {pool.min}..{pool.max}"]
+    if pool.eviction_policy:
+        what.append(f"eviction {pool.eviction_policy}")
+    if pool.max_price is not None:
+        what.append(f"max price {_price(pool)}")
+    if pool.zones:
+        what.append(f"zones {', '.join(pool.zones)}")
+    return ("\n".join(what), "\n".join(pool.taints) or "-", _pool_cost(document, pool.name))
 
 
 def pool_table(document: PlanDocument, width: int | None = None) -> Table:
-    """The pools, one row each. Given the console's `width`, the eleven columns are shown only when
-    every cell fits on its lines; otherwise each pool becomes a row of two columns (`pool`, `details`)
-    whose lines wrap only at spaces, so a taint or a machine is never cut."""
+    """The pools, one row each in three columns, wrapped only at spaces. Given the console's `width`,
+    when even the longest words don't fit, each pool becomes a block of lines in a single column
+    instead, so a taint or a machine is never cut."""
     title = f"{document.stack}  ({document.cloud}, {document.region}, {document.environment})"
-    table = Table(title=title, title_justify="left", expand=False)
+    table = Table(title=title, title_justify="left", expand=False, show_lines=True)
     for column in _POOL_COLUMNS:
-        table.add_column(column, overflow="fold")
+        table.add_column(column, overflow="ellipsis")
     for pool in document.pools:
         table.add_row(*(Text(cell) for cell in _pool_cells(document, pool)))
-    if width is not None and not fit_columns(table, width, wrap=False):
+    if width is not None and not fit_columns(table, width):
         return _pool_cards(document, title)
     return table
 
@@ -81,7 +90,7 @@ def _pool_cards(document: PlanDocument, title: str) -> Table:
     """Narrow terminals: one block per pool (what it is, its size, its taints one a line, its cost),
     in a single column so that a long taint, such as a GKE pool's compute class taint, keeps its line."""
     table = Table(title=title, title_justify="left", expand=False, show_lines=True)
-    table.add_column("pool", overflow="fold")
+    table.add_column("pool", overflow="ellipsis")
     for pool in document.pools:
         lines = [f"{pool.name}: {pool.role}, {pool.capacity}, {pool.machine}"
                  + (f", {_gpu(pool)}" if pool.gpu_type else ""),
@@ -115,9 +124,9 @@ def placement_notes(document: PlanDocument) -> list[str]:
 
 def placement_table(document: PlanDocument) -> Table:
     table = Table(title="where workloads land", title_justify="left", expand=False)
-    table.add_column("workload", overflow="fold", max_width=70)
+    table.add_column("workload", overflow="ellipsis", max_width=70)
     for column in ("kind", "namespace", "pools"):
-        table.add_column(column, overflow="fold")
+        table.add_column(column, overflow="ellipsis")
     for names, kind, namespace, pools, _ in placement_rows(document):
         table.add_row(names, kind, namespace, pools, style="red" if pools.startswith("NOWHERE") else None)
     return table
@@ -130,7 +139,7 @@ def _verdict(check: Verdict) -> str:
 def preflight_table(document: PlanDocument) -> Table:
     table = Table(title="deploy preflight", title_justify="left", expand=False)
     for column in ("rule", "verdict", "why"):
-        table.add_column(column, overflow="fold", max_width=110 if column == "why" else None)
+        table.add_column(column, overflow="ellipsis", max_width=110 if column == "why" else None)
     for check in document.preflight:
         table.add_row(check.title, _verdict(check), check.detail, style=None if check.ok else "red")
     return table
@@ -149,7 +158,7 @@ def posture_rows(document: PlanDocument) -> list[tuple[str, str, Setting]]:
 def posture_table(document: PlanDocument) -> Table:
     table = Table(title=f"{document.stack}: security posture and add-ons", title_justify="left", expand=False)
     for column in ("setting", "value"):
-        table.add_column(column, overflow="fold")
+        table.add_column(column, overflow="ellipsis")
     for _, name, setting in posture_rows(document):
         table.add_row(name, _setting_text(setting), style="yellow" if setting.concern else None)
     return table
@@ -164,7 +173,7 @@ def fallback_rows(document: PlanDocument) -> list[tuple[str, str, str, str]]:
 def fallback_table(document: PlanDocument) -> Table:
     table = Table(title=f"{document.stack}: spot fallback per GPU type", title_justify="left", expand=False)
     for column in ("gpu", "tried in order", "worst case before on-demand", "note"):
-        table.add_column(column, overflow="fold")
+        table.add_column(column, overflow="ellipsis")
     for gpu, order, worst, note in fallback_rows(document):
         table.add_row(gpu, order, worst, note)
     return table
@@ -210,17 +219,17 @@ def _options(resource: Resource) -> str:
     return "; ".join(options)
 
 
-def _tree_name(resource: Resource) -> str:
-    return "  " * (len(resource.path) - 1) + resource.name
-
-
 def resource_table(document: PlanDocument) -> Table:
+    """The resource tree: each name with its type under it, and what it is beside them. Two columns,
+    so names, type tokens and option names keep their words whole at 120 columns."""
     table = Table(title=f"{len(document.resources)} resources and components", title_justify="left", expand=False)
-    for column in ("name", "type", "what it is"):
-        table.add_column(column, overflow="fold")
+    for column in ("name and type", "what it is"):
+        table.add_column(column, overflow="ellipsis")
     for resource in document.resources:
         what = "; ".join(part for part in (resource.note, _options(resource)) if part) or "-"
-        table.add_row(_tree_name(resource), resource.type, what, style="dim" if resource.kind == "provider" else None)
+        indent = "  " * (len(resource.path) - 1)
+        table.add_row(Text(f"{indent}{resource.name}\n{indent}  {resource.type}"), what,
+                      style="dim" if resource.kind == "provider" else None)
     return table
 
 
@@ -252,13 +261,29 @@ def render_table(documents: Sequence[PlanDocument], console: Console, details: b
         parts += [resource_table(document), outputs_line(document)]
         if details:
             parts.append(Text(details_text(document)))
-        parts += [Text(w, style="yellow") for w in document.warnings]
+        parts += [Text(f"warning {cost_views.warning_text(w)}", style="yellow") for w in document.warnings]
+        parts += [Text(acknowledged_text(a), style="dim") for a in document.acknowledged]
         parts += [Text(f"error: {e}", style="red") for e in document.errors]
-        for part in parts:  # the other tables keep their words whole too, where they can
+        for part in parts:  # the other tables keep their words whole too; only the longest lose their ends
             if isinstance(part, Table) and part.columns[0].width is None:
-                fit_columns(part, console.width)
+                fit_columns(part, console.width, squeeze=True)
         console.print(Group(*parts))
         console.print()
+
+
+def _until(acknowledged: AcknowledgedWarning) -> str:
+    expires = acknowledged.acknowledgement.expires
+    return f" (until {expires})" if expires else ""
+
+
+def acknowledged_text(acknowledged: AcknowledgedWarning) -> str:
+    """An acknowledged warning with the team's reason: shown, but no longer failing `--strict`."""
+    return (f"acknowledged [{acknowledged.warning.id}]: {acknowledged.warning.message}; reason: "
+            f"{acknowledged.acknowledgement.reason}{_until(acknowledged)}")
+
+
+def _md_text(text: str) -> str:
+    return text.replace("\n", " ")
 
 
 def _md_setting(setting: Setting) -> str:
@@ -312,7 +337,13 @@ def to_markdown(documents: Sequence[PlanDocument], details: bool = False) -> str
         lines += ["", *(f"- {line}" for line in policy_lines(document))]
         lines += ["", *_md_resources(document, details), ""]
         lines += ["secret outputs: " + (", ".join(document.secret_outputs) or "none"), ""]
-        lines += [f"> {w}" for w in document.warnings]
+        # A blank line after each, so that each quote stays a paragraph of its own.
+        for w in document.warnings:
+            lines += [f"> **warning** `{w.id}`: {_md_text(w.message)}", ""]
+        for a in document.acknowledged:
+            lines += [f"> acknowledged `{a.warning.id}`: {_md_text(a.warning.message)} **Reason:** "
+                      f"{_md_text(a.acknowledgement.reason)}{_until(a)}", ""]
         lines += [""]
-        lines += [f"> **error:** {e}" for e in document.errors]
+        for e in document.errors:
+            lines += [f"> **error:** {e}", ""]
     return "\n".join(lines).rstrip() + "\n"

@@ -19,6 +19,7 @@ from spotkube.platform.cost import PriceTable
 from spotkube.platform.posture import ClusterPosture
 from spotkube.platform.preflight import Deployment
 from spotkube.platform.registration import Registration
+from spotkube.platform.warnings import PlanWarning, from_log
 from spotkube.review.addons import addon_settings
 from spotkube.review.catalog_check import catalog_note
 from spotkube.review.costing import LOGGED_PLAN_WARNING, price_plan
@@ -85,11 +86,13 @@ def _posture(run: StackRun) -> tuple[ClusterPosture, ...]:
     return tuple(sorted((p for p in found if p is not None), key=lambda p: p.resource))
 
 
-def _program_warnings(run: StackRun) -> tuple[str, ...]:
-    """The program's own warnings, less the plan warnings its clusters log for `pulumi up` (cost,
-    fallback, security): the plan computes those itself, with the price file its user chose."""
+def _program_warnings(run: StackRun) -> tuple[PlanWarning, ...]:
+    """The program's own warnings, with the ids they are logged with, less the plan warnings its
+    clusters log for `pulumi up` (cost, fallback, security): the plan computes those itself, with the
+    price file its user chose."""
     tag = f": {LOGGED_PLAN_WARNING}: "
-    return tuple(line for line in run.log if line.startswith("warning") and tag not in line)
+    return tuple(from_log(line.removeprefix("warning: ")) for line in run.log
+                 if line.startswith("warning") and tag not in line)
 
 
 def stack_document(run: StackRun, table: PriceTable | None = None) -> PlanDocument:
@@ -116,6 +119,7 @@ def stack_document(run: StackRun, table: PriceTable | None = None) -> PlanDocume
         program_warnings=_program_warnings(run),
         fallback=stack_fallback(run.spec.cloud, seen_by_pack, pools),
         quota=stack_quota(run.spec.cloud, pools),
+        acknowledgements=run.spec.acknowledgements,
         catalog=catalog_note(run.spec),
     )
 

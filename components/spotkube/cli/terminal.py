@@ -50,11 +50,16 @@ def wants_plain(flag: bool = False, environ: Mapping[str, str] | None = None) ->
 
 
 def configure(*, plain: bool) -> None:
-    """Remember the run's choice, and make typer's own help and error panels follow it."""
-    import typer.rich_utils
+    """Remember the run's choice, and make typer's own help and error panels follow it.
 
+    typer loads its panels (rich's Markdown, Pygments: a tenth of a second) only to print help or an
+    error, and draws them in colour by default; so they are loaded here only for plain output, or
+    when already loaded, never on the way to a plan."""
     settings.plain = plain
-    typer.rich_utils.COLOR_SYSTEM = None if plain else "auto"
+    if plain or "typer.rich_utils" in sys.modules:
+        import typer.rich_utils
+
+        typer.rich_utils.COLOR_SYSTEM = None if plain else "auto"
 
 
 def _isatty(stream: IO[str]) -> bool:
@@ -99,15 +104,17 @@ def console(*, stderr: bool = False, plain: bool | None = None) -> Console:
     )
 
 
-def fit_columns(table: Table, width: int, *, wrap: bool = True) -> bool:
+def fit_columns(table: Table, width: int, *, wrap: bool = True, squeeze: bool = False) -> bool:
     """Give each column of `table` a width so the table fits `width` and wraps only at spaces.
 
     Each column gets its longest word; then the columns whose lines are longer share what is left
     equally, a column that needs less than its share (up to its own max_width) taking just what it
-    needs, so short columns stay on one line and long ones wrap. Returns False, and leaves the
-    table to rich, when the longest words alone (with `wrap=False`, the longest lines) don't fit or
-    a cell is not text. Assumes rich's default box and padding: a border between and around the
-    columns, a space either side of a cell.
+    needs, so short columns stay on one line and long ones wrap. Returns False when the longest words
+    alone (with `wrap=False`, the longest lines) don't fit, or a cell is not text. Then, with
+    `squeeze`, the widest column is narrowed first (`_narrowed`), until the table fits: only the
+    longest words (a URL) lose their ends to an ellipsis, and short ones (a type, a name) stay whole;
+    without it, the table is left to rich. Assumes rich's default box and padding:
+    a border between and around the columns, a space either side of a cell.
     """
     texts: list[list[str]] = []
     for column in table.columns:
@@ -115,14 +122,20 @@ def fit_columns(table: Table, width: int, *, wrap: bool = True) -> bool:
         if not all(isinstance(cell, str | Text) for cell in cells):
             return False
         texts.append([cell.plain if isinstance(cell, Text) else cell for cell in cells])
-    words = [max((len(word) for cell in cells for word in cell.split()), default=1) for cells in texts]
+    words = [max((_longest_word(line) for cell in cells for line in cell.splitlines()), default=1)
+             for cells in texts]
     lines = [max((len(line) for cell in cells for line in cell.splitlines()), default=1) for cells in texts]
     lines = [max(word, line if column.max_width is None else min(line, column.max_width))
              for word, line, column in zip(words, lines, table.columns, strict=True)]
     if not wrap:
         words = lines
-    spare = width - (3 * len(texts) + 1) - sum(words)
+    budget = width - (3 * len(texts) + 1)
+    spare = budget - sum(words)
     if spare < 0:
+        if squeeze:
+            for column, narrowed in zip(table.columns, _narrowed(words, budget), strict=True):
+                column.width = narrowed
+                column.overflow = "ellipsis"
         return False
     lacking = [line - word for word, line in zip(words, lines, strict=True)]
     extra = [0] * len(lacking)
@@ -139,6 +152,29 @@ def fit_columns(table: Table, width: int, *, wrap: bool = True) -> bool:
     for column, word, more in zip(table.columns, words, extra, strict=True):
         column.width = word + more
     return True
+
+
+def _longest_word(line: str) -> int:
+    """The longest word of a line, its indentation counted with its first word: a tree's indented
+    name can't wrap at its leading spaces."""
+    indent = len(line) - len(line.lstrip(" "))
+    return max([indent + len(w) if i == 0 else len(w) for i, w in enumerate(line.split())], default=1)
+
+
+#: The narrowest a squeezed column gets.
+MIN_SQUEEZED = 8
+
+
+def _narrowed(widths: Sequence[int], budget: int) -> list[int]:
+    """`widths` cut down to `budget` in total: the widest column gives up what the others need (down to
+    `MIN_SQUEEZED`), then, only if that is not enough, the next widest, so that the columns of short
+    words (names, types) keep them whole and only the longest ones (URLs) lose their ends."""
+    out = list(widths)
+    for index in sorted(range(len(out)), key=lambda i: -out[i]):
+        if sum(out) <= budget:
+            break
+        out[index] = max(MIN_SQUEEZED, budget - (sum(out) - out[index]))
+    return out
 
 
 def stdout_gone() -> None:

@@ -16,6 +16,7 @@ from spotkube.platform.addons import kfp_transforms
 from spotkube.platform.addons.kfp_transforms import Credentials
 from spotkube.platform.errors import Problem, SpecError
 from spotkube.platform.spec import KubeflowSettings, PlatformSpec, parse_settings
+from spotkube.platform.warnings import tagged
 from spotkube.shell.common import built_from, checked_args, child, refuse_outputs, validated
 
 #: Why `enabled` is not an arg (see the class docstring).
@@ -114,11 +115,12 @@ class KubeflowPipelines(pulumi.ComponentResource):
         if settings.expose_ui:
             reach = ("only from " + ", ".join(settings.ui_source_ranges) if settings.ui_source_ranges
                      else "from the whole internet (set kubeflow.uiSourceRanges to narrow it)")
-            pulumi.log.warn(
+            pulumi.log.warn(tagged(
+                "kubeflow-ui-public",
                 f"{name}: kubeflow.exposeUi gives the Kubeflow Pipelines UI a public LoadBalancer, reachable "
                 f"{reach}; KFP standalone has no login, so whoever reaches it can run pipelines. "
                 f"`{kfp_transforms.UI_PORT_FORWARD}` needs no exposure."
-            )
+            ))
 
         self.namespace = pulumi.Output.from_input(kfp_transforms.NAMESPACE)
         self.ui_service = pulumi.Output.from_input(kfp_transforms.UI_SERVICE)

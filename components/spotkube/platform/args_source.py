@@ -39,8 +39,9 @@ from spotkube.platform.spec import (
 
 REGENERATE = "python -m spotkube.cli.reference write"
 #: Keys of a stack's spec that a cluster component's args don't take: the component is the cloud,
-#: the cost scenario is the plan's, and the add-ons are components of their own.
-NOT_CLUSTER_ARGS = ("cloud", "cost", "device_plugin", "kubeflow")
+#: the cost scenario and the acknowledged warnings are the plan's, and the add-ons are components of
+#: their own.
+NOT_CLUSTER_ARGS = ("cloud", "cost", "device_plugin", "kubeflow", "acknowledgements")
 PACKAGE = Path(__file__).resolve().parents[1]
 
 INPUT_ALIAS = '''_T = TypeVar("_T")

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from spotkube.platform.component_names import ComponentNaming
 from spotkube.platform.contract import Capacity, Cloud, Taint
 from spotkube.platform.cost.prices import CloudPricing
+from spotkube.platform.cost.refresh import PriceSource
 from spotkube.platform.errors import Problem
 from spotkube.platform.identities import IdentityFacts
 from spotkube.platform.kubeconfigs import ExecUserCheck
@@ -173,6 +174,8 @@ class CloudProfile:
     pool_defaults: Callable[[PlatformSpec, GpuPool], GpuPool] = field(default=lambda spec, pool: pool)
     #: How to refresh a missing price, for the plan's warning; None when the cloud has no such command.
     price_refresh: Callable[[str, str], str] | None = None
+    #: The cloud's own price list, for `spotkube prices refresh`; None when spotkube can't read it.
+    price_source: PriceSource | None = None
     #: The module whose `refresh(RefreshRequest, known_gpus) -> SourceResult` reads the cloud's GPU
     #: machines from its API (`spotkube catalog refresh`); imported only then, since it needs the
     #: cloud's SDK from the `refresh` extra.

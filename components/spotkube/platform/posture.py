@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from spotkube.platform.warnings import PlanWarning, slug
+
 
 @dataclass(frozen=True)
 class Setting:
@@ -39,8 +41,20 @@ class ClusterPosture:
     def concerns(self) -> list[str]:
         return [f"{s.name}: {s.concern}" for s in self.settings if s.concern]
 
+    @property
+    def warnings(self) -> list[PlanWarning]:
+        """Each concern as a plan warning, by the setting's id (`security-api-server`)."""
+        return [w for w in map(concern_warning, self.settings) if w is not None]
+
     def to_json(self) -> dict[str, Any]:
         return {"resource": self.resource, "settings": [s.to_json() for s in self.settings]}
+
+
+def concern_warning(setting: Setting) -> PlanWarning | None:
+    """A weak setting as a plan warning whose id is the setting's name: `security-api-server`."""
+    if not setting.concern:
+        return None
+    return PlanWarning(f"security-{slug(setting.name)}", f"{setting.name}: {setting.concern}")
 
 
 #: (type token, resource name, inputs, protect) -> the cluster's posture, or None for other resources.

@@ -83,6 +83,9 @@ class CloudPreflight:
     serial_operations: CloudCheck
     #: `control-plane-replacement`: what only this cloud's pools risk (AKS: the inline system pool).
     control_plane_problems: Callable[[Deployment], list[str]]
+    #: What the `control-plane-replacement` rule's passing answer adds for this cloud (AKS: how its
+    #: inline system pool's fixed fields are handled); nothing for a cloud without such a pool.
+    control_plane_notes: tuple[str, ...] = ()
 
 
 def unsecret(value: Any) -> Any:

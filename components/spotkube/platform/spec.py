@@ -14,6 +14,7 @@ its cloud's settings; `validation.parse_spec` picks the model by the stack's `cl
 
 from __future__ import annotations
 
+import datetime
 import ipaddress
 import re
 import typing
@@ -23,6 +24,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -38,6 +40,7 @@ from spotkube.platform.contract import Taint
 from spotkube.platform.errors import Problem, SpecError
 from spotkube.platform.input_messages import KeyStyle, cut, describe, python_path, shown
 from spotkube.platform.kubernetes_syntax import key_problem, value_problem
+from spotkube.platform.warnings import ID_PATTERN as WARNING_ID_PATTERN
 
 CONFIG_NAMESPACE = "spotkube"
 MAX_NODES = 1000
@@ -351,6 +354,39 @@ class WorkloadHours(_Model):
     hours: Number = Field(ge=0, description="Node-hours per month.")
 
 
+def _calendar_date(value: str | None) -> str | None:
+    """A `YYYY-MM-DD` text that is a real day (2027-02-30 is not). Stack files quote it: Pulumi hands the
+    program an unquoted YAML date as Go's time text, which spotkube refuses."""
+    if value is not None:
+        try:
+            datetime.date.fromisoformat(value)
+        except ValueError:
+            raise ValueError(f"{shown(value)} is not a day of the calendar; write it as \"YYYY-MM-DD\"") from None
+    return value
+
+
+#: A day as a stack file writes it: quoted `"YYYY-MM-DD"`.
+CalendarDay = Annotated[str, Strict(), Field(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"), AfterValidator(_calendar_date)]
+
+
+class PriceOverride(_Model):
+    """A price this stack states itself, over the bundled table and the user's price file, with its source.
+
+    For a price the stack's own reasoning depends on (a worked example, a negotiated rate): the row lives
+    next to the pools it prices and says where its number comes from. Cloud and region are the stack's."""
+
+    sku: Text = Field(min_length=1, description="VM size (AKS, e.g. Standard_D4s_v3) or machine type (GKE); "
+                      "a GKE GPU type such as nvidia-tesla-t4 with `kind: accelerator`.")
+    kind: Literal["machine", "accelerator"] = Field(
+        default="machine", description="`machine` (a node, GPUs included where the size carries them) or "
+        "`accelerator` (one GKE N1 GPU, billed on top of its machine).")
+    capacity: CapacityName = Field(description="`spot`, `preemptible` (GKE) or `on-demand`.")
+    usd_per_hour: Number = Field(gt=0, description="USD per node-hour (per GPU-hour for an accelerator).")
+    source: Text = Field(min_length=1, description="Where the number comes from: a price list and its date, "
+                         "an agreement, a worked example.")
+    date: CalendarDay = Field(description="The day the price was read, quoted: \"YYYY-MM-DD\".")
+
+
 class CostSettings(_Model):
     """The usage scenario the plan prices: how much work, and how evictions add to it."""
 
@@ -364,6 +400,11 @@ class CostSettings(_Model):
     workloads: tuple[WorkloadHours, ...] = Field(
         default=(),
         description="Node-hours per month per workload class, `[{name, pool, hours}]`, added to their pool's hours.",
+    )
+    prices: tuple[PriceOverride, ...] = Field(
+        default=(), max_length=200,
+        description="Prices this stack states itself, `[{sku, kind, capacity, usdPerHour, source, date}]`, over the "
+        "bundled table and your price file (cloud and region are the stack's).",
     )
 
 
@@ -465,6 +506,32 @@ class KubeflowSettings(_Model):
         return self
 
 
+class Acknowledgement(_Model):
+    """A plan warning the team has accepted, by its id, with why and until when.
+
+    An acknowledged warning is shown with its reason and no longer fails `spotkube plan --strict`; an
+    acknowledgement that matches no warning is itself a warning, and one past its expiry fails the plan."""
+
+    id: Text = Field(pattern=WARNING_ID_PATTERN, description="The warning's id as the plan shows it, e.g. "
+                     "`security-api-server`; a kind without its `:subject` covers every subject "
+                     "(`fallback-no-on-demand` covers `fallback-no-on-demand:nvidia-l4`).")
+    reason: Text = Field(min_length=1, description="Why the team accepts it, shown next to the warning.")
+    expires: CalendarDay | None = Field(
+        default=None, description="Quoted day (\"YYYY-MM-DD\") after which the acknowledgement fails the plan, so "
+        "it is looked at again; unset never expires.")
+
+    @field_validator("reason")
+    @classmethod
+    def _says_something(cls, reason: str) -> str:
+        if not reason.strip():
+            raise ValueError("is blank; say why the team accepts this warning")
+        return reason
+
+    @property
+    def expires_on(self) -> datetime.date | None:
+        return None if self.expires is None else datetime.date.fromisoformat(self.expires)
+
+
 class PlatformSpec(_Model):
     """One platform: a cluster with its pools, for one cloud, environment and region.
 
@@ -505,6 +572,11 @@ class PlatformSpec(_Model):
     kubeflow: KubeflowSettings = Field(
         default_factory=KubeflowSettings,
         description="Kubeflow Pipelines standalone, on the on-demand pools.",
+    )
+    acknowledgements: tuple[Acknowledgement, ...] = Field(
+        default=(), max_length=100,
+        description="Plan warnings the team accepts, `[{id, reason, expires}]`: shown with the reason, and no longer "
+        "failing `spotkube plan --strict` until `expires`.",
     )
 
     @property

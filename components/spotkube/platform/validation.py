@@ -27,6 +27,7 @@ from spotkube.platform.contract import (
     reserved_label_prefix,
     reserved_taint_prefix,
 )
+from spotkube.platform.cost.prices import PriceRow
 from spotkube.platform.errors import Problem, SpecError
 from spotkube.platform.input_messages import (
     KeyStyle,
@@ -327,6 +328,28 @@ def common_rules(spec: PlatformSpec, clouds: Clouds) -> RuleOutput:
     if spec.kubeflow.enabled and not spec.platform_pool.enabled:
         yield Problem(config_key("platformPool.enabled"), "false leaves Kubeflow Pipelines no pool: it runs only "
                       "on the platform pool; enable the platform pool or set kubeflow.enabled: false")
+    yield from _price_overrides(spec, cloud)
+
+
+def _price_overrides(spec: PlatformSpec, cloud: CloudProfile) -> RuleOutput:
+    """A stack's own prices must be rows the price table could hold for its cloud and region (Azure has
+    no preemptible capacity, GKE accelerators are GPU types), one price per sku, kind and capacity."""
+    seen: set[tuple[str, str, str]] = set()
+    for i, price in enumerate(spec.cost.prices):
+        path = config_key(f"cost.prices[{i}]")
+        try:
+            PriceRow.model_validate({"cloud": cloud.pricing.name, "region": spec.region, "sku": price.sku,
+                                     "kind": price.kind, "capacity": price.capacity, "usdPerHour": price.usd_per_hour,
+                                     "source": price.source, "date": price.date},
+                                    context={cloud.pricing.name: cloud.pricing})
+        except ValidationError as err:
+            for error in err.errors():
+                yield Problem(path, f"{error['msg'].removeprefix('Value error, ')}")
+        key = (price.sku, price.kind, price.capacity)
+        if key in seen:
+            yield Problem(path, f"repeats the {price.capacity} price of {shown(price.sku)}; keep one row per sku, kind "
+                          "and capacity")
+        seen.add(key)
 
 
 def resolve(spec: PlatformSpec, clouds: Clouds) -> tuple[PlatformSpec, list[Problem]]:

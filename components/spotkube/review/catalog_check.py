@@ -22,6 +22,7 @@ from spotkube.platform.catalog import (
     refresh_command,
 )
 from spotkube.platform.spec import PlatformSpec
+from spotkube.platform.warnings import PlanWarning
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,11 @@ class CatalogNote:
         """The plan's line about the catalog: `GPU catalog (aks): 2026-11-25, <source> [bundled]`."""
         where = "bundled" if self.origin == BUNDLED else f"your catalog file {self.origin}"
         return f"GPU catalog ({self.cloud}): {self.date}, {self.source} [{where}]"
+
+    def plan_warnings(self) -> list[PlanWarning]:
+        """The catalog's warnings as the plan's: `catalog-unlisted-size:<pool>`, so a stack acknowledges
+        one pool's, or every pool's by the bare `catalog-unlisted-size`."""
+        return [PlanWarning(f"{w.id}:{w.pool}", f"{w.pool}: {w.message}") for w in self.warnings]
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -1,13 +1,15 @@
-"""What a planned platform costs a month: the plan's pools priced with the bundled table and the
-user's price file.
+"""What a planned platform costs a month: the plan's pools priced with the bundled table, the user's
+price file and the stack's own prices.
 
 This joins three pure pieces (the plan, the price table, the cost model) and adds the warnings a
 FinOps-minded reviewer wants next to the numbers: prices we do not have, spot max prices that
 would cost more than on-demand or evict at once, and GPU pools that cost money while idle.
 
-A pool without a price is "unpriced", never $0.00: its figures are None (null in JSON), the totals
-cover the priced pools only and say which pools they leave out, and when no pool is priced there
-are no totals at all. The model: docs/architecture.md#the-cost-model.
+A pool without a price is "unpriced", never $0.00: its figures are None (null in JSON). A total is
+shown only when it covers every pool (like with like): an unpriced pool that would add to a total
+(nodes kept at `min`, or scenario hours) makes that total unknown, and the plan names the pool
+instead of printing a sum over fewer pools. An unpriced pool that adds nothing (min 0, no hours)
+leaves the totals whole and is named in a note. The model: docs/cost.md.
 """
 
 from __future__ import annotations
@@ -15,13 +17,23 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, Literal
 
 from spotkube.clouds import price_table, profile
 from spotkube.platform.cost import Assumptions, PoolCost, PoolUsage, StackCost, hourly_price, stack_cost
 from spotkube.platform.cost.model import HOURS_PER_MONTH, to_cents
-from spotkube.platform.cost.prices import BUNDLED, Price, PriceTable, user_file_path
+from spotkube.platform.cost.prices import (
+    BUNDLED,
+    STACK_FILE,
+    CloudPricing,
+    Price,
+    PriceRow,
+    PriceTable,
+    user_file_path,
+    with_stack_rows,
+)
 from spotkube.platform.plan import PlatformPlan, PoolPlan
+from spotkube.platform.warnings import PlanWarning
 
 #: The word for a figure spotkube has no price for, in every view.
 UNPRICED = "unpriced"
@@ -30,10 +42,17 @@ UNPRICED = "unpriced"
 #: price file its user chose, so it leaves these log lines out rather than show each warning twice.
 LOGGED_PLAN_WARNING = "plan warning"
 
+Figure = Literal["idleFloor", "scenario", "onDemandEquivalent"]
+#: The monthly totals, as the JSON names them.
+FIGURES: tuple[Figure, ...] = ("idleFloor", "scenario", "onDemandEquivalent")
+#: The totals in words.
+FIGURE_WORDS: dict[Figure, str] = {"idleFloor": "idle floor", "scenario": "scenario",
+                                   "onDemandEquivalent": "on-demand equivalent"}
+
 
 @dataclass(frozen=True)
 class PricedPool:
-    """One pool with the prices found for it (None when the table has none)."""
+    """One pool with the prices found for it (None when no table has one)."""
 
     pool: PoolPlan
     hours: Decimal
@@ -44,6 +63,15 @@ class PricedPool:
     def priced(self) -> bool:
         """Both prices are known: the pool's own and the on-demand yardstick."""
         return self.price is not None and self.on_demand is not None
+
+    @property
+    def blocks(self) -> tuple[Figure, ...]:
+        """The totals this pool leaves unknown: none when priced; the idle floor when it keeps nodes
+        (min > 0); the scenario and its on-demand yardstick when the scenario gives it hours."""
+        if self.priced:
+            return ()
+        out: list[Figure] = ["idleFloor"] if self.pool.min > 0 else []
+        return (*out, "scenario", "onDemandEquivalent") if self.hours > 0 else tuple(out)
 
     @property
     def clients(self) -> int:
@@ -58,18 +86,47 @@ class PricedPool:
         return (price.usd_per_hour / self.clients).quantize(Decimal("0.0001"))
 
 
+@dataclass(frozen=True)
+class UnpricedPool:
+    """A pool without a price, as a reviewer needs it named: which machine, where, which totals it blocks."""
+
+    pool: str
+    machine: str
+    gpu: str | None
+    region: str
+    missing: tuple[str, ...]
+    blocks: tuple[str, ...]
+
+    def text(self, tense: str = "has") -> str:
+        """`platform, Standard_D8s_v3 in uksouth, has no price` (`had` for the base of a diff)."""
+        what = self.machine + (f" with {self.gpu}" if self.gpu else "")
+        return f"{self.pool}, {what} in {self.region}, {tense} no price"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"pool": self.pool, "machine": self.machine, "gpu": self.gpu, "region": self.region,
+                "missing": list(self.missing), "blocks": list(self.blocks)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> UnpricedPool:
+        return cls(str(data["pool"]), str(data["machine"]), data.get("gpu"), str(data["region"]),
+                   tuple(data.get("missing") or ()), tuple(data.get("blocks") or ()))
+
+
 @dataclass
 class CostReport:
-    """Per-pool prices, the stack's monthly totals over the priced pools, and warnings.
+    """Per-pool prices, the stack's monthly totals, and warnings.
 
-    `user_file` is the user price file merged over the bundled table, when there was one.
+    `stack_cost` sums the priced pools; a total is reported (`total`) only when no unpriced pool would
+    add to it. `user_file` is the user price file merged over the bundled table, when there was one.
     """
 
     stack_cost: StackCost
     pools: list[PricedPool]
     table_date: str
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[PlanWarning] = field(default_factory=list)
     user_file: str | None = None
+    #: Every pool without a price, with the totals it blocks (possibly none).
+    unpriced: list[UnpricedPool] = field(default_factory=list)
     #: Costs the plan states the basis of rather than guess a figure for (logs billed per GB
     #: ingested), and what a shared GPU costs per client.
     basis: list[str] = field(default_factory=list)
@@ -90,21 +147,38 @@ class CostReport:
     def priced_pools(self) -> list[str]:
         return [p.pool.name for p in self.pools if p.priced]
 
+    def blockers(self, figure: Figure) -> list[UnpricedPool]:
+        """The unpriced pools that leave `figure` unknown."""
+        return [u for u in self.unpriced if figure in u.blocks]
+
+    def total(self, figure: Figure) -> Decimal | None:
+        """A monthly total over every pool, or None when an unpriced pool would add to it."""
+        if self.blockers(figure):
+            return None
+        return {"idleFloor": self.stack_cost.idle_floor_usd, "scenario": self.stack_cost.scenario_usd,
+                "onDemandEquivalent": self.stack_cost.on_demand_equivalent_usd}[figure]
+
     @property
-    def has_totals(self) -> bool:
-        """Whether any pool is priced: with none, the totals are unpriced rather than $0.00."""
-        return bool(self.priced_pools)
+    def saving_percent(self) -> int | None:
+        """What spot saves on the scenario, when both of its totals are known."""
+        if self.total("scenario") is None or self.total("onDemandEquivalent") is None:
+            return None
+        return self.stack_cost.saving_percent
 
     @property
     def complete(self) -> bool:
-        """Whether the totals cover every pool."""
+        """Whether every pool is priced."""
         return not self.unpriced_pools
+
+    @property
+    def notes(self) -> list[str]:
+        """The unpriced pools that add nothing to the totals, named so a missing price stays visible."""
+        return [f"{u.text()}; at min 0 with no scenario hours it adds nothing to the totals"
+                for u in self.unpriced if not u.blocks]
 
     def to_json(self) -> dict[str, Any]:
         lines = {line.name: line for line in self.stack_cost.pools}
         assumptions = self.stack_cost.assumptions
-        total = self.stack_cost
-        figures = self.has_totals
         return {
             "currency": "USD",
             "priceTableDate": self.table_date,
@@ -115,15 +189,28 @@ class CostReport:
             "pools": [_pool_json(p, lines.get(p.pool.name)) for p in self.pools],
             "basis": list(self.basis),
             "total": {
-                "idleFloor": float(total.idle_floor_usd) if figures else None,
-                "scenario": float(total.scenario_usd) if figures else None,
-                "onDemandEquivalent": float(total.on_demand_equivalent_usd) if figures else None,
-                "savingPercent": total.saving_percent if figures else None,
+                **{figure: _money(self.total(figure)) for figure in FIGURES},
+                "savingPercent": self.saving_percent,
                 "complete": self.complete,
                 "pricedPools": self.priced_pools,
                 "unpricedPools": self.unpriced_pools,
+                "unpriced": [u.to_json() for u in self.unpriced],
             },
         }
+
+
+def _missing(priced: PricedPool) -> tuple[str, ...]:
+    missing = [priced.pool.capacity] if priced.price is None else []
+    if priced.on_demand is None and priced.pool.capacity != "on-demand":
+        missing.append("on-demand")
+    return tuple(missing)
+
+
+def _separate_gpu(pricing: CloudPricing, pool: PoolPlan) -> str | None:
+    """The GPUs billed on top of the machine (GKE N1), which the pool's price must include too."""
+    if not pool.gpu_type or not pool.gpu_count or not pricing.gpus_billed_separately(pool.machine):
+        return None
+    return f"{pool.gpu_count} × {pool.gpu_type}"
 
 
 def _money(value: Decimal | None) -> float | None:
@@ -131,7 +218,7 @@ def _money(value: Decimal | None) -> float | None:
 
 
 def _price_json(price: Price | None, prefix: str) -> dict[str, Any]:
-    """Where one price came from: its row's source and date, and "bundled" or the user file."""
+    """Where one price came from: its row's source and date, and "bundled", the user file or the stack file."""
     return {
         f"{prefix}Source": price.source if price else None,
         f"{prefix}Date": price.date.isoformat() if price else None,
@@ -168,18 +255,27 @@ def scenario_hours(plan: PlatformPlan) -> dict[str, Decimal]:
     return hours
 
 
+def stack_prices(plan: PlatformPlan, table: PriceTable) -> PriceTable:
+    """`table` with the stack's own prices (`spotkube:cost.prices`) over it, in the stack's cloud and region."""
+    pricing = profile(plan.cloud).pricing
+    rows = [PriceRow.model_validate({"cloud": pricing.name, "region": plan.spec.region, "sku": p.sku,
+                                     "kind": p.kind, "capacity": p.capacity,
+                                     "usdPerHour": Decimal(str(p.usd_per_hour)), "source": p.source, "date": p.date},
+                                    context={pricing.name: pricing})
+            for p in plan.spec.cost.prices]
+    return with_stack_rows(table, rows)
+
+
 def _price(plan: PlatformPlan, pool: PoolPlan, capacity: str, table: PriceTable) -> Price | None:
     return hourly_price(profile(plan.cloud).pricing, plan.spec.region, pool.machine, capacity,
                         pool.gpu_type, pool.gpu_count, table=table)
 
 
-def _unpriced_warning(plan: PlatformPlan, priced: PricedPool, table: PriceTable) -> str:
-    """Which price is missing, from which tables, and the two ways to supply it."""
+def _unpriced_warning(plan: PlatformPlan, priced: PricedPool, table: PriceTable) -> PlanWarning:
+    """Which price is missing, from which tables, which totals it leaves unknown, and how to supply it."""
     pool, region = priced.pool, plan.spec.region
     cloud = profile(plan.cloud)
-    missing = [pool.capacity] if priced.price is None else []
-    if priced.on_demand is None and pool.capacity != "on-demand":
-        missing.append("on-demand")
+    missing = list(_missing(priced))
     what = pool.machine
     if any(table.find(cloud.pricing.name, region, pool.machine, "machine", c) for c in missing):
         # The machine has its row, so what is missing is the GPU billed on top of it (GCP N1).
@@ -188,37 +284,45 @@ def _unpriced_warning(plan: PlatformPlan, priced: PricedPool, table: PriceTable)
     if table.user_file is not None:
         tables = f"the bundled table or the user price file {table.user_file}"
     target = table.user_file or user_file_path()
-    fix = f"add a row for it to your price file {target}"
+    fix = f"add a row for it to your price file {target} or to the stack's cost.prices"
     if cloud.price_refresh is not None:
         command = cloud.price_refresh(region, pool.machine)
         if target != user_file_path():
             command += f" --table {target}"
         fix = f"run `{command}`, which writes it to your price file {target}, or add the row there yourself"
-    return (f"{pool.name}: {UNPRICED}: no {' or '.join(missing)} price for {what} in {region} in {tables}; "
-            f"its cost is left out of the totals. To price it, {fix}")
+    blocked = " and ".join(FIGURE_WORDS[f] for f in priced.blocks if f != "onDemandEquivalent")
+    return PlanWarning(
+        f"cost-unpriced:{pool.name}",
+        f"{pool.name}: {UNPRICED}: no {' or '.join(missing)} price for {what} in {region} in {tables}, so the "
+        f"stack's {blocked} can't be totalled. To price it, {fix}")
 
 
-def _warnings(plan: PlatformPlan, priced: PricedPool, table: PriceTable) -> list[str]:
+def _warnings(plan: PlatformPlan, priced: PricedPool, table: PriceTable) -> list[PlanWarning]:
     pool = priced.pool
-    out: list[str] = []
+    out: list[PlanWarning] = []
     if priced.price is None or priced.on_demand is None:
-        out.append(_unpriced_warning(plan, priced, table))
+        if priced.blocks:
+            out.append(_unpriced_warning(plan, priced, table))
         if pool.role == "gpu" and pool.min > 0:
-            out.append(f"{pool.name}: GPU pool min is {pool.min}, so it keeps {pool.min} GPU node(s) running while "
-                       f"idle ({UNPRICED}); use min 0 to scale to zero")
+            out.append(PlanWarning(f"cost-idle-gpu:{pool.name}",
+                                   f"{pool.name}: GPU pool min is {pool.min}, so it keeps {pool.min} GPU node(s) "
+                                   f"running while idle ({UNPRICED}); use min 0 to scale to zero"))
         return out
     if pool.max_price is not None and pool.max_price != -1:
         cap = Decimal(f"{pool.max_price:g}")
         if cap > priced.on_demand.usd_per_hour:
-            out.append(f"{pool.name}: maxPrice ${cap}/h is above the on-demand price "
-                       f"${priced.on_demand.usd_per_hour}/h; spot could cost more than on-demand")
+            out.append(PlanWarning(f"cost-max-price-above-on-demand:{pool.name}",
+                                   f"{pool.name}: maxPrice ${cap}/h is above the on-demand price "
+                                   f"${priced.on_demand.usd_per_hour}/h; spot could cost more than on-demand"))
         if cap < priced.price.usd_per_hour:
-            out.append(f"{pool.name}: maxPrice ${cap}/h is below the current spot price "
-                       f"${priced.price.usd_per_hour}/h; nodes would be evicted at once or never start")
+            out.append(PlanWarning(f"cost-max-price-below-spot:{pool.name}",
+                                   f"{pool.name}: maxPrice ${cap}/h is below the current spot price "
+                                   f"${priced.price.usd_per_hour}/h; nodes would be evicted at once or never start"))
     if pool.role == "gpu" and pool.min > 0:
         idle = to_cents(pool.min * HOURS_PER_MONTH * priced.price.usd_per_hour)
-        out.append(f"{pool.name}: GPU pool min is {pool.min}, so it costs ${idle}/month while idle; "
-                   "use min 0 to scale to zero")
+        out.append(PlanWarning(f"cost-idle-gpu:{pool.name}",
+                               f"{pool.name}: GPU pool min is {pool.min}, so it costs ${idle}/month while idle; "
+                               "use min 0 to scale to zero"))
     return out
 
 
@@ -228,10 +332,10 @@ def price_plan(
     """Price every pool of a plan; `hours` overrides the scenario per pool (what-if questions).
 
     Without `table`, the prices are `price_table()`'s: the bundled table with the user's price file
-    ($SPOTKUBE_PRICES, or the per-user default when it exists) merged over it. A user file that
-    can't be used raises PriceFileError.
+    ($SPOTKUBE_PRICES, or the per-user default when it exists) merged over it. The stack's own prices
+    (`cost.prices`) go over either. A user file that can't be used raises PriceFileError.
     """
-    table = table if table is not None else price_table()
+    table = stack_prices(plan, table if table is not None else price_table())
     work = {**scenario_hours(plan), **(hours or {})}
     priced = [
         PricedPool(pool, work.get(pool.name, Decimal(0)),
@@ -246,7 +350,11 @@ def price_plan(
     spec_cost = plan.spec.cost
     assumptions = Assumptions(Decimal(str(spec_cost.eviction_rate)), Decimal(str(spec_cost.rework_fraction)))
     user_file = str(table.user_file) if table.user_file is not None else None
-    report = CostReport(stack_cost(usages, assumptions), priced, table.date.isoformat(), user_file=user_file)
+    cloud = profile(plan.cloud).pricing
+    unpriced = [UnpricedPool(p.pool.name, p.pool.machine, _separate_gpu(cloud, p.pool), plan.spec.region,
+                             _missing(p), p.blocks) for p in priced if not p.priced]
+    report = CostReport(stack_cost(usages, assumptions), priced, table.date.isoformat(), user_file=user_file,
+                        unpriced=unpriced)
     for p in priced:
         report.warnings.extend(_warnings(plan, p, table))
         if p.pool.sharing is not None and p.price is not None:
@@ -261,7 +369,8 @@ def price_plan(
 
 
 def price_origin(price: Price | None) -> str:
-    """A short name for where a price came from: "bundled", "user file", or both."""
+    """A short name for where a price came from: "bundled", "user file", "stack file", or a mix."""
     if price is None:
         return UNPRICED
-    return " + ".join("bundled" if part == BUNDLED else "user file" for part in price.origin.split(" + "))
+    names = {BUNDLED: "bundled", STACK_FILE: "stack file"}
+    return " + ".join(dict.fromkeys(names.get(part, "user file") for part in price.origin.split(" + ")))

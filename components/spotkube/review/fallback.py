@@ -25,6 +25,7 @@ from typing import Any, Protocol
 from spotkube.clouds import profile
 from spotkube.platform.cloud import AutoscalerFacts
 from spotkube.platform.registration import Registration
+from spotkube.platform.warnings import PlanWarning
 
 
 class PoolLike(Protocol):
@@ -159,11 +160,16 @@ def _by_gpu(pools: Sequence[PoolLike]) -> dict[str, list[PoolLike]]:
     return dict(sorted(by_gpu.items()))
 
 
-def missing_fallbacks(pools: Sequence[PoolLike]) -> list[str]:
+def warning_id(gpu_type: str) -> str:
+    """The id of a GPU type's no-fallback warning, which a stack acknowledges it by."""
+    return f"fallback-no-on-demand:{gpu_type}"
+
+
+def missing_fallbacks(pools: Sequence[PoolLike]) -> list[PlanWarning]:
     """The plan's no-fallback warnings from the pools alone: whether a GPU type has an on-demand pool
     needs no autoscaler settings, so the cluster components can log them under `pulumi up`."""
-    return [_no_fallback(gpu, [p.name for p in members]) for gpu, members in _by_gpu(pools).items()
-            if all(p.capacity != "on-demand" for p in members)]
+    return [PlanWarning(warning_id(gpu), _no_fallback(gpu, [p.name for p in members]))
+            for gpu, members in _by_gpu(pools).items() if all(p.capacity != "on-demand" for p in members)]
 
 
 def stack_fallback(

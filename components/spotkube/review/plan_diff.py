@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from spotkube.clouds import CLOUDS
 from spotkube.platform.cloud import covers
+from spotkube.review.costing import Figure, UnpricedPool
 
 Action = Literal["add", "remove", "update", "replace"]
 Status = Literal["added", "removed", "changed", "unchanged"]
@@ -67,35 +68,69 @@ class NamedDiff:
         return {"name": self.name, "action": self.action, "changes": [c.to_json() for c in self.changes]}
 
 
+#: The monthly totals a diff compares.
+DIFF_FIGURES: tuple[Figure, ...] = ("idleFloor", "scenario")
+
+
+@dataclass(frozen=True)
+class CostSide:
+    """One side's monthly totals and its unpriced pools. A stack that is absent on a side costs $0.00
+    there: nothing of it exists. A total is None when an unpriced pool would add to it."""
+
+    present: bool
+    totals: Mapping[str, float | None]
+    unpriced: tuple[UnpricedPool, ...] = ()
+
+    def blockers(self, figure: str) -> list[UnpricedPool]:
+        return [u for u in self.unpriced if figure in u.blocks]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"present": self.present, **{f: self.totals.get(f) for f in DIFF_FIGURES},
+                "unpriced": [u.to_json() for u in self.unpriced]}
+
+
 @dataclass(frozen=True)
 class CostDelta:
-    """Monthly totals before and after; a side without a price is None, never 0."""
+    """Monthly totals before and after. A delta is a number only when both sides' totals cover every
+    pool (like with like); otherwise it is None and `why_not` names the pools without a price."""
 
-    idle_floor: tuple[float | None, float | None]
-    scenario: tuple[float | None, float | None]
+    old: CostSide
+    new: CostSide
 
-    @staticmethod
-    def _delta(pair: tuple[float | None, float | None]) -> float | None:
-        old, new = pair
+    def pair(self, figure: str) -> tuple[float | None, float | None]:
+        return self.old.totals.get(figure), self.new.totals.get(figure)
+
+    def delta(self, figure: str) -> float | None:
+        old, new = self.pair(figure)
         return None if old is None or new is None else round(new - old, 2)
+
+    def why_not(self, figure: str) -> str | None:
+        """Why `figure` can't be compared: `not comparable: platform, Standard_D8s_v3 in uksouth, has no price`."""
+        if self.delta(figure) is not None:
+            return None
+        after = self.new.blockers(figure)
+        named = {(u.pool, u.machine, u.gpu) for u in after}
+        before = [u for u in self.old.blockers(figure) if (u.pool, u.machine, u.gpu) not in named]
+        return "not comparable: " + "; ".join([*(u.text("has") for u in after), *(u.text("had") for u in before)])
 
     @property
     def idle_floor_delta(self) -> float | None:
-        return self._delta(self.idle_floor)
+        return self.delta("idleFloor")
 
     @property
     def scenario_delta(self) -> float | None:
-        return self._delta(self.scenario)
+        return self.delta("scenario")
 
     @property
     def changed(self) -> bool:
-        return self.idle_floor[0] != self.idle_floor[1] or self.scenario[0] != self.scenario[1]
+        return any(self.pair(f)[0] != self.pair(f)[1] for f in DIFF_FIGURES) or (
+            [u.to_json() for u in self.old.unpriced] != [u.to_json() for u in self.new.unpriced])
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "idleFloor": {"old": self.idle_floor[0], "new": self.idle_floor[1], "delta": self.idle_floor_delta},
-            "scenario": {"old": self.scenario[0], "new": self.scenario[1], "delta": self.scenario_delta},
-        }
+        figures = {f: {"old": self.pair(f)[0], "new": self.pair(f)[1], "delta": self.delta(f),
+                       "comparable": self.delta(f) is not None, "whyNot": self.why_not(f)} for f in DIFF_FIGURES}
+        return {**figures, "unpriced": {"old": [u.to_json() for u in self.old.unpriced],
+                                        "new": [u.to_json() for u in self.new.unpriced]}}
 
 
 @dataclass(frozen=True)
@@ -204,9 +239,29 @@ def _posture(document: Mapping[str, Any]) -> dict[str, Any]:
     return settings
 
 
-def _totals(document: Mapping[str, Any] | None) -> tuple[float | None, float | None]:
-    total = ((document or {}).get("cost") or {}).get("total") or {}
-    return total.get("idleFloor"), total.get("scenario")
+def cost_side(document: Mapping[str, Any] | None) -> CostSide:
+    """One side's totals from its plan JSON, rebuilt from the pools so that a base planned by an older
+    spotkube (which summed the priced pools only) is judged by the same rule: an unpriced pool with
+    nodes at min leaves the idle floor unknown, one with scenario hours the scenario."""
+    if document is None:
+        return CostSide(False, dict.fromkeys(DIFF_FIGURES, 0.0))
+    cost = document.get("cost") or {}
+    rows = {p.get("name"): p for p in document.get("pools", ())}
+    unpriced = []
+    for line in cost.get("pools", ()):
+        if line.get("priced"):
+            continue
+        row = rows.get(line.get("pool")) or {}
+        blocks = ["idleFloor"] if (row.get("min") is None or row["min"] > 0) else []
+        blocks += ["scenario", "onDemandEquivalent"] if (line.get("scenarioHours") or 0) > 0 else []
+        gpu = next((u.get("gpu") for u in (cost.get("total") or {}).get("unpriced", ())
+                    if u.get("pool") == line.get("pool")), None)
+        unpriced.append(UnpricedPool(str(line.get("pool")), str(row.get("machine") or "?"), gpu,
+                                     str(document.get("region", "?")), (), tuple(blocks)))
+    total = cost.get("total") or {}
+    side = CostSide(True, {}, tuple(unpriced))
+    totals = {f: None if side.blockers(f) else total.get(f) for f in DIFF_FIGURES}
+    return CostSide(True, totals, tuple(unpriced))
 
 
 def stack_diff(stack: str, old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> StackDiff:
@@ -214,8 +269,7 @@ def stack_diff(stack: str, old: Mapping[str, Any] | None, new: Mapping[str, Any]
     if old is None and new is None:
         raise ValueError(f"stack {stack} is on neither side")
     cloud = str((new or old or {}).get("cloud"))
-    (old_idle, old_scenario), (new_idle, new_scenario) = _totals(old), _totals(new)
-    cost = CostDelta((old_idle, new_idle), (old_scenario, new_scenario))
+    cost = CostDelta(cost_side(old), cost_side(new))
     resources = resource_diffs(cloud, (old or {}).get("resources", ()), (new or {}).get("resources", ()))
     pools = _named_diffs(_pools(old or {}), _pools(new or {}))
     posture = _named_diffs(_posture(old or {}), _posture(new or {}))

@@ -8,27 +8,36 @@ same thing. Pure module: no Pulumi, no rendering.
 
 from __future__ import annotations
 
+import datetime
+import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from spotkube.clouds import RegisteredPool, profile
 from spotkube.platform.catalog import CloudCatalog, gpu_catalog
 from spotkube.platform.contract import ACCELERATOR_LABEL, NO_ACCELERATOR, POOL_LABEL, ROLE_LABEL, PoolContract
-from spotkube.platform.posture import ClusterPosture, Setting
+from spotkube.platform.posture import ClusterPosture, Setting, concern_warning
 from spotkube.platform.preflight import Verdict
 from spotkube.platform.quota import QuotaPlan
 from spotkube.platform.registration import Registration
+from spotkube.platform.spec import Acknowledgement
+from spotkube.platform.warnings import PlanWarning
+from spotkube.review.acknowledgements import AcknowledgedWarning, Judged, judge
 from spotkube.review.catalog_check import CatalogNote
 from spotkube.review.costing import CostReport
-from spotkube.review.fallback import GpuFallback
+from spotkube.review.fallback import GpuFallback, warning_id
 from spotkube.review.placements import StackPlacements
 from spotkube.review.policy_rules import Finding
 from spotkube.review.resource_list import Resource
 
 #: The version of the plan's JSON shape (`{"schemaVersion": N, "stacks": [...]}`): raised when a key
-#: changes meaning or goes away; new keys keep it. schemas/plan.schema.json describes it.
-SCHEMA_VERSION = 1
+#: changes meaning or goes away; new keys keep it. schemas/plan.schema.json describes it. Version 2:
+#: each warning is `{id, message}` (was text), acknowledged warnings are listed apart, and a cost total
+#: is null unless it covers every pool (was the sum of the priced pools).
+SCHEMA_VERSION = 2
+#: The versions `plan --diff` reads on the base side: what the diff compares means the same in both.
+BASE_SCHEMA_VERSIONS = (1, 2)
 
 
 def _int(value: Any) -> int | None:
@@ -155,30 +164,49 @@ class PlanDocument:
     #: The policy pack's violations over these registrations and outputs.
     policy: tuple[Finding, ...] = ()
     #: The program's own warnings (its log).
-    program_warnings: tuple[str, ...] = ()
+    program_warnings: tuple[PlanWarning, ...] = ()
     #: Each GPU type's spot fallback as deployed: order, worst case, warning (review/fallback.py).
     fallback: tuple[GpuFallback, ...] = ()
     #: The cloud quotas the registered pools need at full scale and while upgrading (review/quota.py).
     quota: QuotaPlan | None = None
+    #: The warnings the stack accepts (`spotkube:acknowledgements`), and the day they are judged on.
+    acknowledgements: tuple[Acknowledgement, ...] = ()
+    today: datetime.date = field(default_factory=datetime.date.today)
     #: The GPU catalog the stack was judged with, and its warnings (review/catalog_check.py).
     catalog: CatalogNote | None = None
 
     @property
     def errors(self) -> list[str]:
         """What makes the plan unsafe (exit 1): a workload that lands nowhere, a failed preflight
-        rule, a policy violation (the same that blocks `pulumi preview --policy-pack policy/`)."""
+        rule, a policy violation (the same that blocks `pulumi preview --policy-pack policy/`), an
+        expired acknowledgement."""
         return (self.placements.errors + [f"preflight: {c.title}: {c.detail}" for c in self.preflight if not c.ok]
-                + [f"policy {f.rule}: {f.message}" for f in self.policy])
+                + [f"policy {f.rule}: {f.message}" for f in self.policy] + list(self.judged.errors))
 
     @property
-    def warnings(self) -> list[str]:
-        """What `--strict` also fails on: the program's warnings, the cost's, and each weak security
-        setting."""
-        concerns = [f"security: {c}" for cluster in self.posture for c in cluster.concerns]
-        concerns += [f"security: {s.name}: {s.concern}" for s in self.addons if s.concern]
-        fallback = [f"fallback: {f.warning}" for f in self.fallback if f.warning]
-        catalog = [f"catalog: {w}" for w in self.catalog.warnings] if self.catalog else []
-        return [*self.program_warnings, *(f"cost: {w}" for w in self.cost.warnings), *concerns, *fallback, *catalog]
+    def all_warnings(self) -> list[PlanWarning]:
+        """Every warning, acknowledged or not: the program's, the cost's, each weak security setting,
+        each GPU type without an on-demand fallback, each machine the GPU catalog doesn't know."""
+        concerns = [w for cluster in self.posture for w in cluster.warnings]
+        concerns += [w for w in map(concern_warning, self.addons) if w is not None]
+        fallback = [PlanWarning(warning_id(f.gpu_type), f.warning) for f in self.fallback if f.warning]
+        catalog = self.catalog.plan_warnings() if self.catalog else []
+        return [*self.program_warnings, *self.cost.warnings, *concerns, *fallback, *catalog]
+
+    @functools.cached_property
+    def judged(self) -> Judged:
+        return judge(self.all_warnings, self.acknowledgements, self.today)
+
+    @property
+    def warnings(self) -> list[PlanWarning]:
+        """What `--strict` also fails on: the warnings no live acknowledgement accepts, and each
+        acknowledgement that matches no warning."""
+        return list(self.judged.open)
+
+    @property
+    def acknowledged(self) -> list[AcknowledgedWarning]:
+        """The warnings the stack accepts, each with its reason."""
+        return list(self.judged.acknowledged)
 
     @property
     def secret_outputs(self) -> list[str]:
@@ -205,5 +233,6 @@ class PlanDocument:
             "preflight": [check.to_json() for check in self.preflight],
             "policy": [{"rule": f.rule, "message": f.message} for f in self.policy],
             "errors": self.errors,
-            "warnings": self.warnings,
+            "warnings": [w.to_json() for w in self.warnings],
+            "acknowledged": [a.to_json() for a in self.acknowledged],
         }

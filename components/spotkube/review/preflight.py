@@ -103,8 +103,9 @@ def control_plane_pools_replaced_safely(d: Deployment) -> Verdict:
     problems += _cloud(d).control_plane_problems(d)
     if problems:
         return Verdict(rule, title, False, f"{d.key('systemPool')}/{d.key('platformPool')}: " + "; ".join(problems))
-    return Verdict(rule, title, True, "control-plane pools are replaced create-first under a new name; the AKS "
-                   "system pool's fixed fields are refused with the migration instead")
+    detail = "; ".join(("control-plane pools are replaced create-first under a new name",
+                        *_cloud(d).control_plane_notes))
+    return Verdict(rule, title, True, detail)
 
 
 def retries_not_weaker_than_upstream(d: Deployment) -> Verdict:

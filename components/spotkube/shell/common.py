@@ -332,11 +332,11 @@ def log_plan_warnings(component: pulumi.Resource, label: str, plan: PlatformPlan
     security concerns come from the cluster resource itself (`security_concerns`).
     """
     try:
-        warnings = [f"cost: {w}" for w in price_plan(plan).warnings]
+        warnings = [str(w) for w in price_plan(plan).warnings]
     except SpotkubeError as err:
-        warnings = [f"cost: no cost warnings: {err}"]
-    warnings += [f"fallback: {w}" for w in missing_fallbacks(plan.pools)]
-    warnings += [f"catalog: {w}" for w in catalog_note(plan.spec).warnings]
+        warnings = [f"[cost-unreadable-prices] no cost warnings: {err}"]
+    warnings += [str(w) for w in missing_fallbacks(plan.pools)]
+    warnings += [str(w) for w in catalog_note(plan.spec).plan_warnings()]
     for warning in dict.fromkeys(warnings):
         pulumi.log.warn(f"{label}: {LOGGED_PLAN_WARNING}: {warning}", resource=component)
 
@@ -354,8 +354,8 @@ def security_concerns(component: pulumi.Resource, label: str, cloud: Cloud) -> p
         if pulumi.runtime.is_dry_run():
             return
         posture = read(args.type_, args.name, args.props, bool(args.opts.protect))
-        for concern in posture.concerns if posture else ():
-            pulumi.log.warn(f"{label}: {LOGGED_PLAN_WARNING}: security: {concern}", resource=component)
+        for warning in posture.warnings if posture else ():
+            pulumi.log.warn(f"{label}: {LOGGED_PLAN_WARNING}: {warning}", resource=component)
 
     return transform
 

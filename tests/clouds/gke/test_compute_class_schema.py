@@ -95,3 +95,13 @@ def test_the_schema_check_can_fail() -> None:
     assert "data/spec must have required property whenUnsatisfiable" in missing
     assert "data/spec/activeMigration must have required property optimizeRulePriority" in missing
     assert unknown_fields({"spec": {"nodePools": []}}, REFERENCE_FIELDS) == ["spec.nodePools"]
+
+
+def test_a_compute_class_resource_is_named_once_not_after_the_component_twice(repo_project: Project) -> None:
+    """`spotkube-computeclass-nvidia-l4`, not `spotkube-spotkube-nvidia-l4`; the class keeps its name."""
+    run = run_stack(repo_project, "gke-dev-us-central1")
+    (registered,) = run.of_type(COMPUTE_CLASS_TYPE)
+    assert registered.name == "spotkube-computeclass-nvidia-l4"
+    assert registered.inputs["metadata"]["name"] == "spotkube-nvidia-l4"
+    assert not [r.name for r in run.registrations if "spotkube-spotkube" in r.name]
+

@@ -57,8 +57,10 @@ def data_plane_rights(d: Deployment) -> Outcome:
     if problems:
         return False, f"{d.key('cluster')}: " + "; ".join(problems)
     wait = d.spec.cluster.deployer.grant_propagation_wait
-    return True, (f"the deployer and {len(d.spec.cluster.admin_group_object_ids)} admin group(s) are RBAC Cluster "
-                  f"Admins; Kubernetes objects wait {wait} for the grants to apply")
+    groups = len(d.spec.cluster.admin_group_object_ids)
+    who = (f"the deployer and {groups} admin group{'s' if groups > 1 else ''} are RBAC Cluster Admins" if groups
+           else "the deployer is an RBAC Cluster Admin")
+    return True, f"{who}; Kubernetes objects wait {wait} for the grants to apply"
 
 
 def api_server_reachable(d: Deployment) -> Outcome:
@@ -135,4 +137,5 @@ PREFLIGHT = CloudPreflight(
     node_egress=node_egress,
     serial_operations=serial_operations,
     control_plane_problems=control_plane_problems,
+    control_plane_notes=("the AKS system pool's fixed fields are refused with the migration instead",),
 )

@@ -8,7 +8,9 @@ them, with their sources, are in docs/platform-facts.md#aks.
 
 from __future__ import annotations
 
+import datetime
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from spotkube.clouds.aks import catalog as catalog
@@ -35,6 +37,7 @@ from spotkube.platform.cloud import (
     RuleOutput,
 )
 from spotkube.platform.component_names import ComponentNaming
+from spotkube.platform.cost.refresh import Fetched, FetchSettings, PriceSource, PriceTarget
 from spotkube.platform.errors import NewStackError, Problem
 from spotkube.platform.input_messages import did_you_mean, shown
 from spotkube.platform.spec import GpuSpec, alias, all_pools, config_key, set_by_user, worker_pools
@@ -260,7 +263,21 @@ def sign_in(spec: AksSpec) -> str:
 
 def price_refresh(region: str, machine: str) -> str:
     """Azure's Retail Prices API needs no credentials, so a missing price can be fetched."""
-    return f"spotkube prices refresh --region {region} --sku {machine}"
+    return f"spotkube prices refresh --cloud azure --region {region} --sku {machine}"
+
+
+def _fetch_prices(targets: Sequence[PriceTarget], settings: FetchSettings, endpoint: str | None,
+                  today: datetime.date, credential: str | None) -> Fetched:
+    """The Retail Prices client, imported only when a refresh runs: a plan never loads requests."""
+    from spotkube.clouds.aks import retail_prices
+
+    return retail_prices.fetch(targets, settings, endpoint, today, credential)
+
+
+PRICE_SOURCE = PriceSource(
+    name="Azure Retail Prices API", endpoint="https://prices.azure.com/api/retail/prices", fetch=_fetch_prices,
+    examples="--region uksouth --sku Standard_NC4as_T4_v3",
+)
 
 
 def logs_cost_basis(spec: AksSpec) -> str | None:
@@ -311,6 +328,7 @@ PROFILE = CloudProfile(
     version_pattern=r"^[1-9][0-9]*\.[0-9]+(\.[0-9]+)?$",
     version_accepted="major.minor (e.g. 1.33, which takes its latest patch) or major.minor.patch (e.g. 1.33.2)",
     price_refresh=price_refresh,
+    price_source=PRICE_SOURCE,
     read_autoscaler=resources.read_autoscaler,
     create_only=resources.CREATE_ONLY,
     offline_outputs=offline.computed_outputs,

@@ -20,6 +20,7 @@ import pulumi_kubernetes as k8s
 from spotkube.clouds.gke import resources
 from spotkube.clouds.gke.args import GkeGpuClusterArgs
 from spotkube.clouds.gke.kubeconfig import gke_kubeconfig
+from spotkube.platform.contract import COMPUTE_CLASS_PREFIX
 from spotkube.platform.plan import PlatformPlan, compute_class_priorities
 from spotkube.platform.spec import PlatformSpec
 from spotkube.shell.common import (
@@ -190,10 +191,15 @@ class GkeGpuCluster(pulumi.ComponentResource):
         the class waits rather than land on capacity nobody declared, and a moved step restarts, its
         retries covering it like an eviction."""
         for class_name, priorities in compute_class_priorities(plan).items():
+            gpu_type = class_name.removeprefix(COMPUTE_CLASS_PREFIX)
             k8s.apiextensions.CustomResource(
-                f"{name}-{class_name}",
+                # `spotkube-computeclass-nvidia-l4`, not the class name after the component's name
+                # (`spotkube-spotkube-nvidia-l4`); the alias keeps a stack built with that name from
+                # replacing its class, which would delete the object it has just created.
+                f"{name}-computeclass-{gpu_type}",
                 **resources.compute_class_inputs(class_name, priorities),
-                opts=child(self, provider=self.provider, depends_on=node_pools),
+                opts=child(self, provider=self.provider, depends_on=node_pools,
+                           aliases=[pulumi.Alias(name=f"{name}-{class_name}")]),
             )
 
     def _egress(self, name: str, plan: PlatformPlan, wiring: Wiring) -> list[pulumi.Resource]:

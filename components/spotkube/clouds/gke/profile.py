@@ -8,7 +8,9 @@ device-plugin mode. The facts behind them, with their sources, are in docs/platf
 
 from __future__ import annotations
 
+import datetime
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from spotkube.clouds.gke import catalog as catalog
@@ -33,6 +35,7 @@ from spotkube.platform.cloud import (
     RuleOutput,
 )
 from spotkube.platform.component_names import ComponentNaming
+from spotkube.platform.cost.refresh import Fetched, FetchSettings, PriceSource, PriceTarget
 from spotkube.platform.errors import NewStackError, Problem
 from spotkube.platform.input_messages import shown
 from spotkube.platform.spec import GpuSpec, all_pools, config_key, set_by_user
@@ -283,6 +286,32 @@ def sign_in(spec: GkeSpec) -> str:
 
 
 
+#: The environment variable `spotkube prices refresh` reads the Cloud Billing Catalog API key from.
+BILLING_API_KEY_ENV = "SPOTKUBE_GCP_BILLING_API_KEY"
+
+
+def price_refresh(region: str, machine: str) -> str:
+    """The Cloud Billing Catalog API answers any project's API key, given in the environment."""
+    return f"{BILLING_API_KEY_ENV}=<API key> spotkube prices refresh --cloud gcp --region {region} --sku {machine}"
+
+
+def _fetch_prices(targets: Sequence[PriceTarget], settings: FetchSettings, endpoint: str | None,
+                  today: datetime.date, credential: str | None) -> Fetched:
+    """The Billing Catalog client, imported only when a refresh runs: a plan never loads requests."""
+    from spotkube.clouds.gke import billing_catalog
+
+    return billing_catalog.fetch(targets, settings, endpoint, today, credential)
+
+
+PRICE_SOURCE = PriceSource(
+    name="Cloud Billing Catalog API", endpoint="https://cloudbilling.googleapis.com", fetch=_fetch_prices,
+    credential_env=BILLING_API_KEY_ENV,
+    credential_hint="an API key of any Google Cloud project with the Cloud Billing API enabled "
+    "(console: APIs & Services > Credentials > Create credentials > API key, restricted to the Cloud Billing API)",
+    examples="--region us-central1 --sku g2-standard-8",
+)
+
+
 PROFILE = CloudProfile(
     cloud="gke",
     title="GKE",
@@ -308,6 +337,8 @@ PROFILE = CloudProfile(
     new_stack_config=new_stack_config,
     deploy=deploy.DEPLOY,
     pricing=catalog.PRICING,
+    price_refresh=price_refresh,
+    price_source=PRICE_SOURCE,
     # GKE runs its own plugin on GPU nodes (and installs the driver on managed-driver pools); NVIDIA's
     # beside it would advertise each GPU twice.
     device_plugin_mode="gke-managed",

@@ -47,6 +47,8 @@ PRICES_ENV = "SPOTKUBE_PRICES"
 PRICE_FILE = UserFile("prices.json", PRICES_ENV, "price file")
 #: Where a price came from when the user's file did not override it.
 BUNDLED = "bundled"
+#: Where a price came from when the stack states it itself (`spotkube:cost.prices`).
+STACK_FILE = "stack file"
 
 
 
@@ -108,8 +110,9 @@ class PriceTable(BaseModel):
     date: datetime.date
     notes: tuple[str, ...]
     rows: tuple[PriceRow, ...]
-    #: Keys of the rows a user price file supplied, and that file (set by `price_table`).
-    _user_keys: frozenset[tuple[str, str, str, str, str]] = PrivateAttr(default=frozenset())
+    #: Where rows that are not the bundled table's came from, by key: the user price file's path (set
+    #: by `price_table`) or `STACK_FILE` (set by `with_stack_rows`).
+    _origins: dict[tuple[str, str, str, str, str], str] = PrivateAttr(default_factory=dict)
     _user_file: Path | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")
@@ -137,8 +140,9 @@ class PriceTable(BaseModel):
         return self._user_file
 
     def origin(self, row: PriceRow) -> str:
-        """Where a row came from: "bundled", or the path of the user price file that supplied it."""
-        return str(self._user_file) if row.key in self._user_keys else BUNDLED
+        """Where a row came from: "bundled", the path of the user price file that supplied it, or
+        "stack file" for a price the stack states itself (`cost.prices`)."""
+        return self._origins.get(row.key, BUNDLED)
 
 
 @dataclass(frozen=True)
@@ -232,13 +236,18 @@ def merge_rows(table: PriceTable, fresh: Iterable[PriceRow], *, date: datetime.d
     table's date when it is newer.
     """
     merged = {row.key: row for row in table.rows}
+    fresh = tuple(fresh)
     merged.update((row.key, row) for row in fresh)
-    return PriceTable(
+    out = PriceTable(
         currency=table.currency,
         date=max(table.date, date),
         notes=table.notes,
         rows=tuple(sorted(merged.values(), key=lambda row: row.key)),
     )
+    replaced = {row.key for row in fresh}
+    out._origins = {key: origin for key, origin in table._origins.items() if key not in replaced}
+    out._user_file = table._user_file
+    return out
 
 
 def _json_value(value: Any) -> Any:
@@ -366,8 +375,21 @@ def with_user_rows(table: PriceTable, user: PriceTable, path: Path) -> PriceTabl
     """`table` with the user's rows replacing rows of the same key and adding new ones, remembering
     which rows came from `path`. The notes stay the table's; the date is the newer of the two."""
     merged = merge_rows(table, user.rows, date=user.date)
-    merged._user_keys = frozenset(row.key for row in user.rows)
+    merged._origins.update((row.key, str(path)) for row in user.rows)
     merged._user_file = path
+    return merged
+
+
+def with_stack_rows(table: PriceTable, rows: Iterable[PriceRow]) -> PriceTable:
+    """`table` with a stack's own prices (`spotkube:cost.prices`) over every other row of the same key.
+
+    A stack's price is dated in its row; an older one (a worked example's) leaves the table's date as it
+    is, a newer one moves it forward, since no row may be newer than its table."""
+    rows = tuple(rows)
+    if not rows:
+        return table
+    merged = merge_rows(table, rows, date=max(row.date for row in rows))
+    merged._origins.update((row.key, STACK_FILE) for row in rows)
     return merged
 
 

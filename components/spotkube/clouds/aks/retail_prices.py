@@ -1,53 +1,46 @@
-"""Client for the Azure Retail Prices API: Linux on-demand and spot prices of one VM size.
+"""Azure's own price list: Linux on-demand and spot prices of VM sizes from the Retail Prices API.
 
-Why this API: it is public and needs no credentials, so `spotkube prices refresh` can update the
-bundled table from a laptop or CI. Why only the standard library: the refresh is one GET per page,
-and keeping `requests` out keeps spotkube's install small and its offline tests simple.
-
-The rules come from the API's documented behaviour:
+Why this API: it is public and keyless, so `spotkube prices refresh` works from a laptop or a
+GitHub-hosted runner with no Azure account (learn.microsoft.com/rest/api/cost-management/retail-prices/
+azure-retail-prices). The rules come from its documented behaviour:
 
 - filter on serviceName, armRegionName, armSkuName and priceType; the values are case-sensitive,
   so names are passed through exactly as given, never lower-cased;
-- follow `NextPageLink` until it is null;
+- follow `NextPageLink` until it is null (on the same host only, at most `max_pages` pages);
 - drop Windows products (their price includes the licence) and Low Priority meters (Azure Batch);
 - a skuName ending in " Spot" is the spot price, every other Linux consumption row the on-demand
   price; `retailPrice` is USD per hour.
 
-Every failure (no network, DNS, an HTTP error, a timeout, a body that is not the documented JSON)
-becomes a `PriceFetchError` that names the host and says what to do, so the CLI can print one
-sentence instead of a traceback.
+HTTP, retries (429 and 5xx, Retry-After honoured up to a cap) and failures: `spotkube.clouds.http`.
 """
 
 from __future__ import annotations
 
 import datetime
-import http.client
-import json
 import re
-import urllib.error
-import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
-from spotkube.clouds import PRICING
+import requests
+
+from spotkube.clouds.aks.catalog import PRICING
+from spotkube.clouds.http import PriceFetchError, get_json, host, session
 from spotkube.platform.cost.prices import PriceRow
+from spotkube.platform.cost.refresh import Fetched, FetchSettings, PriceTarget
 from spotkube.platform.errors import SpotkubeError
 
+SERVICE = "Azure Retail Prices API"
 DEFAULT_ENDPOINT = "https://prices.azure.com/api/retail/prices"
 API_VERSION = "2023-01-01-preview"
-DEFAULT_TIMEOUT_S = 10.0
-#: One SKU in one region is a page or two; more than this means the paging is looping.
+#: One VM size in one region is a page or two; more than this means the paging is looping.
 DEFAULT_MAX_PAGES = 20
 
 _REGION = re.compile(r"^[a-z][a-z0-9]*$")
 _SKU = re.compile(r"^Standard_[A-Za-z0-9][A-Za-z0-9_-]*$")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
-
-
-class PriceFetchError(SpotkubeError):
-    """The price service could not be read; the message names the host and the way out."""
 
 
 class InvalidArmName(SpotkubeError, ValueError):
@@ -79,9 +72,7 @@ def build_filter(region: str, sku: str) -> str:
 
 def build_url(region: str, sku: str, endpoint: str = DEFAULT_ENDPOINT) -> str:
     """The first page's URL, percent-encoded so spaces and quotes survive any proxy unchanged."""
-    query = urlencode(
-        {"api-version": API_VERSION, "$filter": build_filter(region, sku)}, quote_via=quote
-    )
+    query = urlencode({"api-version": API_VERSION, "$filter": build_filter(region, sku)}, quote_via=quote)
     return f"{endpoint}?{query}"
 
 
@@ -107,39 +98,9 @@ def _origin(url: str) -> tuple[str, str, int | None]:
     return scheme, (parts.hostname or "").lower(), parts.port or _DEFAULT_PORTS.get(scheme)
 
 
-def _host(url: str) -> str:
-    return urlsplit(url).netloc or url
-
-
 def _fail(url: str, what: str) -> PriceFetchError:
-    return PriceFetchError(
-        f"Azure Retail Prices API at {_host(url)}: {what}. spotkube keeps using the bundled price "
-        "table; retry the refresh when the service is reachable."
-    )
-
-
-def _get_json(url: str, timeout: float) -> Any:
-    """GET one page and decode it, turning every network or format failure into PriceFetchError."""
-    request = urllib.request.Request(
-        url, headers={"Accept": "application/json", "User-Agent": "spotkube"}
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            body = response.read()
-    except urllib.error.HTTPError as exc:
-        raise _fail(url, f"answered HTTP {exc.code} {exc.reason}") from exc
-    except urllib.error.URLError as exc:
-        if isinstance(exc.reason, TimeoutError):
-            raise _fail(url, f"no answer within {timeout:g} s") from exc
-        raise _fail(url, f"could not be reached ({exc.reason}); check the network or DNS") from exc
-    except TimeoutError as exc:
-        raise _fail(url, f"no answer within {timeout:g} s") from exc
-    except (OSError, http.client.HTTPException) as exc:
-        raise _fail(url, f"connection failed ({exc!r})") from exc
-    try:
-        return json.loads(body.decode("utf-8"), parse_float=Decimal)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise _fail(url, "answered with something that is not JSON") from exc
+    return PriceFetchError(f"{SERVICE} at {host(url)}: {what}. spotkube keeps using the prices it has; retry the "
+                           "refresh later.")
 
 
 def _text(raw: dict[str, Any], key: str, url: str) -> str:
@@ -153,7 +114,7 @@ def _item(raw: Any, url: str) -> _Item:
     if not isinstance(raw, dict):
         raise _fail(url, "sent a price item that is not a JSON object")
     price = raw.get("retailPrice")
-    if isinstance(price, bool) or not isinstance(price, Decimal | int):
+    if isinstance(price, bool) or not isinstance(price, int | float):
         raise _fail(url, "sent a price item whose 'retailPrice' is not a number")
     if price < 0:
         raise _fail(url, f"sent a negative 'retailPrice' ({price})")
@@ -164,7 +125,7 @@ def _item(raw: Any, url: str) -> _Item:
         sku_name=_text(raw, "skuName", url),
         product_name=_text(raw, "productName", url),
         meter_name=_text(raw, "meterName", url),
-        price=Decimal(price),
+        price=Decimal(str(price)),  # through the text JSON sent, so 0.0487 stays 0.0487
         currency=_text(raw, "currencyCode", url),
         unit=_text(raw, "unitOfMeasure", url),
         price_type=_text(raw, "type", url),
@@ -172,7 +133,7 @@ def _item(raw: Any, url: str) -> _Item:
     )
 
 
-def _pages(first_url: str, timeout: float, max_pages: int) -> list[_Item]:
+def _pages(client: requests.Session, first_url: str, settings: FetchSettings, max_pages: int) -> list[_Item]:
     """Every item of every page, following NextPageLink on the same host only."""
     items: list[_Item] = []
     url: str | None = first_url
@@ -183,9 +144,9 @@ def _pages(first_url: str, timeout: float, max_pages: int) -> list[_Item]:
         if len(seen) == max_pages:
             raise _fail(first_url, f"sent more than {max_pages} pages for one VM size")
         if _origin(url) != _origin(first_url):
-            raise _fail(first_url, f"sent a NextPageLink to another host ({_host(url)})")
+            raise _fail(first_url, f"sent a NextPageLink to another host ({host(url)})")
         seen.add(url)
-        page = _get_json(url, timeout)
+        page = get_json(client, SERVICE, url, settings)
         if not isinstance(page, dict) or not isinstance(page.get("Items"), list):
             raise _fail(url, "answered JSON without the documented 'Items' list")
         items.extend(_item(raw, url) for raw in page["Items"])
@@ -220,39 +181,58 @@ def fetch_vm_prices(
     sku: str,
     *,
     endpoint: str = DEFAULT_ENDPOINT,
-    timeout: float = DEFAULT_TIMEOUT_S,
+    settings: FetchSettings | None = None,
     today: datetime.date | None = None,
     max_pages: int = DEFAULT_MAX_PAGES,
+    client: requests.Session | None = None,
 ) -> list[PriceRow]:
     """The on-demand and spot rows for one VM size in one region, in the price table's shape.
 
-    Returns one row per capacity the API lists (none when the size is not sold in the region).
-    Each row's source is the URL that was queried and its date is `today` (the current date
-    unless given, which tests use to stay deterministic).
+    Returns one row per capacity the API lists (none when the size is not sold in the region). Each
+    row's source names the API and the URL queried; its date is `today` (the current date unless given).
 
     Raises `InvalidArmName` for names the API would not match, and `PriceFetchError` when the
     service cannot be read or gives two different prices for the same capacity.
     """
-    if timeout <= 0:
-        raise ValueError(f"timeout must be a positive number of seconds, got {timeout}")
     if max_pages < 1:
         raise ValueError(f"max_pages must be at least 1, got {max_pages}")
+    settings = settings or FetchSettings()
     first_url = build_url(region, sku, endpoint)
     prices: dict[str, Decimal] = {}
-    for item in _pages(first_url, timeout, max_pages):
+    if client is not None:
+        items = _pages(client, first_url, settings, max_pages)
+    else:
+        with session(settings) as http:
+            items = _pages(http, first_url, settings, max_pages)
+    for item in items:
         if not _is_linux_consumption(item, region, sku):
             continue
         capacity = "spot" if item.sku_name.endswith(" Spot") else "on-demand"
         known = prices.setdefault(capacity, item.price)
         if known != item.price:
-            raise _fail(
-                first_url,
-                f"listed two {capacity} prices for {sku} in {region} ({known} and {item.price})",
-            )
+            raise _fail(first_url, f"listed two {capacity} prices for {sku} in {region} ({known} and {item.price})")
     day = today or datetime.date.today()
     return [
         PriceRow.model_validate({"cloud": "azure", "region": region, "sku": sku, "kind": "machine",
-                                 "capacity": capacity, "usd_per_hour": price, "source": first_url, "date": day},
-                                context=PRICING)
+                                 "capacity": capacity, "usd_per_hour": price, "source": f"{SERVICE}, {first_url}",
+                                 "date": day}, context={PRICING.name: PRICING})
         for capacity, price in sorted(prices.items())
     ]
+
+
+def fetch(targets: Sequence[PriceTarget], settings: FetchSettings, endpoint: str | None,
+          today: datetime.date, credential: str | None = None) -> Fetched:
+    """Every target's on-demand and spot rows, one query per VM size and region, over one connection.
+    Azure prices GPU sizes whole, so a target's GPUs add no query."""
+    rows: list[PriceRow] = []
+    missing: list[str] = []
+    with session(settings) as http:
+        for target in dict.fromkeys((t.region, t.machine) for t in targets):
+            region, sku = target
+            found = fetch_vm_prices(region, sku, endpoint=endpoint or DEFAULT_ENDPOINT, settings=settings,
+                                    today=today, client=http)
+            rows += found
+            lacking = {"on-demand", "spot"} - {row.capacity for row in found}
+            if lacking:
+                missing.append(f"{sku} in {region} ({' and '.join(sorted(lacking))}: not sold there)")
+    return Fetched(tuple(rows), tuple(missing))

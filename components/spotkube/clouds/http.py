@@ -1,0 +1,108 @@
+"""The HTTP client both clouds' price lists are read with: requests, with urllib3's Retry.
+
+Why requests and urllib3's Retry rather than a hand-written loop: the price APIs answer 429 when
+they are busy and 5xx when they fail, sometimes with a Retry-After header, and urllib3's Retry
+handles all three declaratively (status codes to retry, exponential backoff with jitter, Retry-After
+honoured up to a cap). Both libraries are already installed with Pulumi's Kubernetes SDK.
+
+Every failure (no network, DNS, a timeout, retries used up, an HTTP error, a body that is not JSON)
+becomes a `PriceFetchError` naming the service and the host and saying what to do, never a
+traceback. A secret (the GCP API key) travels in a header, never in the URL, so no message can
+show it; `PriceFetchError` also blanks it out of any text it is given, as a last guard.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3.exceptions import ReadTimeoutError
+from urllib3.util import Retry
+
+from spotkube.platform.cost.refresh import FetchSettings
+from spotkube.platform.errors import SpotkubeError
+
+#: The answers worth trying again: busy (429) and server-side failures.
+RETRY_STATUSES = (429, 500, 502, 503, 504)
+USER_AGENT = "spotkube-prices"
+
+
+class PriceFetchError(SpotkubeError):
+    """A price list could not be read; the message names the service, the host and the way out."""
+
+
+def retry_policy(settings: FetchSettings, secret_headers: tuple[str, ...] = ()) -> Retry:
+    """Retry GETs on 429 and 5xx (with or without Retry-After) and on dropped connections, backing off
+    exponentially with jitter; honour Retry-After up to `retry_after_max_s`. When retries run out the
+    last answer is returned, so its status is reported rather than urllib3's summary."""
+    return Retry(
+        total=settings.retries, connect=settings.retries, read=settings.retries, status=settings.retries,
+        status_forcelist=RETRY_STATUSES, allowed_methods=frozenset({"GET"}),
+        backoff_factor=settings.backoff_factor, backoff_max=settings.backoff_max_s,
+        backoff_jitter=settings.backoff_factor,  # up to one backoff unit of random delay, so clients spread out
+        respect_retry_after_header=True, retry_after_max=settings.retry_after_max_s, raise_on_status=False,
+        remove_headers_on_redirect=frozenset({"Authorization", "Cookie", "Proxy-Authorization", *secret_headers}),
+    )
+
+
+def session(settings: FetchSettings, secret_headers: tuple[str, ...] = ()) -> requests.Session:
+    """A session that retries as `retry_policy` says, on http and https alike (tests use http)."""
+    client = requests.Session()
+    adapter = HTTPAdapter(max_retries=retry_policy(settings, secret_headers))
+    client.mount("https://", adapter)
+    client.mount("http://", adapter)
+    client.headers["User-Agent"] = USER_AGENT
+    client.headers["Accept"] = "application/json"
+    return client
+
+
+def host(url: str) -> str:
+    return urlsplit(url).netloc or url
+
+
+def get_json(client: requests.Session, service: str, url: str, settings: FetchSettings, *,
+             params: Mapping[str, str] | None = None, headers: Mapping[str, str] | None = None,
+             secret: str | None = None) -> Any:
+    """GET one page and decode its JSON; every failure is a PriceFetchError naming `service` and the host."""
+    where = f"{service} at {host(url)}"
+
+    def fail(what: str) -> PriceFetchError:
+        message = f"{where}: {what}. spotkube keeps using the prices it has; retry the refresh later."
+        return PriceFetchError(message.replace(secret, "***") if secret else message)
+
+    try:
+        answer = client.get(url, params=params, headers=headers, timeout=(settings.timeout_s, settings.timeout_s))
+    except requests.exceptions.Timeout:
+        raise fail(f"no answer within {settings.timeout_s:g} s") from None
+    except requests.exceptions.ConnectionError as err:
+        # A read timeout that used up the retries reaches requests as a connection error.
+        if isinstance(getattr(err.args[0] if err.args else None, "reason", None), ReadTimeoutError):
+            raise fail(f"no answer within {settings.timeout_s:g} s, {settings.retries + 1} time(s)") from None
+        raise fail(f"could not be reached after {settings.retries} retries; check the network, the proxy or "
+                   "the DNS") from None
+    except requests.exceptions.RequestException as err:
+        raise fail(f"the request failed ({type(err).__name__})") from None
+    if answer.status_code != 200:
+        reason = _reason(answer)
+        retried = f" after {settings.retries} retries" if answer.status_code in RETRY_STATUSES else ""
+        raise fail(f"answered HTTP {answer.status_code}{retried}{': ' + reason if reason else ''}")
+    try:
+        return answer.json()
+    except ValueError:
+        raise fail("answered with something that is not JSON") from None
+
+
+def _reason(answer: requests.Response) -> str:
+    """The error text an API puts in its JSON body (Google: error.message; Azure: Error.Message), cut short."""
+    try:
+        body = answer.json()
+    except ValueError:
+        return ""
+    if not isinstance(body, Mapping):
+        return ""
+    error = body.get("error") or body.get("Error")
+    message = error.get("message") or error.get("Message") if isinstance(error, Mapping) else None
+    return str(message)[:200] if message else ""

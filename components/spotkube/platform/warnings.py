@@ -1,0 +1,66 @@
+"""A warning of the plan, with the stable id a stack acknowledges it by.
+
+Why ids: `spotkube plan --strict` gates CI, and a team must be able to accept one warning (aks-prod's
+public API server, which is the intended design) without switching the gate off for every other one.
+A warning's text may be reworded; its id may not, because stack files name it in
+`spotkube:acknowledgements`. An id is a kind in kebab case (`security-api-server`), optionally
+followed by `:` and the subject it is about (`cost-unpriced:t4spot`, `fallback-no-on-demand:nvidia-l4`);
+an acknowledgement of the bare kind covers every subject.
+
+A Pulumi program reports a warning with `pulumi.log.warn(tagged(id, message))`; the offline plan reads
+the id back from the log line (`from_log`). A log line without a tag still shows, as `program-warning`.
+
+Pure module: no Pulumi.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+#: A warning id: a kebab-case kind, then optionally `:` and a subject (a pool, a GPU type, an id).
+ID_PATTERN = r"^[a-z][a-z0-9]*(-[a-z0-9]+)*(:[A-Za-z0-9][A-Za-z0-9._/:-]*)?$"
+#: The id of a program log warning that carries no `[id]` tag of its own.
+UNTAGGED = "program-warning"
+
+_TAG = re.compile(r"^\[(?P<id>[a-z][a-z0-9:._/-]*)\] (?P<message>.*)$", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class PlanWarning:
+    """One warning: its stable `id` and the sentence a reader sees."""
+
+    id: str
+    message: str
+
+    def covered_by(self, acknowledged_id: str) -> bool:
+        """Whether an acknowledgement of `acknowledged_id` accepts this warning: the same id, or the
+        kind this warning's id qualifies with a subject."""
+        return self.id == acknowledged_id or self.id.startswith(acknowledged_id + ":")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "message": self.message}
+
+    def __str__(self) -> str:
+        return f"[{self.id}] {self.message}"
+
+
+def slug(text: str) -> str:
+    """A name as an id part: `API server` -> `api-server`, `Entra ID / RBAC` -> `entra-id-rbac`."""
+    return "-".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def tagged(warning_id: str, message: str) -> str:
+    """The text a program logs so the plan reads the warning's id back: `[id] message`."""
+    if not re.fullmatch(ID_PATTERN, warning_id):
+        raise ValueError(f"{warning_id!r} is not a warning id (kebab case, then optionally :subject)")
+    return f"[{warning_id}] {message}"
+
+
+def from_log(text: str) -> PlanWarning:
+    """A program's logged warning: its `[id]` tag when it has one, else `program-warning`."""
+    match = _TAG.match(text)
+    if match and re.fullmatch(ID_PATTERN, match["id"]):
+        return PlanWarning(match["id"], match["message"])
+    return PlanWarning(UNTAGGED, text)

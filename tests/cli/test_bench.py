@@ -1,0 +1,57 @@
+"""The benchmark can't rot: its floor builds every type the shipped stacks register, and the memory
+it reports is the measured process's own, not its parent's."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from spotkube.components.offline import run_stack
+from spotkube.platform.project import Project
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def bench_module(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", REPO / "bench" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_floor_builds_every_type_the_stacks_register(repo_project: Project) -> None:
+    floor = bench_module("floor")
+    for stack in repo_project.stacks():
+        registered = [r.type for r in run_stack(repo_project, stack).registrations]
+        assert floor.missing_builders(registered) == [], stack
+
+
+def test_a_type_without_a_builder_is_named() -> None:
+    floor = bench_module("floor")
+    assert floor.missing_builders(["spotkube:index:AksGpuCluster", "kubernetes:batch/v1:Job",
+                                   "time:index/sleep:Sleep"]) == ["kubernetes:batch/v1:Job"]
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="VmHWM is Linux's")
+def test_memory_is_the_childs_own_not_its_parents() -> None:
+    """A parent holding 400 MiB starts the floor child the way the benchmark does; the child's figure
+    stays its own (ru_maxrss would report the parent's 400 MiB and more)."""
+    parent = f"""
+import subprocess, sys
+ballast = bytearray(400 * 1024 * 1024)
+for i in range(0, len(ballast), 4096):
+    ballast[i] = 1
+done = subprocess.run([sys.executable, {str(REPO / 'bench' / 'plan_speed.py')!r}, "--child", "floor",
+                       {json.dumps(json.dumps(["time:index/sleep:Sleep"]))}], capture_output=True, text=True)
+print(done.stdout.strip().splitlines()[-1] if done.returncode == 0 else "failed: " + done.stderr)
+"""
+    result = subprocess.run([sys.executable, "-c", parent], capture_output=True, text=True, timeout=300, check=True)
+    peak = float(result.stdout.strip())
+    assert 20 < peak < 300, result.stdout
