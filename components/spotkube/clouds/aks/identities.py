@@ -58,6 +58,12 @@ RESOURCE_TYPES: dict[str, tuple[str, str]] = {
     "azure-native:containerservice:AgentPool": ("Microsoft.ContainerService/managedClusters/agentPools",
                                                 RESOURCE_GROUP),
     "azure-native:authorization:RoleAssignment": ("Microsoft.Authorization/roleAssignments", CLUSTER),
+    # Container Insights (clouds/aks/logs.py): the workspace and the data collection rule in the
+    # cluster's group, and the rule's association, an extension resource on the cluster itself.
+    "azure-native:operationalinsights:Workspace": ("Microsoft.OperationalInsights/workspaces", RESOURCE_GROUP),
+    "azure-native:monitor:DataCollectionRule": ("Microsoft.Insights/dataCollectionRules", RESOURCE_GROUP),
+    "azure-native:monitor:DataCollectionRuleAssociation": ("Microsoft.Insights/dataCollectionRuleAssociations",
+                                                           CLUSTER),
 }
 #: azure-native function token -> (the action it needs, its scope).
 INVOKES: dict[str, tuple[str, str]] = {
