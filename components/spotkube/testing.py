@@ -2,11 +2,12 @@
 
 Pulumi's unit tests (`pulumi.runtime.set_mocks` and `@pulumi.runtime.test`) replace the engine and every
 provider with a `pulumi.runtime.Mocks`. The clusters read a few values that only a cloud can give: AKS's
-user kubeconfig (`listManagedClusterUserCredentials`), the deployer's identity (`getClientConfig`), a
-GKE cluster's endpoints and CA certificate, the nodes' service account e-mail. `SpotkubeMocks` answers
-each of them with a value shaped exactly like the cloud's own answer and obviously fake (`.invalid`
-hosts, nil-like GUIDs), and echoes every resource's inputs back as its state, as Pulumi's documented
-mocks do. The same answers drive `spotkube plan`, which runs the stack program under these mocks.
+user kubeconfig (`listManagedClusterUserCredentials`), a GKE cluster's endpoints and CA certificate,
+the nodes' service account e-mail; a program around them may ask who runs it (`getClientConfig`), which
+never decides the deployer's grant (the stack names the deployer). `SpotkubeMocks` answers each of them
+with a value shaped exactly like the cloud's own answer and obviously fake (`.invalid` hosts, nil-like
+GUIDs), and echoes every resource's inputs back as its state, as Pulumi's documented mocks do.
+The same answers drive `spotkube plan`, which runs the stack program under these mocks.
 
     import pulumi
     from spotkube.testing import SpotkubeMocks
@@ -30,7 +31,7 @@ from typing import Any
 
 import pulumi
 
-from spotkube.clouds import offline_answer, offline_outputs
+from spotkube.clouds import offline_answer, offline_id, offline_outputs
 from spotkube.clouds.aks.offline import CLIENT_CONFIG as AZURE_CLIENT_CONFIG
 from spotkube.clouds.aks.offline import USER_KUBECONFIG as AKS_USER_KUBECONFIG
 from spotkube.clouds.aks.resources import CLIENT_CONFIG_INVOKE as AZURE_CLIENT_CONFIG_TOKEN
@@ -77,7 +78,7 @@ class SpotkubeMocks(pulumi.runtime.Mocks):
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         state = {"name": args.name, **args.inputs, **computed_outputs(args.typ, args.name, args.inputs)}
-        return f"{args.name}-id", state
+        return offline_id(args.typ, args.name, args.inputs) or f"{args.name}-id", state
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:  # type: ignore[override]
         result = call_result(args.token, args.args)

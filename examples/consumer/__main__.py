@@ -6,7 +6,7 @@ import pulumi
 config = pulumi.Config()
 environment = config.get("environment") or "dev"
 
-training = platforms.training(environment)
+training = platforms.training(environment, config.require("deployerObjectId"))
 inference = platforms.inference(environment, config.require("gcpProject"))
 
 pulumi.export("trainingKubeconfig", training.cluster.kubeconfig)  # secret outputs

@@ -49,7 +49,7 @@ class Inference:
     cluster: GkeGpuCluster
 
 
-def training(environment: str) -> Training:
+def training(environment: str, deployer_object_id: str) -> Training:
     """AKS in this team's own resource group, reachable from its CI runners' static egress only."""
     group = azure.resources.ResourceGroup("vision-training", location="northeurope")
     # The runners' NAT gateway (not shown) leaves through this address; the API server admits it.
@@ -70,6 +70,9 @@ def training(environment: str) -> Training:
         "cluster": {
             "resource_group_name": group.name,  # another resource's output
             "authorized_ip_ranges": [runner_egress.ip_address.apply(lambda ip: f"{ip}/32")],
+            # Who runs `pulumi up` (CI's deploy identity): it gets the RBAC Cluster Admin role on the cluster.
+            # Its object id: az ad sp show --id <appId> --query id -o tsv.
+            "deployer": {"object_id": deployer_object_id, "principal_type": "ServicePrincipal"},
         },
     }
     cluster = AksGpuCluster("vision-training", args=args)

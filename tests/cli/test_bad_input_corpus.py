@@ -45,6 +45,7 @@ AKS_BASE: dict[str, Any] = {
     "cloud": "aks", "environment": "dev", "region": "uksouth", "kubeflow": {"enabled": False},
     "gpuPools": [{"name": "t4", "machine": "Standard_NC4as_T4_v3", "max": 2}],
     "spotPools": [{"name": "cpu", "machine": "Standard_D4s_v3", "max": 2}],
+    "cluster": {"deployer": {"objectId": "c0ffee00-0000-4000-8000-000000000001", "principalType": "ServicePrincipal"}},
 }
 GKE_BASE: dict[str, Any] = {
     "cloud": "gke", "environment": "dev", "region": "us-central1", "kubeflow": {"enabled": False},

@@ -38,7 +38,9 @@ UNLISTED_POOL = {"name": "gb400", "machine": "Standard_ND128isr_GB400_v7", "capa
                  "gpu": {"type": "nvidia-gb400", "count": 4}}
 #: A pool of a size that gets a part of one GPU.
 A10_POOL = {"name": "a10", "machine": "Standard_NV6ads_A10_v5", "capacity": "spot", "min": 0, "max": 2}
-CONFIG = {"cloud": "aks", "environment": "dev", "region": "eastus", "gpuPools": [UNLISTED_POOL, A10_POOL]}
+CONFIG = {"cloud": "aks", "environment": "dev", "region": "eastus", "gpuPools": [UNLISTED_POOL, A10_POOL],
+          "cluster": {"deployer": {"objectId": "c0ffee00-0000-4000-8000-000000000001",
+                                   "principalType": "ServicePrincipal"}}}
 
 
 @pytest.fixture

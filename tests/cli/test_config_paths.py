@@ -44,8 +44,13 @@ def _engine_defaults() -> dict[str, str]:
 
 
 DEFAULTS = _engine_defaults()
-BASE = "config:\n  spotkube:cloud: aks\n  spotkube:region: uksouth\n  spotkube:kubeflow: {enabled: false}\n"
-BASE_DELIVERED = {"spotkube:cloud": "aks", "spotkube:region": "uksouth", "spotkube:kubeflow": '{"enabled":false}'}
+HEAD = "config:\n  spotkube:cloud: aks\n  spotkube:region: uksouth\n  spotkube:kubeflow: {enabled: false}\n"
+#: Who deploys: every AKS stack names it.
+DEPLOYER = "{objectId: c0ffee00-0000-4000-8000-000000000001, principalType: ServicePrincipal}"
+BASE = HEAD + f"  spotkube:cluster: {{deployer: {DEPLOYER}}}\n"
+BASE_DELIVERED = {"spotkube:cloud": "aks", "spotkube:region": "uksouth", "spotkube:kubeflow": '{"enabled":false}',
+                  "spotkube:cluster": '{"deployer":{"objectId":"c0ffee00-0000-4000-8000-000000000001",'
+                                      '"principalType":"ServicePrincipal"}}'}
 #: The engine refuses the file itself (yaml.v3 or Pulumi's config loading): the program never runs.
 REFUSED_BY_ENGINE = None
 
@@ -126,24 +131,24 @@ CASES = [
          {**BASE_DELIVERED, "spotkube:environment": '["dev"]'}, "declares it of type 'string'"),
     # the stack file itself
     Case("a repeated key", BASE + "  spotkube:environment: dev\n  spotkube:environment: prod\n", REFUSED_BY_ENGINE,
-         "line 6: key 'spotkube:environment' repeats line 5"),
+         "line 7: key 'spotkube:environment' repeats line 6"),
     Case("a key repeated without namespace", BASE + "  environment: dev\n  spotkube:environment: prod\n",
          {**BASE_DELIVERED, "spotkube:environment": "prod"},
-         "line 6: key 'spotkube:environment' repeats line 5 ('environment' and 'spotkube:environment' are the same"),
+         "line 7: key 'spotkube:environment' repeats line 6 ('environment' and 'spotkube:environment' are the same"),
     Case("a repeated key in a pool", BASE + "  spotkube:systemPool:\n    min: 1\n    min: 2\n", REFUSED_BY_ENGINE,
-         "line 7: key 'spotkube:systemPool.min' repeats line 6"),
+         "line 8: key 'spotkube:systemPool.min' repeats line 7"),
     Case("a key that is a number", BASE + "  42: answer\n", REFUSED_BY_ENGINE,
-         "line 5: key '42' in config is a number, not text"),
+         "line 6: key '42' in config is a number, not text"),
     Case("a key that is a date", BASE + "  spotkube:cost: {hours: {2024-01-01: 3}}\n", REFUSED_BY_ENGINE,
          "key '2024-01-01' in spotkube:cost.hours is a date, not text"),
     Case("a key with two colons", BASE + "  a:b:c: 1\n", REFUSED_BY_ENGINE,
-         "line 5: a:b:c: is not a config key; Pulumi reads namespace:name, with one colon"),
+         "line 6: a:b:c: is not a config key; Pulumi reads namespace:name, with one colon"),
     Case("a date in a spotkube setting", BASE + "  spotkube:environment: 2024-01-02\n",
          {**BASE_DELIVERED, "spotkube:environment": "2024-01-02 00:00:00 +0000 UTC"},
-         "line 5: spotkube:environment: '2024-01-02' is a YAML date, which Pulumi hands the program as "
+         "line 6: spotkube:environment: '2024-01-02' is a YAML date, which Pulumi hands the program as "
          "'2024-01-02 00:00:00 +0000 UTC'"),
     Case("a timestamp deep in a spotkube setting",
-         BASE + "  spotkube:cluster: {kubernetesVersion: 2024-01-02t10:00:00Z}\n",
+         HEAD + f"  spotkube:cluster: {{kubernetesVersion: 2024-01-02t10:00:00Z, deployer: {DEPLOYER}}}\n",
          {**BASE_DELIVERED, "spotkube:cluster": '{"kubernetesVersion":"2024-01-02 10:00:00 +0000 UTC"}'},
          "spotkube:cluster.kubernetesVersion: '2024-01-02t10:00:00Z' is a YAML date"),
     Case("binary in a spotkube setting", BASE + "  spotkube:environment: !!binary ZGV2\n",
@@ -154,7 +159,7 @@ CASES = [
     Case("nan in a pool", BASE + "  spotkube:spotPools: [{name: a, min: 0, max: 1, maxPrice: .nan}]\n",
          REFUSED_BY_ENGINE, "spotkube:spotPools[0].maxPrice: .nan is not a number Pulumi can hold"),
     Case("infinity in another namespace", BASE + "  other:limit: .inf\n", REFUSED_BY_ENGINE,
-         "line 5: other:limit: .inf is not a number Pulumi can hold"),
+         "line 6: other:limit: .inf is not a number Pulumi can hold"),
     Case("billion laughs", BASE + "  other:a: &a [l, l, l, l, l, l, l, l, l, l]\n" + "".join(
         f"  other:{n}: &{n} [{', '.join([f'*{p}'] * 10)}]\n" for p, n in zip("abcdefgh", "bcdefghi", strict=True)),
          REFUSED_BY_ENGINE, "expand into more than"),
@@ -171,10 +176,10 @@ CASES = [
          {"azure-native:location": "uksouth"}, "config: sets no spotkube: key"),
     Case("a misspelt section", "confg:\n  spotkube:cloud: aks\n", {},
          "line 1: confg: is not a section of a Pulumi stack file, so Pulumi would ignore it; did you mean config?"),
-    Case("an unknown section", BASE + "notes: hello\n", BASE_DELIVERED, "line 5: notes: is not a section"),
+    Case("an unknown section", BASE + "notes: hello\n", BASE_DELIVERED, "line 6: notes: is not a section"),
     Case("a misspelt namespace", BASE + "  spotkub:environment: prod\n",
          {**BASE_DELIVERED, "spotkub:environment": "prod"},
-         "line 5: spotkub:environment: 'spotkub' is not spotkube's namespace, so spotkube would never read this key; "
+         "line 6: spotkub:environment: 'spotkub' is not spotkube's namespace, so spotkube would never read this key; "
          "did you mean spotkube:environment?"),
     Case("a namespace with a swapped letter", BASE + "  spotkbue:environment: prod\n",
          {**BASE_DELIVERED, "spotkbue:environment": "prod"}, "did you mean spotkube:environment?"),
@@ -248,7 +253,7 @@ def test_a_refusal_through_the_real_command_has_no_traceback(tmp_path: Path) -> 
     result = subprocess.run([SPOTKUBE, "plan", "-s", STACK], cwd=tmp_path, capture_output=True, text=True,
                             timeout=120, check=False)
     assert result.returncode == 2
-    assert result.stderr.strip() == ("error: stacks/Pulumi.t.yaml: line 6: key 'spotkube:environment' repeats line 5; "
+    assert result.stderr.strip() == ("error: stacks/Pulumi.t.yaml: line 7: key 'spotkube:environment' repeats line 6; "
                                      "a key may appear once in a mapping (Pulumi refuses the file: \"mapping key "
                                      "already defined\")")
 

@@ -174,6 +174,8 @@ def test_a_stack_without_any_price_reads_not_known_never_zero(
         "cloud": "aks", "environment": "dev", "region": "brazilsouth",
         "gpuPools": [{"name": "t4spot", "machine": T4_UKSOUTH, "capacity": "spot"}],
         "cost": {"hours": {"t4spot": 100}},
+        "cluster": {"deployer": {"objectId": "c0ffee00-0000-4000-8000-000000000001",
+                                 "principalType": "ServicePrincipal"}},
     })
 
     plan = spotkube("plan", "--stack", "aks-dev-brazilsouth", "--format", "markdown", cwd=project.root)

@@ -237,6 +237,10 @@ def command_problem(cwd: Path, words: list[str]) -> str | None:
     if program == "python3":
         return None if args[:2] == ["-m", "venv"] else f"python3 {args}"
     if program == "pulumi":
+        if args[:1] in (["-C"], ["--cwd"]):  # pulumi's global flag: the project folder it runs in
+            if not (cwd / args[1] / "Pulumi.yaml").is_file():
+                return f"no Pulumi project in {args[1]}"
+            cwd, args = cwd / args[1], args[2:]
         if args[:2] == ["package", "add"]:
             return None if args[2] == f"github.com/OWNER/spotkube@v{VERSION}" else f"adds {args[2]}"
         if "--policy-pack" in args and not (cwd / args[args.index("--policy-pack") + 1]).is_dir():

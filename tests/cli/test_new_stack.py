@@ -24,6 +24,9 @@ from spotkube.platform.reference import MODELINE, stack_schema
 REPO = Path(__file__).resolve().parents[2]
 
 
+#: The deployer an AKS stack names: `--deployer-object-id` (its type defaults to ServicePrincipal).
+DEPLOYER = ("11111111-2222-4333-8444-555555555555", "ServicePrincipal")
+
 def spotkube(*args: str, cwd: Path) -> Result:
     """The command in-process (the same code path as the console script, without its start-up)."""
     return CliRunner().invoke(app, [*args, "--project", str(cwd)])
@@ -55,7 +58,8 @@ def project_copy(tmp_path: Path) -> Path:
 def planned(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     """One AKS and one GKE stack made by new-stack in a project copy, then planned."""
     root = copy_project(tmp_path_factory.mktemp("project"))
-    created = spotkube("new-stack", "--cloud", "aks", "--env", "dev", "--region", "eastus", cwd=root)
+    created = spotkube("new-stack", "--cloud", "aks", "--env", "dev", "--region", "eastus",
+                       "--deployer-object-id", DEPLOYER[0], cwd=root)
     assert created.exit_code == 0, created.output
     printed = created.stdout.splitlines()
     assert printed[0] == "wrote stacks/Pulumi.aks-dev-eastus.yaml"
@@ -90,7 +94,8 @@ def test_gke_stack_gets_a_gpu_the_region_offers_and_plans_cleanly(planned: dict[
 def test_an_existing_stack_is_never_overwritten(project_copy: Path) -> None:
     path = project_copy / "stacks" / "Pulumi.aks-dev-eastus.yaml"
     path.write_text("config: {}  # someone's hand-tuned stack\n")
-    error = refused("--cloud", "aks", "--env", "dev", "--region", "eastus", cwd=project_copy)
+    error = refused("--cloud", "aks", "--env", "dev", "--region", "eastus", "--deployer-object-id", DEPLOYER[0],
+                    cwd=project_copy)
     assert "stacks/Pulumi.aks-dev-eastus.yaml already exists" in error
     assert path.read_text() == "config: {}  # someone's hand-tuned stack\n"
 
@@ -99,9 +104,16 @@ def test_an_existing_stack_is_never_overwritten(project_copy: Path) -> None:
     (["--cloud", "gke", "--env", "dev", "--region", "asia-east1", "--gcp-project", "acme-ml"],
      "--region asia-east1: spotkube's GPU catalog ("),
     (["--cloud", "gke", "--env", "dev", "--region", "us-central1"], "--gcp-project is required with --cloud gke"),
-    (["--cloud", "aks", "--env", "dev", "--region", "us-central1"], "not an Azure region name"),
+    (["--cloud", "aks", "--env", "dev", "--region", "us-central1", "--deployer-object-id", "x"],
+     "not an Azure region name"),
     (["--cloud", "aks", "--env", "dev", "--region", "eastus", "--gcp-project", "acme-ml"],
      "--gcp-project applies to --cloud gke only"),
+    (["--cloud", "aks", "--env", "dev", "--region", "eastus"],
+     "--deployer-object-id is required with --cloud aks"),
+    (["--cloud", "aks", "--env", "dev", "--region", "eastus", "--deployer-object-id", "not-a-guid"],
+     "spotkube:cluster.deployer.objectId: 'not-a-guid' is not an Entra ID object id"),
+    (["--cloud", "gke", "--env", "dev", "--region", "us-east4", "--gcp-project", "acme-ml",
+      "--deployer-object-id", "11111111-2222-4333-8444-555555555555"], "--deployer-object-id applies to --cloud aks"),
 ])
 def test_bad_flags_write_nothing(project_copy: Path, args: list[str], message: str) -> None:
     before = sorted(p.name for p in (project_copy / "stacks").iterdir())
@@ -124,7 +136,8 @@ def test_every_known_gke_region_gets_a_valid_stack(project_copy: Path, region: s
 def test_a_new_stack_file_names_and_meets_the_editor_schema(
     project_copy: Path, cloud: str, region: str, gcp_project: str | None,
 ) -> None:
-    created = create_stack(find_project(project_copy), CloudName(cloud), "qa", region, gcp_project=gcp_project)
+    created = create_stack(find_project(project_copy), CloudName(cloud), "qa", region, gcp_project=gcp_project,
+                           deployer=DEPLOYER if cloud == "aks" else None)
     text = created.path.read_text()
     assert text.splitlines()[0] == MODELINE
     jsonschema.validate(yaml.safe_load(text), stack_schema(CLOUDS))
@@ -132,13 +145,13 @@ def test_a_new_stack_file_names_and_meets_the_editor_schema(
 
 def test_a_project_without_the_schema_gets_no_modeline(project_copy: Path) -> None:
     shutil.rmtree(project_copy / "schemas")
-    created = create_stack(find_project(project_copy), CloudName.aks, "qa", "eastus")
+    created = create_stack(find_project(project_copy), CloudName.aks, "qa", "eastus", deployer=DEPLOYER)
     assert "yaml-language-server" not in created.path.read_text()
 
 
 def test_new_stack_prints_every_step_left_as_a_command(project_copy: Path) -> None:
     project = find_project(project_copy)
-    created = create_stack(project, CloudName.aks, "prod", "westeurope")
+    created = create_stack(project, CloudName.aks, "prod", "westeurope", deployer=DEPLOYER)
     lines = next_steps(project, created, CloudName.aks, cwd=project_copy)
     commands = [line.strip() for line in lines if line.startswith("   ")]
     assert commands[:7] == [

@@ -22,6 +22,8 @@ from spotkube.platform.addons import kfp_transforms
 from spotkube.platform.project import Project
 
 SPOTKUBE = str(Path(sys.executable).with_name("spotkube"))
+#: An AKS stack names who runs `pulumi up`.
+AKS_CLUSTER = {"deployer": {"objectId": "c0ffee00-0000-4000-8000-000000000001", "principalType": "ServicePrincipal"}}
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +85,7 @@ def test_the_table_and_markdown_show_the_placements(repo_project: Project) -> No
 
 def test_a_stack_can_switch_both_off(project_with_stack: Callable[[str, dict[str, Any]], Project]) -> None:
     project = project_with_stack("aks-dev-test", {
-        "cloud": "aks", "environment": "dev", "region": "uksouth",
+        "cloud": "aks", "environment": "dev", "region": "uksouth", "cluster": AKS_CLUSTER,
         "gpuPools": [{"name": "t4spot", "machine": "Standard_NC4as_T4_v3"}],
         "devicePlugin": {"enabled": False}, "kubeflow": {"enabled": False},
     })
@@ -121,7 +123,8 @@ k8s.apps.v1.Deployment(
 def test_plan_exits_1_with_a_clear_message_when_a_workload_lands_nowhere(
     project_with_stack: Callable[[str, dict[str, Any]], Project],
 ) -> None:
-    project = project_with_stack("aks-dev-test", {"cloud": "aks", "environment": "dev", "region": "uksouth"})
+    project = project_with_stack("aks-dev-test", {"cloud": "aks", "environment": "dev", "region": "uksouth",
+                                                  "cluster": AKS_CLUSTER})
     with project.main.open("a") as program:
         program.write(STRAY_DEPLOYMENT)
     result = subprocess.run([SPOTKUBE, "plan", "--stack", "aks-dev-test", "--project", str(project.root)],

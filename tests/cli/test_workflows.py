@@ -264,6 +264,33 @@ def test_the_drill_runs_spotkube_drill_and_keeps_its_json() -> None:
     assert gcloud["with"]["install_components"] == "gke-gcloud-auth-plugin"
 
 
+@pytest.mark.parametrize("name", ["deploy.yml", "preview.yml"])
+def test_quota_is_read_with_the_job_s_identity_before_pulumi_runs(name: str) -> None:
+    """`spotkube quota` needs the `refresh` extra and, on Azure, the CLI signed in with the job's OIDC token
+    (DefaultAzureCredential); on deploy it runs before `pulumi up`, and its exit code stops the job."""
+    workflow = load(name)
+    job = workflow["jobs"][STACK_JOBS[name]]
+    names = [step.get("name", step.get("uses", "")) for step in job["steps"]]
+    install = job["steps"][names.index("Install the project")]["run"]
+    assert '-e ".[refresh]"' in install
+    (login,) = steps_using(workflow, "azure/login")
+    assert login["if"] == "startsWith(matrix.stack, 'aks-')"
+    assert login["with"] == {"client-id": "${{ vars.ARM_CLIENT_ID }}", "tenant-id": "${{ vars.ARM_TENANT_ID }}",
+                             "subscription-id": "${{ vars.ARM_SUBSCRIPTION_ID }}"}
+    quota = job["steps"][names.index("spotkube quota")]
+    assert 'spotkube quota --stack "$STACK"' in quota["run"] and quota["env"] == {"STACK": "${{ matrix.stack }}"}
+    assert names.index("Sign the Azure CLI in") < names.index("spotkube quota")
+    pulumi_step = next(i for i, n in enumerate(names) if n.startswith("pulumi "))
+    assert names.index("spotkube quota") < pulumi_step
+    if name == "deploy.yml":
+        assert quota["shell"] == "bash", "pipefail keeps the exit code through tee"
+    else:
+        comment = job["steps"][names.index("Post or update the quota comment")]
+        assert "<!-- spotkube-quota-" in comment["with"]["script"]
+        failing = job["steps"][-1]
+        assert failing["if"] == "${{ !cancelled() && steps.quota.outputs.status != '0' }}"
+
+
 # --- release.yml ----------------------------------------------------------------------------------
 
 

@@ -27,6 +27,8 @@ from spotkube.review.policy_rules import check_outputs, check_registrations
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "consumer"
 GPU_TAINT = str(contract.GPU_TAINT)
+#: The AKS platform's deployer, as the example's config names it.
+DEPLOYER = "c0ffee00-0000-4000-8000-000000000001"
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +39,9 @@ def recording() -> Iterator[Recording]:
     try:
         yield record_program(
             lambda: runpy.run_path(str(EXAMPLE / "__main__.py"), run_name="__main__"),
-            project=project, stack="dev", config={f"{project}:gcpProject": "vision-ml-dev"},
+            project=project, stack="dev",
+            config={f"{project}:gcpProject": "vision-ml-dev",
+                                                    f"{project}:deployerObjectId": DEPLOYER},
         )
     finally:
         sys.path.remove(str(EXAMPLE))

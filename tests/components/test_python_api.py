@@ -33,6 +33,8 @@ REPO = Path(__file__).resolve().parents[2]
 AKS_ARGS: AksGpuClusterArgs = {
     "environment": "dev", "region": "uksouth",
     "gpu_pools": [{"name": "t4spot", "machine": "Standard_NC4as_T4_v3", "taints": ["team=vision:NoSchedule"]}],
+    "cluster": {"deployer": {"object_id": "c0ffee00-0000-4000-8000-000000000001",
+                             "principal_type": "ServicePrincipal"}},
 }
 GKE_ARGS: GkeGpuClusterArgs = {
     "environment": "dev", "region": "us-central1", "cluster": {"project": "spotkube-test"},

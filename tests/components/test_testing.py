@@ -26,10 +26,12 @@ from spotkube.components.offline import _owned_event_loops
 from spotkube.platform import contract
 from spotkube.testing import SpotkubeMocks
 
+DEPLOYER = {"login": "workloadidentity", "object_id": "c0ffee00-0000-4000-8000-000000000001",
+            "principal_type": "ServicePrincipal"}
 AKS_ARGS: dict[str, Any] = {
     "environment": "dev", "region": "uksouth",
     "gpu_pools": [{"name": "t4spot", "machine": "Standard_NC4as_T4_v3", "max": 4}],
-    "cluster": {"deployer": {"login": "workloadidentity"}},
+    "cluster": {"deployer": DEPLOYER},
 }
 GKE_ARGS: dict[str, Any] = {
     "environment": "dev", "region": "us-central1", "cluster": {"project": "vision-ml-dev"},
@@ -204,7 +206,8 @@ def test_a_consumers_mocks_subclass_it_and_hand_the_rest_back() -> None:
         import pulumi_azure_native as azure
 
         group = azure.resources.get_resource_group_output(resource_group_name="ml-shared")
-        cluster = AksGpuCluster("ml", args={**AKS_ARGS, "cluster": {"resource_group_name": group.name}})
+        cluster = AksGpuCluster("ml", args={**AKS_ARGS, "cluster": {"resource_group_name": group.name,
+                                                                  "deployer": DEPLOYER}})
         return {"kubeconfig": cluster.kubeconfig, "group": group.location}
 
     run = run_under(TeamMocks(), program)

@@ -29,6 +29,8 @@ from spotkube.platform.registration import Registration
 from spotkube.shell import common
 
 AKS_CLUSTER = "azure-native:containerservice:ManagedCluster"
+#: Who deploys an AKS cluster: every one names it.
+DEPLOYER = {"object_id": "c0ffee00-0000-4000-8000-000000000001", "principal_type": "ServicePrincipal"}
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 ROLE_ASSIGNMENT = "azure-native:authorization:RoleAssignment"
 RESOURCE_GROUP = "azure-native:resources:ResourceGroup"
@@ -132,7 +134,7 @@ def aks_program(cluster_args: Callable[[], dict[str, Any]] | None = None) -> Cal
                 "resource_group_name": group.name,
                 "admin_group_object_ids": [admins.result, PLAIN_GROUP],
                 "authorized_ip_ranges": ["203.0.113.0/24", pulumi.Output.concat(runner.ip_address, "/32")],
-                "deployer": {"egress_ranges": ["203.0.113.0/24", "198.51.100.0/24"]},
+                "deployer": {"egress_ranges": ["203.0.113.0/24", "198.51.100.0/24"], **DEPLOYER},
             },
         })
         pulumi.export("resourceGroupName", cluster.resource_group_name)
@@ -274,12 +276,13 @@ def test_a_secret_wired_value_is_not_printed(secret: str) -> None:
 
 
 @pytest.mark.parametrize(("cluster", "message"), [
-    (lambda: {"admin_group_object_ids": [pulumi.Output.from_input("platform-admins")]},
+    (lambda: {"admin_group_object_ids": [pulumi.Output.from_input("platform-admins")], "deployer": DEPLOYER},
      "AksGpuCluster 'ml' args: cluster.admin_group_object_ids[0]: 'platform-admins' is not an Entra ID group "
      "object id"),
-    (lambda: {"authorized_ip_ranges": ["203.0.113.0/24", pulumi.Output.from_input("10.0.0.1/8")]},
+    (lambda: {"authorized_ip_ranges": ["203.0.113.0/24", pulumi.Output.from_input("10.0.0.1/8")],
+              "deployer": DEPLOYER},
      "AksGpuCluster 'ml' args: cluster.authorized_ip_ranges[1]: '10.0.0.1/8' is not a CIDR"),
-    (lambda: {"resource_group_name": pulumi.Output.from_input(None)},
+    (lambda: {"resource_group_name": pulumi.Output.from_input(None), "deployer": DEPLOYER},
      "AksGpuCluster 'ml' args: cluster.resource_group_name: the Output resolved to None; it must resolve to "
      "a non-empty string"),
 ], ids=["admin-group", "authorized-range", "nothing"])

@@ -164,6 +164,7 @@ def test_it_adds_the_package_from_this_repository() -> None:
 #: What the mocks resolve each reference to.
 RESOLVED = {
     "adminGroup": "3f2b1c4d-5e6f-4a1b-8c2d-3e4f5a6b7c8d", "deployerRange": "203.0.113.0/24",
+    "deployerObjectId": "c0ffee00-0000-4000-8000-000000000001",
     "gcpProject": "vision-ml-dev", "ml-rg.name": "ml-rg", "runner-egress.ipAddress": "198.51.100.7",
     "vpc.selfLink": "https://www.googleapis.com/compute/v1/projects/vision-ml-dev/global/networks/vpc",
     "nodes.selfLink": "https://www.googleapis.com/compute/v1/projects/vision-ml-dev/regions/us-central1/subnetworks/nodes",

@@ -101,8 +101,8 @@ def test_no_test_of_a_lower_layer_imports_the_cli(folder: str) -> None:
 def test_the_import_scan_sees_every_form_of_import(tmp_path: Path) -> None:
     sample = tmp_path / "sample.py"
     sample.write_text("import spotkube.cli.app\nfrom spotkube import cli\nfrom .local import x\n\n"
-                      "def late() -> None:\n    from spotkube.cli.offline import run_stack\n")
-    assert {"spotkube.cli.app", "spotkube.cli", "spotkube.cli.offline"} <= imported_modules(sample)
+                      "def late() -> None:\n    from spotkube.components.offline import run_stack\n")
+    assert {"spotkube.cli.app", "spotkube.cli", "spotkube.components.offline"} <= imported_modules(sample)
 
 
 def test_the_repository_tracks_no_symbolic_links() -> None:

@@ -16,6 +16,9 @@ from spotkube.platform.plan import PlatformPlan
 from spotkube.platform.project import find_project
 from spotkube.review.costing import price_plan
 
+#: The deployer a new AKS stack is made with (`spotkube new-stack --deployer-object-id`).
+DEPLOYER = ("11111111-2222-4333-8444-555555555555", "ServicePrincipal")
+
 REPO = Path(__file__).resolve().parents[2]
 TABLE = load_price_table()
 
@@ -46,7 +49,8 @@ def new_stacks() -> dict[str, PlatformPlan]:
     regions = {*readme_examples(), *MESSAGE_REGIONS, *(("gke", region) for region in gke_catalog.gpu_regions())}
     plans = {}
     for cloud, region in sorted(regions):
-        config = profile(cloud).new_stack_config("qa", region, "acme-ml-qa" if cloud == "gke" else None)
+        config = profile(cloud).new_stack_config("qa", region, "acme-ml-qa" if cloud == "gke" else None,
+                                              DEPLOYER if cloud == "aks" else None)
         plans[f"new-stack {cloud} {region}"] = plan_platform(parse_spec(config, f"new-stack {cloud} {region}"))
     return plans
 

@@ -19,7 +19,6 @@ from spotkube.clouds.gke import resources as gke
 from spotkube.components.offline import StackRun, run_stack
 from spotkube.platform import preflight as shapes
 from spotkube.platform.project import Project, find_project
-from spotkube.platform.registration import Registration
 
 REPO = Path(__file__).resolve().parents[2]
 STACKS = ("aks-dev-uksouth", "aks-prod-eastus", "gke-dev-us-central1", "gke-prod-europe-west4")
@@ -68,16 +67,15 @@ def test_a_device_code_kubeconfig_fails_the_credentials_rule(runs: dict[str, Sta
     failing(verdicts(run, regs), "credentials", "kubelogin --login devicecode", "spotkube:cluster.deployer.login")
 
 
-def test_a_gke_plugin_without_adc_fails_the_credentials_rule(runs: dict[str, StackRun]) -> None:
+def test_the_gke_plugin_signs_in_as_gcloud_writes_it(runs: dict[str, StackRun]) -> None:
+    """Through the DNS endpoint the plugin takes gcloud's credentials (gcloud refuses ADC there);
+    either way nobody is prompted, and the verdict says which."""
     run = runs["gke-dev-us-central1"]
-
-    def drop_adc(r: Registration) -> Registration:
-        config = yaml.safe_load(r.inputs["kubeconfig"]["value"])
-        config["users"][0]["user"]["exec"].pop("args")
-        return with_inputs(r, kubeconfig={SECRET: "x", "value": yaml.safe_dump(config)})
-
-    regs = doctored(run, shapes.KUBERNETES_PROVIDER, drop_adc)
-    failing(verdicts(run, regs), "credentials", "--use_application_default_credentials")
+    (provider,) = [r for r in run.registrations if r.type == shapes.KUBERNETES_PROVIDER]
+    config = yaml.safe_load(provider.inputs["kubeconfig"]["value"])
+    assert "args" not in config["users"][0]["user"]["exec"]
+    verdict = verdicts(run, run.registrations)["credentials"]
+    assert verdict.ok and "gcloud's credentials" in verdict.detail
 
 
 def test_a_control_plane_pool_deleted_first_fails_the_replacement_rule(runs: dict[str, StackRun]) -> None:
@@ -114,6 +112,8 @@ def test_a_doctored_stack_file_fails_the_plan_naming_the_file_key_and_fix(
     project = project_with_stack("aks-prod-test", {
         "cloud": "aks", "environment": "prod", "region": "eastus",
         "systemPool": {"min": 3, "max": 5}, "kubeflow": {"enabled": False},
+        "cluster": {"deployer": {"objectId": "c0ffee00-0000-4000-8000-000000000001",
+                                 "principalType": "ServicePrincipal"}},
     })
     spotkube = str(Path(sys.executable).with_name("spotkube"))
     result = subprocess.run([spotkube, "plan", "--stack", "aks-prod-test",

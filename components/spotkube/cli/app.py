@@ -30,6 +30,7 @@ from spotkube.cli import (
     plan_at_ref,
     plan_views,
     prices_refresh,
+    quota_views,
     report,
     simulate_views,
     terminal,
@@ -56,9 +57,12 @@ from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.logs import LogTarget
 from spotkube.platform.pipeline_reader import load_pool_contracts, read_pipeline
 from spotkube.platform.project import find_project
+from spotkube.platform.quota import QuotaQuery, QuotaReport
 from spotkube.review.costing import price_plan
 from spotkube.review.pipeline_check import check_pipeline
 from spotkube.review.plan_diff import StackDiff, plan_diff
+from spotkube.review.plan_document import pool_rows
+from spotkube.review.quota import live_report
 from spotkube.review.simulation import Overrides, sim_steps
 
 NO_COLOR_FLAG = "--no-color"
@@ -135,6 +139,14 @@ app = typer.Typer(help="Plan and check spotkube platforms offline.", no_args_is_
                   pretty_exceptions_enable=False, add_completion=True,
                   context_settings={"help_option_names": ["-h", "--help"]})
 stderr = terminal.console(stderr=True)
+
+
+class PrincipalType(StrEnum):
+    """What an AKS deployer's object id is, as Azure's role assignments name it."""
+
+    User = "User"
+    ServicePrincipal = "ServicePrincipal"
+    Group = "Group"
 
 
 class Format(StrEnum):
@@ -280,6 +292,52 @@ def cost(
         typer.echo(cost_views.cost_markdown(stack, report_), nl=False)
     else:
         cost_views.render_cost(stack, report_, terminal.console())
+
+
+@app.command(cls=SpotkubeCommand)
+def quota(
+    stack: Annotated[list[str], typer.Option("--stack", "-s", metavar="NAME", help="Stack name(s).")],
+    output: FormatOption = Format.table,
+    subscription: Annotated[str | None, typer.Option(
+        "--subscription", metavar="SUBSCRIPTION_ID",
+        help="AKS: the Azure subscription (default: $ARM_SUBSCRIPTION_ID, else "
+        "$AZURE_SUBSCRIPTION_ID).")] = None,
+    endpoint: Annotated[str | None, typer.Option(
+        "--endpoint", metavar="URL",
+        help="The cloud API to ask instead of the public one (a sovereign cloud's, a proxy's); a "
+        "plain-HTTP endpoint is sent no credential.")] = None,
+    timeout: Annotated[float, typer.Option("--timeout", metavar="SECONDS", help="Seconds per request.")] = 30.0,
+    project_dir: ProjectOption = Path("."),
+) -> None:
+    """Compare each stack's quota need at full scale (as `spotkube plan` states it) with the cloud's live
+    limits and usage, through the cloud's own SDK (the `refresh` extra) and your credentials.
+
+    Exit 1 when a limit is below the need, so a CI step stops before anything is created; a need that
+    fits the limit but not what is in use now is reported, not failed.
+    """
+    reports: list[QuotaReport] = []
+    try:
+        project = find_project(project_dir)
+        for given in stack:
+            name = stack_names.stack_name(project, given)
+            run = run_stack(project, name)
+            pools = pool_rows(run.spec.cloud, run.registrations)
+            read = cloud_profile(run.spec.cloud).read_quota
+            if read is None:
+                raise fail(f"stack {name}: spotkube reads no live quota for {run.spec.cloud}")
+            live = read(QuotaQuery(run.spec, tuple(p.machine for p in pools), endpoint, subscription, timeout))
+            reports.append(live_report(name, run.spec.cloud, pools, live))
+    except SpotkubeError as err:
+        raise fail(str(err)) from None
+    if output is Format.json:
+        typer.echo(quota_views.to_json(reports))
+    elif output is Format.markdown:
+        typer.echo(quota_views.to_markdown(reports), nl=False)
+    else:
+        quota_views.render_table(reports, terminal.console())
+    short = [f"{r.stack}: {c.message}" for r in reports for c in r.short]
+    if short:
+        raise fail("quota is short; the apply would fail part-way:\n" + "\n".join(short), code=1)
 
 
 prices_app = typer.Typer(help="Prices: the bundled table and your own price file.", no_args_is_help=True,
@@ -490,6 +548,12 @@ def new_stack(
     region: Annotated[str, typer.Option("--region", metavar="REGION", help="Azure or Google Cloud region.")],
     gcp_project: Annotated[str | None, typer.Option("--gcp-project", metavar="PROJECT", help=(
         "GKE: the Google Cloud project id."))] = None,
+    deployer_object_id: Annotated[str | None, typer.Option(
+        "--deployer-object-id", metavar="OBJECT_ID", help="AKS: the Entra ID object id of the identity that runs "
+        "pulumi up (CI's deploy identity: az ad sp show --id <appId> --query id -o tsv).")] = None,
+    deployer_type: Annotated[PrincipalType, typer.Option(
+        "--deployer-type", metavar="User|ServicePrincipal|Group", help="AKS: what --deployer-object-id is.")]
+    = PrincipalType.ServicePrincipal,
     project_dir: ProjectOption = Path("."),
 ) -> None:
     """Write stacks/Pulumi.<cloud>-<env>-<region>.yaml with safe defaults (never overwrites), then print
@@ -497,7 +561,8 @@ def new_stack(
     runs it in, the cloud's trust in that environment, and the commit."""
     try:
         project = find_project(project_dir)
-        created = create_stack(project, cloud, env, region, gcp_project=gcp_project)
+        deployer = None if deployer_object_id is None else (deployer_object_id, deployer_type.value)
+        created = create_stack(project, cloud, env, region, gcp_project=gcp_project, deployer=deployer)
     except SpotkubeError as err:
         raise fail(str(err)) from None
     typer.echo(f"wrote {project.relative(created.path)}")

@@ -184,6 +184,31 @@ def fallback_table(document: PlanDocument) -> Table:
     return table
 
 
+def quota_rows(document: PlanDocument) -> list[tuple[str, str, str, str]]:
+    """(quota, need, of which upgrade surge, pools) for each quota the stack counts against."""
+    if document.quota is None:
+        return []
+    return [(f"{n.quota}" + (" (all regions)" if n.scope == "global" else f" ({document.region})"),
+             f"{n.total} {n.unit}", str(n.surge), ", ".join(n.pools)) for n in document.quota.needs]
+
+
+def quota_notes(document: PlanDocument) -> list[str]:
+    """The surge assumption, what could not be counted, and how to check it live."""
+    if document.quota is None:
+        return []
+    return [f"surge: {document.quota.surge}", *document.quota.notes,
+            f"check it against the live limits: spotkube quota --stack {document.stack}"]
+
+
+def quota_table(document: PlanDocument) -> Table:
+    table = Table(title=f"{document.stack}: quota at full scale", title_justify="left", expand=False)
+    for column in ("quota", "need", "of which surge", "pools"):
+        table.add_column(column, overflow="fold")
+    for row in quota_rows(document):
+        table.add_row(*row)
+    return table
+
+
 def policy_lines(document: PlanDocument) -> list[str]:
     if not document.policy:
         return ["policy pack: every rule passes"]
@@ -233,7 +258,9 @@ def render_table(documents: Sequence[PlanDocument], console: Console, details: b
         parts: list[Any] = [posture_table(document), pool_table(document, console.width), Text(cost_summary(document)),
                             *(Text(f"cost basis: {line}") for line in document.cost.basis),
                             *(Text(line) for line in catalog_lines(document)), fallback_table(document),
-                            placement_table(document), preflight_table(document)]
+                            quota_table(document)]
+        parts += [Text(f"note: {n}", style="dim") for n in quota_notes(document)]
+        parts += [placement_table(document), preflight_table(document)]
         parts += [Text(line, style="red" if document.policy else None) for line in policy_lines(document)]
         parts += [Text(f"note: {n}", style="dim") for n in placement_notes(document)]
         parts += [resource_table(document), outputs_line(document)]
@@ -302,6 +329,10 @@ def to_markdown(documents: Sequence[PlanDocument], details: bool = False) -> str
         lines += ["", *catalog_lines(document)]
         lines += ["", "| gpu | tried in order | worst case before on-demand | note |", "|---|---|---|---|"]
         lines += [f"| {gpu} | {order} | {worst} | {note} |" for gpu, order, worst, note in fallback_rows(document)]
+        if document.quota is not None:
+            lines += ["", "| quota at full scale | need | of which surge | pools |", "|---|---|---|---|"]
+            lines += [f"| {quota} | {need} | {surge} | {pools} |" for quota, need, surge, pools in quota_rows(document)]
+            lines += ["", *(f"- {n}" for n in quota_notes(document))]
         lines += ["", "| workload | kind | namespace | pools |", "|---|---|---|---|"]
         lines += [f"| {names} | {kind} | {namespace} | {pools} |"
                   for names, kind, namespace, pools, _ in placement_rows(document)]

@@ -28,6 +28,7 @@ from spotkube.review.placements import StackPlacements, stack_placements
 from spotkube.review.plan_document import SCHEMA_VERSION, PlanDocument, pool_rows
 from spotkube.review.policy_rules import check_outputs, check_registrations, check_stack
 from spotkube.review.preflight import preflight
+from spotkube.review.quota import stack_quota
 from spotkube.review.resource_list import resource_list
 
 #: How Pulumi shows a secret value in a preview's details.
@@ -117,6 +118,7 @@ def stack_document(run: StackRun, table: PriceTable | None = None) -> PlanDocume
                             key=lambda f: (f.rule, f.message))),
         program_warnings=_program_warnings(run),
         fallback=stack_fallback(run.spec.cloud, seen_by_pack, pools),
+        quota=stack_quota(run.spec.cloud, pools),
         acknowledgements=run.spec.acknowledgements,
         catalog=catalog_note(run.spec),
         upgrades=tuple(upgrade_exposures([(r.type, r.name, r.inputs) for r in seen_by_pack])),

@@ -43,6 +43,11 @@ def checked(spec: PlatformSpec, source: str, style: KeyStyle = "stack") -> Platf
     return validation.checked(spec, source, CLOUDS, style)
 
 
+def deployable(spec: PlatformSpec, source: str, style: KeyStyle = "stack") -> PlatformSpec:
+    """`validation.deployable` over every cloud spotkube knows."""
+    return validation.deployable(spec, source, CLOUDS, style)
+
+
 def plan_platform(spec: PlatformSpec) -> plan.PlatformPlan:
     """The plan of a resolved spec, with its cloud's facts."""
     return plan.plan_platform(spec, CLOUDS[spec.cloud])
@@ -109,13 +114,20 @@ def offline_outputs(type_token: str, name: str, inputs: Mapping[str, Any]) -> di
     return {key: value for p in CLOUDS.values() for key, value in p.offline_outputs(type_token, name, inputs).items()}
 
 
+def offline_id(type_token: str, name: str, inputs: Mapping[str, Any]) -> str | None:
+    """The id the cloud of a registration would give it, where its programs read it (Azure's ARM ids,
+    which role assignments are scoped to); None where any id does."""
+    return next((i for p in CLOUDS.values() if (i := p.offline_id(type_token, name, inputs)) is not None), None)
+
+
 def offline_answer(token: str) -> dict[str, Any]:
     """A provider function's answer for the mocks: its cloud's, else empty (spotkube doesn't call it)."""
     return next((dict(answer) for p in CLOUDS.values() if (answer := p.offline_answer(token)) is not None), {})
 
 
 __all__ = [
-    "CLOUDS", "PRICING", "CloudProfile", "RegisteredPool", "checked", "hourly_price", "load_price_table",
-    "load_stack_spec", "load_user_price_table", "login_problems", "offline_answer", "offline_outputs", "parse_spec",
+    "CLOUDS", "PRICING", "CloudProfile", "RegisteredPool", "checked", "deployable", "hourly_price", "load_price_table",
+    "load_stack_spec", "load_user_price_table", "login_problems", "offline_answer", "offline_id",
+    "offline_outputs", "parse_spec",
     "plan_platform", "price_table", "profile", "read_spec", "registered_pools", "upgrade_exposures",
 ]

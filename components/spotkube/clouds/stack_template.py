@@ -54,7 +54,8 @@ def render(stack: str, config: dict[str, Any], schema_line: str | None = None) -
 
 
 def create_stack(
-    project: Project, cloud: CloudName, environment: str, region: str, gcp_project: str | None = None
+    project: Project, cloud: CloudName, environment: str, region: str, gcp_project: str | None = None,
+    deployer: tuple[str, str] | None = None,
 ) -> NewStack:
     """Write `stacks/Pulumi.<cloud>-<env>-<region>.yaml` and validate it as `spotkube plan` loads it.
 
@@ -65,7 +66,7 @@ def create_stack(
     stack = check_stack_name(f"{cloud.value}-{environment}-{region}", "--env/--region")
     path = project.stack_file(stack)
     source = project.relative(path)
-    config = profile(cloud.value).new_stack_config(environment, region, gcp_project)
+    config = profile(cloud.value).new_stack_config(environment, region, gcp_project, deployer)
     parse_spec(config, source)
     if path.exists():
         raise StackExists(f"{source} already exists; edit it, or choose another --env or --region")
@@ -126,7 +127,7 @@ def next_steps(project: Project, created: NewStack, cloud: CloudName, cwd: Path 
         "needs these variables there too (for an identity that may only read).",
         "4. Let that environment's GitHub token sign in as the deploying identity:",
         *(f"   {line}" for line in access.trust(stack)),
-        f"   The identity needs the roles in docs/operators.md, \"Roles the deployer needs\" ({access.roles}).",
+        f"   The identity needs the roles in docs/identities.md ({access.roles}); infra/bootstrap makes it with them.",
         f"5. Commit the stack file; a push to main then deploys {stack}:",
         f"   {git} add {stack_file} && {git} commit -m \"Add stack {stack}\"",
     ]

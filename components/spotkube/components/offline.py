@@ -27,7 +27,7 @@ from pulumi.runtime import mocks, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from spotkube.clouds import load_stack_spec
+from spotkube.clouds import load_stack_spec, offline_id
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.project import Project, as_pulumi_config, stack_config
 from spotkube.platform.registration import Invoke, Registration, StackOutput
@@ -55,17 +55,18 @@ class OfflineMocks(SpotkubeMocks):
     """`spotkube.testing.SpotkubeMocks`, which answers what the components ask the clouds, keeping
     every resource's inputs and every invoke with its answer for the report."""
 
-    def __init__(self) -> None:
+    def __init__(self, answers: Mapping[str, Mapping[str, Any]] | None = None) -> None:
         self.inputs: dict[tuple[str, str], dict[str, Any]] = {}
         self.invokes: list[Invoke] = []
+        self.answers = dict(answers or {})
 
     def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str, dict]:
         self.inputs[(args.typ, args.name)] = args.inputs
         _, state = super().new_resource(args)
-        return f"{args.name}-offline-id", state
+        return offline_id(args.typ, args.name, args.inputs) or f"{args.name}-offline-id", state
 
     def call(self, args: mocks.MockCallArgs) -> dict:
-        result = super().call(args)
+        result = dict(self.answers[args.token]) if args.token in self.answers else super().call(args)
         self.invokes.append(Invoke(args.token, result))
         return result
 
@@ -103,17 +104,30 @@ def _program_path(project: Project) -> Iterator[None]:
         sys.path.remove(folder)
 
 
-def run_stack(project: Project, stack: str) -> StackRun:
-    """Validate the stack, then run the real program under mocks and record what it registers."""
+def run_stack(
+    project: Project, stack: str, answers: Mapping[str, Mapping[str, Any]] | None = None
+) -> StackRun:
+    """Validate the stack, then run the real program under mocks and record what it registers.
+    `answers` replace the clouds' answers to provider functions, by token (a test plans as
+    another identity by answering `getClientConfig` itself)."""
     spec = load_stack_spec(project, stack)
-    with _program_path(project):
-        recording = record_program(
-            lambda: runpy.run_path(str(project.main), run_name="__main__"),
-            project=project.name, stack=stack, config=as_pulumi_config(stack_config(project, stack)),
-        )
+    recording = record_stack(project, stack, answers)
     return StackRun(stack=stack, spec=spec, registrations=recording.registrations,
                     outputs=recording.outputs, log=recording.log, invokes=recording.invokes,
                     source=project.relative(project.stack_file(stack)))
+
+
+def record_stack(
+    project: Project, stack: str, answers: Mapping[str, Mapping[str, Any]] | None = None
+) -> Recording:
+    """Run any project's program (this repository's, or infra/bootstrap's) with one of its stacks'
+    config, as the engine would hand it over, and record what it registers and exports."""
+    with _program_path(project):
+        return record_program(
+            lambda: runpy.run_path(str(project.main), run_name="__main__"),
+            project=project.name, stack=stack, config=as_pulumi_config(stack_config(project, stack)),
+            answers=answers,
+        )
 
 
 @contextmanager
@@ -168,15 +182,16 @@ class Recording:
 
 
 def record_program(
-    program: Callable[[], object], *, project: str, stack: str, config: Mapping[str, str]
+    program: Callable[[], object], *, project: str, stack: str, config: Mapping[str, str],
+    answers: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Recording:
     """Run any Pulumi program function under the recording mocks (preview off, so every output
     resolves) and return its registrations, options and stack outputs.
 
     `config` is handed over as Pulumi's Python language host hands it (`pulumi.runtime.set_all_config`
     with the map of strings from `RunRequest.config`); `core.project.as_pulumi_config` turns a stack's
-    values into exactly those strings."""
-    offline_mocks = OfflineMocks()
+    values into exactly those strings. `answers` replace the clouds' answers to provider functions."""
+    offline_mocks = OfflineMocks(answers)
     monitor = RecordingMonitor(offline_mocks)
     logger = logging.getLogger(f"spotkube.components.offline.{project}.{stack}")
     logger.propagate = False

@@ -17,11 +17,13 @@ from spotkube.platform.contract import Capacity, Cloud, Taint
 from spotkube.platform.cost.prices import CloudPricing
 from spotkube.platform.cost.refresh import PriceSource
 from spotkube.platform.errors import Problem
+from spotkube.platform.identities import IdentityFacts
 from spotkube.platform.kubeconfigs import ExecUserCheck
 from spotkube.platform.logs import LogQuery, LogTarget
 from spotkube.platform.maintenance import UpgradeReader
 from spotkube.platform.posture import PostureReader
 from spotkube.platform.preflight import CloudPreflight
+from spotkube.platform.quota import LiveQuota, PoolDemand, QuotaPlan, QuotaQuery
 from spotkube.platform.spec import GpuPool, GpuSpec, MaintenanceWindow, PlatformSpec
 
 #: How a cloud's GPU nodes get their device plugin: a DaemonSet spotkube deploys, or the cloud's own.
@@ -152,8 +154,9 @@ class CloudProfile:
     login_problem: ExecUserCheck
     #: The cloud's part of the deploy preflight's rules (`clouds/<cloud>/preflight.py`).
     preflight: CloudPreflight
-    #: A new stack's config (`spotkube new-stack`); raises NewStackError for flags the cloud can't use.
-    new_stack_config: Callable[[str, str, str | None], dict[str, Any]]
+    #: A new stack's config (`spotkube new-stack`: environment, region, GCP project, the deployer's object id
+    #: and principal type); raises NewStackError for flags the cloud can't use or lacks.
+    new_stack_config: Callable[[str, str, str | None, tuple[str, str] | None], dict[str, Any]]
     #: How such a stack is then deployed from CI (`clouds/<cloud>/deploy.py`).
     deploy: DeployAccess
     #: How the price table names the cloud, which rows it can have, and how it bills GPUs.
@@ -199,6 +202,16 @@ class CloudProfile:
     #: Seconds a workload pod really gets to stop when a spot node is reclaimed: the default of the
     #: pipeline pods' terminationGracePeriodSeconds (`kubeflow.stepGracePeriodSeconds`).
     workload_notice_seconds: int = 30
+    #: What deploying a platform needs beyond its settings' own rules (AKS: who deploys), checked
+    #: where a stack or a component is read for `pulumi up` (`validation.deployable`).
+    deploy_rules: Callable[[PlatformSpec], RuleOutput] = field(default=lambda spec: iter(()))
+    #: The quotas the pools need at full scale (docs/quota.md); the mapping names machines' quota
+    #: families the cloud reported, for machines the profile's own table lacks.
+    quota_plan: Callable[[Sequence[PoolDemand], Mapping[str, str]], QuotaPlan] | None = None
+    #: The cloud's live quota limits and usage, through its own SDK (the `refresh` extra).
+    read_quota: Callable[[QuotaQuery], LiveQuota] | None = None
+    #: The calls the CI identities make and the roles they hold (docs/identities.md).
+    identities: IdentityFacts | None = None
     #: Kubeflow's UI can link a step to the cloud's logs (KFP reads the cluster's name from GKE's
     #: metadata server, which only GKE nodes answer).
     kfp_cloud_logs_link: bool = False
@@ -221,6 +234,10 @@ class CloudProfile:
     offline_outputs: Callable[[str, str, Mapping[str, Any]], Mapping[str, Any]] = field(
         default=lambda token, name, inputs: {})
     offline_answer: Callable[[str], Mapping[str, Any] | None] = field(default=lambda token: None)
+    #: The id the cloud gives a registered resource where programs read it (type token, name, inputs);
+    #: None where any id does.
+    offline_id: Callable[[str, str, Mapping[str, Any]], str | None] = field(
+        default=lambda token, name, inputs: None)
 
     def replaces(self, type_token: str, path: str) -> bool:
         """Whether changing the input at `path` (as `a.b[0].c`) makes the cloud replace the resource."""

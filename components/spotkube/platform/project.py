@@ -36,7 +36,7 @@ from spotkube.platform.input_messages import cut, shown
 from spotkube.platform.reference import STACK_FILE_KEYS, config_types
 from spotkube.platform.spec import CONFIG_NAMESPACE, PlatformSpec, config_key
 from spotkube.platform.strict_yaml import CORE_TAGS, KeyPath, YamlDocument, dotted, load_yaml
-from spotkube.platform.validation import parse_spec
+from spotkube.platform.validation import deployable, parse_spec
 
 #: The sections of a Pulumi stack file (`workspace.ProjectStack`); Pulumi silently ignores any other.
 STACK_SECTIONS: tuple[str, ...] = ("config", *STACK_FILE_KEYS)
@@ -503,7 +503,7 @@ def read_spec(config: Mapping[str, str], project: Project, stack: str, clouds: C
         raise SpecError(source, [*empty, *(p for p in err.problems if p.path not in missing)]) from None
     if empty:
         raise SpecError(source, empty)
-    return spec
+    return deployable(spec, source, clouds)
 
 
 def load_stack_spec(project: Project, stack: str, clouds: Clouds) -> PlatformSpec:

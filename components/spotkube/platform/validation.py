@@ -86,6 +86,16 @@ def checked(spec: PlatformSpec, source: str, clouds: Clouds, style: KeyStyle = "
     return resolved
 
 
+def deployable(spec: PlatformSpec, source: str, clouds: Clouds, style: KeyStyle = "stack") -> PlatformSpec:
+    """`spec`, once it also says what only deploying it needs (the cloud's `deploy_rules`: on AKS, who
+    deploys). Run where a stack or a cluster component is read for `pulumi up` (the stack file, a
+    component's args or spec), not where a platform is only planned or priced from its settings."""
+    problems = list(clouds[spec.cloud].deploy_rules(spec)) if spec.cloud in clouds else []
+    if problems:
+        raise SpecError(source, in_style(problems, style, type(spec)))
+    return spec
+
+
 def model_problems(
     values: Mapping[str, Any], clouds: Clouds, style: KeyStyle = "stack"
 ) -> tuple[PlatformSpec | None, list[Problem]]:

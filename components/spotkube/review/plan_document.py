@@ -20,6 +20,7 @@ from spotkube.platform.contract import ACCELERATOR_LABEL, NO_ACCELERATOR, POOL_L
 from spotkube.platform.maintenance import UpgradeExposure
 from spotkube.platform.posture import ClusterPosture, Setting, concern_warning
 from spotkube.platform.preflight import Verdict
+from spotkube.platform.quota import QuotaPlan
 from spotkube.platform.registration import Registration
 from spotkube.platform.spec import Acknowledgement
 from spotkube.platform.warnings import PlanWarning
@@ -167,6 +168,8 @@ class PlanDocument:
     program_warnings: tuple[PlanWarning, ...] = ()
     #: Each GPU type's spot fallback as deployed: order, worst case, warning (review/fallback.py).
     fallback: tuple[GpuFallback, ...] = ()
+    #: The cloud quotas the registered pools need at full scale and while upgrading (review/quota.py).
+    quota: QuotaPlan | None = None
     #: The warnings the stack accepts (`spotkube:acknowledgements`), and the day they are judged on.
     acknowledgements: tuple[Acknowledgement, ...] = ()
     today: datetime.date = field(default_factory=datetime.date.today)
@@ -232,6 +235,7 @@ class PlanDocument:
             "catalog": self.catalog.to_json() if self.catalog else None,
             "fallback": [f.to_json() for f in self.fallback],
             "upgrades": [u.to_json() for u in self.upgrades],
+            "quota": None if self.quota is None else self.quota.to_json(),
             "placements": [p.to_json() for p in self.placements.placements],
             "notes": self.placements.notes,
             "preflight": [check.to_json() for check in self.preflight],

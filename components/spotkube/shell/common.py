@@ -27,7 +27,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi.output import UNKNOWN
 
-from spotkube.clouds import CLOUDS, checked, parse_spec, plan_platform, profile
+from spotkube.clouds import CLOUDS, checked, deployable, parse_spec, plan_platform, profile
 from spotkube.platform.component_names import name_problem
 from spotkube.platform.contract import Cloud
 from spotkube.platform.errors import Problem, SpecError, SpotkubeError
@@ -287,7 +287,8 @@ def plan_from_args(cloud: Cloud, args: Mapping[str, Any], typed: type, where: st
     def parse() -> tuple[PlatformSpec, dict[tuple[str, int | None], Any]]:
         plain, wired = _unwired(cloud, checked_args(args, typed, where, refused=_cluster_refusals(cloud)))
         refuse_outputs(plain, where, cluster=cloud)
-        return parse_spec({**plain, "cloud": cloud, "kubeflow": {"enabled": False}}, where, "python"), wired
+        spec = parse_spec({**plain, "cloud": cloud, "kubeflow": {"enabled": False}}, where, "python")
+        return deployable(spec, where, "python"), wired
 
     spec, wired = validated(parse)
     plan = plan_platform(spec)
@@ -307,7 +308,7 @@ def plan_from_spec(cloud: Cloud, spec: PlatformSpec, component: str) -> ClusterP
     only, so its wiring is its own values."""
     if spec.cloud != cloud:
         raise pulumi.RunError(f"{component}: the spec is for {spec.cloud}; build it with the {spec.cloud} component")
-    plan = plan_platform(validated(lambda: checked(spec, component)))
+    plan = plan_platform(validated(lambda: deployable(checked(spec, component), component)))
     return ClusterPlan(plan, Wiring.of(plan.spec))
 
 

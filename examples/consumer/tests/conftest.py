@@ -17,6 +17,8 @@ from spotkube.testing import SpotkubeMocks
 
 PROJECT = "ml-platforms"
 GCP_PROJECT = "vision-ml-dev"
+#: The Entra ID object id of the identity that deploys the AKS platform (obviously fake).
+DEPLOYER = "c0ffee00-0000-4000-8000-000000000001"
 
 
 class TeamMocks(SpotkubeMocks):
@@ -35,7 +37,7 @@ class TeamMocks(SpotkubeMocks):
 
 MOCKS = TeamMocks()
 pulumi.runtime.set_mocks(MOCKS, project=PROJECT, stack="test", preview=False)
-pulumi.runtime.set_all_config({f"{PROJECT}:gcpProject": GCP_PROJECT})
+pulumi.runtime.set_all_config({f"{PROJECT}:gcpProject": GCP_PROJECT, f"{PROJECT}:deployerObjectId": DEPLOYER})
 
 
 @pytest.fixture

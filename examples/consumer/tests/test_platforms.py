@@ -12,7 +12,7 @@ import platforms
 import pulumi
 import yaml
 
-from conftest import GCP_PROJECT, TeamMocks
+from conftest import DEPLOYER, GCP_PROJECT, TeamMocks
 
 SPOT_TAINTS = {"kubernetes.azure.com/scalesetpriority=spot:NoSchedule", "cloud.google.com/gke-spot=true:NoSchedule"}
 GPU_TAINT = "nvidia.com/gpu=present:NoSchedule"
@@ -20,7 +20,7 @@ GPU_TAINT = "nvidia.com/gpu=present:NoSchedule"
 
 @pulumi.runtime.test
 def test_every_gpu_pool_is_spot_tainted_and_labelled_for_the_team(mocks: TeamMocks) -> pulumi.Output[Any]:
-    training = platforms.training("dev")
+    training = platforms.training("dev", DEPLOYER)
     inference = platforms.inference("dev", GCP_PROJECT)
 
     def check(contracts: list[list[dict[str, Any]]]) -> None:
@@ -35,7 +35,7 @@ def test_every_gpu_pool_is_spot_tainted_and_labelled_for_the_team(mocks: TeamMoc
 
 @pulumi.runtime.test
 def test_aks_lives_in_our_resource_group_and_admits_only_our_runners(mocks: TeamMocks) -> pulumi.Output[Any]:
-    training = platforms.training("dev")
+    training = platforms.training("dev", DEPLOYER)
 
     def check(values: list[Any]) -> None:
         group_name, egress = values
@@ -63,7 +63,7 @@ def test_gke_is_built_in_our_vpc(mocks: TeamMocks) -> pulumi.Output[Any]:
 
 @pulumi.runtime.test
 def test_the_kubeconfig_is_a_secret_that_signs_in_without_a_person(mocks: TeamMocks) -> pulumi.Output[Any]:
-    training = platforms.training("dev")
+    training = platforms.training("dev", DEPLOYER)
 
     def check(values: list[Any]) -> None:
         secret, kubeconfig = values

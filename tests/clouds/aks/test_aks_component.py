@@ -30,9 +30,20 @@ ARGS: AksGpuClusterArgs = {
 }
 
 
-def build(args: AksGpuClusterArgs) -> Recording:
+#: Who deploys: every AKS cluster names it (cluster.deployer), and only its grant depends on it.
+DEPLOYER = {"object_id": "c0ffee00-0000-4000-8000-000000000001", "principal_type": "ServicePrincipal"}
+
+
+def with_deployer(args: AksGpuClusterArgs) -> AksGpuClusterArgs:
+    """`args` with DEPLOYER under cluster.deployer, unless the test names its own."""
+    cluster = dict(args.get("cluster") or {})
+    cluster["deployer"] = {**DEPLOYER, **(cluster.get("deployer") or {})}
+    return cast(AksGpuClusterArgs, {**args, "cluster": cluster})
+
+
+def build(args: AksGpuClusterArgs, deployer: bool = True) -> Recording:
     def program() -> None:
-        cluster = AksGpuCluster("ml", args=args)
+        cluster = AksGpuCluster("ml", args=with_deployer(args) if deployer else args)
         pulumi.export("kubeconfig", cluster.kubeconfig)
         pulumi.export("poolContracts", cluster.pool_contracts)
 
@@ -240,16 +251,25 @@ def test_the_platform_pool_is_replaced_create_first_under_a_versioned_name(dev: 
 
 def test_deployer_and_admin_groups_become_rbac_cluster_admins_before_any_kubernetes_object() -> None:
     group = "3f2b1c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
-    recording = build({**ARGS, "cluster": {"admin_group_object_ids": [group],
-                                           "deployer": {"login": "workloadidentity"}}})
+    person = "5e6f7a8b-0000-4000-8000-000000000002"
+    # azurecli, a person's sign-in: the principal type is the deployer's own, never the login mode's
+    recording = build({**ARGS, "cluster": {"admin_group_object_ids": [group], "deployer": {
+        "login": "azurecli", "object_id": person, "principal_type": "User"}}})
     grants = {r.inputs["principalId"]: r for r in recording.registrations
               if r.type == "azure-native:authorization:RoleAssignment"}
-    deployer = "00000000-0000-0000-0000-00000000000d"  # the offline client config's objectId
-    assert set(grants) == {deployer, group}
-    assert grants[deployer].inputs["principalType"] == "ServicePrincipal"
+    assert set(grants) == {person, group}
+    assert grants[person].inputs["principalType"] == "User"
+    ci = build({**ARGS, "cluster": {"deployer": {"login": "azurecli"}}})
+    (grant,) = [r for r in ci.registrations if r.type == "azure-native:authorization:RoleAssignment"]
+    assert (grant.inputs["principalId"], grant.inputs["principalType"]) == (
+        DEPLOYER["object_id"], "ServicePrincipal"), "azurecli from CI, after azure/login: a service principal"
+    assert not [i for i in ci.invokes if i.token == "azure-native:authorization:getClientConfig"]
     assert grants[group].inputs["principalType"] == "Group"
     for grant in grants.values():
+        assert grant.inputs["scope"].endswith("/providers/Microsoft.ContainerService/managedClusters/ml-aks")
         assert grant.inputs["roleDefinitionId"].endswith("/roleDefinitions/b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b")
+        assert grant.inputs["roleDefinitionId"].split("/")[2] == grant.inputs["scope"].split("/")[2], \
+            "the role as defined in the cluster's own subscription"
     provider = only(recording, "pulumi:providers:kubernetes", "ml-k8s")
     (wait,) = [r for r in recording.registrations if r.type == "time:index/sleep:Sleep"]
     assert wait.inputs["createDuration"] == "5m"
@@ -287,3 +307,16 @@ def test_a_system_pool_machine_change_is_refused_with_the_migration(monkeypatch:
     assert "spotkube:systemPool: vmSize 'Standard_D2s_v3' -> 'Standard_D4s_v3' is refused" in message
     assert "az aks nodepool add --mode System" in message and "pulumi refresh" in message
     assert not [r for r in err.value.registrations if r.type in (AGENT_POOL, "pulumi:providers:kubernetes")]
+
+
+def test_a_cluster_without_a_deployer_is_refused_before_anything_is_registered() -> None:
+    from spotkube.components.offline import ProgramFailed
+
+    with pytest.raises(ProgramFailed) as failure:
+        build(ARGS, deployer=False)
+    message = str(failure.value)
+    assert "AksGpuCluster 'ml'" in message and "cluster.deployer.object_id: is required on AKS" in message
+    assert "az ad sp show --id <appId> --query id -o tsv" in message
+    assert "az ad signed-in-user show --query id -o tsv" in message
+    assert "cluster.deployer.principal_type: is required" in message
+    assert failure.value.registrations == []

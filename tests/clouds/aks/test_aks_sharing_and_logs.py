@@ -28,10 +28,12 @@ ASSOCIATION = "azure-native:monitor:DataCollectionRuleAssociation"
 WORKSPACE_ID = ("/subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups/ml-logs/providers/"
                 "Microsoft.OperationalInsights/workspaces/ml-logs")
 
+#: Who runs `pulumi up`: every AKS cluster names it.
+DEPLOYER = {"object_id": "c0ffee00-0000-4000-8000-000000000001", "principal_type": "ServicePrincipal"}
 PROD: AksGpuClusterArgs = {
     "environment": "prod",
     "region": "eastus",
-    "cluster": {"logs": {"retention_days": 90}},
+    "cluster": {"logs": {"retention_days": 90}, "deployer": DEPLOYER},
     "gpu_pools": [
         {"name": "a100mig", "machine": "Standard_NC24ads_A100_v4", "capacity": "spot", "sharing": {"mig": "1g.10gb"}},
         {"name": "a100whole", "machine": "Standard_NC24ads_A100_v4", "capacity": "spot"},
@@ -113,11 +115,11 @@ def test_prod_keeps_container_logs_in_a_workspace_it_creates(prod: Recording) ->
 
 
 def test_a_stack_s_own_workspace_is_used_and_dev_keeps_logs_on_the_node_by_default() -> None:
-    named = build({**PROD, "cluster": {"logs": {"workspace_id": WORKSPACE_ID}}})
+    named = build({**PROD, "cluster": {"logs": {"workspace_id": WORKSPACE_ID}, "deployer": DEPLOYER}})
     assert of_type(named, WORKSPACE) == []
     (cluster,) = of_type(named, CLUSTER)
     assert cluster.inputs["addonProfiles"]["omsagent"]["config"]["logAnalyticsWorkspaceResourceID"] == WORKSPACE_ID
-    dev = build({**PROD, "environment": "dev", "cluster": {}})
+    dev = build({**PROD, "environment": "dev", "cluster": {"deployer": DEPLOYER}})
     assert of_type(dev, WORKSPACE) == [] and of_type(dev, RULE) == []
     (cluster,) = of_type(dev, CLUSTER)
     assert "addonProfiles" not in cluster.inputs

@@ -31,6 +31,7 @@ VALUES = {
         {"name": "a100od", "machine": "Standard_NC24ads_A100_v4", "capacity": "on-demand", "min": 0, "max": 2},
     ],
     "kubeflow": {"enabled": False},
+    "cluster": {"deployer": {"objectId": "c0ffee00-0000-4000-8000-000000000001", "principalType": "ServicePrincipal"}},
 }
 
 

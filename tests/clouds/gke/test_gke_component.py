@@ -224,6 +224,17 @@ def test_every_child_is_parented_to_the_component(dev: Recording) -> None:
     assert all(r.parent == component.urn for r in children)
 
 
+#: What gcloud's `get-credentials --dns-endpoint` writes for a user (api_lib/container/kubeconfig.py,
+#: `_ExecAuthPlugin` without the ADC property, which gcloud refuses next to a DNS endpoint).
+GCLOUD_DNS_USER = {"exec": {
+    "command": "gke-gcloud-auth-plugin",
+    "apiVersion": "client.authentication.k8s.io/v1beta1",
+    "installHint": "Install gke-gcloud-auth-plugin for use with kubectl by following "
+                   "https://cloud.google.com/kubernetes-engine/docs/how-to/cluster-access-for-kubectl#install_plugin",
+    "provideClusterInfo": True,
+}}
+
+
 def test_kubeconfig_is_a_secret_that_uses_the_gke_auth_plugin() -> None:
     seen: list[str] = []
     recording = build(DEV, lambda cluster: cluster.kubeconfig.apply(seen.append))
@@ -236,10 +247,10 @@ def test_kubeconfig_is_a_secret_that_uses_the_gke_auth_plugin() -> None:
     # the DNS endpoint, authorised by IAM, serves a publicly trusted certificate: no CA data
     assert cluster["cluster"] == {"server": "https://gke-00000000000000000000000000000000-000000000000.offline-plan.gke.goog"}
     (user,) = config["users"]
-    assert user["user"]["exec"]["command"] == "gke-gcloud-auth-plugin"
-    assert user["user"]["exec"]["args"] == ["--use_application_default_credentials"], "CI has ADC, not gcloud"
-    assert user["user"]["exec"]["apiVersion"] == "client.authentication.k8s.io/v1beta1"
+    # exactly what gcloud writes for a DNS endpoint: no --use_application_default_credentials
+    assert user["user"] == GCLOUD_DNS_USER
     assert config["current-context"] == cluster["name"] == "gke_spotkube-test_us-central1_ml-gke"
+    assert set(config) == {"apiVersion", "clusters", "contexts", "current-context", "kind", "preferences", "users"}
     (provider,) = of_type(recording, "pulumi:providers:kubernetes")
     assert provider.parent == of_type(recording, COMPONENT)[0].urn
 
@@ -395,9 +406,13 @@ def test_cloud_folders_never_import_each_other() -> None:
 def test_ip_endpoint_kubeconfig_when_the_dns_endpoint_is_off() -> None:
     seen: list[str] = []
     build({**DEV, "cluster": {**DEV["cluster"], "dns_endpoint": False}}, lambda c: c.kubeconfig.apply(seen.append))
-    (cluster,) = yaml.safe_load(seen[0])["clusters"]
+    config = yaml.safe_load(seen[0])
+    (cluster,) = config["clusters"]
     assert cluster["cluster"]["server"] == "https://offline-plan.invalid"
     assert cluster["cluster"]["certificate-authority-data"]
+    (user,) = config["users"]
+    # gcloud with container/use_application_default_credentials set: the flag, nothing else changes
+    assert user["user"]["exec"] == {**GCLOUD_DNS_USER["exec"], "args": ["--use_application_default_credentials"]}
 
 
 def test_private_nodes_get_cloud_nat_before_anything_is_deployed_on_them() -> None:

@@ -1,20 +1,18 @@
-"""GKE's kubeconfig: the one spotkube writes signs in with Application Default Credentials, and the one
-gcloud writes is told to."""
+"""GKE's kubeconfig: spotkube writes the one gcloud writes, and neither form waits for a person."""
 
 from __future__ import annotations
 
 import yaml
 
 from spotkube.clouds import login_problems
-from spotkube.clouds.gke.kubeconfig import gke_kubeconfig, with_application_default_credentials
+from spotkube.clouds.gke.kubeconfig import gke_kubeconfig
 
 #: What `gcloud container clusters get-credentials` writes (gcloud's kubeconfig.py): the plugin
-#: without arguments, which signs in as gcloud's active account.
+#: through the DNS endpoint, without arguments and CA data: it signs in with gcloud's credentials.
 GCLOUD_KUBECONFIG = """apiVersion: v1
 clusters:
 - cluster:
-    certificate-authority-data: Y2E=
-    server: https://203.0.113.10
+    server: https://gke-0123456789abcdef0123456789abcdef-000000000000.us-central1.gke.goog
   name: gke_proj_us-central1_ml
 contexts:
 - context:
@@ -41,18 +39,21 @@ def exec_of(kubeconfig: str) -> dict:
     return user["user"]["exec"]
 
 
-def test_gcloud_kubeconfig_is_told_to_use_application_default_credentials() -> None:
-    assert "gcloud's active account" in login_problems(GCLOUD_KUBECONFIG)[0]
-    rewritten = with_application_default_credentials(GCLOUD_KUBECONFIG)
-    assert exec_of(rewritten)["args"] == ["--use_application_default_credentials"]
-    assert login_problems(rewritten) == []
-    assert with_application_default_credentials(rewritten) == rewritten
+def test_through_the_dns_endpoint_spotkube_writes_what_gcloud_writes() -> None:
+    kubeconfig = gke_kubeconfig("gke_proj_us-central1_ml",
+                                "gke-0123456789abcdef0123456789abcdef-000000000000.us-central1.gke.goog", None, True)
+    assert yaml.safe_load(kubeconfig) == yaml.safe_load(GCLOUD_KUBECONFIG)
 
 
-def test_the_kubeconfig_spotkube_writes_needs_nobody() -> None:
-    kubeconfig = gke_kubeconfig("gke_proj_us-central1_ml", "203.0.113.10", "Y2E=")
+def test_through_the_ip_endpoint_the_plugin_uses_application_default_credentials() -> None:
+    kubeconfig = gke_kubeconfig("gke_proj_us-central1_ml", "203.0.113.10", "Y2E=", False)
     exec_ = exec_of(kubeconfig)
     assert exec_["command"] == "gke-gcloud-auth-plugin" and exec_["args"] == ["--use_application_default_credentials"]
     assert yaml.safe_load(kubeconfig)["clusters"][0]["cluster"] == {"server": "https://203.0.113.10",
                                                                      "certificate-authority-data": "Y2E="}
-    assert login_problems(kubeconfig) == []
+
+
+def test_neither_form_waits_for_a_person() -> None:
+    """The plugin reads gcloud's credentials (CI: the auth action's credential file) or ADC; it never prompts."""
+    assert login_problems(GCLOUD_KUBECONFIG) == []
+    assert login_problems(gke_kubeconfig("ctx", "203.0.113.10", "Y2E=", False)) == []

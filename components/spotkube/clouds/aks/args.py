@@ -180,8 +180,12 @@ class AksDeployerArgs(TypedDict):
     """Where the deployer runs: internet (a hosted CI runner or a laptop) or cluster-network (a runner inside the cluster's VNet, which can reach a private API server). Default: `internet`."""
     egress_ranges: NotRequired[list[str]]
     """Public CIDRs the deployer connects from (a runner's static egress). Added to the API server's authorized ranges whenever the API server restricts by address."""
+    object_id: NotRequired[str]
+    """Required: the Entra ID object id of whoever runs `pulumi up` (CI's deploy identity), which gets Azure Kubernetes Service RBAC Cluster Admin on the cluster; the same whoever previews or deploys. A service principal or managed identity: `az ad sp show --id <appId> --query id -o tsv`; yourself: `az ad signed-in-user show --query id -o tsv`."""
+    principal_type: NotRequired[str]
+    """Required with objectId: what it is, User, ServicePrincipal (an app or a managed identity) or Group; Azure refuses an assignment whose type is wrong (UnmatchedPrincipalType)."""
     login: NotRequired[str]
-    """How kubelogin signs the deployer in: azurecli (the az CLI's account, for a person or CI after azure/login), workloadidentity (a federated token, AZURE_FEDERATED_TOKEN_FILE), spn (a service principal secret) or msi (a managed identity on an Azure host). Default: `azurecli`."""
+    """How kubelogin signs the deployer in, nothing more (objectId says who it is): azurecli (the az CLI's account, a person's or CI's after azure/login), workloadidentity (a federated token, AZURE_FEDERATED_TOKEN_FILE), spn (a service principal secret) or msi (a managed identity on an Azure host). Default: `azurecli`."""
     grant_propagation_wait: NotRequired[str]
     """How long the first deployment waits after granting the deployer its Kubernetes rights before it creates objects (Azure RBAC assignments take minutes to apply). Default: `5m`."""
 

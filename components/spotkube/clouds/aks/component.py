@@ -21,9 +21,10 @@ import pulumiverse_time as time
 from spotkube.clouds.aks import resources
 from spotkube.clouds.aks.args import AksGpuClusterArgs
 from spotkube.clouds.aks.catalog import RBAC_CLUSTER_ADMIN_ROLE_ID
+from spotkube.clouds.aks.identities import role_definition_id
 from spotkube.clouds.aks.kubeconfig import with_kubelogin_mode
 from spotkube.platform.plan import PlatformPlan, PoolPlan
-from spotkube.platform.spec import LoginMode, PlatformSpec
+from spotkube.platform.spec import PlatformSpec
 from spotkube.shell.common import (
     ClusterPlan,
     Wiring,
@@ -39,17 +40,12 @@ from spotkube.shell.common import (
     required,
     security_concerns,
     then,
+    unanswered,
 )
 from spotkube.shell.outputs import PoolContractOutput
 
-#: The principal type Azure records for the deployer: a person with the az CLI, else an identity.
-DEPLOYER_PRINCIPAL_TYPES: dict[str, str] = {
-    "azurecli": "User", "workloadidentity": "ServicePrincipal", "spn": "ServicePrincipal",
-    "msi": "ServicePrincipal",
-}
-#: Where the kubeconfig and the deployer's identity come from, as a warning names them when missing.
+#: Where the kubeconfig comes from, as a warning names it when missing.
 CREDENTIALS_SOURCE = "azure-native's listManagedClusterUserCredentials"
-CLIENT_CONFIG_SOURCE = "azure-native's getClientConfig"
 
 
 class AksGpuCluster(pulumi.ComponentResource):
@@ -154,7 +150,7 @@ class AksGpuCluster(pulumi.ComponentResource):
         self.kubeconfig = pulumi.Output.secret(
             encoded.apply(lambda v: with_kubelogin_mode(base64.b64decode(v).decode(), login))
         )
-        grants_effective = self._data_plane_rights(name, plan, wiring, cluster, login)
+        grants_effective = self._data_plane_rights(name, label, plan, wiring, cluster)
         self.provider = kubernetes_provider(self, label, name, self.kubeconfig,
                                             depends_on=[grants_effective])
         if spec.cluster.autoscaler.expander == "priority":
@@ -240,8 +236,7 @@ class AksGpuCluster(pulumi.ComponentResource):
         )
 
     def _data_plane_rights(
-        self, name: str, plan: PlatformPlan, wiring: Wiring, cluster: azure.containerservice.ManagedCluster,
-        login: LoginMode,
+        self, name: str, label: str, plan: PlatformPlan, wiring: Wiring, cluster: azure.containerservice.ManagedCluster,
     ) -> pulumi.Resource:
         """Kubernetes rights for the deployer and the admin groups, and the wait until they work.
 
@@ -249,18 +244,21 @@ class AksGpuCluster(pulumi.ComponentResource):
         object until a role assignment says so, and a new assignment takes minutes to reach the API
         server. The Kubernetes provider waits for the returned resource, so the first ConfigMap is
         created only after the grants had time to propagate.
+
+        The deployer is the stack's (`cluster.deployer.objectId` and `principalType`), never whoever
+        runs Pulumi: a preview runs as the preview identity and a person may run `pulumi up` from a
+        laptop, and neither may replace CI's grant (docs/identities.md).
         """
         settings = plan.spec.cluster
-        client = azure.authorization.get_client_config_output(opts=pulumi.InvokeOutputOptions(parent=self))
-        label = f"AksGpuCluster {name!r}"
-        subscription = required(self, label, client.subscription_id, "subscriptionId", CLIENT_CONFIG_SOURCE)
-        role = subscription.apply(
-            lambda sub: f"/subscriptions/{sub}/providers/Microsoft.Authorization/roleDefinitions/"
-            f"{RBAC_CLUSTER_ADMIN_ROLE_ID}"
-        )
-        deployer = required(self, label, client.object_id, "objectId (the deployer)", CLIENT_CONFIG_SOURCE)
+        deployer = settings.deployer
+        assert deployer.object_id and deployer.principal_type, "the AKS rules require the deployer"
+        # The built-in role as defined in the cluster's own subscription, read from the cluster's id.
+        # A cloud's id always names it; a test's plain mocks may echo another id, which leaves the role unknown.
+        role = cluster.id.apply(lambda cluster_id: role_definition_id(cluster_id, RBAC_CLUSTER_ADMIN_ROLE_ID)
+                                or unanswered(self, label, "Azure resource id (/subscriptions/...)",
+                                              "the ManagedCluster's id"))
         principals: list[tuple[str, pulumi.Input[str], str]] = [
-            ("deployer", deployer, DEPLOYER_PRINCIPAL_TYPES[login]),
+            ("deployer", deployer.object_id, deployer.principal_type),
             *((f"admins-{i}", group, "Group") for i, group in enumerate(wiring.admin_group_object_ids)),
         ]
         grants = [

@@ -9,6 +9,7 @@ shapes, with sources: docs/platform-facts.md#aks-kubelogin.
 from __future__ import annotations
 
 import base64
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -73,14 +74,52 @@ PUBLIC_IP_TYPE = "azure-native:network:PublicIPAddress"
 PUBLIC_IP_ADDRESS = "198.51.100.7"
 
 
-def computed_outputs(type_token: str, name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
-    """Azure computes nothing the AKS component reads back from its own resources; a consumer wiring
-    its resource group or egress address into it reads the group's name and the address."""
+#: Identity types the bootstrap stack (infra/bootstrap) creates and reads back.
+IDENTITY_TYPE = "azure-native:managedidentity:UserAssignedIdentity"
+ROLE_DEFINITION_TYPE = "azure-native:authorization:RoleDefinition"
+MANAGED_CLUSTER_TYPE = "azure-native:containerservice:ManagedCluster"
+
+
+def _guid(*parts: str) -> str:
+    """A GUID that is the same on every run and obviously not Azure's (its node says `0ff1ce`)."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, "spotkube-offline-plan:" + "/".join(parts)))[:24] + "0ff1ce0ff1ce"
+
+
+def resource_id(type_token: str, name: str, inputs: Mapping[str, Any]) -> str | None:
+    """The ARM id Azure gives a resource, as Azure returns it, since programs scope role assignments
+    to them and read their subscription from them; None for any other cloud's resource."""
+    if not type_token.startswith("azure-native:"):
+        return None
+    subscription = CLIENT_CONFIG["subscriptionId"]
+    group = f"/subscriptions/{subscription}/resourceGroups/{inputs.get('resourceGroupName')}"
+    if type_token == MANAGED_CLUSTER_TYPE:
+        return f"{group}/providers/Microsoft.ContainerService/managedClusters/{inputs.get('resourceName') or name}"
     if type_token == RESOURCE_GROUP_TYPE:
-        return {"name": inputs.get("resourceGroupName") or name}
+        return f"/subscriptions/{subscription}/resourceGroups/{inputs.get('resourceGroupName') or name}"
+    if type_token == IDENTITY_TYPE:
+        identity = inputs.get("resourceName") or name
+        return f"{group}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{identity}"
+    if type_token == ROLE_DEFINITION_TYPE:
+        return f"/subscriptions/{subscription}/providers/Microsoft.Authorization/roleDefinitions/{_guid(name)}"
+    return None
+
+
+def computed_outputs(type_token: str, name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """An Azure resource named by `resourceName` is known by that name, as Azure reports it; a
+    consumer wiring its resource group or egress address into the component reads the group's name
+    and the address; the bootstrap stack reads its identities' ids."""
+    outputs: dict[str, Any] = {}
+    if type_token.startswith("azure-native:") and inputs.get("resourceName"):
+        outputs["name"] = inputs["resourceName"]
+    if type_token == RESOURCE_GROUP_TYPE:
+        outputs["name"] = inputs.get("resourceGroupName") or name
     if type_token == PUBLIC_IP_TYPE:
-        return {"ipAddress": PUBLIC_IP_ADDRESS}
-    return {}
+        outputs["ipAddress"] = PUBLIC_IP_ADDRESS
+    if type_token == IDENTITY_TYPE:
+        identity = str(inputs.get("resourceName"))
+        outputs.update(clientId=_guid("client", identity), principalId=_guid("principal", identity),
+                       tenantId=CLIENT_CONFIG["tenantId"])
+    return outputs
 
 
 def call_answer(token: str) -> dict[str, Any] | None:

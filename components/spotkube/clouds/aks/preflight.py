@@ -12,7 +12,6 @@ from __future__ import annotations
 from spotkube.clouds.aks.catalog import RBAC_CLUSTER_ADMIN_ROLE_ID
 from spotkube.clouds.aks.resources import (
     AGENT_POOL_TYPE,
-    CLIENT_CONFIG_INVOKE,
     CLUSTER_TYPE,
     INLINE_POOL_FIXED_FIELDS,
     ROLE_ASSIGNMENT_TYPE,
@@ -34,8 +33,8 @@ def data_plane_rights(d: Deployment) -> Outcome:
     clusters = [c for c in d.of_type(CLUSTER_TYPE) if (c.inputs.get("aadProfile") or {}).get("enableAzureRBAC")]
     if not clusters:
         return None
-    client = next((i.result for i in d.invokes if i.token == CLIENT_CONFIG_INVOKE), {})
-    deployer = client.get("objectId")
+    # The stack's deployer, never whoever ran the plan: the grant must survive a preview by another identity.
+    deployer = d.spec.cluster.deployer.object_id
     by_urn = {r.urn: r for r in d.registrations}
     providers = d.of_type(KUBERNETES_PROVIDER)
     problems = []

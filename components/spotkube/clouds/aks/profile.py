@@ -14,7 +14,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from spotkube.clouds.aks import catalog as catalog
-from spotkube.clouds.aks import deploy, gpu_sharing, kubeconfig, offline, preflight, resources
+from spotkube.clouds.aks import (
+    deploy,
+    gpu_sharing,
+    identities,
+    kubeconfig,
+    offline,
+    preflight,
+    quota,
+    resources,
+    usage_api,
+)
 from spotkube.clouds.aks import logs as aks_logs
 from spotkube.clouds.aks.logs import WORKSPACE_ID_PATTERN
 from spotkube.clouds.aks.resources import VERSIONED_NAME_MAX
@@ -93,6 +103,11 @@ def rules(spec: AksSpec) -> RuleOutput:
             yield Problem(config_key(f"cluster.adminGroupObjectIds[{i}]"), f"{shown(group)} is not an Entra ID group "
                           "object id; use the group's object id (a GUID such as 3f2b1c4d-...; az ad group show "
                           "--query id)")
+    deployer = spec.cluster.deployer
+    if deployer.object_id is not None and (not re.fullmatch(GUID_PATTERN, deployer.object_id)
+                                           or deployer.object_id == NIL_GUID):
+        yield Problem(config_key("cluster.deployer.objectId"), f"{shown(deployer.object_id)} is not an Entra ID "
+                      f"object id (a GUID such as 3f2b1c4d-...); find it with {FIND_OBJECT_ID}")
     autoscaler = spec.cluster.autoscaler
     for name, (pattern, accepted) in AUTOSCALER_FORMATS.items():
         value = getattr(autoscaler, name)
@@ -231,10 +246,35 @@ def eviction_command(provider_id: str) -> tuple[str, ...] | None:
             match["group"], "--name", match["vmss"], "--instance-id", match["id"])
 
 
-def new_stack_config(environment: str, region: str, gcp_project: str | None) -> dict[str, Any]:
-    """An on-demand system and platform pool and a spot T4 pool from 0: AKS offers T4 widely."""
+#: How to find the deployer's object id, for the message of a stack that names none.
+FIND_OBJECT_ID = ("a service principal or managed identity (CI): az ad sp show --id <appId> --query id -o tsv; "
+                  "yourself: az ad signed-in-user show --query id -o tsv")
+
+
+def deploy_rules(spec: AksSpec) -> RuleOutput:
+    """The deployer must be named to deploy: its grant may never follow whoever runs Pulumi, or every
+    preview (run as the preview identity) would replace it, and a person's `pulumi up` would lock CI
+    out. Planning and pricing the pools need no deployer."""
+    deployer = spec.cluster.deployer
+    if deployer.object_id is None:
+        yield Problem(config_key("cluster.deployer.objectId"), "is required on AKS: the Entra ID object id of the "
+                      "identity that runs `pulumi up`, which gets the RBAC Cluster Admin role on the cluster whoever "
+                      f"plans or previews; find it with {FIND_OBJECT_ID}")
+    if deployer.principal_type is None:
+        yield Problem(config_key("cluster.deployer.principalType"), "is required on AKS with objectId: User, "
+                      "ServicePrincipal (an app or a managed identity, as CI's deploy identity is) or Group")
+
+
+def new_stack_config(
+    environment: str, region: str, gcp_project: str | None, deployer: tuple[str, str] | None
+) -> dict[str, Any]:
+    """An on-demand system and platform pool and a spot T4 pool from 0: AKS offers T4 widely; the
+    deployer as named by the flags."""
     if gcp_project is not None:
         raise NewStackError("--gcp-project applies to --cloud gke only")
+    if deployer is None:
+        raise NewStackError("--deployer-object-id is required with --cloud aks: the identity that runs pulumi up, "
+                            f"which gets the RBAC Cluster Admin role on the cluster; find it with {FIND_OBJECT_ID}")
     if not re.fullmatch(REGION_PATTERN, region):
         raise NewStackError(f"--region {region}: not an Azure region name; use e.g. eastus, westeurope or uksouth")
     return {
@@ -247,7 +287,7 @@ def new_stack_config(environment: str, region: str, gcp_project: str | None) -> 
             "name": "t4spot", "machine": "Standard_NC4as_T4_v3", "capacity": "spot",
             "evictionPolicy": "Delete", "maxPrice": -1, "min": 0, "max": 4,
         }],
-        "cluster": {"channel": "stable"},
+        "cluster": {"channel": "stable", "deployer": {"objectId": deployer[0], "principalType": deployer[1]}},
     }
 
 
@@ -334,4 +374,9 @@ PROFILE = CloudProfile(
     # Azure's Scheduled Events give a spot VM 30 seconds' notice (Preempt), and AKS drains the node
     # on it (docs/evictions.md#how-much-time-a-step-gets).
     workload_notice_seconds=30,
+    offline_id=offline.resource_id,
+    quota_plan=quota.quota_plan,
+    read_quota=usage_api.read_quota,
+    identities=identities.FACTS,
+    deploy_rules=deploy_rules,
 )

@@ -237,11 +237,23 @@ class AksDeployerSettings(DeployerSettings):
     in as the deployer, so the deployer needs a credential that works without a person, rights on the
     cluster, and a network path to its API server; the plan's preflight checks them."""
 
+    object_id: Text | None = Field(
+        default=None,
+        description="Required: the Entra ID object id of whoever runs `pulumi up` (CI's deploy identity), which "
+        "gets Azure Kubernetes Service RBAC Cluster Admin on the cluster; the same whoever previews or deploys. "
+        "A service principal or managed identity: `az ad sp show --id <appId> --query id -o tsv`; yourself: "
+        "`az ad signed-in-user show --query id -o tsv`.",
+    )
+    principal_type: Literal["User", "ServicePrincipal", "Group"] | None = Field(
+        default=None,
+        description="Required with objectId: what it is, User, ServicePrincipal (an app or a managed identity) or "
+        "Group; Azure refuses an assignment whose type is wrong (UnmatchedPrincipalType).",
+    )
     login: LoginMode = Field(
         default="azurecli",
-        description="How kubelogin signs the deployer in: azurecli (the az CLI's account, for a person "
-        "or CI after azure/login), workloadidentity (a federated token, AZURE_FEDERATED_TOKEN_FILE), spn (a "
-        "service principal secret) or msi (a managed identity on an Azure host).",
+        description="How kubelogin signs the deployer in, nothing more (objectId says who it is): azurecli (the az "
+        "CLI's account, a person's or CI's after azure/login), workloadidentity (a federated token, "
+        "AZURE_FEDERATED_TOKEN_FILE), spn (a service principal secret) or msi (a managed identity on an Azure host).",
     )
     network: DeployerNetwork = Field(
         default="internet",

@@ -155,7 +155,8 @@ class GkeGpuCluster(pulumi.ComponentResource):
         # may leave it out, and the kubeconfig then stays unknown rather than point nowhere.
         cluster_name = required(self, label, cluster.name, "name", "the GKE cluster's outputs")
         context = pulumi.Output.concat("gke_", project, "_", spec.region, "_", cluster_name)
-        if spec.cluster.dns_endpoint is not False:
+        dns = spec.cluster.dns_endpoint is not False
+        if dns:
             endpoint = required(self, label, cluster.control_plane_endpoints_config.apply(_dns_endpoint),
                                 "DNS endpoint", "the GKE cluster's controlPlaneEndpointsConfig")
             ca_certificate: pulumi.Input[str | None] = None
@@ -165,7 +166,7 @@ class GkeGpuCluster(pulumi.ComponentResource):
                 self, label, cluster.master_auth.apply(lambda auth: getattr(auth, "cluster_ca_certificate", None)),
                 "CA certificate", "the GKE cluster's masterAuth")
         self.kubeconfig = pulumi.Output.secret(
-            pulumi.Output.all(context, endpoint, ca_certificate).apply(lambda parts: gke_kubeconfig(*parts))
+            pulumi.Output.all(context, endpoint, ca_certificate).apply(lambda parts: gke_kubeconfig(*parts, dns))
         )
         # Kubeflow's images come from public registries: nothing is applied before nodes can pull them.
         self.provider = kubernetes_provider(self, label, name, self.kubeconfig, depends_on=egress)

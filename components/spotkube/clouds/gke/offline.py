@@ -26,6 +26,12 @@ SUBNETWORK_TYPE = "gcp:compute/subnetwork:Subnetwork"
 ADDRESS_TYPE = "gcp:compute/address:Address"
 #: The address a mocked external address gets: RFC 5737's documentation range.
 ADDRESS = "198.51.100.7"
+#: Identity types the bootstrap stack (infra/bootstrap) creates and reads back.
+IDENTITY_POOL_TYPE = "gcp:iam/workloadIdentityPool:WorkloadIdentityPool"
+IDENTITY_PROVIDER_TYPE = "gcp:iam/workloadIdentityPoolProvider:WorkloadIdentityPoolProvider"
+CUSTOM_ROLE_TYPE = "gcp:projects/iAMCustomRole:IAMCustomRole"
+#: A Google Cloud project number, obviously fake.
+PROJECT_NUMBER = "000000000000"
 _COMPUTE = "https://www.googleapis.com/compute/v1/projects"
 
 
@@ -41,7 +47,17 @@ def computed_outputs(type_token: str, name: str, inputs: Mapping[str, Any]) -> d
             outputs["controlPlaneEndpointsConfig"] = {**endpoints, "dnsEndpointConfig": dns}
         return outputs
     if type_token == SERVICE_ACCOUNT_TYPE:
-        return {"email": f"{inputs.get('accountId')}@{inputs.get('project')}.iam.gserviceaccount.com"}
+        email = f"{inputs.get('accountId')}@{inputs.get('project')}.iam.gserviceaccount.com"
+        return {"email": email, "name": f"projects/{inputs.get('project')}/serviceAccounts/{email}"}
+    # Google names identity pools and providers by project number, which the mocks can't know.
+    pools = f"projects/{PROJECT_NUMBER}/locations/global/workloadIdentityPools"
+    if type_token == IDENTITY_POOL_TYPE:
+        return {"name": f"{pools}/{inputs.get('workloadIdentityPoolId')}"}
+    if type_token == IDENTITY_PROVIDER_TYPE:
+        return {"name": f"{pools}/{inputs.get('workloadIdentityPoolId')}/providers/"
+                        f"{inputs.get('workloadIdentityPoolProviderId')}"}
+    if type_token == CUSTOM_ROLE_TYPE:
+        return {"name": f"projects/{inputs.get('project')}/roles/{inputs.get('roleId')}"}
     if type_token == NETWORK_TYPE:
         network = inputs.get("name") or name
         return {"name": network, "selfLink": f"{_COMPUTE}/{inputs.get('project')}/global/networks/{network}"}

@@ -14,7 +14,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from spotkube.clouds.gke import catalog as catalog
-from spotkube.clouds.gke import deploy, gpu_sharing, kubeconfig, offline, preflight, resources
+from spotkube.clouds.gke import (
+    deploy,
+    gpu_sharing,
+    identities,
+    kubeconfig,
+    offline,
+    preflight,
+    quota,
+    resources,
+    usage_api,
+)
 from spotkube.clouds.gke import logs as gke_logs
 from spotkube.clouds.gke.resources import VERSIONED_NAME_MAX
 from spotkube.clouds.gke.spec import GkeGpuPool, GkePoolUpgrade, GkeSpec
@@ -266,8 +276,12 @@ def logs_cost_basis(spec: GkeSpec) -> str | None:
             "print (cloud.google.com/stackdriver/pricing)")
 
 
-def new_stack_config(environment: str, region: str, gcp_project: str | None) -> dict[str, Any]:
+def new_stack_config(
+    environment: str, region: str, gcp_project: str | None, deployer: tuple[str, str] | None
+) -> dict[str, Any]:
     """On-demand system and platform pools and a spot pool of a GPU the region really offers."""
+    if deployer is not None:
+        raise NewStackError("--deployer-object-id applies to --cloud aks only (GKE grants by IAM: docs/identities.md)")
     if not gcp_project:
         raise NewStackError("--gcp-project is required with --cloud gke (the Google Cloud project id)")
     return {
@@ -283,8 +297,11 @@ def new_stack_config(environment: str, region: str, gcp_project: str | None) -> 
 
 
 def sign_in(spec: GkeSpec) -> str:
-    """spotkube runs the auth plugin with --use_application_default_credentials."""
-    return "gke-gcloud-auth-plugin with Application Default Credentials"
+    """The auth plugin as gcloud writes it: gcloud's credentials through the DNS endpoint (gcloud
+    refuses ADC there), Application Default Credentials through the IP endpoint."""
+    if spec.cluster.dns_endpoint is not False:
+        return "gke-gcloud-auth-plugin with gcloud's credentials (the DNS endpoint, as gcloud writes it)"
+    return "gke-gcloud-auth-plugin with Application Default Credentials (the IP endpoint)"
 
 
 
@@ -388,4 +405,7 @@ PROFILE = CloudProfile(
     # GKE gives a preempted node's pods 30 seconds and the kubelet keeps the last 15 for system pods:
     # a workload pod gets 15 (docs/evictions.md#how-much-time-a-step-gets).
     workload_notice_seconds=15,
+    quota_plan=quota.quota_plan,
+    read_quota=usage_api.read_quota,
+    identities=identities.FACTS,
 )

@@ -1,0 +1,237 @@
+"""AKS: the Azure permissions the preview and the deploy call, and the roles each CI identity gets.
+
+The calls follow from what the program registers and invokes:
+- `pulumi preview` invokes `listManagedClusterUserCredentials` for the provider's kubeconfig once the
+  cluster exists: the action `.../managedClusters/listClusterUserCredential/action`, which Reader
+  (`*/read`) lacks.
+- pulumi-kubernetes, previewing a change to an object, reads the live object before its server-side
+  dry run (pulumi-kubernetes `provider/pkg/await/await.go`, `Update`): a data action on the cluster,
+  `.../managedClusters/<group>/<resource>/read`, under Azure RBAC for Kubernetes. The dry run itself
+  is a write, and a preview identity may not write: the provider answers a forbidden dry run by
+  previewing from its state (`provider.go`: "unable to compute Server-side dry-run and defaulting to
+  client-side"), so the preview works and shows the change, without the API server's own check.
+- `pulumi refresh` (and `preview --refresh`) reads every Azure resource: `*/read`.
+- `spotkube quota` reads the subscription's usages and SKUs.
+
+Secrets are read by nobody but the deployer: KFP's Secrets hold its database password and object
+store keys, and anyone who can push a branch runs code as the preview identity. pulumi-kubernetes
+previews a Secret it may not read from its state, like a forbidden dry run.
+
+Pure module: no Pulumi. The calls and roles, as tables: docs/identities.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from spotkube.clouds.aks.catalog import RBAC_CLUSTER_ADMIN_ROLE_ID
+from spotkube.platform.addons.kfp_kinds import RENDERED_KINDS
+from spotkube.platform.addons.kfp_transforms import KUBEFLOW_TYPE
+from spotkube.platform.identities import (
+    UNMAPPED,
+    Assignment,
+    Call,
+    IdentityFacts,
+    Invoked,
+    KubernetesKind,
+    Registered,
+    Role,
+    registered_kinds,
+    sorted_calls,
+)
+
+SUBSCRIPTION = "subscription"
+RESOURCE_GROUP = "resource group"
+CLUSTER = "cluster"
+#: Every scope an assignment at a scope reaches: Azure role assignments are inherited downwards.
+COVERS: dict[str, frozenset[str]] = {
+    SUBSCRIPTION: frozenset({SUBSCRIPTION, RESOURCE_GROUP, CLUSTER}),
+    RESOURCE_GROUP: frozenset({RESOURCE_GROUP, CLUSTER}),
+    CLUSTER: frozenset({CLUSTER}),
+}
+DATA_PLANE = "Microsoft.ContainerService/managedClusters"
+
+#: azure-native type token -> (ARM resource type, the scope its writes need).
+RESOURCE_TYPES: dict[str, tuple[str, str]] = {
+    "azure-native:resources:ResourceGroup": ("Microsoft.Resources/subscriptions/resourceGroups", SUBSCRIPTION),
+    "azure-native:containerservice:ManagedCluster": ("Microsoft.ContainerService/managedClusters", RESOURCE_GROUP),
+    "azure-native:containerservice:AgentPool": ("Microsoft.ContainerService/managedClusters/agentPools",
+                                                RESOURCE_GROUP),
+    "azure-native:authorization:RoleAssignment": ("Microsoft.Authorization/roleAssignments", CLUSTER),
+    # Container Insights (clouds/aks/logs.py): the workspace and the data collection rule in the
+    # cluster's group, and the rule's association, an extension resource on the cluster itself.
+    "azure-native:operationalinsights:Workspace": ("Microsoft.OperationalInsights/workspaces", RESOURCE_GROUP),
+    "azure-native:monitor:DataCollectionRule": ("Microsoft.Insights/dataCollectionRules", RESOURCE_GROUP),
+    "azure-native:monitor:DataCollectionRuleAssociation": ("Microsoft.Insights/dataCollectionRuleAssociations",
+                                                           CLUSTER),
+}
+#: azure-native function token -> (the action it needs, its scope).
+INVOKES: dict[str, tuple[str, str]] = {
+    "azure-native:containerservice:listManagedClusterUserCredentials": (
+        "Microsoft.ContainerService/managedClusters/listClusterUserCredential/action", RESOURCE_GROUP),
+}
+#: Registered types that call no Azure API: components, providers, and resources of other providers.
+NO_AZURE_CALL_PREFIXES = ("spotkube:", "pulumi:", "kubernetes:", "random:", "time:")
+#: What `spotkube quota` reads (clouds/aks/usage_api.py).
+QUOTA_ACTIONS = ("Microsoft.Compute/locations/usages/read", "Microsoft.Compute/skus/read")
+SECRET = KubernetesKind("", "Secret")
+
+REFRESH = "refresh: pulumi refresh, pulumi preview --refresh"
+CHANGE_PREVIEW = "a preview of a change to such an object (the live object, before the server-side dry run)"
+EVERY_PREVIEW = "every preview and deploy of an existing cluster (the provider's kubeconfig)"
+QUOTA = "spotkube quota (the pull request's comment; deploy.yml before pulumi up)"
+
+
+def role_definition_id(scope_id: str, role: str) -> str | None:
+    """A role's definition id in the subscription of the resource `scope_id` (an ARM id
+    `/subscriptions/<id>/...`), the form Azure stores on an assignment; None when `scope_id` is no ARM id."""
+    parts = scope_id.split("/")
+    if len(parts) < 3 or parts[:2] != ["", "subscriptions"] or not parts[2]:
+        return None
+    return f"/subscriptions/{parts[2]}/providers/Microsoft.Authorization/roleDefinitions/{role}"
+
+
+def _unmapped(type_token: str) -> str:
+    """The permission of a type spotkube has no row for: no role allows it, so the tests name it."""
+    return f"{UNMAPPED} for {type_token}; add it to clouds/aks/identities.py)"
+
+
+def kubernetes_kinds(registrations: Sequence[Registered]) -> set[KubernetesKind]:
+    """The kinds the program applies: the ones it registers, and Kubeflow's, rendered at deploy time."""
+    kinds = registered_kinds(registrations)
+    if any(r.type == KUBEFLOW_TYPE for r in registrations):
+        kinds |= {KubernetesKind.of(api_version, kind) for api_version, kind in RENDERED_KINDS}
+    return kinds
+
+
+def data_action(kind: KubernetesKind, verb: str) -> str:
+    """Azure RBAC for Kubernetes' name of a verb on a kind: `.../managedClusters/apps/deployments/read`."""
+    group = f"{kind.group}/" if kind.group else ""
+    return f"{DATA_PLANE}/{group}{kind.plural}/{verb}"
+
+
+def preview_calls(registrations: Sequence[Registered], invokes: Iterable[Invoked]) -> list[Call]:
+    """What a pull request's preview (and its quota check) calls."""
+    calls = [Call("preview", f"invoke {token.rsplit(':', 1)[-1]}", action, "action", scope, EVERY_PREVIEW)
+             for token, (action, scope) in (INVOKES.items()) if any(i.token == token for i in invokes)]
+    calls += [Call("preview", f"invoke {i.token}", _unmapped(i.token), "action", RESOURCE_GROUP, EVERY_PREVIEW)
+              for i in invokes if i.token not in INVOKES]
+    for registration in registrations:
+        if registration.type.startswith(NO_AZURE_CALL_PREFIXES):
+            continue
+        arm, _ = RESOURCE_TYPES.get(registration.type, (None, RESOURCE_GROUP))
+        permission = f"{arm}/read" if arm else _unmapped(registration.type)
+        scope = CLUSTER if registration.type.endswith(":RoleAssignment") else RESOURCE_GROUP
+        calls.append(Call("preview", f"read {registration.type.rsplit(':', 1)[-1]}", permission, "action", scope,
+                          REFRESH))
+    for kind in kubernetes_kinds(registrations):
+        calls.append(Call("preview", f"get {kind.kind}", data_action(kind, "read"), "dataAction", CLUSTER,
+                          CHANGE_PREVIEW if kind != SECRET else "denied on purpose: the provider previews a Secret "
+                          "from its state", needed=kind != SECRET))
+    calls += [Call("preview", "read the region's quota", action, "action", SUBSCRIPTION, QUOTA)
+              for action in QUOTA_ACTIONS]
+    return list(sorted_calls(calls))
+
+
+def deploy_calls(registrations: Sequence[Registered], invokes: Iterable[Invoked]) -> list[Call]:
+    """What `pulumi up` (and the quota check before it) calls."""
+    calls = [Call("deploy", f"invoke {token.rsplit(':', 1)[-1]}", action, "action", scope, EVERY_PREVIEW)
+             for token, (action, scope) in INVOKES.items() if any(i.token == token for i in invokes)]
+    calls += [Call("deploy", f"invoke {i.token}", _unmapped(i.token), "action", RESOURCE_GROUP, EVERY_PREVIEW)
+              for i in invokes if i.token not in INVOKES]
+    for registration in registrations:
+        if registration.type.startswith(NO_AZURE_CALL_PREFIXES):
+            continue
+        name = registration.type.rsplit(":", 1)[-1]
+        if registration.type not in RESOURCE_TYPES:
+            calls.append(Call("deploy", f"create {name}", _unmapped(registration.type), "action", RESOURCE_GROUP,
+                              "pulumi up"))
+            continue
+        arm, scope = RESOURCE_TYPES[registration.type]
+        calls += [Call("deploy", f"{verb} {name}", f"{arm}/{operation}", "action", scope, when)
+                  for verb, operation, when in (("read", "read", "pulumi up, refresh"),
+                                                ("create or update", "write", "pulumi up"),
+                                                ("delete", "delete", "pulumi up, destroy"))]
+    for kind in kubernetes_kinds(registrations):
+        calls += [Call("deploy", f"{verb} {kind.kind}", data_action(kind, operation), "dataAction", CLUSTER,
+                       "pulumi up")
+                  for verb, operation in (("get", "read"), ("apply", "write"), ("delete", "delete"))]
+        if kind.group == "rbac.authorization.k8s.io" and kind.kind in ("Role", "ClusterRole"):
+            calls += [Call("deploy", f"{verb} {kind.kind}", data_action(kind, f"{verb}/action"), "dataAction",
+                           CLUSTER, "pulumi up (Kubernetes checks a role's rules against the deployer's)")
+                      for verb in ("bind", "escalate")]
+    calls += [Call("deploy", "read the region's quota", action, "action", SUBSCRIPTION, QUOTA)
+              for action in QUOTA_ACTIONS]
+    return list(sorted_calls(calls))
+
+
+# --- The roles: built-in ones as far as spotkube relies on them, and the two it defines -------------
+
+READER = Role("Reader", "acdd72a7-3385-48ef-bd42-f606fba81ae7", actions=("*/read",))
+CLUSTER_USER = Role("Azure Kubernetes Service Cluster User Role", "4abbcc35-e782-43d8-92c5-2d3f1bd2253f",
+                    actions=("Microsoft.ContainerService/managedClusters/listClusterUserCredential/action",))
+RBAC_READER = Role("Azure Kubernetes Service RBAC Reader", "7f6c6a51-bcf8-42ba-9220-52d62157d7db",
+                   data_actions=tuple(f"{DATA_PLANE}/{resource}/read" for resource in (
+                       "apps/controllerrevisions", "apps/daemonsets", "apps/deployments", "apps/replicasets",
+                       "apps/statefulsets", "autoscaling/horizontalpodautoscalers", "batch/cronjobs", "batch/jobs",
+                       "configmaps", "discovery.k8s.io/endpointslices", "endpoints", "events.k8s.io/events",
+                       "events", "extensions/daemonsets", "extensions/deployments", "extensions/ingresses",
+                       "extensions/networkpolicies", "extensions/replicasets", "limitranges",
+                       "metrics.k8s.io/pods", "metrics.k8s.io/nodes", "namespaces", "networking.k8s.io/ingresses",
+                       "networking.k8s.io/networkpolicies", "persistentvolumeclaims", "pods",
+                       "policy/poddisruptionbudgets", "replicationcontrollers", "resourcequotas", "serviceaccounts",
+                       "services")))
+CONTRIBUTOR = Role("Contributor", "b24988ac-6180-42a0-ab88-20f7382dd24c", actions=("*",),
+                   not_actions=("Microsoft.Authorization/*/Delete", "Microsoft.Authorization/*/Write",
+                                "Microsoft.Authorization/elevateAccess/Action"))
+RBAC_ADMINISTRATOR = Role("Role Based Access Control Administrator", "f58310d9-a9f6-439a-9e8d-f62e7b41a168",
+                          actions=("Microsoft.Authorization/roleAssignments/write",
+                                   "Microsoft.Authorization/roleAssignments/delete", "*/read"))
+RBAC_CLUSTER_ADMIN = Role("Azure Kubernetes Service RBAC Cluster Admin", RBAC_CLUSTER_ADMIN_ROLE_ID,
+                          actions=("Microsoft.ContainerService/managedClusters/listClusterUserCredential/action",),
+                          data_actions=(f"{DATA_PLANE}/*",))
+#: What the preview reads that RBAC Reader does not grant, Secrets excepted: Kubeflow's CRDs, RBAC
+#: objects and PriorityClass. Data actions as Azure lists them for managed clusters
+#: (learn.microsoft.com/azure/role-based-access-control/permissions/containers). tests check it is
+#: exactly what the shipped stacks' previews need beyond RBAC Reader.
+PREVIEW_READER = Role(
+    "spotkube preview reader", "", custom=True,
+    description="Reads the Kubernetes objects spotkube applies that Azure Kubernetes Service RBAC Reader does not "
+    "cover (Secrets excepted), for pull-request previews.",
+    data_actions=tuple(f"{DATA_PLANE}/{resource}/read" for resource in (
+        "apiextensions.k8s.io/customresourcedefinitions", "rbac.authorization.k8s.io/clusterrolebindings",
+        "rbac.authorization.k8s.io/clusterroles", "rbac.authorization.k8s.io/rolebindings",
+        "rbac.authorization.k8s.io/roles", "scheduling.k8s.io/priorityclasses")))
+QUOTA_READER = Role("spotkube quota reader", "", custom=True, actions=QUOTA_ACTIONS,
+                    description="Reads the subscription's compute quota and VM sizes, for `spotkube quota`.")
+#: The ABAC condition that lets the deployer assign one role only, RBAC Cluster Admin (to itself and the
+#: admin groups), in the form of Azure's own delegating built-in roles (e.g. "Azure Container Storage
+#: Owner"; learn.microsoft.com/azure/role-based-access-control/delegate-role-assignments-portal).
+ONLY_RBAC_CLUSTER_ADMIN = (
+    "((!(ActionMatches{'Microsoft.Authorization/roleAssignments/write'})) OR "
+    "(@Request[Microsoft.Authorization/roleAssignments:RoleDefinitionId] ForAnyOfAnyValues:GuidEquals{"
+    f"{RBAC_CLUSTER_ADMIN_ROLE_ID.replace('-', '')}}})) AND "
+    "((!(ActionMatches{'Microsoft.Authorization/roleAssignments/delete'})) OR "
+    "(@Resource[Microsoft.Authorization/roleAssignments:RoleDefinitionId] ForAnyOfAnyValues:GuidEquals{"
+    f"{RBAC_CLUSTER_ADMIN_ROLE_ID.replace('-', '')}}}))"
+)
+
+ASSIGNMENTS: tuple[Assignment, ...] = (
+    Assignment("preview", READER, RESOURCE_GROUP, "reads the cluster, its pools and role assignments on refresh"),
+    Assignment("preview", CLUSTER_USER, RESOURCE_GROUP, "lists the cluster's user kubeconfig, which every preview of "
+               "an existing cluster does; Reader's */read doesn't cover this action"),
+    Assignment("preview", RBAC_READER, RESOURCE_GROUP, "reads most Kubernetes objects the program applies (no "
+               "Secrets, no RBAC objects, no CRDs)"),
+    Assignment("preview", PREVIEW_READER, RESOURCE_GROUP, "reads the rest of them, Secrets excepted"),
+    Assignment("preview", QUOTA_READER, SUBSCRIPTION, "reads the quota for the pull request's comment"),
+    Assignment("deploy", CONTRIBUTOR, RESOURCE_GROUP, "creates, updates and deletes the cluster and its pools"),
+    Assignment("deploy", RBAC_ADMINISTRATOR, RESOURCE_GROUP, "creates the deployer's and the admin groups' role "
+               "assignments on the cluster, and only those", condition=ONLY_RBAC_CLUSTER_ADMIN),
+    Assignment("deploy", QUOTA_READER, SUBSCRIPTION, "reads the quota before pulumi up"),
+    Assignment("deploy", RBAC_CLUSTER_ADMIN, CLUSTER, "applies the Kubernetes objects: the program grants it to "
+               "cluster.deployer.objectId, then waits for it to apply", granted_by="the program"),
+)
+
+
+
+FACTS = IdentityFacts(preview_calls, deploy_calls, ASSIGNMENTS, COVERS)

@@ -1,0 +1,85 @@
+"""GKE: the CI identities GitHub Actions signs in as, made once by an administrator.
+
+- A workload identity pool with one OIDC provider for GitHub Actions
+  (`https://token.actions.githubusercontent.com`) whose attribute condition admits only the
+  repository's tokens (`assertion.repository == 'OWNER/REPO'`), mapping `google.subject` to the
+  token's `sub`.
+- A service account per workflow, `spotkube-preview` and `spotkube-deploy`, each impersonable
+  (`roles/iam.workloadIdentityUser`) by exactly the subjects of its GitHub environments:
+  `repo:OWNER/REPO:environment:preview` for the first, one per stack for the second (deploy.yml runs
+  each stack in the environment of its name). No key exists anywhere.
+- spotkube's preview reader role in each stack's project, and every binding of
+  clouds/gke/identities.py on that project, with its IAM condition.
+
+The stack's outputs are the GitHub variables of each environment, named as the workflows read them:
+the provider's full resource name and the service account's email.
+"""
+
+from collections.abc import Mapping
+
+import pulumi
+import pulumi_gcp as gcp
+
+from spotkube.clouds.gke.identities import ASSIGNMENTS
+from spotkube.platform.bootstrap import BootstrapSpec
+from spotkube.platform.identities import Identity
+from spotkube.platform.spec import PlatformSpec
+
+GITHUB_ISSUER = "https://token.actions.githubusercontent.com"
+ACCOUNT_IDS: Mapping[Identity, str] = {"preview": "spotkube-preview", "deploy": "spotkube-deploy"}
+WORKLOAD_IDENTITY_USER = "roles/iam.workloadIdentityUser"
+
+
+def subject(repository: str, environment: str) -> str:
+    """The `sub` claim of a GitHub Actions token for a job in an environment."""
+    return f"repo:{repository}:environment:{environment}"
+
+
+def principal(pool_name: str, repository: str, environment: str) -> str:
+    """The IAM principal of one GitHub environment's tokens in the pool (cloud.google.com/iam/docs/
+    workload-identity-federation#principal-types: `principal://.../subject/SUBJECT`)."""
+    return f"principal://iam.googleapis.com/{pool_name}/subject/{subject(repository, environment)}"
+
+
+def ci_identities(spec: BootstrapSpec, stacks: Mapping[str, PlatformSpec]) -> dict[str, dict[str, pulumi.Output]]:
+    """Create the pool, the service accounts, their trust and their roles; return each environment's variables."""
+    home = spec.project or next(iter(stacks.values())).cluster.project
+    pool = gcp.iam.WorkloadIdentityPool("github", workload_identity_pool_id=spec.pool_id, project=home,
+                                        display_name="GitHub Actions", description=f"Workflows of {spec.repository}")
+    provider = gcp.iam.WorkloadIdentityPoolProvider(
+        "github", workload_identity_pool_id=pool.workload_identity_pool_id,
+        workload_identity_pool_provider_id=spec.provider_id, project=home, display_name="GitHub Actions OIDC",
+        attribute_mapping={"google.subject": "assertion.sub", "attribute.repository": "assertion.repository",
+                           "attribute.environment": "assertion.environment"},
+        attribute_condition=f"assertion.repository == '{spec.repository}'",
+        oidc={"issuer_uri": GITHUB_ISSUER})
+    accounts = {identity: gcp.serviceaccount.Account(
+        identity, account_id=account_id, project=home, display_name=f"spotkube {identity} (GitHub Actions)")
+        for identity, account_id in ACCOUNT_IDS.items()}
+    trusted: dict[Identity, tuple[str, ...]] = {"preview": (spec.preview_environment,), "deploy": spec.stacks}
+    for identity, environments in trusted.items():
+        for environment in environments:
+            gcp.serviceaccount.IAMMember(
+                f"{identity}-{environment}", service_account_id=accounts[identity].name, role=WORKLOAD_IDENTITY_USER,
+                member=pool.name.apply(lambda name, env=environment: principal(name, spec.repository, env)))
+
+    projects = sorted({platform.cluster.project for platform in stacks.values() if platform.cluster.project})
+    for project in projects:
+        custom: dict[str, gcp.projects.IAMCustomRole] = {}
+        for assignment in ASSIGNMENTS:
+            role = assignment.role
+            if role.custom and role.name not in custom:
+                custom[role.name] = gcp.projects.IAMCustomRole(
+                    f"{role.name}-{project}", role_id=role.name, project=project, title=role.name,
+                    description=role.description, permissions=sorted(role.permissions), stage="GA")
+            gcp.projects.IAMMember(
+                f"{assignment.identity}-{role.name.removeprefix('roles/')}-{project}", project=project,
+                role=custom[role.name].name if role.custom else role.name,
+                member=accounts[assignment.identity].email.apply(lambda email: f"serviceAccount:{email}"),
+                condition={"title": "spotkube: only the nodes' role", "expression": assignment.condition}
+                if assignment.condition else None)
+
+    def variables(identity: Identity) -> dict[str, pulumi.Output]:
+        return {"GCP_WORKLOAD_IDENTITY_PROVIDER": provider.name, "GCP_SERVICE_ACCOUNT": accounts[identity].email}
+
+    return {spec.preview_environment: variables("preview"), **{stack: variables("deploy") for stack in spec.stacks}}

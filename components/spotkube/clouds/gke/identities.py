@@ -1,0 +1,198 @@
+"""GKE: the IAM permissions the preview and the deploy call, and the roles each CI identity gets.
+
+The calls follow from what the program registers:
+- every call to the API server through the DNS endpoint needs `container.clusters.connect`
+  (cloud.google.com/kubernetes-engine/docs/concepts/network-isolation); inside, GKE authorises a
+  Kubernetes verb by IAM (`container.<resource>.<verb>`, custom resources as
+  `container.thirdPartyObjects.<verb>`; cloud.google.com/kubernetes-engine/docs/reference/api-permissions)
+  or Kubernetes RBAC;
+- pulumi-kubernetes, previewing a change, reads the live object before its server-side dry run; the
+  dry run is a write the preview identity may not make, which the provider answers by previewing
+  from its state (see clouds/aks/identities.py for the source);
+- `pulumi refresh` reads every Google resource (`container.clusters.get` for the cluster and its node
+  pools, `iam.serviceAccounts.get`, `resourcemanager.projects.getIamPolicy`, `compute.routers.get`);
+- `spotkube quota` reads `compute.regions.get` and `compute.projects.get`.
+Secrets are read by nobody but the deployer, as on AKS. IAM has no scope narrower than the project for
+most of these (the cluster doesn't exist when the identities are made), so every binding is on the
+stack's project.
+
+Pure module: no Pulumi. The calls and roles, as tables: docs/identities.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from spotkube.platform.addons.kfp_kinds import RENDERED_KINDS
+from spotkube.platform.addons.kfp_transforms import KUBEFLOW_TYPE
+from spotkube.platform.identities import (
+    UNMAPPED,
+    Assignment,
+    Call,
+    IdentityFacts,
+    Invoked,
+    KubernetesKind,
+    Registered,
+    Role,
+    plural,
+    registered_kinds,
+    sorted_calls,
+)
+
+PROJECT = "project"
+COVERS: dict[str, frozenset[str]] = {PROJECT: frozenset({PROJECT})}
+#: The role whose grants the deployer may make (the node service account's), by IAM condition.
+NODE_SERVICE_ACCOUNT_ROLE = "roles/container.defaultNodeServiceAccount"
+
+#: pulumi-gcp type token -> (permission to read it, permissions to create, update, delete it).
+RESOURCE_TYPES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
+    "gcp:serviceaccount/account:Account": (
+        "iam.serviceAccounts.get", ("iam.serviceAccounts.create",), ("iam.serviceAccounts.update",),
+        ("iam.serviceAccounts.delete",)),
+    "gcp:projects/iAMMember:IAMMember": (
+        "resourcemanager.projects.getIamPolicy", ("resourcemanager.projects.setIamPolicy",),
+        ("resourcemanager.projects.setIamPolicy",), ("resourcemanager.projects.setIamPolicy",)),
+    # Creating a cluster or a pool that runs as a service account needs actAs on it.
+    "gcp:container/cluster:Cluster": (
+        "container.clusters.get", ("container.clusters.create", "iam.serviceAccounts.actAs"),
+        ("container.clusters.update",), ("container.clusters.delete",)),
+    "gcp:container/nodePool:NodePool": (
+        "container.clusters.get", ("container.clusters.update", "iam.serviceAccounts.actAs"),
+        ("container.clusters.update",), ("container.clusters.update",)),
+    "gcp:compute/router:Router": (
+        "compute.routers.get", ("compute.routers.create", "compute.networks.updatePolicy"),
+        ("compute.routers.update",), ("compute.routers.delete",)),
+    "gcp:compute/routerNat:RouterNat": (
+        "compute.routers.get", ("compute.routers.update",), ("compute.routers.update",), ("compute.routers.update",)),
+}
+NO_GOOGLE_CALL_PREFIXES = ("spotkube:", "pulumi:", "kubernetes:", "random:", "time:")
+QUOTA_PERMISSIONS = ("compute.regions.get", "compute.projects.get")
+CONNECT = "container.clusters.connect"
+SECRET = KubernetesKind("", "Secret")
+
+REFRESH = "refresh: pulumi refresh, pulumi preview --refresh"
+CHANGE_PREVIEW = "a preview of a change to such an object (the live object, before the server-side dry run)"
+QUOTA = "spotkube quota (the pull request's comment; deploy.yml before pulumi up)"
+
+
+def kubernetes_kinds(registrations: Sequence[Registered]) -> set[KubernetesKind]:
+    """The kinds the program applies: the ones it registers, and Kubeflow's, rendered at deploy time."""
+    kinds = registered_kinds(registrations)
+    if any(r.type == KUBEFLOW_TYPE for r in registrations):
+        kinds |= {KubernetesKind.of(api_version, kind) for api_version, kind in RENDERED_KINDS}
+    return kinds
+
+
+def permission(kind: KubernetesKind, verb: str) -> str:
+    """GKE's IAM permission for a verb on a kind: `container.configMaps.get`, custom resources as
+    `container.thirdPartyObjects.get`."""
+    if kind.custom:
+        return f"container.thirdPartyObjects.{verb}"
+    return f"container.{plural(kind.kind[0].lower() + kind.kind[1:])}.{verb}"
+
+
+def _unmapped(type_token: str) -> str:
+    return f"{UNMAPPED} for {type_token}; add it to clouds/gke/identities.py)"
+
+
+def _resources(registrations: Sequence[Registered]) -> list[Registered]:
+    return [r for r in registrations if not r.type.startswith(NO_GOOGLE_CALL_PREFIXES)]
+
+
+def preview_calls(registrations: Sequence[Registered], invokes: Iterable[Invoked]) -> list[Call]:
+    """What a pull request's preview (and its quota check) calls."""
+    calls = [Call("preview", f"invoke {i.token}", _unmapped(i.token), "permission", PROJECT, "every preview")
+             for i in invokes]
+    for registration in _resources(registrations):
+        read = RESOURCE_TYPES.get(registration.type, (_unmapped(registration.type),))[0]
+        calls.append(Call("preview", f"read {registration.type.rsplit(':', 1)[-1]}", read, "permission", PROJECT,
+                          REFRESH))
+    kinds = kubernetes_kinds(registrations)
+    if kinds:
+        calls.append(Call("preview", "reach the API server's DNS endpoint", CONNECT, "permission", PROJECT,
+                          "every Kubernetes call"))
+    for kind in kinds:
+        calls.append(Call("preview", f"get {kind.kind}", permission(kind, "get"), "permission", PROJECT,
+                          CHANGE_PREVIEW if kind != SECRET else "denied on purpose: the provider previews a Secret "
+                          "from its state", needed=kind != SECRET))
+    calls += [Call("preview", "read the region's and the project's quota", p, "permission", PROJECT, QUOTA)
+              for p in QUOTA_PERMISSIONS]
+    return list(sorted_calls(calls))
+
+
+def deploy_calls(registrations: Sequence[Registered], invokes: Iterable[Invoked]) -> list[Call]:
+    """What `pulumi up` (and the quota check before it) calls."""
+    calls = [Call("deploy", f"invoke {i.token}", _unmapped(i.token), "permission", PROJECT, "pulumi up")
+             for i in invokes]
+    for registration in _resources(registrations):
+        name = registration.type.rsplit(":", 1)[-1]
+        if registration.type not in RESOURCE_TYPES:
+            calls.append(Call("deploy", f"create {name}", _unmapped(registration.type), "permission", PROJECT,
+                              "pulumi up"))
+            continue
+        read, create, update, delete = RESOURCE_TYPES[registration.type]
+        calls.append(Call("deploy", f"read {name}", read, "permission", PROJECT, "pulumi up, refresh"))
+        for verb, permissions in (("create", create), ("update", update), ("delete", delete)):
+            calls += [Call("deploy", f"{verb} {name}", p, "permission", PROJECT, "pulumi up") for p in permissions]
+    kinds = kubernetes_kinds(registrations)
+    if kinds:
+        calls.append(Call("deploy", "reach the API server's DNS endpoint", CONNECT, "permission", PROJECT,
+                          "every Kubernetes call"))
+    for kind in kinds:
+        calls += [Call("deploy", f"{verb} {kind.kind}", permission(kind, verb), "permission", PROJECT, "pulumi up")
+                  for verb in ("get", "create", "update", "delete")]
+        if kind.group == "rbac.authorization.k8s.io" and kind.kind in ("Role", "ClusterRole"):
+            calls += [Call("deploy", f"{verb} {kind.kind}", permission(kind, verb), "permission", PROJECT,
+                           "pulumi up (Kubernetes checks a role's rules against the deployer's)")
+                      for verb in ("bind", "escalate")]
+    calls += [Call("deploy", "read the region's and the project's quota", p, "permission", PROJECT, QUOTA)
+              for p in QUOTA_PERMISSIONS]
+    return list(sorted_calls(calls))
+
+
+# --- The roles: predefined ones as far as spotkube relies on them, and the one it defines -----------
+
+CONTAINER_VIEWER = Role("roles/container.viewer", "roles/container.viewer",
+                        permissions=frozenset({CONNECT, "container.clusters.get", "container.*.get"}),
+                        not_permissions=frozenset({"container.secrets.get"}))
+CONTAINER_ADMIN = Role("roles/container.admin", "roles/container.admin", permissions=frozenset({"container.*"}))
+SERVICE_ACCOUNT_ADMIN = Role("roles/iam.serviceAccountAdmin", "roles/iam.serviceAccountAdmin", permissions=frozenset({
+    "iam.serviceAccounts.create", "iam.serviceAccounts.get", "iam.serviceAccounts.update",
+    "iam.serviceAccounts.delete"}))
+SERVICE_ACCOUNT_USER = Role("roles/iam.serviceAccountUser", "roles/iam.serviceAccountUser",
+                            permissions=frozenset({"iam.serviceAccounts.actAs"}))
+NETWORK_ADMIN = Role("roles/compute.networkAdmin", "roles/compute.networkAdmin", permissions=frozenset({
+    "compute.routers.*", "compute.networks.updatePolicy", *QUOTA_PERMISSIONS}))
+PROJECT_IAM_ADMIN = Role("roles/resourcemanager.projectIamAdmin", "roles/resourcemanager.projectIamAdmin",
+                         permissions=frozenset({"resourcemanager.projects.getIamPolicy",
+                                                "resourcemanager.projects.setIamPolicy"}))
+#: The reads of Google resources a refresh makes and the quota check, which container.viewer lacks.
+#: tests check it is exactly what the shipped stacks' previews need beyond container.viewer.
+PREVIEW_READER = Role("spotkubePreviewReader", "spotkubePreviewReader", custom=True,
+                      description="Reads what a spotkube preview refreshes beyond roles/container.viewer, and the "
+                      "compute quota.",
+                      permissions=frozenset({"compute.projects.get", "compute.regions.get", "compute.routers.get",
+                                             "iam.serviceAccounts.get", "resourcemanager.projects.getIamPolicy"}))
+#: An IAM condition on the deployer's Project IAM Admin: it may grant and revoke only the node service
+#: account's role (cloud.google.com/iam/docs/setting-limits-on-granting-roles).
+ONLY_NODE_ROLE = (f"api.getAttribute('iam.googleapis.com/modifiedGrantsByRole', [])"
+                  f".hasOnly(['{NODE_SERVICE_ACCOUNT_ROLE}'])")
+
+ASSIGNMENTS: tuple[Assignment, ...] = (
+    Assignment("preview", CONTAINER_VIEWER, PROJECT, "connects to the DNS endpoint and reads the cluster and the "
+               "Kubernetes objects the program applies (no Secrets)"),
+    Assignment("preview", PREVIEW_READER, PROJECT, "reads the service account, the project's IAM policy and the "
+               "Cloud Router on refresh, and the quota"),
+    Assignment("deploy", CONTAINER_ADMIN, PROJECT, "creates the cluster and its pools, and applies the Kubernetes "
+               "objects"),
+    Assignment("deploy", SERVICE_ACCOUNT_ADMIN, PROJECT, "creates the nodes' service account"),
+    Assignment("deploy", SERVICE_ACCOUNT_USER, PROJECT, "lets the cluster and its pools run as that account"),
+    Assignment("deploy", NETWORK_ADMIN, PROJECT, "creates the Cloud Router and NAT of private nodes, and reads the "
+               "quota"),
+    Assignment("deploy", PROJECT_IAM_ADMIN, PROJECT, "grants the nodes' account its one role, and no other",
+               condition=ONLY_NODE_ROLE),
+)
+
+
+
+FACTS = IdentityFacts(preview_calls, deploy_calls, ASSIGNMENTS, COVERS)

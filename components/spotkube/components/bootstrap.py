@@ -1,0 +1,59 @@
+"""The glue of infra/bootstrap/__main__.py: read the bootstrap stack's settings and the platform stacks
+they name, validated before anything is registered.
+
+Each named stack is read from the repository's own project (the folder above infra/bootstrap with
+Pulumi.yaml and stacks/), exactly as `spotkube plan` reads it, because the identities' scopes follow
+from it: an AKS stack's resource group and region, a GKE stack's project.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pulumi
+
+from spotkube.clouds import load_stack_spec
+from spotkube.components.program import delivered_config
+from spotkube.platform.bootstrap import BootstrapSpec, read_bootstrap
+from spotkube.platform.errors import Problem, SpecError, SpotkubeError
+from spotkube.platform.project import find_project, read_stack_file
+from spotkube.platform.spec import PlatformSpec
+from spotkube.shell.common import validated
+
+
+def platform_stacks(spec: BootstrapSpec, platform_root: Path, source: str) -> dict[str, PlatformSpec]:
+    """The platform stacks the bootstrap serves, each validated; a missing one, or one of another
+    cloud, is refused with the bootstrap stack file's name."""
+    project = find_project(platform_root)
+    problems, found = [], {}
+    for i, stack in enumerate(spec.stacks):
+        if stack not in project.stacks():
+            problems.append(Problem(f"spotkube:stacks[{i}]", f"{stack!r} is not a stack of {project.root.name}; "
+                                    f"stacks: {', '.join(project.stacks()) or 'none'}"))
+            continue
+        platform = load_stack_spec(project, stack)
+        if platform.cloud != spec.cloud:
+            problems.append(Problem(f"spotkube:stacks[{i}]", f"{stack!r} is a {platform.cloud} stack; list only "
+                                    f"{spec.cloud} stacks in a {spec.cloud} bootstrap stack"))
+        found[stack] = platform
+    if problems:
+        raise SpecError(source, problems)
+    return found
+
+
+def read_bootstrap_stack(program_dir: Path) -> tuple[BootstrapSpec, dict[str, PlatformSpec]]:
+    """The bootstrap stack's settings and its platform stacks; bad input stops the program with one message."""
+
+    def read() -> tuple[BootstrapSpec, dict[str, PlatformSpec]]:
+        project = find_project(program_dir)
+        stack = pulumi.get_stack()
+        source = project.relative(project.stack_file(stack))
+        if project.stack_file(stack).is_file():
+            read_stack_file(project, stack)
+        spec = read_bootstrap(delivered_config(), source)
+        return spec, platform_stacks(spec, project.root.parent.parent, source)
+
+    try:
+        return validated(read)
+    except SpotkubeError as err:
+        raise pulumi.RunError(str(err)) from None

@@ -1,0 +1,40 @@
+"""The kinds of Kubernetes object Kubeflow Pipelines' install applies, which the offline plan can't see.
+
+kustomize renders KFP's manifests inside the Kubernetes provider at deploy time, so the registrations
+of the offline plan hold only the two `kustomize.v2.Directory` components. Whoever previews or
+deploys them still needs rights on each kind, so this module records them: the kinds of every object
+in the two install steps, `manifests/kustomize/cluster-scoped-resources` and
+`manifests/kustomize/env/platform-agnostic` of kubeflow/pipelines at tag 2.17.0, with the remote
+bases they name (argoproj/argo-workflows v4.0.5: `manifests/base/crds/minimal`,
+`manifests/base/workflow-controller`, `manifests/namespace-install/workflow-controller-rbac`),
+followed resource by resource. A new KFP version needs this module re-read from its tag.
+
+Pure module: no Pulumi.
+"""
+
+from __future__ import annotations
+
+from spotkube.platform.addons.kfp_reference import VERSION
+
+#: The KFP release these kinds were read from.
+KINDS_VERSION = VERSION
+#: (apiVersion, kind) of every object the two steps apply: the namespace, 11 CRDs (Argo Workflows',
+#: KFP's ScheduledWorkflow and Viewer, the Application CRD), RBAC, 14 Deployments, 8 Services, 7 plus 1
+#: ConfigMaps, 2 PersistentVolumeClaims, 2 Secrets (MySQL's and the object store's), a NetworkPolicy
+#: and Argo's PriorityClass. No custom resource of any of those CRDs is applied.
+RENDERED_KINDS: tuple[tuple[str, str], ...] = (
+    ("v1", "Namespace"),
+    ("apiextensions.k8s.io/v1", "CustomResourceDefinition"),
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"),
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
+    ("rbac.authorization.k8s.io/v1", "Role"),
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"),
+    ("v1", "ServiceAccount"),
+    ("v1", "ConfigMap"),
+    ("v1", "Secret"),
+    ("v1", "Service"),
+    ("v1", "PersistentVolumeClaim"),
+    ("apps/v1", "Deployment"),
+    ("networking.k8s.io/v1", "NetworkPolicy"),
+    ("scheduling.k8s.io/v1", "PriorityClass"),
+)
