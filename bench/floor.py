@@ -150,8 +150,16 @@ def _data_collection_rule_association(n: int) -> None:
                                                 association_name="ContainerInsightsExtension")
 
 
+def _maintenance_configuration(n: int) -> None:
+    import pulumi_azure_native as azure
+
+    azure.containerservice.MaintenanceConfiguration(f"floor-mc-{n}", resource_group_name="g", resource_name_="c",
+                                                    config_name="aksManagedNodeOSUpgradeSchedule")
+
+
 BUILDERS: dict[str, Callable[[int], None]] = {
     "azure-native:authorization:RoleAssignment": _role_assignment,
+    "azure-native:containerservice:MaintenanceConfiguration": _maintenance_configuration,
     "azure-native:operationalinsights:Workspace": _log_workspace,
     "azure-native:monitor:DataCollectionRule": _data_collection_rule,
     "azure-native:monitor:DataCollectionRuleAssociation": _data_collection_rule_association,

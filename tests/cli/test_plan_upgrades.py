@@ -170,3 +170,28 @@ def test_upgrade_settings_a_cloud_can_t_take_are_refused_with_the_key(values: di
 def test_a_window_is_at_least_four_hours_on_both_clouds() -> None:
     with pytest.raises(ValueError, match="greater than or equal to 4"):
         MaintenanceWindow(days=("Saturday",), start="02:00", hours=3)
+
+
+def _quota_need(project_with_stack: Any, stack: str, values: dict[str, Any]) -> dict[str, tuple[int, int]]:
+    """The plan's quota need per quota title: (full scale, surge)."""
+    run = run_stack(project_with_stack(stack, values), stack)
+    quota = report.stack_document(run).to_json()["quota"]
+    return {need["title"]: (need["fullScale"], need["surge"]) for need in quota["needs"]}
+
+
+def test_the_quota_counts_each_pool_s_registered_surge(project_with_stack: Any) -> None:
+    """Surge nodes count against quota while a pool upgrades: the plan counts what the pool registers
+    (its `upgrade.maxSurge`, a blue-green pool's whole size), not the cloud's default."""
+    deployer = {"deployer": {"objectId": "c0ffee00-0000-4000-8000-000000000001", "principalType": "ServicePrincipal"}}
+    a100 = {"name": "a100od", "machine": "Standard_NC24ads_A100_v4", "capacity": "on-demand", "min": 0, "max": 8}
+    aks_values = {"cloud": "aks", "environment": "dev", "region": "eastus", "cluster": deployer,
+                  "kubeflow": {"enabled": False}, "gpuPools": [{**a100, "upgrade": {"maxSurge": "3"}}]}
+    needs = _quota_need(project_with_stack, "aks-dev-surge", aks_values)
+    assert needs["standardNCADSA100v4Family vCPUs"] == (8 * 24, 3 * 24)
+    by_default = _quota_need(project_with_stack, "aks-dev-surge", {**aks_values, "gpuPools": [a100]})
+    assert by_default["standardNCADSA100v4Family vCPUs"] == (8 * 24, 1 * 24), "a GPU pool's own default: 1 node"
+    l4 = {"name": "l4-od", "machine": "g2-standard-8", "capacity": "on-demand", "min": 0, "max": 5}
+    gke_values = {**GKE_BASE, "kubeflow": {"enabled": False},
+                  "gpuPools": [{**l4, "upgrade": {"strategy": "blue-green", "soakMinutes": 60}}]}
+    blue = _quota_need(project_with_stack, "gke-dev-surge", gke_values)
+    assert blue["nvidia-l4 GPUs"] == (5, 5), "blue-green brings up a whole new pool"

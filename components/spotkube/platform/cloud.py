@@ -61,6 +61,9 @@ class RegisteredPool:
     retired_in_favour_of: str | None = None
     #: How the GPUs are shared, in words, as the registration asks for it (None: whole GPUs).
     gpu_sharing: str | None = None
+    #: Extra nodes an upgrade adds, as registered: a count ("1") or a percent of the pool ("33%"); None
+    #: leaves the cloud's default. The quota's surge counts it.
+    max_surge: str | None = None
 
     @property
     def interruptible(self) -> bool:

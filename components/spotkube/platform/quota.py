@@ -35,6 +35,8 @@ class PoolDemand:
     max_nodes: int
     gpu_type: str | None
     gpu_count: int
+    #: Extra nodes an upgrade adds, as registered ("1", "33%"); None: the cloud's default.
+    max_surge: str | None = None
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,17 @@ def surge_percent(nodes: int, percent: int) -> int:
     """Surge nodes for a pool of `nodes` with a max surge of `percent`: a fraction rounds up, as AKS
     rounds it; an empty pool surges nothing."""
     return math.ceil(nodes * percent / 100) if nodes else 0
+
+
+def surge_nodes(pool: PoolDemand, default: int | str) -> int:
+    """The nodes an upgrade adds to `pool` at full scale: its registered max surge, else the cloud's
+    `default`; a count (`1`) or a percent of the pool (`"33%"`, rounded up). An empty pool surges nothing."""
+    surge = str(pool.max_surge if pool.max_surge is not None else default).strip()
+    if not pool.max_nodes:
+        return 0
+    if surge.endswith("%"):
+        return surge_percent(pool.max_nodes, int(float(surge[:-1])))
+    return int(float(surge))
 
 
 def summed(needs: Iterable[QuotaNeed]) -> tuple[QuotaNeed, ...]:

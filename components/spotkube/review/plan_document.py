@@ -71,6 +71,8 @@ class PoolRow:
     sharing: str | None = None
     #: The part of one physical GPU each of the node's GPUs is ("1/6"), for partitioned sizes.
     gpu_share: str | None = None
+    #: Extra nodes an upgrade adds, as registered ("1", "33%"); None: the cloud's default.
+    max_surge: str | None = None
 
     @classmethod
     def registered(cls, pool: RegisteredPool, contract: PoolContract | None, gpu_share: str | None = None) -> PoolRow:
@@ -93,6 +95,7 @@ class PoolRow:
             zone_labels=tuple(contract.zones) if contract else None,
             sharing=pool.gpu_sharing,
             gpu_share=gpu_share if accelerator != NO_ACCELERATOR else None,
+            max_surge=pool.max_surge,
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -18,7 +18,8 @@ from spotkube.review.plan_document import PoolRow
 def pool_demands(pools: Sequence[PoolRow]) -> list[PoolDemand]:
     """Each registered pool at full scale; a pool whose max is unknown (a wired output) counts as 0."""
     return [PoolDemand(name=p.name, machine=p.machine, capacity=p.capacity,  # type: ignore[arg-type]
-                       max_nodes=p.max or 0, gpu_type=p.gpu_type, gpu_count=p.gpu_count if p.gpu_type else 0)
+                       max_nodes=p.max or 0, gpu_type=p.gpu_type, gpu_count=p.gpu_count if p.gpu_type else 0,
+                       max_surge=p.max_surge)
             for p in pools]
 
 

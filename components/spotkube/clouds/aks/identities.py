@@ -58,6 +58,8 @@ RESOURCE_TYPES: dict[str, tuple[str, str]] = {
     "azure-native:containerservice:AgentPool": ("Microsoft.ContainerService/managedClusters/agentPools",
                                                 RESOURCE_GROUP),
     "azure-native:authorization:RoleAssignment": ("Microsoft.Authorization/roleAssignments", CLUSTER),
+    "azure-native:containerservice:MaintenanceConfiguration": (
+        "Microsoft.ContainerService/managedClusters/maintenanceConfigurations", RESOURCE_GROUP),
     # Container Insights (clouds/aks/logs.py): the workspace and the data collection rule in the
     # cluster's group, and the rule's association, an extension resource on the cluster itself.
     "azure-native:operationalinsights:Workspace": ("Microsoft.OperationalInsights/workspaces", RESOURCE_GROUP),

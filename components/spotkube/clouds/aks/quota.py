@@ -6,9 +6,10 @@ Azure counts vCPUs per region in three ways (learn.microsoft.com/azure/quotas/re
 - every regular (not Spot) VM also counts against the total regional vCPUs (`cores`);
 - Spot VMs count only against the regional Spot/low-priority vCPUs (`lowPriorityCores`), not their
   family's quota nor `cores`.
-Upgrades add surge nodes: AKS's default max surge is 10 % of a pool, fractions rounded up, since
-spotkube sets no upgrade settings (azure-native 3.x `AgentPoolUpgradeSettings.maxSurge`: "If not
-specified, the default is 10%"); Spot pools get none ("There are no surge nodes available for Spot
+Upgrades add surge nodes: each regular pool's max surge as registered (spotkube's `upgrade.maxSurge`,
+1 node on GPU pools by default), else AKS's default of 10 % of a pool, fractions rounded up
+(azure-native 3.x `AgentPoolUpgradeSettings.maxSurge`: "If not specified, the default is 10%"); Spot
+pools get none ("There are no surge nodes available for Spot
 node pool upgrades", learn.microsoft.com/azure/aks/spot-node-pool). Pure module: no Pulumi, no SDK.
 """
 
@@ -17,15 +18,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from spotkube.platform.quota import PoolDemand, QuotaNeed, QuotaPlan, QuotaRef, summed, surge_percent
+from spotkube.platform.quota import PoolDemand, QuotaNeed, QuotaPlan, QuotaRef, summed, surge_nodes
 
 #: AKS's max surge when a pool sets none, in percent of the pool.
 DEFAULT_MAX_SURGE_PERCENT = 10
 TOTAL_CORES = "cores"
 SPOT_CORES = "lowPriorityCores"
-SURGE = (f"AKS adds {DEFAULT_MAX_SURGE_PERCENT} percent of each regular pool's nodes (rounded up) while it upgrades "
-         "it (AKS's default max surge; spotkube sets none); Spot pools upgrade without surge nodes. Every pool "
-         "is counted surging at once: the worst case.")
+SURGE = ("AKS adds each regular pool's max surge while it upgrades it: as the pool registers it, else "
+         f"{DEFAULT_MAX_SURGE_PERCENT} percent of its nodes, rounded up (AKS's default); Spot pools upgrade without "
+         "surge nodes. Every pool is counted surging at once: the worst case.")
 
 #: VM size -> its quota family, the usage API's `name.value` (Azure's SKU API reports the same family,
 #: with other spacing and case; compare them case-insensitively and without spaces). Sources:
@@ -72,7 +73,7 @@ def quota_plan(pools: Sequence[PoolDemand], learnt: Mapping[str, str]) -> QuotaP
             needs.append(QuotaNeed((QuotaRef(SPOT_CORES),), "Total Regional Spot vCPUs", "vCPUs", full, 0,
                                    (pool.name,)))
             continue
-        surge = surge_percent(pool.max_nodes, DEFAULT_MAX_SURGE_PERCENT) * cores
+        surge = surge_nodes(pool, f"{DEFAULT_MAX_SURGE_PERCENT}%") * cores
         needs.append(QuotaNeed((QuotaRef(TOTAL_CORES),), "Total Regional vCPUs", "vCPUs", full, surge, (pool.name,)))
         name = family(pool.machine, learnt)
         if name is None:

@@ -247,7 +247,14 @@ def _pool(where: str, name: str, profile: Mapping[str, Any]) -> RegisteredPool:
         max_price=profile.get("spotMaxPrice"),
         retired_in_favour_of=catalog.RETIRED_VM_SIZES.get(machine or ""),
         gpu_sharing=_registered_sharing(machine, profile.get("gpuInstanceProfile")),
+        max_surge=_max_surge(profile.get("upgradeSettings")),
     )
+
+
+def _max_surge(settings: Any) -> str | None:
+    """`upgradeSettings.maxSurge` as registered ("1", "33%"), None when the pool leaves AKS's default."""
+    surge = settings.get("maxSurge") if isinstance(settings, Mapping) else None
+    return None if surge is None else str(surge)
 
 
 def _registered_sharing(machine: Any, instance_profile: Any) -> str | None:

@@ -19,13 +19,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from spotkube.platform.quota import PoolDemand, QuotaNeed, QuotaPlan, QuotaRef, summed
+from spotkube.platform.quota import PoolDemand, QuotaNeed, QuotaPlan, QuotaRef, summed, surge_nodes
 
 #: Surge nodes per pool during an upgrade: GKE's default `maxSurge`.
 DEFAULT_MAX_SURGE = 1
-SURGE = (f"GKE adds {DEFAULT_MAX_SURGE} node per pool while it upgrades the pool (GKE's default surge upgrade, "
-         "maxSurge=1 and maxUnavailable=0; spotkube sets none), Spot and preemptible pools included. Every pool "
-         "is counted surging at once: the worst case.")
+SURGE = ("GKE adds each pool's max surge while it upgrades the pool: as the pool registers it, else "
+         f"{DEFAULT_MAX_SURGE} node (GKE's default surge upgrade); a blue-green pool doubles. Spot and preemptible "
+         "pools included. Every pool is counted surging at once: the worst case.")
 ALL_REGIONS_CPUS = "CPUS_ALL_REGIONS"
 ALL_REGIONS_GPUS = "GPUS_ALL_REGIONS"
 PREEMPTIBLE_CPUS = "PREEMPTIBLE_CPUS"
@@ -78,7 +78,7 @@ def quota_plan(pools: Sequence[PoolDemand], learnt: Mapping[str, str]) -> QuotaP
             notes.append(f"pool {pool.name}: spotkube can't count the vCPUs of {pool.machine}; its CPU quota is "
                          "not counted")
         interruptible = pool.capacity != "on-demand"
-        nodes, surge = pool.max_nodes, DEFAULT_MAX_SURGE if pool.max_nodes else 0
+        nodes, surge = pool.max_nodes, surge_nodes(pool, DEFAULT_MAX_SURGE)
         family = pool.machine.split("-", 1)[0].upper()
         regular = (QuotaRef(f"{family}_CPUS"), QuotaRef(CPUS)) if family != "N1" else (QuotaRef(CPUS),)
         if cores is not None:

@@ -255,7 +255,17 @@ def _pool(where: str, name: str, inputs: Mapping[str, Any]) -> RegisteredPool:
         eviction_policy=None,
         max_price=None,
         gpu_sharing=_registered_sharing(accelerators),
+        max_surge=_max_surge(mapping(inputs.get("upgradeSettings"))),
     )
+
+
+def _max_surge(settings: Mapping[str, Any]) -> str | None:
+    """Nodes an upgrade adds, as registered: blue-green makes a whole new pool ("100%"), a surge upgrade
+    its `maxSurge`; None when the pool leaves GKE's default."""
+    if settings.get("strategy") == "BLUE_GREEN":
+        return "100%"
+    surge = settings.get("maxSurge")
+    return None if surge is None else f"{surge:g}" if isinstance(surge, int | float) else str(surge)
 
 
 def _registered_sharing(accelerators: Sequence[Mapping[str, Any]]) -> str | None:
