@@ -168,3 +168,20 @@ def test_the_core_never_imports_the_cloud_sdks() -> None:
             "print(sorted(m for m in sys.modules if m.startswith(('azure', 'google.cloud'))))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_a_team_acknowledges_a_size_the_catalog_lags_behind(
+        spotkube: Callable[..., subprocess.CompletedProcess[str]],
+        project_with_stack: Callable[[str, dict[str, Any]], Project]) -> None:
+    """A size newer than the catalog is a warning a team can accept, with its reason, until a refresh."""
+    reason = "GB400 pools ordered before the catalog lists them; refresh once Azure's SKU API shows it"
+    acknowledged = {**CONFIG, "acknowledgements": [{"id": f"{UNLISTED_SIZE}:gb400", "reason": reason}]}
+    project = project_with_stack(STACK, acknowledged)
+    done = spotkube("plan", "-s", STACK, "--strict", "--format", "json", cwd=project.root)
+    # Still unsafe for the stack's other warnings (a bare test stack), but no longer for this one.
+    assert done.returncode == 1 and "warning [fallback-no-on-demand:nvidia-gb400]" in done.stderr
+    assert UNLISTED_SIZE not in done.stderr
+    stack = json.loads(done.stdout)["stacks"][0]
+    assert not [w for w in stack["warnings"] if w["id"].startswith(UNLISTED_SIZE)]
+    (accepted,) = [a for a in stack["acknowledged"] if a["acknowledgedAs"] == f"{UNLISTED_SIZE}:gb400"]
+    assert accepted["reason"] == reason
