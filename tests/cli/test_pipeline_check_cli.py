@@ -91,17 +91,9 @@ def test_an_unknown_stack_exits_2_and_lists_the_stacks(tmp_path: Path) -> None:
     assert "aks-dev-uksouth" in result.stderr
 
 
-def test_each_step_shows_the_evictions_and_failures_it_survives(tmp_path: Path) -> None:
+def test_each_step_shows_the_evictions_and_failures_it_survives(two_step_pipeline: Path) -> None:
     """A step's set_retry count is its own Argo limit; a step without takes the stack's defaults (10)."""
-    path = tmp_path / "pipeline.yaml"
-    path.write_text(
-        "pipelineInfo: {name: two-steps}\n"
-        "components:\n  comp-a: {executorLabel: exec-a}\n  comp-b: {executorLabel: exec-b}\n"
-        "deploymentSpec: {executors: {exec-a: {container: {image: python}}, exec-b: {container: {image: python}}}}\n"
-        "root:\n  dag:\n    tasks:\n"
-        "      a: {componentRef: {name: comp-a}, retryPolicy: {maxRetryCount: 3, backoffDuration: 300s,"
-        " backoffFactor: 1, backoffMaxDuration: 604800s}}\n"
-        "      b: {componentRef: {name: comp-b}}\n")
+    path = two_step_pipeline
     table = spotkube("pipeline-check", str(path), "--stack", "aks-dev-uksouth")
     assert table.returncode == 0, table.stderr
     assert "survives" in table.stdout

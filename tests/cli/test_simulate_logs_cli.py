@@ -97,18 +97,10 @@ def test_pipeline_check_keeps_gke_steps_off_the_system_pool_and_calls_preemptibl
     assert "system" not in table.stdout.split("lands on")[1]
 
 
-def test_simulate_takes_a_step_s_own_eviction_limit_or_the_stack_s(tmp_path: Path) -> None:
+def test_simulate_takes_a_step_s_own_eviction_limit_or_the_stack_s(two_step_pipeline: Path) -> None:
     """An eviction is retried up to the step's set_retry count, or for a step without one up to the stack's
     `kubeflow.evictionRetryLimit` (10 by default): the limits pipeline-check's "survives" column shows."""
-    path = tmp_path / "pipeline.yaml"
-    path.write_text(
-        "pipelineInfo: {name: two-steps}\n"
-        "components:\n  comp-a: {executorLabel: exec-a}\n  comp-b: {executorLabel: exec-b}\n"
-        "deploymentSpec: {executors: {exec-a: {container: {image: python}}, exec-b: {container: {image: python}}}}\n"
-        "root:\n  dag:\n    tasks:\n"
-        "      a: {componentRef: {name: comp-a}, retryPolicy: {maxRetryCount: 3, backoffDuration: 300s,"
-        " backoffFactor: 1, backoffMaxDuration: 604800s}}\n"
-        "      b: {componentRef: {name: comp-b}}\n")
+    path = two_step_pipeline
     result = spotkube("simulate", "--stack", "aks-dev-uksouth", str(path), "--runs", "50", "--format", "json")
     assert result.returncode == 0, result.stderr
     (body,) = json.loads(result.stdout)["simulations"]
