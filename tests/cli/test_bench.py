@@ -55,3 +55,12 @@ print(done.stdout.strip().splitlines()[-1] if done.returncode == 0 else "failed:
     result = subprocess.run([sys.executable, "-c", parent], capture_output=True, text=True, timeout=300, check=True)
     peak = float(result.stdout.strip())
     assert 20 < peak < 300, result.stdout
+
+
+def test_the_command_line_loads_no_library_only_another_command_needs() -> None:
+    """Every `spotkube plan` pays for what the CLI imports at start-up: numpy (simulate), the Kubernetes
+    client (drill) and requests (prices refresh) are loaded by the commands that use them, not before."""
+    probe = ("import sys, spotkube.cli.app; "
+             "print(sorted(m for m in ('numpy', 'kubernetes', 'requests') if m in sys.modules))")
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert loaded.stdout.strip() == "[]"

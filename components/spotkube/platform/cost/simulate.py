@@ -22,7 +22,8 @@ Billing counts the hours a node runs the step (the wait for a node is wall time 
 the articles assume (evictions rare enough that a step is evicted at most once, no wait for a node)
 the mean billed hours tend to the linear model's, which `linear_cost` computes from the same inputs.
 
-Pure module: numpy, no Pulumi. Docs: docs/simulate.md.
+Pure module: numpy, no Pulumi. numpy is imported when a simulation runs, so the CLI's other commands
+(a plan) never pay for loading it. Docs: docs/simulate.md.
 """
 
 from __future__ import annotations
@@ -31,10 +32,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from spotkube.platform.cost.model import Assumptions, PoolUsage, pool_cost, to_cents
+
+if TYPE_CHECKING:
+    import numpy as np
 
 SECONDS_PER_HOUR = 3600
 #: Runs sampled unless told otherwise: for a pipeline like the training example, the p90 wall time of
@@ -109,6 +112,8 @@ class SimResult:
 
 
 def _cost_per_hour(steps: Sequence[SimStep]) -> np.ndarray | None:
+    import numpy as np
+
     prices = [s.usd_per_hour for s in steps]
     if any(p is None for p in prices):
         return None
@@ -122,6 +127,8 @@ def simulate(steps: Sequence[SimStep], *, runs: int = DEFAULT_RUNS, seed: int = 
         raise ValueError(f"runs must be at least 1, got {runs}")
     if not steps:
         raise ValueError("the pipeline has no steps to simulate")
+    import numpy as np
+
     rng = np.random.default_rng(seed)
     wall = np.zeros(runs)
     billed = np.zeros((len(steps), runs))
