@@ -44,7 +44,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from spotkube.platform.errors import SpotkubeError
-from spotkube.platform.input_messages import shown
+from spotkube.platform.input_messages import shown, validation_problems
 from spotkube.platform.user_files import UserFile
 
 SCHEMA_VERSION = 1
@@ -244,15 +244,6 @@ class Catalog(_Model):
 # --- Reading and writing ---------------------------------------------------------------------------
 
 
-def _problems(error: ValidationError) -> list[str]:
-    """Pydantic's errors as `key.path: what is wrong`, without its 'Value error, ' prefix."""
-    out = []
-    for problem in error.errors():
-        where = ".".join(str(part) for part in problem["loc"])
-        message = problem["msg"].removeprefix("Value error, ")
-        out.append(f"{where}: {message}" if where else message)
-    return out
-
 
 _LAYOUT = ('a catalog file is a JSON object {"schemaVersion": 1, "clouds": {"aks" or "gke": {"date": "YYYY-MM-DD", '
            '"source": "...", "machines": {...}}}} as `spotkube catalog refresh` writes it; see docs/catalog.md')
@@ -268,7 +259,8 @@ def parse_catalog(text: str, where: str) -> Catalog:
     try:
         return Catalog.model_validate(data)
     except ValidationError as err:
-        raise CatalogFileError("\n".join([*(f"{where}: {p}" for p in _problems(err)), f"{where}: {_LAYOUT}"])) from None
+        problems = [*(f"{where}: {p}" for p in validation_problems(err)), f"{where}: {_LAYOUT}"]
+        raise CatalogFileError("\n".join(problems)) from None
 
 
 @functools.lru_cache(maxsize=1)

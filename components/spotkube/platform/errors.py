@@ -38,3 +38,11 @@ class StackNotFound(SpotkubeError):
 class NewStackError(SpotkubeError):
     """`spotkube new-stack` flags that can't make a stack (wrong cloud for a region or setting, unknown
     GKE region)."""
+
+
+def first_line(err: Exception) -> str:
+    """A cloud SDK error's first line, for a one-line message: the rest repeats the request and the
+    answer's body. Its type's name when it says nothing."""
+    text = str(getattr(err, "message", None) or err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+

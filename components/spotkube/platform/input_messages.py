@@ -15,7 +15,7 @@ import typing
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
 #: Longest value shown in a message; longer ones are cut and their length given.
@@ -210,3 +210,15 @@ def describe(error: Mapping[str, Any], root: type[BaseModel], style: KeyStyle) -
         return f"{shown(value)} is {kind(value)}; use {type_name(_inside(info.annotation, rest))}{hint}"
     accepted = message.replace("Input should be", "use").replace("String should match pattern", "use a value matching")
     return f"{shown(value)} is not accepted; {accepted}"
+
+
+def validation_problems(error: ValidationError) -> list[str]:
+    """Pydantic's errors as `key.path: what is wrong`, without its 'Value error, ' prefix: for the
+    files spotkube reads besides stack files (the price file, the GPU catalog)."""
+    out = []
+    for problem in error.errors():
+        where = ".".join(str(part) for part in problem["loc"])
+        message = problem["msg"].removeprefix("Value error, ")
+        out.append(f"{where}: {message}" if where else message)
+    return out
+

@@ -39,6 +39,7 @@ from spotkube.platform.catalog import (
     RefreshRequest,
     SourceResult,
 )
+from spotkube.platform.errors import first_line
 
 #: Azure Resource Manager in Azure's public cloud.
 DEFAULT_ENDPOINT = "https://management.azure.com"
@@ -70,17 +71,14 @@ def read_skus(credential: TokenCredential, subscription: str, endpoint: str = DE
     try:
         return list(client.resource_skus.list(**call))
     except ClientAuthenticationError as err:
-        raise CatalogSourceError(f"Azure refused the credentials ({_first_line(err)}); sign in with `az login`, or set "
+        raise CatalogSourceError(f"Azure refused the credentials ({first_line(err)}); sign in with `az login`, or set "
                                  "the AZURE_* variables of a service principal or workload identity") from None
     except HttpResponseError as err:
         raise CatalogSourceError(f"the Resource SKUs API at {endpoint} answered {err.status_code}: "
-                                 f"{_first_line(err)}") from None
+                                 f"{first_line(err)}") from None
     except AzureError as err:
-        raise CatalogSourceError(f"could not read the Resource SKUs API at {endpoint}: {_first_line(err)}") from None
+        raise CatalogSourceError(f"could not read the Resource SKUs API at {endpoint}: {first_line(err)}") from None
 
-
-def _first_line(err: Exception) -> str:
-    return (str(getattr(err, "message", None) or err).strip().splitlines() or [type(err).__name__])[0]
 
 
 def _text(value: Any) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from spotkube.clouds.aks.quota import family
-from spotkube.platform.errors import SpotkubeError
+from spotkube.platform.errors import SpotkubeError, first_line
 from spotkube.platform.quota import LiveQuota, QuotaQuery, Usage, installed, plain_http
 
 #: Azure Resource Manager, where the usage API lives in Azure's public cloud.
@@ -83,17 +83,12 @@ def read_quota(query: QuotaQuery) -> LiveQuota:
                     if u.name is not None and u.name.value}
         learnt = _families(client, region, (m for m in query.machines if family(m, {}) is None))
     except ClientAuthenticationError as err:
-        raise SpotkubeError(f"Azure refused the credential reading the quota of {where}: {_first_line(err)}; sign "
+        raise SpotkubeError(f"Azure refused the credential reading the quota of {where}: {first_line(err)}; sign "
                             "in (az login, or ARM_* with OIDC in CI)") from None
     except HttpResponseError as err:
-        raise SpotkubeError(f"Azure answered {err.status_code} reading the quota of {where}: {_first_line(err)}; "
+        raise SpotkubeError(f"Azure answered {err.status_code} reading the quota of {where}: {first_line(err)}; "
                             f"the identity needs {NEEDS}") from None
     except AzureError as err:  # no credential found, connection refused, timeouts
-        raise SpotkubeError(f"could not read the quota of {where}: {_first_line(err)}") from None
+        raise SpotkubeError(f"could not read the quota of {where}: {first_line(err)}") from None
     return LiveQuota(where=where, regional=regional, global_={}, learnt=learnt)
 
-
-def _first_line(err: Exception) -> str:
-    """An SDK error's first line: the rest repeats the request and the answer's body."""
-    text = getattr(err, "message", None) or str(err)
-    return str(text).strip().splitlines()[0] if str(text).strip() else type(err).__name__

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from spotkube.platform.errors import SpotkubeError
+from spotkube.platform.errors import SpotkubeError, first_line
 from spotkube.platform.quota import LiveQuota, QuotaQuery, Usage, installed, plain_http
 
 NEEDS = ("compute.regions.get and compute.projects.get on the project (the preview reader role the bootstrap "
@@ -48,17 +48,13 @@ def read_quota(query: QuotaQuery) -> LiveQuota:
         regional = _usages(regions.get(project=project, region=region, timeout=query.timeout).quotas)
         global_ = _usages(projects.get(project=project, timeout=query.timeout).quotas)
     except auth_exceptions.DefaultCredentialsError as err:
-        raise SpotkubeError(f"no Google Cloud credentials to read the quota of {where}: {_first_line(err)}; run "
+        raise SpotkubeError(f"no Google Cloud credentials to read the quota of {where}: {first_line(err)}; run "
                             "`gcloud auth application-default login`, or google-github-actions/auth in CI") from None
     except exceptions.GoogleAPICallError as err:
         code = f" {err.code}" if getattr(err, "code", None) else ""
-        raise SpotkubeError(f"Google Cloud answered{code} reading the quota of {where}: {_first_line(err)}; the "
+        raise SpotkubeError(f"Google Cloud answered{code} reading the quota of {where}: {first_line(err)}; the "
                             f"identity needs {NEEDS}") from None
     except (exceptions.GoogleAPIError, auth_exceptions.GoogleAuthError, OSError) as err:
-        raise SpotkubeError(f"could not read the quota of {where}: {_first_line(err)}") from None
+        raise SpotkubeError(f"could not read the quota of {where}: {first_line(err)}") from None
     return LiveQuota(where=where, regional=regional, global_=global_, learnt={})
 
-
-def _first_line(err: Exception) -> str:
-    text = getattr(err, "message", None) or str(err)
-    return str(text).strip().splitlines()[0] if str(text).strip() else type(err).__name__

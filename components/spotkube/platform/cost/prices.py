@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from spotkube.platform.cost.model import Capacity
 from spotkube.platform.errors import SpotkubeError
+from spotkube.platform.input_messages import validation_problems
 from spotkube.platform.user_files import UserFile
 
 Cloud = Literal["azure", "gcp"]
@@ -315,15 +316,6 @@ def _row_name(raw: Any) -> str:
     return " ".join(parts) or "no key fields"
 
 
-def _problems(error: ValidationError) -> list[str]:
-    """Pydantic's errors as `field: what is wrong`, without its 'Value error, ' prefix."""
-    out = []
-    for problem in error.errors():
-        where = ".".join(str(part) for part in problem["loc"])
-        message = problem["msg"].removeprefix("Value error, ")
-        out.append(f"{where}: {message}" if where else message)
-    return out
-
 
 def parse_user_table(text: str, path: Path, pricing: Pricing) -> PriceTable:
     """Validate a user price file; every problem is a PriceFileError naming `path`, the row
@@ -348,7 +340,7 @@ def parse_user_table(text: str, path: Path, pricing: Pricing) -> PriceTable:
         try:
             rows.append(PriceRow.model_validate(raw, context=pricing))
         except ValidationError as err:
-            problems += [f"{path}: rows[{index}] ({_row_name(raw)}): {p}" for p in _problems(err)]
+            problems += [f"{path}: rows[{index}] ({_row_name(raw)}): {p}" for p in validation_problems(err)]
     if problems:
         raise PriceFileError("\n".join([*problems, f"{path}: {ROW_FIELDS}"]))
     fields = {"currency": "USD", "notes": (), **{k: v for k, v in data.items() if k != "rows"}}
@@ -358,7 +350,7 @@ def parse_user_table(text: str, path: Path, pricing: Pricing) -> PriceTable:
         return PriceTable.model_validate({**fields, "rows": rows})
     except ValidationError as err:
         raise PriceFileError("\n".join(
-            [*(f"{path}: {p}" for p in _problems(err)), f"{path}: {_FILE_LAYOUT}"])) from None
+            [*(f"{path}: {p}" for p in validation_problems(err)), f"{path}: {_FILE_LAYOUT}"])) from None
 
 
 def load_user_table(path: Path, pricing: Pricing) -> PriceTable:
