@@ -64,3 +64,13 @@ def test_the_command_line_loads_no_library_only_another_command_needs() -> None:
              "print(sorted(m for m in ('numpy', 'kubernetes', 'requests') if m in sys.modules))")
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert loaded.stdout.strip() == "[]"
+
+
+def test_the_floor_loads_nothing_of_spotkube_but_its_event_loops() -> None:
+    """The floor is what the SDKs alone cost: spotkube's specs, catalogs and pydantic are the plan's
+    cost, and a floor that loaded them would make the plan look closer to it than it is."""
+    probe = (f"import sys; sys.path.insert(0, {str(REPO / 'bench')!r}); import floor; "
+             "floor.build_floor(['kubernetes:core/v1:Namespace', 'time:index/sleep:Sleep']); "
+             "print(sorted(m for m in sys.modules if m.startswith(('spotkube.', 'pydantic', 'typer'))))")
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert loaded.stdout.strip() == "['spotkube.components', 'spotkube.components.event_loops']"

@@ -22,7 +22,7 @@ from pulumi.runtime import settings
 
 import spotkube.testing
 from spotkube import AksGpuCluster, GkeGpuCluster, KubeflowPipelines, NvidiaDevicePlugin
-from spotkube.components.offline import _owned_event_loops
+from spotkube.components.event_loops import owned_event_loops
 from spotkube.platform import contract
 from spotkube.testing import SpotkubeMocks
 
@@ -92,7 +92,7 @@ def run_under(mocks: pulumi.runtime.Mocks, program: Callable[[], dict[str, pulum
     logger = logging.getLogger(f"spotkube.tests.mocks.{id(run)}")
     logger.propagate = False
     logger.addHandler(_Warnings(run.warnings))
-    with _owned_event_loops():
+    with owned_event_loops():
         settings.reset_options(project="consumer", stack="test", preview=False)
         pulumi.runtime.set_mocks(_recording(mocks, run), project="consumer", stack="test", preview=False, logger=logger)
 

@@ -11,13 +11,10 @@ without the CLI. How the offline plan works: docs/architecture.md#the-one-way-fl
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import runpy
 import sys
-import threading
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +25,7 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from spotkube.clouds import load_stack_spec, offline_id
+from spotkube.components.event_loops import owned_event_loops
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.project import Project, as_pulumi_config, stack_config
 from spotkube.platform.registration import Invoke, Registration, StackOutput
@@ -130,47 +128,6 @@ def record_stack(
         )
 
 
-@contextmanager
-def _owned_event_loops() -> Iterator[None]:
-    """Run the program on event loops this module owns, and close every one of them afterwards.
-
-    Why: Pulumi's runtime never closes the loops it makes. `_sync_await` takes the main thread's
-    loop from `asyncio.get_event_loop()`, and the mock monitor's calls run in the loop's default
-    executor, where `pulumi.runtime.sync_await._ensure_event_loop` gives each worker thread a new
-    loop of its own. Nothing closes them. An unclosed loop and its self-pipe socketpair form a
-    reference cycle (the selector holds a handle bound to the loop), so at exit the cycle collector
-    finalises them together, in no set order. When a socket happens to go first, its descriptor is
-    already -1 when the loop's `__del__` calls `close()`, the selector refuses to drop it, and Python
-    prints "Exception ignored in: <function BaseEventLoop.__del__ ...> ... ValueError: Invalid file
-    descriptor: -1" on stderr, now and then, after an otherwise clean run.
-
-    So the run gets a new loop with an executor of our own whose threads are each handed a loop up
-    front (`_ensure_event_loop` then finds it rather than making one). When the run is over, the
-    executor is shut down and every one of these loops is closed, while their sockets are still open.
-    """
-    worker_loops: list[asyncio.AbstractEventLoop] = []
-    lock = threading.Lock()
-
-    def give_the_thread_a_loop() -> None:
-        worker_loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(worker_loop)
-        with lock:
-            worker_loops.append(worker_loop)
-
-    loop = asyncio.new_event_loop()
-    executor = ThreadPoolExecutor(thread_name_prefix="spotkube-offline", initializer=give_the_thread_a_loop)
-    loop.set_default_executor(executor)
-    asyncio.set_event_loop(loop)
-    try:
-        yield
-    finally:
-        executor.shutdown(wait=True)
-        for worker_loop in worker_loops:
-            worker_loop.close()
-        asyncio.set_event_loop(None)
-        loop.close()
-
-
 @dataclass
 class Recording:
     """What a program registered and exported under the recording mocks."""
@@ -198,7 +155,7 @@ def record_program(
     logger.setLevel(logging.INFO)
     capture = _LogCapture()
     logger.addHandler(capture)
-    with _owned_event_loops():
+    with owned_event_loops():
         settings.reset_options(project=project, stack=stack, preview=False)
         pulumi.runtime.set_all_config(dict(config))
         mocks.set_mocks(offline_mocks, project=project, stack=stack, preview=False,
