@@ -290,3 +290,17 @@ def test_a_stack_whose_settings_come_from_an_esc_environment_is_not_called_empty
     project = _project(tmp_path, "environment:\n  - ml/dev\n")
     recording = _program(project, {**DEFAULTS, **BASE_DELIVERED, "spotkube:environment": "staging"})
     assert recording.registrations
+
+
+def test_each_reader_of_a_stack_file_gets_the_file_as_written(tmp_path: Path) -> None:
+    """A plan reads a stack file more than once; a reader that changes what it got changes nothing
+    for the next one, and an edited file is read anew."""
+    project = _project(tmp_path, BASE + "  spotkube:environment: dev\n")
+    first = stack_config(project, STACK)
+    first["spotkube:environment"] = "changed"
+    first["spotkube:cluster"]["deployer"]["objectId"] = "changed"
+    again = stack_config(project, STACK)
+    assert again["spotkube:environment"] == "dev"
+    assert again["spotkube:cluster"]["deployer"]["objectId"] == "c0ffee00-0000-4000-8000-000000000001"
+    (tmp_path / "stacks" / f"Pulumi.{STACK}.yaml").write_text(BASE + "  spotkube:environment: qa\n")
+    assert stack_config(project, STACK)["spotkube:environment"] == "qa"

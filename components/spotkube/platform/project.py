@@ -19,6 +19,8 @@ Why, with sources: docs/platform-facts.md#pulumi-config. Pure module: no Pulumi.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import difflib
 import functools
 import json
@@ -73,10 +75,19 @@ class Project:
 
 
 def _read(path: Path, source: str, describe: Callable[[KeyPath], str] = dotted) -> YamlDocument:
+    """The file as the engine reads it. A plan reads a stack file three times (to check it, to hand
+    its config to the program, and in the program), and parsing YAML is slow, so the same bytes are
+    parsed once; each reader gets its own copy of the values."""
     try:
         data = path.read_bytes()
     except OSError as err:
         raise SpecError(source, [Problem("file", f"can't be read: {err.strerror or err}")]) from None
+    document = _parsed(data, source, describe)
+    return dataclasses.replace(document, value=copy.deepcopy(document.value))
+
+
+@functools.lru_cache(maxsize=32)
+def _parsed(data: bytes, source: str, describe: Callable[[KeyPath], str]) -> YamlDocument:
     return load_yaml(data, source, describe)
 
 
