@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import io
 import json
 import os
@@ -76,6 +77,22 @@ def child_floor(types: str) -> None:
     from floor import build_floor
 
     build_floor(json.loads(types))
+
+
+def child_imports(modules: str) -> None:
+    for module in json.loads(modules):
+        importlib.import_module(module)
+
+
+#: What every plan loads before it builds anything, step by step: Pulumi's runtime and mocks (the
+#: floor loads them too), then the libraries spotkube is built on, then spotkube's command line with
+#: everything it imports. The differences are the fixed part of a plan's cost beyond its floor.
+START_UP = (
+    ("Pulumi's runtime and mocks", ("pulumi", "pulumi.runtime.mocks")),
+    ("+ pydantic, typer, rich, PyYAML", ("pulumi", "pulumi.runtime.mocks", "pydantic", "pydantic.fields", "typer",
+                                         "rich.console", "rich.table", "yaml")),
+    ("+ spotkube's command line and modules", ("pulumi", "pulumi.runtime.mocks", "spotkube.cli.app")),
+)
 
 
 @dataclass(frozen=True)
@@ -181,7 +198,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.child:
         kind, *rest = args.child
-        child_plan(*rest) if kind == "plan" else child_floor(*rest)
+        {"plan": child_plan, "floor": child_floor, "imports": child_imports}[kind](*rest)
         print(peak_memory_mib())
         return
 
@@ -216,6 +233,14 @@ def main() -> None:
         lines.append(f"| {stack} | {plan.cpu_s:.2f} ({plan.wall_s:.2f}) | {floor.cpu_s:.2f} ({floor.wall_s:.2f}) | "
                      f"{ratio:.2f} | {plan.peak_mib:.0f} | {floor.peak_mib:.0f} | {plan.peak_mib / floor.peak_mib:.2f} "
                      f"| {verdict(ratio, STACK_TARGET)} |")
+
+    lines += ["", "What every plan loads before it builds anything (fresh interpreters, cumulative):", "",
+              "| loaded | CPU s | step s | MiB |", "|---|---|---|---|"]
+    previous = 0.0
+    for label, modules in START_UP:
+        loaded = _best([run_child("imports", json.dumps(modules)) for _ in range(runs + (1 if warm else 0))])
+        lines.append(f"| {label} | {loaded.cpu_s:.2f} | {loaded.cpu_s - previous:+.2f} | {loaded.peak_mib:.0f} |")
+        previous = loaded.cpu_s
 
     counts = QUICK_POOL_COUNTS if args.quick else POOL_COUNTS
     generated = generated_project(counts)
