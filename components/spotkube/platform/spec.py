@@ -71,7 +71,8 @@ class _Model(BaseModel):
     only finite numbers (NaN would reach the cloud API as a price)."""
 
     model_config = ConfigDict(
-        extra="forbid", alias_generator=to_camel, populate_by_name=True, frozen=True, allow_inf_nan=False
+        extra="forbid", alias_generator=to_camel, populate_by_name=True, frozen=True, allow_inf_nan=False,
+        defer_build=True,
     )
 
 
