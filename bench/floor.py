@@ -1,5 +1,7 @@
 """The floor for `plan_speed.py`: the resources a stack registers, built directly with the Pulumi
-SDKs under Pulumi's own documented mocks, on the offline plan's event loops, and nothing else of spotkube's.
+SDKs under Pulumi's own documented mocks, hosted as the offline plan hosts its program (on its own
+event loops, without full garbage collections: `spotkube.components.mock_host`), and nothing else
+of spotkube's.
 
 Each builder passes only the arguments its SDK class requires, and the mocks echo the inputs back as
 the state, so the time and memory measured are those of loading the SDK type modules and registering
@@ -17,7 +19,7 @@ from pulumi.runtime import mocks, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from spotkube.components.event_loops import owned_event_loops
+from spotkube.components.mock_host import no_full_collections, owned_event_loops
 
 
 def _resource_group(n: int) -> None:
@@ -218,7 +220,7 @@ def build_floor(types: list[str]) -> None:
         pulumi.export("done", True)
 
     echo = EchoMocks()
-    with owned_event_loops():
+    with no_full_collections(), owned_event_loops():
         settings.reset_options(project="floor", stack="floor", preview=False)
         mocks.set_mocks(echo, project="floor", stack="floor", preview=False, monitor=mocks.MockMonitor(echo))
         _sync_await(run_pulumi_func(program))

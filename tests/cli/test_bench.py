@@ -66,11 +66,11 @@ def test_the_command_line_loads_no_library_only_another_command_needs() -> None:
     assert loaded.stdout.strip() == "[]"
 
 
-def test_the_floor_loads_nothing_of_spotkube_but_its_event_loops() -> None:
+def test_the_floor_loads_nothing_of_spotkube_but_how_the_plan_hosts_its_program() -> None:
     """The floor is what the SDKs alone cost: spotkube's specs, catalogs and pydantic are the plan's
     cost, and a floor that loaded them would make the plan look closer to it than it is."""
     probe = (f"import sys; sys.path.insert(0, {str(REPO / 'bench')!r}); import floor; "
              "floor.build_floor(['kubernetes:core/v1:Namespace', 'time:index/sleep:Sleep']); "
              "print(sorted(m for m in sys.modules if m.startswith(('spotkube.', 'pydantic', 'typer'))))")
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert loaded.stdout.strip() == "['spotkube.components', 'spotkube.components.event_loops']"
+    assert loaded.stdout.strip() == "['spotkube.components', 'spotkube.components.mock_host']"

@@ -22,7 +22,7 @@ from pulumi.runtime import settings
 
 import spotkube.testing
 from spotkube import AksGpuCluster, GkeGpuCluster, KubeflowPipelines, NvidiaDevicePlugin
-from spotkube.components.event_loops import owned_event_loops
+from spotkube.components.mock_host import owned_event_loops
 from spotkube.platform import contract
 from spotkube.testing import SpotkubeMocks
 

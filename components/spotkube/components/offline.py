@@ -25,7 +25,7 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from spotkube.clouds import load_stack_spec, offline_id
-from spotkube.components.event_loops import owned_event_loops
+from spotkube.components.mock_host import no_full_collections, owned_event_loops
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.project import Project, as_pulumi_config, stack_config
 from spotkube.platform.registration import Invoke, Registration, StackOutput
@@ -155,7 +155,7 @@ def record_program(
     logger.setLevel(logging.INFO)
     capture = _LogCapture()
     logger.addHandler(capture)
-    with owned_event_loops():
+    with no_full_collections(), owned_event_loops():
         settings.reset_options(project=project, stack=stack, preview=False)
         pulumi.runtime.set_all_config(dict(config))
         mocks.set_mocks(offline_mocks, project=project, stack=stack, preview=False,

@@ -95,19 +95,23 @@ def unsecret(value: Any) -> Any:
     return value
 
 
-def depends_on(resource: Registration, target_urn: str, by_urn: Mapping[str, Registration]) -> bool:
-    """Whether `resource` waits for `target_urn`, directly or through other resources."""
+def waited_for(resource: Registration, by_urn: Mapping[str, Registration]) -> set[str]:
+    """Every URN `resource` waits for, directly or through other resources."""
     seen: set[str] = set()
     todo = list(resource.dependencies)
     while todo:
         urn = todo.pop()
-        if urn == target_urn:
-            return True
-        if urn in seen or urn not in by_urn:
+        if urn in seen:
             continue
         seen.add(urn)
-        todo.extend(by_urn[urn].dependencies)
-    return False
+        if urn in by_urn:
+            todo.extend(by_urn[urn].dependencies)
+    return seen
+
+
+def depends_on(resource: Registration, target_urn: str, by_urn: Mapping[str, Registration]) -> bool:
+    """Whether `resource` waits for `target_urn`, directly or through other resources."""
+    return target_urn in waited_for(resource, by_urn)
 
 
 def _uncovered(ranges: Iterable[str], allowed: Iterable[str]) -> list[str]:

@@ -8,11 +8,23 @@ a typo there would otherwise silently plan with the bundled table.
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import platformdirs
+
+#: The environment variables platformdirs finds the user's config directory by (XDG on Linux, the
+#: home directory elsewhere, the profile folders on Windows).
+_CONFIG_DIR_VARIABLES = ("XDG_CONFIG_HOME", "HOME", "USERPROFILE", "APPDATA", "LOCALAPPDATA")
+
+
+@functools.lru_cache(maxsize=4)
+def _config_dir(*_environment: str | None) -> Path:
+    """The user's config directory for spotkube, computed once per value of the variables it depends
+    on: the plan looks the catalog file up for every pool it reads, many times over."""
+    return platformdirs.user_config_path("spotkube", appauthor=False)
 
 
 @dataclass(frozen=True)
@@ -28,7 +40,7 @@ class UserFile:
 
     def default(self) -> Path:
         """The per-user file, e.g. ~/.config/spotkube/prices.json on Linux. It may not exist."""
-        return platformdirs.user_config_path("spotkube", appauthor=False) / self.name
+        return _config_dir(*map(os.environ.get, _CONFIG_DIR_VARIABLES)) / self.name
 
     def named(self) -> Path | None:
         """The file the environment variable names, if it is set to something."""

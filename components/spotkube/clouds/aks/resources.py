@@ -229,13 +229,14 @@ def _pool(where: str, name: str, profile: Mapping[str, Any]) -> RegisteredPool:
     spot = profile.get("scaleSetPriority") == "Spot"
     accelerator = labels.get(contract.ACCELERATOR_LABEL)
     labelled_gpu = accelerator not in (None, "", contract.NO_ACCELERATOR) or contract.AKS_ACCELERATOR_LABEL[0] in labels
+    gpu = catalog.gpu_vm_size(machine or "")
     return RegisteredPool(
         where=where,
         cloud_name=name,
         labels=labels,
         machine=machine,
-        gpu_count=(catalog.gpu_vm_size(machine or "") or ("", 0))[1],
-        has_gpu=catalog.gpu_vm_size(machine or "") is not None or labelled_gpu,
+        gpu_count=(gpu or ("", 0))[1],
+        has_gpu=gpu is not None or labelled_gpu,
         capacity="spot" if spot else "on-demand",
         system=profile.get("mode") == "System" or labels.get(contract.ROLE_LABEL) == "system",
         min_nodes=first(profile, "minCount"),
