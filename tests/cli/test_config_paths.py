@@ -10,6 +10,7 @@ Both paths must give the same verdict and, on refusal, the same message and no r
 
 from __future__ import annotations
 
+import gc
 import runpy
 import shutil
 import subprocess
@@ -304,3 +305,15 @@ def test_each_reader_of_a_stack_file_gets_the_file_as_written(tmp_path: Path) ->
     assert again["spotkube:cluster"]["deployer"]["objectId"] == "c0ffee00-0000-4000-8000-000000000001"
     (tmp_path / "stacks" / f"Pulumi.{STACK}.yaml").write_text(BASE + "  spotkube:environment: qa\n")
     assert stack_config(project, STACK)["spotkube:environment"] == "qa"
+
+
+def test_a_plan_leaves_the_garbage_collector_as_it_found_it(tmp_path: Path) -> None:
+    """The plan runs its program without full collections; a caller of the Python API gets its own
+    thresholds back, whether the program succeeds or fails."""
+    project = _project(tmp_path, BASE + "  spotkube:environment: dev\n")
+    before = gc.get_threshold()
+    _program(project, {**DEFAULTS, **BASE_DELIVERED})
+    assert gc.get_threshold() == before
+    with pytest.raises(ProgramFailed):
+        _program(project, {**DEFAULTS, **BASE_DELIVERED, "spotkube:environment": "Dev!"})
+    assert gc.get_threshold() == before
