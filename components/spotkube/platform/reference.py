@@ -307,7 +307,19 @@ def fields_summary(model: type[BaseModel]) -> str:
     return ", ".join(parts)
 
 
-_PULUMI_TYPES = {"string", "integer", "boolean", "array", "object"}
+_PULUMI_SCALARS: dict[Any, str] = {str: "string", int: "integer", bool: "boolean"}
+
+
+def _pulumi_type(annotation: Any) -> str | None:
+    """Pulumi's config type of a spec field's type: a model or a mapping is an object, a tuple or a
+    list an array. Read from the type itself, because the program asks on every run (to know which
+    values to decode as JSON), and generating the spec's JSON Schema would cost it 30 ms each time."""
+    origin = typing.get_origin(annotation)
+    if origin in (tuple, list):
+        return "array"
+    if origin is dict or (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+        return "object"
+    return _PULUMI_SCALARS.get(annotation)
 
 
 def config_types() -> dict[str, str]:
@@ -315,10 +327,9 @@ def config_types() -> dict[str, str]:
     out = {}
     for name, field in PlatformSpec.model_fields.items():
         key = alias(name, field)
-        schema = _property(PlatformSpec, key)
-        kind = "object" if "$ref" in schema else schema.get("type")
-        if kind not in _PULUMI_TYPES:
-            raise ValueError(f"{key}: JSON type {kind!r} has no Pulumi config type")
+        kind = _pulumi_type(field.annotation)
+        if kind is None:
+            raise ValueError(f"{key}: type {field.annotation!r} has no Pulumi config type")
         out[key] = kind
     return out
 
