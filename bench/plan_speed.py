@@ -3,8 +3,9 @@
 The SDKs load their big type modules lazily, when the first resource of a kind is built, so a bare
 import is not the floor. The floor is `floor.py` beside this file: a minimal program that builds the
 resources a stack registers (one bare resource for each, with only the arguments its SDK class
-requires), directly with the SDKs and under the same mocks: what any program building that stack
-pays, and spotkube cannot go below (an azure-native AgentPool alone declares about 115 aliases, each
+requires), directly with the SDKs under Pulumi's documented echo mocks, hosted as the plan hosts its
+program (`spotkube.components.mock_host`): what any program building that stack pays, and spotkube
+cannot go below (an azure-native AgentPool alone declares about 115 aliases, each
 an Output chain in `pulumi.Resource.__init__`). Each
 measurement runs in a fresh interpreter: its CPU time (user + system, from wait4; a busy machine
 hardly changes it, where it can double the wall time, which is shown beside it), and the peak resident
@@ -14,7 +15,8 @@ about and the best of several runs is kept. The plan is the real command, `spotk
 --format json`.
 
     python bench/plan_speed.py [--runs 3] [--markdown docs/speed.md]
-    python bench/plan_speed.py --quick     # once, for CI: every floor builder, one stack, 2 GPU pools
+    python bench/plan_speed.py --quick     # once, for CI: every floor builder, one stack, the start-up
+                                           # steps, 2 GPU pools
 
 Targets (checked here, never in a timed test): each stack's plan at most 1.15x its floor, and a stack
 of 50 GPU pools at most 1.10x its floor. The full run exits 1 when a target is missed; `--quick`
@@ -192,7 +194,8 @@ def verdict(ratio: float, target: float) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3, help="runs per measurement; the best is kept (default 3)")
-    parser.add_argument("--quick", action="store_true", help="one cold run: every floor builder, one stack, 2 pools")
+    parser.add_argument("--quick", action="store_true",
+                        help="one cold run: every floor builder, one stack, the start-up steps, 2 pools")
     parser.add_argument("--markdown", type=Path, help="also write the tables to this Markdown file")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()

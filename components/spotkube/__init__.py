@@ -6,14 +6,7 @@ can be used without loading Pulumi and the cloud SDKs: pipeline authors never ne
 """
 
 from importlib import import_module
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
-
-try:
-    #: The installed distribution's version: pyproject.toml's `version` is its one source.
-    __version__ = version("spotkube")
-except PackageNotFoundError:  # imported from a source tree that was never installed
-    __version__ = "0+unknown"
 
 #: Public name -> the module that defines it. Each cluster component has args of its own, generated
 #: from its cloud's spec (`AksGpuClusterArgs`, `GkeGpuClusterArgs` and their nested types).
@@ -106,6 +99,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    __version__: str
     from spotkube.clouds.aks.args import (
         AksAutoscalerArgs,
         AksBusyPeriodArgs,
@@ -148,11 +142,25 @@ if TYPE_CHECKING:
     from spotkube.shell.outputs import PoolContractOutput
 
 
+def _installed_version() -> str:
+    """The installed distribution's version: pyproject.toml's `version` is its one source. Looked up
+    on first use, because importlib.metadata costs every import of spotkube a few milliseconds."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("spotkube")
+    except PackageNotFoundError:  # imported from a source tree that was never installed
+        return "0+unknown"
+
+
 def __getattr__(name: str) -> Any:
-    """Import a public name's module on first access (PEP 562)."""
-    if name not in _EXPORTS:
+    """Import a public name's module on first access (PEP 562); `__version__` likewise."""
+    if name == "__version__":
+        value: Any = _installed_version()
+    elif name in _EXPORTS:
+        value = getattr(import_module(_EXPORTS[name]), name)
+    else:
         raise AttributeError(f"module 'spotkube' has no attribute {name!r}")
-    value = getattr(import_module(_EXPORTS[name]), name)
     globals()[name] = value
     return value
 

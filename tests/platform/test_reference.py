@@ -152,6 +152,29 @@ def test_each_cloud_s_table_has_only_its_own_fields() -> None:
     assert "AKS: " not in text and "GKE: " not in text, "a description still speaks of both clouds"
 
 
+def test_each_keys_pulumi_type_is_the_type_its_json_schema_gives() -> None:
+    """The program reads a key's config type from the field's Python type (cheap, on every run); it
+    must be what the spec's JSON Schema says, which Pulumi.yaml's declarations once came from."""
+    schema = spec.PlatformSpec.model_json_schema(by_alias=True)
+    for key, kind in reference.config_types().items():
+        field = schema["properties"][key]
+        assert kind == ("object" if "$ref" in field else field["type"]), key
+
+
+def test_every_spec_model_builds() -> None:
+    """The spec models build their validators on first use; a model that can't be built (a validator
+    naming a field it lacks, a type pydantic can't handle) fails here, not in a user's stack."""
+    assert {p.spec_model for p in CLOUDS.values()} <= set(spec.PlatformSpec.__subclasses__())
+    models, seen = [spec._Model], set()
+    while models:
+        model = models.pop()
+        seen.add(model)
+        assert model.model_rebuild(force=True) is not False, model
+        assert model.__pydantic_complete__, model
+        models += [m for m in model.__subclasses__() if m not in seen]
+    assert len(seen) > 40
+
+
 def test_pulumi_yaml_declares_every_key_with_its_default() -> None:
     config = yaml.safe_load((REPO / "Pulumi.yaml").read_text())["config"]
     assert list(config) == list(spec.CONFIG_KEYS)

@@ -77,7 +77,8 @@ class Project:
 def _read(path: Path, source: str, describe: Callable[[KeyPath], str] = dotted) -> YamlDocument:
     """The file as the engine reads it. A plan reads a stack file three times (to check it, to hand
     its config to the program, and in the program), and parsing YAML is slow, so the same bytes are
-    parsed once; each reader gets its own copy of the values."""
+    parsed once; each reader gets its own copy of the values (the line numbers and YAML-only values
+    are shared, and only read)."""
     try:
         data = path.read_bytes()
     except OSError as err:

@@ -15,9 +15,10 @@ from pathlib import Path
 
 import platformdirs
 
-#: The environment variables platformdirs finds the user's config directory by (XDG on Linux, the
-#: home directory elsewhere, the profile folders on Windows).
-_CONFIG_DIR_VARIABLES = ("XDG_CONFIG_HOME", "HOME", "USERPROFILE", "APPDATA", "LOCALAPPDATA")
+#: The environment variables platformdirs finds the user's config directory by: XDG_CONFIG_HOME, then
+#: HOME, on Linux and macOS; on Windows its override of the local application data folder, else the
+#: system's folder (APPDATA and LOCALAPPDATA where it can't ask the system).
+_CONFIG_DIR_VARIABLES = ("XDG_CONFIG_HOME", "HOME", "WIN_PD_OVERRIDE_LOCAL_APPDATA", "APPDATA", "LOCALAPPDATA")
 
 
 @functools.lru_cache(maxsize=4)
