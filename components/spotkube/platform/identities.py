@@ -17,6 +17,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from spotkube.platform.addons.kfp_kinds import RENDERED_KINDS
+from spotkube.platform.addons.kfp_transforms import KUBEFLOW_TYPE
+
 #: The two CI identities: `preview` runs `pulumi preview` (and `spotkube quota`) on pull requests,
 #: `deploy` runs `pulumi up` on main.
 Identity = Literal["preview", "deploy"]
@@ -180,10 +183,13 @@ class KubernetesKind:
 _KUBERNETES_TYPE = re.compile(r"^kubernetes:(?P<group>[^:/]+)/(?P<version>[^:/]+):(?P<kind>[A-Za-z]+)$")
 
 
-def registered_kinds(registrations: Iterable[Registered]) -> set[KubernetesKind]:
-    """The Kubernetes kinds among the registrations (providers and components excluded)."""
+def kubernetes_kinds(registrations: Iterable[Registered]) -> set[KubernetesKind]:
+    """The Kubernetes kinds the program applies: the ones it registers (providers and components
+    excluded), and Kubeflow's, which its kustomization renders at deploy time."""
     kinds = set()
     for registration in registrations:
+        if registration.type == KUBEFLOW_TYPE:
+            kinds |= {KubernetesKind.of(api_version, kind) for api_version, kind in RENDERED_KINDS}
         match = _KUBERNETES_TYPE.match(registration.type)
         if match and match["kind"] not in ("Provider",) and match["group"] != "kustomize":
             group = "" if match["group"] == "core" else match["group"]

@@ -25,8 +25,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from spotkube.clouds.aks.catalog import RBAC_CLUSTER_ADMIN_ROLE_ID
-from spotkube.platform.addons.kfp_kinds import RENDERED_KINDS
-from spotkube.platform.addons.kfp_transforms import KUBEFLOW_TYPE
 from spotkube.platform.identities import (
     UNMAPPED,
     Assignment,
@@ -36,7 +34,7 @@ from spotkube.platform.identities import (
     KubernetesKind,
     Registered,
     Role,
-    registered_kinds,
+    kubernetes_kinds,
     sorted_calls,
 )
 
@@ -96,14 +94,6 @@ def role_definition_id(scope_id: str, role: str) -> str | None:
 def _unmapped(type_token: str) -> str:
     """The permission of a type spotkube has no row for: no role allows it, so the tests name it."""
     return f"{UNMAPPED} for {type_token}; add it to clouds/aks/identities.py)"
-
-
-def kubernetes_kinds(registrations: Sequence[Registered]) -> set[KubernetesKind]:
-    """The kinds the program applies: the ones it registers, and Kubeflow's, rendered at deploy time."""
-    kinds = registered_kinds(registrations)
-    if any(r.type == KUBEFLOW_TYPE for r in registrations):
-        kinds |= {KubernetesKind.of(api_version, kind) for api_version, kind in RENDERED_KINDS}
-    return kinds
 
 
 def data_action(kind: KubernetesKind, verb: str) -> str:

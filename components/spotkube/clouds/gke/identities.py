@@ -23,8 +23,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from spotkube.platform.addons.kfp_kinds import RENDERED_KINDS
-from spotkube.platform.addons.kfp_transforms import KUBEFLOW_TYPE
 from spotkube.platform.identities import (
     UNMAPPED,
     Assignment,
@@ -34,8 +32,8 @@ from spotkube.platform.identities import (
     KubernetesKind,
     Registered,
     Role,
+    kubernetes_kinds,
     plural,
-    registered_kinds,
     sorted_calls,
 )
 
@@ -73,14 +71,6 @@ SECRET = KubernetesKind("", "Secret")
 REFRESH = "refresh: pulumi refresh, pulumi preview --refresh"
 CHANGE_PREVIEW = "a preview of a change to such an object (the live object, before the server-side dry run)"
 QUOTA = "spotkube quota (the pull request's comment; deploy.yml before pulumi up)"
-
-
-def kubernetes_kinds(registrations: Sequence[Registered]) -> set[KubernetesKind]:
-    """The kinds the program applies: the ones it registers, and Kubeflow's, rendered at deploy time."""
-    kinds = registered_kinds(registrations)
-    if any(r.type == KUBEFLOW_TYPE for r in registrations):
-        kinds |= {KubernetesKind.of(api_version, kind) for api_version, kind in RENDERED_KINDS}
-    return kinds
 
 
 def permission(kind: KubernetesKind, verb: str) -> str:
