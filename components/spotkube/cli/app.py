@@ -280,8 +280,9 @@ def cost(
 ) -> None:
     """What a stack costs a month, with what-if node-hours per pool; needs no Pulumi run."""
     try:
-        stack = stack_names.stack_name(find_project(project_dir), stack)
-        plan_ = plan_platform(load_stack_spec(find_project(project_dir), stack))
+        project = find_project(project_dir)
+        stack = stack_names.stack_name(project, stack)
+        plan_ = plan_platform(load_stack_spec(project, stack))
         what_if = _hours(hours or [], [p.name for p in plan_.pools])
         report_ = price_plan(plan_, hours=what_if, table=price_table(prices))
     except SpotkubeError as err:
