@@ -349,3 +349,25 @@ def test_the_cli_needs_no_click_of_its_own() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("spotkube ")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("quota", "--stack", "gke-dev-us-central1", "--timeout", "0", "--endpoint", "http://127.0.0.1:9"),
+     "the timeout must be a positive, finite number of seconds, got 0"),
+    (("quota", "--stack", "aks-dev-uksouth", "--timeout", "-5", "--endpoint", "http://127.0.0.1:9",
+      "--subscription", "00000000-0000-0000-0000-000000000001"),
+     "the timeout must be a positive, finite number of seconds, got -5"),
+    (("prices", "refresh", "--cloud", "azure", "--region", "uksouth", "--sku", "Standard_D4s_v3", "--timeout",
+      "inf", "--azure-endpoint", "http://127.0.0.1:9/", "--retries", "0"),
+     "the timeout must be a positive, finite number of seconds, got inf"),
+    (("simulate", "--stack", "aks-dev-uksouth", "examples/pipelines/download_csvs.yaml", "--seed", "-1"),
+     "Invalid value for '--seed': Input should be greater than or equal to 0"),
+])
+def test_a_number_no_client_can_use_is_refused_with_a_message(args: tuple[str, ...], message: str,
+                                                              tmp_path: Path) -> None:
+    """A timeout the HTTP clients can't use and a seed numpy can't take end in spotkube's message, not
+    in the client's traceback."""
+    done = run(*args, env={"SPOTKUBE_PRICES": str(tmp_path / "prices.json")})
+    assert done.returncode == 2, done.stderr
+    assert message in " ".join(done.stderr.split())
+    assert "Traceback" not in done.stderr

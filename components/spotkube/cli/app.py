@@ -611,7 +611,7 @@ def simulate(
                                        help="The stack whose pools the pipeline runs on.")],
     runs: Annotated[int, typer.Option("--runs", min=1, max=1_000_000, metavar="N",
                                       help="Runs to sample, 1 to 1,000,000.")] = DEFAULT_RUNS,
-    seed: Annotated[int, typer.Option("--seed", metavar="N",
+    seed: Annotated[int, typer.Option("--seed", min=0, metavar="N",
                                       help="Seed of the random generator: same seed, same figures.")]
     = DEFAULT_SEED,
     runtime: Annotated[list[str] | None, typer.Option(

@@ -9,6 +9,7 @@ camelCase path becomes the Python API's snake_case one. Pure module: no Pulumi.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 import types
 import typing
@@ -222,3 +223,10 @@ def validation_problems(error: ValidationError) -> list[str]:
         out.append(f"{where}: {message}" if where else message)
     return out
 
+
+def timeout_problem(seconds: float) -> str | None:
+    """Why a per-request timeout can't be used, or None: the HTTP clients refuse zero, negative and
+    infinite timeouts with a traceback of their own (urllib3: "timestamp out of range")."""
+    if math.isfinite(seconds) and seconds > 0:
+        return None
+    return f"the timeout must be a positive, finite number of seconds, got {seconds:g}"

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from spotkube.platform.contract import Capacity
+from spotkube.platform.errors import SpotkubeError
+from spotkube.platform.input_messages import timeout_problem
 from spotkube.platform.spec import PlatformSpec
 
 #: Where a quota is counted: in the stack's region, or once for the whole subscription or project.
@@ -250,6 +252,10 @@ class QuotaQuery:
     endpoint: str | None = None
     account: str | None = None
     timeout: float = 30.0
+
+    def __post_init__(self) -> None:
+        if (problem := timeout_problem(self.timeout)) is not None:
+            raise SpotkubeError(problem)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from spotkube.platform.cost.prices import Kind, PriceRow
+from spotkube.platform.input_messages import timeout_problem
 
 #: Seconds to wait for a connection and for each answer.
 DEFAULT_TIMEOUT_S = 30.0
@@ -40,8 +41,8 @@ class FetchSettings:
     retry_after_max_s: int = DEFAULT_RETRY_AFTER_MAX_S
 
     def __post_init__(self) -> None:
-        if self.timeout_s <= 0:
-            raise ValueError(f"the timeout must be a positive number of seconds, got {self.timeout_s:g}")
+        if (problem := timeout_problem(self.timeout_s)) is not None:
+            raise ValueError(problem)
         if self.retries < 0 or self.backoff_factor < 0 or self.backoff_max_s < 0 or self.retry_after_max_s < 0:
             raise ValueError("retries, backoff and the Retry-After cap can't be negative")
 
