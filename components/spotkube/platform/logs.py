@@ -16,8 +16,6 @@ from spotkube.platform.errors import SpotkubeError
 
 #: Where KFP standalone runs every pipeline pod.
 PIPELINE_NAMESPACE = "kubeflow"
-#: The label KFP's API server puts on every pod of a run (backend/src/common/util, LabelKeyWorkflowRunId).
-RUN_ID_LABEL = "pipeline/runid"
 #: A pod name: a DNS-1123 subdomain (kubernetes.io/docs/concepts/overview/working-with-objects/names).
 POD_NAME = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
 #: KFP run ids are UUIDs.

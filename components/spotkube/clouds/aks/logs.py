@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 import shlex
 
-from spotkube.platform.logs import RUN_ID_LABEL, LogQuery, LogsError, LogTarget
+from spotkube.platform.contract import KFP_RUN_ID_LABEL
+from spotkube.platform.logs import LogQuery, LogsError, LogTarget
 from spotkube.platform.spec import PlatformSpec
 
 #: A Log Analytics workspace's ARM resource id.
@@ -44,7 +45,7 @@ def log_query(spec: PlatformSpec, target: LogTarget) -> LogQuery:
             "ContainerLogV2", window, f"| where PodNamespace == {namespace} and PodName == {_quoted(target.pod)}",
             "| project TimeGenerated, ContainerName, LogSource, LogMessage", "| order by TimeGenerated asc"])
     else:
-        label = _quoted(f'"{RUN_ID_LABEL}":"{target.run}"')
+        label = _quoted(f'"{KFP_RUN_ID_LABEL}":"{target.run}"')
         query = "\n".join([
             "let pods = KubePodInventory", window, f"| where Namespace == {namespace} and PodLabel contains {label}",
             "| distinct Name;", "ContainerLogV2", window, f"| where PodNamespace == {namespace} and PodName in (pods)",

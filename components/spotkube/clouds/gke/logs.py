@@ -13,7 +13,8 @@ import re
 import shlex
 from urllib.parse import quote
 
-from spotkube.platform.logs import RUN_ID_LABEL, LogQuery, LogsError, LogTarget
+from spotkube.platform.contract import KFP_RUN_ID_LABEL
+from spotkube.platform.logs import LogQuery, LogsError, LogTarget
 from spotkube.platform.spec import PlatformSpec
 
 #: GKE cluster names: 1-40 lower-case letters, digits and hyphens, starting with a letter.
@@ -48,7 +49,7 @@ def log_query(spec: PlatformSpec, target: LogTarget) -> LogQuery:
     if target.pod is not None:
         lines.append(f"resource.labels.pod_name={_quoted(target.pod)}")
     else:
-        lines.append(f'labels."k8s-pod/{RUN_ID_LABEL}"={_quoted(target.run or "")}')
+        lines.append(f'labels."k8s-pod/{KFP_RUN_ID_LABEL}"={_quoted(target.run or "")}')
     if spec.cluster.logs.enabled is False:
         notes.append("cluster.logs.enabled is false: workloads' logs are not sent to Cloud Logging, so a pod gone "
                      "with its node left none")

@@ -47,6 +47,9 @@ FAILURE_RETRIES_ANNOTATION = f"{LABEL_PREFIX}/failure-retries"
 #: workflow's name, and the workflow node the pod is an attempt of; the drill follows a step's retries by them.
 ARGO_WORKFLOW_LABEL = "workflows.argoproj.io/workflow"
 ARGO_NODE_NAME_ANNOTATION = "workflows.argoproj.io/node-name"
+#: The label KFP's API server puts on every pod of a run (backend/src/common/util, LabelKeyWorkflowRunId);
+#: `spotkube logs --run` finds a run's pods by it.
+KFP_RUN_ID_LABEL = "pipeline/runid"
 #: With the NVIDIA device plugin's `mixed` MIG strategy each MIG profile is a resource of its own:
 #: `nvidia.com/mig-1g.10gb` (docs/gpu-sharing.md).
 MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
