@@ -18,7 +18,7 @@ from spotkube.clouds import load_stack_spec
 from spotkube.clouds.gke.resources import COMPUTE_CLASS_TYPE
 from spotkube.components.offline import run_stack
 from spotkube.platform.addons import device_plugin as workloads
-from spotkube.platform.addons import kfp_reference
+from spotkube.platform.addons import kfp_kinds, kfp_reference
 from spotkube.platform.addons.kfp_transforms import Credentials, transform
 from spotkube.platform.contract import Taint
 from spotkube.platform.project import Project
@@ -43,6 +43,11 @@ def assert_valid(obj: dict[str, Any], versions: list[str] | tuple[str, ...]) -> 
             where = "/".join(str(p) for p in err.path)
             pytest.fail(f"{obj['kind']} {obj['metadata'].get('name')} is invalid for Kubernetes {version} "
                         f"at {where}: {err.message}")
+
+
+def test_the_kinds_kfps_install_applies_were_read_from_the_kfp_spotkube_installs() -> None:
+    """The identities' rights cover the kinds KFP's kustomization renders, recorded by hand from one tag."""
+    assert kfp_kinds.KINDS_VERSION == kfp_reference.VERSION, "re-read platform/addons/kfp_kinds.py from the new tag"
 
 
 def test_the_targets_are_versions_kubernetes_validate_ships() -> None:

@@ -106,11 +106,6 @@ class UnpricedPool:
         return {"pool": self.pool, "machine": self.machine, "gpu": self.gpu, "region": self.region,
                 "missing": list(self.missing), "blocks": list(self.blocks)}
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> UnpricedPool:
-        return cls(str(data["pool"]), str(data["machine"]), data.get("gpu"), str(data["region"]),
-                   tuple(data.get("missing") or ()), tuple(data.get("blocks") or ()))
-
 
 @dataclass
 class CostReport:

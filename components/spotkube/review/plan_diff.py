@@ -114,14 +114,6 @@ class CostDelta:
         return "not comparable: " + "; ".join([*(u.text("has") for u in after), *(u.text("had") for u in before)])
 
     @property
-    def idle_floor_delta(self) -> float | None:
-        return self.delta("idleFloor")
-
-    @property
-    def scenario_delta(self) -> float | None:
-        return self.delta("scenario")
-
-    @property
     def changed(self) -> bool:
         return any(self.pair(f)[0] != self.pair(f)[1] for f in DIFF_FIGURES) or (
             [u.to_json() for u in self.old.unpriced] != [u.to_json() for u in self.new.unpriced])

@@ -14,10 +14,9 @@ Pure module: no Pulumi.
 
 from __future__ import annotations
 
-from spotkube.platform.addons.kfp_reference import VERSION
-
-#: The KFP release these kinds were read from.
-KINDS_VERSION = VERSION
+#: The KFP release these kinds were read from; a test fails when the KFP spotkube installs moves on
+#: without them being read again.
+KINDS_VERSION = "2.17.0"
 #: (apiVersion, kind) of every object the two steps apply: the namespace, 11 CRDs (Argo Workflows',
 #: KFP's ScheduledWorkflow and Viewer, the Application CRD), RBAC, 14 Deployments, 8 Services, 7 plus 1
 #: ConfigMaps, 2 PersistentVolumeClaims, 2 Secrets (MySQL's and the object store's), a NetworkPolicy
