@@ -330,3 +330,17 @@ def test_the_cluster_logs_the_plan_s_security_concerns_from_its_registered_input
     assert [m.removeprefix("AksGpuCluster 'ml': plan warning: ") for m in logged] == [
         w for w in planned if not w.startswith("[security-kubeflow")]
     assert any(concern in m for m in logged), logged
+
+
+def test_an_unreadable_price_file_skips_the_cost_warnings_and_says_why(
+    repo_project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Under `pulumi up` a warning must never stop a deployment: a price file that can't be read is one
+    warning, with its id and the file's problem, and every resource is still registered."""
+    broken = tmp_path / "prices.json"
+    broken.write_text("{not json")
+    monkeypatch.setenv("SPOTKUBE_PRICES", str(broken))
+    run_ = run_stack(repo_project, "aks-dev-uksouth")
+    (logged,) = [line for line in run_.log if "plan warning: [cost-" in line]
+    assert "plan warning: [cost-unreadable-prices] no cost warnings: " in logged and "prices.json" in logged
+    assert any(r.type == "azure-native:containerservice:ManagedCluster" for r in run_.registrations)

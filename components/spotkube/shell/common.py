@@ -34,6 +34,7 @@ from spotkube.platform.errors import Problem, SpecError, SpotkubeError
 from spotkube.platform.input_messages import cut, did_you_mean, kind, shown
 from spotkube.platform.plan import PlatformPlan
 from spotkube.platform.spec import PlatformSpec, wired_fields
+from spotkube.platform.warnings import tagged
 from spotkube.review.catalog_check import catalog_note
 from spotkube.review.costing import LOGGED_PLAN_WARNING, price_plan
 from spotkube.review.fallback import missing_fallbacks
@@ -334,7 +335,7 @@ def log_plan_warnings(component: pulumi.Resource, label: str, plan: PlatformPlan
     try:
         warnings = [str(w) for w in price_plan(plan).warnings]
     except SpotkubeError as err:
-        warnings = [f"[cost-unreadable-prices] no cost warnings: {err}"]
+        warnings = [tagged("cost-unreadable-prices", f"no cost warnings: {err}")]
     warnings += [str(w) for w in missing_fallbacks(plan.pools)]
     warnings += [str(w) for w in catalog_note(plan.spec).plan_warnings()]
     for warning in dict.fromkeys(warnings):
