@@ -62,8 +62,8 @@ def test_the_posture_shows_each_gpu_pool_s_exposure(runs: dict[str, StackRun]) -
     assert aks_prod["a100ondemand"] == ("node image updates only in Sat 02:00–06:00 UTC-05:00; drain waits 60 min; "
                                         "1 surge node(s); a node it can't drain is cordoned and kept")
     gke_prod = {u.pool: u.text() for u in report.stack_document(runs["gke-prod-europe-west4"]).upgrades}
-    assert gke_prod["a100-spot"] == ("node upgrades and image updates only in Sat, Sun 01:00–07:00 UTC+01:00; drain "
-                                     "waits up to 60 min (GKE's limit for disruption budgets); 1 surge node(s), "
+    assert gke_prod["a100-spot"] == ("node upgrades and image updates only in Sat, Sun 00:00–06:00 UTC (declared as "
+                                     "Sat, Sun 01:00–07:00 UTC+01:00); drain waits up to 60 min (GKE's limit for disruption budgets); 1 surge node(s), "
                                      "0 unavailable")
 
 
@@ -99,7 +99,7 @@ def test_gke_window_and_busy_periods_become_its_maintenance_policy() -> None:
         "window": {"days": ["Saturday", "Sunday"], "start": "22:00", "hours": 6, "utcOffset": "+01:00"},
         "busyPeriods": [{"name": "year-end", "start": "2026-12-14", "end": "2027-01-04"}]})
     assert gke.maintenance_policy(maintenance) == {
-        "recurring_window": {"start_time": "2025-01-04T22:00:00+01:00", "end_time": "2025-01-05T04:00:00+01:00",
+        "recurring_window": {"start_time": "2025-01-04T21:00:00Z", "end_time": "2025-01-05T03:00:00Z",
                              "recurrence": "FREQ=WEEKLY;BYDAY=SA,SU"},
         "maintenance_exclusions": [{"exclusion_name": "year-end", "start_time": "2026-12-14T00:00:00Z",
                                     "end_time": "2027-01-05T00:00:00Z",

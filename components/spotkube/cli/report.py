@@ -16,6 +16,7 @@ from spotkube.clouds import plan_platform, profile, upgrade_exposures
 from spotkube.components.offline import StackRun
 from spotkube.platform.contract import PoolContract
 from spotkube.platform.cost import PriceTable
+from spotkube.platform.maintenance import UpgradeExposure, window_of
 from spotkube.platform.posture import ClusterPosture
 from spotkube.platform.preflight import Deployment
 from spotkube.platform.registration import Registration
@@ -121,9 +122,18 @@ def stack_document(run: StackRun, table: PriceTable | None = None) -> PlanDocume
         quota=stack_quota(run.spec.cloud, pools),
         acknowledgements=run.spec.acknowledgements,
         catalog=catalog_note(run.spec),
-        upgrades=tuple(upgrade_exposures([(r.type, r.name, r.inputs) for r in seen_by_pack])),
+        upgrades=_upgrades(run, seen_by_pack),
         advisories=tuple(sorted(set(check_stack(seen_by_pack)), key=lambda f: (f.rule, f.message))),
     )
+
+
+def _upgrades(run: StackRun, seen_by_pack: Sequence[Registration]) -> tuple[UpgradeExposure, ...]:
+    """Each pool's exposure as registered, with the window as the stack declared it wherever the
+    cloud registered it in other terms (GKE's, in UTC), so the plan shows the local and the cloud's."""
+    window = run.spec.cluster.maintenance.window
+    declared = window_of(window) if window is not None else None
+    return tuple(dataclasses.replace(u, declared=declared) if u.window and u.window != declared else u
+                 for u in upgrade_exposures([(r.type, r.name, r.inputs) for r in seen_by_pack]))
 
 
 def plan_json(documents: Sequence[PlanDocument], details: bool = False) -> dict[str, Any]:

@@ -21,12 +21,13 @@ from spotkube.platform.spec import MaintenanceWindow
 DAY_ABBREVIATIONS = {"Monday": "Mon", "Tuesday": "Tue", "Wednesday": "Wed", "Thursday": "Thu", "Friday": "Fri",
                      "Saturday": "Sat", "Sunday": "Sun"}
 WEEKDAYS = tuple(DAY_ABBREVIATIONS)
+MINUTES_A_DAY = 24 * 60
 
 
 def window_text(days: Sequence[str], start: str, hours: int, utc_offset: str = "+00:00") -> str:
     """`Sat 02:00–06:00 UTC`, `Sat, Sun 22:00–02:00 UTC+01:00` (the end on the next day)."""
     hour, minute = (int(part) for part in start.split(":"))
-    end_minutes = (hour * 60 + minute + hours * 60) % (24 * 60)
+    end_minutes = (hour * 60 + minute + hours * 60) % MINUTES_A_DAY
     zone = "UTC" if utc_offset in ("+00:00", "-00:00", "Z") else f"UTC{utc_offset}"
     named = ", ".join(DAY_ABBREVIATIONS.get(day, day) for day in days)
     return f"{named} {start}–{end_minutes // 60:02d}:{end_minutes % 60:02d} {zone}"
@@ -39,6 +40,20 @@ def window_of(window: MaintenanceWindow) -> str:
 def first_day_on_or_after(day: date, weekday: str) -> date:
     """The first `weekday` on or after `day`: a recurring window's anchor date."""
     return day + timedelta(days=(WEEKDAYS.index(weekday) - day.weekday()) % 7)
+
+
+def in_utc(window: MaintenanceWindow) -> MaintenanceWindow:
+    """The same weekly window told in UTC, for a cloud that counts a window's days in UTC (GKE: "Days
+    are measured in the UTC timezone"): a start that crosses midnight moves every day with it, so
+    Saturday 00:30 +01:00 is Friday 23:30 UTC."""
+    hour, minute = (int(part) for part in window.start.split(":"))
+    offset_hours, offset_minutes = (int(part) for part in window.utc_offset[1:].split(":"))
+    sign = -1 if window.utc_offset.startswith("-") else 1
+    utc_minutes = hour * 60 + minute - sign * (offset_hours * 60 + offset_minutes)
+    shift, start = divmod(utc_minutes, MINUTES_A_DAY)
+    days = tuple(WEEKDAYS[(WEEKDAYS.index(day) + shift) % 7] for day in window.days)
+    return window.model_copy(update={"days": days, "start": f"{start // 60:02d}:{start % 60:02d}",
+                                     "utc_offset": "+00:00"})
 
 
 @dataclass(frozen=True)
@@ -54,6 +69,9 @@ class UpgradeExposure:
     busy_periods: tuple[str, ...] = ()
     #: What is upgraded in the window (node image updates, Kubernetes upgrades).
     what: str = "node image updates"
+    #: The window as the stack declared it, when the cloud registers it in other terms (GKE counts a
+    #: window's days in UTC), so a reviewer sees both the local window and the one the cloud applies.
+    declared: str | None = None
 
     @property
     def kind(self) -> str:
@@ -61,11 +79,14 @@ class UpgradeExposure:
 
     def text(self) -> str:
         when = f"only in {self.window}" if self.window else "at any time (no maintenance window)"
+        if self.window and self.declared:
+            when += f" (declared as {self.declared})"
         busy = f"; none during {', '.join(self.busy_periods)}" if self.busy_periods else ""
         return f"{self.what} {when}{busy}; {self.replacement}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"pool": self.pool, "gpu": self.gpu, "window": self.window, "busyPeriods": list(self.busy_periods),
+        return {"pool": self.pool, "gpu": self.gpu, "window": self.window, "declaredWindow": self.declared,
+                "busyPeriods": list(self.busy_periods),
                 "replacement": self.replacement, "text": self.text()}
 
 

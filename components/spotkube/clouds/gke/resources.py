@@ -18,7 +18,7 @@ import hashlib
 import math
 import re
 from collections.abc import Mapping, Sequence
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, time, timedelta
 from typing import Any
 
 from spotkube.clouds.gke import gpu_sharing
@@ -27,7 +27,7 @@ from spotkube.platform import contract
 from spotkube.platform.cloud import AutoscalerFacts, RegisteredPool, first, items, mapping
 from spotkube.platform.component_names import AUTONAME_SUFFIX
 from spotkube.platform.input_messages import shown
-from spotkube.platform.maintenance import WEEKDAYS, UpgradeExposure, first_day_on_or_after, window_text
+from spotkube.platform.maintenance import WEEKDAYS, UpgradeExposure, first_day_on_or_after, in_utc, window_text
 from spotkube.platform.plan import PlatformPlan, PoolPlan, versioned_name
 from spotkube.platform.posture import ClusterPosture, Setting, flag, listed
 from spotkube.platform.spec import MaintenanceSettings, MaintenanceWindow, PlatformSpec
@@ -47,6 +47,7 @@ RRULE_DAYS = dict(zip(WEEKDAYS, ("MO", "TU", "WE", "TH", "FR", "SA", "SU"), stri
 #: A window's times are RFC 3339 instants on the first of its days on or after this date; the
 #: recurrence repeats them.
 WINDOW_ANCHOR = date(2025, 1, 1)
+RFC3339_UTC = "%Y-%m-%dT%H:%M:%SZ"
 #: Busy periods stop node upgrades and minor versions; GKE still applies the control plane's patches.
 EXCLUSION_SCOPE = "NO_MINOR_OR_NODE_UPGRADES"
 #: What a GPU pool's upgrade does unless the stack says otherwise: one surge node, none taken away
@@ -551,17 +552,20 @@ def read_autoscaler(resources: Sequence[tuple[str, str, Mapping[str, Any]]]) -> 
 
 def maintenance_policy(maintenance: MaintenanceSettings) -> dict[str, Any] | None:
     """The Cluster's `maintenance_policy` (the SDK's names): a weekly recurring window and the busy
-    periods as exclusions; None when the stack lets GKE upgrade at any time."""
-    window = maintenance.window
-    if window is None:
+    periods as exclusions; None when the stack lets GKE upgrade at any time.
+
+    GKE counts the recurrence's days in UTC, so the window is written in UTC, its days shifted when
+    the local start is on another day in UTC; and its times as RFC 3339 in UTC (`Z`), the way GKE
+    reads them back, so a refresh shows no difference."""
+    if maintenance.window is None:
         return None
-    day = first_day_on_or_after(WINDOW_ANCHOR, window.days[0])
-    offset = "Z" if window.utc_offset in ("+00:00", "-00:00") else window.utc_offset
-    start = datetime.fromisoformat(f"{day.isoformat()}T{window.start}:00{window.utc_offset}")
+    window = in_utc(maintenance.window)
+    start = datetime.combine(first_day_on_or_after(WINDOW_ANCHOR, window.days[0]),
+                             time.fromisoformat(window.start))
     end = start + timedelta(hours=window.hours)
     policy: dict[str, Any] = {"recurring_window": {
-        "start_time": start.strftime("%Y-%m-%dT%H:%M:%S") + offset,
-        "end_time": end.strftime("%Y-%m-%dT%H:%M:%S") + offset,
+        "start_time": start.strftime(RFC3339_UTC),
+        "end_time": end.strftime(RFC3339_UTC),
         "recurrence": "FREQ=WEEKLY;BYDAY=" + ",".join(RRULE_DAYS[d] for d in window.days),
     }}
     if maintenance.busy_periods:
