@@ -56,15 +56,16 @@ def test_prod_stacks_declare_their_window_in_the_stack_file(repo_project: Projec
 
 def test_the_posture_shows_each_gpu_pool_s_exposure(runs: dict[str, StackRun]) -> None:
     aks_dev = {u.pool: u.text() for u in report.stack_document(runs["aks-dev-uksouth"]).upgrades}
-    assert aks_dev["t4spot"] == ("node image updates only in Sat 02:00–06:00 UTC; drain waits up to 30 min (AKS's "
-                                 "default; spot pools get no upgrade settings), then Argo retries its steps")
+    assert aks_dev["t4spot"] == ("node image updates only in Sat 02:00–06:00 UTC; each node is cordoned and gets an "
+                                 "eviction notice, with no drain and no surge node (AKS's upgrade of a spot pool), "
+                                 "then Argo retries its steps")
     aks_prod = {u.pool: u.text() for u in report.stack_document(runs["aks-prod-eastus"]).upgrades}
     assert aks_prod["a100ondemand"] == ("node image updates only in Sat 02:00–06:00 UTC-05:00; drain waits 60 min; "
                                         "1 surge node(s); a node it can't drain is cordoned and kept")
     gke_prod = {u.pool: u.text() for u in report.stack_document(runs["gke-prod-europe-west4"]).upgrades}
     assert gke_prod["a100-spot"] == ("node upgrades and image updates only in Sat, Sun 00:00–06:00 UTC (declared as "
-                                     "Sat, Sun 01:00–07:00 UTC+01:00); drain waits up to 60 min (GKE's limit for disruption budgets); 1 surge node(s), "
-                                     "0 unavailable")
+                                     "Sat, Sun 01:00–07:00 UTC+01:00); drain waits up to 60 min (GKE's limit for "
+                                     "disruption budgets); 1 surge node(s), 0 unavailable")
 
 
 def test_aks_registers_both_schedules_and_gpu_upgrade_settings(runs: dict[str, StackRun]) -> None:
@@ -161,10 +162,39 @@ def _refused(values: dict[str, Any]) -> str:
     ({**GKE_BASE, "cluster": {"project": "spotkube-dev-example", "maintenance": {
         "anytime": True, "window": {"days": ["Saturday", "Sunday"], "start": "02:00", "hours": 6}}}},
      "anytime: true declares no window and no busy periods"),
+    ({**AKS_BASE, "gpuPools": [{"name": "t4od", "machine": "Standard_NC4as_T4_v3", "capacity": "on-demand",
+                                "upgrade": {"drainTimeoutMinutes": 4}}]},
+     "spotkube:gpuPools[0].upgrade.drainTimeoutMinutes: 4 is not accepted; use greater than or equal to 5"),
+    ({**AKS_BASE, "gpuPools": [{"name": "t4od", "machine": "Standard_NC4as_T4_v3", "capacity": "on-demand",
+                                "upgrade": {"maxSurge": "0"}}]},
+     "spotkube:gpuPools[0].upgrade.maxSurge: maxSurge '0' with maxUnavailable '0' replaces no node at all, which AKS "
+     "refuses; set maxSurge above 0"),
+    ({**AKS_BASE, "gpuPools": [{"name": "t4od", "machine": "Standard_NC4as_T4_v3", "capacity": "on-demand",
+                                "upgrade": {"maxSurge": "0%", "maxUnavailable": "0"}}]},
+     "spotkube:gpuPools[0].upgrade.maxSurge: maxSurge '0%' with maxUnavailable '0' replaces no node at all"),
+    ({**GKE_BASE, "gpuPools": [{"name": "l4-spot", "machine": "g2-standard-8", "upgrade": {"maxSurge": 0}}]},
+     "spotkube:gpuPools[0].upgrade.maxSurge: maxSurge 0 with maxUnavailable 0 replaces no node at all, which GKE "
+     "refuses"),
+    ({**GKE_BASE, "spotPools": [{"name": "cpu", "machine": "e2-standard-8",
+                                 "upgrade": {"maxSurge": 0, "maxUnavailable": 0}}]},
+     "spotkube:spotPools[0].upgrade.maxSurge: maxSurge 0 with maxUnavailable 0 replaces no node at all, which GKE "
+     "refuses"),
 ], ids=["aks-two-days", "aks-spot-surge", "aks-strategy", "aks-long-soak", "gke-short-window", "gke-drain-timeout",
-        "gke-percent", "busy-reversed", "anytime-and-window"])
+        "gke-percent", "busy-reversed", "anytime-and-window", "aks-short-drain", "aks-zero-surge-gpu-default",
+        "aks-zero-percent", "gke-zero-surge-gpu-default", "gke-zero-both"])
 def test_upgrade_settings_a_cloud_can_t_take_are_refused_with_the_key(values: dict[str, Any], message: str) -> None:
     assert message in _refused(values)
+
+
+@pytest.mark.parametrize("values", [
+    {**AKS_BASE, "gpuPools": [{"name": "t4od", "machine": "Standard_NC4as_T4_v3", "capacity": "on-demand",
+                               "upgrade": {"maxSurge": "0", "maxUnavailable": "1", "drainTimeoutMinutes": 5}}]},
+    {**GKE_BASE, "gpuPools": [{"name": "l4-spot", "machine": "g2-standard-8",
+                               "upgrade": {"maxSurge": 0, "maxUnavailable": 1}}]},
+    {**GKE_BASE, "spotPools": [{"name": "cpu", "machine": "e2-standard-8", "upgrade": {"maxUnavailable": 0}}]},
+], ids=["aks-unavailable-instead", "gke-unavailable-instead", "gke-default-surge"])
+def test_an_upgrade_that_replaces_nodes_one_way_or_the_other_is_accepted(values: dict[str, Any]) -> None:
+    parse_spec(values, "stacks/Pulumi.x.yaml")
 
 
 def test_a_window_is_at_least_four_hours_on_both_clouds() -> None:

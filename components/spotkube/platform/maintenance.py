@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
-from spotkube.platform.spec import MaintenanceWindow
+from spotkube.platform.errors import Problem
+from spotkube.platform.input_messages import shown
+from spotkube.platform.spec import MaintenanceWindow, PoolUpgrade, config_key
 
 DAY_ABBREVIATIONS = {"Monday": "Mon", "Tuesday": "Tue", "Wednesday": "Wed", "Thursday": "Thu", "Friday": "Fri",
                      "Saturday": "Sat", "Sunday": "Sun"}
@@ -92,3 +94,14 @@ class UpgradeExposure:
 
 #: Registered resources (type, name, inputs) -> each worker pool's upgrade exposure.
 UpgradeReader = Callable[[Sequence[tuple[str, str, Mapping[str, Any]]]], list[UpgradeExposure]]
+
+
+def replaces_no_node_problem(path: str, upgrade: PoolUpgrade, surge: object, unavailable: object,
+                             cloud: str) -> Problem:
+    """A pool whose upgrade neither adds a node nor takes one away, which AKS and GKE both refuse:
+    the key the stack set (`maxSurge` first), with the values the pool would get, defaults included."""
+    key = "maxSurge" if "max_surge" in upgrade.model_fields_set else "maxUnavailable"
+    return Problem(config_key(f"{path}.upgrade.{key}"),
+                   f"maxSurge {shown(surge)} with maxUnavailable {shown(unavailable)} replaces no node at all, which "
+                   f"{cloud} refuses; set maxSurge above 0 (a new node comes up before an old one goes, the GPU "
+                   "pools' default) or maxUnavailable above 0 (a node goes down before its replacement is up)")

@@ -73,7 +73,7 @@ class AksPoolUpgradeArgs(TypedDict):
     soak_minutes: NotRequired[int]
     """Minutes to wait after draining a node before reimaging it, 0 to 30 (default 0)."""
     drain_timeout_minutes: NotRequired[int]
-    """How long a drain waits for pods to leave a node (pod disruption budgets honoured) before the node counts as undrainable; GPU pools default to 60, AKS's own is 30."""
+    """How long a drain waits for pods to leave a node (pod disruption budgets honoured) before the node counts as undrainable, 5 to 1440; GPU pools default to 60, AKS's own is 30."""
     undrainable_nodes: NotRequired[str]
     """A node a drain can't empty in time is cordoned and replaced by a surge node (`Cordon`, the GPU default: its step runs on) or made schedulable again and left un-upgraded (`Schedule`)."""
 

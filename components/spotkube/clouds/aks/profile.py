@@ -40,6 +40,7 @@ from spotkube.platform.component_names import ComponentNaming
 from spotkube.platform.cost.refresh import Fetched, FetchSettings, PriceSource, PriceTarget
 from spotkube.platform.errors import NewStackError, Problem
 from spotkube.platform.input_messages import did_you_mean, shown
+from spotkube.platform.maintenance import replaces_no_node_problem
 from spotkube.platform.spec import GpuSpec, alias, all_pools, config_key, set_by_user, worker_pools
 
 CHANNELS = ("stable", "rapid", "patch", "node-image", "none")
@@ -137,8 +138,13 @@ def _upgrade_rules(spec: AksSpec) -> RuleOutput:
         if pool.capacity == "spot" and given:
             yield Problem(config_key(f"{path}.upgrade.{given[0]}"), "AKS refuses surge settings on a spot pool "
                           "(\"Spot pools can't set max surge\"), so spotkube sends a spot pool no upgrade settings: "
-                          "its nodes are drained in the maintenance window and their steps retried; remove upgrade "
-                          "from the spot pool")
+                          "in the maintenance window AKS cordons each node and sends it an eviction notice, without "
+                          "drain or surge, and Argo retries its steps; remove upgrade from the spot pool")
+        elif given:
+            chosen = resources.chosen_upgrade(upgrade, gpu=isinstance(pool, AksGpuPool))
+            if resources.replaces_no_node(chosen):
+                yield replaces_no_node_problem(path, upgrade, chosen.max_surge or resources.AKS_DEFAULT_MAX_SURGE,
+                                               chosen.max_unavailable or "0", "AKS")
 
 
 def _gpu_offers(spec: AksSpec) -> RuleOutput:

@@ -30,7 +30,7 @@ from spotkube.platform.input_messages import shown
 from spotkube.platform.maintenance import UpgradeExposure, window_text
 from spotkube.platform.plan import PlatformPlan, PoolPlan, autoscaler_priorities, versioned_name
 from spotkube.platform.posture import ClusterPosture, Setting, flag, listed
-from spotkube.platform.spec import MaintenanceSettings, MaintenanceWindow
+from spotkube.platform.spec import MaintenanceSettings, MaintenanceWindow, PoolUpgrade
 
 CLUSTER_TYPE = "azure-native:containerservice:ManagedCluster"
 AGENT_POOL_TYPE = "azure-native:containerservice:AgentPool"
@@ -52,6 +52,7 @@ GPU_UPGRADE = AksPoolUpgrade(max_surge="1", max_unavailable="0", drain_timeout_m
                           undrainable_nodes="Cordon")
 #: AKS's own default, for pools it upgrades with none set (the AgentPoolUpgradeSettings docstrings).
 AKS_DRAIN_DEFAULT_MINUTES = 30
+AKS_DEFAULT_MAX_SURGE = "10%"
 #: The kubeconfigs of a cluster's users, and the deployer's own identity.
 USER_CREDENTIALS_INVOKE = "azure-native:containerservice:listManagedClusterUserCredentials"
 CLIENT_CONFIG_INVOKE = "azure-native:authorization:getClientConfig"
@@ -521,16 +522,28 @@ def read_autoscaler(resources: Sequence[tuple[str, str, Mapping[str, Any]]]) -> 
     )
 
 
+def chosen_upgrade(upgrade: PoolUpgrade, *, gpu: bool) -> AksPoolUpgrade:
+    """What the stack set over the pool's defaults (`GPU_UPGRADE` on a GPU pool)."""
+    base = GPU_UPGRADE.model_dump(exclude_none=True) if gpu else {}
+    return AksPoolUpgrade.model_validate({**base, **upgrade.model_dump(exclude_unset=True)})
+
+
+def replaces_no_node(upgrade: AksPoolUpgrade) -> bool:
+    """Whether an upgrade would neither add a node nor take one away, which AKS refuses: `maxSurge`
+    must be above 0 when `maxUnavailable` is 0 (unset, AKS's defaults: a 10% surge, none unavailable)."""
+    surge = AKS_DEFAULT_MAX_SURGE if upgrade.max_surge is None else upgrade.max_surge
+    unavailable = "0" if upgrade.max_unavailable is None else upgrade.max_unavailable
+    return int(surge.rstrip("%")) == 0 and int(unavailable.rstrip("%")) == 0
+
+
 def upgrade_settings(pool: PoolPlan) -> dict[str, Any] | None:
     """An AgentPool's `upgrade_settings` (the SDK's names), or None to leave AKS's own: an on-demand GPU
     pool gets `GPU_UPGRADE` under what the stack set; a spot pool gets none, which AKS refuses."""
     if pool.capacity == "spot" or pool.upgrade is None:
         return None
-    given = pool.upgrade.model_dump(exclude_unset=True)
-    if pool.role != "gpu" and not given:
+    if pool.role != "gpu" and not pool.upgrade.model_fields_set:
         return None
-    base = GPU_UPGRADE.model_dump(exclude_none=True) if pool.role == "gpu" else {}
-    chosen = AksPoolUpgrade.model_validate({**base, **given})
+    chosen = chosen_upgrade(pool.upgrade, gpu=pool.role == "gpu")
     settings = {"max_surge": chosen.max_surge, "max_unavailable": chosen.max_unavailable,
                 "drain_timeout_in_minutes": chosen.drain_timeout_minutes,
                 "node_soak_duration_in_minutes": chosen.soak_minutes,
@@ -567,11 +580,11 @@ def _registered_window(inputs: Mapping[str, Any]) -> tuple[str | None, tuple[str
 
 def _replacement(pool: Mapping[str, Any]) -> str:
     if pool.get("scaleSetPriority") == "Spot":
-        return (f"drain waits up to {AKS_DRAIN_DEFAULT_MINUTES} min (AKS's default; spot pools get no upgrade "
-                "settings), then Argo retries its steps")
+        return ("each node is cordoned and gets an eviction notice, with no drain and no surge node (AKS's upgrade "
+                "of a spot pool), then Argo retries its steps")
     settings = mapping(pool.get("upgradeSettings"))
     drain = settings.get("drainTimeoutInMinutes") or AKS_DRAIN_DEFAULT_MINUTES
-    parts = [f"drain waits {float(drain):g} min", f"{settings.get('maxSurge') or '10%'} surge node(s)"]
+    parts = [f"drain waits {float(drain):g} min", f"{settings.get('maxSurge') or AKS_DEFAULT_MAX_SURGE} surge node(s)"]
     if settings.get("undrainableNodeBehavior") == "Cordon":
         parts.append("a node it can't drain is cordoned and kept")
     return "; ".join(parts)

@@ -106,9 +106,9 @@ class AksPoolUpgrade(PoolUpgrade):
         description="Minutes to wait after draining a node before reimaging it, 0 to 30 (default 0).",
     )
     drain_timeout_minutes: Whole | None = Field(
-        default=None, ge=1, le=1440,
+        default=None, ge=5, le=1440,
         description="How long a drain waits for pods to leave a node (pod disruption budgets honoured) before the "
-        "node counts as undrainable; GPU pools default to 60, AKS's own is 30.",
+        "node counts as undrainable, 5 to 1440; GPU pools default to 60, AKS's own is 30.",
     )
     undrainable_nodes: Literal["Cordon", "Schedule"] | None = Field(
         default=None,

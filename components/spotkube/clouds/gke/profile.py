@@ -38,6 +38,7 @@ from spotkube.platform.component_names import ComponentNaming
 from spotkube.platform.cost.refresh import Fetched, FetchSettings, PriceSource, PriceTarget
 from spotkube.platform.errors import NewStackError, Problem
 from spotkube.platform.input_messages import shown
+from spotkube.platform.maintenance import replaces_no_node_problem
 from spotkube.platform.spec import GpuSpec, all_pools, config_key, set_by_user, worker_pools
 
 CHANNELS = ("RAPID", "REGULAR", "STABLE", "EXTENDED")
@@ -90,13 +91,19 @@ def _zones_in_region(region: str, path: str, zones: tuple[str, ...]) -> RuleOutp
             yield Problem(config_key(f"{path}.zones[{z}]"), f"{shown(zone)} is not a zone of {region}; use {accepted}")
 
 
-def _upgrade_rules(path: str, upgrade: GkePoolUpgrade) -> RuleOutput:
+def _upgrade_rules(path: str, upgrade: GkePoolUpgrade, gpu: bool) -> RuleOutput:
     if upgrade.soak_minutes is not None and upgrade.strategy != "blue-green":
         yield Problem(config_key(f"{path}.upgrade.soakMinutes"), "applies to GKE's blue-green upgrades only; set "
                       "strategy: blue-green or remove it")
     if upgrade.strategy == "blue-green" and (upgrade.max_surge is not None or upgrade.max_unavailable is not None):
         yield Problem(config_key(f"{path}.upgrade.strategy"), "blue-green replaces the whole pool and takes no "
                       "maxSurge or maxUnavailable; remove them or use strategy: surge")
+        return
+    if {"max_surge", "max_unavailable"} & upgrade.model_fields_set:
+        chosen = resources.chosen_upgrade(upgrade, gpu=gpu)
+        surge, unavailable = resources.surge_and_unavailable(chosen)
+        if chosen.strategy != "blue-green" and surge == 0 and unavailable == 0:
+            yield replaces_no_node_problem(path, upgrade, surge, unavailable, "GKE")
 
 
 def below_compute_class_version(version: str) -> bool:
@@ -150,7 +157,7 @@ def rules(spec: GkeSpec) -> RuleOutput:
         if region_valid:
             yield from _zones_in_region(spec.region, path, cpu_pool.zones)
     for path, worker in worker_pools(spec):
-        yield from _upgrade_rules(path, worker.upgrade)
+        yield from _upgrade_rules(path, worker.upgrade, isinstance(worker, GkeGpuPool))
     window = settings.maintenance.window
     if window is not None and len(window.days) * window.hours < MIN_WEEKLY_HOURS:
         yield Problem(config_key("cluster.maintenance.window"), f"{len(window.days)} day(s) of {window.hours} hours is "

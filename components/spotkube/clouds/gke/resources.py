@@ -30,7 +30,7 @@ from spotkube.platform.input_messages import shown
 from spotkube.platform.maintenance import WEEKDAYS, UpgradeExposure, first_day_on_or_after, in_utc, window_text
 from spotkube.platform.plan import PlatformPlan, PoolPlan, versioned_name
 from spotkube.platform.posture import ClusterPosture, Setting, flag, listed
-from spotkube.platform.spec import MaintenanceSettings, MaintenanceWindow, PlatformSpec
+from spotkube.platform.spec import MaintenanceSettings, MaintenanceWindow, PlatformSpec, PoolUpgrade
 
 CLUSTER_TYPE = "gcp:container/cluster:Cluster"
 NODE_POOL_TYPE = "gcp:container/nodePool:NodePool"
@@ -578,23 +578,34 @@ def maintenance_policy(maintenance: MaintenanceSettings) -> dict[str, Any] | Non
     return policy
 
 
+def chosen_upgrade(upgrade: PoolUpgrade, *, gpu: bool) -> GkePoolUpgrade:
+    """What the stack set over the pool's defaults (`GPU_UPGRADE` on a GPU pool's surge upgrade)."""
+    given = upgrade.model_dump(exclude_unset=True)
+    gpu_surge = gpu and given.get("strategy") != "blue-green"
+    return GkePoolUpgrade.model_validate({**(GPU_UPGRADE.model_dump(exclude_none=True) if gpu_surge else {}),
+                                          **given})
+
+
+def surge_and_unavailable(upgrade: GkePoolUpgrade) -> tuple[int, int]:
+    """A surge upgrade's nodes added and taken away at once, GKE's defaults (1 and 0) where unset."""
+    return (1 if upgrade.max_surge is None else upgrade.max_surge,
+            0 if upgrade.max_unavailable is None else upgrade.max_unavailable)
+
+
 def upgrade_settings(pool: PoolPlan) -> dict[str, Any] | None:
     """A NodePool's `upgrade_settings` (the SDK's names), or None to leave GKE's own: a GPU pool gets
     `GPU_UPGRADE` under what the stack set."""
     if pool.upgrade is None:
         return None
-    given = pool.upgrade.model_dump(exclude_unset=True)
-    if pool.role != "gpu" and not given:
+    if pool.role != "gpu" and not pool.upgrade.model_fields_set:
         return None
-    gpu_surge = pool.role == "gpu" and given.get("strategy") != "blue-green"
-    chosen = GkePoolUpgrade.model_validate({**(GPU_UPGRADE.model_dump(exclude_none=True) if gpu_surge else {}),
-                                            **given})
+    chosen = chosen_upgrade(pool.upgrade, gpu=pool.role == "gpu")
     if chosen.strategy == "blue-green":
         return {"strategy": "BLUE_GREEN", "blue_green_settings": {
             "node_pool_soak_duration": f"{(chosen.soak_minutes or 0) * 60}s",
             "standard_rollout_policy": {"batch_node_count": 1, "batch_soak_duration": "0s"}}}
-    return {"strategy": "SURGE", "max_surge": 1 if chosen.max_surge is None else chosen.max_surge,
-            "max_unavailable": 0 if chosen.max_unavailable is None else chosen.max_unavailable}
+    surge, unavailable = surge_and_unavailable(chosen)
+    return {"strategy": "SURGE", "max_surge": surge, "max_unavailable": unavailable}
 
 
 def _registered_window(inputs: Mapping[str, Any]) -> tuple[str | None, tuple[str, ...]]:
