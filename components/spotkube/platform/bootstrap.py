@@ -9,10 +9,11 @@ the key, the value and what is accepted, before anything is registered. Pure mod
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import BeforeValidator, Field, ValidationError, model_validator
 
 from spotkube.platform.contract import Cloud
 from spotkube.platform.errors import Problem, SpecError
@@ -23,8 +24,24 @@ from spotkube.platform.spec import CONFIG_NAMESPACE, Text, _Model
 #: name of letters, digits, `.`, `_` and `-` (docs.github.com: "repository names can only contain ASCII
 #: letters, digits, and the characters ., -, and _").
 REPOSITORY = r"^[A-Za-z0-9]([A-Za-z0-9-]{0,37}[A-Za-z0-9])?/[A-Za-z0-9._-]{1,100}$"
-#: GitHub environment names as deploy.yml and preview.yml use them (the stack names, `preview`).
-ENVIRONMENT = r"^[A-Za-z0-9_.-]{1,255}$"
+#: GitHub environment names as deploy.yml and preview.yml use them (the stack names, `preview`), as the
+#: clouds can name a federated credential after them: Entra takes `github-<environment>` only as 3-120
+#: letters, digits, `-` and `_` (no `.`), so an environment has at most 113 of them.
+ENVIRONMENT = r"^[A-Za-z0-9_-]{1,113}$"
+
+
+def _environment_name(value: Any) -> Any:
+    """Say why a GitHub environment name is refused: the pattern alone doesn't tell a user that `.`
+    is what Entra refuses."""
+    if isinstance(value, str) and not re.fullmatch(ENVIRONMENT, value):
+        raise ValueError(f"{shown(value)} can't name the GitHub environment a cloud trusts: Entra names its "
+                         "federated credential github-<environment> and takes only letters, digits, - and _ there "
+                         "(no .); use 1-113 of them, e.g. aks-dev-uksouth")
+    return value
+
+
+#: A GitHub environment's name: the pattern for the schema, the validator for the message.
+EnvironmentName = Annotated[Text, BeforeValidator(_environment_name), Field(pattern=ENVIRONMENT)]
 #: Settings that only one cloud reads.
 CLOUD_ONLY: dict[str, tuple[str, ...]] = {
     "aks": ("location", "identity_resource_group"),
@@ -38,10 +55,11 @@ class BootstrapSpec(_Model):
     cloud: Cloud = Field(description="Which cloud's identities: `aks` or `gke`.")
     repository: Text = Field(pattern=REPOSITORY, description="The GitHub repository whose workflows sign in, "
                              "`owner/repo`: only its OIDC tokens are trusted.")
-    stacks: tuple[Text, ...] = Field(min_length=1, description="The platform's stacks (stacks/Pulumi.NAME.yaml) "
-                                     "the identities serve; deploy.yml runs each in a GitHub environment of its name.")
-    preview_environment: Text = Field(default="preview", pattern=ENVIRONMENT,
-                                      description="The GitHub environment preview.yml runs in.")
+    stacks: tuple[EnvironmentName, ...] = Field(
+        min_length=1, description="The platform's stacks (stacks/Pulumi.NAME.yaml) the identities serve; deploy.yml "
+        "runs each in a GitHub environment of its name.")
+    preview_environment: EnvironmentName = Field(default="preview",
+                                                 description="The GitHub environment preview.yml runs in.")
     location: Text | None = Field(default=None, pattern=r"^[a-z][a-z0-9]+$", description="AKS: the Azure region of "
                                   "the identities' resource group; default: the first stack's region.")
     identity_resource_group: Text = Field(default="spotkube-ci", pattern=r"^[-\w._()]{1,89}[-\w_()]$",
