@@ -245,3 +245,26 @@ def test_every_shipped_stack_plans_its_quota_need(spotkube: SpotkubeRun) -> None
     l4 = {n["quota"]: n for n in stacks["gke-dev-us-central1"]["quota"]["needs"]}
     assert (l4["PREEMPTIBLE_NVIDIA_L4_GPUS"]["need"], l4["PREEMPTIBLE_NVIDIA_L4_GPUS"]["fallbacks"]) == (
         5, ["NVIDIA_L4_GPUS"])
+
+
+def test_without_credentials_azure_s_sign_in_failure_is_one_line(
+    spotkube: SpotkubeRun, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """No credential anywhere: azure-identity logs the whole chain it tried (a dozen lines) as a
+    warning; the user, and the pull request comment preview.yml writes, get spotkube's one line."""
+    for name in ("AZURE_CLIENT_ID", "AZURE_TENANT_ID", "AZURE_CLIENT_SECRET", "AZURE_FEDERATED_TOKEN_FILE",
+                 "MSI_ENDPOINT", "MSI_SECRET"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no az CLI or VS Code sign-in of the developer's
+    # Managed identity asks this machine's closed port instead of the cloud's metadata address.
+    monkeypatch.setenv("IDENTITY_ENDPOINT", "http://127.0.0.1:9/msi/token")
+    monkeypatch.setenv("IDENTITY_HEADER", "unused")
+    result = spotkube("quota", "-s", "aks-dev-uksouth", "--subscription", SUBSCRIPTION,
+                      "--endpoint", "https://127.0.0.1:9")
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: could not sign in to Azure to read the quota of subscription "
+                               f"{SUBSCRIPTION}, region uksouth: DefaultAzureCredential failed"), lines[0]
+    assert "az login" in lines[0]
+    assert "Attempted credentials" not in result.stderr + result.stdout

@@ -90,6 +90,7 @@ class SpotkubeGroup(_FlagHelp, TyperGroup):
 
     def main(self, args: Sequence[str] | None = None, *pos: object, **kwargs: object) -> object:
         terminal.configure(plain=terminal.wants_plain())
+        terminal.quiet_sdk_logs()
         tidy_help(self)
         return super().main(args, *pos, **kwargs)  # type: ignore[arg-type]
 

@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import time
@@ -47,6 +48,20 @@ def wants_plain(flag: bool = False, environ: Mapping[str, str] | None = None) ->
     """Plain output: `--no-color`, or NO_COLOR set to anything but the empty string."""
     environ = os.environ if environ is None else environ
     return flag or environ.get("NO_COLOR", "") != ""
+
+
+#: The loggers of the libraries spotkube reads the clouds with. Their failures reach the user as
+#: spotkube's own one-line errors, so their log records must not be printed beside them: without a
+#: handler, Python's last resort prints every warning to stderr (azure-identity's thirteen lines on the
+#: credentials it tried, urllib3's line per retry), and `preview.yml` would paste them into a comment.
+SDK_LOGGERS = ("azure", "google", "urllib3")
+
+
+def quiet_sdk_logs() -> None:
+    """Give the SDKs' loggers a handler that drops their records; they still propagate to any handler
+    a program embedding the CLI has set up."""
+    for name in SDK_LOGGERS:
+        logging.getLogger(name).addHandler(logging.NullHandler())
 
 
 def configure(*, plain: bool) -> None:

@@ -83,8 +83,8 @@ def read_quota(query: QuotaQuery) -> LiveQuota:
                     if u.name is not None and u.name.value}
         learnt = _families(client, region, (m for m in query.machines if family(m, {}) is None))
     except ClientAuthenticationError as err:
-        raise SpotkubeError(f"Azure refused the credential reading the quota of {where}: {first_line(err)}; sign "
-                            "in (az login, or ARM_* with OIDC in CI)") from None
+        raise SpotkubeError(f"could not sign in to Azure to read the quota of {where}: "
+                            f"{first_line(err).rstrip('.')}; sign in (az login, or ARM_* with OIDC in CI)") from None
     except HttpResponseError as err:
         raise SpotkubeError(f"Azure answered {err.status_code} reading the quota of {where}: {first_line(err)}; "
                             f"the identity needs {NEEDS}") from None
