@@ -52,7 +52,7 @@ def apis(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[CloudApis]
                        gcp_accelerator_types=accelerator_types, page_size=200)
     for name in ("AZURE_CLIENT_ID", "AZURE_TENANT_ID", "AZURE_CLIENT_SECRET", "AZURE_FEDERATED_TOKEN_FILE",
                  "AZURE_USERNAME", "MSI_ENDPOINT", "GOOGLE_APPLICATION_CREDENTIALS", "AZURE_SUBSCRIPTION_ID",
-                 "GOOGLE_CLOUD_PROJECT"):
+                 "ARM_SUBSCRIPTION_ID", "GOOGLE_CLOUD_PROJECT"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "gcloud"))
     with serving(served) as running:
@@ -137,8 +137,20 @@ def test_refresh_without_a_subscription_says_what_to_give(
     done = spotkube("catalog", "refresh", "--cloud", "aks", "--azure-endpoint", apis.endpoint)
     assert done.returncode == 2
     assert "--cloud aks needs the Azure subscription" in done.stderr
-    assert "--subscription ID or set AZURE_SUBSCRIPTION_ID" in done.stderr
+    assert "--subscription ID, or set ARM_SUBSCRIPTION_ID or AZURE_SUBSCRIPTION_ID" in done.stderr
     assert not apis.requests
+
+
+@pytest.mark.parametrize("variable", ["ARM_SUBSCRIPTION_ID", "AZURE_SUBSCRIPTION_ID"])
+def test_refresh_takes_the_subscription_from_the_environment_as_quota_does(
+        spotkube: Callable[..., subprocess.CompletedProcess[str]], apis: CloudApis, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch, variable: str) -> None:
+    monkeypatch.setenv(variable, SUBSCRIPTION)
+    done = spotkube("catalog", "refresh", "--cloud", "aks", "--azure-endpoint", apis.endpoint,
+                    "--file", str(tmp_path / "mine.json"))
+    assert done.returncode == 0, done.stderr
+    assert load_catalog_file(tmp_path / "mine.json").cloud("aks").machines
+    assert apis.asked(f"/subscriptions/{SUBSCRIPTION}/providers/Microsoft.Compute/skus")
 
 
 def test_a_failed_refresh_leaves_the_catalog_file_as_it_was(

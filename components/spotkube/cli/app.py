@@ -417,8 +417,9 @@ def refresh_catalog(
     cloud: Annotated[list[CloudName] | None, typer.Option(
         "--cloud", metavar="aks|gke", help="Cloud(s) whose part to refresh (default: every cloud).")] = None,
     subscription: Annotated[str | None, typer.Option(
-        "--subscription", metavar="SUBSCRIPTION_ID", envvar="AZURE_SUBSCRIPTION_ID", show_envvar=True,
-        help="AKS: the Azure subscription whose VM sizes are read (Azure's DefaultAzureCredential signs in).")] = None,
+        "--subscription", metavar="SUBSCRIPTION_ID",
+        help="AKS: the Azure subscription whose VM sizes are read (default: $ARM_SUBSCRIPTION_ID, else "
+        "$AZURE_SUBSCRIPTION_ID, as for quota); Azure's DefaultAzureCredential signs in.")] = None,
     gcp_project: Annotated[str | None, typer.Option(
         "--gcp-project", metavar="PROJECT", envvar="GOOGLE_CLOUD_PROJECT", show_envvar=True,
         help="GKE: the Google Cloud project whose machine types are read (Application Default Credentials).")] = None,

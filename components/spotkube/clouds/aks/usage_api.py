@@ -35,8 +35,13 @@ class _NoToken:
         raise SpotkubeError("no credential is sent to a plain-HTTP endpoint")
 
 
+def environment_subscription() -> str | None:
+    """The subscription the environment names, as every spotkube command that reads Azure takes it."""
+    return next((os.environ[v] for v in SUBSCRIPTION_VARIABLES if os.environ.get(v)), None)
+
+
 def _subscription(query: QuotaQuery) -> str:
-    subscription = query.account or next((os.environ[v] for v in SUBSCRIPTION_VARIABLES if os.environ.get(v)), None)
+    subscription = query.account or environment_subscription()
     if not subscription:
         raise SpotkubeError(f"name the Azure subscription whose quota to read: --subscription ID, or "
                             f"{' or '.join(SUBSCRIPTION_VARIABLES)} (as the workflows set it)")
