@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import time
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
@@ -15,13 +16,17 @@ from typing import Any
 
 import pytest
 from typer.testing import CliRunner, Result
+from urllib3 import HTTPResponse
+from urllib3.exceptions import NewConnectionError
 
 from fake_http import FakeServer, Reply, Request, serving
 from spotkube.cli.app import app
 from spotkube.clouds import load_price_table as load_table
 from spotkube.clouds.gke.billing_catalog import COMPUTE_ENGINE
 from spotkube.clouds.gke.profile import BILLING_API_KEY_ENV as API_KEY_ENV
+from spotkube.clouds.http import DeadlinePassed, retry_policy
 from spotkube.platform.cost import PRICES_ENV, bundled_table_path, default_user_file
+from spotkube.platform.cost.refresh import FetchSettings
 
 REPO = Path(__file__).resolve().parents[2]
 KEY = "AIzaSyTESTKEY-cli-0123456789abcdef"
@@ -252,3 +257,40 @@ def test_a_failed_refresh_writes_nothing_and_says_why(user_config: Path) -> None
     assert "Azure Retail Prices API at 127.0.0.1:9: could not be reached" in " ".join(result.stderr.split())
     assert "Traceback" not in result.output
     assert not default_user_file().exists()
+
+
+def test_a_silent_service_is_not_tried_again_once_the_timeout_has_passed() -> None:
+    """`--timeout` bounds a request that gets no answer, retries included: one silent attempt of 1 s
+    uses it up, where five retries with their backoff used to take half a minute."""
+    with serving() as silent:
+        silent.respond = lambda request: Reply(200, {"Items": []}, hold=True)
+        result = CliRunner().invoke(app, ["prices", "refresh", "--cloud", "azure", "--region", "uksouth", "--sku",
+                                          "Standard_D4s_v3", "--azure-endpoint", silent.url("/api/retail/prices"),
+                                          "--timeout", "1", "--retries", "5", "--project", str(REPO)])
+        attempts = len(silent.requests)
+
+    assert result.exit_code == 2
+    assert "no answer within 1 s (1 attempt(s), retries included)" in " ".join(result.stderr.split())
+    assert attempts == 1
+    assert not default_user_file().exists()
+
+
+def test_an_unreachable_service_is_retried_only_while_the_next_attempt_starts_in_time() -> None:
+    """Offline, each attempt fails at once; the next one is made only if its pause, backoff and all
+    its jitter, ends before the deadline: with 3 s, the first retry (no backoff, up to 1 s of jitter)
+    is made and the second (2 s of backoff and 1 of jitter) is not."""
+    policy = retry_policy(FetchSettings(timeout_s=3, retries=5))
+    refused = NewConnectionError(None, "Failed to establish a new connection: [Errno 111] Connection refused")
+    first = policy.until(time.monotonic() + 3).increment("GET", "/api/retail/prices", error=refused)
+    with pytest.raises(DeadlinePassed) as given_up:
+        first.increment("GET", "/api/retail/prices", error=refused)
+    assert given_up.value.attempts == 2
+    assert policy.until(time.monotonic() + 60).increment("GET", "/", error=refused).increment(
+        "GET", "/", error=refused).total == 3, "with time left, the retries go on"
+
+
+def test_a_busy_service_that_answers_is_retried_past_the_deadline() -> None:
+    """A 503 is an answer: the server is there and is retried as --retries says, whatever the time."""
+    policy = retry_policy(FetchSettings(timeout_s=1, retries=2)).until(time.monotonic() - 1)
+    again = policy.increment("GET", "/api/retail/prices", response=HTTPResponse(status=503))
+    assert again.total == 1

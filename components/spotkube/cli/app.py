@@ -365,7 +365,8 @@ def refresh_prices(
     gcp_endpoint: Annotated[str | None, typer.Option("--gcp-endpoint", metavar="URL", help=(
         "Where the Cloud Billing Catalog API is, if not at Google (a local server in tests)."))] = None,
     timeout: Annotated[float, typer.Option("--timeout", metavar="SECONDS", help=(
-        "Seconds to wait for a connection and for each answer."))] = DEFAULT_TIMEOUT_S,
+        "Seconds to wait for a connection and for each answer; a service that doesn't answer is not tried again "
+        "after this long, retries included."))] = DEFAULT_TIMEOUT_S,
     retries: Annotated[int, typer.Option("--retries", metavar="N", help=(
         "Attempts after the first on 429, 5xx and dropped connections, with exponential backoff."))] = DEFAULT_RETRIES,
     retry_after_max: Annotated[int, typer.Option("--retry-after-max", metavar="SECONDS", help=(

@@ -13,13 +13,14 @@ show it; `PriceFetchError` also blanks it out of any text it is given, as a last
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
 import requests
 from requests.adapters import HTTPAdapter
-from urllib3.exceptions import ReadTimeoutError
+from urllib3.exceptions import MaxRetryError, ReadTimeoutError
 from urllib3.util import Retry
 
 from spotkube.platform.cost.refresh import FetchSettings
@@ -34,11 +35,67 @@ class PriceFetchError(SpotkubeError):
     """A price list could not be read; the message names the service, the host and the way out."""
 
 
-def retry_policy(settings: FetchSettings, secret_headers: tuple[str, ...] = ()) -> Retry:
+class DeadlinePassed(MaxRetryError):
+    """A request the server never answered, given up because its next attempt would begin after the
+    request's deadline; `attempts` says how many were made."""
+
+    def __init__(self, pool: Any, url: str, reason: Exception | None, attempts: int) -> None:
+        super().__init__(pool, url, reason)
+        self.attempts = attempts
+
+
+class DeadlineRetry(Retry):
+    """urllib3's Retry, with a deadline for a server that does not answer at all (no connection, no
+    reply within the timeout): no such retry begins after it. Offline, the backoff alone (1, 2, 4, 8,
+    16 s) would keep `--timeout 3` failing for half a minute. A server that answers, busy or failing,
+    is retried as its Retry-After and the retry count say: it is there, and asked to be waited for."""
+
+    def __init__(self, *args: Any, deadline: float | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: time.monotonic() after which no unanswered request is tried again; None: no deadline.
+        self.deadline = deadline
+
+    def new(self, **kw: Any) -> DeadlineRetry:
+        retry = super().new(**kw)
+        retry.deadline = self.deadline
+        return retry
+
+    def until(self, deadline: float) -> DeadlineRetry:
+        """This policy, for one request that must not be tried again after `deadline`."""
+        retry = self.new()
+        retry.deadline = deadline
+        return retry
+
+    def latest_pause(self) -> float:
+        """The longest the pause before the next attempt can be: the backoff and all its jitter."""
+        return self.new(backoff_jitter=0.0).get_backoff_time() + self.backoff_jitter
+
+    def increment(self, method: str | None = None, url: str | None = None, response: Any = None,
+                  error: Exception | None = None, _pool: Any = None, _stacktrace: Any = None) -> DeadlineRetry:
+        retry = super().increment(method, url, response, error, _pool, _stacktrace)
+        assert isinstance(retry, DeadlineRetry)  # new() keeps the class
+        if response is None and self.deadline is not None and time.monotonic() + retry.latest_pause() > self.deadline:
+            raise DeadlinePassed(_pool, url or "", error, attempts=len(retry.history))
+        return retry
+
+
+class _DeadlineAdapter(HTTPAdapter):
+    """Gives every request its own deadline, `budget_s` from when it is sent."""
+
+    def __init__(self, policy: DeadlineRetry, budget_s: float) -> None:
+        super().__init__(max_retries=policy)
+        self.policy, self.budget_s = policy, budget_s
+
+    def send(self, request: requests.PreparedRequest, *args: Any, **kwargs: Any) -> requests.Response:
+        self.max_retries = self.policy.until(time.monotonic() + self.budget_s)
+        return super().send(request, *args, **kwargs)
+
+
+def retry_policy(settings: FetchSettings, secret_headers: tuple[str, ...] = ()) -> DeadlineRetry:
     """Retry GETs on 429 and 5xx (with or without Retry-After) and on dropped connections, backing off
     exponentially with jitter; honour Retry-After up to `retry_after_max_s`. When retries run out the
     last answer is returned, so its status is reported rather than urllib3's summary."""
-    return Retry(
+    return DeadlineRetry(
         total=settings.retries, connect=settings.retries, read=settings.retries, status=settings.retries,
         status_forcelist=RETRY_STATUSES, allowed_methods=frozenset({"GET"}),
         backoff_factor=settings.backoff_factor, backoff_max=settings.backoff_max_s,
@@ -51,7 +108,7 @@ def retry_policy(settings: FetchSettings, secret_headers: tuple[str, ...] = ()) 
 def session(settings: FetchSettings, secret_headers: tuple[str, ...] = ()) -> requests.Session:
     """A session that retries as `retry_policy` says, on http and https alike (tests use http)."""
     client = requests.Session()
-    adapter = HTTPAdapter(max_retries=retry_policy(settings, secret_headers))
+    adapter = _DeadlineAdapter(retry_policy(settings, secret_headers), settings.timeout_s)
     client.mount("https://", adapter)
     client.mount("http://", adapter)
     client.headers["User-Agent"] = USER_AGENT
@@ -78,8 +135,14 @@ def get_json(client: requests.Session, service: str, url: str, settings: FetchSe
     except requests.exceptions.Timeout:
         raise fail(f"no answer within {settings.timeout_s:g} s") from None
     except requests.exceptions.ConnectionError as err:
-        # A read timeout that used up the retries reaches requests as a connection error.
-        if isinstance(getattr(err.args[0] if err.args else None, "reason", None), ReadTimeoutError):
+        # Retries used up, or the deadline passed, reach requests as a connection error.
+        given_up = err.args[0] if err.args else None
+        timed_out = isinstance(getattr(given_up, "reason", None), ReadTimeoutError)
+        if isinstance(given_up, DeadlinePassed):
+            what = "no answer" if timed_out else "no connection"
+            raise fail(f"{what} within {settings.timeout_s:g} s ({given_up.attempts} attempt(s), retries "
+                       "included); check the network, the proxy or the DNS, or give a longer --timeout") from None
+        if timed_out:
             raise fail(f"no answer within {settings.timeout_s:g} s, {settings.retries + 1} time(s)") from None
         raise fail(f"could not be reached after {settings.retries} retries; check the network, the proxy or "
                    "the DNS") from None
