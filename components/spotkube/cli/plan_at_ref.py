@@ -13,10 +13,12 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import tarfile
 import tempfile
+import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,8 @@ from spotkube.review.plan_document import BASE_SCHEMA_VERSIONS, SCHEMA_VERSION
 
 #: Where this repository keeps the spotkube package; a tree without it plans with the installed one.
 PACKAGE_FOLDER = "components"
+#: This spotkube's command (pyproject.toml's [project.scripts]), as (module, attribute).
+ENTRY_POINT = ("spotkube.cli.app", "app")
 
 
 class RefPlanFailed(SpotkubeError):
@@ -69,11 +73,39 @@ def export_tree(project: Project, ref: str, into: Path) -> Path:
     return into / project.root.resolve().relative_to(top.resolve())
 
 
+def _own_spotkube(tree: Path) -> bool:
+    return (tree / PACKAGE_FOLDER / "spotkube" / "__init__.py").is_file()
+
+
 def _environment(tree: Path) -> dict[str, str]:
     env = dict(os.environ)
-    if (tree / PACKAGE_FOLDER / "spotkube" / "__init__.py").is_file():
+    if _own_spotkube(tree):
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tree / PACKAGE_FOLDER), env.get("PYTHONPATH")]))
     return env
+
+
+def _entry_point(tree: Path, ref: str) -> tuple[str, str]:
+    """The `spotkube` command of the spotkube that plans the tree, as (module, attribute): the one its
+    own pyproject.toml declares (the command line has moved between releases), else this one's. A
+    declared module the tree lacks is refused, rather than shown as the ModuleNotFoundError its Python
+    would print."""
+    if not _own_spotkube(tree):
+        return ENTRY_POINT
+    try:
+        scripts = tomllib.loads((tree / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
+        declared = scripts["spotkube"]
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError):
+        return ENTRY_POINT
+    match = re.fullmatch(r"([\w.]+):([\w.]+)", declared) if isinstance(declared, str) else None
+    if match is None:
+        return ENTRY_POINT
+    module, attribute = match.groups()
+    source = tree / PACKAGE_FOLDER / Path(*module.split("."))
+    if not (source.with_suffix(".py").is_file() or (source / "__init__.py").is_file()):
+        raise RefPlanFailed(f"--diff {ref}: the base is planned by its own spotkube ({PACKAGE_FOLDER}/spotkube at "
+                            f"{ref}), whose pyproject.toml names its command {declared}, and {ref} has no module "
+                            f"{module}; compare with a ref whose spotkube has its command line")
+    return module, attribute
 
 
 def plan_documents(
@@ -87,6 +119,8 @@ def plan_documents(
         project_dir = export_tree(project, ref, tree)
         if not (project_dir / "Pulumi.yaml").is_file():
             raise RefPlanFailed(f"{ref} has no Pulumi.yaml at {project.root.name}")
+        module, attribute = _entry_point(tree, ref)
+        who = f"{ref}'s own spotkube" if _own_spotkube(tree) else "the installed spotkube"
         args = ["plan", "--format", "json", "--details", "--project", str(project_dir)]
         args += ["--prices", str(prices.resolve())] if prices is not None else []
         existing = find_project(project_dir).stacks()
@@ -96,23 +130,32 @@ def plan_documents(
         for name in names:
             args += ["--stack", name]
         done = subprocess.run(
-            [sys.executable, "-c", "from spotkube.cli.app import app; app()", *args],
+            [sys.executable, "-c", f"import functools, importlib; functools.reduce(getattr, {attribute.split('.')!r}, "
+             f"importlib.import_module({module!r}))()", *args],
             capture_output=True, text=True, cwd=project_dir, env=_environment(tree), check=False,
         )
-    return _documents(ref, done)
+    return _documents(ref, who, done)
 
 
-def _documents(ref: str, done: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
-    """The stacks of the base's plan JSON; an unsafe base plan (exit 1) still has its JSON."""
+def _documents(ref: str, who: str, done: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
+    """The stacks of the base's plan JSON; an unsafe base plan (exit 1) still has its JSON. Otherwise
+    the error says what went wrong at `ref`: the base's plan failed, printed no JSON, or JSON of a
+    schema version this diff can't compare."""
+    # The last line that says something (typer frames its errors in a box).
+    said = [line.strip("│╭╰─╮╯ ") for line in done.stderr.splitlines()]
+    last = next((line for line in reversed(said) if any(c.isalnum() for c in line)), None)
+    if done.returncode not in (0, 1):
+        raise RefPlanFailed(f"could not plan {ref}: {who} failed (exit {done.returncode})"
+                            f"{': ' + last if last else ''}")
     try:
-        body = json.loads(done.stdout) if done.returncode in (0, 1) else None
+        body = json.loads(done.stdout)
     except json.JSONDecodeError:
-        body = None
-    if not isinstance(body, dict) or body.get("schemaVersion") not in BASE_SCHEMA_VERSIONS:
-        # The last line that says something (typer frames its errors in a box).
-        said = [line.strip("│╭╰─╮╯ ") for line in done.stderr.splitlines()]
-        last = next((line for line in reversed(said) if any(c.isalnum() for c in line)), "no plan JSON")
+        raise RefPlanFailed(f"could not plan {ref}: {who} printed no plan JSON{': ' + last if last else ''}") from None
+    version = body.get("schemaVersion") if isinstance(body, dict) else None
+    if not isinstance(body, dict) or version not in BASE_SCHEMA_VERSIONS or not isinstance(body.get("stacks"), list):
         versions = " or ".join(map(str, BASE_SCHEMA_VERSIONS))
-        raise RefPlanFailed(f"could not plan {ref} (its spotkube must print plan JSON schema version "
-                            f"{versions} with --details; this one prints {SCHEMA_VERSION}): {last}")
+        printed = f"schema version {version}" if version is not None else "no schema version"
+        raise RefPlanFailed(f"could not compare with {ref}: {who} printed plan JSON of {printed}, and --diff compares "
+                            f"versions {versions} (this spotkube prints {SCHEMA_VERSION}); compare with a ref whose "
+                            "spotkube prints one of them")
     return list(body["stacks"])
