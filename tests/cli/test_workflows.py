@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ import pytest
 import yaml
 
 import spotkube
+from fake_http import FakeServer, Reply, Request, serving
 from spotkube.platform.project import Project
 
 REPO = Path(__file__).resolve().parents[2]
@@ -75,9 +77,10 @@ def test_zizmor_finds_nothing_high() -> None:
 STACK_JOBS = {"deploy.yml": "up", "preview.yml": "preview"}
 
 
-def list_stacks(workflow: str, cwd: Path, chosen: str = "") -> tuple[int, str, list[str] | None]:
-    """Run the workflow's `List stacks/` step as GitHub would (shell: python) in `cwd`: its exit code,
-    what it printed, and the stacks it handed to the matrix."""
+def list_stacks(workflow: str, cwd: Path, chosen: str = "", **env: str) -> tuple[int, str, list[str] | None]:
+    """Run the workflow's `List stacks/` step as GitHub would (shell: python) in `cwd`, with `env` on
+    top of the step's own variables: its exit code, what it printed, and the stacks it handed to the
+    matrix."""
     (step,) = [s for s in load(workflow)["jobs"]["stacks"]["steps"] if s.get("id") == "list"]
     assert step["shell"] == "python"
     with tempfile.TemporaryDirectory() as folder:
@@ -85,13 +88,13 @@ def list_stacks(workflow: str, cwd: Path, chosen: str = "") -> tuple[int, str, l
         output.write_text("")
         result = subprocess.run([sys.executable, "-c", step["run"]], cwd=cwd, capture_output=True, text=True,
                                 timeout=60, check=False, env={**os.environ, "GITHUB_OUTPUT": str(output),
-                                                              "CHOSEN": chosen})
+                                                              "CHOSEN": chosen, **env})
         written = output.read_text()
     stacks = json.loads(written.removeprefix("stacks=")) if written.startswith("stacks=") else None
     return result.returncode, result.stdout + result.stderr, stacks
 
 
-@pytest.mark.parametrize("workflow", sorted(STACK_JOBS))
+@pytest.mark.parametrize("workflow", ["preview.yml"])  # deploy.yml: every stack the team enabled, below
 def test_the_matrix_is_every_stack_in_the_stacks_folder_with_no_list_kept_by_hand(
     workflow: str, repo_project: Project, tmp_path: Path,
 ) -> None:
@@ -130,8 +133,7 @@ def test_a_stack_file_whose_name_is_not_a_stack_name_stops_the_run(workflow: str
 def test_a_manual_deploy_runs_the_one_chosen_stack_which_must_exist(repo_project: Project) -> None:
     stack_input = triggers(load("deploy.yml"))["workflow_dispatch"]["inputs"]["stack"]
     assert stack_input["type"] == "string" and stack_input["required"] is True and "options" not in stack_input
-    assert load("deploy.yml")["jobs"]["stacks"]["steps"][1]["env"] == {"CHOSEN": "${{ inputs.stack }}"}
-    assert list_stacks("deploy.yml", REPO, chosen="aks-prod-eastus")[:3:2] == (0, ["aks-prod-eastus"])
+    assert load("deploy.yml")["jobs"]["stacks"]["steps"][1]["env"]["CHOSEN"] == "${{ inputs.stack }}"
     code, printed, stacks = list_stacks("deploy.yml", REPO, chosen="aks-prod-mars")
     assert (code, stacks) == (1, None)
     assert "::error::'aks-prod-mars' is not a stack; stacks/ has " + ", ".join(repo_project.stacks()) in printed
@@ -352,3 +354,115 @@ def test_a_tag_that_is_not_the_package_version_stops_the_release(tag: str, code:
                             env={**os.environ, "TAG": tag}, timeout=60, check=False)
     assert result.returncode == code, result.stdout + result.stderr
     assert ("::error::tag v99.0.0" in result.stdout) == bool(code)
+
+
+# --- deploy.yml deploys only the stacks the team enabled --------------------------------------------
+
+
+REPOSITORY = "octo-org/ml-platform"
+
+
+def github_environment(name: str, number: int) -> dict[str, Any]:
+    """One environment as GitHub's "List environments" answers it."""
+    return {"id": 161088068 + number, "node_id": f"EN_kwDOAAABCDEFG{number}", "name": name,
+            "url": f"https://api.github.com/repos/{REPOSITORY}/environments/{name}",
+            "html_url": f"https://github.com/{REPOSITORY}/deployments/activity_log?environments_filter={name}",
+            "created_at": "2026-11-20T09:12:44Z", "updated_at": "2026-11-20T09:12:44Z", "can_admins_bypass": True,
+            "protection_rules": [], "deployment_branch_policy": None}
+
+
+@pytest.fixture
+def github() -> Iterator[tuple[FakeServer, list[str]]]:
+    """GitHub's environments API on 127.0.0.1, answering the names in the list it yields, 100 a page."""
+    created: list[str] = []
+    path = f"/repos/{REPOSITORY}/environments"
+
+    def respond(request: Request) -> Reply:
+        if request.path.split("?")[0] != path:
+            return Reply(404, {"message": "Not Found", "status": "404"})
+        page = int(request.query.get("page", ["1"])[0])
+        names = created[(page - 1) * 100:page * 100]
+        return Reply(200, {"total_count": len(created),
+                           "environments": [github_environment(n, i) for i, n in enumerate(names)]})
+
+    with serving() as server:
+        server.respond = respond
+        yield server, created
+
+
+def deploy_stacks(server: FakeServer, cwd: Path = REPO, chosen: str = "",
+                  listed: str = "") -> tuple[int, str, list[str] | None]:
+    return list_stacks("deploy.yml", cwd, chosen, DEPLOY_STACKS=listed, GITHUB_TOKEN="ghs_test-token",
+                       ENVIRONMENTS_URL=server.url(f"/repos/{REPOSITORY}/environments"))
+
+
+def test_the_deploy_step_reads_the_environments_of_its_own_repository_with_its_token() -> None:
+    job = load("deploy.yml")["jobs"]["stacks"]
+    assert job["permissions"] == {"contents": "read", "actions": "read"}
+    (step,) = [s for s in job["steps"] if s.get("id") == "list"]
+    assert step["env"] == {
+        "CHOSEN": "${{ inputs.stack }}", "DEPLOY_STACKS": "${{ vars.DEPLOY_STACKS }}",
+        "GITHUB_TOKEN": "${{ github.token }}",
+        "ENVIRONMENTS_URL": "${{ github.api_url }}/repos/${{ github.repository }}/environments"}
+    assert load("deploy.yml")["jobs"]["up"]["if"] == "needs.stacks.outputs.stacks != '[]'"
+
+
+def test_a_new_repository_deploys_no_example_stack_on_its_first_push(
+        github: tuple[FakeServer, list[str]], repo_project: Project) -> None:
+    server, _ = github
+    code, printed, stacks = deploy_stacks(server)
+    assert (code, stacks) == (0, [])
+    assert f"::notice::not deployed, not enabled (no GitHub environment of that name): " \
+           f"{', '.join(repo_project.stacks())}" in printed
+    (asked,) = server.requests
+    assert asked.headers["authorization"] == "Bearer ghs_test-token"
+    assert asked.query["per_page"] == ["100"]
+
+
+def test_a_stack_deploys_once_the_team_created_its_environment(
+        github: tuple[FakeServer, list[str]], repo_project: Project, tmp_path: Path) -> None:
+    server, created = github
+    created += ["preview", "aks-dev-uksouth", "GKE-PROD-EUROPE-WEST4"]  # GitHub's names ignore case
+    code, printed, stacks = deploy_stacks(server)
+    assert (code, stacks) == (0, ["aks-dev-uksouth", "gke-prod-europe-west4"]), printed
+    # A stack added by `spotkube new-stack` joins once its environment exists, on any page.
+    shutil.copytree(REPO / "stacks", tmp_path / "stacks")
+    (tmp_path / "stacks" / "Pulumi.aks-qa-westeurope.yaml").write_text("config: {}\n")
+    created[:0] = [f"team-{n}" for n in range(100)]
+    created.append("aks-qa-westeurope")
+    assert deploy_stacks(server, tmp_path)[2] == ["aks-dev-uksouth", "aks-qa-westeurope", "gke-prod-europe-west4"]
+    assert {r.query["page"][0] for r in server.requests[1:]} == {"1", "2"}
+
+
+def test_an_explicit_list_is_exactly_what_deploys(github: tuple[FakeServer, list[str]]) -> None:
+    server, created = github
+    created.append("aks-prod-eastus")
+    code, printed, stacks = deploy_stacks(server, listed="aks-dev-uksouth, gke-dev-us-central1")
+    assert (code, stacks) == (0, ["aks-dev-uksouth", "gke-dev-us-central1"]), printed
+    assert server.requests == [], "the list replaces the environments"
+    code, printed, stacks = deploy_stacks(server, listed="aks-dev-uksouth aks-dev-mars")
+    assert (code, stacks) == (1, None)
+    assert "::error::DEPLOY_STACKS names aks-dev-mars, which stacks/ lacks" in printed
+
+
+def test_a_manual_deploy_of_a_stack_nobody_enabled_is_refused(github: tuple[FakeServer, list[str]]) -> None:
+    """Dispatching a stack without its environment would create the environment, without the reviewers
+    a prod stack needs: refused, saying how to enable it."""
+    server, created = github
+    created.append("aks-dev-uksouth")
+    assert deploy_stacks(server, chosen="aks-dev-uksouth")[::2] == (0, ["aks-dev-uksouth"])
+    code, printed, stacks = deploy_stacks(server, chosen="aks-prod-eastus")
+    assert (code, stacks) == (1, None)
+    assert ("::error::aks-prod-eastus is not enabled for deployment (no GitHub environment of that name): create "
+            "its GitHub environment in Settings -> Environments (with required reviewers for prod), or list it in "
+            "the DEPLOY_STACKS repository variable") in printed
+
+
+def test_environments_that_can_t_be_listed_stop_the_run_and_name_the_way_out(
+        github: tuple[FakeServer, list[str]]) -> None:
+    server, _ = github
+    server.respond = lambda request: Reply(403, {"message": "Resource not accessible by integration", "status": "403"})
+    code, printed, stacks = deploy_stacks(server)
+    assert (code, stacks) == (1, None)
+    assert "::error::could not list the repository's GitHub environments (HTTP Error 403: Forbidden)" in printed
+    assert "DEPLOY_STACKS repository variable" in printed
