@@ -68,6 +68,24 @@ def test_the_posture_shows_each_gpu_pool_s_exposure(runs: dict[str, StackRun]) -
                                      "disruption budgets); 1 surge node(s), 0 unavailable")
 
 
+def test_the_plan_shows_a_gke_window_in_utc_and_as_declared(project_with_stack: Any) -> None:
+    """GKE counts a window's days in UTC, so the plan shows the window GKE applies and the one the
+    stack declared; a window declared in UTC, or on AKS (which takes the offset), is shown once."""
+    local = {**GKE_BASE, "kubeflow": {"enabled": False}, "cluster": {
+        "project": "spotkube-dev-example",
+        "maintenance": {"window": {"days": ["Saturday", "Sunday"], "start": "00:30", "hours": 6,
+                                   "utcOffset": "+01:00"}}}}
+    (exposure,) = report.stack_document(run_stack(project_with_stack("gke-dev-x", local), "gke-dev-x")).upgrades
+    assert exposure.text().startswith("node upgrades and image updates only in Fri, Sat 23:30–05:30 UTC (declared "
+                                      "as Sat, Sun 00:30–06:30 UTC+01:00);")
+    assert (exposure.to_json()["window"], exposure.to_json()["declaredWindow"]) == (
+        "Fri, Sat 23:30–05:30 UTC", "Sat, Sun 00:30–06:30 UTC+01:00")
+    utc = {**GKE_BASE, "kubeflow": {"enabled": False}}
+    (exposure,) = report.stack_document(run_stack(project_with_stack("gke-dev-y", utc), "gke-dev-y")).upgrades
+    assert exposure.window == "Sat, Sun 02:00–08:00 UTC" and exposure.declared is None
+    assert "declared" not in exposure.text()
+
+
 def test_aks_registers_both_schedules_and_gpu_upgrade_settings(runs: dict[str, StackRun]) -> None:
     run = runs["aks-prod-eastus"]
     configs = {r.inputs["configName"]: r for r in run.of_type(aks.MAINTENANCE_TYPE)}

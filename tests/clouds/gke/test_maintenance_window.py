@@ -2,7 +2,8 @@
 in UTC, so spotkube writes the window in UTC with its days shifted when the start crosses midnight.
 
 The registered Cluster is read under the mocks (the real program, a stack file); the property test
-expands the written recurrence the way GKE applies it and reads each start back in local time.
+expands the written recurrence the way GKE applies it and reads each start back in local time. How the
+plan shows both windows: tests/cli/test_plan_upgrades.py.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spotkube.cli import report
 from spotkube.clouds.gke import resources as gke
 from spotkube.components.offline import run_stack
 from spotkube.platform.maintenance import WEEKDAYS
@@ -42,18 +42,6 @@ def test_a_saturday_and_sunday_window_after_midnight_east_of_utc_registers_frida
     assert window["recurrence"] == "FREQ=WEEKLY;BYDAY=FR,SA"
     assert window["startTime"] == "2025-01-03T23:30:00Z", "a Friday, in UTC, as GKE reads it back"
     assert window["endTime"] == "2025-01-04T05:30:00Z"
-    (exposure,) = report.stack_document(run).upgrades
-    assert exposure.text().startswith("node upgrades and image updates only in Fri, Sat 23:30–05:30 UTC (declared "
-                                      "as Sat, Sun 00:30–06:30 UTC+01:00)")
-    assert exposure.to_json()["declaredWindow"] == "Sat, Sun 00:30–06:30 UTC+01:00"
-
-
-def test_a_window_declared_in_utc_is_shown_once(project_with_stack: Callable[[str, dict[str, Any]], Project]) -> None:
-    values = {**STACK, "cluster": {"project": "spotkube-dev-example"}}
-    run = run_stack(project_with_stack("gke-dev-europe-west4", values), "gke-dev-europe-west4")
-    (exposure,) = report.stack_document(run).upgrades
-    assert exposure.window == "Sat, Sun 02:00–08:00 UTC"
-    assert exposure.declared is None and "declared" not in exposure.text()
 
 
 def _occurrences(window: dict[str, str]) -> list[datetime]:
