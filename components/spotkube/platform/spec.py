@@ -325,7 +325,8 @@ class MaintenanceWindow(_Model):
     )
     utc_offset: Text = Field(
         default="+00:00", pattern=r"^[+-](0[0-9]|1[0-4]):[0-5][0-9]$",
-        description="The times' offset from UTC, e.g. `+01:00`.",
+        description="The times' offset from UTC, e.g. `+01:00`. GKE counts a window's days in UTC, so there the "
+        "window is registered in UTC, its days shifted when the start crosses midnight; the plan shows both.",
     )
 
 

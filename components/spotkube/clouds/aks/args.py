@@ -200,7 +200,7 @@ class AksMaintenanceWindowArgs(TypedDict):
     hours: int
     """Length in hours, 4 to 24."""
     utc_offset: NotRequired[str]
-    """The times' offset from UTC, e.g. `+01:00`. Default: `+00:00`."""
+    """The times' offset from UTC, e.g. `+01:00`. GKE counts a window's days in UTC, so there the window is registered in UTC, its days shifted when the start crosses midnight; the plan shows both. Default: `+00:00`."""
 
 
 class AksBusyPeriodArgs(TypedDict):
