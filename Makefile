@@ -31,7 +31,7 @@ unexport PYTHONDONTWRITEBYTECODE
 # The docs site `make test` builds in strict mode (ignored by git).
 SITE := .site
 
-.PHONY: plan test lint bench schema reference crds docs dist release-test clean
+.PHONY: setup plan test lint bench schema reference crds docs dist release-test clean
 
 # With the system Python's pip when it has one, else (Debian's python3 without python3-pip) with
 # the pip of a throwaway virtualenv.
@@ -74,6 +74,9 @@ $(CRDS_STAMP): tests/crds/package.json tests/crds/package-lock.json
 	@touch $(CRDS_STAMP)
 
 crds: $(CRDS_STAMP)
+
+## .venv with spotkube and its runtime dependencies only: what the offline plan needs (the PR's plan job).
+setup: $(RUNTIME_STAMP)
 
 ## The offline plan of every stack: no Pulumi CLI, cloud or credentials needed.
 plan: $(RUNTIME_STAMP)
