@@ -31,7 +31,7 @@ unexport PYTHONDONTWRITEBYTECODE
 # The docs site `make test` builds in strict mode (ignored by git).
 SITE := .site
 
-.PHONY: plan test lint bench schema reference crds docs dist release-test clean
+.PHONY: setup plan test lint bench schema reference crds docs dist release-test clean
 
 # With the system Python's pip when it has one, else (Debian's python3 without python3-pip) with
 # the pip of a throwaway virtualenv.
@@ -75,33 +75,46 @@ $(CRDS_STAMP): tests/crds/package.json tests/crds/package-lock.json
 
 crds: $(CRDS_STAMP)
 
+## .venv with spotkube and its runtime dependencies only: what the offline plan needs (the PR's plan job).
+setup: $(RUNTIME_STAMP)
+
 ## The offline plan of every stack: no Pulumi CLI, cloud or credentials needed.
 plan: $(RUNTIME_STAMP)
 	@echo "==> planning every stack in stacks/ offline (a few seconds a stack)"
 	@$(VENV)/bin/spotkube plan --all
 
-## Lint, check the layers' import rules, build the docs site in strict mode, then the whole test suite
-## twice: with the pipelines extra (kfp) and without it.
+## Lint, check the layers' import rules, build the docs site in strict mode, then the tests: the whole
+## suite once with every extra, spread over the cores, and beside it the tests that kfp's absence could
+## change, in an install without kfp.
 test: $(STAMP) $(CORE_STAMP) $(CRDS_STAMP)
 	@echo "==> ruff, lint-imports"
 	$(VENV)/bin/ruff check components infra tests examples policy bench __main__.py
 	$(VENV)/bin/lint-imports
 	@echo "==> the docs site, in strict mode: a broken link or anchor fails (never --quiet: it hides the warnings strict counts)"
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir $(SITE)
-	@echo "==> the tests with kfp ($(VENV), lines marked [kfp]) and without it ($(CORE_VENV), [core]), side by side"
-	@$(MAKE) --no-print-directory -j2 test-with-kfp test-without-kfp
+	@echo "==> the tests: all of them with every extra ($(VENV), lines marked [all]) and, beside them, those kfp's absence could change ($(CORE_VENV), [core])"
+	@$(MAKE) --no-print-directory -j2 test-all test-without-kfp
 	@echo "==> the benchmark, once and quickly, so a break shows at once (make bench measures)"
 	$(PY) bench/plan_speed.py --quick
 
-# The two runs share nothing but the source tree, so they run at once. Each prints its progress as it
-# goes, every line marked with its run; pipefail keeps pytest's exit code, so either failing fails
-# `make test`. The release test (a wheel built, installed and used) runs once, with kfp: the run
-# without kfp deselects it.
-.PHONY: test-with-kfp test-without-kfp
-test-with-kfp: $(STAMP) $(CRDS_STAMP)
-	@set -o pipefail; PYTHONUNBUFFERED=1 UV=$(abspath $(UV)) $(VENV)/bin/pytest 2>&1 | sed -u 's/^/[kfp]  /'
+# How many processes pytest-xdist runs the whole suite on: one per core unless told.
+TEST_WORKERS ?= auto
+# Tests that behave differently when kfp is not installed at all (not merely blocked, which the whole
+# suite also checks): the pipeline helper's import error and skips, pipeline-check from compiled YAML,
+# the CLI's plan and the Python API and its unit-test mocks.
+CORE_TESTS := tests/pipelines tests/review/test_pipeline_check.py tests/cli/test_pipeline_check_cli.py \
+	tests/cli/test_cli.py tests/components/test_python_api.py tests/components/test_testing.py
+
+# Each run prints its progress by group as it goes, every line marked with its run; pipefail keeps
+# pytest's exit code, so either failing fails `make test`. `--dist loadscope` keeps a module's tests on
+# one worker, so a module-scoped fixture (a stack's offline run) is made once. The release test (a
+# wheel built, installed and used) runs once, in the whole suite.
+.PHONY: test-all test-without-kfp
+test-all: $(STAMP) $(CRDS_STAMP)
+	@set -o pipefail; PYTHONUNBUFFERED=1 UV=$(abspath $(UV)) $(VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadscope 2>&1 \
+		| sed -u 's/^/[all]  /'
 test-without-kfp: $(CORE_STAMP) $(CRDS_STAMP)
-	@set -o pipefail; PYTHONUNBUFFERED=1 $(CORE_VENV)/bin/pytest -m "not release" 2>&1 | sed -u 's/^/[core] /'
+	@set -o pipefail; PYTHONUNBUFFERED=1 $(CORE_VENV)/bin/pytest -m "not release" $(CORE_TESTS) 2>&1 | sed -u 's/^/[core] /'
 
 ## The release test alone; SPOTKUBE_DIST=DIR tests the wheel and sdist in DIR instead of building them.
 release-test: $(STAMP)

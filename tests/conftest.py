@@ -56,3 +56,11 @@ def project_with_stack(tmp_path: Path) -> Callable[[str, dict[str, Any]], Projec
         return find_project(tmp_path)
 
     return make
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Progress by group (tests/progress.py) instead of dots, unless pytest is asked to be verbose."""
+    from progress import GroupProgress
+
+    if config.option.verbose <= 0:
+        config.pluginmanager.register(GroupProgress(config), "spotkube-group-progress")
