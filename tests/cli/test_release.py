@@ -118,7 +118,9 @@ def test_the_wheel_holds_every_module_its_data_and_no_tests(dist: Path) -> None:
     requires = metadata.get_all("Requires-Dist") or []
     assert {r.split("<")[0].split(">")[0] for r in requires if "extra ==" not in r} == \
         {d.split("<")[0].split(">")[0] for d in PYPROJECT["dependencies"]}
-    assert "pipelines" in (metadata.get_all("Provides-Extra") or [])
+    assert {"pipelines", "aks", "gke", "all"} <= set(metadata.get_all("Provides-Extra") or [])
+    base = [r for r in requires if "extra ==" not in r]
+    assert not [r for r in base if r.startswith(("pulumi-azure-native", "pulumi-gcp"))], "each cloud is its extra"
     assert "spotkube = spotkube.cli.app:app" in entry_points
 
 
