@@ -10,7 +10,8 @@ UV_VERSION := 0.13.9
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-# What `make plan` needs: spotkube and its runtime dependencies, without the extras.
+# What `make plan` needs: spotkube, its runtime dependencies and both clouds' SDKs (the `all` extra: the
+# shipped stacks are on both clouds), without the other extras.
 RUNTIME_STAMP := $(VENV)/.installed-runtime
 # The core install, without the `pipelines` extra: proves kfp stays optional.
 CORE_VENV ?= .venv-core
@@ -50,18 +51,18 @@ $(UV):
 $(RUNTIME_STAMP): pyproject.toml constraints.txt | $(UV)
 	@echo "==> setting up $(VENV): spotkube and its runtime dependencies, pinned by constraints.txt"
 	$(UV) venv --quiet --seed --allow-existing --python $(PYTHON) $(VENV)
-	$(UV) pip install --quiet --python $(PY) -c constraints.txt -e .
+	$(UV) pip install --quiet --python $(PY) -c constraints.txt -e ".[all]"
 	@touch $(RUNTIME_STAMP)
 
 $(STAMP): $(RUNTIME_STAMP)
 	@echo "==> adding the dev, pipelines, docs, refresh and drill extras to $(VENV)"
-	$(UV) pip install --quiet --python $(PY) -c constraints.txt -e ".[dev,pipelines,docs,refresh,drill]"
+	$(UV) pip install --quiet --python $(PY) -c constraints.txt -e ".[all,dev,pipelines,docs,refresh,drill]"
 	@touch $(STAMP)
 
 $(CORE_STAMP): pyproject.toml constraints.txt | $(UV)
 	@echo "==> setting up $(CORE_VENV): spotkube without kfp, pinned by constraints.txt"
 	$(UV) venv --quiet --seed --allow-existing --python $(PYTHON) $(CORE_VENV)
-	$(UV) pip install --quiet --python $(CORE_VENV)/bin/python -c constraints.txt -e ".[dev,refresh,drill]"
+	$(UV) pip install --quiet --python $(CORE_VENV)/bin/python -c constraints.txt -e ".[all,dev,refresh,drill]"
 	@touch $(CORE_STAMP)
 
 # npm ci checks every package against the lockfile's sha512 and reuses npm's cache when it can.

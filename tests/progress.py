@@ -61,6 +61,7 @@ class GroupProgress:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.count(item.nodeid for item in session.items)
 
+    @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:
         self.count(ids)
 

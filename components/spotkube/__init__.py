@@ -56,6 +56,9 @@ _EXPORTS = {
     )},
     "PoolContractOutput": "spotkube.shell.outputs",
 }
+#: The cluster components that need a cloud's SDK, which the base install leaves out: the extra that
+#: brings it, and the SDK's module.
+_EXTRAS = {"AksGpuCluster": ("aks", "pulumi_azure_native"), "GkeGpuCluster": ("gke", "pulumi_gcp")}
 
 __all__ = [
     "AksAutoscalerArgs",
@@ -158,7 +161,16 @@ def __getattr__(name: str) -> Any:
     if name == "__version__":
         value: Any = _installed_version()
     elif name in _EXPORTS:
-        value = getattr(import_module(_EXPORTS[name]), name)
+        try:
+            module = import_module(_EXPORTS[name])
+        except ModuleNotFoundError as err:
+            extra, sdk = _EXTRAS.get(name, ("", ""))
+            if not sdk or (err.name or "").partition(".")[0] != sdk:
+                raise
+            from spotkube.shell.extras import missing_extra
+
+            raise missing_extra(name, extra) from None
+        value = getattr(module, name)
     else:
         raise AttributeError(f"module 'spotkube' has no attribute {name!r}")
     globals()[name] = value

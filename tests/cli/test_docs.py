@@ -164,7 +164,12 @@ PLACEHOLDER = re.compile(r"<[a-z][a-z ]*>")
 #: Someone else's repository, spelt so that this file doesn't name it either.
 ELSEWHERE = "github" + ".com/spotkube/spotkube"
 SPOTKUBE_SPECS = {"spotkube", "spotkube[pipelines]", "spotkube[refresh]", f"spotkube=={VERSION}",
-                  f"spotkube @ git+https://github.com/OWNER/spotkube@v{VERSION}"}
+                  f"spotkube @ git+https://github.com/OWNER/spotkube@v{VERSION}",
+                  # Before a release: a commit of the repository, or the wheel `make dist` builds (both
+                  # installed as written by tests/cli/test_release.py).
+                  *(f"spotkube[{extra}] @ git+https://github.com/OWNER/spotkube@COMMIT"
+                    for extra in ("aks", "gke", "all")),
+                  f"./dist/spotkube-{VERSION}-py3-none-any.whl[all]"}
 
 
 def commands(script: str) -> list[tuple[Path, list[str]]]:

@@ -74,9 +74,22 @@ def test_each_args_type_has_its_model_s_keys_required_ness_and_wiring(
     wired = wired_fields(model)
     for name, hint in hints.items():
         kind, optional = _unwrap(hint)
-        assert optional == (not model.model_fields[name].is_required()), name
+        assert optional == (not args_source.required_arg(model.model_fields[name])), name
         accepts_output = "Output" in repr(kind)
         assert accepts_output == (name in wired), name
+
+
+def test_what_the_clouds_rules_require_the_args_require_on_the_way_down() -> None:
+    """A stack file may leave these out (the rules then say how to find the value); a program's args
+    can't, so a type checker reports the gap before anything runs."""
+    required = {
+        "AksGpuClusterArgs": "cluster", "AksClusterArgs": "deployer", "AksDeployerArgs": "object_id",
+        "GkeGpuClusterArgs": "cluster", "GkeClusterArgs": "project",
+    }
+    for typed, key in required.items():
+        assert key in getattr(spotkube, typed).__required_keys__, (typed, key)
+    assert "principal_type" in spotkube.AksDeployerArgs.__required_keys__
+    assert "gpu" not in spotkube.AksGpuPoolArgs.__required_keys__
 
 
 def test_the_cluster_args_are_the_spec_without_what_a_cluster_component_does_not_take() -> None:

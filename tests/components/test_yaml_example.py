@@ -218,4 +218,8 @@ def test_the_docs_show_a_part_of_the_example() -> None:
     assert {"training", "gpus", "pipelines"} <= set(shown["resources"])
     for name, resource in shown["resources"].items():
         assert is_part_of(resource, RESOURCES.get(name)), f"docs/components.md's {name} differs from the example"
+        if resource["type"].startswith("spotkube:"):
+            definition = SCHEMA["resources"][resource["type"]]
+            problems = list(object_problems(name, resource.get("properties", {}), definition))
+            assert not problems, f"docs/components.md's {name} would not deploy: {problems}"
     assert is_part_of(shown["outputs"], PROGRAM["outputs"])

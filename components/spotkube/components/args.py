@@ -4,7 +4,17 @@ they don't have) and regenerate. They are the components' public, cross-language
 components' are; none of them accepts an Output.
 """
 
-from typing import NotRequired, TypedDict
+from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict
+
+if TYPE_CHECKING:
+    NvidiaDevicePluginMigStrategy = Literal["single", "mixed"]
+else:
+    NvidiaDevicePluginMigStrategy = str
+"""Each closed set of values, as a type checker sees it (`Literal`) and as it is at run time
+(`str`): Pulumi's component analyzer, which derives the cross-language schema from these TypedDicts,
+accepts no `Literal` (nor any union other than an optional), so the schema types them as strings and
+the component's checks name the accepted values; mypy and pyright refuse any other value before the
+program runs."""
 
 
 class NvidiaDevicePluginArgs(TypedDict):
@@ -14,7 +24,7 @@ class NvidiaDevicePluginArgs(TypedDict):
     """The cluster's cloud: `aks` (deploys NVIDIA's plugin as a DaemonSet) or `gke` (keeps GKE's managed plugin, deploys nothing). Python: use `NvidiaDevicePlugin.for_cluster(name, cluster)`, which takes it from the cluster."""
     version: NotRequired[str]
     """NVIDIA k8s-device-plugin release: the image tag. Default: `v0.20.0`."""
-    mig_strategy: NotRequired[str]
+    mig_strategy: NotRequired[NvidiaDevicePluginMigStrategy]
     """How the plugin spotkube deploys (AKS) advertises MIG instances: `single` as `nvidia.com/gpu` (as GKE's own plugin does, so one pipeline runs on both), `mixed` as `nvidia.com/mig-<profile>`. Default: `single`."""
     image: NotRequired[str]
     """Image repository without a tag, e.g. a mirror when nodes can't reach nvcr.io. Default: `nvcr.io/nvidia/k8s-device-plugin`."""
@@ -27,7 +37,7 @@ class DevicePluginSettingsArgs(TypedDict):
 
     version: NotRequired[str]
     """NVIDIA k8s-device-plugin release: the image tag. Default: `v0.20.0`."""
-    mig_strategy: NotRequired[str]
+    mig_strategy: NotRequired[NvidiaDevicePluginMigStrategy]
     """How the plugin spotkube deploys (AKS) advertises MIG instances: `single` as `nvidia.com/gpu` (as GKE's own plugin does, so one pipeline runs on both), `mixed` as `nvidia.com/mig-<profile>`. Default: `single`."""
     image: NotRequired[str]
     """Image repository without a tag, e.g. a mirror when nodes can't reach nvcr.io. Default: `nvcr.io/nvidia/k8s-device-plugin`."""

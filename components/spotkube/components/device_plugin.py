@@ -51,6 +51,17 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
 
     `enabled` is refused rather than honoured: a plugin component that deployed nothing would still
     read as the GPU pools' plugin in the program and the plan. Not creating it says so plainly.
+
+    What it registers: on AKS, NVIDIA's device plugin as a DaemonSet that lands on GPU nodes only and
+    tolerates every GPU pool's taints; on GKE, nothing (GKE runs its own plugin).
+
+    Its args are `NvidiaDevicePluginArgs`: `cloud` (`aks` or `gke`), `extra_taints`, and the
+    plugin's own settings (`version`, `image`, `mig_strategy`); `for_cluster` takes `DevicePluginSettingsArgs`.
+
+    Outputs. `mode` resolves at once: it depends on the cloud only. The DaemonSet itself waits for
+    the cluster's provider, which waits for every pool.
+
+    - `mode`: `daemonset` (AKS) or `gke-managed` (GKE).
     """
 
     mode: pulumi.Output[str]
@@ -59,6 +70,12 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: NvidiaDevicePluginArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
+        """The plugin for a cluster named by its cloud; in Python, `for_cluster` is simpler.
+
+        :param name: the component's name, and the DaemonSet's.
+        :param args: `NvidiaDevicePluginArgs`; bad args end the program with one line naming the key.
+        :param opts: Pulumi's resource options: deploy through the cluster's provider.
+        """
         source = f"NvidiaDevicePlugin {name!r} args"
 
         def request() -> DevicePluginRequest:

@@ -51,6 +51,21 @@ class KubeflowPipelines(pulumi.ComponentResource):
     `enabled` is refused rather than honoured: a component that installed nothing would still export
     a namespace, a UI service and generated keys for a Kubeflow that isn't there, and every consumer
     of those outputs would be misled. Not creating the component says so plainly.
+
+    What it registers: three generated passwords (the artifact store's keys and MySQL's root
+    password) and KFP's upstream manifests at `version` (cluster-scoped first, then the rest),
+    rewritten to land on the platform pool, retry spot evictions and use the generated passwords.
+
+    Its args are `KubeflowPipelinesArgs`: `version`, `repository`, `expose_ui`, `ui_source_ranges`
+    and the others in docs/configuration.md; each has a default.
+
+    Outputs. The names resolve at once (they are fixed); the keys once they are generated, before the
+    manifests that use them are applied.
+
+    - `namespace`: the namespace KFP runs in, `kubeflow`.
+    - `ui_service`: the UI's Service; reach it with `kubectl port-forward`.
+    - `object_store_access_key`: the artifact store's generated access key, a secret.
+    - `object_store_secret_key`: its generated secret key, a secret.
     """
 
     namespace: pulumi.Output[str]
@@ -65,6 +80,13 @@ class KubeflowPipelines(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: KubeflowPipelinesArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
+        """Kubeflow Pipelines through the provider in `opts`.
+
+        :param name: the component's name; its children's names start with it.
+        :param args: `KubeflowPipelinesArgs` (`{}` takes every default); bad args end the program
+            with one line naming the key.
+        :param opts: Pulumi's resource options: `providers=[cluster.provider]`.
+        """
         source = f"KubeflowPipelines {name!r} args"
 
         def settings() -> KubeflowSettings:

@@ -33,6 +33,7 @@ from spotkube.platform.spec import (
     DevicePluginSettings,
     KubeflowSettings,
     PlatformPool,
+    RequiredArg,
     SystemPool,
     Wired,
 )
@@ -43,6 +44,12 @@ REGENERATE = "python -m spotkube.cli.reference write"
 #: their own.
 NOT_CLUSTER_ARGS = ("cloud", "cost", "device_plugin", "kubeflow", "acknowledgements")
 PACKAGE = Path(__file__).resolve().parents[1]
+
+LITERALS_NOTE = '''"""Each closed set of values, as a type checker sees it (`Literal`) and as it is at run time
+(`str`): Pulumi's component analyzer, which derives the cross-language schema from these TypedDicts,
+accepts no `Literal` (nor any union other than an optional), so the schema types them as strings and
+the component's checks name the accepted values; mypy and pyright refuse any other value before the
+program runs."""'''
 
 INPUT_ALIAS = '''_T = TypeVar("_T")
 
@@ -81,31 +88,59 @@ class ArgsType:
 # --- types ------------------------------------------------------------------------------------------
 
 
-def _wired(info: FieldInfo | None, annotation: Any) -> bool:
+def _marked(info: FieldInfo | None, annotation: Any, mark: type) -> bool:
     marks = list(info.metadata) if info is not None else []
     if typing.get_origin(annotation) is typing.Annotated:
         marks += typing.get_args(annotation)[1:]
-    return any(isinstance(m, Wired) for m in marks)
+    return any(isinstance(m, mark) for m in marks)
 
 
-def _python_type(annotation: Any, nested: Mapping[type[BaseModel], str], info: FieldInfo | None = None) -> str:
+def _wired(info: FieldInfo | None, annotation: Any) -> bool:
+    return _marked(info, annotation, Wired)
+
+
+def _rules_require(info: FieldInfo) -> bool:
+    """Whether the cloud's rules require a field (`RequiredArg`), or settings that hold one, at any depth
+    (`cluster`, whose `deployer` needs an `object_id`)."""
+    if _marked(info, info.annotation, RequiredArg):
+        return True
+    annotation = info.annotation
+    while typing.get_origin(annotation) in (typing.Annotated, typing.Union, types.UnionType):
+        annotation = next(a for a in typing.get_args(annotation) if a is not type(None))
+    return (isinstance(annotation, type) and issubclass(annotation, BaseModel)
+            and any(_rules_require(inner) for inner in annotation.model_fields.values()))
+
+
+def required_arg(info: FieldInfo) -> bool:
+    """Whether the args must give a field: the model requires it, or the cloud's rules do."""
+    return info.is_required() or _rules_require(info)
+
+
+#: Each closed set of values a module's args take -> the name of its type there.
+Literals = Mapping[tuple[Any, ...], str]
+
+
+def _python_type(annotation: Any, nested: Mapping[type[BaseModel], str], info: FieldInfo | None = None,
+                 literals: Literals | None = None) -> str:
     """A model field's annotation as the args spell it: primitives, lists, dicts and nested TypedDicts
-    (what the analyzer accepts); a value from a fixed set is text; a `Wired` value is `Input[...]`."""
+    (what the analyzer accepts); a value from a fixed set is its named `Literal` (`str` at run time); a
+    `Wired` value is `Input[...]`."""
     wired = _wired(info, annotation)
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
     if origin is typing.Annotated:
-        text = _python_type(args[0], nested)
+        text = _python_type(args[0], nested, literals=literals)
     elif origin in (typing.Union, types.UnionType):
         inner = [a for a in args if a is not type(None)]
         if len(inner) != 1:
             raise ValueError(f"{annotation!r}: a union the args can't spell")
-        text = _python_type(inner[0], nested)
+        text = _python_type(inner[0], nested, literals=literals)
     elif origin is Literal:
-        text = type(args[0]).__name__
+        text = (literals or {}).get(args) or type(args[0]).__name__
     elif origin in (tuple, list):
-        text = f"list[{_python_type(args[0], nested)}]"
+        text = f"list[{_python_type(args[0], nested, literals=literals)}]"
     elif origin is dict:
-        text = f"dict[{_python_type(args[0], nested)}, {_python_type(args[1], nested)}]"
+        text = (f"dict[{_python_type(args[0], nested, literals=literals)}, "
+                f"{_python_type(args[1], nested, literals=literals)}]")
     elif isinstance(annotation, type) and issubclass(annotation, BaseModel):
         text = nested[annotation]
     elif annotation in (str, int, float, bool):
@@ -113,6 +148,32 @@ def _python_type(annotation: Any, nested: Mapping[type[BaseModel], str], info: F
     else:
         raise ValueError(f"{annotation!r}: a type the args can't spell")
     return f"Input[{text}]" if wired else text
+
+
+def literal_sets(annotation: Any) -> Iterator[tuple[Any, ...]]:
+    """The closed sets of values an annotation holds, at any depth of lists, dicts and optionals."""
+    if typing.get_origin(annotation) is Literal:
+        yield typing.get_args(annotation)
+        return
+    for arg in typing.get_args(annotation):
+        yield from literal_sets(arg)
+
+
+def _camel(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_"))
+
+
+def module_literals(classes: Sequence[ArgsType]) -> dict[tuple[Any, ...], str]:
+    """A name for each closed set of values the classes take, after the first field that takes it:
+    `AksGpuPoolCapacity` (a set shared by several fields keeps its first name)."""
+    names: dict[tuple[Any, ...], str] = {}
+    for args in classes:
+        for name, info in args.model.model_fields.items():
+            if name in args.exclude:
+                continue
+            for values in literal_sets(info.annotation):
+                names.setdefault(values, f"{args.name.removesuffix('Args')}{_camel(name)}")
+    return names
 
 
 def nested_models(annotation: Any) -> Iterator[type[BaseModel]]:
@@ -160,15 +221,15 @@ def _extra(extra: Extra) -> list[str]:
     return [f"    {extra.name}: {kind}", *_docstring(extra.description, "    ")]
 
 
-def _class(args: ArgsType, cloud: CloudProfile | None) -> list[str]:
+def _class(args: ArgsType, cloud: CloudProfile | None, literals: Literals) -> list[str]:
     lines = [f"class {args.name}(TypedDict):", *_docstring(args.doc, "    "), ""]
     for extra in args.extra:
         lines += _extra(extra) if extra.first else []
     for name, info in args.model.model_fields.items():
         if name in args.exclude:
             continue
-        kind = _python_type(info.annotation, args.nested, info)
-        lines.append(f"    {name}: {kind if info.is_required() else f'NotRequired[{kind}]'}")
+        kind = _python_type(info.annotation, args.nested, info, literals)
+        lines.append(f"    {name}: {kind if required_arg(info) else f'NotRequired[{kind}]'}")
         lines += _docstring((info.description or "") + default_words(args.model, name, info, cloud), "    ")
     for extra in args.extra:
         lines += [] if extra.first else _extra(extra)
@@ -181,15 +242,25 @@ def module_source(doc: str, classes: Sequence[ArgsType], cloud: CloudProfile | N
         "Input[" in _python_type(info.annotation, c.nested, info)
         for c in classes for name, info in c.model.model_fields.items() if name not in c.exclude
     )
+    literals = module_literals(classes)
     wrapped = textwrap.wrap(doc, 110, break_long_words=False, break_on_hyphens=False)
     lines = ['"""' + "\n".join(wrapped) + '\n"""', ""]
+    typing_names = [*(["TYPE_CHECKING", "Literal"] if literals else []), "NotRequired", "TypedDict"]
     if needs_input:
-        lines += ["from collections.abc import Awaitable", "from typing import NotRequired, TypedDict, TypeVar", "",
-                  "from pulumi import Output", "", INPUT_ALIAS.rstrip()]
+        lines += ["from collections.abc import Awaitable",
+                  f"from typing import {', '.join([*typing_names, 'TypeVar'])}",
+                  "", "from pulumi import Output", "", INPUT_ALIAS.rstrip()]
     else:
-        lines += ["from typing import NotRequired, TypedDict"]
+        lines += [f"from typing import {', '.join(typing_names)}"]
+    if literals:
+        lines += ["", "if TYPE_CHECKING:"]
+        lines += [f"    {name} = Literal[{', '.join(json.dumps(v) for v in values)}]"
+                  for values, name in literals.items()]
+        lines += ["else:"]
+        lines += [f"    {name} = {type(values[0]).__name__}" for values, name in literals.items()]
+        lines += [LITERALS_NOTE]
     for args in classes:
-        lines += ["", "", *_class(args, cloud)]
+        lines += ["", "", *_class(args, cloud, literals)]
     return "\n".join(line.rstrip() for line in lines) + "\n"
 
 

@@ -104,6 +104,14 @@ class Wired:
     placeholder: str
 
 
+@dataclass(frozen=True)
+class RequiredArg:
+    """Marks a setting a stack file may leave out, because its cloud's rules refuse the gap in their own
+    words (the file, the key, how to find the value), but that the cloud's component needs all the same:
+    the generated args make it a required key, and every settings key on its way there too, so a type
+    checker reports its absence before the program runs."""
+
+
 class GpuSpec(_Model):
     """GPU type (GKE accelerator name, spotkube's neutral vocabulary) and GPUs per node."""
 

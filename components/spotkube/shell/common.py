@@ -438,7 +438,7 @@ def kubernetes_provider(
     """The provider later components deploy through; the kubeconfig stays a secret.
 
     Every resource deployed through a provider waits for it, and it waits for `depends_on`: that is
-    how the cluster's grants and network egress come before the first Kubernetes object.
+    how the cluster's grants, network egress and node pools come before the first Kubernetes object.
     """
     provider = k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig,
                             opts=child(cast(pulumi.Resource, parent), depends_on=depends_on or []))
@@ -454,6 +454,19 @@ def clusters_behind(opts: pulumi.ResourceOptions | None) -> list[ClusterOfProvid
     providers = opts.providers.values() if isinstance(opts.providers, Mapping) else opts.providers or []
     found = [_CLUSTERS.get(p) for p in [opts.provider, *providers] if isinstance(p, k8s.Provider)]
     return list({id(c.cluster): c for c in found if c is not None}.values())
+
+
+def settled(value: pulumi.Input[Resolved], children: Sequence[pulumi.Resource]) -> pulumi.Output[Resolved]:
+    """`value`, resolved only once every child exists (its id known) and depending on all of them.
+
+    A cluster's outputs promise a cluster whose pools exist: a resource built on `cluster.kubeconfig`
+    (or whatever a consumer reads in an `apply`) must not run while the GPU pools are still being
+    created. An id is known only once the cloud created the resource, so waiting for every child's
+    id is what the engine itself waits for; the Output also carries the children as dependencies.
+    A child that is unknown in a preview leaves the output unknown there, as the real value is.
+    """
+    ids = [child.id for child in children if isinstance(child, pulumi.CustomResource)]
+    return pulumi.Output.all(pulumi.Output.from_input(value), *ids).apply(lambda values: values[0])
 
 
 def pool_contract_outputs(plan: PlatformPlan) -> list[dict]:

@@ -73,3 +73,17 @@ def test_the_kubeconfig_is_a_secret_that_signs_in_without_a_person(mocks: TeamMo
 
     kubeconfig = training.cluster.kubeconfig
     return pulumi.Output.all(pulumi.Output.from_input(kubeconfig.is_secret()), kubeconfig).apply(check)
+
+
+@pulumi.runtime.test
+def test_the_a100_pool_never_bids_above_our_cap(mocks: TeamMocks) -> pulumi.Output[Any]:
+    """A child resource's inputs, read once the cluster's outputs resolve: they wait for every resource
+    the component registered, its AgentPools included, so the pools are all there to read."""
+    training = platforms.training("dev", DEPLOYER)
+
+    def check(_: str) -> None:
+        pools = {pool["vmSize"]: pool for pool in mocks.inputs_of("azure-native:containerservice:AgentPool")}
+        a100 = pools["Standard_NC24ads_A100_v4"]
+        assert (a100["scaleSetPriority"], a100["spotMaxPrice"], a100["maxCount"]) == ("Spot", 2.5, 6)
+
+    return training.cluster.cluster_name.apply(check)

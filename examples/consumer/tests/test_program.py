@@ -32,9 +32,10 @@ def test_the_program_builds_both_platforms_and_exports_secret_kubeconfigs(
 
     def check(secrets: list[bool]) -> None:
         assert secrets == [True, True]
-        # Both clusters exist before their kubeconfigs can resolve (their pools may still be on the way).
+        # A cluster's kubeconfig resolves only once everything it registered exists, its pools included.
         registered = {r.typ for r in mocks.resources}
-        assert {"spotkube:index:AksGpuCluster", "spotkube:index:GkeGpuCluster"} <= registered
+        assert {"spotkube:index:AksGpuCluster", "azure-native:containerservice:AgentPool",
+                "spotkube:index:GkeGpuCluster", "gcp:container/nodePool:NodePool"} <= registered
 
     return pulumi.Output.all(*(pulumi.Output.from_input(exported[name].is_secret())
                                for name in ("trainingKubeconfig", "inferenceKubeconfig"))).apply(check)

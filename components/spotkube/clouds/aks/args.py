@@ -9,7 +9,7 @@ plain value.
 """
 
 from collections.abc import Awaitable
-from typing import NotRequired, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict, TypeVar
 
 from pulumi import Output
 
@@ -19,6 +19,34 @@ Input = _T | Awaitable[_T] | Output[_T]
 """`pulumi.Input[T]`, spelt without its string forward reference to `Output[T]` so that
 `typing.get_type_hints` resolves these TypedDicts; Pulumi's analyzer reads the two alike (an input
 that accepts an output, not `plain`)."""
+
+if TYPE_CHECKING:
+    AksSystemPoolCapacity = Literal["spot", "preemptible", "on-demand"]
+    AksPoolUpgradeUndrainableNodes = Literal["Cordon", "Schedule"]
+    AksGpuPoolCapacity = Literal["spot", "on-demand"]
+    AksGpuPoolEvictionPolicy = Literal["Delete", "Deallocate"]
+    AksAutoscalerExpander = Literal["priority", "least-waste", "most-pods", "random"]
+    AksDeployerNetwork = Literal["internet", "cluster-network"]
+    AksDeployerPrincipalType = Literal["User", "ServicePrincipal", "Group"]
+    AksDeployerLogin = Literal["azurecli", "workloadidentity", "spn", "msi"]
+    AksMaintenanceWindowDays = Literal["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+    AksClusterNetworkPolicy = Literal["cilium", "azure", "calico"]
+else:
+    AksSystemPoolCapacity = str
+    AksPoolUpgradeUndrainableNodes = str
+    AksGpuPoolCapacity = str
+    AksGpuPoolEvictionPolicy = str
+    AksAutoscalerExpander = str
+    AksDeployerNetwork = str
+    AksDeployerPrincipalType = str
+    AksDeployerLogin = str
+    AksMaintenanceWindowDays = str
+    AksClusterNetworkPolicy = str
+"""Each closed set of values, as a type checker sees it (`Literal`) and as it is at run time
+(`str`): Pulumi's component analyzer, which derives the cross-language schema from these TypedDicts,
+accepts no `Literal` (nor any union other than an optional), so the schema types them as strings and
+the component's checks name the accepted values; mypy and pyright refuse any other value before the
+program runs."""
 
 
 class AksSystemPoolArgs(TypedDict):
@@ -36,7 +64,7 @@ class AksSystemPoolArgs(TypedDict):
     """Availability zones `"1"` to `"3"`; empty = regional."""
     labels: NotRequired[dict[str, str]]
     """Extra node labels in Kubernetes' syntax (keys `[prefix/]name`, names and values of at most 63 letters, digits, `-`, `_` and `.`); the prefixes `spotkube.io/`, `kubernetes.io/`, `k8s.io/` and the cloud's own node-label prefix are reserved; `node.kubernetes.io/` and `kubelet.kubernetes.io/` are accepted."""
-    capacity: NotRequired[str]
+    capacity: NotRequired[AksSystemPoolCapacity]
     """Must stay `on-demand`: a spot pool can't be a System pool, and evictions would take the platform down. Default: `on-demand`."""
     critical_addons_only: NotRequired[bool]
     """Taint the pool CriticalAddonsOnly=true:NoSchedule so only add-ons run here. Default: `true`."""
@@ -57,7 +85,7 @@ class AksPlatformPoolArgs(TypedDict):
     """Availability zones `"1"` to `"3"`; empty = regional."""
     labels: NotRequired[dict[str, str]]
     """Extra node labels in Kubernetes' syntax (keys `[prefix/]name`, names and values of at most 63 letters, digits, `-`, `_` and `.`); the prefixes `spotkube.io/`, `kubernetes.io/`, `k8s.io/` and the cloud's own node-label prefix are reserved; `node.kubernetes.io/` and `kubelet.kubernetes.io/` are accepted."""
-    capacity: NotRequired[str]
+    capacity: NotRequired[AksSystemPoolCapacity]
     """Must stay `on-demand`: a spot pool can't be a System pool, and evictions would take the platform down. Default: `on-demand`."""
     enabled: NotRequired[bool]
     """Create the pool. It must stay enabled while Kubeflow is, and while the system pool is tainted (`criticalAddonsOnly`), because Kubeflow needs an untainted on-demand pool. Default: `true`."""
@@ -74,7 +102,7 @@ class AksPoolUpgradeArgs(TypedDict):
     """Minutes to wait after draining a node before reimaging it, 0 to 30 (default 0)."""
     drain_timeout_minutes: NotRequired[int]
     """How long a drain waits for pods to leave a node (pod disruption budgets honoured) before the node counts as undrainable, 5 to 1440; GPU pools default to 60, AKS's own is 30."""
-    undrainable_nodes: NotRequired[str]
+    undrainable_nodes: NotRequired[AksPoolUpgradeUndrainableNodes]
     """A node a drain can't empty in time is cordoned and replaced by a surge node (`Cordon`, the GPU default: its step runs on) or made schedulable again and left un-upgraded (`Schedule`)."""
 
 
@@ -109,7 +137,7 @@ class AksGpuPoolArgs(TypedDict):
     """Availability zones `"1"` to `"3"`; empty = regional."""
     labels: NotRequired[dict[str, str]]
     """Extra node labels in Kubernetes' syntax (keys `[prefix/]name`, names and values of at most 63 letters, digits, `-`, `_` and `.`); the prefixes `spotkube.io/`, `kubernetes.io/`, `k8s.io/` and the cloud's own node-label prefix are reserved; `node.kubernetes.io/` and `kubelet.kubernetes.io/` are accepted."""
-    capacity: NotRequired[str]
+    capacity: NotRequired[AksGpuPoolCapacity]
     """`spot` or, for a GPU pool only, `on-demand` (a fallback pool). Default: `spot`."""
     taints: NotRequired[list[str]]
     """Extra taints, as `key=value:Effect` with Kubernetes' syntax for the key and value and Effect NoSchedule, PreferNoSchedule or NoExecute; the prefixes `spotkube.io/` and the cloud's own are reserved."""
@@ -119,7 +147,7 @@ class AksGpuPoolArgs(TypedDict):
     """GPU type and count; unset = filled in from the VM size, which fixes them."""
     sharing: NotRequired[AksGpuSharingArgs]
     """Split each GPU into MIG instances (docs/gpu-sharing.md); unset = every pod gets whole GPUs."""
-    eviction_policy: NotRequired[str]
+    eviction_policy: NotRequired[AksGpuPoolEvictionPolicy]
     """Spot pools: what happens to an evicted node; deallocated nodes still count against quota. Default: `Delete`."""
     max_price: NotRequired[float]
     """Spot pools: the most to pay, in USD/hour with up to 5 decimals, or -1: never evict on price, pay at most the on-demand price. Default: `-1`."""
@@ -140,13 +168,13 @@ class AksSpotPoolArgs(TypedDict):
     """Availability zones `"1"` to `"3"`; empty = regional."""
     labels: NotRequired[dict[str, str]]
     """Extra node labels in Kubernetes' syntax (keys `[prefix/]name`, names and values of at most 63 letters, digits, `-`, `_` and `.`); the prefixes `spotkube.io/`, `kubernetes.io/`, `k8s.io/` and the cloud's own node-label prefix are reserved; `node.kubernetes.io/` and `kubelet.kubernetes.io/` are accepted."""
-    capacity: NotRequired[str]
+    capacity: NotRequired[AksGpuPoolCapacity]
     """`spot` or, for a GPU pool only, `on-demand` (a fallback pool). Default: `spot`."""
     taints: NotRequired[list[str]]
     """Extra taints, as `key=value:Effect` with Kubernetes' syntax for the key and value and Effect NoSchedule, PreferNoSchedule or NoExecute; the prefixes `spotkube.io/` and the cloud's own are reserved."""
     upgrade: NotRequired[AksPoolUpgradeArgs]
     """How AKS replaces the nodes when it upgrades them (on-demand pools only: AKS takes none on spot pools)."""
-    eviction_policy: NotRequired[str]
+    eviction_policy: NotRequired[AksGpuPoolEvictionPolicy]
     """Spot pools: what happens to an evicted node; deallocated nodes still count against quota. Default: `Delete`."""
     max_price: NotRequired[float]
     """Spot pools: the most to pay, in USD/hour with up to 5 decimals, or -1: never evict on price, pay at most the on-demand price. Default: `-1`."""
@@ -155,7 +183,7 @@ class AksSpotPoolArgs(TypedDict):
 class AksAutoscalerArgs(TypedDict):
     """Cluster autoscaler tuning: the ManagedCluster's `autoScalerProfile`."""
 
-    expander: NotRequired[str]
+    expander: NotRequired[AksAutoscalerExpander]
     """`priority` makes spot pools win over on-demand fallbacks. Default: `priority`."""
     scan_interval: NotRequired[str]
     """How often the autoscaler looks for pending pods, in whole seconds (`10s`). Default: `10s`."""
@@ -176,15 +204,15 @@ class AksAutoscalerArgs(TypedDict):
 class AksDeployerArgs(TypedDict):
     """Who runs `pulumi up` and from where, and how kubelogin signs it in. The Kubernetes provider logs in as the deployer, so the deployer needs a credential that works without a person, rights on the cluster, and a network path to its API server; the plan's preflight checks them."""
 
-    network: NotRequired[str]
+    network: NotRequired[AksDeployerNetwork]
     """Where the deployer runs: internet (a hosted CI runner or a laptop) or cluster-network (a runner inside the cluster's VNet, which can reach a private API server). Default: `internet`."""
     egress_ranges: NotRequired[list[str]]
     """Public CIDRs the deployer connects from (a runner's static egress). Added to the API server's authorized ranges whenever the API server restricts by address."""
-    object_id: NotRequired[str]
+    object_id: str
     """Required: the Entra ID object id of whoever runs `pulumi up` (CI's deploy identity), which gets Azure Kubernetes Service RBAC Cluster Admin on the cluster; the same whoever previews or deploys. A service principal or managed identity: `az ad sp show --id <appId> --query id -o tsv`; yourself: `az ad signed-in-user show --query id -o tsv`."""
-    principal_type: NotRequired[str]
+    principal_type: AksDeployerPrincipalType
     """Required with objectId: what it is, User, ServicePrincipal (an app or a managed identity) or Group; Azure refuses an assignment whose type is wrong (UnmatchedPrincipalType)."""
-    login: NotRequired[str]
+    login: NotRequired[AksDeployerLogin]
     """How kubelogin signs the deployer in, nothing more (objectId says who it is): azurecli (the az CLI's account, a person's or CI's after azure/login), workloadidentity (a federated token, AZURE_FEDERATED_TOKEN_FILE), spn (a service principal secret) or msi (a managed identity on an Azure host). Default: `azurecli`."""
     grant_propagation_wait: NotRequired[str]
     """How long the first deployment waits after granting the deployer its Kubernetes rights before it creates objects (Azure RBAC assignments take minutes to apply). Default: `5m`."""
@@ -193,7 +221,7 @@ class AksDeployerArgs(TypedDict):
 class AksMaintenanceWindowArgs(TypedDict):
     """A weekly window: the only time the cloud may upgrade the cluster or replace its nodes' images."""
 
-    days: list[str]
+    days: list[AksMaintenanceWindowDays]
     """Days of the week, e.g. `[Saturday]`; how many the cloud takes, and how many hours a week it needs, is checked per cloud (docs/evictions.md)."""
     start: str
     """Start time, `HH:MM`."""
@@ -253,7 +281,7 @@ class AksClusterArgs(TypedDict):
     """`protect` on the cluster; default: on in prod."""
     autoscaler: NotRequired[AksAutoscalerArgs]
     """Cluster autoscaler tuning."""
-    deployer: NotRequired[AksDeployerArgs]
+    deployer: AksDeployerArgs
     """Who runs `pulumi up`, from where, and how it signs in."""
     maintenance: NotRequired[AksMaintenanceArgs]
     """When the cloud may upgrade the cluster and drain nodes: a weekly window and busy periods."""
@@ -265,7 +293,7 @@ class AksClusterArgs(TypedDict):
     """Disable local accounts, so Entra ID is the only way in; default: on in prod."""
     admin_group_object_ids: NotRequired[list[Input[str]]]
     """Object ids of the Entra ID groups that get cluster admin and the RBAC Cluster Admin role."""
-    network_policy: NotRequired[str]
+    network_policy: NotRequired[AksClusterNetworkPolicy]
     """`cilium` (Azure CNI overlay with the Cilium dataplane), `azure` or `calico`. Default: `cilium`."""
 
 
@@ -284,5 +312,5 @@ class AksGpuClusterArgs(TypedDict):
     """GPU pools, each scaling min..max."""
     spot_pools: NotRequired[list[AksSpotPoolArgs]]
     """CPU pools on spot VMs for batch steps, each scaling min..max."""
-    cluster: NotRequired[AksClusterArgs]
+    cluster: AksClusterArgs
     """Cluster-wide settings."""

@@ -39,6 +39,7 @@ from spotkube.shell.common import (
     refuse_bad_name,
     required,
     security_concerns,
+    settled,
     then,
     unanswered,
 )
@@ -49,7 +50,35 @@ CREDENTIALS_SOURCE = "azure-native's listManagedClusterUserCredentials"
 
 
 class AksGpuCluster(pulumi.ComponentResource):
-    """An AKS cluster for ML: on-demand system and platform pools plus spot GPU pools 0..N."""
+    """An AKS cluster for ML: on-demand system and platform pools plus spot GPU pools 0..N.
+
+    What it registers: a resource group (unless `cluster.resourceGroupName` names one); the
+    ManagedCluster with its inline System pool; one AgentPool per platform and GPU pool, created one
+    at a time (AKS refuses concurrent pool operations); the maintenance configurations; the
+    deployer's and admin groups' RBAC Cluster Admin role assignments and a wait for them to take
+    effect; with container logs on, a Log Analytics workspace (unless one is named) and Container
+    Insights' data collection rule; the Kubernetes provider; and, with the `priority` expander, the
+    autoscaler's priority ConfigMap.
+
+    Its args are `AksGpuClusterArgs` (docs/settings-per-cloud.md): `environment`, `region`, the
+    pools (`system_pool`, `platform_pool`, `gpu_pools`, `spot_pools`) and `cluster`, whose
+    `deployer` (`object_id` and `principal_type`: who runs `pulumi up`) is required. They are
+    checked before anything is registered.
+
+    Outputs. Each resolves only once every resource above exists, pools included, and carries them
+    as dependencies, so whatever is built on it waits for the pools; in a preview of a new cluster
+    they are unknown.
+
+    - `kubeconfig`: the user kubeconfig, a secret; it signs in with kubelogin as the deployer.
+    - `cluster_name`: the ManagedCluster's name.
+    - `resource_group_name`: the resource group the cluster lives in.
+    - `oidc_issuer_url`: the OIDC issuer, for workload identity federation.
+    - `pool_contracts`: every pool's name, capacity, labels and taints, to target workloads.
+    - `log_workspace_id`: the Log Analytics workspace's id (`spotkube logs --workspace`); empty
+      without container logs.
+    - `provider` (Python only): the `pulumi_kubernetes.Provider` for what you deploy on the
+      cluster; it is created after every pool and after the deployer's rights take effect.
+    """
 
     kubeconfig: pulumi.Output[str]
     """User kubeconfig (a secret). With local accounts disabled it needs kubelogin."""
@@ -67,6 +96,14 @@ class AksGpuCluster(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: AksGpuClusterArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
+        """Check the args and register the cluster; bad args end the program with one line naming the
+        key, and nothing is registered.
+
+        :param name: the component's name: lower-case letters, digits and hyphens; with the
+            environment it makes the cluster's DNS prefix, so at most 54 characters together.
+        :param args: the cluster's typed args, `AksGpuClusterArgs`.
+        :param opts: Pulumi's resource options (`protect=True` protects the cluster in any environment).
+        """
         self._build(name, plan_from_args("aks", args, AksGpuClusterArgs, f"AksGpuCluster {name!r} args"), opts)
 
     @classmethod
@@ -85,6 +122,8 @@ class AksGpuCluster(pulumi.ComponentResource):
         plan, wiring = built.plan, built.wiring
         spec = plan.spec
 
+        # Every resource registered here: the outputs resolve only once all of them exist.
+        children: list[pulumi.Resource] = []
         # The spec says whether a group was given (a wired Output shows as its placeholder there);
         # the wiring holds the value itself, which may be another resource's output.
         if spec.cluster.resource_group_name and wiring.resource_group_name is not None:
@@ -93,14 +132,19 @@ class AksGpuCluster(pulumi.ComponentResource):
             group = azure.resources.ResourceGroup(
                 f"{name}-rg", location=spec.region, opts=child(self, protect=protected(spec.is_prod))
             )
+            children.append(group)
             resource_group_name = group.name
 
         plan = plan.with_cloud_names({pool.name: resources.cloud_pool_name(pool) for pool in plan.node_pools})
         self.plan = plan
-        workspace_id = self._workspace(name, plan, resource_group_name)
+        workspace = self._workspace(name, plan, resource_group_name)
+        workspace_id = workspace.id if isinstance(workspace, pulumi.Resource) else workspace
         cluster = self._cluster(name, plan, wiring, resource_group_name, workspace_id)
+        children.append(cluster)
+        if isinstance(workspace, pulumi.Resource):
+            children.append(workspace)
         if workspace_id is not None:
-            self._container_insights(name, plan, resource_group_name, cluster, workspace_id)
+            children += self._container_insights(name, plan, resource_group_name, cluster, workspace_id)
         source = f"AksGpuCluster {name!r}"
         # The cluster's name, released only once the deployed system pool is known to accept the
         # wanted one: every pool and the kubeconfig wait for it, so a refused change stops them all.
@@ -108,6 +152,7 @@ class AksGpuCluster(pulumi.ComponentResource):
             lambda values: _checked(values[0], plan.system_pool, values[1], source)
         )
         previous: list[pulumi.Resource] = []
+        pools: list[pulumi.Resource] = []
         for pool in plan.node_pools:
             # AKS refuses a second agent-pool operation on a cluster while one runs (409
             # OperationNotAllowed; Azure/AKS#1913), so each pool waits for the one before it.
@@ -124,6 +169,7 @@ class AksGpuCluster(pulumi.ComponentResource):
                     depends_on=previous,
                 ),
             )]
+            pools += previous
 
         # When AKS may upgrade the cluster and reimage nodes: after the pools, which it also refuses to
         # change while another operation on the cluster runs.
@@ -137,6 +183,7 @@ class AksGpuCluster(pulumi.ComponentResource):
                 maintenance_window=window,
                 opts=child(self, depends_on=previous),
             )]
+            pools += previous
 
         credentials = azure.containerservice.list_managed_cluster_user_credentials_output(
             resource_group_name=resource_group_name,
@@ -147,22 +194,26 @@ class AksGpuCluster(pulumi.ComponentResource):
         # The first kubeconfig's text: a cloud always sends one, a test's plain mocks may not.
         encoded = required(self, label, credentials.kubeconfigs.apply(lambda found: found[0].value if found else None),
                            "kubeconfig", CREDENTIALS_SOURCE)
-        self.kubeconfig = pulumi.Output.secret(
+        kubeconfig = pulumi.Output.secret(
             encoded.apply(lambda v: with_kubelogin_mode(base64.b64decode(v).decode(), login))
         )
-        grants_effective = self._data_plane_rights(name, label, plan, wiring, cluster)
-        self.provider = kubernetes_provider(self, label, name, self.kubeconfig,
-                                            depends_on=[grants_effective])
+        grants = self._data_plane_rights(name, label, plan, wiring, cluster)
+        children += [*pools, *grants]
+        # Whatever deploys through the provider (the add-ons, a consumer's DaemonSet) waits for the
+        # grants to take effect and for every pool, so it never races a GPU pool being created.
+        self.provider = kubernetes_provider(self, label, name, kubeconfig, depends_on=[*grants, *pools])
+        children.append(self.provider)
         if spec.cluster.autoscaler.expander == "priority":
-            self._priority_expander(name, plan)
+            children.append(self._priority_expander(name, plan))
 
-        self.cluster_name = cluster.name
-        self.resource_group_name = pulumi.Output.from_input(resource_group_name)
-        self.oidc_issuer_url = cluster.oidc_issuer_profile.apply(
+        self.kubeconfig = settled(kubeconfig, children)
+        self.cluster_name = settled(cluster.name, children)
+        self.resource_group_name = settled(resource_group_name, children)
+        self.oidc_issuer_url = settled(cluster.oidc_issuer_profile.apply(
             lambda p: (p.issuer_url if p else None) or ""
-        )
-        self.pool_contracts = pulumi.Output.from_input(pool_contract_outputs(plan))
-        self.log_workspace_id = pulumi.Output.from_input(workspace_id if workspace_id is not None else "")
+        ), children)
+        self.pool_contracts = settled(pool_contract_outputs(plan), children)
+        self.log_workspace_id = settled(workspace_id if workspace_id is not None else "", children)
         self.register_outputs({
             "kubeconfig": self.kubeconfig,
             "clusterName": self.cluster_name,
@@ -174,26 +225,25 @@ class AksGpuCluster(pulumi.ComponentResource):
 
     def _workspace(
         self, name: str, plan: PlatformPlan, resource_group_name: pulumi.Input[str]
-    ) -> pulumi.Input[str] | None:
-        """The Log Analytics workspace container logs go to: the stack's, or one created here with the
-        stack's retention; None when logs stay on the nodes (`cluster.logs.enabled`, on in prod)."""
+    ) -> azure.operationalinsights.Workspace | str | None:
+        """The Log Analytics workspace container logs go to: the stack's (its id), or one created here
+        with the stack's retention; None when logs stay on the nodes (`cluster.logs.enabled`, on in prod)."""
         spec = plan.spec
         logs = spec.cluster.logs
         if not spec.switch(logs.enabled):
             return None
         if logs.workspace_id:
             return logs.workspace_id
-        workspace = azure.operationalinsights.Workspace(
+        return azure.operationalinsights.Workspace(
             f"{name}-logs",
             **resources.workspace_inputs(plan, resource_group_name),
             opts=child(self, protect=protected(spec.is_prod)),
         )
-        return workspace.id
 
     def _container_insights(
         self, name: str, plan: PlatformPlan, resource_group_name: pulumi.Input[str],
         cluster: azure.containerservice.ManagedCluster, workspace_id: pulumi.Input[str],
-    ) -> None:
+    ) -> list[pulumi.Resource]:
         """The data collection rule Container Insights reads its streams from, and its association with
         the cluster, as azure-cli creates them: without them the agent runs but collects nothing
         (docs/logs.md)."""
@@ -202,13 +252,14 @@ class AksGpuCluster(pulumi.ComponentResource):
             **resources.container_insights_rule_inputs(plan, resource_group_name, workspace_id),
             opts=child(self),
         )
-        azure.monitor.DataCollectionRuleAssociation(
+        association = azure.monitor.DataCollectionRuleAssociation(
             f"{name}-container-insights",
             resource_uri=cluster.id,
             association_name=resources.CONTAINER_INSIGHTS_EXTENSION,
             data_collection_rule_id=rule.id,
             opts=child(self),
         )
+        return [rule, association]
 
     def _cluster(
         self, name: str, plan: PlatformPlan, wiring: Wiring, resource_group_name: pulumi.Input[str],
@@ -237,12 +288,12 @@ class AksGpuCluster(pulumi.ComponentResource):
 
     def _data_plane_rights(
         self, name: str, label: str, plan: PlatformPlan, wiring: Wiring, cluster: azure.containerservice.ManagedCluster,
-    ) -> pulumi.Resource:
-        """Kubernetes rights for the deployer and the admin groups, and the wait until they work.
+    ) -> list[pulumi.Resource]:
+        """Kubernetes rights for the deployer and the admin groups, and the wait until they work (last).
 
         With Azure RBAC for Kubernetes nobody, not even the subscription's Owner, may create an
         object until a role assignment says so, and a new assignment takes minutes to reach the API
-        server. The Kubernetes provider waits for the returned resource, so the first ConfigMap is
+        server. The Kubernetes provider waits for the returned resources, so the first ConfigMap is
         created only after the grants had time to propagate.
 
         The deployer is the stack's (`cluster.deployer.objectId` and `principalType`), never whoever
@@ -268,16 +319,16 @@ class AksGpuCluster(pulumi.ComponentResource):
             )
             for who, principal, kind in principals
         ]
-        return time.Sleep(
+        return [*grants, time.Sleep(
             f"{name}-rbac-propagation",
             create_duration=settings.deployer.grant_propagation_wait,
             triggers={f"grant{i}": grant.id for i, grant in enumerate(grants)},
             opts=child(self, depends_on=grants),
-        )
+        )]
 
-    def _priority_expander(self, name: str, plan: PlatformPlan) -> None:
+    def _priority_expander(self, name: str, plan: PlatformPlan) -> k8s.core.v1.ConfigMap:
         """Spot pools first, on-demand GPU fallbacks next: read by AKS's managed autoscaler."""
-        k8s.core.v1.ConfigMap(
+        return k8s.core.v1.ConfigMap(
             f"{name}-priority-expander",
             **resources.priority_expander(plan),
             opts=child(self, provider=self.provider),

@@ -33,6 +33,7 @@ from spotkube.platform.spec import (
     PlatformPool,
     PlatformSpec,
     PoolUpgrade,
+    RequiredArg,
     SpotPool,
     SystemPool,
     Text,
@@ -237,14 +238,14 @@ class AksDeployerSettings(DeployerSettings):
     in as the deployer, so the deployer needs a credential that works without a person, rights on the
     cluster, and a network path to its API server; the plan's preflight checks them."""
 
-    object_id: Text | None = Field(
+    object_id: Annotated[Text | None, RequiredArg()] = Field(
         default=None,
         description="Required: the Entra ID object id of whoever runs `pulumi up` (CI's deploy identity), which "
         "gets Azure Kubernetes Service RBAC Cluster Admin on the cluster; the same whoever previews or deploys. "
         "A service principal or managed identity: `az ad sp show --id <appId> --query id -o tsv`; yourself: "
         "`az ad signed-in-user show --query id -o tsv`.",
     )
-    principal_type: Literal["User", "ServicePrincipal", "Group"] | None = Field(
+    principal_type: Annotated[Literal["User", "ServicePrincipal", "Group"] | None, RequiredArg()] = Field(
         default=None,
         description="Required with objectId: what it is, User, ServicePrincipal (an app or a managed identity) or "
         "Group; Azure refuses an assignment whose type is wrong (UnmatchedPrincipalType).",

@@ -9,7 +9,7 @@ plain value.
 """
 
 from collections.abc import Awaitable
-from typing import NotRequired, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict, TypeVar
 
 from pulumi import Output
 
@@ -19,6 +19,32 @@ Input = _T | Awaitable[_T] | Output[_T]
 """`pulumi.Input[T]`, spelt without its string forward reference to `Output[T]` so that
 `typing.get_type_hints` resolves these TypedDicts; Pulumi's analyzer reads the two alike (an input
 that accepts an output, not `plain`)."""
+
+if TYPE_CHECKING:
+    GkeSystemPoolCapacity = Literal["spot", "preemptible", "on-demand"]
+    GkePoolUpgradeStrategy = Literal["surge", "blue-green"]
+    GkeGpuSharingStrategy = Literal["time-sharing", "mps"]
+    GkeGpuPoolGpuDriver = Literal["DEFAULT", "LATEST", "INSTALLATION_DISABLED"]
+    GkeAutoscalerProfile = Literal["BALANCED", "OPTIMIZE_UTILIZATION"]
+    GkeDeployerNetwork = Literal["internet", "cluster-network"]
+    GkeMaintenanceWindowDays = Literal["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+    GkeClusterNetworkPolicy = Literal["cilium", "calico"]
+    GkeClusterEgress = Literal["cloud-nat", "own"]
+else:
+    GkeSystemPoolCapacity = str
+    GkePoolUpgradeStrategy = str
+    GkeGpuSharingStrategy = str
+    GkeGpuPoolGpuDriver = str
+    GkeAutoscalerProfile = str
+    GkeDeployerNetwork = str
+    GkeMaintenanceWindowDays = str
+    GkeClusterNetworkPolicy = str
+    GkeClusterEgress = str
+"""Each closed set of values, as a type checker sees it (`Literal`) and as it is at run time
+(`str`): Pulumi's component analyzer, which derives the cross-language schema from these TypedDicts,
+accepts no `Literal` (nor any union other than an optional), so the schema types them as strings and
+the component's checks name the accepted values; mypy and pyright refuse any other value before the
+program runs."""
 
 
 class GkeSystemPoolArgs(TypedDict):
@@ -36,7 +62,7 @@ class GkeSystemPoolArgs(TypedDict):
     """Zones of the region, e.g. us-central1-a; empty = regional."""
     labels: NotRequired[dict[str, str]]
     """Extra node labels in Kubernetes' syntax (keys `[prefix/]name`, names and values of at most 63 letters, digits, `-`, `_` and `.`); the prefixes `spotkube.io/`, `kubernetes.io/`, `k8s.io/` and the cloud's own node-label prefix are reserved; `node.kubernetes.io/` and `kubelet.kubernetes.io/` are accepted."""
-    capacity: NotRequired[str]
+    capacity: NotRequired[GkeSystemPoolCapacity]
     """Must stay `on-demand`: a spot pool can't be a System pool, and evictions would take the platform down. Default: `on-demand`."""
     critical_addons_only: NotRequired[bool]
     """Taint the pool components.gke.io/gke-managed-components=true:NoSchedule, which GKE's own system pods tolerate, so only they run here. Needs the platform pool. Default: `true`."""
@@ -57,7 +83,7 @@ class GkePlatformPoolArgs(TypedDict):
     """Zones of the region, e.g. us-central1-a; empty = regional."""
     labels: NotRequired[dict[str, str]]
     """Extra node labels in Kubernetes' syntax (keys `[prefix/]name`, names and values of at most 63 letters, digits, `-`, `_` and `.`); the prefixes `spotkube.io/`, `kubernetes.io/`, `k8s.io/` and the cloud's own node-label prefix are reserved; `node.kubernetes.io/` and `kubelet.kubernetes.io/` are accepted."""
-    capacity: NotRequired[str]
+    capacity: NotRequired[GkeSystemPoolCapacity]
     """Must stay `on-demand`: a spot pool can't be a System pool, and evictions would take the platform down. Default: `on-demand`."""
     enabled: NotRequired[bool]
     """Create the pool. It must stay enabled while Kubeflow is, because Kubeflow needs an untainted on-demand pool. Default: `true`."""
@@ -72,7 +98,7 @@ class GkePoolUpgradeArgs(TypedDict):
     """Surge: nodes that may be down at once; GPU pools default to 0."""
     soak_minutes: NotRequired[int]
     """Blue-green: minutes the old nodes are kept after the new ones took the pods, for a rollback."""
-    strategy: NotRequired[str]
+    strategy: NotRequired[GkePoolUpgradeStrategy]
     """`surge` (a few nodes at a time) or `blue-green` (a whole new set of nodes, then the old ones drained; needs twice the GPU quota)."""
 
 
@@ -90,7 +116,7 @@ class GkeGpuSharingArgs(TypedDict):
 
     mig: NotRequired[str]
     """MIG profile every GPU of the pool is split into, in NVIDIA's names (`1g.10gb`, `3g.40gb`): GKE's gpu_partition_size. Only GPUs with MIG (A100, H100, H200, B200) and the partition sizes GKE offers for them."""
-    strategy: NotRequired[str]
+    strategy: NotRequired[GkeGpuSharingStrategy]
     """Share each GPU among `clientsPerGpu` pods by time-sharing or NVIDIA MPS."""
     clients_per_gpu: NotRequired[int]
     """With `strategy`: pods per GPU, 2..48 (max_shared_clients_per_gpu)."""
@@ -111,7 +137,7 @@ class GkeGpuPoolArgs(TypedDict):
     """Zones of the region. Empty = regional, except a GPU pool, which gets every zone of the region that offers its GPU (from the bundled zone table)."""
     labels: NotRequired[dict[str, str]]
     """Extra node labels in Kubernetes' syntax (keys `[prefix/]name`, names and values of at most 63 letters, digits, `-`, `_` and `.`); the prefixes `spotkube.io/`, `kubernetes.io/`, `k8s.io/` and the cloud's own node-label prefix are reserved; `node.kubernetes.io/` and `kubelet.kubernetes.io/` are accepted."""
-    capacity: NotRequired[str]
+    capacity: NotRequired[GkeSystemPoolCapacity]
     """`spot`, `preemptible` (at most 24 hours per VM) or, for a GPU pool only, `on-demand` (a fallback pool). Default: `spot`."""
     taints: NotRequired[list[str]]
     """Extra taints, as `key=value:Effect` with Kubernetes' syntax for the key and value and Effect NoSchedule, PreferNoSchedule or NoExecute; the prefixes `spotkube.io/` and the cloud's own are reserved."""
@@ -121,7 +147,7 @@ class GkeGpuPoolArgs(TypedDict):
     """GPU type and count; unset = filled in from the machine type. N1 machine types need it."""
     sharing: NotRequired[GkeGpuSharingArgs]
     """Share each GPU among pods by MIG, time-sharing or MPS (docs/gpu-sharing.md); unset = every pod gets whole GPUs."""
-    gpu_driver: NotRequired[str]
+    gpu_driver: NotRequired[GkeGpuPoolGpuDriver]
     """The NVIDIA driver version GKE installs; `INSTALLATION_DISABLED` if you install it yourself. Default: `DEFAULT`."""
 
 
@@ -140,7 +166,7 @@ class GkeSpotPoolArgs(TypedDict):
     """Zones of the region. Empty = regional, except a GPU pool, which gets every zone of the region that offers its GPU (from the bundled zone table)."""
     labels: NotRequired[dict[str, str]]
     """Extra node labels in Kubernetes' syntax (keys `[prefix/]name`, names and values of at most 63 letters, digits, `-`, `_` and `.`); the prefixes `spotkube.io/`, `kubernetes.io/`, `k8s.io/` and the cloud's own node-label prefix are reserved; `node.kubernetes.io/` and `kubelet.kubernetes.io/` are accepted."""
-    capacity: NotRequired[str]
+    capacity: NotRequired[GkeSystemPoolCapacity]
     """`spot`, `preemptible` (at most 24 hours per VM) or, for a GPU pool only, `on-demand` (a fallback pool). Default: `spot`."""
     taints: NotRequired[list[str]]
     """Extra taints, as `key=value:Effect` with Kubernetes' syntax for the key and value and Effect NoSchedule, PreferNoSchedule or NoExecute; the prefixes `spotkube.io/` and the cloud's own are reserved."""
@@ -151,14 +177,14 @@ class GkeSpotPoolArgs(TypedDict):
 class GkeAutoscalerArgs(TypedDict):
     """Cluster autoscaler tuning: GKE's managed autoscaler takes only its profile."""
 
-    profile: NotRequired[str]
+    profile: NotRequired[GkeAutoscalerProfile]
     """GKE autoscaling profile. Default: `OPTIMIZE_UTILIZATION`."""
 
 
 class GkeDeployerArgs(TypedDict):
     """Who runs `pulumi up` and from where. The Kubernetes provider logs in as the deployer, so the deployer needs a credential that works without a person, rights on the cluster, and a network path to its API server; none of that is visible to a mock, so the plan's preflight checks it."""
 
-    network: NotRequired[str]
+    network: NotRequired[GkeDeployerNetwork]
     """Where the deployer runs: internet (a hosted CI runner or a laptop) or cluster-network (a runner inside the cluster's network, which can reach a private API server). Default: `internet`."""
     egress_ranges: NotRequired[list[str]]
     """Public CIDRs the deployer connects from (a runner's static egress). Added to the API server's authorized ranges whenever the API server restricts by address."""
@@ -167,7 +193,7 @@ class GkeDeployerArgs(TypedDict):
 class GkeMaintenanceWindowArgs(TypedDict):
     """A weekly window: the only time the cloud may upgrade the cluster or replace its nodes' images."""
 
-    days: list[str]
+    days: list[GkeMaintenanceWindowDays]
     """Days of the week, e.g. `[Saturday]`; how many the cloud takes, and how many hours a week it needs, is checked per cloud (docs/evictions.md)."""
     start: str
     """Start time, `HH:MM`."""
@@ -229,15 +255,15 @@ class GkeClusterArgs(TypedDict):
     """When the cloud may upgrade the cluster and drain nodes: a weekly window and busy periods."""
     logs: NotRequired[GkeClusterLogsArgs]
     """Where container logs go, so evicted steps' logs are kept."""
-    project: NotRequired[Input[str]]
+    project: Input[str]
     """The Google Cloud project id (required)."""
     network: NotRequired[Input[str]]
     """VPC network name or self link; unset = the project's `default` network."""
     subnetwork: NotRequired[Input[str]]
     """Subnetwork in the cluster's region; unset = the network's subnet there. Private nodes reach registries outside Google only through Cloud NAT on it."""
-    network_policy: NotRequired[str]
+    network_policy: NotRequired[GkeClusterNetworkPolicy]
     """`cilium` (Dataplane V2) or `calico`. Default: `cilium`."""
-    egress: NotRequired[str]
+    egress: NotRequired[GkeClusterEgress]
     """Private nodes' way out to public registries: cloud-nat (default: spotkube adds a Cloud Router and Cloud NAT) or own (the network already has NAT or a proxy)."""
     dns_endpoint: NotRequired[bool]
     """Reach the control plane through its DNS-based endpoint, authorised by IAM and not by source address (default true); the kubeconfig then uses it."""
@@ -258,5 +284,5 @@ class GkeGpuClusterArgs(TypedDict):
     """GPU pools, each scaling min..max."""
     spot_pools: NotRequired[list[GkeSpotPoolArgs]]
     """CPU pools on spot or preemptible VMs for batch steps, each scaling min..max."""
-    cluster: NotRequired[GkeClusterArgs]
+    cluster: GkeClusterArgs
     """Cluster-wide settings."""

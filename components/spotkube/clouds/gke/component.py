@@ -38,6 +38,7 @@ from spotkube.shell.common import (
     refuse_bad_name,
     required,
     security_concerns,
+    settled,
     then,
     unanswered,
 )
@@ -72,6 +73,28 @@ class GkeGpuCluster(pulumi.ComponentResource):
     the platform pool. The class label is on the AKS GPU pools too, where it is inert, so a pipeline
     compiled once still lands on both clouds. Custom compute classes need GKE 1.30.3-gke.1451000 or
     later (docs/platform-facts.md#gke-compute-classes).
+
+    What it registers: the nodes' own service account and its one role; the regional cluster, its
+    default pool removed; one NodePool per system, platform, GPU and spot pool; for private nodes, a
+    Cloud Router and Cloud NAT (unless `cluster.egress` is `own`); the Kubernetes provider; and the
+    ComputeClass of each GPU type.
+
+    Its args are `GkeGpuClusterArgs` (docs/settings-per-cloud.md): `environment`, `region`, the
+    pools (`system_pool`, `platform_pool`, `gpu_pools`, `spot_pools`) and `cluster`, whose
+    `project` is required. They are checked before anything is registered.
+
+    Outputs. Each resolves only once every resource above exists, pools included, and carries them
+    as dependencies, so whatever is built on it waits for the pools; in a preview of a new cluster
+    they are unknown.
+
+    - `kubeconfig`: a secret; it signs in with gke-gcloud-auth-plugin and gcloud's credentials.
+    - `cluster_name`: the GKE cluster's name.
+    - `endpoint`: the API server's address.
+    - `workload_pool`: the workload identity pool, `<project>.svc.id.goog`.
+    - `node_service_account_email`: the least-privilege service account every node runs as.
+    - `pool_contracts`: every pool's name, capacity, labels and taints, to target workloads.
+    - `provider` (Python only): the `pulumi_kubernetes.Provider` for what you deploy on the
+      cluster; it is created after every node pool and the network's egress.
     """
 
     kubeconfig: pulumi.Output[str]
@@ -90,6 +113,14 @@ class GkeGpuCluster(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: GkeGpuClusterArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
+        """Check the args and register the cluster; bad args end the program with one line naming the
+        key, and nothing is registered.
+
+        :param name: the component's name: lower-case letters, digits and hyphens, at most 28
+            characters (GKE's cluster names are at most 40, and `-gke` and a suffix are added).
+        :param args: the cluster's typed args, `GkeGpuClusterArgs`.
+        :param opts: Pulumi's resource options (`protect=True` protects the cluster in any environment).
+        """
         self._build(name, plan_from_args("gke", args, GkeGpuClusterArgs, f"GkeGpuCluster {name!r} args"), opts)
 
     @classmethod
@@ -165,18 +196,22 @@ class GkeGpuCluster(pulumi.ComponentResource):
             ca_certificate = required(
                 self, label, cluster.master_auth.apply(lambda auth: getattr(auth, "cluster_ca_certificate", None)),
                 "CA certificate", "the GKE cluster's masterAuth")
-        self.kubeconfig = pulumi.Output.secret(
+        kubeconfig = pulumi.Output.secret(
             pulumi.Output.all(context, endpoint, ca_certificate).apply(lambda parts: gke_kubeconfig(*parts, dns))
         )
-        # Kubeflow's images come from public registries: nothing is applied before nodes can pull them.
-        self.provider = kubernetes_provider(self, label, name, self.kubeconfig, depends_on=egress)
-        self._compute_classes(name, plan, node_pools)
+        # Kubeflow's images come from public registries: nothing is applied before nodes can pull them,
+        # and nothing deployed through the provider (a consumer's DaemonSet) races the node pools.
+        self.provider = kubernetes_provider(self, label, name, kubeconfig, depends_on=[*egress, *node_pools])
+        classes = self._compute_classes(name, plan, node_pools)
 
-        self.cluster_name = cluster.name
-        self.endpoint = cluster.endpoint
-        self.workload_pool = pulumi.Output.from_input(workload_pool)
-        self.node_service_account_email = account.email
-        self.pool_contracts = pulumi.Output.from_input(pool_contract_outputs(plan))
+        # Every resource registered here: the outputs resolve only once all of them exist.
+        children = [account, node_role, cluster, *egress, *node_pools, self.provider, *classes]
+        self.kubeconfig = settled(kubeconfig, children)
+        self.cluster_name = settled(cluster.name, children)
+        self.endpoint = settled(cluster.endpoint, children)
+        self.workload_pool = settled(workload_pool, children)
+        self.node_service_account_email = settled(account.email, children)
+        self.pool_contracts = settled(pool_contract_outputs(plan), children)
         self.register_outputs({
             "kubeconfig": self.kubeconfig,
             "clusterName": self.cluster_name,
@@ -186,13 +221,16 @@ class GkeGpuCluster(pulumi.ComponentResource):
             "poolContracts": self.pool_contracts,
         })
 
-    def _compute_classes(self, name: str, plan: PlatformPlan, node_pools: list[pulumi.Resource]) -> None:
+    def _compute_classes(
+        self, name: str, plan: PlatformPlan, node_pools: list[pulumi.Resource]
+    ) -> list[pulumi.Resource]:
         """One ComputeClass per GPU type, its priorities decided by `compute_class_priorities`: a pod of
         the class waits rather than land on capacity nobody declared, and a moved step restarts, its
         retries covering it like an eviction."""
+        classes: list[pulumi.Resource] = []
         for class_name, priorities in compute_class_priorities(plan).items():
             gpu_type = class_name.removeprefix(COMPUTE_CLASS_PREFIX)
-            k8s.apiextensions.CustomResource(
+            classes.append(k8s.apiextensions.CustomResource(
                 # `spotkube-computeclass-nvidia-l4`, not the class name after the component's name
                 # (`spotkube-spotkube-nvidia-l4`); the alias keeps a stack built with that name from
                 # replacing its class, which would delete the object it has just created.
@@ -200,10 +238,11 @@ class GkeGpuCluster(pulumi.ComponentResource):
                 **resources.compute_class_inputs(class_name, priorities),
                 opts=child(self, provider=self.provider, depends_on=node_pools,
                            aliases=[pulumi.Alias(name=f"{name}-{class_name}")]),
-            )
+            ))
+        return classes
 
     def _egress(self, name: str, plan: PlatformPlan, wiring: Wiring) -> list[pulumi.Resource]:
-        """A Cloud Router and Cloud NAT for private nodes, which otherwise can't reach the public
+        """A Cloud Router and Cloud NAT (last) for private nodes, which otherwise can't reach the public
         registries KFP pulls from (ghcr.io, quay.io, docker.io). Skipped when the nodes are public or
         the stack says its network already provides egress (`cluster.egress: own`)."""
         spec = plan.spec
@@ -230,7 +269,7 @@ class GkeGpuCluster(pulumi.ComponentResource):
             log_config={"enable": True, "filter": "ERRORS_ONLY"},
             opts=child(self),
         )
-        return [nat]
+        return [router, nat]
 
     def _cluster(
         self, name: str, plan: PlatformPlan, wiring: Wiring, workload_pool: pulumi.Input[str],

@@ -30,6 +30,7 @@ from spotkube.platform.spec import (
     PlatformPool,
     PlatformSpec,
     PoolUpgrade,
+    RequiredArg,
     SpotPool,
     SystemPool,
     Text,
@@ -218,7 +219,7 @@ class GkeClusterSettings(ClusterSettings):
     channel: Text | None = Field(
         default=None, description="Release channel: RAPID, REGULAR, STABLE or EXTENDED."
     )
-    project: Annotated[Text | None, Wired("spotkube-wired-project")] = Field(
+    project: Annotated[Text | None, Wired("spotkube-wired-project"), RequiredArg()] = Field(
         default=None, description="The Google Cloud project id (required)."
     )
     network: Annotated[Text | None, Wired("spotkube-wired-network")] = Field(
