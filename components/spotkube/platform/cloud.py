@@ -27,10 +27,25 @@ from spotkube.platform.quota import LiveQuota, PoolDemand, QuotaPlan, QuotaQuery
 from spotkube.platform.spec import GpuPool, GpuSpec, MaintenanceWindow, PlatformSpec
 
 #: How a cloud's GPU nodes get their device plugin: a DaemonSet spotkube deploys, or the cloud's own.
-PluginMode = Literal["daemonset", "gke-managed"]
+PluginMode = Literal["daemonset", "cloud-managed"]
 RuleOutput = Iterator[Problem]
 #: A GPU pool's GPU as its machine and settings imply it, or the sentence saying what is wrong.
 GpuResolution = tuple[GpuSpec | None, str | None]
+
+
+@dataclass(frozen=True)
+class ManagedDevicePlugin:
+    """The NVIDIA device plugin a cloud runs on its GPU nodes itself: spotkube then deploys none, since a
+    second plugin would advertise each GPU twice, and the plan checks that every GPU pool still has one."""
+
+    #: Its DaemonSet, as the plan's per-pool plugin check names it.
+    name: str
+    #: Why spotkube deploys no plugin, for the program's log and the plan's notes.
+    note: str
+    #: The plan's device-plugin setting.
+    summary: str
+    #: Whether it runs on a node with these labels.
+    serves: Callable[[Mapping[str, str]], bool]
 
 
 @dataclass(frozen=True)
@@ -164,7 +179,6 @@ class CloudProfile:
     deploy: DeployAccess
     #: How the price table names the cloud, which rows it can have, and how it bills GPUs.
     pricing: CloudPricing
-    device_plugin_mode: PluginMode
     #: The regions spotkube knows (a newer one needs `cluster.allowUnlistedRegion`), and what a
     #: region looks like on this cloud, for the messages.
     regions: frozenset[str]
@@ -198,6 +212,8 @@ class CloudProfile:
     updatable_in_place: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: The maintenance window a stack gets when it declares none.
     default_maintenance_window: MaintenanceWindow | None = None
+    #: The device plugin the cloud runs itself on its GPU nodes; None when spotkube deploys NVIDIA's.
+    managed_device_plugin: ManagedDevicePlugin | None = None
     #: When and how the cloud upgrades each registered worker pool (the plan's posture, the policy pack).
     read_upgrades: UpgradeReader | None = None
     #: How `spotkube drill` evicts a node of this cloud; None when the cloud offers no such command.
@@ -241,6 +257,11 @@ class CloudProfile:
     #: None where any id does.
     offline_id: Callable[[str, str, Mapping[str, Any]], str | None] = field(
         default=lambda token, name, inputs: None)
+
+    @property
+    def device_plugin_mode(self) -> PluginMode:
+        """Whether spotkube deploys NVIDIA's plugin as a DaemonSet, or the cloud runs its own."""
+        return "daemonset" if self.managed_device_plugin is None else "cloud-managed"
 
     def replaces(self, type_token: str, path: str) -> bool:
         """Whether changing the input at `path` (as `a.b[0].c`) makes the cloud replace the resource."""

@@ -352,7 +352,6 @@ PROFILE = CloudProfile(
     new_stack_config=new_stack_config,
     deploy=deploy.DEPLOY,
     pricing=catalog.PRICING,
-    device_plugin_mode="daemonset",
     mig_profiles=gpu_sharing.mig_profiles,
     logs_cost_basis=logs_cost_basis,
     log_query=aks_logs.log_query,

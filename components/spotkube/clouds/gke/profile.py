@@ -16,6 +16,7 @@ from typing import Any
 from spotkube.clouds.gke import catalog as catalog
 from spotkube.clouds.gke import (
     deploy,
+    device_plugin,
     gpu_sharing,
     identities,
     kubeconfig,
@@ -377,9 +378,7 @@ PROFILE = CloudProfile(
     pricing=catalog.PRICING,
     price_refresh=price_refresh,
     price_source=PRICE_SOURCE,
-    # GKE runs its own plugin on GPU nodes (and installs the driver on managed-driver pools); NVIDIA's
-    # beside it would advertise each GPU twice.
-    device_plugin_mode="gke-managed",
+    managed_device_plugin=device_plugin.MANAGED_PLUGIN,
     kfp_cloud_logs_link=True,
     mig_profiles=gpu_sharing.mig_profiles,
     logs_cost_basis=logs_cost_basis,
