@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from spotkube.platform.addons.device_plugin import ManagedDevicePlugin
+from spotkube.platform.cloud_options import CommandOptions
 from spotkube.platform.component_names import ComponentNaming
 from spotkube.platform.contract import Capacity, Cloud, Taint
 from spotkube.platform.cost.prices import CloudPricing
@@ -31,21 +33,6 @@ PluginMode = Literal["daemonset", "cloud-managed"]
 RuleOutput = Iterator[Problem]
 #: A GPU pool's GPU as its machine and settings imply it, or the sentence saying what is wrong.
 GpuResolution = tuple[GpuSpec | None, str | None]
-
-
-@dataclass(frozen=True)
-class ManagedDevicePlugin:
-    """The NVIDIA device plugin a cloud runs on its GPU nodes itself: spotkube then deploys none, since a
-    second plugin would advertise each GPU twice, and the plan checks that every GPU pool still has one."""
-
-    #: Its DaemonSet, as the plan's per-pool plugin check names it.
-    name: str
-    #: Why spotkube deploys no plugin, for the program's log and the plan's notes.
-    note: str
-    #: The plan's device-plugin setting.
-    summary: str
-    #: Whether it runs on a node with these labels.
-    serves: Callable[[Mapping[str, str]], bool]
 
 
 @dataclass(frozen=True)
@@ -172,9 +159,9 @@ class CloudProfile:
     login_problem: ExecUserCheck
     #: The cloud's part of the deploy preflight's rules (`clouds/<cloud>/preflight.py`).
     preflight: CloudPreflight
-    #: A new stack's config (`spotkube new-stack`: environment, region, GCP project, the deployer's object id
-    #: and principal type); raises NewStackError for flags the cloud can't use or lacks.
-    new_stack_config: Callable[[str, str, str | None, tuple[str, str] | None], dict[str, Any]]
+    #: A new stack's config (`spotkube new-stack`: environment, region and the cloud's own flags, its
+    #: `options.new_stack`); raises NewStackError for flags the cloud lacks.
+    new_stack_config: Callable[[str, str, Any], dict[str, Any]]
     #: How such a stack is then deployed from CI (`clouds/<cloud>/deploy.py`).
     deploy: DeployAccess
     #: How the price table names the cloud, which rows it can have, and how it bills GPUs.
@@ -212,6 +199,8 @@ class CloudProfile:
     updatable_in_place: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: The maintenance window a stack gets when it declares none.
     default_maintenance_window: MaintenanceWindow | None = None
+    #: The cloud's own flags on spotkube's commands, and its bootstrap stack's settings.
+    options: CommandOptions = field(default_factory=CommandOptions)
     #: The device plugin the cloud runs itself on its GPU nodes; None when spotkube deploys NVIDIA's.
     managed_device_plugin: ManagedDevicePlugin | None = None
     #: When and how the cloud upgrades each registered worker pool (the plan's posture, the policy pack).

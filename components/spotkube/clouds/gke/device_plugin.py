@@ -7,8 +7,7 @@ pool has exactly one plugin, with GKE's serving the nodes the contract's labels 
 from __future__ import annotations
 
 from spotkube.platform import contract
-from spotkube.platform.addons.device_plugin import NAMESPACE
-from spotkube.platform.cloud import ManagedDevicePlugin
+from spotkube.platform.addons.device_plugin import NAMESPACE, ManagedDevicePlugin
 
 #: The DaemonSet GKE runs on its GPU nodes (in kube-system), named in messages.
 PLUGIN_NAME = "nvidia-gpu-device-plugin"

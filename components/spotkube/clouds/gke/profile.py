@@ -21,6 +21,7 @@ from spotkube.clouds.gke import (
     identities,
     kubeconfig,
     offline,
+    options,
     preflight,
     quota,
     resources,
@@ -277,13 +278,9 @@ def logs_cost_basis(spec: GkeSpec) -> str | None:
             "print (cloud.google.com/stackdriver/pricing)")
 
 
-def new_stack_config(
-    environment: str, region: str, gcp_project: str | None, deployer: tuple[str, str] | None
-) -> dict[str, Any]:
+def new_stack_config(environment: str, region: str, flags: options.GkeNewStack) -> dict[str, Any]:
     """On-demand system and platform pools and a spot pool of a GPU the region really offers."""
-    if deployer is not None:
-        raise NewStackError("--deployer-object-id applies to --cloud aks only (GKE grants by IAM: docs/identities.md)")
-    if not gcp_project:
+    if not flags.project:
         raise NewStackError("--gcp-project is required with --cloud gke (the Google Cloud project id)")
     return {
         "cloud": "gke",
@@ -293,7 +290,7 @@ def new_stack_config(
         "platformPool": {"machine": DEFAULT_MACHINE, "min": 1, "max": 3},
         # Zones left out on purpose: spotkube fills in the zones of the region that offer the GPU.
         "gpuPools": [_new_stack_gpu_pool(region)],
-        "cluster": {"project": gcp_project, "channel": "REGULAR"},
+        "cluster": {"project": flags.project, "channel": "REGULAR"},
     }
 
 
@@ -374,6 +371,7 @@ PROFILE = CloudProfile(
     login_problem=kubeconfig.login_problem,
     preflight=preflight.PREFLIGHT,
     new_stack_config=new_stack_config,
+    options=options.OPTIONS,
     deploy=deploy.DEPLOY,
     pricing=catalog.PRICING,
     price_refresh=price_refresh,

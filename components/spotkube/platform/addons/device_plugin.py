@@ -11,12 +11,11 @@ Pure module: no Pulumi.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from spotkube.platform import contract
-from spotkube.platform.cloud import ManagedDevicePlugin
 from spotkube.platform.contract import Cloud, PoolContract, Taint
 from spotkube.platform.errors import Problem, SpecError
 from spotkube.platform.input_messages import kind, shown
@@ -35,6 +34,22 @@ DEVICE_PLUGIN_DIR = "/var/lib/kubelet/device-plugins"
 #: NVIDIA's manifest sets none. Requests keep the scheduler honest on GPU nodes packed with training
 #: pods; the memory limit stops a leak in a node agent from starving the kubelet.
 RESOURCES = {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}}
+
+
+@dataclass(frozen=True)
+class ManagedDevicePlugin:
+    """The NVIDIA device plugin a cloud runs on its GPU nodes itself: spotkube then deploys none, since a
+    second plugin would advertise each GPU twice, and the plan checks that every GPU pool still has one."""
+
+    #: Its DaemonSet, as the plan's per-pool plugin check names it.
+    name: str
+    #: Why spotkube deploys no plugin, for the program's log and the plan's notes.
+    note: str
+    #: The plan's device-plugin setting.
+    summary: str
+    #: Whether it runs on a node with these labels.
+    serves: Callable[[Mapping[str, str]], bool]
+
 
 @dataclass(frozen=True)
 class DevicePluginRequest:
