@@ -88,24 +88,6 @@ class Role:
                           "permission": (self.permissions, self.not_permissions)}[kind]
         return any(matches(p, permission) for p in grants) and not any(matches(p, permission) for p in denies)
 
-    @classmethod
-    def from_azure(cls, definition: Mapping[str, Any]) -> Role:
-        """A role from Azure's JSON (`az role definition list`, the built-in roles pages)."""
-        permissions = list(definition.get("permissions") or [])
-        def joined(key: str) -> tuple[str, ...]:
-            return tuple(p for block in permissions for p in block.get(key) or ())
-        return cls(name=definition["roleName"], id=definition["name"], actions=joined("actions"),
-                   not_actions=joined("notActions"), data_actions=joined("dataActions"),
-                   not_data_actions=joined("notDataActions"), custom=definition.get("roleType") != "BuiltInRole",
-                   description=str(definition.get("description", "")))
-
-    @classmethod
-    def from_gcp(cls, definition: Mapping[str, Any]) -> Role:
-        """A role from Google Cloud's JSON (`gcloud iam roles describe`, `roles.get`)."""
-        return cls(name=definition["name"], id=definition["name"],
-                   permissions=frozenset(definition.get("includedPermissions") or ()),
-                   description=str(definition.get("title", "")))
-
 
 def matches(pattern: str, permission: str) -> bool:
     """Azure's rule: operations compare without case, and `*` stands for any text, slashes included

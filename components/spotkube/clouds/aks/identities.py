@@ -22,7 +22,8 @@ Pure module: no Pulumi. The calls and roles, as tables: docs/identities.md.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from spotkube.clouds.aks.catalog import RBAC_CLUSTER_ADMIN_ROLE_ID
 from spotkube.platform.identities import (
@@ -227,3 +228,15 @@ ASSIGNMENTS: tuple[Assignment, ...] = (
 
 
 FACTS = IdentityFacts(preview_calls, deploy_calls, ASSIGNMENTS, COVERS)
+
+
+def read_role(definition: Mapping[str, Any]) -> Role:
+    """A role from Azure's JSON (`az role definition list`, the built-in roles pages)."""
+    permissions = list(definition.get("permissions") or [])
+
+    def joined(key: str) -> tuple[str, ...]:
+        return tuple(p for block in permissions for p in block.get(key) or ())
+    return Role(name=definition["roleName"], id=definition["name"], actions=joined("actions"),
+                not_actions=joined("notActions"), data_actions=joined("dataActions"),
+                not_data_actions=joined("notDataActions"), custom=definition.get("roleType") != "BuiltInRole",
+                description=str(definition.get("description", "")))

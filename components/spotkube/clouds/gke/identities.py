@@ -21,7 +21,8 @@ Pure module: no Pulumi. The calls and roles, as tables: docs/identities.md.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from spotkube.platform.identities import (
     UNMAPPED,
@@ -186,3 +187,10 @@ ASSIGNMENTS: tuple[Assignment, ...] = (
 
 
 FACTS = IdentityFacts(preview_calls, deploy_calls, ASSIGNMENTS, COVERS)
+
+
+def read_role(definition: Mapping[str, Any]) -> Role:
+    """A role from Google Cloud's JSON (`gcloud iam roles describe`, `roles.get`)."""
+    return Role(name=definition["name"], id=definition["name"],
+                permissions=frozenset(definition.get("includedPermissions") or ()),
+                description=str(definition.get("title", "")))
