@@ -179,6 +179,20 @@ def kubernetes_kinds(registrations: Iterable[Registered]) -> set[KubernetesKind]
     return kinds
 
 
+SECRET = KubernetesKind("", "Secret")
+#: Why an identity makes a call, shared by both clouds' calls.
+REFRESH = "refresh: pulumi refresh, pulumi preview --refresh"
+CHANGE_PREVIEW = "a preview of a change to such an object (the live object, before the server-side dry run)"
+QUOTA = "spotkube quota (the pull request's comment; deploy.yml before pulumi up)"
+
+
+def kind_preview_call(kind: KubernetesKind, permission: str, permission_kind: PermissionKind, scope: str) -> Call:
+    """The preview's read of the live objects of a kind, which a change's preview compares with; a Secret's
+    read is denied on purpose, since the provider previews a Secret from its state."""
+    why = CHANGE_PREVIEW if kind != SECRET else "denied on purpose: the provider previews a Secret from its state"
+    return Call("preview", f"get {kind.kind}", permission, permission_kind, scope, why, needed=kind != SECRET)
+
+
 @dataclass(frozen=True)
 class IdentityFacts:
     """A cloud's part: the calls each identity makes for a stack (from its registrations and
