@@ -37,7 +37,7 @@ from spotkube.cli import (
 )
 from spotkube.cli.cloud_flags import with_cloud_flags
 from spotkube.cli.pipeline_views import render_reports_table, reports_json, reports_markdown
-from spotkube.clouds import CLOUDS, load_stack_spec, plan_platform, price_table
+from spotkube.clouds import CLOUDS, PRICING, load_stack_spec, plan_platform, price_table
 from spotkube.clouds import profile as cloud_profile
 from spotkube.clouds.stack_template import CloudName, create_stack, next_steps
 from spotkube.components.offline import run_stack
@@ -156,6 +156,9 @@ class Format(StrEnum):
 
 
 ProjectOption = Annotated[Path, typer.Option("--project", metavar="DIR", help="Folder with Pulumi.yaml.")]
+#: The clouds, and the price lists by the price table's names for them, as help shows them.
+CLOUD_CHOICES = "|".join(CLOUDS)
+PRICE_LIST_CHOICES = "|".join(PRICING)
 #: The output formats, as help shows them.
 FORMATS = "table|json|markdown"
 FormatOption = Annotated[Format, typer.Option("--format", "-f", metavar=FORMATS, help="How to print it.")]
@@ -349,7 +352,7 @@ app.add_typer(prices_app, name="prices")
 def refresh_prices(
     all_rows: Annotated[bool, typer.Option("--all", help=(
         "Refresh every row of the bundled table and of your price file too, not only what the stacks use."))] = False,
-    cloud: Annotated[list[str] | None, typer.Option("--cloud", metavar="azure|gcp", help=(
+    cloud: Annotated[list[str] | None, typer.Option("--cloud", metavar=PRICE_LIST_CHOICES, help=(
         "Only this price list (repeatable); a list named here must be read, so a missing key is an error."))] = None,
     region: Annotated[str | None, typer.Option("--region", metavar="REGION", help=(
         "With --cloud and --sku: refresh these machines in this region, e.g. uksouth or us-central1."))] = None,
@@ -413,7 +416,7 @@ app.add_typer(catalog_app, name="catalog")
 @with_cloud_flags({cloud: p.options.catalog_refresh for cloud, p in CLOUDS.items()})
 def refresh_catalog(
     cloud: Annotated[list[CloudName] | None, typer.Option(
-        "--cloud", metavar="aks|gke", help="Cloud(s) whose part to refresh (default: every cloud).")] = None,
+        "--cloud", metavar=CLOUD_CHOICES, help="Cloud(s) whose part to refresh (default: every cloud).")] = None,
     options: dict[str, CatalogRefreshOptions] | None = None,
     catalog_file: Annotated[Path | None, typer.Option("--file", metavar="FILE", help=(
         f"Catalog file to write (default: ${CATALOG_ENV}, else catalog.json in your config directory); created with "
@@ -538,7 +541,7 @@ NEW_STACK_OPTIONS = {cloud: p.options.new_stack for cloud, p in CLOUDS.items()}
 @app.command("new-stack", cls=SpotkubeCommand)
 @with_cloud_flags(NEW_STACK_OPTIONS)
 def new_stack(
-    cloud: Annotated[CloudName, typer.Option("--cloud", metavar="aks|gke", help="The cloud.")],
+    cloud: Annotated[CloudName, typer.Option("--cloud", metavar=CLOUD_CHOICES, help="The cloud.")],
     env: Annotated[str, typer.Option("--env", metavar="ENV", help="Environment, e.g. dev or prod.")],
     region: Annotated[str, typer.Option("--region", metavar="REGION", help="Azure or Google Cloud region.")],
     options: dict[str, NewStackOptions] | None = None,
