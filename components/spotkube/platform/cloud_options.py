@@ -89,16 +89,18 @@ class NewStackOptions(CloudOptions):
     instead_of: ClassVar[Mapping[str, str]] = {}
 
 
-def foreign_flag(cloud: str, models: Mapping[str, type[CloudOptions]], given: Mapping[str, CloudOptions]) -> str | None:
-    """Why a flag only another cloud reads can't be given with `--cloud cloud`; None when none is. A flag
-    whose default is not None can't be told from one not given, so only flags without a default count."""
+def foreign_flag(
+    cloud: str, models: Mapping[str, type[NewStackOptions]], given: Mapping[str, CloudOptions]
+) -> str | None:
+    """Why a flag only another cloud reads can't be given with `new-stack --cloud cloud`; None when none is.
+    A flag whose default is not None can't be told from one not given, so only flags without a default count."""
     own = {f.name for f in flags(cloud, models[cloud])}
     for other, options in given.items():
         if other == cloud:
             continue
         for flag in flags(other, models[other]):
             if flag.name not in own and flag.default is None and getattr(options, flag.field) is not None:
-                note = models[cloud].instead_of.get(flag.name) if issubclass(models[cloud], NewStackOptions) else None
+                note = models[cloud].instead_of.get(flag.name)
                 return f"{flag.name} applies to --cloud {other} only" + (f" ({note})" if note else "")
     return None
 
