@@ -15,7 +15,9 @@ from typer.testing import CliRunner, Result
 
 from spotkube.cli.app import app
 from spotkube.clouds import CLOUDS, load_stack_spec
+from spotkube.clouds.aks.options import AksNewStack
 from spotkube.clouds.gke import catalog as gke_catalog
+from spotkube.clouds.gke.options import GkeNewStack
 from spotkube.clouds.gke.profile import NEW_STACK_GPU_CHOICES
 from spotkube.clouds.stack_template import DEPLOY_SECRETS, DEPLOY_VARIABLES, CloudName, create_stack, next_steps
 from spotkube.platform.project import Project, find_project
@@ -26,6 +28,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 #: The deployer an AKS stack names: `--deployer-object-id` (its type defaults to ServicePrincipal).
 DEPLOYER = ("11111111-2222-4333-8444-555555555555", "ServicePrincipal")
+#: The flags a new stack of each cloud is made with in-process.
+AKS_FLAGS = AksNewStack(deployer_object_id=DEPLOYER[0])
+GKE_FLAGS = GkeNewStack(project="acme-ml-qa")
 
 def spotkube(*args: str, cwd: Path) -> Result:
     """The command in-process (the same code path as the console script, without its start-up)."""
@@ -124,20 +129,18 @@ def test_bad_flags_write_nothing(project_copy: Path, args: list[str], message: s
 @pytest.mark.parametrize("region", gke_catalog.gpu_regions())
 def test_every_known_gke_region_gets_a_valid_stack(project_copy: Path, region: str) -> None:
     project: Project = find_project(project_copy)
-    created = create_stack(project, CloudName.gke, "qa", region, gcp_project="acme-ml-qa")
+    created = create_stack(project, CloudName.gke, "qa", region, GKE_FLAGS)
     spec = load_stack_spec(project, created.stack)
     (pool,) = spec.gpu_pools
     assert pool.gpu is not None and pool.gpu.type in {gpu for gpu, *_ in NEW_STACK_GPU_CHOICES}
     assert pool.zones and set(pool.zones) <= set(gke_catalog.zones_offering(region, pool.gpu.type) or ())
 
 
-@pytest.mark.parametrize(("cloud", "region", "gcp_project"),
-                         [("aks", "eastus", None), ("gke", "us-east4", "acme-ml-qa")])
+@pytest.mark.parametrize(("cloud", "region", "flags"), [("aks", "eastus", AKS_FLAGS), ("gke", "us-east4", GKE_FLAGS)])
 def test_a_new_stack_file_names_and_meets_the_editor_schema(
-    project_copy: Path, cloud: str, region: str, gcp_project: str | None,
+    project_copy: Path, cloud: str, region: str, flags: AksNewStack | GkeNewStack,
 ) -> None:
-    created = create_stack(find_project(project_copy), CloudName(cloud), "qa", region, gcp_project=gcp_project,
-                           deployer=DEPLOYER if cloud == "aks" else None)
+    created = create_stack(find_project(project_copy), CloudName(cloud), "qa", region, flags)
     text = created.path.read_text()
     assert text.splitlines()[0] == MODELINE
     jsonschema.validate(yaml.safe_load(text), stack_schema(CLOUDS))
@@ -145,13 +148,13 @@ def test_a_new_stack_file_names_and_meets_the_editor_schema(
 
 def test_a_project_without_the_schema_gets_no_modeline(project_copy: Path) -> None:
     shutil.rmtree(project_copy / "schemas")
-    created = create_stack(find_project(project_copy), CloudName.aks, "qa", "eastus", deployer=DEPLOYER)
+    created = create_stack(find_project(project_copy), CloudName.aks, "qa", "eastus", AKS_FLAGS)
     assert "yaml-language-server" not in created.path.read_text()
 
 
 def test_new_stack_prints_every_step_left_as_a_command(project_copy: Path) -> None:
     project = find_project(project_copy)
-    created = create_stack(project, CloudName.aks, "prod", "westeurope", deployer=DEPLOYER)
+    created = create_stack(project, CloudName.aks, "prod", "westeurope", AKS_FLAGS)
     lines = next_steps(project, created, CloudName.aks, cwd=project_copy)
     commands = [line.strip() for line in lines if line.startswith("   ")]
     assert commands[:7] == [
@@ -174,7 +177,7 @@ def test_new_stack_prints_every_step_left_as_a_command(project_copy: Path) -> No
 
 def test_a_dev_gke_stack_needs_no_reviewers_and_trusts_google(project_copy: Path) -> None:
     project = find_project(project_copy)
-    created = create_stack(project, CloudName.gke, "dev", "us-east4", gcp_project="acme-ml")
+    created = create_stack(project, CloudName.gke, "dev", "us-east4", GkeNewStack(project="acme-ml"))
     lines = next_steps(project, created, CloudName.gke, cwd=project_copy)
     assert not any("required reviewers" in line for line in lines)
     assert "   gh variable set GCP_SERVICE_ACCOUNT --env gke-dev-us-east4 --body " \

@@ -17,7 +17,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from spotkube import NvidiaDevicePlugin, NvidiaDevicePluginArgs
-from spotkube.clouds import parse_spec, plan_platform
+from spotkube.clouds import parse_spec, plan_platform, profile
+from spotkube.clouds.gke.device_plugin import MANAGED_PLUGIN as GKE_PLUGIN
 from spotkube.clouds.gke.spec import GkeSpec
 from spotkube.components.offline import ProgramFailed, Recording, StackRun, record_program, run_stack
 from spotkube.platform import contract
@@ -125,13 +126,14 @@ def test_on_gke_nothing_is_deployed_and_the_plan_says_why(stack_runs: dict[str, 
     from spotkube.cli.report import stack_document  # the plan's document, as `spotkube plan` prints it
 
     for run in gke.values():
-        assert workloads.GKE_MANAGED_NOTE in stack_document(run).placements.notes
+        assert GKE_PLUGIN.note in stack_document(run).placements.notes
 
 
 def test_no_pool_of_any_shipped_stack_gets_two_plugins(stack_runs: dict[str, StackRun]) -> None:
     for name, run in stack_runs.items():
         pools = pool_contracts(run)
-        plugins = workloads.plugins_per_pool(pools, [pod_spec(d) for d in daemonsets(run)])
+        plugins = workloads.plugins_per_pool(pools, [pod_spec(d) for d in daemonsets(run)],
+                                             profile(run.spec.cloud).managed_device_plugin)
         for pool in pools:
             expected = 1 if pool.accelerator else 0
             assert len(plugins[pool.name]) == expected, (name, pool.name, plugins[pool.name])
@@ -157,9 +159,9 @@ def gke_pools(**gpu_pool: Any) -> list[PoolContract]:
 
 def test_on_gke_the_managed_plugin_serves_each_gpu_pool_once() -> None:
     pools = gke_pools()
-    plugins = workloads.plugins_per_pool(pools, [])
-    assert plugins == {"system": [], "platform": [], "l4-spot": [workloads.GKE_PLUGIN_NAME],
-                       "l4-ondemand": [workloads.GKE_PLUGIN_NAME]}
+    plugins = workloads.plugins_per_pool(pools, [], GKE_PLUGIN)
+    assert plugins == {"system": [], "platform": [], "l4-spot": [GKE_PLUGIN.name],
+                       "l4-ondemand": [GKE_PLUGIN.name]}
     assert workloads.plugin_problems(pools, plugins, plugin_wanted=True) == []
 
 
@@ -167,8 +169,8 @@ def test_nvidias_daemonset_beside_gkes_plugin_would_double_count_gpus() -> None:
     """Why the component deploys nothing on GKE: the model catches the double plugin."""
     pools = gke_pools()
     upstream = pod_spec(workloads.device_plugin_daemonset(DevicePluginSettings()))
-    plugins = workloads.plugins_per_pool(pools, [upstream])
-    assert plugins["l4-spot"] == [workloads.GKE_PLUGIN_NAME, workloads.DAEMONSET_NAME]
+    plugins = workloads.plugins_per_pool(pools, [upstream], GKE_PLUGIN)
+    assert plugins["l4-spot"] == [GKE_PLUGIN.name, workloads.DAEMONSET_NAME]
     problems = workloads.plugin_problems(pools, plugins, plugin_wanted=True)
     assert len(problems) == 2 and all("advertise its GPUs twice" in p for p in problems)
 
@@ -176,8 +178,8 @@ def test_nvidias_daemonset_beside_gkes_plugin_would_double_count_gpus() -> None:
 def test_a_pool_that_opts_out_of_gkes_plugin_is_flagged_without_another_plugin() -> None:
     key, value = contract.GKE_NO_DEFAULT_DEVICE_PLUGIN_LABEL
     pools = gke_pools(labels={key: value}, gpuDriver="INSTALLATION_DISABLED")
-    plugins = workloads.plugins_per_pool(pools, [])
-    assert plugins["l4-spot"] == [] and plugins["l4-ondemand"] == [workloads.GKE_PLUGIN_NAME]
+    plugins = workloads.plugins_per_pool(pools, [], GKE_PLUGIN)
+    assert plugins["l4-spot"] == [] and plugins["l4-ondemand"] == [GKE_PLUGIN.name]
     (problem,) = workloads.plugin_problems(pools, plugins, plugin_wanted=True)
     assert "'l4-spot' would run no device plugin" in problem
     assert workloads.plugin_problems(pools, plugins, plugin_wanted=False) == []
@@ -194,7 +196,7 @@ def test_the_component_deploys_nothing_on_gke_and_a_daemonset_on_aks() -> None:
         return record_program(body, project="spotkube", stack="test", config={})
 
     gke = program("gke")
-    assert gke.outputs["mode"].value == "gke-managed"
+    assert gke.outputs["mode"].value == "cloud-managed"
     assert [r.type for r in gke.registrations] == ["pulumi:providers:kubernetes", COMPONENT]
     aks = program("aks")
     assert aks.outputs["mode"].value == "daemonset"

@@ -176,7 +176,7 @@ def test_for_cluster_on_gke_deploys_nothing_whatever_the_caller_believes() -> No
         pulumi.export("mode", plugin.mode)
 
     recording = run(body)
-    assert recording.outputs["mode"].value == "gke-managed"
+    assert recording.outputs["mode"].value == "cloud-managed"
     assert not [r for r in recording.registrations if r.type == DAEMONSET], "no second plugin beside GKE's"
 
 

@@ -1,16 +1,30 @@
-"""What import-linter can't check: no code outside a cloud's folder tests a cloud's name, and the tests of
-the lower layers never need the CLI.
+"""What import-linter can't check: no code outside a cloud's folder tests a cloud's name or names one in
+its identifiers, and the tests of the lower layers never need the CLI.
 
 A test of a cloud's name (`if cloud == "aks"`) outside `components/spotkube/clouds/` is cloud knowledge
-out of its folder: a third cloud would have to edit it. The neutral code asks the cloud's profile instead
-(docs/architecture.md#adding-a-cloud). import-linter keeps the package's layers (`lint-imports`); the
-tests that mirror the lower layers must not lean on the top one either, so each can be read and run as
-a test of its own layer.
+out of its folder: a third cloud would have to edit it. So is a name that spells a cloud or its SDK
+(`gcp_project`, `GKE_PLUGIN_NAME`, `from_azure`): the neutral code asks the cloud's profile instead
+(docs/architecture.md#adding-a-cloud). The neutral code is the package outside `clouds/`, the stack
+programs in infra/ (the bootstrap program too: it loads its stack's cloud by name, and each cloud's
+identities live in the cloud's folder) and the policy pack. Not checked: bench/ and examples/, which
+are consumers that pick a cloud on purpose (the floor registers each cloud's own SDK resources, the
+examples build on AKS and GKE), and the names an import binds, which belong to the module they come
+from and are checked there (`spotkube.testing` hands out the clouds' fixtures under their names, only
+where import-linter lets a module import a cloud).
+
+One module is exempt by design, for the names it defines: the scheduling contract's labels
+(`platform/contract/labels.py`) owns every label and taint, the clouds' own keys included
+(`GKE_SPOT_TAINT`, `AKS_SPOT_LABEL`), so no literal key appears anywhere else; its names say whose key
+each is. Every other module that uses one of those names is checked like any other.
+
+import-linter keeps the package's layers (`lint-imports`); the tests that mirror the lower layers must
+not lean on the top one either, so each can be read and run as a test of its own layer.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 from pathlib import Path
 
@@ -21,8 +35,16 @@ REPO = TESTS.parent
 CLOUDS = REPO / "components" / "spotkube" / "clouds"
 #: Where the project keeps Python code other than tests, and the root program.
 CODE = ("components", "infra", "policy", "bench", "examples")
+#: The neutral code whose identifiers may name no cloud (see the module's docstring for what is left out).
+NEUTRAL_CODE = ("components", "infra", "policy")
+#: The scheduling contract's labels module, whose names say which cloud owns each key.
+CONTRACT_LABELS = REPO / "components" / "spotkube" / "platform" / "contract" / "labels.py"
 #: The clouds' names, and the price table's names for them.
 CLOUD_NAMES = frozenset({"aks", "gke", "azure", "gcp"})
+#: The words of an identifier that name a cloud, its vendor or its SDK: the clouds' names, Google's,
+#: Azure Resource Manager's and Entra ID's, and their SDKs' and CLIs' distinctive words.
+CLOUD_WORDS = CLOUD_NAMES | frozenset({"google", "googleapis", "gcloud", "gce", "arm", "azurerm", "entra", "msal",
+                                       "kubelogin", "eks", "aws"})
 #: The test folders of the layers below the CLI.
 LOWER_LAYERS = ("platform", "review", "clouds")
 
@@ -30,6 +52,40 @@ LOWER_LAYERS = ("platform", "review", "clouds")
 def code_outside_the_clouds() -> list[Path]:
     files = [REPO / "__main__.py", *(p for folder in CODE for p in (REPO / folder).rglob("*.py"))]
     return sorted(p for p in files if CLOUDS not in p.parents and not {"venv", ".venv"} & set(p.parts))
+
+
+def neutral_code() -> list[Path]:
+    files = [REPO / "__main__.py", *(p for folder in NEUTRAL_CODE for p in (REPO / folder).rglob("*.py"))]
+    return sorted(p for p in files if CLOUDS not in p.parents and not {"venv", ".venv"} & set(p.parts))
+
+
+def words(identifier: str) -> set[str]:
+    """An identifier's words, lower case: split at underscores and where a capital follows a small letter or
+    digit (`GkePluginName`, `gke_plugin_name`, `GKE_PLUGIN_NAME` are all gke, plugin, name)."""
+    return {w.lower() for w in re.split(r"_+|(?<=[a-z0-9])(?=[A-Z])", identifier) if w}
+
+
+def _identifiers(tree: ast.AST) -> list[tuple[int, str]]:
+    """Every name a module defines or uses, with its line, except the names its imports bind."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found.append((node.lineno, node.name))
+        elif isinstance(node, ast.Name):
+            found.append((node.lineno, node.id))
+        elif isinstance(node, ast.Attribute):
+            found.append((node.lineno, node.attr))
+        elif isinstance(node, ast.arg):
+            found.append((node.lineno, node.arg))
+        elif isinstance(node, ast.keyword) and node.arg:
+            found.append((node.value.lineno, node.arg))
+    return found
+
+
+def cloud_names_in_identifiers(source: str) -> list[tuple[int, str]]:
+    """Every identifier a module defines or uses (classes, functions, parameters, variables, attributes and
+    dataclass fields, keyword arguments) that names a cloud or its SDK, with its line."""
+    return sorted({(line, name) for line, name in _identifiers(ast.parse(source)) if words(name) & CLOUD_WORDS})
 
 
 def _names(node: ast.expr) -> set[str]:
@@ -73,7 +129,35 @@ def test_the_cloud_name_scan_sees_every_form_of_test(source: str) -> None:
 
 
 def test_the_cloud_name_scan_leaves_other_strings_alone() -> None:
-    assert cloud_name_tests('if stack.startswith("aks-"): pass\nmode = plugin == "gke-managed"') == []
+    assert cloud_name_tests('if stack.startswith("aks-"): pass') == []
+
+
+def test_no_neutral_module_names_a_cloud_in_its_identifiers() -> None:
+    files = neutral_code()
+    assert REPO / "infra" / "bootstrap" / "__main__.py" in files and CONTRACT_LABELS in files
+    offenders = {str(path.relative_to(REPO)): names for path in files if path != CONTRACT_LABELS
+                 and (names := cloud_names_in_identifiers(path.read_text(encoding="utf-8")))}
+    assert offenders == {}
+
+
+@pytest.mark.parametrize(("source", "name"), [
+    ("def gcp_project() -> None: pass", "gcp_project"),
+    ("class GkeManagedPlugin: pass", "GkeManagedPlugin"),
+    ("GKE_PLUGIN_NAME = 'x'", "GKE_PLUGIN_NAME"),
+    ("def f(azure_subscription: str) -> None: pass", "azure_subscription"),
+    ("@dataclass\nclass Request:\n    google_endpoint: str", "google_endpoint"),
+    ("x = contract.gke_default_device_plugin_serves(labels)", "gke_default_device_plugin_serves"),
+    ("request(arm_endpoint=url)", "arm_endpoint"),
+    ("self.fromAzure = 1", "fromAzure"),
+])
+def test_the_identifier_scan_sees_every_kind_of_name(source: str, name: str) -> None:
+    assert [found for _, found in cloud_names_in_identifiers(source)] == [name]
+
+
+def test_the_identifier_scan_leaves_imports_strings_and_other_words_alone() -> None:
+    source = ("from spotkube.clouds.gke.offline import ENDPOINT as GKE_ENDPOINT\nimport pulumi_azure_native\n"
+              "mode = 'gke-managed'\nparking = charge = garment = 1\n")
+    assert cloud_names_in_identifiers(source) == []
 
 
 def imported_modules(path: Path) -> set[str]:

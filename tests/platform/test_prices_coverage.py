@@ -16,8 +16,10 @@ from spotkube.platform.plan import PlatformPlan
 from spotkube.platform.project import find_project
 from spotkube.review.costing import price_plan
 
-#: The deployer a new AKS stack is made with (`spotkube new-stack --deployer-object-id`).
-DEPLOYER = ("11111111-2222-4333-8444-555555555555", "ServicePrincipal")
+#: The flags a new stack of each cloud is made with (`spotkube new-stack --deployer-object-id` on AKS,
+#: `--gcp-project` on GKE), by the fields of the cloud's options model.
+NEW_STACK_FLAGS = {"aks": {"deployer_object_id": "11111111-2222-4333-8444-555555555555"},
+                   "gke": {"project": "acme-ml-qa"}}
 
 REPO = Path(__file__).resolve().parents[2]
 TABLE = load_price_table()
@@ -49,8 +51,8 @@ def new_stacks() -> dict[str, PlatformPlan]:
     regions = {*readme_examples(), *MESSAGE_REGIONS, *(("gke", region) for region in gke_catalog.gpu_regions())}
     plans = {}
     for cloud, region in sorted(regions):
-        config = profile(cloud).new_stack_config("qa", region, "acme-ml-qa" if cloud == "gke" else None,
-                                              DEPLOYER if cloud == "aks" else None)
+        flags = profile(cloud).options.new_stack.model_validate(NEW_STACK_FLAGS[cloud])
+        config = profile(cloud).new_stack_config("qa", region, flags)
         plans[f"new-stack {cloud} {region}"] = plan_platform(parse_spec(config, f"new-stack {cloud} {region}"))
     return plans
 

@@ -24,7 +24,6 @@ from spotkube.clouds.gke import catalog as gke
 from spotkube.platform import contract
 from spotkube.platform.addons.device_plugin import (
     DAEMONSET_NAME,
-    GKE_PLUGIN_NAME,
     device_plugin_daemonset,
     plugins_per_pool,
 )
@@ -93,10 +92,10 @@ def test_the_sizes_teams_run_on_plan_wherever_the_catalog_offers_them(cloud: str
     placement = contract.spot_gpu(gpu_type, gpus=count)
     assert contract.landing_pools(placement, plan.contracts()) == ["gpu"]
     # A device plugin serves its GPUs: spotkube's DaemonSet on AKS, GKE's own on GKE.
-    daemonsets = ([device_plugin_daemonset(spec.device_plugin)["spec"]["template"]["spec"]]
-                  if profile(cloud).device_plugin_mode == "daemonset" else [])
-    assert plugins_per_pool(plan.contracts(), daemonsets)["gpu"] == (
-        [DAEMONSET_NAME] if daemonsets else [GKE_PLUGIN_NAME])
+    managed = profile(cloud).managed_device_plugin
+    daemonsets = [device_plugin_daemonset(spec.device_plugin)["spec"]["template"]["spec"]] if managed is None else []
+    assert plugins_per_pool(plan.contracts(), daemonsets, managed)["gpu"] == (
+        [DAEMONSET_NAME] if managed is None else [managed.name])
     # Cost, or the pool named as unpriced. From 0 with no scenario hours it adds to no total, so no
     # total turns unknown and there is no warning: the plan names the pool in a note.
     report = price_plan(plan)

@@ -35,14 +35,22 @@ from spotkube.cli import (
     simulate_views,
     terminal,
 )
+from spotkube.cli.cloud_flags import with_cloud_flags
 from spotkube.cli.pipeline_views import render_reports_table, reports_json, reports_markdown
-from spotkube.clouds import load_stack_spec, plan_platform, price_table
+from spotkube.clouds import CLOUDS, PRICING, load_stack_spec, plan_platform, price_table
 from spotkube.clouds import profile as cloud_profile
 from spotkube.clouds.stack_template import CloudName, create_stack, next_steps
 from spotkube.components.offline import run_stack
 from spotkube.platform import stack_names
 from spotkube.platform.addons.kfp_transforms import retry_rule
-from spotkube.platform.catalog import CATALOG_ENV, CATALOG_FILE, RefreshRequest
+from spotkube.platform.catalog import CATALOG_ENV, CATALOG_FILE
+from spotkube.platform.cloud_options import (
+    CatalogRefreshOptions,
+    NewStackOptions,
+    PricesRefreshOptions,
+    QuotaOptions,
+    foreign_flag,
+)
 from spotkube.platform.contract import pipeline_pod_default
 from spotkube.platform.cost import PRICES_ENV, user_file_path
 from spotkube.platform.cost.refresh import (
@@ -53,7 +61,7 @@ from spotkube.platform.cost.refresh import (
 )
 from spotkube.platform.cost.simulate import DEFAULT_RUNS, DEFAULT_SEED
 from spotkube.platform.cost.simulate import simulate as run_simulation
-from spotkube.platform.errors import SpotkubeError
+from spotkube.platform.errors import NewStackError, SpotkubeError
 from spotkube.platform.logs import LogTarget
 from spotkube.platform.pipeline_reader import load_pool_contracts, read_pipeline
 from spotkube.platform.project import find_project
@@ -142,14 +150,6 @@ app = typer.Typer(help="Plan and check spotkube platforms offline.", no_args_is_
 stderr = terminal.console(stderr=True)
 
 
-class PrincipalType(StrEnum):
-    """What an AKS deployer's object id is, as Azure's role assignments name it."""
-
-    User = "User"
-    ServicePrincipal = "ServicePrincipal"
-    Group = "Group"
-
-
 class Format(StrEnum):
     table = "table"
     json = "json"
@@ -157,6 +157,9 @@ class Format(StrEnum):
 
 
 ProjectOption = Annotated[Path, typer.Option("--project", metavar="DIR", help="Folder with Pulumi.yaml.")]
+#: The clouds, and the price lists by the price table's names for them, as help shows them.
+CLOUD_CHOICES = "|".join(CLOUDS)
+PRICE_LIST_CHOICES = "|".join(PRICING)
 #: The output formats, as help shows them.
 FORMATS = "table|json|markdown"
 FormatOption = Annotated[Format, typer.Option("--format", "-f", metavar=FORMATS, help="How to print it.")]
@@ -297,13 +300,11 @@ def cost(
 
 
 @app.command(cls=SpotkubeCommand)
+@with_cloud_flags({cloud: p.options.quota for cloud, p in CLOUDS.items()})
 def quota(
     stack: Annotated[list[str], typer.Option("--stack", "-s", metavar="NAME", help="Stack name(s).")],
     output: FormatOption = Format.table,
-    subscription: Annotated[str | None, typer.Option(
-        "--subscription", metavar="SUBSCRIPTION_ID",
-        help="AKS: the Azure subscription (default: $ARM_SUBSCRIPTION_ID, else "
-        "$AZURE_SUBSCRIPTION_ID).")] = None,
+    options: dict[str, QuotaOptions] | None = None,
     endpoint: Annotated[str | None, typer.Option(
         "--endpoint", metavar="URL",
         help="The cloud API to ask instead of the public one (a sovereign cloud's, a proxy's); a "
@@ -327,7 +328,8 @@ def quota(
             read = cloud_profile(run.spec.cloud).read_quota
             if read is None:
                 raise fail(f"stack {name}: spotkube reads no live quota for {run.spec.cloud}")
-            live = read(QuotaQuery(run.spec, tuple(p.machine for p in pools), endpoint, subscription, timeout))
+            account = (options or {})[run.spec.cloud].account
+            live = read(QuotaQuery(run.spec, tuple(p.machine for p in pools), endpoint, account, timeout))
             reports.append(live_report(name, run.spec.cloud, pools, live))
     except SpotkubeError as err:
         raise fail(str(err)) from None
@@ -347,10 +349,11 @@ prices_app = typer.Typer(help="Prices: the bundled table and your own price file
 app.add_typer(prices_app, name="prices")
 
 @prices_app.command("refresh", cls=SpotkubeCommand)
+@with_cloud_flags({cloud: p.options.prices_refresh for cloud, p in CLOUDS.items()})
 def refresh_prices(
     all_rows: Annotated[bool, typer.Option("--all", help=(
         "Refresh every row of the bundled table and of your price file too, not only what the stacks use."))] = False,
-    cloud: Annotated[list[str] | None, typer.Option("--cloud", metavar="azure|gcp", help=(
+    cloud: Annotated[list[str] | None, typer.Option("--cloud", metavar=PRICE_LIST_CHOICES, help=(
         "Only this price list (repeatable); a list named here must be read, so a missing key is an error."))] = None,
     region: Annotated[str | None, typer.Option("--region", metavar="REGION", help=(
         "With --cloud and --sku: refresh these machines in this region, e.g. uksouth or us-central1."))] = None,
@@ -360,10 +363,7 @@ def refresh_prices(
     table_path: Annotated[Path | None, typer.Option("--table", metavar="FILE", help=(
         f"Price file to write (default: ${PRICES_ENV}, else prices.json in your config directory); "
         "created with its folders when missing."))] = None,
-    azure_endpoint: Annotated[str | None, typer.Option("--azure-endpoint", metavar="URL", help=(
-        "Where the Azure Retail Prices API is, if not at Azure (a mirror, or a local server in tests)."))] = None,
-    gcp_endpoint: Annotated[str | None, typer.Option("--gcp-endpoint", metavar="URL", help=(
-        "Where the Cloud Billing Catalog API is, if not at Google (a local server in tests)."))] = None,
+    options: dict[str, PricesRefreshOptions] | None = None,
     timeout: Annotated[float, typer.Option("--timeout", metavar="SECONDS", help=(
         "Seconds to wait for a connection and for each answer; a service that doesn't answer is not tried again "
         "after this long, retries included."))] = DEFAULT_TIMEOUT_S,
@@ -395,7 +395,8 @@ def refresh_prices(
                 for name, extra in prices_refresh.table_targets(prices_refresh.tables_for_all(target)).items():
                     targets.setdefault(name, []).extend(extra)
         outcome = prices_refresh.refresh(targets, asked=asked, target_file=target, settings=settings,
-                                         endpoints={"azure": azure_endpoint, "gcp": gcp_endpoint})
+                                         endpoints={cloud_profile(c).pricing.name: o.endpoint
+                                                    for c, o in (options or {}).items()})
     except ValueError as err:
         raise fail(str(err)) from None
     except SpotkubeError as err:
@@ -414,33 +415,23 @@ app.add_typer(catalog_app, name="catalog")
 
 
 @catalog_app.command("refresh", cls=SpotkubeCommand)
+@with_cloud_flags({cloud: p.options.catalog_refresh for cloud, p in CLOUDS.items()})
 def refresh_catalog(
     cloud: Annotated[list[CloudName] | None, typer.Option(
-        "--cloud", metavar="aks|gke", help="Cloud(s) whose part to refresh (default: every cloud).")] = None,
-    subscription: Annotated[str | None, typer.Option(
-        "--subscription", metavar="SUBSCRIPTION_ID",
-        help="AKS: the Azure subscription whose VM sizes are read (default: $ARM_SUBSCRIPTION_ID, else "
-        "$AZURE_SUBSCRIPTION_ID, as for quota); Azure's DefaultAzureCredential signs in.")] = None,
-    gcp_project: Annotated[str | None, typer.Option(
-        "--gcp-project", metavar="PROJECT", envvar="GOOGLE_CLOUD_PROJECT", show_envvar=True,
-        help="GKE: the Google Cloud project whose machine types are read (Application Default Credentials).")] = None,
+        "--cloud", metavar=CLOUD_CHOICES, help="Cloud(s) whose part to refresh (default: every cloud).")] = None,
+    options: dict[str, CatalogRefreshOptions] | None = None,
     catalog_file: Annotated[Path | None, typer.Option("--file", metavar="FILE", help=(
         f"Catalog file to write (default: ${CATALOG_ENV}, else catalog.json in your config directory); created with "
         "its folders when missing."))] = None,
-    azure_endpoint: Annotated[str | None, typer.Option(
-        "--azure-endpoint", metavar="URL", help="Azure Resource Manager URL (default: management.azure.com).")] = None,
-    gcp_endpoint: Annotated[str | None, typer.Option(
-        "--gcp-endpoint", metavar="URL", help="Compute Engine API URL (default: compute.googleapis.com).")] = None,
 ) -> None:
     """Read the GPU machines each cloud offers, with their GPUs, vCPUs, memory, regions and zones, from the
     cloud's own API (Azure's Resource SKUs, Compute Engine's machine and accelerator types) into your catalog
     file, which `spotkube plan` and `pulumi up` then read over the bundled catalog. Needs spotkube's `refresh`
     extra, which brings the clouds' SDKs."""
     clouds = [str(c) for c in cloud] if cloud else list(CloudName)
-    request = RefreshRequest(today=datetime.datetime.now(datetime.UTC).date(), azure_subscription=subscription,
-                             azure_endpoint=azure_endpoint, gcp_project=gcp_project, gcp_endpoint=gcp_endpoint)
+    today = datetime.datetime.now(datetime.UTC).date()
     try:
-        path, report = catalog_refresh.refresh(clouds, request, catalog_file)
+        path, report = catalog_refresh.refresh(clouds, today, options or {}, catalog_file)
     except SpotkubeError as err:
         raise fail(str(err)) from None
     except OSError as err:
@@ -545,28 +536,29 @@ def drill_command(
         raise typer.Exit(1)
 
 
+#: Each cloud's own flags of `spotkube new-stack`.
+NEW_STACK_OPTIONS = {cloud: p.options.new_stack for cloud, p in CLOUDS.items()}
+
+
 @app.command("new-stack", cls=SpotkubeCommand)
+@with_cloud_flags(NEW_STACK_OPTIONS)
 def new_stack(
-    cloud: Annotated[CloudName, typer.Option("--cloud", metavar="aks|gke", help="The cloud.")],
+    cloud: Annotated[CloudName, typer.Option("--cloud", metavar=CLOUD_CHOICES, help="The cloud.")],
     env: Annotated[str, typer.Option("--env", metavar="ENV", help="Environment, e.g. dev or prod.")],
     region: Annotated[str, typer.Option("--region", metavar="REGION", help="Azure or Google Cloud region.")],
-    gcp_project: Annotated[str | None, typer.Option("--gcp-project", metavar="PROJECT", help=(
-        "GKE: the Google Cloud project id."))] = None,
-    deployer_object_id: Annotated[str | None, typer.Option(
-        "--deployer-object-id", metavar="OBJECT_ID", help="AKS: the Entra ID object id of the identity that runs "
-        "pulumi up (CI's deploy identity: az ad sp show --id <appId> --query id -o tsv).")] = None,
-    deployer_type: Annotated[PrincipalType, typer.Option(
-        "--deployer-type", metavar="User|ServicePrincipal|Group", help="AKS: what --deployer-object-id is.")]
-    = PrincipalType.ServicePrincipal,
+    options: dict[str, NewStackOptions] | None = None,
     project_dir: ProjectOption = Path("."),
 ) -> None:
     """Write stacks/Pulumi.<cloud>-<env>-<region>.yaml with safe defaults (never overwrites), then print
     the exact commands left: the offline plan, `pulumi stack init`, the GitHub environment the deploy
     runs it in, the cloud's trust in that environment, and the commit."""
     try:
+        given = options or {}
+        problem = foreign_flag(cloud.value, NEW_STACK_OPTIONS, given)
+        if problem is not None:
+            raise NewStackError(problem)
         project = find_project(project_dir)
-        deployer = None if deployer_object_id is None else (deployer_object_id, deployer_type.value)
-        created = create_stack(project, cloud, env, region, gcp_project=gcp_project, deployer=deployer)
+        created = create_stack(project, cloud, env, region, given[cloud.value])
     except SpotkubeError as err:
         raise fail(str(err)) from None
     typer.echo(f"wrote {project.relative(created.path)}")

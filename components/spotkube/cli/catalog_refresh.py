@@ -9,8 +9,9 @@ names another.
 
 from __future__ import annotations
 
+import datetime
 import importlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from spotkube.platform.catalog import (
     with_cloud,
     write_catalog,
 )
+from spotkube.platform.cloud_options import CatalogRefreshOptions
 
 #: The notes of a catalog file `catalog refresh` creates.
 NEW_FILE_NOTES = (
@@ -61,16 +63,17 @@ def _read(cloud: str, request: RefreshRequest, known_gpus: frozenset[str]) -> So
     return result
 
 
-def refresh(clouds: Sequence[str], request: RefreshRequest, target: Path | None = None) -> tuple[Path, list[Refreshed]]:
+def refresh(clouds: Sequence[str], today: datetime.date, options: Mapping[str, CatalogRefreshOptions],
+            target: Path | None = None) -> tuple[Path, list[Refreshed]]:
     """Refresh each cloud's part of the catalog file (`target`, else $SPOTKUBE_CATALOG, else the user's
-    config directory's catalog.json), creating it with its folders when missing. Every cloud is read
-    before anything is written, so a failure leaves the file as it was."""
+    config directory's catalog.json) with the cloud's own flags (`options`), creating it with its folders
+    when missing. Every cloud is read before anything is written, so a failure leaves the file as it was."""
     path = CATALOG_FILE.path(target)
     catalog = load_catalog_file(path) if path.exists() else Catalog(schemaVersion=SCHEMA_VERSION, notes=NEW_FILE_NOTES)
     known = frozenset({*bundled_catalog().gpus, *catalog.gpus})
     report = []
     for cloud in dict.fromkeys(clouds):
-        result = _read(cloud, request, known)
+        result = _read(cloud, RefreshRequest(today, options[cloud]), known)
         catalog = with_cloud(catalog, cloud, result.section, result.gpus)
         report.append(Refreshed(cloud, result))
     path.parent.mkdir(parents=True, exist_ok=True)

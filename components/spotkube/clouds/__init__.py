@@ -15,7 +15,8 @@ from typing import Any
 
 from spotkube.clouds.aks import profile as aks
 from spotkube.clouds.gke import profile as gke
-from spotkube.platform import kubeconfigs, plan, project, validation
+from spotkube.platform import bootstrap, kubeconfigs, plan, project, validation
+from spotkube.platform.bootstrap import BootstrapSpec
 from spotkube.platform.cloud import CloudProfile, RegisteredPool
 from spotkube.platform.contract import Cloud
 from spotkube.platform.cost import prices
@@ -46,6 +47,11 @@ def checked(spec: PlatformSpec, source: str, style: KeyStyle = "stack") -> Platf
 def deployable(spec: PlatformSpec, source: str, style: KeyStyle = "stack") -> PlatformSpec:
     """`validation.deployable` over every cloud spotkube knows."""
     return validation.deployable(spec, source, CLOUDS, style)
+
+
+def read_bootstrap(config: Mapping[str, str], source: str) -> BootstrapSpec:
+    """`bootstrap.read_bootstrap` with every cloud's bootstrap settings."""
+    return bootstrap.read_bootstrap(config, source, {c: p.options.bootstrap for c, p in CLOUDS.items()})
 
 
 def plan_platform(spec: PlatformSpec) -> plan.PlatformPlan:
@@ -126,8 +132,26 @@ def offline_answer(token: str) -> dict[str, Any]:
 
 
 __all__ = [
-    "CLOUDS", "PRICING", "CloudProfile", "RegisteredPool", "checked", "deployable", "hourly_price", "load_price_table",
-    "load_stack_spec", "load_user_price_table", "login_problems", "offline_answer", "offline_id",
-    "offline_outputs", "parse_spec",
-    "plan_platform", "price_table", "profile", "read_spec", "registered_pools", "upgrade_exposures",
+    "CLOUDS",
+    "PRICING",
+    "CloudProfile",
+    "RegisteredPool",
+    "checked",
+    "deployable",
+    "hourly_price",
+    "load_price_table",
+    "load_stack_spec",
+    "load_user_price_table",
+    "login_problems",
+    "offline_answer",
+    "offline_id",
+    "offline_outputs",
+    "parse_spec",
+    "plan_platform",
+    "price_table",
+    "profile",
+    "read_bootstrap",
+    "read_spec",
+    "registered_pools",
+    "upgrade_exposures",
 ]

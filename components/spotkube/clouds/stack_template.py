@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from spotkube.clouds import CLOUDS, load_stack_spec, parse_spec, profile
+from spotkube.platform.cloud_options import NewStackOptions
 from spotkube.platform.errors import SpecError, SpotkubeError
 from spotkube.platform.project import Project
 from spotkube.platform.reference import modeline
@@ -54,10 +55,10 @@ def render(stack: str, config: dict[str, Any], schema_line: str | None = None) -
 
 
 def create_stack(
-    project: Project, cloud: CloudName, environment: str, region: str, gcp_project: str | None = None,
-    deployer: tuple[str, str] | None = None,
+    project: Project, cloud: CloudName, environment: str, region: str, options: NewStackOptions | None = None,
 ) -> NewStack:
-    """Write `stacks/Pulumi.<cloud>-<env>-<region>.yaml` and validate it as `spotkube plan` loads it.
+    """Write `stacks/Pulumi.<cloud>-<env>-<region>.yaml` and validate it as `spotkube plan` loads it;
+    `options` are the cloud's own flags (its profile's `options.new_stack`; by default none given).
 
     Bad flags are refused before anything is written (so no odd file names appear); a file that
     then fails to load with the project's defaults is removed again, so a refused stack leaves
@@ -66,7 +67,8 @@ def create_stack(
     stack = check_stack_name(f"{cloud.value}-{environment}-{region}", "--env/--region")
     path = project.stack_file(stack)
     source = project.relative(path)
-    config = profile(cloud.value).new_stack_config(environment, region, gcp_project, deployer)
+    facts = profile(cloud.value)
+    config = facts.new_stack_config(environment, region, options or facts.options.new_stack())
     parse_spec(config, source)
     if path.exists():
         raise StackExists(f"{source} already exists; edit it, or choose another --env or --region")

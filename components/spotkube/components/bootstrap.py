@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pulumi
 
-from spotkube.clouds import load_stack_spec
+from spotkube.clouds import load_stack_spec, read_bootstrap
 from spotkube.components.program import delivered_config
-from spotkube.platform.bootstrap import BootstrapSpec, read_bootstrap
+from spotkube.platform.bootstrap import BootstrapSpec
 from spotkube.platform.errors import Problem, SpecError, SpotkubeError
 from spotkube.platform.project import find_project, read_stack_file
 from spotkube.platform.spec import PlatformSpec

@@ -65,7 +65,8 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
     """
 
     mode: pulumi.Output[str]
-    """`daemonset` (AKS: spotkube's DaemonSet) or `gke-managed` (GKE's own plugin; nothing deployed)."""
+    """`daemonset` (spotkube's DaemonSet, on AKS) or `cloud-managed` (the cloud's own plugin, on GKE; nothing
+    deployed)."""
 
     def __init__(
         self, name: str, args: NvidiaDevicePluginArgs, opts: pulumi.ResourceOptions | None = None
@@ -130,9 +131,10 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
 
     def _build(self, name: str, request: DevicePluginRequest, opts: pulumi.ResourceOptions | None) -> None:
         super().__init__(workloads.DEVICE_PLUGIN_TYPE, name, {}, opts)
-        mode = profile(request.cloud).device_plugin_mode
-        if mode == "gke-managed":
-            pulumi.log.info(f"{name}: {workloads.GKE_MANAGED_NOTE}")
+        facts = profile(request.cloud)
+        mode = facts.device_plugin_mode
+        if facts.managed_device_plugin is not None:
+            pulumi.log.info(f"{name}: {facts.managed_device_plugin.note}")
         else:
             manifest = workloads.device_plugin_daemonset(request.settings, request.extra_taints)
             k8s.apps.v1.DaemonSet(

@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, Field, ValidationError, model_validator
+from pydantic import BeforeValidator, Field, ValidationError
 
 from spotkube.platform.contract import Cloud
 from spotkube.platform.errors import Problem, SpecError
@@ -42,15 +42,11 @@ def _environment_name(value: Any) -> Any:
 
 #: A GitHub environment's name: the pattern for the schema, the validator for the message.
 EnvironmentName = Annotated[Text, BeforeValidator(_environment_name), Field(pattern=ENVIRONMENT)]
-#: Settings that only one cloud reads.
-CLOUD_ONLY: dict[str, tuple[str, ...]] = {
-    "aks": ("location", "identity_resource_group"),
-    "gke": ("project", "pool_id", "provider_id"),
-}
 
 
 class BootstrapSpec(_Model):
-    """The CI identities of one cloud, for the repository's workflows."""
+    """The CI identities of one cloud, for the repository's workflows: the settings every cloud reads.
+    Each cloud's subclass (its profile's `options.bootstrap`) adds its own."""
 
     cloud: Cloud = Field(description="Which cloud's identities: `aks` or `gke`.")
     repository: Text = Field(pattern=REPOSITORY, description="The GitHub repository whose workflows sign in, "
@@ -60,28 +56,6 @@ class BootstrapSpec(_Model):
         "runs each in a GitHub environment of its name.")
     preview_environment: EnvironmentName = Field(default="preview",
                                                  description="The GitHub environment preview.yml runs in.")
-    location: Text | None = Field(default=None, pattern=r"^[a-z][a-z0-9]+$", description="AKS: the Azure region of "
-                                  "the identities' resource group; default: the first stack's region.")
-    identity_resource_group: Text = Field(default="spotkube-ci", pattern=r"^[-\w._()]{1,89}[-\w_()]$",
-                                          description="AKS: the resource group the managed identities live in.")
-    project: Text | None = Field(default=None, pattern=r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$",
-                                 description="GKE: the Google Cloud project of the pool and the service accounts; "
-                                 "default: the first stack's.")
-    pool_id: Text = Field(default="github-actions", pattern=r"^[a-z][a-z0-9-]{2,30}[a-z0-9]$",
-                          description="GKE: the workload identity pool's id (4-32 characters).")
-    provider_id: Text = Field(default="github", pattern=r"^[a-z][a-z0-9-]{2,30}[a-z0-9]$",
-                              description="GKE: the pool's OIDC provider id (4-32 characters).")
-
-    @model_validator(mode="after")
-    def _one_cloud(self) -> BootstrapSpec:
-        for cloud, fields in CLOUD_ONLY.items():
-            if cloud == self.cloud:
-                continue
-            for name in fields:
-                if name in self.model_fields_set:
-                    alias = type(self).model_fields[name].alias or name
-                    raise ValueError(f"{alias} is a {cloud} setting; remove it from a {self.cloud} bootstrap stack")
-        return self
 
     @property
     def environments(self) -> tuple[str, ...]:
@@ -89,29 +63,42 @@ class BootstrapSpec(_Model):
         return (self.preview_environment, *self.stacks)
 
 
+def _keys(model: type[BootstrapSpec]) -> list[str]:
+    """A model's settings as the stack file spells them."""
+    return [field.alias or name for name, field in model.model_fields.items()]
+
+
 def _key(name: str) -> str:
     return f"{CONFIG_NAMESPACE}:{name}"
 
 
-def parse_bootstrap(values: Mapping[str, Any], source: str) -> BootstrapSpec:
-    """Validate the bootstrap stack's settings (keys without namespace); every problem at once."""
-    fields = BootstrapSpec.model_fields
-    known = {field.alias or name for name, field in fields.items()}
-    problems = [Problem(_key(key), f"is not a bootstrap setting; accepted: {', '.join(sorted(known))}"
-                        f"{did_you_mean(key, sorted(known))}") for key in values if key not in known]
+def parse_bootstrap(values: Mapping[str, Any], source: str, specs: Mapping[str, type[BootstrapSpec]]) -> BootstrapSpec:
+    """Validate the bootstrap stack's settings (keys without namespace) with its cloud's model (`specs`,
+    by cloud); every problem at once. A setting of another cloud is named as that cloud's."""
+    known = sorted({key for model in (BootstrapSpec, *specs.values()) for key in _keys(model)})
+    problems = [Problem(_key(key), f"is not a bootstrap setting; accepted: {', '.join(known)}"
+                        f"{did_you_mean(key, known)}") for key in values if key not in known]
+    cloud = values.get("cloud")
+    model = specs.get(cloud, BootstrapSpec) if isinstance(cloud, str) else BootstrapSpec
+    own = set(_keys(model))
     try:
-        spec = BootstrapSpec.model_validate({k: v for k, v in values.items() if k in known})
+        spec = model.model_validate({k: v for k, v in values.items() if k in own})
     except ValidationError as err:
         for error in err.errors():
             path = ".".join(str(part) for part in error["loc"]) or "config"
-            problems.append(Problem(_key(path), describe(error, BootstrapSpec, "stack")))
+            problems.append(Problem(_key(path), describe(error, model, "stack")))
         raise SpecError(source, problems) from None
+    foreign = next(((other, key) for other, other_model in specs.items() if other != spec.cloud
+                    for key in _keys(other_model) if key in values and key not in own), None)
+    if foreign is not None:
+        problems.append(Problem(_key("config"), f"{foreign[1]} is a {foreign[0]} setting; remove it from a "
+                                f"{spec.cloud} bootstrap stack"))
     if problems:
         raise SpecError(source, problems)
     return spec
 
 
-def read_bootstrap(config: Mapping[str, str], source: str) -> BootstrapSpec:
+def read_bootstrap(config: Mapping[str, str], source: str, specs: Mapping[str, type[BootstrapSpec]]) -> BootstrapSpec:
     """The settings from config as Pulumi hands them to the program: `stacks` as JSON, the rest as text."""
     prefix = _key("")
     values: dict[str, Any] = {}
@@ -127,4 +114,4 @@ def read_bootstrap(config: Mapping[str, str], source: str) -> BootstrapSpec:
                                                  "[aks-dev-uksouth, aks-prod-eastus]")]) from None
         else:
             values[name] = text
-    return parse_bootstrap(values, source)
+    return parse_bootstrap(values, source, specs)

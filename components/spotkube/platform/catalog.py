@@ -43,6 +43,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
+from spotkube.platform.cloud_options import CatalogRefreshOptions
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.input_messages import shown, validation_problems
 from spotkube.platform.user_files import UserFile
@@ -358,16 +359,11 @@ def write_catalog(catalog: Catalog, path: Path) -> None:
 
 @dataclass(frozen=True)
 class RefreshRequest:
-    """What `spotkube catalog refresh` reads the clouds' APIs with; each cloud's source (its profile's
-    `catalog_source`) takes the settings that are its own."""
+    """What `spotkube catalog refresh` reads one cloud's API with (its profile's `catalog_source`): the
+    date the catalog part is stamped with, and the cloud's own flags (its `options.catalog_refresh`)."""
 
     today: datetime.date
-    #: Azure: the subscription whose VM sizes are read, and Azure Resource Manager's URL.
-    azure_subscription: str | None = None
-    azure_endpoint: str | None = None
-    #: GKE: the Google Cloud project whose machine types are read, and Compute Engine's URL.
-    gcp_project: str | None = None
-    gcp_endpoint: str | None = None
+    options: CatalogRefreshOptions
 
 
 @dataclass(frozen=True)

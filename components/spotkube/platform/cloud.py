@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from spotkube.platform.addons.device_plugin import ManagedDevicePlugin
+from spotkube.platform.cloud_options import CommandOptions
 from spotkube.platform.component_names import ComponentNaming
 from spotkube.platform.contract import Capacity, Cloud, Taint
 from spotkube.platform.cost.prices import CloudPricing
@@ -27,7 +29,7 @@ from spotkube.platform.quota import LiveQuota, PoolDemand, QuotaPlan, QuotaQuery
 from spotkube.platform.spec import GpuPool, GpuSpec, MaintenanceWindow, PlatformSpec
 
 #: How a cloud's GPU nodes get their device plugin: a DaemonSet spotkube deploys, or the cloud's own.
-PluginMode = Literal["daemonset", "gke-managed"]
+PluginMode = Literal["daemonset", "cloud-managed"]
 RuleOutput = Iterator[Problem]
 #: A GPU pool's GPU as its machine and settings imply it, or the sentence saying what is wrong.
 GpuResolution = tuple[GpuSpec | None, str | None]
@@ -157,14 +159,13 @@ class CloudProfile:
     login_problem: ExecUserCheck
     #: The cloud's part of the deploy preflight's rules (`clouds/<cloud>/preflight.py`).
     preflight: CloudPreflight
-    #: A new stack's config (`spotkube new-stack`: environment, region, GCP project, the deployer's object id
-    #: and principal type); raises NewStackError for flags the cloud can't use or lacks.
-    new_stack_config: Callable[[str, str, str | None, tuple[str, str] | None], dict[str, Any]]
+    #: A new stack's config (`spotkube new-stack`: environment, region and the cloud's own flags, its
+    #: `options.new_stack`); raises NewStackError for flags the cloud lacks.
+    new_stack_config: Callable[[str, str, Any], dict[str, Any]]
     #: How such a stack is then deployed from CI (`clouds/<cloud>/deploy.py`).
     deploy: DeployAccess
     #: How the price table names the cloud, which rows it can have, and how it bills GPUs.
     pricing: CloudPricing
-    device_plugin_mode: PluginMode
     #: The regions spotkube knows (a newer one needs `cluster.allowUnlistedRegion`), and what a
     #: region looks like on this cloud, for the messages.
     regions: frozenset[str]
@@ -198,6 +199,10 @@ class CloudProfile:
     updatable_in_place: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: The maintenance window a stack gets when it declares none.
     default_maintenance_window: MaintenanceWindow | None = None
+    #: The cloud's own flags on spotkube's commands, and its bootstrap stack's settings.
+    options: CommandOptions = field(default_factory=CommandOptions)
+    #: The device plugin the cloud runs itself on its GPU nodes; None when spotkube deploys NVIDIA's.
+    managed_device_plugin: ManagedDevicePlugin | None = None
     #: When and how the cloud upgrades each registered worker pool (the plan's posture, the policy pack).
     read_upgrades: UpgradeReader | None = None
     #: How `spotkube drill` evicts a node of this cloud; None when the cloud offers no such command.
@@ -241,6 +246,11 @@ class CloudProfile:
     #: None where any id does.
     offline_id: Callable[[str, str, Mapping[str, Any]], str | None] = field(
         default=lambda token, name, inputs: None)
+
+    @property
+    def device_plugin_mode(self) -> PluginMode:
+        """Whether spotkube deploys NVIDIA's plugin as a DaemonSet, or the cloud runs its own."""
+        return "daemonset" if self.managed_device_plugin is None else "cloud-managed"
 
     def replaces(self, type_token: str, path: str) -> bool:
         """Whether changing the input at `path` (as `a.b[0].c`) makes the cloud replace the resource."""

@@ -88,24 +88,6 @@ class Role:
                           "permission": (self.permissions, self.not_permissions)}[kind]
         return any(matches(p, permission) for p in grants) and not any(matches(p, permission) for p in denies)
 
-    @classmethod
-    def from_azure(cls, definition: Mapping[str, Any]) -> Role:
-        """A role from Azure's JSON (`az role definition list`, the built-in roles pages)."""
-        permissions = list(definition.get("permissions") or [])
-        def joined(key: str) -> tuple[str, ...]:
-            return tuple(p for block in permissions for p in block.get(key) or ())
-        return cls(name=definition["roleName"], id=definition["name"], actions=joined("actions"),
-                   not_actions=joined("notActions"), data_actions=joined("dataActions"),
-                   not_data_actions=joined("notDataActions"), custom=definition.get("roleType") != "BuiltInRole",
-                   description=str(definition.get("description", "")))
-
-    @classmethod
-    def from_gcp(cls, definition: Mapping[str, Any]) -> Role:
-        """A role from Google Cloud's JSON (`gcloud iam roles describe`, `roles.get`)."""
-        return cls(name=definition["name"], id=definition["name"],
-                   permissions=frozenset(definition.get("includedPermissions") or ()),
-                   description=str(definition.get("title", "")))
-
 
 def matches(pattern: str, permission: str) -> bool:
     """Azure's rule: operations compare without case, and `*` stands for any text, slashes included
@@ -195,6 +177,20 @@ def kubernetes_kinds(registrations: Iterable[Registered]) -> set[KubernetesKind]
             group = "" if match["group"] == "core" else match["group"]
             kinds.add(KubernetesKind(group, match["kind"]))
     return kinds
+
+
+SECRET = KubernetesKind("", "Secret")
+#: Why an identity makes a call, shared by both clouds' calls.
+REFRESH = "refresh: pulumi refresh, pulumi preview --refresh"
+CHANGE_PREVIEW = "a preview of a change to such an object (the live object, before the server-side dry run)"
+QUOTA = "spotkube quota (the pull request's comment; deploy.yml before pulumi up)"
+
+
+def kind_preview_call(kind: KubernetesKind, permission: str, permission_kind: PermissionKind, scope: str) -> Call:
+    """The preview's read of the live objects of a kind, which a change's preview compares with; a Secret's
+    read is denied on purpose, since the provider previews a Secret from its state."""
+    why = CHANGE_PREVIEW if kind != SECRET else "denied on purpose: the provider previews a Secret from its state"
+    return Call("preview", f"get {kind.kind}", permission, permission_kind, scope, why, needed=kind != SECRET)
 
 
 @dataclass(frozen=True)

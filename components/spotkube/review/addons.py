@@ -40,8 +40,9 @@ def _kubeflow(spec: PlatformSpec, registrations: Sequence[Registration]) -> Sett
 
 
 def _device_plugin(spec: PlatformSpec, registrations: Sequence[Registration]) -> Setting:
-    if profile(spec.cloud).device_plugin_mode == "gke-managed":
-        return Setting("NVIDIA device plugin", "GKE's managed plugin (spotkube deploys none)")
+    managed = profile(spec.cloud).managed_device_plugin
+    if managed is not None:
+        return Setting("NVIDIA device plugin", managed.summary)
     images = sorted({
         str(mapping(container).get("image"))
         for r in registrations if r.type == DAEMONSET_TYPE

@@ -130,11 +130,12 @@ def _check_device_plugins(
     cloud: Cloud, registrations: Sequence[Registration], pools: Sequence[PoolContract],
     result: StackPlacements,
 ) -> None:
-    """Exactly one device plugin per GPU node: GKE's own, or the DaemonSet the component built."""
+    """Exactly one device plugin per GPU node: the cloud's own, or the DaemonSet the component built."""
     components = [r for r in registrations if r.type == workloads.DEVICE_PLUGIN_TYPE]
     daemonsets = [r.inputs for r in registrations
                   if r.type == workloads.DAEMONSET_TYPE and any(r.parent == c.urn for c in components)]
-    if components and not daemonsets and profile(cloud).device_plugin_mode == "gke-managed":
-        result.notes.append(workloads.GKE_MANAGED_NOTE)
-    plugins = workloads.plugins_per_pool(pools, [_pod_spec(d) for d in daemonsets])
+    managed = profile(cloud).managed_device_plugin
+    if components and not daemonsets and managed is not None:
+        result.notes.append(managed.note)
+    plugins = workloads.plugins_per_pool(pools, [_pod_spec(d) for d in daemonsets], managed)
     result.errors += workloads.plugin_problems(pools, plugins, plugin_wanted=bool(components))

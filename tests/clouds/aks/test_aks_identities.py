@@ -19,7 +19,7 @@ from spotkube.platform.identities import Call, Role, granting, matches
 from spotkube.platform.project import Project
 
 DATA = json.loads((Path(__file__).parent / "data" / "builtin_roles.json").read_text())
-BUILT_IN = {role["roleName"]: Role.from_azure(role) for role in DATA["roles"]}
+BUILT_IN = {role["roleName"]: identities.read_role(role) for role in DATA["roles"]}
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from spotkube.platform.identities import Call, KubernetesKind, Role, granting
 from spotkube.platform.project import Project
 
 DATA = json.loads((Path(__file__).parent / "data" / "predefined_roles.json").read_text())
-PREDEFINED = {role["name"]: Role.from_gcp(role) for role in DATA["roles"]}
+PREDEFINED = {role["name"]: identities.read_role(role) for role in DATA["roles"]}
 
 
 @pytest.fixture(scope="module")

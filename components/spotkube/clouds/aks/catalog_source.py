@@ -23,7 +23,7 @@ import datetime
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 from azure.core.credentials import TokenCredential
@@ -31,6 +31,7 @@ from azure.core.exceptions import AzureError, ClientAuthenticationError, HttpRes
 from azure.mgmt.compute import ComputeManagementClient
 
 from spotkube.clouds.aks import catalog
+from spotkube.clouds.aks.options import AksCatalogRefresh
 from spotkube.clouds.aks.usage_api import SUBSCRIPTION_VARIABLES, environment_subscription
 from spotkube.platform.catalog import (
     CatalogSourceError,
@@ -195,12 +196,13 @@ def fetch(subscription: str, *, credential: TokenCredential | None = None, endpo
 
 def refresh(request: RefreshRequest, known_gpus: Collection[str]) -> SourceResult:
     """The AKS part of the catalog for `spotkube catalog refresh`, with what to tell the user."""
-    subscription = request.azure_subscription or environment_subscription()
+    flags = cast(AksCatalogRefresh, request.options)
+    subscription = flags.subscription or environment_subscription()
     if not subscription:
         raise CatalogSourceError("--cloud aks needs the Azure subscription to read the VM sizes with: give "
                                  f"--subscription ID, or set {' or '.join(SUBSCRIPTION_VARIABLES)} (as the workflows "
                                  "set it)")
-    found = fetch(subscription, endpoint=request.azure_endpoint or DEFAULT_ENDPOINT, today=request.today)
+    found = fetch(subscription, endpoint=flags.endpoint or DEFAULT_ENDPOINT, today=request.today)
     notes = [f"kept under Azure's own family name, since spotkube has no GPU name for it yet: "
              f"{catalog.own_gpu_name(family)} ({', '.join(sizes)})" for family, sizes in found.unnamed.items()]
     if found.not_nvidia:

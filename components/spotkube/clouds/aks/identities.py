@@ -22,10 +22,13 @@ Pure module: no Pulumi. The calls and roles, as tables: docs/identities.md.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from spotkube.clouds.aks.catalog import RBAC_CLUSTER_ADMIN_ROLE_ID
 from spotkube.platform.identities import (
+    QUOTA,
+    REFRESH,
     UNMAPPED,
     Assignment,
     Call,
@@ -34,6 +37,7 @@ from spotkube.platform.identities import (
     KubernetesKind,
     Registered,
     Role,
+    kind_preview_call,
     kubernetes_kinds,
     sorted_calls,
 )
@@ -74,12 +78,7 @@ INVOKES: dict[str, tuple[str, str]] = {
 NO_AZURE_CALL_PREFIXES = ("spotkube:", "pulumi:", "kubernetes:", "random:", "time:")
 #: What `spotkube quota` reads (clouds/aks/usage_api.py).
 QUOTA_ACTIONS = ("Microsoft.Compute/locations/usages/read", "Microsoft.Compute/skus/read")
-SECRET = KubernetesKind("", "Secret")
-
-REFRESH = "refresh: pulumi refresh, pulumi preview --refresh"
-CHANGE_PREVIEW = "a preview of a change to such an object (the live object, before the server-side dry run)"
 EVERY_PREVIEW = "every preview and deploy of an existing cluster (the provider's kubeconfig)"
-QUOTA = "spotkube quota (the pull request's comment; deploy.yml before pulumi up)"
 
 
 def role_definition_id(scope_id: str, role: str) -> str | None:
@@ -117,9 +116,7 @@ def preview_calls(registrations: Sequence[Registered], invokes: Iterable[Invoked
         calls.append(Call("preview", f"read {registration.type.rsplit(':', 1)[-1]}", permission, "action", scope,
                           REFRESH))
     for kind in kubernetes_kinds(registrations):
-        calls.append(Call("preview", f"get {kind.kind}", data_action(kind, "read"), "dataAction", CLUSTER,
-                          CHANGE_PREVIEW if kind != SECRET else "denied on purpose: the provider previews a Secret "
-                          "from its state", needed=kind != SECRET))
+        calls.append(kind_preview_call(kind, data_action(kind, "read"), "dataAction", CLUSTER))
     calls += [Call("preview", "read the region's quota", action, "action", SUBSCRIPTION, QUOTA)
               for action in QUOTA_ACTIONS]
     return list(sorted_calls(calls))
@@ -227,3 +224,15 @@ ASSIGNMENTS: tuple[Assignment, ...] = (
 
 
 FACTS = IdentityFacts(preview_calls, deploy_calls, ASSIGNMENTS, COVERS)
+
+
+def read_role(definition: Mapping[str, Any]) -> Role:
+    """A role from Azure's JSON (`az role definition list`, the built-in roles pages)."""
+    permissions = list(definition.get("permissions") or [])
+
+    def joined(key: str) -> tuple[str, ...]:
+        return tuple(p for block in permissions for p in block.get(key) or ())
+    return Role(name=definition["roleName"], id=definition["name"], actions=joined("actions"),
+                not_actions=joined("notActions"), data_actions=joined("dataActions"),
+                not_data_actions=joined("notDataActions"), custom=definition.get("roleType") != "BuiltInRole",
+                description=str(definition.get("description", "")))

@@ -20,6 +20,7 @@ from spotkube.clouds.aks import (
     identities,
     kubeconfig,
     offline,
+    options,
     preflight,
     quota,
     resources,
@@ -271,14 +272,10 @@ def deploy_rules(spec: AksSpec) -> RuleOutput:
                       "ServicePrincipal (an app or a managed identity, as CI's deploy identity is) or Group")
 
 
-def new_stack_config(
-    environment: str, region: str, gcp_project: str | None, deployer: tuple[str, str] | None
-) -> dict[str, Any]:
+def new_stack_config(environment: str, region: str, flags: options.AksNewStack) -> dict[str, Any]:
     """An on-demand system and platform pool and a spot T4 pool from 0: AKS offers T4 widely; the
     deployer as named by the flags."""
-    if gcp_project is not None:
-        raise NewStackError("--gcp-project applies to --cloud gke only")
-    if deployer is None:
+    if flags.deployer_object_id is None:
         raise NewStackError("--deployer-object-id is required with --cloud aks: the identity that runs pulumi up, "
                             f"which gets the RBAC Cluster Admin role on the cluster; find it with {FIND_OBJECT_ID}")
     if not re.fullmatch(REGION_PATTERN, region):
@@ -293,7 +290,8 @@ def new_stack_config(
             "name": "t4spot", "machine": "Standard_NC4as_T4_v3", "capacity": "spot",
             "evictionPolicy": "Delete", "maxPrice": -1, "min": 0, "max": 4,
         }],
-        "cluster": {"channel": "stable", "deployer": {"objectId": deployer[0], "principalType": deployer[1]}},
+        "cluster": {"channel": "stable", "deployer": {"objectId": flags.deployer_object_id,
+                                                      "principalType": flags.deployer_type.value}},
     }
 
 
@@ -356,9 +354,9 @@ PROFILE = CloudProfile(
     login_problem=kubeconfig.login_problem,
     preflight=preflight.PREFLIGHT,
     new_stack_config=new_stack_config,
+    options=options.OPTIONS,
     deploy=deploy.DEPLOY,
     pricing=catalog.PRICING,
-    device_plugin_mode="daemonset",
     mig_profiles=gpu_sharing.mig_profiles,
     logs_cost_basis=logs_cost_basis,
     log_query=aks_logs.log_query,

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from spotkube.clouds.aks import catalog
 from spotkube.platform.quota import PoolDemand, QuotaNeed, QuotaPlan, QuotaRef, summed, surge_nodes
 
 #: AKS's max surge when a pool sets none, in percent of the pool.
@@ -28,30 +29,36 @@ SURGE = ("AKS adds each regular pool's max surge while it upgrades it: as the po
          f"{DEFAULT_MAX_SURGE_PERCENT} percent of its nodes, rounded up (AKS's default); Spot pools upgrade without "
          "surge nodes. Every pool is counted surging at once: the worst case.")
 
-#: VM size -> its quota family, the usage API's `name.value` (Azure's SKU API reports the same family,
-#: with other spacing and case; compare them case-insensitively and without spaces). Sources:
-#: skypilot-org/skypilot `sky/catalog/data_fetchers/fetch_azure.py` (from the Resource SKUs API's
-#: `family`), learn.microsoft.com/azure/quotas/per-vm-quota-requests. A size not listed here is
-#: resolved by `spotkube quota` from the Resource SKUs API.
-FAMILIES: tuple[tuple[str, str], ...] = (
+#: The quota families of the general-purpose sizes system and platform pools run on, which the GPU
+#: catalog doesn't list, by the usage API's `name.value`. A GPU size's family is the catalog's (its
+#: `family`, from the Resource SKUs API); any other size's is resolved by `spotkube quota` from that API.
+#: Sources: skypilot-org/skypilot `sky/catalog/data_fetchers/fetch_azure.py` (from the Resource SKUs
+#: API's `family`), learn.microsoft.com/azure/quotas/per-vm-quota-requests.
+GENERAL_PURPOSE_FAMILIES: tuple[tuple[str, str], ...] = (
     (r"Standard_D\d+s_v3", "standardDSv3Family"),
     (r"Standard_D\d+s_v5", "standardDSv5Family"),
-    (r"Standard_NC\d+as_T4_v3", "standardNCASv3_T4Family"),
-    (r"Standard_NC\d+ads_A100_v4", "standardNCADSA100v4Family"),
-    (r"Standard_NC\d+adi?s_H100_v5", "standardNCadsH100v5Family"),
-    (r"Standard_ND\d+isr_H100_v5", "standardNDSH100v5Family"),
-    (r"Standard_NV\d+adm?s_A10_v5", "standardNVADSA10v5Family"),
 )
 #: The vCPU count is the number after the family letters (learn.microsoft.com/azure/virtual-machines/
 #: vm-naming-conventions: "# of vCPUs"); a constrained size (`Standard_E8-4ds_v5`) counts its full size.
 _VCPUS = re.compile(r"^Standard_[A-Z]+(\d+)")
 
 
+def quota_name(sku_family: str) -> str:
+    """A family as the usage API names its quota: the Resource SKUs API writes the same name with other
+    spacing and case (`Standard NCASv3_T4 Family` for `standardNCASv3_T4Family`)."""
+    joined = sku_family.replace(" ", "")
+    return joined[:1].lower() + joined[1:]
+
+
 def family(vm_size: str, learnt: Mapping[str, str]) -> str | None:
-    """The quota family of a VM size: from the cloud (`learnt`) or the table; None when unknown."""
+    """The quota family of a VM size: from the cloud (`learnt`), the GPU catalog or the general-purpose
+    sizes; None when unknown."""
     if vm_size in learnt:
         return learnt[vm_size]
-    return next((name for pattern, name in FAMILIES if re.fullmatch(pattern, vm_size)), None)
+    machine = catalog.section().machine(vm_size)
+    if machine is not None and machine.family:
+        return quota_name(machine.family)
+    return next((name for pattern, name in GENERAL_PURPOSE_FAMILIES if re.fullmatch(pattern, vm_size)), None)
 
 
 def vcpus(vm_size: str) -> int | None:
@@ -77,7 +84,7 @@ def quota_plan(pools: Sequence[PoolDemand], learnt: Mapping[str, str]) -> QuotaP
         needs.append(QuotaNeed((QuotaRef(TOTAL_CORES),), "Total Regional vCPUs", "vCPUs", full, surge, (pool.name,)))
         name = family(pool.machine, learnt)
         if name is None:
-            notes.append(f"pool {pool.name}: the quota family of {pool.machine} is not in spotkube's table; "
+            notes.append(f"pool {pool.name}: the quota family of {pool.machine} is not in spotkube's catalog; "
                          "`spotkube quota` reads it from Azure's Resource SKUs API")
             continue
         needs.append(QuotaNeed((QuotaRef(name),), f"{name} vCPUs", "vCPUs", full, surge, (pool.name,)))

@@ -25,7 +25,7 @@ import datetime
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 from google.api_core import exceptions as api_exceptions
 from google.api_core.client_options import ClientOptions
@@ -34,6 +34,7 @@ from google.auth.credentials import Credentials
 from google.cloud import compute_v1
 
 from spotkube.clouds.gke import catalog
+from spotkube.clouds.gke.options import GkeCatalogRefresh
 from spotkube.platform.catalog import (
     Accelerator,
     CatalogSourceError,
@@ -177,9 +178,10 @@ def fetch(project: str, known_gpus: Iterable[str], *, credentials: Credentials |
 
 def refresh(request: RefreshRequest, known_gpus: Collection[str]) -> SourceResult:
     """The GKE part of the catalog for `spotkube catalog refresh`, with what to tell the user."""
-    if not request.gcp_project:
+    flags = cast(GkeCatalogRefresh, request.options)
+    if not flags.project:
         raise CatalogSourceError("--cloud gke needs the Google Cloud project to read the machine types with: give "
                                  "--gcp-project ID or set GOOGLE_CLOUD_PROJECT")
-    found = fetch(request.gcp_project, known_gpus, endpoint=request.gcp_endpoint, today=request.today)
+    found = fetch(flags.project, known_gpus, endpoint=flags.endpoint, today=request.today)
     notes = (f"new GPU types, without memory or MIG facts yet: {', '.join(found.new_gpus)}",) if found.new_gpus else ()
     return SourceResult(found.section, found.new_gpus, notes)

@@ -21,9 +21,12 @@ Pure module: no Pulumi. The calls and roles, as tables: docs/identities.md.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from spotkube.platform.identities import (
+    QUOTA,
+    REFRESH,
     UNMAPPED,
     Assignment,
     Call,
@@ -32,6 +35,7 @@ from spotkube.platform.identities import (
     KubernetesKind,
     Registered,
     Role,
+    kind_preview_call,
     kubernetes_kinds,
     plural,
     sorted_calls,
@@ -66,11 +70,6 @@ RESOURCE_TYPES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...], tuple[str
 NO_GOOGLE_CALL_PREFIXES = ("spotkube:", "pulumi:", "kubernetes:", "random:", "time:")
 QUOTA_PERMISSIONS = ("compute.regions.get", "compute.projects.get")
 CONNECT = "container.clusters.connect"
-SECRET = KubernetesKind("", "Secret")
-
-REFRESH = "refresh: pulumi refresh, pulumi preview --refresh"
-CHANGE_PREVIEW = "a preview of a change to such an object (the live object, before the server-side dry run)"
-QUOTA = "spotkube quota (the pull request's comment; deploy.yml before pulumi up)"
 
 
 def permission(kind: KubernetesKind, verb: str) -> str:
@@ -102,9 +101,7 @@ def preview_calls(registrations: Sequence[Registered], invokes: Iterable[Invoked
         calls.append(Call("preview", "reach the API server's DNS endpoint", CONNECT, "permission", PROJECT,
                           "every Kubernetes call"))
     for kind in kinds:
-        calls.append(Call("preview", f"get {kind.kind}", permission(kind, "get"), "permission", PROJECT,
-                          CHANGE_PREVIEW if kind != SECRET else "denied on purpose: the provider previews a Secret "
-                          "from its state", needed=kind != SECRET))
+        calls.append(kind_preview_call(kind, permission(kind, "get"), "permission", PROJECT))
     calls += [Call("preview", "read the region's and the project's quota", p, "permission", PROJECT, QUOTA)
               for p in QUOTA_PERMISSIONS]
     return list(sorted_calls(calls))
@@ -186,3 +183,10 @@ ASSIGNMENTS: tuple[Assignment, ...] = (
 
 
 FACTS = IdentityFacts(preview_calls, deploy_calls, ASSIGNMENTS, COVERS)
+
+
+def read_role(definition: Mapping[str, Any]) -> Role:
+    """A role from Google Cloud's JSON (`gcloud iam roles describe`, `roles.get`)."""
+    return Role(name=definition["name"], id=definition["name"],
+                permissions=frozenset(definition.get("includedPermissions") or ()),
+                description=str(definition.get("title", "")))

@@ -16,10 +16,12 @@ from typing import Any
 from spotkube.clouds.gke import catalog as catalog
 from spotkube.clouds.gke import (
     deploy,
+    device_plugin,
     gpu_sharing,
     identities,
     kubeconfig,
     offline,
+    options,
     preflight,
     quota,
     resources,
@@ -283,13 +285,9 @@ def logs_cost_basis(spec: GkeSpec) -> str | None:
             "print (cloud.google.com/stackdriver/pricing)")
 
 
-def new_stack_config(
-    environment: str, region: str, gcp_project: str | None, deployer: tuple[str, str] | None
-) -> dict[str, Any]:
+def new_stack_config(environment: str, region: str, flags: options.GkeNewStack) -> dict[str, Any]:
     """On-demand system and platform pools and a spot pool of a GPU the region really offers."""
-    if deployer is not None:
-        raise NewStackError("--deployer-object-id applies to --cloud aks only (GKE grants by IAM: docs/identities.md)")
-    if not gcp_project:
+    if not flags.project:
         raise NewStackError("--gcp-project is required with --cloud gke (the Google Cloud project id)")
     return {
         "cloud": "gke",
@@ -299,7 +297,7 @@ def new_stack_config(
         "platformPool": {"machine": DEFAULT_MACHINE, "min": 1, "max": 3},
         # Zones left out on purpose: spotkube fills in the zones of the region that offer the GPU.
         "gpuPools": [_new_stack_gpu_pool(region)],
-        "cluster": {"project": gcp_project, "channel": "REGULAR"},
+        "cluster": {"project": flags.project, "channel": "REGULAR"},
     }
 
 
@@ -380,13 +378,12 @@ PROFILE = CloudProfile(
     login_problem=kubeconfig.login_problem,
     preflight=preflight.PREFLIGHT,
     new_stack_config=new_stack_config,
+    options=options.OPTIONS,
     deploy=deploy.DEPLOY,
     pricing=catalog.PRICING,
     price_refresh=price_refresh,
     price_source=PRICE_SOURCE,
-    # GKE runs its own plugin on GPU nodes (and installs the driver on managed-driver pools); NVIDIA's
-    # beside it would advertise each GPU twice.
-    device_plugin_mode="gke-managed",
+    managed_device_plugin=device_plugin.MANAGED_PLUGIN,
     kfp_cloud_logs_link=True,
     mig_profiles=gpu_sharing.mig_profiles,
     logs_cost_basis=logs_cost_basis,

@@ -11,7 +11,7 @@ Pure module: no Pulumi.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
@@ -34,8 +34,22 @@ DEVICE_PLUGIN_DIR = "/var/lib/kubelet/device-plugins"
 #: NVIDIA's manifest sets none. Requests keep the scheduler honest on GPU nodes packed with training
 #: pods; the memory limit stops a leak in a node agent from starving the kubelet.
 RESOURCES = {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}}
-#: The DaemonSet GKE runs on its GPU nodes (in kube-system), named in messages.
-GKE_PLUGIN_NAME = "nvidia-gpu-device-plugin"
+
+
+@dataclass(frozen=True)
+class ManagedDevicePlugin:
+    """The NVIDIA device plugin a cloud runs on its GPU nodes itself: spotkube then deploys none, since a
+    second plugin would advertise each GPU twice, and the plan checks that every GPU pool still has one."""
+
+    #: Its DaemonSet, as the plan's per-pool plugin check names it.
+    name: str
+    #: Why spotkube deploys no plugin, for the program's log and the plan's notes.
+    note: str
+    #: The plan's device-plugin setting.
+    summary: str
+    #: Whether it runs on a node with these labels.
+    serves: Callable[[Mapping[str, str]], bool]
+
 
 @dataclass(frozen=True)
 class DevicePluginRequest:
@@ -87,13 +101,6 @@ def device_plugin_request(values: Mapping[str, Any], source: str, clouds: Collec
     return DevicePluginRequest(cast(Cloud, cloud), settings, tuple(taints))
 
 
-#: Why no DaemonSet is deployed on GKE, for the program's log and the plan.
-GKE_MANAGED_NOTE = (
-    f"GKE runs its own NVIDIA device plugin ({GKE_PLUGIN_NAME} in {NAMESPACE}) on every GPU node and installs "
-    "the driver on managed-driver pools; spotkube deploys no second plugin, which would advertise each GPU twice."
-)
-
-
 def device_plugin_daemonset(settings: DevicePluginSettings, extra_taints: Iterable[Taint] = ()) -> dict[str, Any]:
     """NVIDIA's static DaemonSet with spotkube's placement, priority, security and resources.
 
@@ -143,17 +150,18 @@ def device_plugin_daemonset(settings: DevicePluginSettings, extra_taints: Iterab
 
 
 def plugins_per_pool(
-    pools: Sequence[PoolContract], daemonset_pod_specs: Sequence[Mapping[str, Any]]
+    pools: Sequence[PoolContract], daemonset_pod_specs: Sequence[Mapping[str, Any]],
+    managed: ManagedDevicePlugin | None,
 ) -> dict[str, list[str]]:
     """Which device plugins would run on each pool's nodes.
 
-    GKE's own plugin serves every GPU node that did not opt out by label (the contract knows the
-    labels); each DaemonSet runs wherever the contract matcher says its pod spec can land.
+    The cloud's own plugin (`managed`, if it runs one) serves the nodes it says it serves, by their
+    labels; each DaemonSet runs wherever the contract matcher says its pod spec can land.
     """
     placements = [contract.Placement.from_pod_spec(spec) for spec in daemonset_pod_specs]
     result: dict[str, list[str]] = {}
     for pool in pools:
-        plugins = [GKE_PLUGIN_NAME] if contract.gke_default_device_plugin_serves(pool.labels) else []
+        plugins = [managed.name] if managed is not None and managed.serves(pool.labels) else []
         plugins += [DAEMONSET_NAME for p in placements if contract.judge(p, pool).fits]
         result[pool.name] = plugins
     return result
