@@ -9,17 +9,26 @@
   writes of federated credentials on one identity, so each waits for the one before it.
 - spotkube's two custom roles and every assignment of clouds/aks/identities.py that the bootstrap
   grants, at the narrowest scope the table names; the deployer's RBAC Cluster Admin on the cluster is
-  the platform program's own (it grants it to `cluster.deployer.objectId`).
+  the platform program's own (it grants it to `cluster.deployer.objectId`). A new custom role takes a
+  while to replicate through Azure, and an assignment of it made at once can fail with
+  `RoleDefinitionDoesNotExist`, so its assignments wait `ROLE_REPLICATION` after it (and again when it is replaced).
+- The subscription's registration of every resource provider namespace the program and the workflows
+  use (clouds/aks/providers.py), before anything that needs one.
 
 The stack's outputs are the GitHub variables of each environment, named as the workflows read them.
 """
 
+import hashlib
+import re
 from collections.abc import Mapping
 
 import pulumi
 import pulumi_azure_native as azure
+import pulumiverse_time as time
 
 from spotkube.clouds.aks.identities import ASSIGNMENTS, RESOURCE_GROUP, SUBSCRIPTION, role_definition_id
+from spotkube.clouds.aks.provider_registration import ProviderRegistration
+from spotkube.clouds.aks.providers import required_namespaces
 from spotkube.platform.bootstrap import BootstrapSpec
 from spotkube.platform.identities import Identity, Role
 from spotkube.platform.spec import PlatformSpec
@@ -29,6 +38,27 @@ GITHUB_ISSUER = "https://token.actions.githubusercontent.com"
 #: workload-identity-federation-create-trust).
 AUDIENCE = "api://AzureADTokenExchange"
 IDENTITY_NAMES: Mapping[Identity, str] = {"preview": "spotkube-preview", "deploy": "spotkube-deploy"}
+#: How long a new custom role's assignments wait for it to replicate. Azure documents no bound; its
+#: troubleshooting page advises waiting and retrying for a few minutes after creating a role
+#: (learn.microsoft.com/azure/role-based-access-control/troubleshooting).
+ROLE_REPLICATION = "120s"
+#: Entra ID's rule for a federated identity credential's name: 3-120 letters, digits, `-` and `_`, the
+#: first a letter or digit (learn.microsoft.com/entra/workload-id/
+#: workload-identity-federation-create-trust-user-assigned-managed-identity).
+CREDENTIAL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{2,119}")
+_CREDENTIAL_PREFIX = "github-"
+
+
+def credential_name(environment: str) -> str:
+    """The federated credential's name for a GitHub environment: `github-<environment>` when Entra accepts
+    that; otherwise the environment with every other character as `-`, shortened, and a hash of the whole
+    name, so any environment name GitHub allows gets a distinct, valid name."""
+    plain = f"{_CREDENTIAL_PREFIX}{environment}"
+    if CREDENTIAL_NAME.fullmatch(plain):
+        return plain
+    digest = hashlib.sha256(environment.encode()).hexdigest()[:12]
+    kept = re.sub(r"[^A-Za-z0-9_-]", "-", environment)[:120 - len(_CREDENTIAL_PREFIX) - len(digest) - 1]
+    return f"{_CREDENTIAL_PREFIX}{kept}-{digest}"
 
 
 def subject(repository: str, environment: str) -> str:
@@ -55,23 +85,26 @@ def ci_identities(spec: BootstrapSpec, stacks: Mapping[str, PlatformSpec]) -> di
         opts=pulumi.ResourceOptions(protect=platform.is_prod))
         for name, platform in stacks.items()}
     subscription = home.id.apply(_subscription)
+    registered = [ProviderRegistration(f"provider-{namespace}", subscription.apply(lambda s: s.split("/")[2]),
+                                       namespace) for namespace in required_namespaces()]
+    after_registration = pulumi.ResourceOptions(depends_on=registered)
 
     identities = {identity: azure.managedidentity.UserAssignedIdentity(
-        identity, resource_name_=name, resource_group_name=home.name, location=location)
+        identity, resource_name_=name, resource_group_name=home.name, location=location, opts=after_registration)
         for identity, name in IDENTITY_NAMES.items()}
     trusted: dict[Identity, tuple[str, ...]] = {"preview": (spec.preview_environment,), "deploy": spec.stacks}
     for identity, environments in trusted.items():
         previous: list[pulumi.Resource] = []
         for environment in environments:
             previous = [azure.managedidentity.FederatedIdentityCredential(
-                f"{identity}-{environment}", federated_identity_credential_resource_name=f"github-{environment}",
+                f"{identity}-{environment}", federated_identity_credential_resource_name=credential_name(environment),
                 resource_group_name=home.name, resource_name_=identities[identity].name, issuer=GITHUB_ISSUER,
                 subject=subject(spec.repository, environment), audiences=[AUDIENCE],
                 opts=pulumi.ResourceOptions(depends_on=previous))]
 
     scopes = {RESOURCE_GROUP: [(name, group.id) for name, group in groups.items()],
               SUBSCRIPTION: [("subscription", subscription)]}
-    custom: dict[str, azure.authorization.RoleDefinition] = {}
+    custom: dict[str, tuple[azure.authorization.RoleDefinition, time.Sleep]] = {}
     for assignment in ASSIGNMENTS:
         if assignment.granted_by != "bootstrap":
             continue
@@ -79,14 +112,15 @@ def ci_identities(spec: BootstrapSpec, stacks: Mapping[str, PlatformSpec]) -> di
         if role.custom and role.name not in custom:
             custom[role.name] = _custom_role(role, subscription, [scope for _, scope in scopes[assignment.scope]])
         for where, scope in scopes[assignment.scope]:
-            definition = (custom[role.name].id if role.custom
+            definition = (custom[role.name][0].id if role.custom
                           else scope.apply(lambda s, role_id=role.id: role_definition_id(s, role_id)))
             azure.authorization.RoleAssignment(
                 f"{assignment.identity}-{_slug(role.name)}-{where}",
                 principal_id=identities[assignment.identity].principal_id, principal_type="ServicePrincipal",
                 role_definition_id=definition, scope=scope, description=f"spotkube {assignment.identity}: "
                 f"{assignment.why}"[:1024], condition=assignment.condition,
-                condition_version="2.0" if assignment.condition else None)
+                condition_version="2.0" if assignment.condition else None,
+                opts=pulumi.ResourceOptions(depends_on=[custom[role.name][1]] if role.custom else []))
 
     def variables(identity: Identity) -> dict[str, pulumi.Output]:
         return {"ARM_CLIENT_ID": identities[identity].client_id, "ARM_TENANT_ID": identities[identity].tenant_id,
@@ -97,13 +131,17 @@ def ci_identities(spec: BootstrapSpec, stacks: Mapping[str, PlatformSpec]) -> di
 
 def _custom_role(
     role: Role, subscription: pulumi.Output, scopes: list[pulumi.Output]
-) -> azure.authorization.RoleDefinition:
-    """One of spotkube's roles, defined in the subscription and assignable exactly where it is assigned."""
-    return azure.authorization.RoleDefinition(
+) -> tuple[azure.authorization.RoleDefinition, time.Sleep]:
+    """One of spotkube's roles, defined in the subscription and assignable exactly where it is assigned,
+    and the wait for it to replicate, which its assignments depend on."""
+    definition = azure.authorization.RoleDefinition(
         _slug(role.name), role_name=role.name, description=role.description, role_type="CustomRole",
         scope=subscription, assignable_scopes=scopes,
         permissions=[{"actions": list(role.actions), "not_actions": list(role.not_actions),
                       "data_actions": list(role.data_actions), "not_data_actions": list(role.not_data_actions)}])
+    replicated = time.Sleep(f"{_slug(role.name)}-replication", create_duration=ROLE_REPLICATION,
+                            triggers={"role": definition.id}, opts=pulumi.ResourceOptions(depends_on=[definition]))
+    return definition, replicated
 
 
 def _slug(name: str) -> str:
