@@ -50,7 +50,7 @@ def test_aks_registers_the_namespace_of_every_type_the_program_registers(
     namespaces = providers.namespaces_of(types)
     assert "azure-native:containerservice:ManagedCluster" in namespaces
     unknown = sorted(token for token, namespace in namespaces.items() if namespace is None)
-    assert not unknown, f"add these types to clouds/aks/identities.py RESOURCE_TYPES (or providers.py BOOTSTRAP_TYPES): {unknown}"
+    assert not unknown, f"add to clouds/aks/identities.py RESOURCE_TYPES (or providers.BOOTSTRAP_TYPES): {unknown}"
     uncovered = {token: namespace for token, namespace in namespaces.items()
                  if namespace not in registered | providers.REGISTERED_BY_DEFAULT}
     assert not uncovered, f"the bootstrap doesn't register the namespaces of {uncovered}"
@@ -195,6 +195,6 @@ def test_a_refused_registration_says_who_may_register_and_how() -> None:
 def test_a_registration_that_never_ends_stops_with_the_command_to_check_it() -> None:
     with serving() as server:
         server.respond = lambda request: Reply(200, _provider("Microsoft.Insights", "Registering"))
-        with pytest.raises(SpotkubeError, match="still Registering.*az provider show --namespace Microsoft.Insights"):
+        with pytest.raises(SpotkubeError, match=r"still Registering.*az provider show --namespace Microsoft\.Insights"):
             register("0a1b2c3d-0000-4000-8000-000000000001", "Microsoft.Insights", endpoint=server.url(),
                      wait=0, poll=0)

@@ -21,13 +21,15 @@ The stack's outputs are the GitHub variables of each environment, named as the w
 import hashlib
 import re
 from collections.abc import Mapping
+from typing import Any
 
 import pulumi
 import pulumi_azure_native as azure
 import pulumiverse_time as time
+from pulumi.dynamic import CreateResult, DiffResult, ResourceProvider
 
 from spotkube.clouds.aks.identities import ASSIGNMENTS, RESOURCE_GROUP, SUBSCRIPTION, role_definition_id
-from spotkube.clouds.aks.provider_registration import ProviderRegistration
+from spotkube.clouds.aks.provider_registration import DEFAULT_ENDPOINT, register
 from spotkube.clouds.aks.providers import required_namespaces
 from spotkube.platform.bootstrap import BootstrapSpec
 from spotkube.platform.identities import Identity, Role
@@ -146,3 +148,26 @@ def _custom_role(
 
 def _slug(name: str) -> str:
     return "-".join(name.lower().split())
+
+
+class _Registration(ResourceProvider):
+    """The dynamic provider: create registers, a change of namespace or subscription registers anew."""
+
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        state = register(props["subscription_id"], props["namespace"], endpoint=props["endpoint"])
+        return CreateResult(id_=f"/subscriptions/{props['subscription_id']}/providers/{props['namespace']}",
+                            outs={**props, "registration_state": state})
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        changed = [key for key in ("subscription_id", "namespace", "endpoint") if olds.get(key) != news.get(key)]
+        return DiffResult(changes=bool(changed), replaces=changed, delete_before_replace=False)
+
+
+class ProviderRegistration(pulumi.dynamic.Resource):
+    """One namespace registered in the subscription (`az provider register --namespace NS`)."""
+
+    registration_state: pulumi.Output[str]
+
+    def __init__(self, name: str, subscription_id: pulumi.Input[str], namespace: str) -> None:
+        super().__init__(_Registration(), name, {"subscription_id": subscription_id, "namespace": namespace,
+                                                 "endpoint": DEFAULT_ENDPOINT, "registration_state": None})

@@ -2,20 +2,17 @@
 
 azure-native has no resource for it: registering is a POST (`/subscriptions/S/providers/NS/register`)
 and the provider makes resources of PUT endpoints only (pulumi/pulumi-azure-native#1075). So the
-bootstrap registers each namespace through a small dynamic resource that calls Azure Resource
-Manager's REST API with the administrator's credentials (azure-identity's DefaultAzureCredential:
-the Azure CLI's login), then waits until Azure says `Registered`. Deleting it unregisters nothing:
-other workloads of the subscription may use the namespace.
+bootstrap registers each namespace through a small dynamic resource (clouds/aks/bootstrap.py) whose
+creation calls `register`: Azure Resource Manager's REST API with the administrator's credentials
+(azure-identity's DefaultAzureCredential: the Azure CLI's login), then a wait until Azure says
+`Registered`. Deleting it unregisters nothing: other workloads of the subscription may use the namespace.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any
 
-import pulumi
 import requests
-from pulumi.dynamic import CreateResult, DiffResult, ResourceProvider
 
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.quota import plain_http
@@ -67,27 +64,3 @@ def register(subscription_id: str, namespace: str, *, endpoint: str = DEFAULT_EN
         state = _state(requests.get(url, params={"api-version": API_VERSION}, headers=headers,
                                     timeout=REQUEST_TIMEOUT), namespace)
     return state
-
-
-class _Registration(ResourceProvider):
-    """The dynamic provider: create registers, a change of namespace or subscription registers anew."""
-
-    def create(self, props: dict[str, Any]) -> CreateResult:
-        state = register(props["subscription_id"], props["namespace"], endpoint=props["endpoint"])
-        return CreateResult(id_=f"/subscriptions/{props['subscription_id']}/providers/{props['namespace']}",
-                            outs={**props, "registration_state": state})
-
-    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        changed = [key for key in ("subscription_id", "namespace", "endpoint") if olds.get(key) != news.get(key)]
-        return DiffResult(changes=bool(changed), replaces=changed, delete_before_replace=False)
-
-
-class ProviderRegistration(pulumi.dynamic.Resource):
-    """One namespace registered in the subscription (`az provider register --namespace NS`)."""
-
-    registration_state: pulumi.Output[str]
-
-    def __init__(self, name: str, subscription_id: pulumi.Input[str], namespace: str,
-                 opts: pulumi.ResourceOptions | None = None, endpoint: str = DEFAULT_ENDPOINT) -> None:
-        super().__init__(_Registration(), name, {"subscription_id": subscription_id, "namespace": namespace,
-                                                 "endpoint": endpoint, "registration_state": None}, opts)

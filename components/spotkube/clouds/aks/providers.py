@@ -39,7 +39,7 @@ BOOTSTRAP_TYPES: Mapping[str, str] = {
 
 
 def namespace(arm_type: str) -> str:
-    """An ARM resource type's namespace: `Microsoft.ContainerService/managedClusters` -> `Microsoft.ContainerService`."""
+    """An ARM type's namespace: `Microsoft.ContainerService/managedClusters` -> `Microsoft.ContainerService`."""
     return arm_type.split("/", 1)[0]
 
 
