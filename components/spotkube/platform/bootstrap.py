@@ -25,6 +25,8 @@ from spotkube.platform.spec import CONFIG_NAMESPACE, Text, _Model
 REPOSITORY = r"^[A-Za-z0-9]([A-Za-z0-9-]{0,37}[A-Za-z0-9])?/[A-Za-z0-9._-]{1,100}$"
 #: GitHub environment names as deploy.yml and preview.yml use them (the stack names, `preview`).
 ENVIRONMENT = r"^[A-Za-z0-9_.-]{1,255}$"
+#: The bootstrap's output naming each prod stack's secrets provider (a key only its deploy identity uses).
+SECRETS_PROVIDERS = "secretsProviders"
 #: Settings that only one cloud reads.
 CLOUD_ONLY: dict[str, tuple[str, ...]] = {
     "aks": ("location", "identity_resource_group"),
@@ -53,6 +55,13 @@ class BootstrapSpec(_Model):
                           description="GKE: the workload identity pool's id (4-32 characters).")
     provider_id: Text = Field(default="github", pattern=r"^[a-z][a-z0-9-]{2,30}[a-z0-9]$",
                               description="GKE: the pool's OIDC provider id (4-32 characters).")
+
+    @model_validator(mode="after")
+    def _not_an_output(self) -> BootstrapSpec:
+        if SECRETS_PROVIDERS in self.environments:
+            raise ValueError(f"{SECRETS_PROVIDERS!r} names the bootstrap's secrets providers output; name the "
+                             "environment otherwise")
+        return self
 
     @model_validator(mode="after")
     def _one_cloud(self) -> BootstrapSpec:

@@ -14,6 +14,9 @@
   `RoleDefinitionDoesNotExist`, so its assignments wait `ROLE_REPLICATION` after it (and again when it is replaced).
 - The subscription's registration of every resource provider namespace the program and the workflows
   use (clouds/aks/providers.py), before anything that needs one.
+- A Key Vault key per prod stack, the stack's secrets provider: only the deploy identity (and the
+  administrator who runs the bootstrap, to switch the stack to it) may encrypt and decrypt with it, so
+  the Pulumi token a pull request's preview holds can't read prod's secrets (docs/identities.md).
 
 The stack's outputs are the GitHub variables of each environment, named as the workflows read them.
 """
@@ -31,7 +34,7 @@ from pulumi.dynamic import CreateResult, DiffResult, ResourceProvider
 from spotkube.clouds.aks.identities import ASSIGNMENTS, RESOURCE_GROUP, SUBSCRIPTION, role_definition_id
 from spotkube.clouds.aks.provider_registration import DEFAULT_ENDPOINT, register
 from spotkube.clouds.aks.providers import required_namespaces
-from spotkube.platform.bootstrap import BootstrapSpec
+from spotkube.platform.bootstrap import SECRETS_PROVIDERS, BootstrapSpec
 from spotkube.platform.identities import Identity, Role
 from spotkube.platform.spec import PlatformSpec
 
@@ -40,6 +43,9 @@ GITHUB_ISSUER = "https://token.actions.githubusercontent.com"
 #: workload-identity-federation-create-trust).
 AUDIENCE = "api://AzureADTokenExchange"
 IDENTITY_NAMES: Mapping[Identity, str] = {"preview": "spotkube-preview", "deploy": "spotkube-deploy"}
+#: "Key Vault Crypto User": encrypt, decrypt, wrap and unwrap with a key, and read it; nothing else
+#: (learn.microsoft.com/azure/role-based-access-control/built-in-roles/security#key-vault-crypto-user).
+KEY_VAULT_CRYPTO_USER = "12338af0-0e69-4776-bea7-57ae8d297424"
 #: How long a new custom role's assignments wait for it to replicate. Azure documents no bound; its
 #: troubleshooting page advises waiting and retrying for a few minutes after creating a role
 #: (learn.microsoft.com/azure/role-based-access-control/troubleshooting).
@@ -72,8 +78,27 @@ def _subscription(resource_id: str) -> str:
     return "/".join(resource_id.split("/")[:3])
 
 
-def ci_identities(spec: BootstrapSpec, stacks: Mapping[str, PlatformSpec]) -> dict[str, dict[str, pulumi.Output]]:
-    """Create the identities, their trust and their roles; return each environment's variables."""
+def vault_name(repository: str) -> str:
+    """The secrets vault's name: Key Vault names are global, 3-24 letters, digits and `-`; the repository's
+    hash keeps two repositories' vaults apart and a rerun's the same."""
+    return f"spotkube-{hashlib.sha256(repository.lower().encode()).hexdigest()[:14]}"
+
+
+def key_name(stack: str) -> str:
+    """A stack's key: Key Vault key names are 1-127 letters, digits and `-`."""
+    if re.fullmatch(r"[A-Za-z0-9-]{1,127}", stack):
+        return stack
+    return f"{re.sub(r'[^A-Za-z0-9-]', '-', stack)}-{hashlib.sha256(stack.encode()).hexdigest()[:12]}"
+
+
+def secrets_provider(vault: str, key: str) -> str:
+    """Pulumi's secrets provider URL for a Key Vault key (`pulumi stack change-secrets-provider`)."""
+    return f"azurekeyvault://{vault}.vault.azure.net/keys/{key}"
+
+
+def ci_identities(spec: BootstrapSpec, stacks: Mapping[str, PlatformSpec]) -> dict[str, pulumi.Input[object]]:
+    """Create the identities, their trust and their roles; return each environment's variables, and
+    `secretsProviders` (stack -> secrets provider URL) when a stack is prod."""
     unnamed = [name for name, platform in stacks.items() if not platform.cluster.resource_group_name]
     if unnamed:
         raise pulumi.RunError("\n".join(
@@ -128,7 +153,46 @@ def ci_identities(spec: BootstrapSpec, stacks: Mapping[str, PlatformSpec]) -> di
         return {"ARM_CLIENT_ID": identities[identity].client_id, "ARM_TENANT_ID": identities[identity].tenant_id,
                 "ARM_SUBSCRIPTION_ID": subscription.apply(lambda s: s.split("/")[2])}
 
-    return {spec.preview_environment: variables("preview"), **{stack: variables("deploy") for stack in spec.stacks}}
+    outputs: dict[str, pulumi.Input[object]] = {
+        spec.preview_environment: variables("preview"), **{stack: variables("deploy") for stack in spec.stacks}}
+    prod = [stack for stack, platform in stacks.items() if platform.is_prod]
+    if prod:
+        outputs[SECRETS_PROVIDERS] = _prod_secrets(spec, prod, home, location, identities["deploy"], registered)
+    return outputs
+
+
+def _prod_secrets(
+    spec: BootstrapSpec, prod: list[str], home: azure.resources.ResourceGroup, location: str,
+    deployer: azure.managedidentity.UserAssignedIdentity, registered: list[pulumi.Resource],
+) -> dict[str, str]:
+    """One vault with RBAC authorization and purge protection (a lost key is prod's state lost), a key
+    per prod stack, and Key Vault Crypto User on each key for the deploy identity and the administrator."""
+    client = azure.authorization.get_client_config_output()
+    kept = pulumi.ResourceOptions(protect=True, depends_on=registered)
+    in_vault = pulumi.ResourceOptions(protect=True)
+    name = vault_name(spec.repository)
+    vault = azure.keyvault.Vault(
+        "secrets", vault_name=name, resource_group_name=home.name, location=location,
+        properties={"tenant_id": client.tenant_id, "sku": {"family": "A", "name": "standard"},
+                    "enable_rbac_authorization": True, "enable_purge_protection": True,
+                    "soft_delete_retention_in_days": 90}, opts=kept)
+    providers = {}
+    for stack in prod:
+        key = azure.keyvault.Key(
+            f"secrets-{stack}", key_name=key_name(stack), vault_name=name, resource_group_name=home.name,
+            properties={"kty": "RSA", "key_size": 2048, "key_ops": ["encrypt", "decrypt", "wrapKey", "unwrapKey"]},
+            opts=pulumi.ResourceOptions.merge(in_vault, pulumi.ResourceOptions(depends_on=[vault])))
+        role = key.id.apply(lambda scope: role_definition_id(scope, KEY_VAULT_CRYPTO_USER))
+        azure.authorization.RoleAssignment(
+            f"deploy-secrets-{stack}", principal_id=deployer.principal_id, principal_type="ServicePrincipal",
+            role_definition_id=role, scope=key.id, description=f"spotkube deploy: encrypts and decrypts {stack}'s "
+            "secrets")
+        # Whoever runs the bootstrap switches the stack to the key (`pulumi stack change-secrets-provider`).
+        azure.authorization.RoleAssignment(
+            f"administrator-secrets-{stack}", principal_id=client.object_id, role_definition_id=role, scope=key.id,
+            description=f"spotkube bootstrap administrator: switches {stack} to this key")
+        providers[stack] = secrets_provider(name, key_name(stack))
+    return providers
 
 
 def _custom_role(

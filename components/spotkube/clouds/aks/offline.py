@@ -78,6 +78,8 @@ PUBLIC_IP_ADDRESS = "198.51.100.7"
 IDENTITY_TYPE = "azure-native:managedidentity:UserAssignedIdentity"
 ROLE_DEFINITION_TYPE = "azure-native:authorization:RoleDefinition"
 MANAGED_CLUSTER_TYPE = "azure-native:containerservice:ManagedCluster"
+VAULT_TYPE = "azure-native:keyvault:Vault"
+KEY_TYPE = "azure-native:keyvault:Key"
 
 
 def _guid(*parts: str) -> str:
@@ -101,6 +103,10 @@ def resource_id(type_token: str, name: str, inputs: Mapping[str, Any]) -> str | 
         return f"{group}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{identity}"
     if type_token == ROLE_DEFINITION_TYPE:
         return f"/subscriptions/{subscription}/providers/Microsoft.Authorization/roleDefinitions/{_guid(name)}"
+    if type_token == VAULT_TYPE:
+        return f"{group}/providers/Microsoft.KeyVault/vaults/{inputs.get('vaultName') or name}"
+    if type_token == KEY_TYPE:
+        return f"{group}/providers/Microsoft.KeyVault/vaults/{inputs.get('vaultName')}/keys/{inputs.get('keyName')}"
     return None
 
 

@@ -35,6 +35,8 @@ BOOTSTRAP_TYPES: Mapping[str, str] = {
     "azure-native:managedidentity:FederatedIdentityCredential":
         "Microsoft.ManagedIdentity/userAssignedIdentities/federatedIdentityCredentials",
     "azure-native:authorization:RoleDefinition": "Microsoft.Authorization/roleDefinitions",
+    "azure-native:keyvault:Vault": "Microsoft.KeyVault/vaults",
+    "azure-native:keyvault:Key": "Microsoft.KeyVault/vaults/keys",
 }
 
 

@@ -12,6 +12,9 @@
   clouds/gke/identities.py on that project, with its IAM condition. IAM is eventually consistent: a
   binding naming a service account or custom role made seconds before can fail ("does not exist"), so
   the bindings wait `IAM_PROPAGATION` after them (cloud.google.com/iam/docs/access-change-propagation).
+- A Cloud KMS key per prod stack, the stack's secrets provider: only the deploy service account may
+  encrypt and decrypt with it, so the Pulumi token a pull request's preview holds can't read prod's
+  secrets (docs/identities.md).
 - Every API the workflows and the program call (clouds/gke/services.py), enabled in each project
   before anything there calls it; destroying the bootstrap leaves them on (other workloads may use them).
 
@@ -19,6 +22,8 @@ The stack's outputs are the GitHub variables of each environment, named as the w
 the provider's full resource name and the service account's email.
 """
 
+import hashlib
+import re
 from collections.abc import Mapping
 
 import pulumi
@@ -27,7 +32,7 @@ import pulumiverse_time as time
 
 from spotkube.clouds.gke.identities import ASSIGNMENTS
 from spotkube.clouds.gke.services import required_services
-from spotkube.platform.bootstrap import BootstrapSpec
+from spotkube.platform.bootstrap import SECRETS_PROVIDERS, BootstrapSpec
 from spotkube.platform.identities import Identity
 from spotkube.platform.spec import PlatformSpec
 
@@ -40,6 +45,22 @@ IAM_PROPAGATION = "90s"
 #: The most bytes Google accepts in a mapped `google.subject` (cloud.google.com/iam/docs/
 #: workload-identity-federation#mapping): longer GitHub subjects can't sign in.
 SUBJECT_BYTES = 127
+#: The key ring of the prod stacks' keys, in each prod stack's project. Key rings and keys can't be
+#: deleted: the keys are protected, and a rerun after a destroy imports the ring.
+KEY_RING = "spotkube-secrets"
+ENCRYPTER_DECRYPTER = "roles/cloudkms.cryptoKeyEncrypterDecrypter"
+
+
+def key_name(stack: str) -> str:
+    """A stack's key: Cloud KMS key names are 1-63 letters, digits, `_` and `-`."""
+    if re.fullmatch(r"[A-Za-z0-9_-]{1,63}", stack):
+        return stack
+    return f"{re.sub(r'[^A-Za-z0-9_-]', '-', stack)[:50]}-{hashlib.sha256(stack.encode()).hexdigest()[:12]}"
+
+
+def secrets_provider(project: str, stack: str) -> str:
+    """Pulumi's secrets provider URL for a stack's Cloud KMS key (`pulumi stack change-secrets-provider`)."""
+    return f"gcpkms://projects/{project}/locations/global/keyRings/{KEY_RING}/cryptoKeys/{key_name(stack)}"
 
 
 def subject(repository: str, environment: str) -> str:
@@ -53,8 +74,9 @@ def principal(pool_name: str, repository: str, environment: str) -> str:
     return f"principal://iam.googleapis.com/{pool_name}/subject/{subject(repository, environment)}"
 
 
-def ci_identities(spec: BootstrapSpec, stacks: Mapping[str, PlatformSpec]) -> dict[str, dict[str, pulumi.Output]]:
-    """Create the pool, the service accounts, their trust and their roles; return each environment's variables."""
+def ci_identities(spec: BootstrapSpec, stacks: Mapping[str, PlatformSpec]) -> dict[str, pulumi.Input[object]]:
+    """Create the pool, the service accounts, their trust and their roles; return each environment's
+    variables, and `secretsProviders` (stack -> secrets provider URL) when a stack is prod."""
     too_long = [environment for environment in spec.environments
                 if len(subject(spec.repository, environment).encode()) > SUBJECT_BYTES]
     if too_long:
@@ -118,4 +140,22 @@ def ci_identities(spec: BootstrapSpec, stacks: Mapping[str, PlatformSpec]) -> di
     def variables(identity: Identity) -> dict[str, pulumi.Output]:
         return {"GCP_WORKLOAD_IDENTITY_PROVIDER": provider.name, "GCP_SERVICE_ACCOUNT": accounts[identity].email}
 
-    return {spec.preview_environment: variables("preview"), **{stack: variables("deploy") for stack in spec.stacks}}
+    outputs: dict[str, pulumi.Input[object]] = {
+        spec.preview_environment: variables("preview"), **{stack: variables("deploy") for stack in spec.stacks}}
+    prod = {stack: platform.cluster.project for stack, platform in stacks.items()
+            if platform.is_prod and platform.cluster.project}
+    rings: dict[str, gcp.kms.KeyRing] = {}
+    for stack, project in prod.items():
+        if project not in rings:
+            rings[project] = gcp.kms.KeyRing(f"secrets-{project}", name=KEY_RING, location="global",
+                                             project=project, opts=pulumi.ResourceOptions(
+                                                 protect=True, depends_on=enabled[project]))
+        key = gcp.kms.CryptoKey(f"secrets-{stack}", name=key_name(stack), key_ring=rings[project].id,
+                                purpose="ENCRYPT_DECRYPT", opts=pulumi.ResourceOptions(protect=True))
+        gcp.kms.CryptoKeyIAMMember(
+            f"deploy-secrets-{stack}", crypto_key_id=key.id, role=ENCRYPTER_DECRYPTER,
+            member=accounts["deploy"].email.apply(lambda email: f"serviceAccount:{email}"),
+            opts=pulumi.ResourceOptions(depends_on=[made]))
+    if prod:
+        outputs[SECRETS_PROVIDERS] = {stack: secrets_provider(project, stack) for stack, project in prod.items()}
+    return outputs
