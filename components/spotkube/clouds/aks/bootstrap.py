@@ -7,11 +7,13 @@
   one per stack for the second (deploy.yml runs each stack in the environment of its name; the token's
   subject is `repo:OWNER/REPO:environment:NAME`). No secret exists anywhere. Azure refuses concurrent
   writes of federated credentials on one identity, so each waits for the one before it.
-- spotkube's two custom roles and every assignment of clouds/aks/identities.py that the bootstrap
-  grants, at the narrowest scope the table names; the deployer's RBAC Cluster Admin on the cluster is
-  the platform program's own (it grants it to `cluster.deployer.objectId`). A new custom role takes a
-  while to replicate through Azure, and an assignment of it made at once can fail with
-  `RoleDefinitionDoesNotExist`, so its assignments wait `ROLE_REPLICATION` after it (and again when it is replaced).
+- spotkube's custom roles (the eviction drill's when a stack sets `cluster.deployer.drills`; the
+  program assigns that one on the node resource group) and every assignment of
+  clouds/aks/identities.py that the bootstrap grants, at the narrowest scope the table names; the
+  deployer's RBAC Cluster Admin on the cluster is the platform program's own (it grants it to
+  `cluster.deployer.objectId`). A new custom role takes a while to replicate through Azure, and an
+  assignment of it made at once can fail with `RoleDefinitionDoesNotExist`, so its assignments wait
+  `ROLE_REPLICATION` after it (and again when it is replaced).
 - The subscription's registration of every resource provider namespace the program and the workflows
   use (clouds/aks/providers.py), before anything that needs one.
 - A Key Vault key per prod stack, the stack's secrets provider: only the deploy identity (and the
@@ -31,7 +33,14 @@ import pulumi_azure_native as azure
 import pulumiverse_time as time
 from pulumi.dynamic import CreateResult, DiffResult, ResourceProvider
 
-from spotkube.clouds.aks.identities import ASSIGNMENTS, RESOURCE_GROUP, SUBSCRIPTION, role_definition_id
+from spotkube.clouds.aks.identities import (
+    ASSIGNMENTS,
+    DRILL_ROLE_ID,
+    EVICTION_DRILL,
+    RESOURCE_GROUP,
+    SUBSCRIPTION,
+    role_definition_id,
+)
 from spotkube.clouds.aks.provider_registration import DEFAULT_ENDPOINT, register
 from spotkube.clouds.aks.providers import required_namespaces
 from spotkube.platform.bootstrap import SECRETS_PROVIDERS, BootstrapSpec
@@ -131,9 +140,17 @@ def ci_identities(spec: BootstrapSpec, stacks: Mapping[str, PlatformSpec]) -> di
 
     scopes = {RESOURCE_GROUP: [(name, group.id) for name, group in groups.items()],
               SUBSCRIPTION: [("subscription", subscription)]}
+    drills = any(platform.cluster.deployer.drills for platform in stacks.values())
+    if drills:
+        # The program assigns it on each drilled cluster's node resource group (the deployer may assign
+        # this role only), which doesn't exist yet: assignable anywhere in the subscription.
+        azure.authorization.RoleDefinition(
+            _slug(EVICTION_DRILL.name), role_definition_id=DRILL_ROLE_ID, role_name=EVICTION_DRILL.name,
+            description=EVICTION_DRILL.description, role_type="CustomRole", scope=subscription,
+            assignable_scopes=[subscription], permissions=[{"actions": list(EVICTION_DRILL.actions)}])
     custom: dict[str, tuple[azure.authorization.RoleDefinition, time.Sleep]] = {}
     for assignment in ASSIGNMENTS:
-        if assignment.granted_by != "bootstrap":
+        if assignment.granted_by != "bootstrap" or (assignment.drills_only and not drills):
             continue
         role = assignment.role
         if role.custom and role.name not in custom:

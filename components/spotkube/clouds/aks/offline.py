@@ -113,7 +113,8 @@ def resource_id(type_token: str, name: str, inputs: Mapping[str, Any]) -> str | 
 def computed_outputs(type_token: str, name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
     """An Azure resource named by `resourceName` is known by that name, as Azure reports it; a
     consumer wiring its resource group or egress address into the component reads the group's name
-    and the address; the bootstrap stack reads its identities' ids."""
+    and the address; the bootstrap stack reads its identities' ids; the drill's grant, a cluster's node
+    resource group."""
     outputs: dict[str, Any] = {}
     if type_token.startswith("azure-native:") and inputs.get("resourceName"):
         outputs["name"] = inputs["resourceName"]
@@ -121,6 +122,10 @@ def computed_outputs(type_token: str, name: str, inputs: Mapping[str, Any]) -> d
         outputs["name"] = inputs.get("resourceGroupName") or name
     if type_token == PUBLIC_IP_TYPE:
         outputs["ipAddress"] = PUBLIC_IP_ADDRESS
+    if type_token == MANAGED_CLUSTER_TYPE:
+        # AKS's default name of the group it makes for the nodes (learn.microsoft.com/azure/aks/faq).
+        outputs["nodeResourceGroup"] = inputs.get("nodeResourceGroup") or (
+            f"MC_{inputs.get('resourceGroupName')}_{inputs.get('resourceName') or name}_{inputs.get('location')}")
     if type_token == IDENTITY_TYPE:
         identity = str(inputs.get("resourceName"))
         outputs.update(clientId=_guid("client", identity), principalId=_guid("principal", identity),

@@ -9,7 +9,8 @@
   `repo:OWNER/REPO:environment:preview` for the first, one per stack for the second (deploy.yml runs
   each stack in the environment of its name). No key exists anywhere.
 - spotkube's preview reader role in each stack's project, and every binding of
-  clouds/gke/identities.py on that project, with its IAM condition. IAM is eventually consistent: a
+  clouds/gke/identities.py on that project, with its IAM condition; the eviction drill's role only in
+  the projects of stacks that set `cluster.deployer.drills`. IAM is eventually consistent: a
   binding naming a service account or custom role made seconds before can fail ("does not exist"), so
   the bindings wait `IAM_PROPAGATION` after them (cloud.google.com/iam/docs/access-change-propagation).
 - A Cloud KMS key per prod stack, the stack's secrets provider: only the deploy service account may
@@ -116,9 +117,12 @@ def ci_identities(spec: BootstrapSpec, stacks: Mapping[str, PlatformSpec]) -> di
                 member=pool.name.apply(lambda name, env=environment: principal(name, spec.repository, env)),
                 opts=pulumi.ResourceOptions(depends_on=[made]))
 
+    drilled = {platform.cluster.project for platform in stacks.values() if platform.cluster.deployer.drills}
     for project in projects:
         custom: dict[str, tuple[gcp.projects.IAMCustomRole, time.Sleep]] = {}
         for assignment in ASSIGNMENTS:
+            if assignment.drills_only and project not in drilled:
+                continue
             role = assignment.role
             if role.custom and role.name not in custom:
                 defined = gcp.projects.IAMCustomRole(
