@@ -13,12 +13,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fake_http import Reply, Request, serving
+from spotkube.clouds.aks import bootstrap as aks_bootstrap
 from spotkube.clouds.aks import providers
 from spotkube.clouds.aks.bootstrap import CREDENTIAL_NAME, credential_name
 from spotkube.clouds.aks.provider_registration import register
+from spotkube.clouds.gke import bootstrap as gke_bootstrap
 from spotkube.clouds.gke import services
 from spotkube.components.offline import Recording, Registration, record_stack
-from spotkube.platform.bootstrap import ENVIRONMENT
+from spotkube.platform.bootstrap import ENVIRONMENT, REPOSITORY
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.project import Project, find_project
 from spotkube.platform.stack_names import NAME
@@ -150,6 +152,15 @@ def test_distinct_environments_get_distinct_credential_names(environments: list[
     assert len({credential_name(e) for e in environments}) == len(environments)
 
 
+@given(st.from_regex(NAME, fullmatch=True), st.from_regex(REPOSITORY, fullmatch=True))
+def test_every_stack_gets_secrets_key_names_the_clouds_accept(stack: str, repository: str) -> None:
+    """Key Vault: vault names 3-24 letters, digits and `-`, starting with a letter; key names 1-127 letters,
+    digits and `-`. Cloud KMS: key names 1-63 letters, digits, `_` and `-`."""
+    assert re.fullmatch(r"[A-Za-z][A-Za-z0-9-]{1,22}[A-Za-z0-9]", aks_bootstrap.vault_name(repository))
+    assert re.fullmatch(r"[A-Za-z0-9-]{1,127}", aks_bootstrap.key_name(stack))
+    assert re.fullmatch(r"[A-Za-z0-9_-]{1,63}", gke_bootstrap.key_name(stack))
+
+
 def test_a_plain_environment_keeps_its_readable_credential_name() -> None:
     assert credential_name("aks-prod-eastus") == "github-aks-prod-eastus"
     assert credential_name("aks.prod").startswith("github-aks-prod-")
@@ -198,3 +209,19 @@ def test_a_registration_that_never_ends_stops_with_the_command_to_check_it() -> 
         with pytest.raises(SpotkubeError, match=r"still Registering.*az provider show --namespace Microsoft\.Insights"):
             register("0a1b2c3d-0000-4000-8000-000000000001", "Microsoft.Insights", endpoint=server.url(),
                      wait=0, poll=0)
+
+
+def test_the_registration_resource_registers_on_create_and_replaces_only_on_a_new_namespace() -> None:
+    """What `pulumi up` runs for each namespace (the dynamic provider), against a local Resource Manager."""
+    with serving() as server:
+        server.respond = lambda request: Reply(200, _provider("Microsoft.Network", "Registered"))
+        props = {"subscription_id": "0a1b2c3d-0000-4000-8000-000000000001", "namespace": "Microsoft.Network",
+                 "endpoint": server.url(), "registration_state": None}
+        created = aks_bootstrap.RegistrationProvider().create(props)
+    assert created.id == "/subscriptions/0a1b2c3d-0000-4000-8000-000000000001/providers/Microsoft.Network"
+    assert created.outs["registration_state"] == "Registered"
+    assert [(r.method, r.path.split("?")[0].rsplit("/", 1)[-1]) for r in server.requests] == [("POST", "register")]
+    provider = aks_bootstrap.RegistrationProvider()
+    assert not provider.diff(created.id, created.outs, props).changes
+    moved = provider.diff(created.id, created.outs, {**props, "namespace": "Microsoft.Compute"})
+    assert moved.changes and moved.replaces == ["namespace"]

@@ -231,7 +231,7 @@ def _slug(name: str) -> str:
     return "-".join(name.lower().split())
 
 
-class _Registration(ResourceProvider):
+class RegistrationProvider(ResourceProvider):
     """The dynamic provider: create registers, a change of namespace or subscription registers anew."""
 
     def create(self, props: dict[str, Any]) -> CreateResult:
@@ -250,5 +250,5 @@ class ProviderRegistration(pulumi.dynamic.Resource):
     registration_state: pulumi.Output[str]
 
     def __init__(self, name: str, subscription_id: pulumi.Input[str], namespace: str) -> None:
-        super().__init__(_Registration(), name, {"subscription_id": subscription_id, "namespace": namespace,
+        super().__init__(RegistrationProvider(), name, {"subscription_id": subscription_id, "namespace": namespace,
                                                  "endpoint": DEFAULT_ENDPOINT, "registration_state": None})
