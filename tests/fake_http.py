@@ -23,6 +23,7 @@ class Request:
 
     path: str
     headers: Mapping[str, str]
+    method: str = "GET"
 
     @property
     def query(self) -> dict[str, list[str]]:
@@ -63,7 +64,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
     def do_GET(self) -> None:
-        request = Request(self.path, {k.lower(): v for k, v in self.headers.items()})
+        request = Request(self.path, {k.lower(): v for k, v in self.headers.items()}, self.command)
         self.server.requests.append(request)
         reply = self.server.respond(request)
         if reply.hold:
@@ -76,6 +77,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(body)
+
+    #: Azure Resource Manager's actions (`.../register`) are POSTs without a body.
+    do_POST = do_GET
 
     def log_message(self, format: str, *args: Any) -> None:
         """Keep the test output clean."""

@@ -1,7 +1,8 @@
 """The CI identities for GitHub Actions, made once per cloud by an administrator (docs/identities.md).
 
 Thin wiring only: read and check the stack's settings and the platform stacks it serves, create the
-cloud's identities, and export each GitHub environment's variables, named as the workflows read them.
+cloud's identities, and export each GitHub environment's variables, named as the workflows read them,
+and each prod stack's secrets provider (`secretsProviders`).
 """
 
 import importlib
@@ -14,5 +15,5 @@ from spotkube.components.bootstrap import read_bootstrap_stack
 spec, stacks = read_bootstrap_stack(Path(__file__).parent)
 # Only this stack's cloud is imported: each cloud SDK takes a second or more to load.
 cloud = importlib.import_module(f"spotkube.clouds.{spec.cloud}.bootstrap")
-for environment, variables in cloud.ci_identities(spec, stacks).items():
-    pulumi.export(environment, pulumi.Output.from_input(variables))
+for name, value in cloud.ci_identities(spec, stacks).items():
+    pulumi.export(name, pulumi.Output.from_input(value))

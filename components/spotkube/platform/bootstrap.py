@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, Field, ValidationError
+from pydantic import BeforeValidator, Field, ValidationError, model_validator
 
 from spotkube.platform.contract import Cloud
 from spotkube.platform.errors import Problem, SpecError
@@ -42,6 +42,8 @@ def _environment_name(value: Any) -> Any:
 
 #: A GitHub environment's name: the pattern for the schema, the validator for the message.
 EnvironmentName = Annotated[Text, BeforeValidator(_environment_name), Field(pattern=ENVIRONMENT)]
+#: The bootstrap's output naming each prod stack's secrets provider (a key only its deploy identity uses).
+SECRETS_PROVIDERS = "secretsProviders"
 
 
 class BootstrapSpec(_Model):
@@ -56,6 +58,13 @@ class BootstrapSpec(_Model):
         "runs each in a GitHub environment of its name.")
     preview_environment: EnvironmentName = Field(default="preview",
                                                  description="The GitHub environment preview.yml runs in.")
+
+    @model_validator(mode="after")
+    def _not_an_output(self) -> BootstrapSpec:
+        if SECRETS_PROVIDERS in self.environments:
+            raise ValueError(f"{SECRETS_PROVIDERS!r} names the bootstrap's secrets providers output; name the "
+                             "environment otherwise")
+        return self
 
     @property
     def environments(self) -> tuple[str, ...]:

@@ -109,6 +109,8 @@ class Assignment:
     condition: str | None = None
     #: Who grants it: the bootstrap stack, or the program itself (the deployer's rights on the cluster).
     granted_by: str = "bootstrap"
+    #: Held only for stacks with `cluster.deployer.drills`: the eviction drill's rights.
+    drills_only: bool = False
 
 
 def granting(call: Call, assignments: Iterable[Assignment], covers: Mapping[str, frozenset[str]]) -> list[Assignment]:

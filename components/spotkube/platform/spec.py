@@ -317,6 +317,12 @@ class DeployerSettings(_Model):
         description="Public CIDRs the deployer connects from (a runner's static egress). Added to the API "
         "server's authorized ranges whenever the API server restricts by address.",
     )
+    drills: Flag = Field(
+        default=False,
+        description="Let the deployer evict a node of the stack's spot pools on purpose (`spotkube drill --run`, "
+        "drill.yml, which runs as the deploy identity): the right to simulate an eviction (AKS, on the node "
+        "resource group) or a maintenance event (GKE), and nothing more (docs/identities.md).",
+    )
 
 
 class MaintenanceWindow(_Model):

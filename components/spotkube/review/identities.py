@@ -44,10 +44,11 @@ def _role_name(assignment: Assignment) -> str:
 def _granted_by(call: Call, facts: IdentityFacts) -> str:
     if call.unmapped:
         return "**nothing: unknown call**"
-    found = granting(call, facts.assignments, facts.covers)
+    # A role held at two scopes grants the call once.
+    names = ", ".join(dict.fromkeys(_role_name(a) for a in granting(call, facts.assignments, facts.covers)))
     if not call.needed:
-        return "**nothing, on purpose**" if not found else "**" + ", ".join(_role_name(a) for a in found) + "**"
-    return ", ".join(_role_name(a) for a in found) or "**MISSING**"
+        return f"**{names}**" if names else "**nothing, on purpose**"
+    return names or "**MISSING**"
 
 
 def _call_rows(calls: Sequence[Call], facts: IdentityFacts) -> list[str]:

@@ -9,6 +9,7 @@ calls denied on purpose (Secrets, to the preview identity) must be allowed by no
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -109,9 +110,15 @@ def test_azure_wildcards(pattern: str, permission: str, expected: bool) -> None:
     assert matches(pattern, permission) is expected
 
 
-def test_the_deployer_may_assign_only_rbac_cluster_admin() -> None:
-    (administrator,) = [a for a in identities.ASSIGNMENTS if a.role == identities.RBAC_ADMINISTRATOR]
-    assert administrator.condition is not None
-    guid = identities.RBAC_CLUSTER_ADMIN.id.replace("-", "")
-    assert administrator.condition.count(f"GuidEquals{{{guid}}}") == 2
-    assert "roleAssignments/write" in administrator.condition and "roleAssignments/delete" in administrator.condition
+def test_the_deployer_may_assign_only_rbac_cluster_admin_and_with_drills_the_drill_role() -> None:
+    """On its groups RBAC Cluster Admin only; in the subscription (a node resource group exists only once the
+    cluster does) the eviction drill role only, and that only when a stack sets cluster.deployer.drills."""
+    limited = {a.scope: a for a in identities.ASSIGNMENTS if a.role == identities.RBAC_ADMINISTRATOR}
+    assert set(limited) == {identities.RESOURCE_GROUP, identities.SUBSCRIPTION}
+    assert limited[identities.SUBSCRIPTION].drills_only and not limited[identities.RESOURCE_GROUP].drills_only
+    for scope, role in ((identities.RESOURCE_GROUP, identities.RBAC_CLUSTER_ADMIN),
+                        (identities.SUBSCRIPTION, identities.EVICTION_DRILL)):
+        condition = limited[scope].condition
+        assert condition is not None
+        assert re.findall(r"GuidEquals\{(\w+)\}", condition) == [role.id.replace("-", "")] * 2
+        assert "roleAssignments/write" in condition and "roleAssignments/delete" in condition

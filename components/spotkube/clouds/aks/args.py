@@ -208,6 +208,8 @@ class AksDeployerArgs(TypedDict):
     """Where the deployer runs: internet (a hosted CI runner or a laptop) or cluster-network (a runner inside the cluster's VNet, which can reach a private API server). Default: `internet`."""
     egress_ranges: NotRequired[list[str]]
     """Public CIDRs the deployer connects from (a runner's static egress). Added to the API server's authorized ranges whenever the API server restricts by address."""
+    drills: NotRequired[bool]
+    """Let the deployer evict a node of the stack's spot pools on purpose (`spotkube drill --run`, drill.yml, which runs as the deploy identity): the right to simulate an eviction (AKS, on the node resource group) or a maintenance event (GKE), and nothing more (docs/identities.md). Default: `false`."""
     object_id: str
     """Required: the Entra ID object id of whoever runs `pulumi up` (CI's deploy identity), which gets Azure Kubernetes Service RBAC Cluster Admin on the cluster; the same whoever previews or deploys. A service principal or managed identity: `az ad sp show --id <appId> --query id -o tsv`; yourself: `az ad signed-in-user show --query id -o tsv`."""
     principal_type: AksDeployerPrincipalType

@@ -7,20 +7,43 @@
   one per stack for the second (deploy.yml runs each stack in the environment of its name; the token's
   subject is `repo:OWNER/REPO:environment:NAME`). No secret exists anywhere. Azure refuses concurrent
   writes of federated credentials on one identity, so each waits for the one before it.
-- spotkube's two custom roles and every assignment of clouds/aks/identities.py that the bootstrap
-  grants, at the narrowest scope the table names; the deployer's RBAC Cluster Admin on the cluster is
-  the platform program's own (it grants it to `cluster.deployer.objectId`).
+- spotkube's custom roles (the eviction drill's when a stack sets `cluster.deployer.drills`; the
+  program assigns that one on the node resource group) and every assignment of
+  clouds/aks/identities.py that the bootstrap grants, at the narrowest scope the table names; the
+  deployer's RBAC Cluster Admin on the cluster is the platform program's own (it grants it to
+  `cluster.deployer.objectId`). A new custom role takes a while to replicate through Azure, and an
+  assignment of it made at once can fail with `RoleDefinitionDoesNotExist`, so its assignments wait
+  `ROLE_REPLICATION` after it (and again when it is replaced).
+- The subscription's registration of every resource provider namespace the program and the workflows
+  use (clouds/aks/providers.py), before anything that needs one.
+- A Key Vault key per prod stack, the stack's secrets provider: only the deploy identity (and the
+  administrator who runs the bootstrap, to switch the stack to it) may encrypt and decrypt with it, so
+  the Pulumi token a pull request's preview holds can't read prod's secrets (docs/identities.md).
 
 The stack's outputs are the GitHub variables of each environment, named as the workflows read them.
 """
 
+import hashlib
+import re
 from collections.abc import Mapping
+from typing import Any
 
 import pulumi
 import pulumi_azure_native as azure
+import pulumiverse_time as time
+from pulumi.dynamic import CreateResult, DiffResult, ResourceProvider
 
-from spotkube.clouds.aks.identities import ASSIGNMENTS, RESOURCE_GROUP, SUBSCRIPTION, role_definition_id
-from spotkube.platform.bootstrap import BootstrapSpec
+from spotkube.clouds.aks.identities import (
+    ASSIGNMENTS,
+    DRILL_ROLE_ID,
+    EVICTION_DRILL,
+    RESOURCE_GROUP,
+    SUBSCRIPTION,
+    role_definition_id,
+)
+from spotkube.clouds.aks.provider_registration import DEFAULT_ENDPOINT, register
+from spotkube.clouds.aks.providers import required_namespaces
+from spotkube.platform.bootstrap import SECRETS_PROVIDERS, BootstrapSpec
 from spotkube.platform.identities import Identity, Role
 from spotkube.platform.spec import PlatformSpec
 
@@ -29,6 +52,30 @@ GITHUB_ISSUER = "https://token.actions.githubusercontent.com"
 #: workload-identity-federation-create-trust).
 AUDIENCE = "api://AzureADTokenExchange"
 IDENTITY_NAMES: Mapping[Identity, str] = {"preview": "spotkube-preview", "deploy": "spotkube-deploy"}
+#: "Key Vault Crypto User": encrypt, decrypt, wrap and unwrap with a key, and read it; nothing else
+#: (learn.microsoft.com/azure/role-based-access-control/built-in-roles/security#key-vault-crypto-user).
+KEY_VAULT_CRYPTO_USER = "12338af0-0e69-4776-bea7-57ae8d297424"
+#: How long a new custom role's assignments wait for it to replicate. Azure documents no bound; its
+#: troubleshooting page advises waiting and retrying for a few minutes after creating a role
+#: (learn.microsoft.com/azure/role-based-access-control/troubleshooting).
+ROLE_REPLICATION = "120s"
+#: Entra ID's rule for a federated identity credential's name: 3-120 letters, digits, `-` and `_`, the
+#: first a letter or digit (learn.microsoft.com/entra/workload-id/
+#: workload-identity-federation-create-trust-user-assigned-managed-identity).
+CREDENTIAL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{2,119}")
+_CREDENTIAL_PREFIX = "github-"
+
+
+def credential_name(environment: str) -> str:
+    """The federated credential's name for a GitHub environment: `github-<environment>` when Entra accepts
+    that; otherwise the environment with every other character as `-`, shortened, and a hash of the whole
+    name, so any environment name GitHub allows gets a distinct, valid name."""
+    plain = f"{_CREDENTIAL_PREFIX}{environment}"
+    if CREDENTIAL_NAME.fullmatch(plain):
+        return plain
+    digest = hashlib.sha256(environment.encode()).hexdigest()[:12]
+    kept = re.sub(r"[^A-Za-z0-9_-]", "-", environment)[:120 - len(_CREDENTIAL_PREFIX) - len(digest) - 1]
+    return f"{_CREDENTIAL_PREFIX}{kept}-{digest}"
 
 
 def subject(repository: str, environment: str) -> str:
@@ -40,8 +87,27 @@ def _subscription(resource_id: str) -> str:
     return "/".join(resource_id.split("/")[:3])
 
 
-def ci_identities(spec: BootstrapSpec, stacks: Mapping[str, PlatformSpec]) -> dict[str, dict[str, pulumi.Output]]:
-    """Create the identities, their trust and their roles; return each environment's variables."""
+def vault_name(repository: str) -> str:
+    """The secrets vault's name: Key Vault names are global, 3-24 letters, digits and `-`; the repository's
+    hash keeps two repositories' vaults apart and a rerun's the same."""
+    return f"spotkube-{hashlib.sha256(repository.lower().encode()).hexdigest()[:14]}"
+
+
+def key_name(stack: str) -> str:
+    """A stack's key: Key Vault key names are 1-127 letters, digits and `-`."""
+    if re.fullmatch(r"[A-Za-z0-9-]{1,127}", stack):
+        return stack
+    return f"{re.sub(r'[^A-Za-z0-9-]', '-', stack)}-{hashlib.sha256(stack.encode()).hexdigest()[:12]}"
+
+
+def secrets_provider(vault: str, key: str) -> str:
+    """Pulumi's secrets provider URL for a Key Vault key (`pulumi stack change-secrets-provider`)."""
+    return f"azurekeyvault://{vault}.vault.azure.net/keys/{key}"
+
+
+def ci_identities(spec: BootstrapSpec, stacks: Mapping[str, PlatformSpec]) -> dict[str, pulumi.Input[object]]:
+    """Create the identities, their trust and their roles; return each environment's variables, and
+    `secretsProviders` (stack -> secrets provider URL) when a stack is prod."""
     unnamed = [name for name, platform in stacks.items() if not platform.cluster.resource_group_name]
     if unnamed:
         raise pulumi.RunError("\n".join(
@@ -55,56 +121,134 @@ def ci_identities(spec: BootstrapSpec, stacks: Mapping[str, PlatformSpec]) -> di
         opts=pulumi.ResourceOptions(protect=platform.is_prod))
         for name, platform in stacks.items()}
     subscription = home.id.apply(_subscription)
+    registered = [ProviderRegistration(f"provider-{namespace}", subscription.apply(lambda s: s.split("/")[2]),
+                                       namespace) for namespace in required_namespaces()]
+    after_registration = pulumi.ResourceOptions(depends_on=registered)
 
     identities = {identity: azure.managedidentity.UserAssignedIdentity(
-        identity, resource_name_=name, resource_group_name=home.name, location=location)
+        identity, resource_name_=name, resource_group_name=home.name, location=location, opts=after_registration)
         for identity, name in IDENTITY_NAMES.items()}
     trusted: dict[Identity, tuple[str, ...]] = {"preview": (spec.preview_environment,), "deploy": spec.stacks}
     for identity, environments in trusted.items():
         previous: list[pulumi.Resource] = []
         for environment in environments:
             previous = [azure.managedidentity.FederatedIdentityCredential(
-                f"{identity}-{environment}", federated_identity_credential_resource_name=f"github-{environment}",
+                f"{identity}-{environment}", federated_identity_credential_resource_name=credential_name(environment),
                 resource_group_name=home.name, resource_name_=identities[identity].name, issuer=GITHUB_ISSUER,
                 subject=subject(spec.repository, environment), audiences=[AUDIENCE],
                 opts=pulumi.ResourceOptions(depends_on=previous))]
 
     scopes = {RESOURCE_GROUP: [(name, group.id) for name, group in groups.items()],
               SUBSCRIPTION: [("subscription", subscription)]}
-    custom: dict[str, azure.authorization.RoleDefinition] = {}
+    drills = any(platform.cluster.deployer.drills for platform in stacks.values())
+    if drills:
+        # The program assigns it on each drilled cluster's node resource group (the deployer may assign
+        # this role only), which doesn't exist yet: assignable anywhere in the subscription.
+        azure.authorization.RoleDefinition(
+            _slug(EVICTION_DRILL.name), role_definition_id=DRILL_ROLE_ID, role_name=EVICTION_DRILL.name,
+            description=EVICTION_DRILL.description, role_type="CustomRole", scope=subscription,
+            assignable_scopes=[subscription], permissions=[{"actions": list(EVICTION_DRILL.actions)}])
+    custom: dict[str, tuple[azure.authorization.RoleDefinition, time.Sleep]] = {}
     for assignment in ASSIGNMENTS:
-        if assignment.granted_by != "bootstrap":
+        if assignment.granted_by != "bootstrap" or (assignment.drills_only and not drills):
             continue
         role = assignment.role
         if role.custom and role.name not in custom:
             custom[role.name] = _custom_role(role, subscription, [scope for _, scope in scopes[assignment.scope]])
         for where, scope in scopes[assignment.scope]:
-            definition = (custom[role.name].id if role.custom
+            definition = (custom[role.name][0].id if role.custom
                           else scope.apply(lambda s, role_id=role.id: role_definition_id(s, role_id)))
             azure.authorization.RoleAssignment(
                 f"{assignment.identity}-{_slug(role.name)}-{where}",
                 principal_id=identities[assignment.identity].principal_id, principal_type="ServicePrincipal",
                 role_definition_id=definition, scope=scope, description=f"spotkube {assignment.identity}: "
                 f"{assignment.why}"[:1024], condition=assignment.condition,
-                condition_version="2.0" if assignment.condition else None)
+                condition_version="2.0" if assignment.condition else None,
+                opts=pulumi.ResourceOptions(depends_on=[custom[role.name][1]] if role.custom else []))
 
     def variables(identity: Identity) -> dict[str, pulumi.Output]:
         return {"ARM_CLIENT_ID": identities[identity].client_id, "ARM_TENANT_ID": identities[identity].tenant_id,
                 "ARM_SUBSCRIPTION_ID": subscription.apply(lambda s: s.split("/")[2])}
 
-    return {spec.preview_environment: variables("preview"), **{stack: variables("deploy") for stack in spec.stacks}}
+    outputs: dict[str, pulumi.Input[object]] = {
+        spec.preview_environment: variables("preview"), **{stack: variables("deploy") for stack in spec.stacks}}
+    prod = [stack for stack, platform in stacks.items() if platform.is_prod]
+    if prod:
+        outputs[SECRETS_PROVIDERS] = _prod_secrets(spec, prod, home, location, identities["deploy"], registered)
+    return outputs
+
+
+def _prod_secrets(
+    spec: BootstrapSpec, prod: list[str], home: azure.resources.ResourceGroup, location: str,
+    deployer: azure.managedidentity.UserAssignedIdentity, registered: list[pulumi.Resource],
+) -> dict[str, str]:
+    """One vault with RBAC authorization and purge protection (a lost key is prod's state lost), a key
+    per prod stack, and Key Vault Crypto User on each key for the deploy identity and the administrator."""
+    client = azure.authorization.get_client_config_output()
+    kept = pulumi.ResourceOptions(protect=True, depends_on=registered)
+    in_vault = pulumi.ResourceOptions(protect=True)
+    name = vault_name(spec.repository)
+    vault = azure.keyvault.Vault(
+        "secrets", vault_name=name, resource_group_name=home.name, location=location,
+        properties={"tenant_id": client.tenant_id, "sku": {"family": "A", "name": "standard"},
+                    "enable_rbac_authorization": True, "enable_purge_protection": True,
+                    "soft_delete_retention_in_days": 90}, opts=kept)
+    providers = {}
+    for stack in prod:
+        key = azure.keyvault.Key(
+            f"secrets-{stack}", key_name=key_name(stack), vault_name=name, resource_group_name=home.name,
+            properties={"kty": "RSA", "key_size": 2048, "key_ops": ["encrypt", "decrypt", "wrapKey", "unwrapKey"]},
+            opts=pulumi.ResourceOptions.merge(in_vault, pulumi.ResourceOptions(depends_on=[vault])))
+        role = key.id.apply(lambda scope: role_definition_id(scope, KEY_VAULT_CRYPTO_USER))
+        azure.authorization.RoleAssignment(
+            f"deploy-secrets-{stack}", principal_id=deployer.principal_id, principal_type="ServicePrincipal",
+            role_definition_id=role, scope=key.id, description=f"spotkube deploy: encrypts and decrypts {stack}'s "
+            "secrets")
+        # Whoever runs the bootstrap switches the stack to the key (`pulumi stack change-secrets-provider`).
+        azure.authorization.RoleAssignment(
+            f"administrator-secrets-{stack}", principal_id=client.object_id, role_definition_id=role, scope=key.id,
+            description=f"spotkube bootstrap administrator: switches {stack} to this key")
+        providers[stack] = secrets_provider(name, key_name(stack))
+    return providers
 
 
 def _custom_role(
     role: Role, subscription: pulumi.Output, scopes: list[pulumi.Output]
-) -> azure.authorization.RoleDefinition:
-    """One of spotkube's roles, defined in the subscription and assignable exactly where it is assigned."""
-    return azure.authorization.RoleDefinition(
+) -> tuple[azure.authorization.RoleDefinition, time.Sleep]:
+    """One of spotkube's roles, defined in the subscription and assignable exactly where it is assigned,
+    and the wait for it to replicate, which its assignments depend on."""
+    definition = azure.authorization.RoleDefinition(
         _slug(role.name), role_name=role.name, description=role.description, role_type="CustomRole",
         scope=subscription, assignable_scopes=scopes,
         permissions=[{"actions": list(role.actions), "not_actions": list(role.not_actions),
                       "data_actions": list(role.data_actions), "not_data_actions": list(role.not_data_actions)}])
+    replicated = time.Sleep(f"{_slug(role.name)}-replication", create_duration=ROLE_REPLICATION,
+                            triggers={"role": definition.id}, opts=pulumi.ResourceOptions(depends_on=[definition]))
+    return definition, replicated
 
 
 def _slug(name: str) -> str:
     return "-".join(name.lower().split())
+
+
+class RegistrationProvider(ResourceProvider):
+    """The dynamic provider: create registers, a change of namespace or subscription registers anew."""
+
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        state = register(props["subscription_id"], props["namespace"], endpoint=props["endpoint"])
+        return CreateResult(id_=f"/subscriptions/{props['subscription_id']}/providers/{props['namespace']}",
+                            outs={**props, "registration_state": state})
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        changed = [key for key in ("subscription_id", "namespace", "endpoint") if olds.get(key) != news.get(key)]
+        return DiffResult(changes=bool(changed), replaces=changed, delete_before_replace=False)
+
+
+class ProviderRegistration(pulumi.dynamic.Resource):
+    """One namespace registered in the subscription (`az provider register --namespace NS`)."""
+
+    registration_state: pulumi.Output[str]
+
+    def __init__(self, name: str, subscription_id: pulumi.Input[str], namespace: str) -> None:
+        super().__init__(RegistrationProvider(), name, {"subscription_id": subscription_id, "namespace": namespace,
+                                                 "endpoint": DEFAULT_ENDPOINT, "registration_state": None})

@@ -21,7 +21,7 @@ import pulumiverse_time as time
 from spotkube.clouds.aks import resources
 from spotkube.clouds.aks.args import AksGpuClusterArgs
 from spotkube.clouds.aks.catalog import RBAC_CLUSTER_ADMIN_ROLE_ID
-from spotkube.clouds.aks.identities import role_definition_id
+from spotkube.clouds.aks.identities import DRILL_ROLE_ID, node_resource_group_id, role_definition_id
 from spotkube.clouds.aks.kubeconfig import with_kubelogin_mode
 from spotkube.platform.plan import PlatformPlan, PoolPlan
 from spotkube.platform.spec import PlatformSpec
@@ -199,6 +199,8 @@ class AksGpuCluster(pulumi.ComponentResource):
         )
         grants = self._data_plane_rights(name, label, plan, wiring, cluster)
         children += [*pools, *grants]
+        if spec.cluster.deployer.drills:
+            children.append(self._drill_right(name, label, plan, cluster))
         # Whatever deploys through the provider (the add-ons, a consumer's DaemonSet) waits for the
         # grants to take effect and for every pool, so it never races a GPU pool being created.
         self.provider = kubernetes_provider(self, label, name, kubeconfig, depends_on=[*grants, *pools])
@@ -325,6 +327,23 @@ class AksGpuCluster(pulumi.ComponentResource):
             triggers={f"grant{i}": grant.id for i, grant in enumerate(grants)},
             opts=child(self, depends_on=grants),
         )]
+
+    def _drill_right(self, name: str, label: str, plan: PlatformPlan,
+                     cluster: azure.containerservice.ManagedCluster) -> azure.authorization.RoleAssignment:
+        """The deployer's right to evict a spot node on purpose (`cluster.deployer.drills`, drill.yml):
+        the bootstrap's eviction drill role on the node resource group, where AKS keeps the scale sets and
+        no other grant of the deployer reaches. The bootstrap lets the deployer assign this role only."""
+        deployer = plan.spec.cluster.deployer
+        scope = pulumi.Output.all(cluster.id, cluster.node_resource_group).apply(
+            lambda found: node_resource_group_id(found[0], found[1])
+            or unanswered(self, label, "node resource group", "the ManagedCluster's id and nodeResourceGroup"))
+        role = cluster.id.apply(lambda cluster_id: role_definition_id(cluster_id, DRILL_ROLE_ID)
+                                or unanswered(self, label, "Azure resource id (/subscriptions/...)",
+                                              "the ManagedCluster's id"))
+        return azure.authorization.RoleAssignment(
+            f"{name}-drill", principal_id=deployer.object_id, principal_type=deployer.principal_type,
+            role_definition_id=role, scope=scope, description="spotkube deploy: evicts a spot node for the "
+            "eviction drill (cluster.deployer.drills)", opts=child(self))
 
     def _priority_expander(self, name: str, plan: PlatformPlan) -> k8s.core.v1.ConfigMap:
         """Spot pools first, on-demand GPU fallbacks next: read by AKS's managed autoscaler."""

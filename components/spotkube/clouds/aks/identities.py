@@ -45,12 +45,20 @@ from spotkube.platform.identities import (
 SUBSCRIPTION = "subscription"
 RESOURCE_GROUP = "resource group"
 CLUSTER = "cluster"
+#: The group AKS makes for the nodes' scale sets (`MC_...`), outside the cluster's own group.
+NODE_RESOURCE_GROUP = "node resource group"
 #: Every scope an assignment at a scope reaches: Azure role assignments are inherited downwards.
 COVERS: dict[str, frozenset[str]] = {
-    SUBSCRIPTION: frozenset({SUBSCRIPTION, RESOURCE_GROUP, CLUSTER}),
+    SUBSCRIPTION: frozenset({SUBSCRIPTION, RESOURCE_GROUP, CLUSTER, NODE_RESOURCE_GROUP}),
     RESOURCE_GROUP: frozenset({RESOURCE_GROUP, CLUSTER}),
     CLUSTER: frozenset({CLUSTER}),
+    NODE_RESOURCE_GROUP: frozenset({NODE_RESOURCE_GROUP}),
 }
+#: The eviction drill's custom role's id, fixed so that the bootstrap defines it and the program assigns it
+#: by the same GUID: uuid5(NAMESPACE_URL, "https://spotkube.invalid/roles/eviction-drill"). A role
+#: definition's GUID is unique in the tenant, as its name is, like spotkube's other custom roles.
+DRILL_ROLE_ID = "be7e2d3a-1994-5ce6-8d7a-e25395b50652"
+SIMULATE_EVICTION = "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/simulateEviction/action"
 DATA_PLANE = "Microsoft.ContainerService/managedClusters"
 
 #: azure-native type token -> (ARM resource type, the scope its writes need).
@@ -88,6 +96,15 @@ def role_definition_id(scope_id: str, role: str) -> str | None:
     if len(parts) < 3 or parts[:2] != ["", "subscriptions"] or not parts[2]:
         return None
     return f"/subscriptions/{parts[2]}/providers/Microsoft.Authorization/roleDefinitions/{role}"
+
+
+def node_resource_group_id(cluster_id: str, node_resource_group: str | None) -> str | None:
+    """The ARM id of a cluster's node resource group (`MC_...`), in the cluster's subscription; None when
+    either is unknown."""
+    parts = cluster_id.split("/")
+    if len(parts) < 3 or parts[:2] != ["", "subscriptions"] or not parts[2] or not node_resource_group:
+        return None
+    return f"/subscriptions/{parts[2]}/resourceGroups/{node_resource_group}"
 
 
 def _unmapped(type_token: str) -> str:
@@ -137,6 +154,8 @@ def deploy_calls(registrations: Sequence[Registered], invokes: Iterable[Invoked]
                               "pulumi up"))
             continue
         arm, scope = RESOURCE_TYPES[registration.type]
+        if str(registration.inputs.get("roleDefinitionId") or "").endswith(f"/{DRILL_ROLE_ID}"):
+            scope = NODE_RESOURCE_GROUP  # the drill's grant (cluster.deployer.drills)
         calls += [Call("deploy", f"{verb} {name}", f"{arm}/{operation}", "action", scope, when)
                   for verb, operation, when in (("read", "read", "pulumi up, refresh"),
                                                 ("create or update", "write", "pulumi up"),
@@ -205,6 +224,22 @@ ONLY_RBAC_CLUSTER_ADMIN = (
     f"{RBAC_CLUSTER_ADMIN_ROLE_ID.replace('-', '')}}}))"
 )
 
+#: `az vmss simulate-eviction` on a spot node, for `spotkube drill --run` (drill.yml); nothing else.
+EVICTION_DRILL = Role(
+    "spotkube eviction drill", DRILL_ROLE_ID, custom=True, actions=(SIMULATE_EVICTION,),
+    description="Evicts a spot VM scale set instance as Azure does when it reclaims capacity, for spotkube's "
+    "eviction drill.")
+#: The ABAC condition that lets the deployer assign the eviction drill role only (on a cluster's node
+#: resource group, which exists only once the cluster does), in the form of ONLY_RBAC_CLUSTER_ADMIN.
+ONLY_EVICTION_DRILL = (
+    "((!(ActionMatches{'Microsoft.Authorization/roleAssignments/write'})) OR "
+    "(@Request[Microsoft.Authorization/roleAssignments:RoleDefinitionId] ForAnyOfAnyValues:GuidEquals{"
+    f"{DRILL_ROLE_ID.replace('-', '')}}})) AND "
+    "((!(ActionMatches{'Microsoft.Authorization/roleAssignments/delete'})) OR "
+    "(@Resource[Microsoft.Authorization/roleAssignments:RoleDefinitionId] ForAnyOfAnyValues:GuidEquals{"
+    f"{DRILL_ROLE_ID.replace('-', '')}}}))"
+)
+
 ASSIGNMENTS: tuple[Assignment, ...] = (
     Assignment("preview", READER, RESOURCE_GROUP, "reads the cluster, its pools and role assignments on refresh"),
     Assignment("preview", CLUSTER_USER, RESOURCE_GROUP, "lists the cluster's user kubeconfig, which every preview of "
@@ -219,6 +254,12 @@ ASSIGNMENTS: tuple[Assignment, ...] = (
     Assignment("deploy", QUOTA_READER, SUBSCRIPTION, "reads the quota before pulumi up"),
     Assignment("deploy", RBAC_CLUSTER_ADMIN, CLUSTER, "applies the Kubernetes objects: the program grants it to "
                "cluster.deployer.objectId, then waits for it to apply", granted_by="the program"),
+    Assignment("deploy", RBAC_ADMINISTRATOR, SUBSCRIPTION, "grants the eviction drill role on the node resource "
+               "group, and no other role (only when a stack sets cluster.deployer.drills)",
+               condition=ONLY_EVICTION_DRILL, drills_only=True),
+    Assignment("deploy", EVICTION_DRILL, NODE_RESOURCE_GROUP, "evicts a spot node for spotkube drill (drill.yml): "
+               "the program grants it to cluster.deployer.objectId when the stack sets cluster.deployer.drills",
+               granted_by="the program", drills_only=True),
 )
 
 

@@ -78,6 +78,8 @@ PUBLIC_IP_ADDRESS = "198.51.100.7"
 IDENTITY_TYPE = "azure-native:managedidentity:UserAssignedIdentity"
 ROLE_DEFINITION_TYPE = "azure-native:authorization:RoleDefinition"
 MANAGED_CLUSTER_TYPE = "azure-native:containerservice:ManagedCluster"
+VAULT_TYPE = "azure-native:keyvault:Vault"
+KEY_TYPE = "azure-native:keyvault:Key"
 
 
 def _guid(*parts: str) -> str:
@@ -101,13 +103,18 @@ def resource_id(type_token: str, name: str, inputs: Mapping[str, Any]) -> str | 
         return f"{group}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{identity}"
     if type_token == ROLE_DEFINITION_TYPE:
         return f"/subscriptions/{subscription}/providers/Microsoft.Authorization/roleDefinitions/{_guid(name)}"
+    if type_token == VAULT_TYPE:
+        return f"{group}/providers/Microsoft.KeyVault/vaults/{inputs.get('vaultName') or name}"
+    if type_token == KEY_TYPE:
+        return f"{group}/providers/Microsoft.KeyVault/vaults/{inputs.get('vaultName')}/keys/{inputs.get('keyName')}"
     return None
 
 
 def computed_outputs(type_token: str, name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
     """An Azure resource named by `resourceName` is known by that name, as Azure reports it; a
     consumer wiring its resource group or egress address into the component reads the group's name
-    and the address; the bootstrap stack reads its identities' ids."""
+    and the address; the bootstrap stack reads its identities' ids; the drill's grant, a cluster's node
+    resource group."""
     outputs: dict[str, Any] = {}
     if type_token.startswith("azure-native:") and inputs.get("resourceName"):
         outputs["name"] = inputs["resourceName"]
@@ -115,6 +122,10 @@ def computed_outputs(type_token: str, name: str, inputs: Mapping[str, Any]) -> d
         outputs["name"] = inputs.get("resourceGroupName") or name
     if type_token == PUBLIC_IP_TYPE:
         outputs["ipAddress"] = PUBLIC_IP_ADDRESS
+    if type_token == MANAGED_CLUSTER_TYPE:
+        # AKS's default name of the group it makes for the nodes (learn.microsoft.com/azure/aks/faq).
+        outputs["nodeResourceGroup"] = inputs.get("nodeResourceGroup") or (
+            f"MC_{inputs.get('resourceGroupName')}_{inputs.get('resourceName') or name}_{inputs.get('location')}")
     if type_token == IDENTITY_TYPE:
         identity = str(inputs.get("resourceName"))
         outputs.update(clientId=_guid("client", identity), principalId=_guid("principal", identity),

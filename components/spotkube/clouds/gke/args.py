@@ -188,6 +188,8 @@ class GkeDeployerArgs(TypedDict):
     """Where the deployer runs: internet (a hosted CI runner or a laptop) or cluster-network (a runner inside the cluster's network, which can reach a private API server). Default: `internet`."""
     egress_ranges: NotRequired[list[str]]
     """Public CIDRs the deployer connects from (a runner's static egress). Added to the API server's authorized ranges whenever the API server restricts by address."""
+    drills: NotRequired[bool]
+    """Let the deployer evict a node of the stack's spot pools on purpose (`spotkube drill --run`, drill.yml, which runs as the deploy identity): the right to simulate an eviction (AKS, on the node resource group) or a maintenance event (GKE), and nothing more (docs/identities.md). Default: `false`."""
 
 
 class GkeMaintenanceWindowArgs(TypedDict):

@@ -9,25 +9,59 @@
   `repo:OWNER/REPO:environment:preview` for the first, one per stack for the second (deploy.yml runs
   each stack in the environment of its name). No key exists anywhere.
 - spotkube's preview reader role in each stack's project, and every binding of
-  clouds/gke/identities.py on that project, with its IAM condition.
+  clouds/gke/identities.py on that project, with its IAM condition; the eviction drill's role only in
+  the projects of stacks that set `cluster.deployer.drills`. IAM is eventually consistent: a
+  binding naming a service account or custom role made seconds before can fail ("does not exist"), so
+  the bindings wait `IAM_PROPAGATION` after them (cloud.google.com/iam/docs/access-change-propagation).
+- A Cloud KMS key per prod stack, the stack's secrets provider: only the deploy service account may
+  encrypt and decrypt with it, so the Pulumi token a pull request's preview holds can't read prod's
+  secrets (docs/identities.md).
+- Every API the workflows and the program call (clouds/gke/services.py), enabled in each project
+  before anything there calls it; destroying the bootstrap leaves them on (other workloads may use them).
 
 The stack's outputs are the GitHub variables of each environment, named as the workflows read them:
 the provider's full resource name and the service account's email.
 """
 
+import hashlib
+import re
 from collections.abc import Mapping
 
 import pulumi
 import pulumi_gcp as gcp
+import pulumiverse_time as time
 
 from spotkube.clouds.gke.identities import ASSIGNMENTS
-from spotkube.platform.bootstrap import BootstrapSpec
+from spotkube.clouds.gke.services import required_services
+from spotkube.platform.bootstrap import SECRETS_PROVIDERS, BootstrapSpec
 from spotkube.platform.identities import Identity
 from spotkube.platform.spec import PlatformSpec
 
 GITHUB_ISSUER = "https://token.actions.githubusercontent.com"
 ACCOUNT_IDS: Mapping[Identity, str] = {"preview": "spotkube-preview", "deploy": "spotkube-deploy"}
 WORKLOAD_IDENTITY_USER = "roles/iam.workloadIdentityUser"
+#: How long the bindings wait for new service accounts and custom roles; Google documents changes as
+#: "typically" visible within 60 seconds and up to 7 minutes in rare cases.
+IAM_PROPAGATION = "90s"
+#: The most bytes Google accepts in a mapped `google.subject` (cloud.google.com/iam/docs/
+#: workload-identity-federation#mapping): longer GitHub subjects can't sign in.
+SUBJECT_BYTES = 127
+#: The key ring of the prod stacks' keys, in each prod stack's project. Key rings and keys can't be
+#: deleted: the keys are protected, and a rerun after a destroy imports the ring.
+KEY_RING = "spotkube-secrets"
+ENCRYPTER_DECRYPTER = "roles/cloudkms.cryptoKeyEncrypterDecrypter"
+
+
+def key_name(stack: str) -> str:
+    """A stack's key: Cloud KMS key names are 1-63 letters, digits, `_` and `-`."""
+    if re.fullmatch(r"[A-Za-z0-9_-]{1,63}", stack):
+        return stack
+    return f"{re.sub(r'[^A-Za-z0-9_-]', '-', stack)[:50]}-{hashlib.sha256(stack.encode()).hexdigest()[:12]}"
+
+
+def secrets_provider(project: str, stack: str) -> str:
+    """Pulumi's secrets provider URL for a stack's Cloud KMS key (`pulumi stack change-secrets-provider`)."""
+    return f"gcpkms://projects/{project}/locations/global/keyRings/{KEY_RING}/cryptoKeys/{key_name(stack)}"
 
 
 def subject(repository: str, environment: str) -> str:
@@ -41,45 +75,91 @@ def principal(pool_name: str, repository: str, environment: str) -> str:
     return f"principal://iam.googleapis.com/{pool_name}/subject/{subject(repository, environment)}"
 
 
-def ci_identities(spec: BootstrapSpec, stacks: Mapping[str, PlatformSpec]) -> dict[str, dict[str, pulumi.Output]]:
-    """Create the pool, the service accounts, their trust and their roles; return each environment's variables."""
+def ci_identities(spec: BootstrapSpec, stacks: Mapping[str, PlatformSpec]) -> dict[str, pulumi.Input[object]]:
+    """Create the pool, the service accounts, their trust and their roles; return each environment's
+    variables, and `secretsProviders` (stack -> secrets provider URL) when a stack is prod."""
+    too_long = [environment for environment in spec.environments
+                if len(subject(spec.repository, environment).encode()) > SUBJECT_BYTES]
+    if too_long:
+        raise pulumi.RunError("\n".join(
+            f"the GitHub environment {environment!r} of {spec.repository}: its token's subject "
+            f"{subject(spec.repository, environment)!r} is longer than the {SUBJECT_BYTES} bytes Google's workload "
+            "identity federation maps; use a shorter stack or environment name" for environment in too_long))
     home = spec.project or next(iter(stacks.values())).cluster.project
+    projects = sorted({platform.cluster.project for platform in stacks.values() if platform.cluster.project})
+    enabled = {project: [gcp.projects.Service(f"{service.split('.')[0]}-{project}", project=project, service=service,
+                                              disable_on_destroy=False, disable_dependent_services=False)
+                         for service in required_services()]
+               for project in sorted({home, *projects})}
+    at_home = pulumi.ResourceOptions(depends_on=enabled[home])
     pool = gcp.iam.WorkloadIdentityPool("github", workload_identity_pool_id=spec.pool_id, project=home,
-                                        display_name="GitHub Actions", description=f"Workflows of {spec.repository}")
+                                        display_name="GitHub Actions", description=f"Workflows of {spec.repository}",
+                                        opts=at_home)
     provider = gcp.iam.WorkloadIdentityPoolProvider(
         "github", workload_identity_pool_id=pool.workload_identity_pool_id,
         workload_identity_pool_provider_id=spec.provider_id, project=home, display_name="GitHub Actions OIDC",
         attribute_mapping={"google.subject": "assertion.sub", "attribute.repository": "assertion.repository",
                            "attribute.environment": "assertion.environment"},
         attribute_condition=f"assertion.repository == '{spec.repository}'",
-        oidc={"issuer_uri": GITHUB_ISSUER})
+        oidc={"issuer_uri": GITHUB_ISSUER}, opts=at_home)
     accounts = {identity: gcp.serviceaccount.Account(
-        identity, account_id=account_id, project=home, display_name=f"spotkube {identity} (GitHub Actions)")
+        identity, account_id=account_id, project=home, display_name=f"spotkube {identity} (GitHub Actions)",
+        opts=at_home)
         for identity, account_id in ACCOUNT_IDS.items()}
+    made = time.Sleep("accounts-propagation", create_duration=IAM_PROPAGATION,
+                      triggers={identity: account.unique_id for identity, account in accounts.items()},
+                      opts=pulumi.ResourceOptions(depends_on=list(accounts.values())))
     trusted: dict[Identity, tuple[str, ...]] = {"preview": (spec.preview_environment,), "deploy": spec.stacks}
     for identity, environments in trusted.items():
         for environment in environments:
             gcp.serviceaccount.IAMMember(
                 f"{identity}-{environment}", service_account_id=accounts[identity].name, role=WORKLOAD_IDENTITY_USER,
-                member=pool.name.apply(lambda name, env=environment: principal(name, spec.repository, env)))
+                member=pool.name.apply(lambda name, env=environment: principal(name, spec.repository, env)),
+                opts=pulumi.ResourceOptions(depends_on=[made]))
 
-    projects = sorted({platform.cluster.project for platform in stacks.values() if platform.cluster.project})
+    drilled = {platform.cluster.project for platform in stacks.values() if platform.cluster.deployer.drills}
     for project in projects:
-        custom: dict[str, gcp.projects.IAMCustomRole] = {}
+        custom: dict[str, tuple[gcp.projects.IAMCustomRole, time.Sleep]] = {}
         for assignment in ASSIGNMENTS:
+            if assignment.drills_only and project not in drilled:
+                continue
             role = assignment.role
             if role.custom and role.name not in custom:
-                custom[role.name] = gcp.projects.IAMCustomRole(
+                defined = gcp.projects.IAMCustomRole(
                     f"{role.name}-{project}", role_id=role.name, project=project, title=role.name,
-                    description=role.description, permissions=sorted(role.permissions), stage="GA")
+                    description=role.description, permissions=sorted(role.permissions), stage="GA",
+                    opts=pulumi.ResourceOptions(depends_on=enabled[project]))
+                custom[role.name] = (defined, time.Sleep(
+                    f"{role.name}-{project}-propagation", create_duration=IAM_PROPAGATION,
+                    triggers={"role": defined.name}, opts=pulumi.ResourceOptions(depends_on=[defined])))
             gcp.projects.IAMMember(
                 f"{assignment.identity}-{role.name.removeprefix('roles/')}-{project}", project=project,
-                role=custom[role.name].name if role.custom else role.name,
+                role=custom[role.name][0].name if role.custom else role.name,
                 member=accounts[assignment.identity].email.apply(lambda email: f"serviceAccount:{email}"),
                 condition={"title": "spotkube: only the nodes' role", "expression": assignment.condition}
-                if assignment.condition else None)
+                if assignment.condition else None,
+                opts=pulumi.ResourceOptions(depends_on=[made, *enabled[project],
+                                                        *([custom[role.name][1]] if role.custom else [])]))
 
     def variables(identity: Identity) -> dict[str, pulumi.Output]:
         return {"GCP_WORKLOAD_IDENTITY_PROVIDER": provider.name, "GCP_SERVICE_ACCOUNT": accounts[identity].email}
 
-    return {spec.preview_environment: variables("preview"), **{stack: variables("deploy") for stack in spec.stacks}}
+    outputs: dict[str, pulumi.Input[object]] = {
+        spec.preview_environment: variables("preview"), **{stack: variables("deploy") for stack in spec.stacks}}
+    prod = {stack: platform.cluster.project for stack, platform in stacks.items()
+            if platform.is_prod and platform.cluster.project}
+    rings: dict[str, gcp.kms.KeyRing] = {}
+    for stack, project in prod.items():
+        if project not in rings:
+            rings[project] = gcp.kms.KeyRing(f"secrets-{project}", name=KEY_RING, location="global",
+                                             project=project, opts=pulumi.ResourceOptions(
+                                                 protect=True, depends_on=enabled[project]))
+        key = gcp.kms.CryptoKey(f"secrets-{stack}", name=key_name(stack), key_ring=rings[project].id,
+                                purpose="ENCRYPT_DECRYPT", opts=pulumi.ResourceOptions(protect=True))
+        gcp.kms.CryptoKeyIAMMember(
+            f"deploy-secrets-{stack}", crypto_key_id=key.id, role=ENCRYPTER_DECRYPTER,
+            member=accounts["deploy"].email.apply(lambda email: f"serviceAccount:{email}"),
+            opts=pulumi.ResourceOptions(depends_on=[made]))
+    if prod:
+        outputs[SECRETS_PROVIDERS] = {stack: secrets_provider(project, stack) for stack, project in prod.items()}
+    return outputs

@@ -165,6 +165,14 @@ PREVIEW_READER = Role("spotkubePreviewReader", "spotkubePreviewReader", custom=T
 ONLY_NODE_ROLE = (f"api.getAttribute('iam.googleapis.com/modifiedGrantsByRole', [])"
                   f".hasOnly(['{NODE_SERVICE_ACCOUNT_ROLE}'])")
 
+#: `gcloud compute instances simulate-maintenance-event` on a spot or preemptible node, for `spotkube drill
+#: --run` (drill.yml): the call, and the zonal operation gcloud waits on (it does unless `--async`).
+EVICTION_DRILL = Role("spotkubeEvictionDrill", "spotkubeEvictionDrill", custom=True,
+                      description="Preempts a spot or preemptible VM as Compute Engine does, for spotkube's eviction "
+                      "drill.",
+                      permissions=frozenset({"compute.instances.simulateMaintenanceEvent",
+                                             "compute.zoneOperations.get"}))
+
 ASSIGNMENTS: tuple[Assignment, ...] = (
     Assignment("preview", CONTAINER_VIEWER, PROJECT, "connects to the DNS endpoint and reads the cluster and the "
                "Kubernetes objects the program applies (no Secrets)"),
@@ -178,6 +186,8 @@ ASSIGNMENTS: tuple[Assignment, ...] = (
                "quota"),
     Assignment("deploy", PROJECT_IAM_ADMIN, PROJECT, "grants the nodes' account its one role, and no other",
                condition=ONLY_NODE_ROLE),
+    Assignment("deploy", EVICTION_DRILL, PROJECT, "preempts a spot node for spotkube drill (drill.yml), in the "
+               "projects of stacks that set cluster.deployer.drills", drills_only=True),
 )
 
 

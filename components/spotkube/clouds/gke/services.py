@@ -1,0 +1,65 @@
+"""GKE: the Google Cloud APIs a project must have enabled for a first run.
+
+A call to a disabled API fails with `SERVICE_DISABLED` (403), and enabling one needs
+`serviceusage.services.enable`, which no CI identity holds. So the bootstrap, run by an
+administrator, enables them in every project it serves, before anything that calls them.
+
+The list is derived where it can be: each pulumi-gcp type token names its module
+(`gcp:container/cluster:Cluster` -> `container`), and the module, or the type where one module
+spans two APIs, names the API its calls go to; a test fails when the program registers a type the
+tables below don't cover. What the workflows and the cluster call beyond the resources registered
+is the last table, each with its reason. Pure module: no Pulumi.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+#: Enabled in every project, and the API every other API is enabled through; never enabled here.
+ENABLED_BY_DEFAULT = frozenset({"serviceusage.googleapis.com"})
+
+#: pulumi-gcp module -> the API its resources are made through.
+MODULE_SERVICES: Mapping[str, str] = {
+    "container": "container.googleapis.com",
+    "compute": "compute.googleapis.com",
+    "serviceaccount": "iam.googleapis.com",
+    "iam": "iam.googleapis.com",
+    "kms": "cloudkms.googleapis.com",
+}
+#: Types of a module whose resources go to different APIs: the `projects` module's IAM policy is Cloud
+#: Resource Manager's, its custom roles are IAM's, and its services Service Usage's.
+TYPE_SERVICES: Mapping[str, str] = {
+    "gcp:projects/iAMMember:IAMMember": "cloudresourcemanager.googleapis.com",
+    "gcp:projects/iAMCustomRole:IAMCustomRole": "iam.googleapis.com",
+    "gcp:projects/service:Service": "serviceusage.googleapis.com",
+}
+#: APIs called beyond the resources registered: API -> who calls it, and why.
+CALLED_BEYOND_TYPES: Mapping[str, str] = {
+    "iamcredentials.googleapis.com": "google-github-actions/auth, in every workflow, impersonates the preview or "
+                                     "deploy service account through the IAM Service Account Credentials API",
+    "sts.googleapis.com": "google-github-actions/auth exchanges the job's GitHub OIDC token for a federated token "
+                          "at the Security Token Service",
+    "cloudresourcemanager.googleapis.com": "pulumi-gcp and gcloud read the project, and refresh reads its IAM policy",
+    "logging.googleapis.com": "the cluster sends its system and workload logs to Cloud Logging (clouds/gke/logs.py)",
+    "monitoring.googleapis.com": "the cluster sends its system metrics to Cloud Monitoring (monitoringConfig)",
+}
+
+
+def service_of(type_token: str) -> str | None:
+    """The API a pulumi-gcp type's resources are made through; None for a type the tables lack."""
+    if type_token in TYPE_SERVICES:
+        return TYPE_SERVICES[type_token]
+    module = type_token.removeprefix("gcp:").split("/", 1)[0]
+    return MODULE_SERVICES.get(module)
+
+
+def services_of(type_tokens: Iterable[str]) -> dict[str, str | None]:
+    """Each pulumi-gcp type token's API."""
+    return {token: service_of(token) for token in type_tokens if token.startswith("gcp:")}
+
+
+def required_services() -> tuple[str, ...]:
+    """Every API the bootstrap enables: those of every module and type in the tables and those called
+    beyond them, less the ones enabled by default; sorted."""
+    every = {*MODULE_SERVICES.values(), *TYPE_SERVICES.values(), *CALLED_BEYOND_TYPES}
+    return tuple(sorted(every - ENABLED_BY_DEFAULT))

@@ -1,0 +1,165 @@
+"""No pull request can read prod's secrets.
+
+Whoever can push a branch runs its code, workflows included, in every job a pull request triggers. So
+no such job may hold anything that decrypts a prod stack's secrets: it runs only in the `preview`
+environment (whose OIDC trust is the preview identity's), never in a stack's; it hands no prod stack
+to `pulumi`; and a prod stack's secrets provider is a key that only the stack's deploy identity may
+use, which the bootstrap makes, so even the Pulumi token in the preview environment reads ciphertext
+(`pulumi stack export --show-secrets` fails without the key)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from spotkube.clouds import load_stack_spec
+from spotkube.components.offline import Recording, record_stack
+from spotkube.platform.bootstrap import SECRETS_PROVIDERS
+from spotkube.platform.project import Project, find_project
+
+REPO = Path(__file__).resolve().parents[2]
+WORKFLOWS = REPO / ".github" / "workflows"
+BOOTSTRAP = REPO / "infra" / "bootstrap"
+PR_TRIGGERS = {"pull_request", "pull_request_target", "pull_request_review", "pull_request_review_comment",
+               "workflow_run", "issue_comment"}
+
+
+def load(path: Path) -> dict[str, Any]:
+    return yaml.safe_load(path.read_text())
+
+
+def triggers(workflow: dict[str, Any]) -> set[str]:
+    on = workflow.get("on", workflow.get(True))
+    return {on} if isinstance(on, str) else set(on)
+
+
+def pr_workflows() -> list[Path]:
+    return [path for path in sorted(WORKFLOWS.glob("*.yml")) if triggers(load(path)) & PR_TRIGGERS]
+
+
+def environment(job: dict[str, Any]) -> str | None:
+    env = job.get("environment")
+    return env.get("name") if isinstance(env, dict) else env
+
+
+def test_only_the_plain_pull_request_trigger_runs_a_pull_request_s_code() -> None:
+    """pull_request_target, workflow_run and comment triggers run with the base repository's secrets."""
+    assert {path.name for path in pr_workflows()} == {"offline-plan.yml", "preview.yml"}
+    for path in pr_workflows():
+        assert triggers(load(path)) == {"pull_request"}, path.name
+
+
+def test_a_pull_request_s_jobs_run_in_no_environment_but_preview() -> None:
+    """A stack's environment holds its deploy identity's OIDC trust; only `preview` is for pull requests."""
+    for path in pr_workflows():
+        for name, job in load(path)["jobs"].items():
+            assert environment(job) in (None, "preview"), f"{path.name}: {name} runs in {environment(job)!r}"
+
+
+def test_only_the_preview_environment_s_jobs_get_a_pulumi_token_or_a_cloud_identity() -> None:
+    for path in pr_workflows():
+        for name, job in load(path)["jobs"].items():
+            text = json.dumps(job)
+            holds = "secrets.PULUMI" in text or (job.get("permissions") or {}).get("id-token") == "write"
+            if holds:
+                assert environment(job) == "preview", f"{path.name}: {name}"
+
+
+def list_previewed(cwd: Path) -> list[str]:
+    """Run preview.yml's `List stacks/` step as GitHub would, in `cwd`: the stacks it hands to pulumi."""
+    (step,) = [s for s in load(WORKFLOWS / "preview.yml")["jobs"]["stacks"]["steps"] if s.get("id") == "list"]
+    with tempfile.TemporaryDirectory() as folder:
+        output = Path(folder) / "github-output"
+        output.write_text("")
+        result = subprocess.run([sys.executable, "-c", step["run"]], cwd=cwd, capture_output=True, text=True,
+                                timeout=60, check=False, env={**os.environ, "GITHUB_OUTPUT": str(output)})
+        assert result.returncode == 0, result.stdout + result.stderr
+        return json.loads(output.read_text().removeprefix("stacks="))
+
+
+def test_the_preview_never_hands_a_prod_stack_to_pulumi(repo_project: Project) -> None:
+    previewed = list_previewed(REPO)
+    prod = [stack for stack in repo_project.stacks() if load_stack_spec(repo_project, stack).is_prod]
+    assert prod and previewed
+    assert sorted(previewed) == sorted(set(repo_project.stacks()) - set(prod))
+
+
+@pytest.mark.parametrize("environment_line", [
+    "  spotkube:environment: prod\n",
+    '  spotkube:environment: "prod"\n',
+    "  spotkube:environment: 'prod'   # the real one\n",
+    "  spotkube:environment: prod\n  spotkube:environment: dev\n",
+    "  spotkube:region: eastus\n",
+])
+def test_a_stack_whose_file_may_be_prod_is_held_back(environment_line: str, tmp_path: Path) -> None:
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "stacks" / "Pulumi.aks-dev-uksouth.yaml").write_text("config:\n  spotkube:environment: dev\n")
+    (tmp_path / "stacks" / "Pulumi.aks-x-eastus.yaml").write_text(f"config:\n{environment_line}")
+    (tmp_path / "stacks" / "Pulumi.aks-y-eastus.yaml").write_text("config: {spotkube:environment: prod}\n")
+    assert list_previewed(tmp_path) == ["aks-dev-uksouth"]
+
+
+def test_a_repository_of_prod_stacks_only_previews_nothing(tmp_path: Path) -> None:
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "stacks" / "Pulumi.aks-prod-eastus.yaml").write_text("config:\n  spotkube:environment: prod\n")
+    assert list_previewed(tmp_path) == []
+    assert "needs.stacks.outputs.stacks != '[]'" in load(WORKFLOWS / "preview.yml")["jobs"]["preview"]["if"]
+
+
+@pytest.fixture(scope="module")
+def bootstrap() -> dict[str, Recording]:
+    project = find_project(BOOTSTRAP)
+    return {stack: record_stack(project, stack) for stack in project.stacks()}
+
+
+def test_each_prod_stack_s_secrets_provider_is_the_key_the_bootstrap_makes(
+    bootstrap: dict[str, Recording], repo_project: Project
+) -> None:
+    providers = {stack: url for recording in bootstrap.values()
+                 for stack, url in recording.outputs[SECRETS_PROVIDERS].value.items()}
+    for stack in repo_project.stacks():
+        declared = yaml.safe_load(repo_project.stack_file(stack).read_text()).get("secretsprovider")
+        if load_stack_spec(repo_project, stack).is_prod:
+            assert declared == providers[stack], stack
+            assert declared.startswith(("azurekeyvault://", "gcpkms://"))
+        else:
+            assert stack not in providers
+
+
+def test_on_aks_only_the_deploy_identity_and_the_administrator_may_use_a_prod_key(
+    bootstrap: dict[str, Recording]
+) -> None:
+    recording = bootstrap["aks"]
+    identities = {r.inputs["resourceName"]: r.urn for r in recording.registrations
+                  if r.type == "azure-native:managedidentity:UserAssignedIdentity"}
+    keys = [r for r in recording.registrations if r.type == "azure-native:keyvault:Key"]
+    assert [k.inputs["keyName"] for k in keys] == ["aks-prod-eastus"]
+    (vault,) = [r for r in recording.registrations if r.type == "azure-native:keyvault:Vault"]
+    assert vault.inputs["properties"]["enableRbacAuthorization"] is True, "no access policy grants anything"
+    assert vault.inputs["properties"]["enablePurgeProtection"] is True and vault.protect
+    on_keys = [r for r in recording.registrations if r.type == "azure-native:authorization:RoleAssignment"
+               and "/providers/Microsoft.KeyVault/" in r.inputs["scope"]]
+    assert {r.name for r in on_keys} == {"deploy-secrets-aks-prod-eastus", "administrator-secrets-aks-prod-eastus"}
+    for assignment in on_keys:
+        assert identities["spotkube-preview"] not in assignment.dependencies
+    (deploy,) = [r for r in on_keys if r.name.startswith("deploy-")]
+    assert identities["spotkube-deploy"] in deploy.dependencies
+    assert deploy.inputs["roleDefinitionId"].endswith("/12338af0-0e69-4776-bea7-57ae8d297424")
+
+
+def test_on_gke_only_the_deploy_service_account_may_use_a_prod_key(bootstrap: dict[str, Recording]) -> None:
+    recording = bootstrap["gke"]
+    keys = [r for r in recording.registrations if r.type == "gcp:kms/cryptoKey:CryptoKey"]
+    assert [k.inputs["name"] for k in keys] == ["gke-prod-europe-west4"] and all(k.protect for k in keys)
+    members = [r for r in recording.registrations if r.type.startswith("gcp:kms/")
+               and r.type.endswith(("IAMMember", "IAMBinding", "IAMPolicy"))]
+    assert [(m.inputs["member"].split("@")[0], m.inputs["role"]) for m in members] == [
+        ("serviceAccount:spotkube-deploy", "roles/cloudkms.cryptoKeyEncrypterDecrypter")]
