@@ -2,7 +2,7 @@
 
 A real server, not a mocked session, checks what goes over the wire (the exact query, the headers,
 paging) and how the clients behave when the service is busy, failing, slow or answering nonsense.
-The test sets `respond(request) -> Reply`; every request is recorded.
+The test sets `respond(request) -> Reply`; every request (GET, or POST with its body) is recorded.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ class Request:
 
     path: str
     headers: Mapping[str, str]
+    method: str = "GET"
+    body: bytes = b""
 
     @property
     def query(self) -> dict[str, list[str]]:
@@ -63,7 +65,14 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
     def do_GET(self) -> None:
-        request = Request(self.path, {k.lower(): v for k, v in self.headers.items()})
+        self._answer(Request(self.path, {k.lower(): v for k, v in self.headers.items()}))
+
+    def do_POST(self) -> None:
+        """Google spells some reads as a POST (getIamPolicy); the body is recorded with the request."""
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self._answer(Request(self.path, {k.lower(): v for k, v in self.headers.items()}, "POST", body))
+
+    def _answer(self, request: Request) -> None:
         self.server.requests.append(request)
         reply = self.server.respond(request)
         if reply.hold:

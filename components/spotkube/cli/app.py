@@ -26,6 +26,7 @@ from spotkube.cli import (
     catalog_refresh,
     cost_views,
     diff_views,
+    doctor_views,
     drill,
     plan_at_ref,
     plan_views,
@@ -340,6 +341,8 @@ def quota(
     if short:
         raise fail("quota is short; the apply would fail part-way:\n" + "\n".join(short), code=1)
 
+
+app.command("doctor", cls=SpotkubeCommand)(doctor_views.doctor)
 
 prices_app = typer.Typer(help="Prices: the bundled table and your own price file.", no_args_is_help=True,
                          cls=SpotkubeGroup)
