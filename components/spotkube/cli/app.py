@@ -35,6 +35,7 @@ from spotkube.cli import (
     report,
     simulate_views,
     terminal,
+    verify_views,
 )
 from spotkube.cli.pipeline_views import render_reports_table, reports_json, reports_markdown
 from spotkube.clouds import load_stack_spec, plan_platform, price_table
@@ -343,6 +344,7 @@ def quota(
 
 
 app.command("doctor", cls=SpotkubeCommand)(doctor_views.doctor)
+app.command("verify", cls=SpotkubeCommand)(verify_views.verify)
 
 prices_app = typer.Typer(help="Prices: the bundled table and your own price file.", no_args_is_help=True,
                          cls=SpotkubeGroup)

@@ -80,7 +80,7 @@ def pool_facts(run: StackRun, pool: str) -> PoolFacts:
 class Cluster:
     """The cluster's API through the Kubernetes Python client, as raw JSON (the API's own shape)."""
 
-    def __init__(self, kubeconfig: Path) -> None:
+    def __init__(self, kubeconfig: Path, context: str | None = None) -> None:
         try:
             from kubernetes import client, config
         except ImportError:
@@ -90,7 +90,7 @@ class Cluster:
             raise DrillError(f"{kubeconfig}: no kubeconfig there; save the stack's with `pulumi stack output "
                              "kubeconfig --show-secrets > kubeconfig.yaml` and pass --kubeconfig kubeconfig.yaml")
         try:
-            self.api_client = config.new_client_from_config(config_file=str(kubeconfig))
+            self.api_client = config.new_client_from_config(config_file=str(kubeconfig), context=context)
         except Exception as err:  # the client raises ConfigException, ValueError, yaml errors...
             raise DrillError(f"{kubeconfig}: not a usable kubeconfig ({type(err).__name__}: {err})") from None
         self.core = client.CoreV1Api(self.api_client)
@@ -102,6 +102,30 @@ class Cluster:
             raise DrillError(f"the Kubernetes API refused the list: {err}") from None
         body = json.loads(response.data)
         return list(body.get("items") or []), str((body.get("metadata") or {}).get("resourceVersion") or "")
+
+    def call(self, method: str, path: str, body: dict[str, Any] | None = None,
+             **query: str) -> dict[str, Any] | None:
+        """Any API path as raw JSON (`spotkube verify` reads lists, objects and creates its probe); None
+        when the object isn't there (404)."""
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            response = self.api_client.call_api(
+                path, method, query_params=list(query.items()), body=body, auth_settings=["BearerToken"],
+                header_params={"Accept": "application/json", "Content-Type": "application/json"},
+                _preload_content=False, _return_http_data_only=True)
+        except ApiException as err:
+            if err.status == 404:
+                return None
+            raise DrillError(f"the Kubernetes API answered {err.status} to {method} {path}: {err.reason}") from None
+        except Exception as err:  # urllib3's connection errors, TLS, a kubeconfig's exec plugin
+            raise DrillError(f"the Kubernetes API could not be reached ({type(err).__name__}: {err})") from None
+        data = response.data
+        return json.loads(data) if data else {}
+
+    def list(self, path: str, **query: str) -> list[dict[str, Any]]:
+        """The items of a list path; none when the API doesn't serve it."""
+        return list((self.call("GET", path, **query) or {}).get("items") or [])
 
     def nodes(self) -> tuple[list[dict[str, Any]], str]:
         return self._list(self.core.list_node)
