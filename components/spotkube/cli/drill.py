@@ -21,7 +21,7 @@ import shutil
 import subprocess
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -30,9 +30,11 @@ from spotkube.clouds import profile
 from spotkube.components.offline import StackRun
 from spotkube.platform import contract
 from spotkube.platform.errors import SpotkubeError
-from spotkube.review.drill import DrillReport, Observation, Target, choose_node, judge
+from spotkube.platform.pipeline_reader import load_pool_contracts
+from spotkube.review.drill import DrillReport, Observation, Target, choose_node, judge, labels_of
 from spotkube.review.fallback import stack_fallback
 from spotkube.review.plan_document import pool_rows
+from spotkube.review.verify import node_check
 
 #: How long the cloud CLI may take to ask for the eviction.
 COMMAND_TIMEOUT_S = 300
@@ -221,8 +223,25 @@ def run_drill(run: StackRun, pool: str, cluster: Cluster, *, timeout_s: int, boo
     observation = Observation.begin(target, start, nodes, pods, facts.replacement_pools)
     run_command(command)
     timed_out = observe(events, observation, timeout_s, now)
-    return judge(observation, stack=run.stack, cloud=run.spec.cloud, command=command,
-                 bound_seconds=facts.bound_seconds, boot_allowance_seconds=boot_allowance_s, timed_out=timed_out)
+    report = judge(observation, stack=run.stack, cloud=run.spec.cloud, command=command,
+                   bound_seconds=facts.bound_seconds, boot_allowance_seconds=boot_allowance_s, timed_out=timed_out)
+    return replace(report, replacement_check=replacement_check(run, observation))
+
+
+def replacement_check(run: StackRun, observation: Observation) -> str | None:
+    """Whether the replacement node, as last seen, is ready for GPU work: `spotkube verify`'s node check
+    against its pool's contract (None without a replacement or for a pool without GPUs)."""
+    node = observation.nodes.get(observation.replacement or "")
+    contracts = run.outputs.get("poolContracts")
+    if node is None or contracts is None or contracts.secret:
+        return None
+    _, pools = load_pool_contracts(contracts.value, f"stack {run.stack}: poolContracts", run.stack)
+    pool = next((p for p in pools if p.name == labels_of(node).get(contract.POOL_LABEL)), None)
+    if pool is None or not pool.advertised():
+        return None
+    problem = node_check(node, pool)
+    gpus = ", ".join(f"{count} {resource}" for resource, count in pool.advertised().items())
+    return problem or f"ready for GPU work: advertises {gpus}"
 
 
 def dry_report(run: StackRun, pool: str, cluster: Cluster, boot_allowance_s: int) -> DrillReport:
@@ -253,6 +272,8 @@ def timeline_lines(report: DrillReport) -> Iterator[str]:
         yield f"pod {fate.pod}: {fate.ended or 'still running'}; {where}"
     if report.replacement_seconds is not None:
         yield f"replacement: {report.replacement} after {report.replacement_seconds:.0f}s"
+    if report.replacement_check is not None:
+        yield f"replacement {report.replacement}: {report.replacement_check}"
     yield "ok" if report.ok else "FAILED: " + "; ".join(report.failures)
 
 
