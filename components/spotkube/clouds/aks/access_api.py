@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from spotkube.clouds.aks.identities import CLUSTER, RESOURCE_GROUP, SUBSCRIPTION
@@ -153,7 +153,7 @@ def _sizes(arm: _Arm, subscription: str, region: str, sizes: tuple[SizeNeed, ...
     return tuple(_offer(skus.get(need.machine), need, region) for need in sizes)
 
 
-def _grant(subscription: str, group: str | None) -> Any:
+def _grant(subscription: str, group: str | None) -> Callable[[str, Assignment], str]:
     def command(principal: str, assignment: Assignment) -> str:
         if assignment.role.custom:
             return (f"run the bootstrap stack (infra/bootstrap), which creates the custom role "

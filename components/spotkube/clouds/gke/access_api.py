@@ -16,7 +16,7 @@ endpoint is sent no credential.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from spotkube.clouds.gke.identities import PROJECT
@@ -145,7 +145,7 @@ def _sizes(google: _Google, project: str, zones: tuple[str, ...], sizes: tuple[S
     return tuple(findings)
 
 
-def _grant(project: str) -> Any:
+def _grant(project: str) -> Callable[[str, Assignment], str]:
     def command(principal: str, assignment: Assignment) -> str:
         role = f"projects/{project}/roles/{assignment.role.id}" if assignment.role.custom else assignment.role.id
         if assignment.role.custom:
