@@ -191,7 +191,7 @@ def test_a_healthy_aks_platform_passes_and_an_idle_pool_is_said_to_be_at_zero(
             "aks-a100spot-12345678-vmss000000 (pool a100spot)") in out
     assert "ok   tolerations: DaemonSet kube-system/nvidia-device-plugin-daemonset tolerates every GPU pool's" in out
     assert "ok   kubeflow: deployment kubeflow/ml-pipeline: 1/1 ready" in out
-    assert "ok   fallback: ConfigMap kube-system/cluster-autoscaler-priority-expander is present" in out
+    assert "ok   objects: ConfigMap kube-system/cluster-autoscaler-priority-expander is present" in out
     assert out.rstrip().endswith("the platform is ready")
 
 
@@ -207,8 +207,8 @@ def test_gpus_missing_on_aks_spot_nodes_are_found(cluster: tuple[ClusterAtRest, 
             "1): the device plugin isn't serving it yet") in failed
     assert ("device-plugin", "the device plugin DaemonSet kube-system/nvidia-device-plugin-daemonset has no running "
             "pod on node aks-a100spot-12345678-vmss000000 (pool a100spot)") in failed
-    assert ("fallback", "ConfigMap kube-system/cluster-autoscaler-priority-expander is missing: the autoscaler's "
-            "fallback isn't configured") in failed
+    assert ("objects", "ConfigMap kube-system/cluster-autoscaler-priority-expander, which the stack applies, is "
+            "missing") in failed
     assert not report["ok"]
 
 
@@ -272,8 +272,8 @@ def test_gke_checks_its_own_plugin_and_the_compute_classes(cluster: tuple[Cluste
             "nvidia.com/gpu") in out
     assert ("ok   device-plugin: the cloud's device plugin (kube-system/nvidia-gpu-device-plugin*) runs on node "
             "gke-spotkube-gke-t4-preemptible-1a2b3c4d-x7k2") in out
-    assert "ok   fallback: ComputeClass spotkube-nvidia-tesla-a100 is present" in out
-    assert "ok   fallback: ComputeClass spotkube-nvidia-tesla-t4 is present" in out
+    assert "ok   objects: ComputeClass spotkube-nvidia-tesla-a100 is present" in out
+    assert "ok   objects: ComputeClass spotkube-nvidia-tesla-t4 is present" in out
     assert ("GET", "/apis/cloud.google.com/v1/computeclasses/spotkube-nvidia-tesla-t4") in fake.requests
     assert not [r for r in fake.requests if r[0] != "GET"]  # without --scale-up nothing is created
 

@@ -170,10 +170,10 @@ def kubeflow_findings(deployments: Sequence[Obj], pods: Sequence[Obj], nodes: Se
 
 
 def presence_findings(expected: Mapping[ObjectRef, bool]) -> list[Finding]:
-    """The objects the stack applies itself (the autoscaler's fallback configuration among them) exist."""
-    return [Finding("fallback", str(ref), "ok", f"{ref} is present") if found else
-            Finding("fallback", str(ref), "fail", f"{ref} is missing: the autoscaler's fallback isn't configured",
-                    "pulumi up")
+    """The objects the stack applies itself exist: the autoscaler's fallback configuration (AKS's priority
+    expander ConfigMap, GKE's ComputeClasses) is among them."""
+    return [Finding("objects", str(ref), "ok", f"{ref} is present") if found else
+            Finding("objects", str(ref), "fail", f"{ref}, which the stack applies, is missing", "pulumi up")
             for ref, found in expected.items()]
 
 
