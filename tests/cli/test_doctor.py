@@ -327,3 +327,17 @@ def test_no_google_credentials_is_one_line_saying_how_to_sign_in(tmp_path: Path)
     assert line.startswith("error: no Google Cloud credentials")
     assert line.endswith("run `gcloud auth application-default login` (CI: google-github-actions/auth)")
 
+
+
+def test_no_azure_credentials_is_one_line_saying_how_to_sign_in(tmp_path: Path) -> None:
+    """Every credential DefaultAzureCredential tries fails (no ARM_*/AZURE_* variables, no az on PATH, the
+    managed identity endpoint refusing): one line, not azure-identity's list of what it tried."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("AZURE_", "ARM_", "MSI_", "IDENTITY_"))}
+    env = {**clean, "HOME": str(tmp_path), "PATH": str(Path(sys.executable).parent),
+           "IDENTITY_ENDPOINT": "http://127.0.0.1:9/msi/token", "IDENTITY_HEADER": "x"}
+    result = subprocess.run([SPOTKUBE, "doctor", "--stack", "aks-dev-uksouth", "--subscription", SUBSCRIPTION,
+                             "--endpoint", "https://127.0.0.1:9"], cwd=REPO, capture_output=True, text=True,
+                            timeout=120, check=False, env=env)
+    assert result.returncode == 2, result.stdout + result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("error: no Azure credentials") and "sign in with `az login`" in line
