@@ -312,3 +312,22 @@ def test_a_missing_kubeconfig_is_one_line_and_exit_2(tmp_path: Path) -> None:
     result = verify(tmp_path / "nope", "--stack", "aks-prod-eastus")
     assert result.returncode == 2
     assert "no kubeconfig there" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("cluster", [aks_cluster()], indirect=True)
+def test_context_picks_the_kubeconfig_s_context(cluster: tuple[ClusterAtRest, Path], tmp_path: Path) -> None:
+    fake, _ = cluster
+    config = {
+        "apiVersion": "v1", "kind": "Config", "current-context": "elsewhere",
+        "clusters": [{"name": "fake", "cluster": {"server": fake.url}},
+                     {"name": "gone", "cluster": {"server": "http://127.0.0.1:9"}}],
+        "contexts": [{"name": "spotkube", "context": {"cluster": "fake", "user": "u"}},
+                     {"name": "elsewhere", "context": {"cluster": "gone", "user": "u"}}],
+        "users": [{"name": "u", "user": {"token": "fake-token"}}],
+    }
+    kubeconfig = tmp_path / "two-contexts"
+    kubeconfig.write_text(json.dumps(config))
+    assert verify(kubeconfig, "--stack", "aks-prod-eastus", "--context", "spotkube").returncode == 0
+    unreachable = verify(kubeconfig, "--stack", "aks-prod-eastus")
+    assert unreachable.returncode == 2 and "the Kubernetes API could not be reached" in unreachable.stderr
+    assert "Traceback" not in unreachable.stderr

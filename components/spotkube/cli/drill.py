@@ -121,7 +121,9 @@ class Cluster:
                 return None
             raise DrillError(f"the Kubernetes API answered {err.status} to {method} {path}: {err.reason}") from None
         except Exception as err:  # urllib3's connection errors, TLS, a kubeconfig's exec plugin
-            raise DrillError(f"the Kubernetes API could not be reached ({type(err).__name__}: {err})") from None
+            reason = getattr(err, "reason", None) or err  # urllib3's MaxRetryError carries the cause
+            raise DrillError(f"the Kubernetes API could not be reached at {self.api_client.configuration.host} "
+                             f"({type(reason).__name__}: {reason}); check the kubeconfig and the network") from None
         data = response.data
         return json.loads(data) if data else {}
 
