@@ -22,7 +22,6 @@ from typing import Any
 from spotkube.clouds.aks.identities import CLUSTER, RESOURCE_GROUP, SUBSCRIPTION
 from spotkube.clouds.aks.providers import needed_namespaces, register_command
 from spotkube.clouds.aks.usage_api import DEFAULT_ENDPOINT, SUBSCRIPTION_VARIABLES
-from spotkube.clouds.http import PriceFetchError, get_json, session
 from spotkube.platform.cost.refresh import FetchSettings
 from spotkube.platform.doctor import DoctorQuery, Finding, LiveAccess, SizeNeed
 from spotkube.platform.errors import SpotkubeError, first_line
@@ -62,12 +61,15 @@ class _Arm:
     def __init__(self, endpoint: str, token: str | None, timeout: float) -> None:
         self.endpoint = endpoint.rstrip("/")
         self.settings = FetchSettings(timeout_s=timeout, retries=2)
-        self.client = session(self.settings)
+        from spotkube.clouds import http  # requests: imported when doctor runs, not with every command
+
+        self.http = http
+        self.client = http.session(self.settings)
         self.headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.secret = token
 
     def get(self, path: str, params: Mapping[str, str]) -> Any:
-        return get_json(self.client, SERVICE, f"{self.endpoint}{path}", self.settings, params=params,
+        return self.http.get_json(self.client, SERVICE, f"{self.endpoint}{path}", self.settings, params=params,
                         headers=self.headers, secret=self.secret, hint=HINT)
 
     def values(self, path: str, params: Mapping[str, str]) -> Iterator[Mapping[str, Any]]:
@@ -77,7 +79,7 @@ class _Arm:
             following = page.get("nextLink")
             if not following:
                 return
-            page = get_json(self.client, SERVICE, str(following), self.settings, headers=self.headers,
+            page = self.http.get_json(self.client, SERVICE, str(following), self.settings, headers=self.headers,
                             secret=self.secret, hint=HINT)
 
 
@@ -167,6 +169,8 @@ def _grant(subscription: str, group: str | None) -> Callable[[str, Assignment], 
 
 def read_access(query: DoctorQuery) -> LiveAccess:
     """The subscription's providers, the CI identities' roles and the region's sizes, read live."""
+    from spotkube.clouds import http
+
     subscription = query.account or next((os.environ[v] for v in SUBSCRIPTION_VARIABLES if os.environ.get(v)), None)
     if not subscription:
         raise SpotkubeError(f"name the Azure subscription to check: --subscription ID, or "
@@ -185,10 +189,10 @@ def read_access(query: DoctorQuery) -> LiveAccess:
         for identity, principal in query.principals.items():
             try:
                 held[identity] = _held(arm, subscription, group, identity, principal)
-            except PriceFetchError as err:
+            except http.PriceFetchError as err:
                 unreadable[identity] = str(err)
         sizes = _sizes(arm, subscription, region, query.sizes)
-    except PriceFetchError as err:
+    except http.PriceFetchError as err:
         raise SpotkubeError(str(err)) from None
     return LiveAccess(
         where=f"subscription {subscription}, region {region}", apis_what="registered",

@@ -21,7 +21,6 @@ from typing import Any
 
 from spotkube.clouds.gke.identities import PROJECT
 from spotkube.clouds.gke.services import enable_command, needed_services
-from spotkube.clouds.http import PriceFetchError, get_json, session
 from spotkube.platform.cost.refresh import FetchSettings
 from spotkube.platform.doctor import DoctorQuery, Finding, LiveAccess, SizeNeed
 from spotkube.platform.errors import SpotkubeError, first_line
@@ -60,7 +59,10 @@ class _Google:
     def __init__(self, endpoint: str | None, token: str | None, timeout: float) -> None:
         self.endpoint = endpoint.rstrip("/") if endpoint else None
         self.settings = FetchSettings(timeout_s=timeout, retries=2)
-        self.client = session(self.settings)
+        from spotkube.clouds import http  # requests: imported when doctor runs, not with every command
+
+        self.http = http
+        self.client = http.session(self.settings)
         self.headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.secret = token
 
@@ -69,7 +71,7 @@ class _Google:
 
     def call(self, service: str, base: str, path: str, params: Mapping[str, str] | None = None,
              body: Mapping[str, Any] | None = None) -> Any:
-        return get_json(self.client, service, self.url(base, path), self.settings, params=params,
+        return self.http.get_json(self.client, service, self.url(base, path), self.settings, params=params,
                         headers=self.headers, secret=self.secret, hint=HINT, body=body)
 
     def exists(self, path: str) -> bool:
@@ -157,6 +159,8 @@ def _grant(project: str) -> Callable[[str, Assignment], str]:
 
 def read_access(query: DoctorQuery) -> LiveAccess:
     """The project's enabled services, the CI identities' roles and the zones' sizes, read live."""
+    from spotkube.clouds import http
+
     spec = query.spec
     project = str(getattr(spec.cluster, "project", "") or "")
     if not project:
@@ -169,10 +173,10 @@ def read_access(query: DoctorQuery) -> LiveAccess:
         unreadable: dict[Identity, str] = {}
         try:
             held = _held(google, project, query.principals) if query.principals else {}
-        except PriceFetchError as err:
+        except http.PriceFetchError as err:
             held, unreadable = {}, {identity: str(err) for identity in query.principals}
         sizes = _sizes(google, project, zones, query.sizes)
-    except PriceFetchError as err:
+    except http.PriceFetchError as err:
         raise SpotkubeError(str(err)) from None
     return LiveAccess(
         where=f"project {project}, region {spec.region}", apis_what="enabled", apis_needed=needed.needed,
