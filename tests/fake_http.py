@@ -2,7 +2,7 @@
 
 A real server, not a mocked session, checks what goes over the wire (the exact query, the headers,
 paging) and how the clients behave when the service is busy, failing, slow or answering nonsense.
-The test sets `respond(request) -> Reply`; every request is recorded.
+The test sets `respond(request) -> Reply`; every request (GET, or POST with its body) is recorded.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ class Request:
     path: str
     headers: Mapping[str, str]
     method: str = "GET"
+    body: bytes = b""
 
     @property
     def query(self) -> dict[str, list[str]]:
@@ -64,7 +65,15 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
     def do_GET(self) -> None:
-        request = Request(self.path, {k.lower(): v for k, v in self.headers.items()}, self.command)
+        self._answer(Request(self.path, {k.lower(): v for k, v in self.headers.items()}))
+
+    def do_POST(self) -> None:
+        """Azure Resource Manager's actions (`.../register`) are POSTs without a body; Google spells some
+        reads as a POST (getIamPolicy). The body is recorded with the request."""
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self._answer(Request(self.path, {k.lower(): v for k, v in self.headers.items()}, "POST", body))
+
+    def _answer(self, request: Request) -> None:
         self.server.requests.append(request)
         reply = self.server.respond(request)
         if reply.hold:
@@ -77,9 +86,6 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(body)
-
-    #: Azure Resource Manager's actions (`.../register`) are POSTs without a body.
-    do_POST = do_GET
 
     def log_message(self, format: str, *args: Any) -> None:
         """Keep the test output clean."""

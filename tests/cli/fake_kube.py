@@ -263,3 +263,103 @@ def pipeline_pod(name: str, workflow: str, step: str, attempt: int, *, node_name
     if node_name:
         spec["nodeName"] = node_name
     return {"kind": "Pod", "apiVersion": "v1", "metadata": metadata, "spec": spec, "status": status}
+
+
+# --- A cluster at rest, for `spotkube verify` ------------------------------------------------------
+
+
+def _plural(kind: str) -> str:
+    lower = kind.lower()
+    return f"{lower}es" if lower.endswith("s") else f"{lower}s"
+
+
+def _paths(obj: Obj) -> tuple[str, list[str]]:
+    """An object's own path and the list paths that include it, as the API server routes them."""
+    group, _, version = obj["apiVersion"].rpartition("/")
+    base = f"/apis/{group}/{version}" if group else f"/api/{version}"
+    namespace = obj["metadata"].get("namespace")
+    plural = _plural(obj["kind"])
+    where = f"/namespaces/{namespace}" if namespace else ""
+    return f"{base}{where}/{plural}/{obj['metadata']['name']}", [f"{base}/{plural}", f"{base}{where}/{plural}"]
+
+
+@dataclass
+class ClusterAtRest:
+    """An API server on 127.0.0.1 answering GETs of objects and lists (namespaced and across namespaces,
+    items without kind and apiVersion, as the API server lists them), creating pods on POST and deleting
+    objects on DELETE; `on_create(pod)` lets a test play what follows (the autoscaler adds a node)."""
+
+    objects: list[Obj]
+    on_create: Callable[[Obj], None] = lambda pod: None
+    requests: list[tuple[str, str]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def start(self) -> ClusterAtRest:
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    kubeconfig = FakeKube.kubeconfig
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                return
+
+            def _json(self, code: int, body: Obj) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _missing(self, path: str) -> None:
+                self._json(404, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                                 "message": f"{path} not found", "reason": "NotFound", "code": 404})
+
+            def do_GET(self) -> None:
+                path = urlsplit(self.path).path
+                fake.requests.append(("GET", path))
+                for obj in fake.objects:
+                    if path == _paths(obj)[0]:
+                        return self._json(200, obj)
+                found = [obj for obj in fake.objects if path in _paths(obj)[1]]
+                if found or path.rsplit("/", 1)[-1] in {"nodes", "pods", "daemonsets", "deployments", "configmaps",
+                                                         "computeclasses"}:
+                    kind = (found[0]["kind"] if found else path.rsplit("/", 1)[-1][:-1].capitalize()) + "List"
+                    items = [{k: v for k, v in o.items() if k not in ("kind", "apiVersion")} for o in found]
+                    return self._json(200, {"kind": kind, "apiVersion": "v1", "metadata": {"resourceVersion": "9"},
+                                            "items": items})
+                return self._missing(path)
+
+            def do_POST(self) -> None:
+                path = urlsplit(self.path).path
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+                fake.requests.append(("POST", path))
+                body["metadata"]["namespace"] = path.split("/")[4]
+                fake.objects.append(body)
+                fake.on_create(body)
+                self._json(201, body)
+
+            def do_DELETE(self) -> None:
+                path = urlsplit(self.path).path
+                fake.requests.append(("DELETE", path))
+                gone = [o for o in fake.objects if _paths(o)[0] == path]
+                if not gone:
+                    return self._missing(path)
+                fake.objects.remove(gone[0])
+                self._json(200, {"kind": "Status", "apiVersion": "v1", "status": "Success"})
+
+        return Handler

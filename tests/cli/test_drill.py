@@ -166,6 +166,9 @@ def test_aks_eviction_is_retried_on_the_fallback_within_the_bound(drill: Drill) 
     assert pod["scheduledSeconds"] == pytest.approx(842, abs=3)
     assert report["replacement"]["node"] == AKS_FALLBACK_NODE
     assert report["replacement"]["seconds"] == pytest.approx(840, abs=3)
+    # verify's node check, on the replacement as the watch last saw it (this recording lists no GPUs yet)
+    assert report["replacement"]["check"] == (f"node {AKS_FALLBACK_NODE} advertises no nvidia.com/gpu (the plan says "
+                                              "1): the device plugin isn't serving it yet")
     assert report["bound"] == {"planSeconds": 610, "bootAllowanceSeconds": 600}
     events = [e["event"] for e in report["timeline"]]
     assert events[0] == "eviction requested"

@@ -26,6 +26,7 @@ from spotkube.cli import (
     catalog_refresh,
     cost_views,
     diff_views,
+    doctor_views,
     drill,
     plan_at_ref,
     plan_views,
@@ -34,6 +35,7 @@ from spotkube.cli import (
     report,
     simulate_views,
     terminal,
+    verify_views,
 )
 from spotkube.cli.cloud_flags import with_cloud_flags
 from spotkube.cli.pipeline_views import render_reports_table, reports_json, reports_markdown
@@ -343,6 +345,9 @@ def quota(
     if short:
         raise fail("quota is short; the apply would fail part-way:\n" + "\n".join(short), code=1)
 
+
+app.command("doctor", cls=SpotkubeCommand)(doctor_views.doctor)
+app.command("verify", cls=SpotkubeCommand)(verify_views.verify)
 
 prices_app = typer.Typer(help="Prices: the bundled table and your own price file.", no_args_is_help=True,
                          cls=SpotkubeGroup)

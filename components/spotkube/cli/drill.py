@@ -21,7 +21,7 @@ import shutil
 import subprocess
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -30,9 +30,11 @@ from spotkube.clouds import profile
 from spotkube.components.offline import StackRun
 from spotkube.platform import contract
 from spotkube.platform.errors import SpotkubeError
-from spotkube.review.drill import DrillReport, Observation, Target, choose_node, judge
+from spotkube.platform.pipeline_reader import load_pool_contracts
+from spotkube.review.drill import DrillReport, Observation, Target, choose_node, judge, labels_of
 from spotkube.review.fallback import stack_fallback
 from spotkube.review.plan_document import pool_rows
+from spotkube.review.verify import node_check
 
 #: How long the cloud CLI may take to ask for the eviction.
 COMMAND_TIMEOUT_S = 300
@@ -80,7 +82,7 @@ def pool_facts(run: StackRun, pool: str) -> PoolFacts:
 class Cluster:
     """The cluster's API through the Kubernetes Python client, as raw JSON (the API's own shape)."""
 
-    def __init__(self, kubeconfig: Path) -> None:
+    def __init__(self, kubeconfig: Path, context: str | None = None) -> None:
         try:
             from kubernetes import client, config
         except ImportError:
@@ -90,7 +92,7 @@ class Cluster:
             raise DrillError(f"{kubeconfig}: no kubeconfig there; save the stack's with `pulumi stack output "
                              "kubeconfig --show-secrets > kubeconfig.yaml` and pass --kubeconfig kubeconfig.yaml")
         try:
-            self.api_client = config.new_client_from_config(config_file=str(kubeconfig))
+            self.api_client = config.new_client_from_config(config_file=str(kubeconfig), context=context)
         except Exception as err:  # the client raises ConfigException, ValueError, yaml errors...
             raise DrillError(f"{kubeconfig}: not a usable kubeconfig ({type(err).__name__}: {err})") from None
         self.core = client.CoreV1Api(self.api_client)
@@ -102,6 +104,32 @@ class Cluster:
             raise DrillError(f"the Kubernetes API refused the list: {err}") from None
         body = json.loads(response.data)
         return list(body.get("items") or []), str((body.get("metadata") or {}).get("resourceVersion") or "")
+
+    def call(self, method: str, path: str, body: dict[str, Any] | None = None,
+             **query: str) -> dict[str, Any] | None:
+        """Any API path as raw JSON (`spotkube verify` reads lists, objects and creates its probe); None
+        when the object isn't there (404)."""
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            response = self.api_client.call_api(
+                path, method, query_params=list(query.items()), body=body, auth_settings=["BearerToken"],
+                header_params={"Accept": "application/json", "Content-Type": "application/json"},
+                _preload_content=False, _return_http_data_only=True)
+        except ApiException as err:
+            if err.status == 404:
+                return None
+            raise DrillError(f"the Kubernetes API answered {err.status} to {method} {path}: {err.reason}") from None
+        except Exception as err:  # urllib3's connection errors, TLS, a kubeconfig's exec plugin
+            reason = getattr(err, "reason", None) or err  # urllib3's MaxRetryError carries the cause
+            raise DrillError(f"the Kubernetes API could not be reached at {self.api_client.configuration.host} "
+                             f"({type(reason).__name__}: {reason}); check the kubeconfig and the network") from None
+        data = response.data
+        return json.loads(data) if data else {}
+
+    def list(self, path: str, **query: str) -> list[dict[str, Any]]:
+        """The items of a list path; none when the API doesn't serve it."""
+        return list((self.call("GET", path, **query) or {}).get("items") or [])
 
     def nodes(self) -> tuple[list[dict[str, Any]], str]:
         return self._list(self.core.list_node)
@@ -197,8 +225,25 @@ def run_drill(run: StackRun, pool: str, cluster: Cluster, *, timeout_s: int, boo
     observation = Observation.begin(target, start, nodes, pods, facts.replacement_pools)
     run_command(command)
     timed_out = observe(events, observation, timeout_s, now)
-    return judge(observation, stack=run.stack, cloud=run.spec.cloud, command=command,
-                 bound_seconds=facts.bound_seconds, boot_allowance_seconds=boot_allowance_s, timed_out=timed_out)
+    report = judge(observation, stack=run.stack, cloud=run.spec.cloud, command=command,
+                   bound_seconds=facts.bound_seconds, boot_allowance_seconds=boot_allowance_s, timed_out=timed_out)
+    return replace(report, replacement_check=replacement_check(run, observation))
+
+
+def replacement_check(run: StackRun, observation: Observation) -> str | None:
+    """Whether the replacement node, as last seen, is ready for GPU work: `spotkube verify`'s node check
+    against its pool's contract (None without a replacement or for a pool without GPUs)."""
+    node = observation.nodes.get(observation.replacement or "")
+    contracts = run.outputs.get("poolContracts")
+    if node is None or contracts is None or contracts.secret:
+        return None
+    _, pools = load_pool_contracts(contracts.value, f"stack {run.stack}: poolContracts", run.stack)
+    pool = next((p for p in pools if p.name == labels_of(node).get(contract.POOL_LABEL)), None)
+    if pool is None or not pool.advertised():
+        return None
+    problem = node_check(node, pool)
+    gpus = ", ".join(f"{count} {resource}" for resource, count in pool.advertised().items())
+    return problem or f"ready for GPU work: advertises {gpus}"
 
 
 def dry_report(run: StackRun, pool: str, cluster: Cluster, boot_allowance_s: int) -> DrillReport:
@@ -229,6 +274,8 @@ def timeline_lines(report: DrillReport) -> Iterator[str]:
         yield f"pod {fate.pod}: {fate.ended or 'still running'}; {where}"
     if report.replacement_seconds is not None:
         yield f"replacement: {report.replacement} after {report.replacement_seconds:.0f}s"
+    if report.replacement_check is not None:
+        yield f"replacement {report.replacement}: {report.replacement_check}"
     yield "ok" if report.ok else "FAILED: " + "; ".join(report.failures)
 
 

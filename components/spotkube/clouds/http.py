@@ -120,18 +120,25 @@ def host(url: str) -> str:
     return urlsplit(url).netloc or url
 
 
+#: What a failed price refresh tells the user to do.
+PRICES_HINT = "spotkube keeps using the prices it has; retry the refresh later."
+
+
 def get_json(client: requests.Session, service: str, url: str, settings: FetchSettings, *,
              params: Mapping[str, str] | None = None, headers: Mapping[str, str] | None = None,
-             secret: str | None = None) -> Any:
-    """GET one page and decode its JSON; every failure is a PriceFetchError naming `service` and the host."""
+             secret: str | None = None, hint: str = PRICES_HINT, body: Mapping[str, Any] | None = None) -> Any:
+    """GET one page (POST `body`, for a read that Google's APIs spell as a POST, such as getIamPolicy)
+    and decode its JSON; every failure is a PriceFetchError naming `service` and the host, then `hint`."""
     where = f"{service} at {host(url)}"
 
     def fail(what: str) -> PriceFetchError:
-        message = f"{where}: {what}. spotkube keeps using the prices it has; retry the refresh later."
+        message = f"{where}: {what}. {hint}"
         return PriceFetchError(message.replace(secret, "***") if secret else message)
 
+    timeout = (settings.timeout_s, settings.timeout_s)
     try:
-        answer = client.get(url, params=params, headers=headers, timeout=(settings.timeout_s, settings.timeout_s))
+        answer = (client.get(url, params=params, headers=headers, timeout=timeout) if body is None else
+                  client.post(url, params=params, headers=headers, json=body, timeout=timeout))
     except requests.exceptions.Timeout:
         raise fail(f"no answer within {settings.timeout_s:g} s") from None
     except requests.exceptions.ConnectionError as err:

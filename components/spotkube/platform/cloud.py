@@ -18,6 +18,7 @@ from spotkube.platform.component_names import ComponentNaming
 from spotkube.platform.contract import Capacity, Cloud, Taint
 from spotkube.platform.cost.prices import CloudPricing
 from spotkube.platform.cost.refresh import PriceSource
+from spotkube.platform.doctor import DoctorQuery, LiveAccess
 from spotkube.platform.errors import Problem
 from spotkube.platform.identities import IdentityFacts
 from spotkube.platform.kubeconfigs import ExecUserCheck
@@ -220,6 +221,9 @@ class CloudProfile:
     read_quota: Callable[[QuotaQuery], LiveQuota] | None = None
     #: The calls the CI identities make and the roles they hold (docs/identities.md).
     identities: IdentityFacts | None = None
+    #: What `spotkube doctor` reads live before a first `up`: the APIs or providers enabled, the CI
+    #: identities' roles, the region's sizes (the `refresh` extra signs in).
+    read_access: Callable[[DoctorQuery], LiveAccess] | None = None
     #: Kubeflow's UI can link a step to the cloud's logs (KFP reads the cluster's name from GKE's
     #: metadata server, which only GKE nodes answer).
     kfp_cloud_logs_link: bool = False

@@ -264,6 +264,8 @@ class DrillReport:
     #: What a new node may take to boot and join, added to the plan's bound (which excludes it).
     boot_allowance_seconds: int = 0
     failures: tuple[str, ...] = ()
+    #: Whether the replacement node is ready for GPU work (`spotkube verify`'s node check), in words.
+    replacement_check: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -279,7 +281,8 @@ class DrillReport:
             "timeline": [{"seconds": e.seconds(start), "subject": e.subject, "event": e.what}
                          for e in self.events] if start else [],
             "pods": [f.to_json(start) for f in self.fates] if start else [],
-            "replacement": {"node": self.replacement, "seconds": self.replacement_seconds},
+            "replacement": {"node": self.replacement, "seconds": self.replacement_seconds,
+                            "check": self.replacement_check},
             "bound": {"planSeconds": self.bound_seconds, "bootAllowanceSeconds": self.boot_allowance_seconds},
             "ok": self.ok, "failures": list(self.failures),
         }

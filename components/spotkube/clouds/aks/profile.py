@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from spotkube.clouds.aks import access_api as access_api
 from spotkube.clouds.aks import catalog as catalog
 from spotkube.clouds.aks import (
     deploy,
@@ -382,5 +383,6 @@ PROFILE = CloudProfile(
     quota_plan=quota.quota_plan,
     read_quota=usage_api.read_quota,
     identities=identities.FACTS,
+    read_access=access_api.read_access,
     deploy_rules=deploy_rules,
 )

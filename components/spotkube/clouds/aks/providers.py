@@ -3,20 +3,21 @@
 Azure answers a write under a namespace the subscription has not registered with
 `MissingSubscriptionRegistration`, and registering needs `*/register/action` on the subscription,
 which no CI identity holds (the deployer's roles stop at its resource groups). So the bootstrap, run
-by an administrator at subscription scope, registers them.
+by an administrator at subscription scope, registers them, and `spotkube doctor` checks them live.
 
 The namespaces are derived, not listed: every azure-native type the program registers has its ARM
 type in clouds/aks/identities.py's `RESOURCE_TYPES` (the identity tests fail on a type without one),
 and an ARM type's first segment is its namespace; the bootstrap's own types are in `BOOTSTRAP_TYPES`.
 What the program and the workflows call beyond the resources they register is the short table below,
-each with its reason. Pure module: no Pulumi.
+each with its reason. One list, which the bootstrap registers and doctor checks. Pure module: no Pulumi.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
-from spotkube.clouds.aks.identities import RESOURCE_TYPES
+from spotkube.clouds.aks.identities import NO_AZURE_CALL_PREFIXES, RESOURCE_TYPES
 
 #: Namespaces Azure registers in every subscription (learn.microsoft.com/azure/azure-resource-manager/
 #: management/resource-providers-and-types, "registered by default"); registering them is never needed.
@@ -40,6 +41,14 @@ BOOTSTRAP_TYPES: Mapping[str, str] = {
 }
 
 
+@dataclass(frozen=True)
+class Namespaces:
+    """The namespaces a program needs, and the registered types whose namespace spotkube doesn't know."""
+
+    needed: tuple[str, ...]
+    unknown_types: tuple[str, ...]
+
+
 def namespace(arm_type: str) -> str:
     """An ARM type's namespace: `Microsoft.ContainerService/managedClusters` -> `Microsoft.ContainerService`."""
     return arm_type.split("/", 1)[0]
@@ -61,3 +70,24 @@ def required_namespaces() -> tuple[str, ...]:
     and those called beyond them, less the ones Azure registers by default; sorted."""
     derived = {namespace(arm) for arm in _arm_types().values()} | set(CALLED_BEYOND_TYPES)
     return tuple(sorted(derived - REGISTERED_BY_DEFAULT))
+
+
+def needed_namespaces(type_tokens: Iterable[str]) -> Namespaces:
+    """The namespaces one program's registered types need (sorted), with those called beyond its types; the
+    ones registered by default are left out, and a type spotkube has no ARM type for is named, not dropped."""
+    arm_types = _arm_types()
+    needed = set(CALLED_BEYOND_TYPES)
+    unknown = set()
+    for token in type_tokens:
+        if token.startswith(NO_AZURE_CALL_PREFIXES):
+            continue
+        if token in arm_types:
+            needed.add(namespace(arm_types[token]))
+        else:
+            unknown.add(token)
+    return Namespaces(tuple(sorted(needed - REGISTERED_BY_DEFAULT)), tuple(sorted(unknown)))
+
+
+def register_command(name: str, subscription: str) -> str:
+    """What an administrator runs (registering needs `Microsoft.<namespace>/register/action` on the subscription)."""
+    return f"az provider register --namespace {name} --subscription {subscription} --wait"

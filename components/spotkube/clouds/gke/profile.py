@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from spotkube.clouds.gke import access_api as access_api
 from spotkube.clouds.gke import catalog as catalog
 from spotkube.clouds.gke import (
     deploy,
@@ -412,4 +413,5 @@ PROFILE = CloudProfile(
     quota_plan=quota.quota_plan,
     read_quota=usage_api.read_quota,
     identities=identities.FACTS,
+    read_access=access_api.read_access,
 )

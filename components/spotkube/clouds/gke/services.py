@@ -2,7 +2,8 @@
 
 A call to a disabled API fails with `SERVICE_DISABLED` (403), and enabling one needs
 `serviceusage.services.enable`, which no CI identity holds. So the bootstrap, run by an
-administrator, enables them in every project it serves, before anything that calls them.
+administrator, enables them in every project it serves, before anything that calls them, and
+`spotkube doctor` checks them live: one list for both.
 
 The list is derived where it can be: each pulumi-gcp type token names its module
 (`gcp:container/cluster:Cluster` -> `container`), and the module, or the type where one module
@@ -14,6 +15,9 @@ is the last table, each with its reason. Pure module: no Pulumi.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from spotkube.clouds.gke.identities import NO_GOOGLE_CALL_PREFIXES
 
 #: Enabled in every project, and the API every other API is enabled through; never enabled here.
 ENABLED_BY_DEFAULT = frozenset({"serviceusage.googleapis.com"})
@@ -40,6 +44,7 @@ CALLED_BEYOND_TYPES: Mapping[str, str] = {
     "sts.googleapis.com": "google-github-actions/auth exchanges the job's GitHub OIDC token for a federated token "
                           "at the Security Token Service",
     "cloudresourcemanager.googleapis.com": "pulumi-gcp and gcloud read the project, and refresh reads its IAM policy",
+    "compute.googleapis.com": "the nodes are Compute Engine VMs, and `spotkube quota` reads the region's quotas",
     "logging.googleapis.com": "the cluster sends its system and workload logs to Cloud Logging (clouds/gke/logs.py)",
     "monitoring.googleapis.com": "the cluster sends its system metrics to Cloud Monitoring (monitoringConfig)",
 }
@@ -63,3 +68,32 @@ def required_services() -> tuple[str, ...]:
     beyond them, less the ones enabled by default; sorted."""
     every = {*MODULE_SERVICES.values(), *TYPE_SERVICES.values(), *CALLED_BEYOND_TYPES}
     return tuple(sorted(every - ENABLED_BY_DEFAULT))
+
+
+@dataclass(frozen=True)
+class Services:
+    """The services a program needs, and the registered types whose service spotkube doesn't know."""
+
+    needed: tuple[str, ...]
+    unknown_types: tuple[str, ...]
+
+
+def needed_services(type_tokens: Iterable[str]) -> Services:
+    """The APIs one program's Google resources are made through, with those called beyond them (sorted);
+    a type the tables lack is named, not dropped."""
+    needed = set(CALLED_BEYOND_TYPES)
+    unknown = set()
+    for token in type_tokens:
+        if token.startswith(NO_GOOGLE_CALL_PREFIXES):
+            continue
+        service = service_of(token) if token.startswith("gcp:") else None
+        if service is None:
+            unknown.add(token)
+        else:
+            needed.add(service)
+    return Services(tuple(sorted(needed - ENABLED_BY_DEFAULT)), tuple(sorted(unknown)))
+
+
+def enable_command(name: str, project: str) -> str:
+    """What the project's owner runs (enabling needs `serviceusage.services.enable`)."""
+    return f"gcloud services enable {name} --project {project}"

@@ -1,0 +1,118 @@
+"""`spotkube doctor`: before a stack's first `pulumi up`, check live what it needs, one line per item.
+
+The I/O half: it runs the stack offline (the registered types, the identity table's calls, the pools),
+asks the cloud's profile to read the live state (`read_access`) and `spotkube quota`'s reader for the
+quota, and prints `review.doctor`'s findings. Exit 0 when nothing fails, 1 when something the first
+`up` needs is missing, 2 on bad input or missing credentials.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from spotkube.cli import terminal
+from spotkube.clouds import profile
+from spotkube.components.offline import StackRun, run_stack
+from spotkube.platform import stack_names
+from spotkube.platform.doctor import DoctorQuery, Finding, SizeNeed
+from spotkube.platform.errors import SpotkubeError
+from spotkube.platform.identities import Identity
+from spotkube.platform.project import find_project
+from spotkube.platform.quota import QuotaQuery
+from spotkube.review.doctor import DoctorReport, doctor_report
+from spotkube.review.identities import stack_calls
+from spotkube.review.plan_document import pool_rows
+from spotkube.review.quota import live_report
+
+
+def principals(run: StackRun, deploy: str | None, preview: str | None) -> dict[Identity, str]:
+    """Whose roles to read: as given, the deployer defaulting to the stack's `cluster.deployer.objectId`."""
+    deployer = deploy or getattr(run.spec.cluster.deployer, "object_id", None)
+    found: dict[Identity, str] = {}
+    if deployer:
+        found["deploy"] = str(deployer)
+    if preview:
+        found["preview"] = preview
+    return found
+
+
+def check(run: StackRun, *, deploy: str | None, preview: str | None, endpoint: str | None, account: str | None,
+          timeout: float) -> DoctorReport:
+    """Read the cloud live and judge what the stack's first `up` needs."""
+    cloud = profile(run.spec.cloud)
+    if cloud.read_access is None:
+        raise SpotkubeError(f"stack {run.stack}: spotkube can't check {cloud.title} live")
+    rows = pool_rows(run.spec.cloud, run.registrations)
+    sizes = tuple(SizeNeed(r.name, r.machine, r.gpu_type, tuple(r.zones)) for r in rows)
+    who = principals(run, deploy, preview)
+    live = cloud.read_access(DoctorQuery(run.spec, tuple(dict.fromkeys(r.type for r in run.registrations)), sizes,
+                                         who, endpoint, account, timeout))
+    quota = None
+    quota_problem: Finding | None = None
+    if cloud.read_quota is not None:
+        try:
+            quota = live_report(run.stack, run.spec.cloud, rows, cloud.read_quota(
+                QuotaQuery(run.spec, tuple(r.machine for r in rows), endpoint, account, timeout)))
+        except SpotkubeError as err:
+            quota_problem = Finding("quota", "quota", "fail", f"the quota could not be read: {err}")
+    report = doctor_report(run.stack, live, stack_calls(run.spec.cloud, run.registrations, run.invokes),
+                           cloud.identities, who, quota)
+    if quota_problem is not None:
+        report = DoctorReport(report.stack, report.where, (*report.findings, quota_problem))
+    return report
+
+
+def lines(report: DoctorReport) -> list[str]:
+    failed = len(report.failed)
+    return [f"stack {report.stack} ({report.where})", *(f"  {f.line()}" for f in report.findings),
+            "ready for the first pulumi up" if not failed else f"{failed} item(s) to fix before the first pulumi up"]
+
+
+def doctor(
+    stack: Annotated[str, typer.Option("--stack", "-s", metavar="NAME", help="The stack to check.")],
+    deploy: Annotated[str | None, typer.Option(
+        "--deploy", metavar="PRINCIPAL", help="The deploy identity whose roles to check: its object id on Azure "
+        "(default: the stack's cluster.deployer.objectId), its service account e-mail on Google Cloud.")] = None,
+    preview: Annotated[str | None, typer.Option(
+        "--preview", metavar="PRINCIPAL", help="The preview identity whose roles to check, named the same way.")]
+    = None,
+    subscription: Annotated[str | None, typer.Option(
+        "--subscription", metavar="SUBSCRIPTION_ID",
+        help="AKS: the Azure subscription (default: $ARM_SUBSCRIPTION_ID, else $AZURE_SUBSCRIPTION_ID).")] = None,
+    endpoint: Annotated[str | None, typer.Option(
+        "--endpoint", metavar="URL", help="The cloud API to ask instead of the public one; a plain-HTTP endpoint is "
+        "sent no credential.")] = None,
+    timeout: Annotated[float, typer.Option("--timeout", metavar="SECONDS", help="Seconds per request.")] = 30.0,
+    output: Annotated[str, typer.Option("--format", "-f", metavar="table|json", help="How to print it.")] = "table",
+    project_dir: Annotated[Path, typer.Option("--project", metavar="DIR", help="Folder with Pulumi.yaml.")]
+    = Path("."),
+) -> None:
+    """Before a stack's first `pulumi up`, with the deployer's credentials: check live that the cloud's APIs
+    or resource providers are on, that the CI identities hold the roles the program needs, that the quota
+    suffices and that the region offers each pool's size. One line per item, with the command that fixes it.
+
+    Exit 0 when nothing is missing, 1 when something is, 2 on bad input or missing credentials.
+    """
+    stderr = terminal.console(stderr=True)
+    try:
+        if output not in ("table", "json"):
+            raise SpotkubeError(f"--format {output}: use table or json")
+        project = find_project(project_dir)
+        run = run_stack(project, stack_names.stack_name(project, stack))
+        report = check(run, deploy=deploy, preview=preview, endpoint=endpoint, account=subscription,
+                       timeout=timeout)
+    except SpotkubeError as err:
+        stderr.print(f"[red]error:[/red] {escape(str(err))}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    if output == "json":
+        typer.echo(json.dumps(report.to_json(), indent=2))
+    else:
+        for line in lines(report):
+            typer.echo(line)
+    if report.failed:
+        raise typer.Exit(1)

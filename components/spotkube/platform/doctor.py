@@ -1,0 +1,96 @@
+"""What `spotkube doctor` asks a cloud before a stack's first `pulumi up`, and the shape of its answer.
+
+A first `up` on a fresh subscription or project fails half-way on what nobody checked: an API not
+enabled, a provider namespace not registered, a role missing, a quota too small, a size the region
+doesn't offer. Each cloud reads those live (`CloudProfile.read_access`) into a `LiveAccess`;
+`review/doctor.py` judges it against what the program needs into `Finding`s, one line each. Pure
+module: no Pulumi, no cloud SDK.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from spotkube.platform.errors import SpotkubeError
+from spotkube.platform.identities import Assignment, Identity
+from spotkube.platform.input_messages import timeout_problem
+from spotkube.platform.spec import PlatformSpec
+
+#: ok; fail: the first `up` fails on it (exit 1); warn: worth knowing, doesn't fail the check.
+Level = Literal["ok", "warn", "fail"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One checked item: what (`check`: apis, roles, quota, sizes), about what, and the command that fixes it."""
+
+    check: str
+    subject: str
+    level: Level
+    message: str
+    fix: str | None = None
+
+    def line(self) -> str:
+        mark = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}[self.level]
+        return f"{mark} {self.check}: {self.message}" + (f"; fix: {self.fix}" if self.fix else "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"check": self.check, "subject": self.subject, "level": self.level, "message": self.message,
+                "fix": self.fix}
+
+
+@dataclass(frozen=True)
+class SizeNeed:
+    """A pool's machine (and GPU type, where the cloud lists it apart) in the zones the pool asks for
+    (none: any zone of the region)."""
+
+    pool: str
+    machine: str
+    gpu_type: str | None
+    zones: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DoctorQuery:
+    """What to read live: the stack, the types its program registers, its pools' sizes, whose roles to
+    read (`principals`: an Azure object id, a Google IAM member or e-mail, per CI identity), where to ask
+    (`endpoint`: the cloud's own by default; a plain-HTTP one is sent no credential) and, on Azure, the
+    subscription (`account`)."""
+
+    spec: PlatformSpec
+    type_tokens: tuple[str, ...]
+    sizes: tuple[SizeNeed, ...]
+    principals: Mapping[Identity, str]
+    endpoint: str | None = None
+    account: str | None = None
+    timeout: float = 30.0
+
+    def __post_init__(self) -> None:
+        if (problem := timeout_problem(self.timeout)) is not None:
+            raise SpotkubeError(problem)
+
+
+@dataclass(frozen=True)
+class LiveAccess:
+    """A cloud's answer, and how to word its fixes.
+
+    `apis_needed` are the namespaces or services the program's types need (`apis_unknown` the types
+    spotkube can't place); `apis_enabled` what the subscription or project has registered or enabled.
+    `held` is every role assignment each named principal holds, read back into the identity table's
+    terms (its scopes, its `Role`s), unless reading them was refused (`unreadable`). `sizes` the cloud
+    judges itself: it knows how it restricts a size.
+    """
+
+    where: str
+    apis_what: str
+    apis_needed: tuple[str, ...]
+    apis_unknown: tuple[str, ...]
+    apis_enabled: frozenset[str]
+    enable_command: Callable[[str], str]
+    held: Mapping[Identity, tuple[Assignment, ...]]
+    grant_command: Callable[[str, Assignment], str]
+    sizes: tuple[Finding, ...] = ()
+    #: Identities whose roles could not be read, and the cloud's answer.
+    unreadable: Mapping[Identity, str] = field(default_factory=dict)

@@ -1,0 +1,343 @@
+"""`spotkube doctor` against local servers on 127.0.0.1 shaped like the real APIs, as a user runs it.
+
+Azure Resource Manager: `GET /subscriptions/{id}/providers` (`value[].namespace`, `registrationState`),
+role assignments filtered by `assignedTo('{objectId}')` (`properties.scope`, `roleDefinitionId`), role
+definitions (`properties.roleName`, `type`, `permissions[]`), the Resource SKUs list with its
+`restrictions`, and the compute usages `spotkube quota` reads. Google Cloud: Service Usage's enabled
+services (`services[].config.name`), Resource Manager's getIamPolicy (a POST, `bindings[]`), IAM's
+roles.get (`includedPermissions`), Compute Engine's machine and accelerator types per zone (404 when a
+zone lacks one), and regions.get / projects.get for the quota.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from fake_http import FakeServer, Reply, Request, serving
+
+REPO = Path(__file__).resolve().parents[2]
+SPOTKUBE = str(Path(sys.executable).with_name("spotkube"))
+SUBSCRIPTION = "5a6b7c8d-0000-4000-8000-00000000beef"
+GROUP = "spotkube-aks-prod-eastus"
+DEPLOYER = "11111111-2222-4333-8444-555555555555"
+PREVIEW = "22222222-3333-4444-8555-666666666666"
+PROJECT = "spotkube-prod-example"
+GKE_DEPLOYER = f"spotkube-deploy@{PROJECT}.iam.gserviceaccount.com"
+GKE_PREVIEW = f"spotkube-preview@{PROJECT}.iam.gserviceaccount.com"
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([SPOTKUBE, "doctor", *args], cwd=REPO, capture_output=True, text=True, timeout=300,
+                          check=False, env={**os.environ, **(env or {})})
+
+
+# --- Azure, as ARM answers -----------------------------------------------------------------------
+
+ROLES: dict[str, tuple[str, str, dict[str, list[str]]]] = {
+    # name -> (GUID, type, permissions), as `GET .../roleDefinitions/{id}` lists them
+    "Contributor": ("b24988ac-6180-42a0-ab88-20f7382dd24c", "BuiltInRole", {
+        "actions": ["*"], "notActions": ["Microsoft.Authorization/*/Delete", "Microsoft.Authorization/*/Write",
+                                         "Microsoft.Authorization/elevateAccess/Action",
+                                         "Microsoft.Blueprint/blueprintAssignments/write",
+                                         "Microsoft.Blueprint/blueprintAssignments/delete",
+                                         "Microsoft.Compute/galleries/share/action"],
+        "dataActions": [], "notDataActions": []}),
+    "Role Based Access Control Administrator": ("f58310d9-a9f6-439a-9e8d-f62e7b41a168", "BuiltInRole", {
+        "actions": ["Microsoft.Authorization/roleAssignments/write", "Microsoft.Authorization/roleAssignments/delete",
+                    "*/read", "Microsoft.Support/*"], "notActions": [], "dataActions": [], "notDataActions": []}),
+    "Reader": ("acdd72a7-3385-48ef-bd42-f606fba81ae7", "BuiltInRole", {
+        "actions": ["*/read"], "notActions": [], "dataActions": [], "notDataActions": []}),
+    "spotkube quota reader": ("9d3c1a2b-0000-4000-8000-0000000000aa", "CustomRole", {
+        "actions": ["Microsoft.Compute/locations/usages/read", "Microsoft.Compute/skus/read"], "notActions": [],
+        "dataActions": [], "notDataActions": []}),
+}
+
+
+def definition_id(role: str) -> str:
+    return f"/subscriptions/{SUBSCRIPTION}/providers/Microsoft.Authorization/roleDefinitions/{ROLES[role][0]}"
+
+
+def assignment(principal: str, role: str, scope: str) -> dict[str, Any]:
+    return {"id": f"{scope}/providers/Microsoft.Authorization/roleAssignments/{abs(hash((principal, role))):x}",
+            "type": "Microsoft.Authorization/roleAssignments", "name": f"{abs(hash((principal, role))):x}",
+            "properties": {"roleDefinitionId": definition_id(role), "principalId": principal,
+                           "principalType": "ServicePrincipal", "scope": scope, "condition": None,
+                           "createdOn": "2026-11-20T10:00:00.0000000Z"}}
+
+
+SUB_SCOPE = f"/subscriptions/{SUBSCRIPTION}"
+GROUP_SCOPE = f"{SUB_SCOPE}/resourceGroups/{GROUP}"
+
+
+def sku(name: str, region: str, restrictions: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    return {"resourceType": "virtualMachines", "name": name, "tier": "Standard", "size": name[9:],
+            "family": "standardDSv3Family", "locations": [region],
+            "locationInfo": [{"location": region, "zones": ["1", "2", "3"], "zoneDetails": []}],
+            "capabilities": [{"name": "vCPUs", "value": "4"}], "restrictions": restrictions or []}
+
+
+def usage(name: str, limit: int) -> dict[str, Any]:
+    return {"unit": "Count", "currentValue": 0, "limit": limit, "name": {"value": name, "localizedValue": name}}
+
+
+class Arm:
+    """What the fake ARM serves; a test edits it before running doctor."""
+
+    def __init__(self) -> None:
+        self.providers = {"Microsoft.ContainerService": "Registered", "Microsoft.Compute": "Registered",
+                          "Microsoft.OperationalInsights": "Registered", "Microsoft.Insights": "NotRegistered",
+                          "Microsoft.Network": "Registered", "Microsoft.Resources": "Registered"}
+        self.assignments = {
+            DEPLOYER: [assignment(DEPLOYER, "Contributor", GROUP_SCOPE),
+                       assignment(DEPLOYER, "Role Based Access Control Administrator", GROUP_SCOPE),
+                       assignment(DEPLOYER, "spotkube quota reader", SUB_SCOPE),
+                       # an assignment on another group is no use to this stack
+                       assignment(DEPLOYER, "Contributor", f"{SUB_SCOPE}/resourceGroups/someone-elses")],
+            PREVIEW: [assignment(PREVIEW, "Reader", GROUP_SCOPE)],
+        }
+        self.forbidden: set[str] = set()
+        self.skus = [sku("Standard_D4s_v3", "eastus"), sku("Standard_D8s_v3", "eastus"),
+                     sku("Standard_NC24ads_A100_v4", "eastus", [{
+                         "type": "Location", "values": ["eastus"], "restrictionInfo": {"locations": ["eastus"]},
+                         "reasonCode": "NotAvailableForSubscription"}])]
+
+    def respond(self, request: Request) -> Reply:
+        path = urlsplit(request.path).path
+        query = request.query
+        if path == f"{SUB_SCOPE}/providers":
+            assert query["api-version"] == ["2021-04-01"]
+            return Reply(body={"value": [{"id": f"{SUB_SCOPE}/providers/{n}", "namespace": n, "registrationState": s,
+                                          "registrationPolicy": "RegistrationRequired", "resourceTypes": []}
+                                         for n, s in self.providers.items()]})
+        if path == f"{SUB_SCOPE}/providers/Microsoft.Authorization/roleAssignments":
+            principal = query["$filter"][0].removeprefix("assignedTo('").removesuffix("')")
+            if principal in self.forbidden:
+                return Reply(403, {"error": {"code": "AuthorizationFailed", "message": (
+                    f"The client '{DEPLOYER}' does not have authorization to perform action "
+                    f"'Microsoft.Authorization/roleAssignments/read' over scope '{SUB_SCOPE}'.")}})
+            return Reply(body={"value": self.assignments.get(principal, [])})
+        for role, (guid, kind, permissions) in ROLES.items():
+            if path == definition_id(role):
+                return Reply(body={"id": path, "type": "Microsoft.Authorization/roleDefinitions", "name": guid,
+                                   "properties": {"roleName": role, "type": kind, "description": role,
+                                                  "assignableScopes": ["/"], "permissions": [permissions]}})
+        if path == f"{SUB_SCOPE}/providers/Microsoft.Compute/skus":
+            return Reply(body={"value": self.skus})
+        if path == f"{SUB_SCOPE}/providers/Microsoft.Compute/locations/eastus/usages":
+            return Reply(body={"value": [usage("cores", 1000), usage("standardDSv3Family", 1000),
+                                         usage("standardNCADSA100v4Family", 1000), usage("lowPriorityCores", 1000)]})
+        return Reply(404, {"error": {"code": "NotFound", "message": f"no route for {path}"}})
+
+
+@pytest.fixture
+def arm() -> Iterator[tuple[FakeServer, Arm]]:
+    state = Arm()
+    with serving() as server:
+        server.respond = state.respond
+        yield server, state
+
+
+def aks(server: FakeServer, *extra: str) -> subprocess.CompletedProcess[str]:
+    return run("--stack", "aks-prod-eastus", "--endpoint", server.url(), "--subscription", SUBSCRIPTION, *extra)
+
+
+def test_aks_names_each_missing_item_with_the_command_that_fixes_it(arm: tuple[FakeServer, Arm]) -> None:
+    server, _ = arm
+    result = aks(server, "--preview", PREVIEW)
+    assert result.returncode == 1, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"stack aks-prod-eastus (subscription {SUBSCRIPTION}, region eastus)"
+    assert ("  FAIL apis: Microsoft.Insights is not registered; fix: az provider register --namespace "
+            f"Microsoft.Insights --subscription {SUBSCRIPTION} --wait") in lines
+    assert "  ok   apis: Microsoft.ContainerService registered" in lines
+    assert any(line.startswith(f"  ok   roles: deploy identity {DEPLOYER} can make every call") for line in lines)
+    preview = [line for line in lines if line.startswith("  FAIL roles: preview")]
+    # Reader on the group reads the resources, but not the cluster's kubeconfig nor its Kubernetes objects
+    assert any("lacks Azure Kubernetes Service Cluster User Role on the resource group" in line
+               and "listClusterUserCredential/action" in line and f"--assignee-object-id {PREVIEW}" in line
+               and f"--scope {GROUP_SCOPE}" in line for line in preview), preview
+    assert any("lacks spotkube quota reader on the subscription" in line and "run the bootstrap stack" in line
+               for line in preview), preview
+    assert not any("lacks Reader" in line for line in preview)
+    assert ("  FAIL sizes: pool a100spot: Standard_NC24ads_A100_v4 in eastus is restricted for this subscription "
+            "(NotAvailableForSubscription)") in "\n".join(lines)
+    assert "  ok   sizes: pool system: Standard_D4s_v3 in eastus is offered in zone(s) 1, 2, 3" in lines
+    assert any(line.startswith("  ok   quota: lowPriorityCores: needs 192 vCPUs") for line in lines)
+    assert lines[-1].endswith("item(s) to fix before the first pulumi up")
+    assert result.stderr == ""
+    # one line per item, no credential over plain HTTP
+    assert not any("authorization" in r.headers for r in server.requests)
+
+
+def test_aks_ready_when_everything_is_in_place(arm: tuple[FakeServer, Arm]) -> None:
+    server, state = arm
+    state.providers["Microsoft.Insights"] = "Registered"
+    state.skus[2]["restrictions"] = []
+    result = aks(server, "--format", "json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.loads(result.stdout)
+    assert report["ok"] and {f["level"] for f in report["findings"]} == {"ok", "warn"}
+    (warned,) = [f for f in report["findings"] if f["level"] == "warn"]
+    assert warned["check"] == "roles" and "--preview" in warned["message"]
+
+
+def test_roles_the_deployer_may_not_read_are_reported_not_a_crash(arm: tuple[FakeServer, Arm]) -> None:
+    server, state = arm
+    state.forbidden.add(PREVIEW)
+    result = aks(server, "--preview", PREVIEW)
+    assert result.returncode == 1
+    assert ("warn roles: the preview identity's roles could not be read: Azure Resource Manager at 127.0.0.1"
+            in result.stdout)
+    assert "answered HTTP 403: The client" in result.stdout and "Traceback" not in result.stderr
+
+
+def test_the_subscription_must_be_named(arm: tuple[FakeServer, Arm]) -> None:
+    server, _ = arm
+    env = {k: "" for k in ("ARM_SUBSCRIPTION_ID", "AZURE_SUBSCRIPTION_ID")}
+    result = run("--stack", "aks-prod-eastus", "--endpoint", server.url(), env=env)
+    assert result.returncode == 2 and "--subscription" in result.stderr and "Traceback" not in result.stderr
+
+
+# --- Google Cloud ----------------------------------------------------------------------------------
+
+#: container.admin's published list is every `container.*` permission (hundreds); these are the ones of
+#: the kinds and verbs spotkube's program uses, plus some it doesn't.
+CONTAINER_ADMIN = sorted({f"container.{what}.{verb}" for what in (
+    "clusters", "configMaps", "daemonSets", "deployments", "namespaces", "secrets", "services", "serviceAccounts",
+    "clusterRoles", "clusterRoleBindings", "roles", "roleBindings", "customResourceDefinitions", "priorityClasses",
+    "thirdPartyObjects", "statefulSets", "persistentVolumeClaims", "networkPolicies", "podDisruptionBudgets",
+    "mutatingWebhookConfigurations", "validatingWebhookConfigurations", "horizontalPodAutoscalers", "jobs",
+    "cronJobs", "pods", "leases", "resourceQuotas", "limitRanges", "ingresses", "endpoints")
+    for verb in ("get", "list", "create", "update", "delete", "bind", "escalate")} | {
+    "container.clusters.connect", "container.operations.get", "container.nodes.list"})
+GCP_ROLES: dict[str, list[str]] = {
+    "roles/container.admin": CONTAINER_ADMIN,
+    "roles/container.viewer": ["container.clusters.connect", "container.clusters.get", "container.configMaps.get",
+                               "container.daemonSets.get", "container.deployments.get"],
+}
+
+
+def machine_type(name: str, zone: str) -> dict[str, Any]:
+    return {"kind": "compute#machineType", "id": "1000", "name": name, "description": name, "guestCpus": 12,
+            "memoryMb": 87040, "zone": zone, "isSharedCpu": False,
+            "selfLink": f"https://www.googleapis.com/compute/v1/projects/{PROJECT}/zones/{zone}/machineTypes/{name}"}
+
+
+class Google:
+    def __init__(self) -> None:
+        self.enabled = ["container.googleapis.com", "compute.googleapis.com", "iam.googleapis.com",
+                        "cloudresourcemanager.googleapis.com", "logging.googleapis.com",
+                        "serviceusage.googleapis.com", "monitoring.googleapis.com"]
+        self.bindings = [{"role": "roles/container.viewer", "members": [f"serviceAccount:{GKE_PREVIEW}"]},
+                         {"role": "roles/container.admin", "members": [f"serviceAccount:{GKE_DEPLOYER}",
+                                                                       "user:admin@example.com"]}]
+        #: (zone, machine or accelerator) the project can't get
+        self.missing = {("europe-west4-b", "a2-highgpu-1g")}
+
+    def respond(self, request: Request) -> Reply:
+        path = urlsplit(request.path).path
+        if path == f"/v1/projects/{PROJECT}/services":
+            assert request.query["filter"] == ["state:ENABLED"]
+            half = len(self.enabled) // 2
+            page, rest = (self.enabled[:half], "2") if "pageToken" not in request.query else (self.enabled[half:], None)
+            body: dict[str, Any] = {"services": [{"name": f"projects/123456789/services/{s}", "parent":
+                                                  "projects/123456789", "config": {"name": s, "title": s},
+                                                  "state": "ENABLED"} for s in page]}
+            if rest:
+                body["nextPageToken"] = rest
+            return Reply(body=body)
+        if path == f"/v1/projects/{PROJECT}:getIamPolicy":
+            assert request.method == "POST" and json.loads(request.body) == {"options": {"requestedPolicyVersion": 3}}
+            return Reply(body={"version": 1, "etag": "BwYr9ErKhYw=", "bindings": self.bindings})
+        if path.startswith("/v1/roles/"):
+            name = path.removeprefix("/v1/")
+            if name in GCP_ROLES:
+                return Reply(body={"name": name, "title": name, "includedPermissions": GCP_ROLES[name],
+                                   "stage": "GA", "etag": "AA=="})
+        zone_prefix = f"/compute/v1/projects/{PROJECT}/zones/"
+        if path.startswith(zone_prefix):
+            zone, kind, name = path.removeprefix(zone_prefix).split("/")
+            if (zone, name) in self.missing:
+                return Reply(404, {"error": {"code": 404, "message": f"The resource 'projects/{PROJECT}/zones/{zone}/"
+                                             f"{kind}/{name}' was not found", "errors": [{"reason": "notFound"}]}})
+            return Reply(body=machine_type(name, zone))
+        if path == f"/compute/v1/projects/{PROJECT}/regions/europe-west4":
+            return Reply(body={"kind": "compute#region", "name": "europe-west4", "quotas": [
+                {"metric": "CPUS", "limit": 1000, "usage": 0}, {"metric": "E2_CPUS", "limit": 1000, "usage": 0},
+                {"metric": "NVIDIA_A100_GPUS", "limit": 16, "usage": 0}, {"metric": "NVIDIA_T4_GPUS", "limit": 8,
+                                                                           "usage": 0}]})
+        if path == f"/compute/v1/projects/{PROJECT}":
+            return Reply(body={"kind": "compute#project", "name": PROJECT, "quotas": [
+                {"metric": "CPUS_ALL_REGIONS", "limit": 1000, "usage": 0},
+                {"metric": "GPUS_ALL_REGIONS", "limit": 0, "usage": 0}]})
+        return Reply(404, {"error": {"code": 404, "message": f"no route for {path}"}})
+
+
+@pytest.fixture
+def google() -> Iterator[tuple[FakeServer, Google]]:
+    state = Google()
+    with serving() as server:
+        server.respond = state.respond
+        yield server, state
+
+
+def test_gke_names_the_service_the_workflows_need_the_roles_and_the_zones(google: tuple[FakeServer, Google]) -> None:
+    server, _ = google
+    result = run("--stack", "gke-prod-europe-west4", "--endpoint", server.url(), "--deploy", GKE_DEPLOYER,
+                 "--preview", GKE_PREVIEW)
+    assert result.returncode == 1, result.stdout + result.stderr
+    out = result.stdout
+    assert ("FAIL apis: iamcredentials.googleapis.com is not enabled; fix: gcloud services enable "
+            f"iamcredentials.googleapis.com --project {PROJECT}") in out
+    assert "ok   apis: container.googleapis.com enabled" in out  # from the second page
+    assert (f"FAIL roles: deploy identity {GKE_DEPLOYER} lacks roles/iam.serviceAccountAdmin on the project "
+            "(needed to create Account") in out
+    assert (f"fix: gcloud projects add-iam-policy-binding {PROJECT} --member serviceAccount:{GKE_DEPLOYER} "
+            "--role roles/iam.serviceAccountAdmin") in out
+    assert f"FAIL roles: preview identity {GKE_PREVIEW} lacks spotkubePreviewReader" in out
+    assert ("FAIL sizes: pool a100-spot: a2-highgpu-1g with nvidia-tesla-a100 is not offered in zone(s) "
+            "europe-west4-b") in out
+    assert ("ok   sizes: pool t4-preemptible: n1-standard-8 with nvidia-tesla-t4 is offered in zone(s) "
+            "europe-west4-a, europe-west4-b, europe-west4-c") in out
+    assert "FAIL quota: GPUS_ALL_REGIONS: needs" in out and "the limit is short by 17; ask for an increase" in out
+    assert "lacks roles/container.admin" not in out
+    posts = [r for r in server.requests if r.method == "POST"]
+    assert [urlsplit(r.path).path for r in posts] == [f"/v1/projects/{PROJECT}:getIamPolicy"]
+
+
+def test_no_google_credentials_is_one_line_saying_how_to_sign_in(tmp_path: Path) -> None:
+    env = {"GOOGLE_APPLICATION_CREDENTIALS": "", "CLOUDSDK_CONFIG": str(tmp_path), "HOME": str(tmp_path),
+           "GCE_METADATA_HOST": "127.0.0.1:9", "GCE_METADATA_IP": "127.0.0.1:9", "NO_GCE_CHECK": "True"}
+    env = {k: v for k, v in env.items() if v}
+    clean = {k: v for k, v in os.environ.items() if k != "GOOGLE_APPLICATION_CREDENTIALS"}
+    result = subprocess.run([SPOTKUBE, "doctor", "--stack", "gke-dev-us-central1", "--endpoint",
+                             "https://127.0.0.1:9"], cwd=REPO, capture_output=True, text=True, timeout=120,
+                            check=False, env={**clean, **env})
+    assert result.returncode == 2, result.stdout + result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("error: no Google Cloud credentials")
+    assert line.endswith("run `gcloud auth application-default login` (CI: google-github-actions/auth)")
+
+
+
+def test_no_azure_credentials_is_one_line_saying_how_to_sign_in(tmp_path: Path) -> None:
+    """Every credential DefaultAzureCredential tries fails (no ARM_*/AZURE_* variables, no az on PATH, the
+    managed identity endpoint refusing): one line, not azure-identity's list of what it tried."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("AZURE_", "ARM_", "MSI_", "IDENTITY_"))}
+    env = {**clean, "HOME": str(tmp_path), "PATH": str(Path(sys.executable).parent),
+           "IDENTITY_ENDPOINT": "http://127.0.0.1:9/msi/token", "IDENTITY_HEADER": "x"}
+    result = subprocess.run([SPOTKUBE, "doctor", "--stack", "aks-dev-uksouth", "--subscription", SUBSCRIPTION,
+                             "--endpoint", "https://127.0.0.1:9"], cwd=REPO, capture_output=True, text=True,
+                            timeout=120, check=False, env=env)
+    assert result.returncode == 2, result.stdout + result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("error: no Azure credentials") and "sign in with `az login`" in line
