@@ -59,6 +59,7 @@ from spotkube.platform.pipeline_reader import load_pool_contracts, read_pipeline
 from spotkube.platform.project import find_project
 from spotkube.platform.quota import QuotaQuery, QuotaReport
 from spotkube.review.costing import price_plan
+from spotkube.review.fixed_costs import stack_fixed_costs
 from spotkube.review.pipeline_check import check_pipeline
 from spotkube.review.plan_diff import StackDiff, plan_diff
 from spotkube.review.plan_document import pool_rows
@@ -278,13 +279,16 @@ def cost(
     prices: PricesOption = None,
     project_dir: ProjectOption = Path("."),
 ) -> None:
-    """What a stack costs a month, with what-if node-hours per pool; needs no Pulumi run."""
+    """What a stack costs a month, with what-if node-hours per pool, and the fixed lines of its idle floor
+    (cluster fee, network, disks) read from what its program registers offline; needs no Pulumi CLI."""
     try:
         project = find_project(project_dir)
         stack = stack_names.stack_name(project, stack)
         plan_ = plan_platform(load_stack_spec(project, stack))
         what_if = _hours(hours or [], [p.name for p in plan_.pools])
+        run = run_stack(project, stack)
         report_ = price_plan(plan_, hours=what_if, table=price_table(prices))
+        report_.fixed = stack_fixed_costs(run.spec, run.registrations)
     except SpotkubeError as err:
         raise fail(str(err)) from None
     if output is Format.json:

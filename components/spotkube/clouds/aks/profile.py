@@ -16,6 +16,7 @@ from typing import Any
 from spotkube.clouds.aks import catalog as catalog
 from spotkube.clouds.aks import (
     deploy,
+    fixed_costs,
     gpu_sharing,
     identities,
     kubeconfig,
@@ -355,6 +356,8 @@ PROFILE = CloudProfile(
     device_plugin_mode="daemonset",
     mig_profiles=gpu_sharing.mig_profiles,
     logs_cost_basis=logs_cost_basis,
+    fixed_items=fixed_costs.fixed_items,
+    fixed_prices=fixed_costs.fixed_prices,
     log_query=aks_logs.log_query,
     regions=catalog.REGIONS,
     catalog_source="spotkube.clouds.aks.catalog_source",

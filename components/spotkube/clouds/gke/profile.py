@@ -16,6 +16,7 @@ from typing import Any
 from spotkube.clouds.gke import catalog as catalog
 from spotkube.clouds.gke import (
     deploy,
+    fixed_costs,
     gpu_sharing,
     identities,
     kubeconfig,
@@ -383,6 +384,8 @@ PROFILE = CloudProfile(
     kfp_cloud_logs_link=True,
     mig_profiles=gpu_sharing.mig_profiles,
     logs_cost_basis=logs_cost_basis,
+    fixed_items=fixed_costs.fixed_items,
+    fixed_prices=fixed_costs.fixed_prices,
     log_query=gke_logs.log_query,
     shared_gpu_modes=tuple(gpu_sharing.STRATEGIES),
     max_clients_per_gpu=gpu_sharing.MAX_CLIENTS_PER_GPU,
