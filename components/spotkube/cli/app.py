@@ -38,7 +38,7 @@ from spotkube.cli import (
 from spotkube.cli.pipeline_views import render_reports_table, reports_json, reports_markdown
 from spotkube.clouds import load_stack_spec, plan_platform, price_table
 from spotkube.clouds import profile as cloud_profile
-from spotkube.clouds.stack_template import CloudName, create_stack, next_steps
+from spotkube.clouds.stack_template import CloudName, acknowledge, create_stack, next_steps
 from spotkube.components.offline import run_stack
 from spotkube.platform import stack_names
 from spotkube.platform.addons.kfp_transforms import retry_rule
@@ -561,17 +561,24 @@ def new_stack(
     = PrincipalType.ServicePrincipal,
     project_dir: ProjectOption = Path("."),
 ) -> None:
-    """Write stacks/Pulumi.<cloud>-<env>-<region>.yaml with safe defaults (never overwrites), then print
-    the exact commands left: the offline plan, `pulumi stack init`, the GitHub environment the deploy
-    runs it in, the cloud's trust in that environment, and the commit."""
+    """Write stacks/Pulumi.<cloud>-<env>-<region>.yaml with safe defaults (never overwrites), plan it
+    offline and acknowledge each warning it could not avoid (marked `# review:`), so it passes `plan
+    --strict`; then print the exact commands left: the offline plan, `pulumi stack init`, the GitHub
+    environment the deploy runs it in, the cloud's trust in that environment, and the commit."""
     try:
         project = find_project(project_dir)
         deployer = None if deployer_object_id is None else (deployer_object_id, deployer_type.value)
         created = create_stack(project, cloud, env, region, gcp_project=gcp_project, deployer=deployer)
     except SpotkubeError as err:
         raise fail(str(err)) from None
+    try:
+        document = report.stack_document(run_stack(project, created.stack), price_table(None))
+        acknowledged = acknowledge(project, created, document.warnings)
+    except SpotkubeError as err:
+        created.path.unlink(missing_ok=True)  # a stack new-stack can't plan is not left behind
+        raise fail(str(err)) from None
     typer.echo(f"wrote {project.relative(created.path)}")
-    for line in next_steps(project, created, cloud):
+    for line in next_steps(project, created, cloud, acknowledged=acknowledged):
         typer.echo(line)
 
 

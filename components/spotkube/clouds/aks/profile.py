@@ -270,7 +270,8 @@ def new_stack_config(
     environment: str, region: str, gcp_project: str | None, deployer: tuple[str, str] | None
 ) -> dict[str, Any]:
     """An on-demand system and platform pool and a spot T4 pool from 0: AKS offers T4 widely; the
-    deployer as named by the flags."""
+    deployer as named by the flags; the guards the plan checks that need no network of the user's
+    switched on: Entra ID as the only way in, deletion protection, container logs kept in Log Analytics."""
     if gcp_project is not None:
         raise NewStackError("--gcp-project applies to --cloud gke only")
     if deployer is None:
@@ -288,7 +289,8 @@ def new_stack_config(
             "name": "t4spot", "machine": "Standard_NC4as_T4_v3", "capacity": "spot",
             "evictionPolicy": "Delete", "maxPrice": -1, "min": 0, "max": 4,
         }],
-        "cluster": {"channel": "stable", "deployer": {"objectId": deployer[0], "principalType": deployer[1]}},
+        "cluster": {"channel": "stable", "deployer": {"objectId": deployer[0], "principalType": deployer[1]},
+                    "localAccountsDisabled": True, "deletionProtection": True, "logs": {"enabled": True}},
     }
 
 

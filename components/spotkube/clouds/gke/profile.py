@@ -280,7 +280,9 @@ def logs_cost_basis(spec: GkeSpec) -> str | None:
 def new_stack_config(
     environment: str, region: str, gcp_project: str | None, deployer: tuple[str, str] | None
 ) -> dict[str, Any]:
-    """On-demand system and platform pools and a spot pool of a GPU the region really offers."""
+    """On-demand system and platform pools and a spot pool of a GPU the region really offers, with the
+    guards the plan checks switched on: private nodes (out through Cloud NAT; the control plane stays
+    reachable through its IAM-guarded DNS endpoint) and deletion protection."""
     if deployer is not None:
         raise NewStackError("--deployer-object-id applies to --cloud aks only (GKE grants by IAM: docs/identities.md)")
     if not gcp_project:
@@ -293,7 +295,7 @@ def new_stack_config(
         "platformPool": {"machine": DEFAULT_MACHINE, "min": 1, "max": 3},
         # Zones left out on purpose: spotkube fills in the zones of the region that offer the GPU.
         "gpuPools": [_new_stack_gpu_pool(region)],
-        "cluster": {"project": gcp_project, "channel": "REGULAR"},
+        "cluster": {"project": gcp_project, "channel": "REGULAR", "private": True, "deletionProtection": True},
     }
 
 
