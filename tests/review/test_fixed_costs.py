@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-from spotkube.cli import report
-from spotkube.clouds import CLOUDS
+from spotkube.clouds import CLOUDS, plan_platform
 from spotkube.components.offline import StackRun, run_stack
 from spotkube.platform.cost.fixed import FixedCosts, FixedLine
 from spotkube.platform.project import find_project
 from spotkube.platform.registration import Registration
+from spotkube.review.costing import price_plan
 from spotkube.review.fixed_costs import stack_fixed_costs
 
 REPO = Path(__file__).resolve().parents[2]
@@ -197,12 +197,14 @@ def test_every_bundled_fixed_price_has_its_source_and_date(cloud: str) -> None:
     assert len({(row.item, row.region) for row in table.rows}) == len(table.rows)
 
 
-def test_the_plan_json_carries_the_breakdown_and_its_idle_floor_adds_it(runs: dict[str, StackRun]) -> None:
-    document = report.stack_document(runs["gke-dev-us-central1"])
-    cost = json.loads(json.dumps(document.cost.to_json()))
+def test_the_cost_json_carries_the_breakdown_and_its_idle_floor_adds_it(runs: dict[str, StackRun]) -> None:
+    run = runs["gke-dev-us-central1"]
+    priced = dataclasses.replace(price_plan(plan_platform(run.spec)),
+                                 fixed=stack_fixed_costs(run.spec, run.registrations))
+    cost = json.loads(json.dumps(priced.to_json()))
     assert (cost["total"]["nodesIdleFloor"], cost["total"]["fixedIdleFloor"], cost["total"]["idleFloor"]) == (
         293.51, 117.95, 411.46)
-    fee = cost["fixed"]["lines"][0]
+    (fee,) = [line for line in cost["fixed"]["lines"] if line["item"] == "cluster management fee"]
     assert (fee["item"], fee["usd"], fee["per"], fee["monthly"], fee["date"]) == (
         "cluster management fee", 0.1, "hour", 73.0, "2026-11-27")
     assert fee["source"].startswith("cloud.google.com/kubernetes-engine/pricing")

@@ -101,7 +101,7 @@ class FixedLine:
         return to_cents(self.item.quantity * self.row.usd * hours)
 
     def unpriced_text(self) -> str:
-        """`OS disks of pool system (2 node(s) × 128 GiB Premium SSD P10) have no price in swedencentral`."""
+        """`OS disks of pool system (2 node(s) × 128 GiB Premium SSD P10): no managed-disk:P10 price in uksouth`."""
         return f"{self.item.what}: no {self.item.price_key} price in {self.region}"
 
     def to_json(self) -> dict[str, Any]:
@@ -145,7 +145,9 @@ class FixedCosts:
 
 
 def price_fixed(items: Iterable[FixedItem], region: str, table: FixedPriceTable) -> FixedCosts:
-    """Each item with the table's row for it in `region`."""
+    """Each item with the table's row for it in `region`, by resource and item: the program registers
+    resources in no set order, and the plan's JSON is byte-stable."""
+    ordered = sorted(items, key=lambda item: (item.resource, item.what))
     return FixedCosts(tuple(FixedLine(item, table.find(item.price_key, region) if item.price_key else None, region)
-                            for item in items))
+                            for item in ordered))
 
