@@ -59,8 +59,18 @@ def project_with_stack(tmp_path: Path) -> Callable[[str, dict[str, Any]], Projec
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Progress by group (tests/progress.py) instead of dots, unless pytest is asked to be verbose."""
+    """Progress by group (tests/progress.py) instead of dots, unless pytest is asked to be verbose.
+
+    Also, before pytest-xdist starts its workers: Python's readline module, loaded by pytest, writes
+    COLUMNS=80 and LINES into the process's environment behind os.environ's back. A worker would inherit
+    them as real variables, and every `spotkube` its tests start would print 80 columns wide instead of
+    a pipe's 120 (tests/cli/conftest.py clears them the same way inside each process)."""
+    import os
+
     from progress import GroupProgress
 
+    for name in ("COLUMNS", "LINES"):
+        if name not in os.environ:
+            os.unsetenv(name)
     if config.option.verbose <= 0:
         config.pluginmanager.register(GroupProgress(config), "spotkube-group-progress")

@@ -51,7 +51,7 @@ def spotkube(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
 
 
 def cli(*args: str, project: Path = REPO) -> Result:
-    """`cost` and `prices` in-process: neither runs the Pulumi program."""
+    """`cost` and `prices` in-process (`cost` runs the program under mocks in-process, for the fixed lines)."""
     extra = ["--project", str(project)] if args[0] == "cost" else []
     return CliRunner().invoke(app, [*args, *extra])
 
@@ -95,8 +95,20 @@ def test_plan_json_cost_block_reproduces_the_articles_example_from_the_stacks_ow
     assert spot["priceSource"].startswith("the spotkube articles' worked example: Azure's 2022 retail list price")
     assert cost["assumptions"]["evictionRate"] == 0.05
     total = cost["total"]
-    assert (total["idleFloor"], total["scenario"], total["onDemandEquivalent"], total["savingPercent"]) == (
+    assert (total["nodesIdleFloor"], total["scenario"], total["onDemandEquivalent"], total["savingPercent"]) == (
         508.08, 173.86, 788.80, 78)  # 2 system + 1 platform D4s_v3 nodes, 730 h at $0.2320
+    # The idle floor also counts what the program registers besides the nodes. The Free tier's cluster, its
+    # outbound load balancer and IP are priced; UK South's managed disks are not in the bundled table, so the
+    # idle floor is not known and each disk line is named, never counted as $0.00.
+    fixed = {line["item"]: line["monthly"] for line in cost["fixed"]["lines"]}
+    assert (fixed["cluster management (Free tier)"], fixed["Standard load balancer (AKS's outbound rule)"],
+            fixed["outbound public IP × 1"]) == (0.0, 18.25, 3.65)
+    assert (total["idleFloor"], total["fixedIdleFloor"], cost["fixed"]["total"]) == (None, None, None)
+    assert cost["fixed"]["unpriced"] == [
+        "OS disks of pool platform (1 node(s) × 128 GiB Premium SSD P10): no managed-disk:P10 price in uksouth",
+        "MySQL volume (20 GiB, storage class default): no managed-disk:E4 price in uksouth",
+        "SeaweedFS volume (20 GiB, storage class default): no managed-disk:E4 price in uksouth",
+        "OS disks of pool system (2 node(s) × 128 GiB Premium SSD P10): no managed-disk:P10 price in uksouth"]
     assert total["complete"] is False
     assert total["pricedPools"] == ["system", "platform", "cpuspot"]
     assert total["unpricedPools"] == ["t4spot"]
@@ -115,9 +127,13 @@ def test_plan_markdown_names_the_unpriced_pool_that_adds_nothing() -> None:
     assert "3400 h: $173.86 (on-demand $788.80)" in result.stdout
     t4_row = next(line for line in result.stdout.splitlines() if line.startswith("| t4spot |"))
     assert t4_row.endswith("| unpriced |")
-    assert ("**monthly cost: idle floor $508.08; scenario $173.86 vs $788.80 on demand, saving 78 %; t4spot, "
-            "Standard_NC4as_T4_v3 in uksouth, has no price; at min 0 with no scenario hours it adds nothing to the "
-            "totals [prices: stack file 2026-11-25]**") in result.stdout
+    summary = next(line for line in result.stdout.splitlines() if line.startswith("**monthly cost"))
+    assert summary.startswith("**monthly cost: idle floor not known (OS disks of pool platform (1 node(s) × 128 GiB "
+                              "Premium SSD P10): no managed-disk:P10 price in uksouth; ")
+    assert summary.endswith("; scenario $173.86 vs $788.80 on demand, saving 78 %; t4spot, Standard_NC4as_T4_v3 in "
+                            "uksouth, has no price; at min 0 with no scenario hours it adds nothing to the totals "
+                            "[prices: stack file 2026-11-25]**")
+    assert "- fixed: Standard load balancer (AKS's outbound rule): $18.25 ($0.025/hour; " in result.stdout
     assert "cost-unpriced" not in result.stdout
 
 
@@ -138,8 +154,9 @@ def test_a_bigger_size_without_a_price_makes_the_idle_floor_not_known_and_names_
     assert [u["blocks"] for u in total["unpriced"] if u["pool"] == "platform"] == [["idleFloor"]]
     (warning,) = [w for w in body["warnings"] if w["id"] == "cost-unpriced:platform"]
     assert "so the stack's idle floor can't be totalled" in warning["message"]
-    assert ("**monthly cost: idle floor not known (platform, Standard_D8s_v3 in uksouth, has no price); scenario "
-            "$173.86 vs $788.80 on demand, saving 78 %") in markdown.stdout
+    assert "**monthly cost: idle floor not known (platform, Standard_D8s_v3 in uksouth, has no price; " in (
+        markdown.stdout)
+    assert "; scenario $173.86 vs $788.80 on demand, saving 78 %" in markdown.stdout
     assert "| **total** |  |  |  | **not known** |  | **$173.86** | **$788.80** | **78 %** |" in markdown.stdout
     summary = next(line for line in markdown.stdout.splitlines() if line.startswith("**monthly cost"))
     assert "$338.72" not in summary  # the two D4s_v3 system nodes alone are never shown as the floor
@@ -185,17 +202,21 @@ def test_a_stack_without_any_price_reads_not_known_never_zero(
 
     assert plan.returncode == 0, plan.stderr
     assert ("**monthly cost: idle floor not known (system, Standard_D4s_v3 in brazilsouth, has no price; platform, "
-            "Standard_D4s_v3 in brazilsouth, has no price); scenario not known (t4spot, Standard_NC4as_T4_v3 in "
-            "brazilsouth, has no price) [no price found; bundled table of") in plan.stdout
+            "Standard_D4s_v3 in brazilsouth, has no price; OS disks of pool platform") in plan.stdout
+    assert ("); scenario not known (t4spot, Standard_NC4as_T4_v3 in brazilsouth, has no price) [no price found; "
+            "bundled table of") in plan.stdout
     assert as_json.exit_code == 0, as_json.output
     total = json.loads(as_json.stdout)["cost"]["total"]
     assert {k: v for k, v in total.items() if k != "unpriced"} == {
         "idleFloor": None, "scenario": None, "onDemandEquivalent": None, "savingPercent": None, "complete": False,
-        "pricedPools": [], "unpricedPools": ["system", "platform", "t4spot"]}
+        "nodesIdleFloor": None, "fixedIdleFloor": None, "pricedPools": [], "unpricedPools": ["system", "platform",
+                                                                                              "t4spot"]}
     assert [u["blocks"] for u in total["unpriced"]] == [
         ["idleFloor"], ["idleFloor"], ["scenario", "onDemandEquivalent"]]
     for shown in (plan.stdout, table.stdout, markdown.stdout):
-        assert "$0.00" not in shown and "0 %" not in shown
+        # The only $0.00 is a true price: the Free tier's cluster management, a fixed line of its own.
+        pools_and_totals = [line for line in shown.splitlines() if "fixed: " not in line]
+        assert not [line for line in pools_and_totals if "$0.00" in line or "0 %" in line]
     assert "│ total " in table.stdout and table.stdout.count("unpriced") >= 3  # 3 pools
     assert "monthly cost: idle floor not known (system, Standard_D4s_v3 in brazilsouth, has no price;" in " ".join(
         table.stdout.split())
@@ -281,9 +302,12 @@ def test_cost_markdown_is_markdown_in_the_plans_style() -> None:
     assert "|---|---|---|---|---|---|---|---|---|" in lines
     assert "| cpuspot | spot | 0.0487 | stack file | $0.00 | 3400 | $173.86 | $788.80 | 78 % |" in lines
     assert "| t4spot | spot | unpriced | - | - | 0 | - | - | - |" in lines
-    assert "| **total** |  |  |  | **$508.08** |  | **$173.86** | **$788.80** | **78 %** |" in lines
-    # The same summary line as the plan's Markdown.
-    assert any(line.startswith("**monthly cost: idle floor $508.08;") for line in lines)
+    assert "| fixed (cluster, network, disks) | - |  |  | not known |  | - | - |  |" in lines
+    assert "| **total** |  |  |  | **not known** |  | **$173.86** | **$788.80** | **78 %** |" in lines
+    # The same summary line as the plan's Markdown, naming the fixed lines without a price.
+    assert any(line.startswith("**monthly cost: idle floor not known (OS disks of pool platform") for line in lines)
+    assert "- fixed: cluster management (Free tier): $0.00 ($0.00/hour; ManagedCluster 'spotkube-aks'; " in (
+        result.stdout)
     assert not {"┏", "│", "━"} & set(result.stdout)
 
 

@@ -191,7 +191,8 @@ def test_new_stack_names_exactly_what_the_workflows_read(workflow: str) -> None:
     """The variables and secrets new-stack tells you to create are the ones the workflows read, per
     cloud: the GCP ones only in steps for gke- stacks."""
     text = (REPO / ".github" / "workflows" / workflow).read_text()
-    read = set(re.findall(r"\$\{\{ vars\.(\w+) \}\}", text))
+    # DEPLOY_STACKS is the team's optional list of stacks deploy.yml deploys, not a stack's variable.
+    read = set(re.findall(r"\$\{\{ vars\.(\w+) \}\}", text)) - {"DEPLOY_STACKS"}
     assert read == {name for variables in DEPLOY_VARIABLES.values() for name, _ in variables}
     assert set(re.findall(r"\$\{\{ secrets\.(\w+) \}\}", text)) == set(DEPLOY_SECRETS)
     steps = [step for job in yaml.safe_load(text)["jobs"].values() for step in job.get("steps", [])]
@@ -207,3 +208,71 @@ def test_a_stack_name_that_would_be_a_path_is_refused(project_copy: Path, env: s
     assert "not a stack name" in message
     assert sorted(p.name for p in (project_copy / "stacks").iterdir()) == before
     assert not (project_copy / "etc").exists()
+
+
+# --- a new stack passes its own check ------------------------------------------------------------
+
+#: A few regions per cloud, with and without bundled prices for the sizes new-stack picks.
+FRESH_STACKS = {
+    "aks": [("swedencentral", ()), ("westeurope", ()), ("eastus", ())],
+    "gke": [("us-central1", ("--gcp-project", "acme-ml")), ("europe-west4", ("--gcp-project", "acme-ml")),
+            ("us-east4", ("--gcp-project", "acme-ml"))],
+}
+
+
+def _new(cloud: str, region: str, extra: tuple[str, ...], cwd: Path) -> tuple[str, Result]:
+    owner = ("--deployer-object-id", DEPLOYER[0]) if cloud == "aks" else ()
+    result = spotkube("new-stack", "--cloud", cloud, "--env", "qa", "--region", region, *owner, *extra, cwd=cwd)
+    assert result.exit_code == 0, result.output
+    return f"{cloud}-qa-{region}", result
+
+
+@pytest.mark.parametrize("cloud", sorted(FRESH_STACKS))
+def test_a_fresh_stack_passes_plan_strict_and_says_what_it_acknowledged(project_copy: Path, cloud: str) -> None:
+    made = [_new(cloud, region, extra, project_copy) for region, extra in FRESH_STACKS[cloud]]
+
+    strict = spotkube("plan", "--strict", "--format", "json", *(a for stack, _ in made for a in ("--stack", stack)),
+                      cwd=project_copy)
+
+    assert strict.exit_code == 0, strict.output
+    documents = {d["stack"]: d for d in json.loads(strict.stdout)["stacks"]}
+    for stack, created in made:
+        document = documents[stack]
+        assert document["warnings"] == [] and document["errors"] == []
+        text = (project_copy / "stacks" / f"Pulumi.{stack}.yaml").read_text()
+        acknowledged = [a["id"] for a in document["acknowledged"]]
+        # Each acknowledgement is one the plan needed, marked for review in the file and listed in "Left to do".
+        assert sorted(yaml.safe_load(text)["config"].get("spotkube:acknowledgements", []),
+                      key=lambda a: a["id"]) == sorted(
+            ({"id": a["id"], "reason": a["reason"]} for a in document["acknowledged"]), key=lambda a: a["id"])
+        for warning_id in acknowledged:
+            assert f"# review: [{warning_id}] " in text
+            assert any(line.startswith(f"   - {warning_id}: ") for line in created.stdout.splitlines())
+        # What needs nothing of the user's is switched on rather than acknowledged.
+        assert not {"security-deletion-protection", "security-local-accounts", "security-container-logs",
+                    "security-private-nodes"} & set(acknowledged)
+        assert "fallback-no-on-demand" in " ".join(acknowledged)
+
+
+def test_new_stack_acknowledges_what_its_plan_raises_not_a_fixed_list(
+    project_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Priced from the user's price file, the pools warn no more, and new-stack acknowledges no price."""
+    bare, _ = _new("aks", "swedencentral", (), project_copy)
+    text = (project_copy / "stacks" / f"Pulumi.{bare}.yaml").read_text()
+    assert "id: cost-unpriced:system" in text and "id: cost-unpriced:platform" in text
+
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"rows": [
+        {"cloud": "azure", "region": "swedencentral", "sku": "Standard_D4s_v3", "kind": "machine",
+         "capacity": capacity, "usdPerHour": usd, "source": "our EA price sheet", "date": "2026-11-01"}
+        for capacity, usd in (("on-demand", 0.2), ("spot", 0.04))]}))
+    monkeypatch.setenv("SPOTKUBE_PRICES", str(prices))
+    (project_copy / "stacks" / f"Pulumi.{bare}.yaml").unlink()
+    priced, created = _new("aks", "swedencentral", (), project_copy)
+
+    text = (project_copy / "stacks" / f"Pulumi.{priced}.yaml").read_text()
+    assert "cost-unpriced" not in text and "cost-unpriced" not in created.stdout
+    assert "id: security-api-server" in text
+    strict = spotkube("plan", "--strict", "--stack", priced, cwd=project_copy)
+    assert strict.exit_code == 0, strict.output

@@ -192,12 +192,13 @@ def test_diff_names_the_pool_the_property_and_the_cost_delta(repository: Path, s
     assert result.returncode == 0, result.stderr
     assert "- pool platform update: min: 2 → 3" in result.stdout
     assert "`minCount: 2 → 3`" in result.stdout
-    assert "idle floor $981.12 → $1,261.44 (+$280.32)" in result.stdout
+    # One more D8s_v3 node, $280.32, and its OS disk, a P10 at $19.71 (the idle floor's fixed lines).
+    assert "idle floor $1,106.37 → $1,406.40 (+$300.03)" in result.stdout
     assert "count: " not in result.stdout  # ignoreChanges: count is the autoscaler's
     as_json = json.loads(spotkube("plan", "-s", "aks-prod-eastus", "--diff", "HEAD~1", "-f", "json",
                                   cwd=repository).stdout)
     (stack,) = as_json["stacks"]
-    assert stack["cost"]["idleFloor"]["delta"] == 280.32
+    assert stack["cost"]["idleFloor"]["delta"] == 300.03
     assert [r["action"] for r in stack["resources"]] == ["update"]
 
 
@@ -239,8 +240,8 @@ def test_details_with_diff_and_a_stack_with_all_are_refused(spotkube: Run) -> No
 def test_the_issue_s_bigger_platform_pool_reads_as_not_comparable_not_as_a_saving(
         repository: Path, spotkube: Run) -> None:
     """aks-dev-uksouth's platform pool from D4s_v3 to D8s_v3, which has no UK South price: the idle floor's
-    delta names the pool instead of a number over fewer pools; the scenario, which the pool has no hours of,
-    still compares."""
+    delta names the pool instead of a number over fewer pools (and the fixed lines UK South has no price
+    for, which leave both sides not known); the scenario, which the pool has no hours of, still compares."""
     stack_file = repository / "stacks" / "Pulumi.aks-dev-uksouth.yaml"
     _edit(stack_file, "  spotkube:platformPool:\n    machine: Standard_D4s_v3",
           "  spotkube:platformPool:\n    machine: Standard_D8s_v3")
@@ -248,13 +249,15 @@ def test_the_issue_s_bigger_platform_pool_reads_as_not_comparable_not_as_a_savin
     markdown = spotkube("plan", "-s", "aks-dev-uksouth", "--diff", "HEAD~1", "-f", "markdown", cwd=repository)
     as_json = spotkube("plan", "-s", "aks-dev-uksouth", "--diff", "HEAD~1", "-f", "json", cwd=repository)
     assert markdown.returncode == 0, markdown.stderr
-    assert ("**monthly cost: idle floor $508.08 → not known (not comparable: platform, Standard_D8s_v3 in uksouth, "
-            "has no price); scenario $173.86 → $173.86 (+$0.00)**") in markdown.stdout
+    assert ("**monthly cost: idle floor not known → not known (not comparable: platform, Standard_D8s_v3 in uksouth, "
+            "has no price; OS disks of pool platform (1 node(s) × 128 GiB Premium SSD P10): no managed-disk:P10 price "
+            "in uksouth; ") in markdown.stdout
+    assert "; scenario $173.86 → $173.86 (+$0.00)**" in markdown.stdout
     assert "$338.72" not in markdown.stdout
     (stack,) = json.loads(as_json.stdout)["stacks"]
     idle = stack["cost"]["idleFloor"]
-    assert (idle["old"], idle["new"], idle["delta"], idle["comparable"]) == (508.08, None, None, False)
-    assert idle["whyNot"] == "not comparable: platform, Standard_D8s_v3 in uksouth, has no price"
+    assert (idle["old"], idle["new"], idle["delta"], idle["comparable"]) == (None, None, None, False)
+    assert idle["whyNot"].startswith("not comparable: platform, Standard_D8s_v3 in uksouth, has no price; OS disks ")
     assert stack["cost"]["unpriced"]["old"] == [
         {"pool": "t4spot", "machine": "Standard_NC4as_T4_v3", "gpu": None, "region": "uksouth", "missing": [],
          "blocks": []}]
@@ -276,7 +279,7 @@ def test_diff_shows_a_new_stack_as_added(repository: Path, spotkube: Run) -> Non
     assert "- pool l4-spot added: gpu, spot, g2-standard-8, 1 × nvidia-l4, 0..4 nodes" in markdown.stdout
     assert ("- security Cluster 'spotkube-gke': API server added: IP endpoint public, any address; DNS endpoint "
             "open to IAM-authorised callers") in markdown.stdout
-    assert "**monthly cost (new stack): idle floor $293.51 (+$293.51); scenario $69.04 (+$69.04)**" in markdown.stdout
+    assert "**monthly cost (new stack): idle floor $411.46 (+$411.46); scenario $69.04 (+$69.04)**" in markdown.stdout
     assert find_project(repository).stacks().count("gke-test-us-central1") == 1
 
 

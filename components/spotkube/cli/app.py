@@ -41,7 +41,7 @@ from spotkube.cli.cloud_flags import with_cloud_flags
 from spotkube.cli.pipeline_views import render_reports_table, reports_json, reports_markdown
 from spotkube.clouds import CLOUDS, PRICING, load_stack_spec, plan_platform, price_table
 from spotkube.clouds import profile as cloud_profile
-from spotkube.clouds.stack_template import CloudName, create_stack, next_steps
+from spotkube.clouds.stack_template import CloudName, acknowledge, create_stack, next_steps
 from spotkube.components.offline import run_stack
 from spotkube.platform import stack_names
 from spotkube.platform.addons.kfp_transforms import retry_rule
@@ -69,6 +69,7 @@ from spotkube.platform.pipeline_reader import load_pool_contracts, read_pipeline
 from spotkube.platform.project import find_project
 from spotkube.platform.quota import QuotaQuery, QuotaReport
 from spotkube.review.costing import price_plan
+from spotkube.review.fixed_costs import stack_fixed_costs
 from spotkube.review.pipeline_check import check_pipeline
 from spotkube.review.plan_diff import StackDiff, plan_diff
 from spotkube.review.plan_document import pool_rows
@@ -284,13 +285,16 @@ def cost(
     prices: PricesOption = None,
     project_dir: ProjectOption = Path("."),
 ) -> None:
-    """What a stack costs a month, with what-if node-hours per pool; needs no Pulumi run."""
+    """What a stack costs a month, with what-if node-hours per pool, and the fixed lines of its idle floor
+    (cluster fee, network, disks) read from what its program registers offline; needs no Pulumi CLI."""
     try:
         project = find_project(project_dir)
         stack = stack_names.stack_name(project, stack)
         plan_ = plan_platform(load_stack_spec(project, stack))
         what_if = _hours(hours or [], [p.name for p in plan_.pools])
+        run = run_stack(project, stack)
         report_ = price_plan(plan_, hours=what_if, table=price_table(prices))
+        report_.fixed = stack_fixed_costs(run.spec, run.registrations)
     except SpotkubeError as err:
         raise fail(str(err)) from None
     if output is Format.json:
@@ -554,9 +558,10 @@ def new_stack(
     options: dict[str, NewStackOptions] | None = None,
     project_dir: ProjectOption = Path("."),
 ) -> None:
-    """Write stacks/Pulumi.<cloud>-<env>-<region>.yaml with safe defaults (never overwrites), then print
-    the exact commands left: the offline plan, `pulumi stack init`, the GitHub environment the deploy
-    runs it in, the cloud's trust in that environment, and the commit."""
+    """Write stacks/Pulumi.<cloud>-<env>-<region>.yaml with safe defaults (never overwrites), plan it
+    offline and acknowledge each warning it could not avoid (marked `# review:`), so it passes `plan
+    --strict`; then print the exact commands left: the offline plan, `pulumi stack init`, the GitHub
+    environment the deploy runs it in, the cloud's trust in that environment, and the commit."""
     try:
         given = options or {}
         problem = foreign_flag(cloud.value, NEW_STACK_OPTIONS, given)
@@ -566,8 +571,14 @@ def new_stack(
         created = create_stack(project, cloud, env, region, given[cloud.value])
     except SpotkubeError as err:
         raise fail(str(err)) from None
+    try:
+        document = report.stack_document(run_stack(project, created.stack), price_table(None))
+        acknowledged = acknowledge(project, created, document.warnings)
+    except SpotkubeError as err:
+        created.path.unlink(missing_ok=True)  # a stack new-stack can't plan is not left behind
+        raise fail(str(err)) from None
     typer.echo(f"wrote {project.relative(created.path)}")
-    for line in next_steps(project, created, cloud):
+    for line in next_steps(project, created, cloud, acknowledged=acknowledged):
         typer.echo(line)
 
 

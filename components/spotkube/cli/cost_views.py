@@ -17,6 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from spotkube.cli.terminal import fit_columns
+from spotkube.platform.cost.fixed import FixedLine
 from spotkube.platform.warnings import PlanWarning
 from spotkube.review.costing import UNPRICED, CostReport, Figure, PricedPool, price_origin
 
@@ -70,17 +71,48 @@ def pool_cost_text(report: CostReport, pool: str) -> str:
 
 
 def _figure(report: CostReport, figure: Figure) -> str:
-    """A total, or why it is not known: the pools without a price that would add to it."""
+    """A total, or why it is not known: the pools (and fixed lines) without a price that would add to it."""
     value = report.total(figure)
     if value is not None:
         return money(value)
-    return "not known (" + "; ".join(u.text() for u in report.blockers(figure)) + ")"
+    return "not known (" + "; ".join(report.blocker_texts(figure)) + ")"
+
+
+def _idle_floor(report: CostReport) -> str:
+    """The idle floor, split into the nodes kept at their minimum and the fixed lines when both are known."""
+    text = _figure(report, "idleFloor")
+    nodes, fixed = report.nodes_idle_floor, report.fixed.total_usd if report.fixed else None
+    if report.total("idleFloor") is not None and nodes is not None and fixed is not None:
+        text += f" (nodes {money(nodes)} + fixed {money(fixed)})"
+    return text
+
+
+def _rate(usd: Decimal) -> str:
+    """A unit price with at least its cents: $0.10, $0.0014, $19.71."""
+    return f"${usd if usd.as_tuple().exponent <= -2 else usd.quantize(Decimal('0.01'))}"
+
+
+def fixed_line_text(line: FixedLine, sources: bool = True) -> str:
+    """One fixed line: `cluster management fee: $73.00 ($0.10/hour; Cluster 'spotkube-gke'; a regional ...)`,
+    with the price's source and date unless `sources` is off (the plan keeps its lines short)."""
+    monthly = line.monthly_usd
+    row = line.row
+    rate = None if row is None else f"{_rate(row.usd)}/{row.per}"
+    parts = [rate, line.item.resource, line.item.note,
+             f"{row.source}, {row.date.isoformat()}" if row and sources else None]
+    amount = f"{UNPRICED} (no {line.item.price_key} price in {line.region})" if monthly is None else money(monthly)
+    return f"{line.item.what}: {amount} (" + "; ".join(p for p in parts if p) + ")"
+
+
+def fixed_lines(report: CostReport, sources: bool = True) -> list[str]:
+    """Each fixed line of the idle floor, as the views list it under the totals."""
+    return [fixed_line_text(line, sources) for line in report.fixed.lines] if report.fixed else []
 
 
 def summary(report: CostReport) -> str:
     """The stack's monthly totals in one line: idle floor, scenario, what spot saves. A total that an
-    unpriced pool would add to is "not known", with the pool named, never a sum over fewer pools."""
-    text = f"monthly cost: idle floor {_figure(report, 'idleFloor')}; "
+    unpriced pool or fixed line would add to is "not known", with it named, never a sum over fewer."""
+    text = f"monthly cost: idle floor {_idle_floor(report)}; "
     if not any(p.hours for p in report.pools):
         text += "no node-hours in the cost scenario"
     elif report.total("scenario") is None:
@@ -105,6 +137,13 @@ def _pool_cells(report: CostReport, priced: PricedPool) -> list[str]:
             f"{cost.saving_percent} %"]
 
 
+def _fixed_cells(report: CostReport) -> list[str]:
+    """The fixed lines as one row of the table, in the idle floor column (listed one by one below it)."""
+    total = report.fixed.total_usd if report.fixed else None
+    return ["fixed (cluster, network, disks)", "-", "", "", NOT_KNOWN if total is None else money(total),
+            "", "-", "-", ""]
+
+
 def _total_cells(report: CostReport) -> list[str]:
     """Each total, or "not known" when an unpriced pool would add to it (the summary names the pool)."""
     def cell(figure: Figure) -> str:
@@ -123,11 +162,15 @@ def render_cost(stack: str, report: CostReport, console: Console) -> None:
         table.add_column(column, justify="left" if column in ("pool", "capacity", "price from") else "right")
     for priced in report.pools:
         table.add_row(*_pool_cells(report, priced))
+    if report.fixed is not None:
+        table.add_row(*_fixed_cells(report))
     table.add_row(*_total_cells(report), style="bold")
     fit_columns(table, console.width, wrap=False, squeeze=True)
     console.print(table)
-    if not report.complete:
+    if not report.complete or report.fixed is not None:
         console.print(summary(report), markup=False, highlight=False, soft_wrap=True)
+    for line in fixed_lines(report):
+        console.print(f"fixed: {line}", markup=False, highlight=False, soft_wrap=True)
     for line in report.basis:
         console.print(f"cost basis: {line}", markup=False, highlight=False, soft_wrap=True)
     for warning in report.warnings:
@@ -143,11 +186,14 @@ def cost_markdown(stack: str, report: CostReport) -> str:
     lines = [f"## spotkube cost: {stack}", "", f"USD a month; {_prices_note(report)}.", "",
              "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     lines += ["| " + " | ".join(map(_markdown_cell, _pool_cells(report, p))) + " |" for p in report.pools]
+    if report.fixed is not None:
+        lines.append("| " + " | ".join(map(_markdown_cell, _fixed_cells(report))) + " |")
     total = _total_cells(report)
     lines.append("| " + " | ".join(f"**{_markdown_cell(cell)}**" if cell else "" for cell in total) + " |")
     lines += ["", f"**{summary(report)}**", ""]
+    lines += [f"- fixed: {_markdown_cell(line)}" for line in fixed_lines(report)]
     lines += [f"- cost basis: {_markdown_cell(line)}" for line in report.basis]
-    lines += [""] if report.basis else []
+    lines += [""] if report.basis or report.fixed else []
     for warning in report.warnings:
         lines += [f"> **warning** `{warning.id}`: {_markdown_cell(warning.message)}", ""]
     return "\n".join(lines).rstrip() + "\n"

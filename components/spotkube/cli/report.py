@@ -25,6 +25,7 @@ from spotkube.review.addons import addon_settings
 from spotkube.review.catalog_check import catalog_note
 from spotkube.review.costing import LOGGED_PLAN_WARNING, price_plan
 from spotkube.review.fallback import stack_fallback
+from spotkube.review.fixed_costs import stack_fixed_costs
 from spotkube.review.placements import StackPlacements, stack_placements
 from spotkube.review.plan_document import SCHEMA_VERSION, PlanDocument, pool_rows
 from spotkube.review.policy_rules import check_outputs, check_registrations, check_stack
@@ -110,7 +111,8 @@ def stack_document(run: StackRun, table: PriceTable | None = None) -> PlanDocume
         pools=pools,
         resources=resource_list(run.registrations, {r.urn: masked(r.inputs) for r in run.registrations}),
         outputs={name: out.secret for name, out in sorted(run.outputs.items())},
-        cost=price_plan(plan_platform(run.spec), table=table),
+        cost=dataclasses.replace(price_plan(plan_platform(run.spec), table=table),
+                                 fixed=stack_fixed_costs(run.spec, run.registrations)),
         placements=_placements(run, contracts),
         preflight=tuple(preflight(Deployment(run.registrations, run.invokes, run.spec, run.source))),
         posture=_posture(run),

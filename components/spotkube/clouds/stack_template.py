@@ -9,6 +9,7 @@ platform pools) and picks a GPU the region really offers, then the new file is v
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -23,6 +24,7 @@ from spotkube.platform.project import Project
 from spotkube.platform.reference import modeline
 from spotkube.platform.spec import CONFIG_NAMESPACE
 from spotkube.platform.stack_names import check_stack_name
+from spotkube.platform.warnings import PlanWarning
 
 #: The clouds a stack can target (`--cloud`): one per profile.
 CloudName = StrEnum("CloudName", {cloud: cloud for cloud in CLOUDS})
@@ -47,9 +49,9 @@ def render(stack: str, config: dict[str, Any], schema_line: str | None = None) -
     header = (
         (f"{schema_line}\n" if schema_line else "")
         + f"# Stack {stack}, written by `spotkube new-stack`: an on-demand system pool, an untainted\n"
-        "# on-demand platform pool for Kubeflow, and one spot GPU pool that scales from 0. Every key is\n"
-        "# documented in docs/configuration.md; check the result with\n"
-        f"# `spotkube plan --stack {stack}`.\n"
+        "# on-demand platform pool for Kubeflow, and one spot GPU pool that scales from 0, with the guards\n"
+        "# the plan checks switched on where they need nothing of yours. Every key is documented in\n"
+        f"# docs/configuration.md; check the result with `spotkube plan --stack {stack} --strict`.\n"
     )
     return header + yaml.safe_dump(body, sort_keys=False, default_flow_style=False)
 
@@ -82,6 +84,62 @@ def create_stack(
     return NewStack(stack=stack, path=path)
 
 
+#: The mark on each acknowledgement new-stack writes, for the user to find and review.
+REVIEW_MARK = "# review:"
+#: Why new-stack accepts a warning it could not avoid, by the warning's kind, and what ends it; a kind
+#: not listed gets `OTHER_REASON`, so a new warning never makes a fresh stack fail its own check.
+REASONS: dict[str, str] = {
+    "security-api-server": "new-stack doesn't know the addresses CI and the team reach the API server from; "
+    "list them in cluster.authorizedIpRanges (or make the API server private) and delete this",
+    "security-master-authorized-networks": "new-stack doesn't know the addresses CI and the team reach the "
+    "control plane from; list them in cluster.authorizedIpRanges and delete this",
+    "fallback-no-on-demand": "new-stack adds no on-demand GPU pool, whose nodes cost the on-demand price and "
+    "need on-demand GPU quota; GPU steps wait for spot capacity until you add one (min 0) and delete this",
+    "cost-unpriced": "the bundled price table has no price for this pool's size in this region yet; price it "
+    "(spotkube prices refresh, or cost.prices) and delete this",
+}
+OTHER_REASON = "new-stack could not avoid it when it wrote the stack; fix it and delete this, or give your own reason"
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """A warning new-stack acknowledged in the stack it wrote: the warning and the reason it gave."""
+
+    warning: PlanWarning
+    reason: str
+
+
+def accepted(warnings: Sequence[PlanWarning]) -> list[Accepted]:
+    """The acknowledgement new-stack writes for each warning its fresh stack's plan still raises."""
+    return [Accepted(w, REASONS.get(w.id.split(":", 1)[0], OTHER_REASON)) for w in dict.fromkeys(warnings)]
+
+
+def acknowledgements_text(items: Sequence[Accepted]) -> str:
+    """`spotkube:acknowledgements` as the end of a stack file's config, each entry under a `# review:`
+    comment with the warning it accepts (YAML comments, which a YAML dump can't write)."""
+    lines = ["  # The warnings the plan still raised for this new stack, each accepted with a reason so that",
+             "  # `spotkube plan --strict` passes. Review each: fix its cause and delete the entry, or keep it",
+             "  # with your own reason.",
+             f"  {CONFIG_NAMESPACE}:acknowledgements:"]
+    for item in items:
+        # The warning's first sentence: the rest (how to fix it) may name paths of this machine.
+        message = " ".join(item.warning.message.split()).split(". ", 1)[0]
+        entry = yaml.safe_dump([{"id": item.warning.id, "reason": item.reason}], sort_keys=False, width=1_000_000)
+        lines += [f"  {REVIEW_MARK} [{item.warning.id}] {message}", *(f"  {line}" for line in entry.splitlines())]
+    return "\n".join(lines) + "\n"
+
+
+def acknowledge(project: Project, created: NewStack, warnings: Sequence[PlanWarning]) -> list[Accepted]:
+    """Append an acknowledgement of each of `warnings` to the stack new-stack just wrote, and load it again
+    as the plan will (nothing to write when the plan raised no warning)."""
+    items = accepted(warnings)
+    if items:
+        with created.path.open("a", encoding="utf-8") as stack_file:
+            stack_file.write(acknowledgements_text(items))
+        load_stack_spec(project, created.stack)
+    return items
+
+
 #: What `.github/workflows/deploy.yml` reads for a stack of each cloud, from the stack's GitHub
 #: environment (or the repository): variables, with what to put in them (each cloud's `deploy.py`),
 #: then secrets. tests/cli/test_new_stack.py checks that the workflows read exactly these.
@@ -89,8 +147,10 @@ DEPLOY_VARIABLES: dict[str, tuple[tuple[str, str], ...]] = {cloud: p.deploy.vari
 DEPLOY_SECRETS = ("PULUMI_ACCESS_TOKEN",)
 
 
-def next_steps(project: Project, created: NewStack, cloud: CloudName, cwd: Path | None = None) -> list[str]:
-    """What is left after new-stack wrote the file, as the lines to print: the exact commands.
+def next_steps(project: Project, created: NewStack, cloud: CloudName, cwd: Path | None = None,
+               acknowledged: Sequence[Accepted] = ()) -> list[str]:
+    """What is left after new-stack wrote the file, as the lines to print: the exact commands, and the
+    acknowledgements it wrote for the user to review.
 
     The workflows list stacks/ themselves, so no workflow needs editing; what they can't do is
     create the Pulumi stack, the GitHub environment the deploy job runs in (named after the stack,
@@ -114,6 +174,13 @@ def next_steps(project: Project, created: NewStack, cloud: CloudName, cwd: Path 
         f"Left to do for {stack} (deploy.yml and preview.yml list stacks/ themselves; no workflow to edit):",
         "1. Check it offline, deploy preflight included:",
         f"   {spotkube} --stack {stack}",
+    ]
+    if acknowledged:
+        lines += [f"   It passes --strict because new-stack acknowledged the {len(acknowledged)} warning(s) it could "
+                  f"not avoid, each marked `{REVIEW_MARK}` in {stack_file}: review them (fix the cause and "
+                  "delete the entry, or give your own reason):",
+                  *(f"   - {a.warning.id}: {a.reason}" for a in acknowledged)]
+    lines += [
         f"2. Create the Pulumi stack (its config stays in {stack_file}, as Pulumi.yaml's "
         f"stackConfigDir says; ORG/{stack} for an organization other than your default):",
         f"   {pulumi} stack init {stack}",

@@ -16,6 +16,7 @@ from spotkube.platform.addons.device_plugin import ManagedDevicePlugin
 from spotkube.platform.cloud_options import CommandOptions
 from spotkube.platform.component_names import ComponentNaming
 from spotkube.platform.contract import Capacity, Cloud, Taint
+from spotkube.platform.cost.fixed import FixedItem, FixedPriceTable
 from spotkube.platform.cost.prices import CloudPricing
 from spotkube.platform.cost.refresh import PriceSource
 from spotkube.platform.doctor import DoctorQuery, LiveAccess
@@ -115,6 +116,10 @@ class DeployAccess:
     #: The roles the deploying identity needs, in words.
     roles: str
 
+
+#: Registered resources (type, name, inputs) and the stack's settings -> what they cost a month with no
+#: step running, besides the nodes (the idle floor's fixed lines, `clouds/<cloud>/fixed_costs.py`).
+FixedCostReader = Callable[[Sequence[tuple[str, str, Mapping[str, Any]]], PlatformSpec], list[FixedItem]]
 
 #: Registered resources (type, name, inputs) -> the autoscaler's facts, or None without a cluster.
 AutoscalerReader = Callable[[Sequence[tuple[str, str, Mapping[str, Any]]]], AutoscalerFacts | None]
@@ -236,6 +241,10 @@ class CloudProfile:
     max_clients_per_gpu: int = 0
     #: The basis the cluster's log backend is billed on, as the plan states it (None without one).
     logs_cost_basis: Callable[[PlatformSpec], str | None] = field(default=lambda spec: None)
+    #: The fixed monthly items of the registered resources (cluster fee, NAT, IPs, disks...) and the
+    #: cloud's sourced table of their prices; None where spotkube doesn't know them.
+    fixed_items: FixedCostReader | None = None
+    fixed_prices: Callable[[], FixedPriceTable] | None = None
     #: The query and console link for a step's logs once its pod is gone (`spotkube logs`).
     log_query: Callable[[PlatformSpec, LogTarget], LogQuery] | None = None
     #: The stand-in for the cloud under Pulumi's mocks (`clouds/<cloud>/offline.py`, answered by

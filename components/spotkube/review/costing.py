@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from spotkube.clouds import price_table, profile
 from spotkube.platform.cost import Assumptions, PoolCost, PoolUsage, StackCost, hourly_price, stack_cost
+from spotkube.platform.cost.fixed import FixedCosts
 from spotkube.platform.cost.model import HOURS_PER_MONTH, to_cents
 from spotkube.platform.cost.prices import (
     BUNDLED,
@@ -125,6 +126,9 @@ class CostReport:
     #: Costs the plan states the basis of rather than guess a figure for (logs billed per GB
     #: ingested), and what a shared GPU costs per client.
     basis: list[str] = field(default_factory=list)
+    #: What the registered resources cost a month besides the nodes (cluster fee, NAT, IPs, disks,
+    #: volumes), part of the idle floor; None when priced without the program's registrations.
+    fixed: FixedCosts | None = None
 
     def line(self, pool: str) -> tuple[PricedPool, PoolCost] | None:
         """A priced pool and its monthly cost; None when the table has no price for it."""
@@ -146,12 +150,27 @@ class CostReport:
         """The unpriced pools that leave `figure` unknown."""
         return [u for u in self.unpriced if figure in u.blocks]
 
+    def blocker_texts(self, figure: Figure) -> list[str]:
+        """Everything without a price that leaves `figure` unknown: pools, and for the idle floor the
+        fixed lines too."""
+        fixed = self.fixed.unpriced if self.fixed is not None and figure == "idleFloor" else []
+        return [u.text() for u in self.blockers(figure)] + [line.unpriced_text() for line in fixed]
+
     def total(self, figure: Figure) -> Decimal | None:
-        """A monthly total over every pool, or None when an unpriced pool would add to it."""
-        if self.blockers(figure):
+        """A monthly total over every pool (and, for the idle floor, every fixed line), or None when
+        something without a price would add to it."""
+        if self.blocker_texts(figure):
             return None
-        return {"idleFloor": self.stack_cost.idle_floor_usd, "scenario": self.stack_cost.scenario_usd,
+        if figure == "idleFloor":
+            fixed = self.fixed.total_usd if self.fixed is not None else None
+            return self.stack_cost.idle_floor_usd + (fixed or Decimal(0))
+        return {"scenario": self.stack_cost.scenario_usd,
                 "onDemandEquivalent": self.stack_cost.on_demand_equivalent_usd}[figure]
+
+    @property
+    def nodes_idle_floor(self) -> Decimal | None:
+        """The pools' part of the idle floor (nodes kept at their minimum), when every such pool is priced."""
+        return None if self.blockers("idleFloor") else self.stack_cost.idle_floor_usd
 
     @property
     def saving_percent(self) -> int | None:
@@ -183,8 +202,11 @@ class CostReport:
                             "hoursPerMonth": HOURS_PER_MONTH},
             "pools": [_pool_json(p, lines.get(p.pool.name)) for p in self.pools],
             "basis": list(self.basis),
+            "fixed": None if self.fixed is None else self.fixed.to_json(),
             "total": {
                 **{figure: _money(self.total(figure)) for figure in FIGURES},
+                "nodesIdleFloor": _money(self.nodes_idle_floor),
+                "fixedIdleFloor": _money(self.fixed.total_usd if self.fixed else None),
                 "savingPercent": self.saving_percent,
                 "complete": self.complete,
                 "pricedPools": self.priced_pools,

@@ -80,6 +80,8 @@ class CostSide:
     present: bool
     totals: Mapping[str, float | None]
     unpriced: tuple[UnpricedPool, ...] = ()
+    #: The idle floor's fixed lines without a price (cluster fee, NAT, disks...), as the plan names them.
+    fixed_unpriced: tuple[str, ...] = ()
 
     def blockers(self, figure: str) -> list[UnpricedPool]:
         return [u for u in self.unpriced if figure in u.blocks]
@@ -111,7 +113,9 @@ class CostDelta:
         after = self.new.blockers(figure)
         named = {(u.pool, u.machine, u.gpu) for u in after}
         before = [u for u in self.old.blockers(figure) if (u.pool, u.machine, u.gpu) not in named]
-        return "not comparable: " + "; ".join([*(u.text("has") for u in after), *(u.text("had") for u in before)])
+        fixed = [*self.new.fixed_unpriced, *(t for t in self.old.fixed_unpriced if t not in self.new.fixed_unpriced)]
+        return "not comparable: " + "; ".join([*(u.text("has") for u in after), *(u.text("had") for u in before),
+                                                *(fixed if figure == "idleFloor" else [])])
 
     @property
     def changed(self) -> bool:
@@ -251,9 +255,10 @@ def cost_side(document: Mapping[str, Any] | None) -> CostSide:
         unpriced.append(UnpricedPool(str(line.get("pool")), str(row.get("machine") or "?"), gpu,
                                      str(document.get("region", "?")), (), tuple(blocks)))
     total = cost.get("total") or {}
-    side = CostSide(True, {}, tuple(unpriced))
-    totals = {f: None if side.blockers(f) else total.get(f) for f in DIFF_FIGURES}
-    return CostSide(True, totals, tuple(unpriced))
+    fixed = tuple(str(t) for t in (cost.get("fixed") or {}).get("unpriced", ()))
+    side = CostSide(True, {}, tuple(unpriced), fixed)
+    totals = {f: None if side.blockers(f) or (fixed and f == "idleFloor") else total.get(f) for f in DIFF_FIGURES}
+    return CostSide(True, totals, tuple(unpriced), fixed)
 
 
 def stack_diff(stack: str, old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> StackDiff:

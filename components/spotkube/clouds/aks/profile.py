@@ -17,6 +17,7 @@ from spotkube.clouds.aks import access_api as access_api
 from spotkube.clouds.aks import catalog as catalog
 from spotkube.clouds.aks import (
     deploy,
+    fixed_costs,
     gpu_sharing,
     identities,
     kubeconfig,
@@ -275,7 +276,8 @@ def deploy_rules(spec: AksSpec) -> RuleOutput:
 
 def new_stack_config(environment: str, region: str, flags: options.AksNewStack) -> dict[str, Any]:
     """An on-demand system and platform pool and a spot T4 pool from 0: AKS offers T4 widely; the
-    deployer as named by the flags."""
+    deployer as named by the flags; the guards the plan checks that need no network of the user's
+    switched on: Entra ID as the only way in, deletion protection, container logs kept in Log Analytics."""
     if flags.deployer_object_id is None:
         raise NewStackError("--deployer-object-id is required with --cloud aks: the identity that runs pulumi up, "
                             f"which gets the RBAC Cluster Admin role on the cluster; find it with {FIND_OBJECT_ID}")
@@ -292,7 +294,8 @@ def new_stack_config(environment: str, region: str, flags: options.AksNewStack) 
             "evictionPolicy": "Delete", "maxPrice": -1, "min": 0, "max": 4,
         }],
         "cluster": {"channel": "stable", "deployer": {"objectId": flags.deployer_object_id,
-                                                      "principalType": flags.deployer_type.value}},
+                                                      "principalType": flags.deployer_type.value},
+                    "localAccountsDisabled": True, "deletionProtection": True, "logs": {"enabled": True}},
     }
 
 
@@ -360,6 +363,8 @@ PROFILE = CloudProfile(
     pricing=catalog.PRICING,
     mig_profiles=gpu_sharing.mig_profiles,
     logs_cost_basis=logs_cost_basis,
+    fixed_items=fixed_costs.fixed_items,
+    fixed_prices=fixed_costs.fixed_prices,
     log_query=aks_logs.log_query,
     regions=catalog.REGIONS,
     catalog_source="spotkube.clouds.aks.catalog_source",

@@ -18,6 +18,7 @@ from spotkube.clouds.gke import catalog as catalog
 from spotkube.clouds.gke import (
     deploy,
     device_plugin,
+    fixed_costs,
     gpu_sharing,
     identities,
     kubeconfig,
@@ -287,7 +288,9 @@ def logs_cost_basis(spec: GkeSpec) -> str | None:
 
 
 def new_stack_config(environment: str, region: str, flags: options.GkeNewStack) -> dict[str, Any]:
-    """On-demand system and platform pools and a spot pool of a GPU the region really offers."""
+    """On-demand system and platform pools and a spot pool of a GPU the region really offers, with the
+    guards the plan checks switched on: private nodes (out through Cloud NAT; the control plane stays
+    reachable through its IAM-guarded DNS endpoint) and deletion protection."""
     if not flags.project:
         raise NewStackError("--gcp-project is required with --cloud gke (the Google Cloud project id)")
     return {
@@ -298,7 +301,7 @@ def new_stack_config(environment: str, region: str, flags: options.GkeNewStack) 
         "platformPool": {"machine": DEFAULT_MACHINE, "min": 1, "max": 3},
         # Zones left out on purpose: spotkube fills in the zones of the region that offer the GPU.
         "gpuPools": [_new_stack_gpu_pool(region)],
-        "cluster": {"project": flags.project, "channel": "REGULAR"},
+        "cluster": {"project": flags.project, "channel": "REGULAR", "private": True, "deletionProtection": True},
     }
 
 
@@ -388,6 +391,8 @@ PROFILE = CloudProfile(
     kfp_cloud_logs_link=True,
     mig_profiles=gpu_sharing.mig_profiles,
     logs_cost_basis=logs_cost_basis,
+    fixed_items=fixed_costs.fixed_items,
+    fixed_prices=fixed_costs.fixed_prices,
     log_query=gke_logs.log_query,
     shared_gpu_modes=tuple(gpu_sharing.STRATEGIES),
     max_clients_per_gpu=gpu_sharing.MAX_CLIENTS_PER_GPU,

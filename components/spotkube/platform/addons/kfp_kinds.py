@@ -37,3 +37,7 @@ RENDERED_KINDS: tuple[tuple[str, str], ...] = (
     ("networking.k8s.io/v1", "NetworkPolicy"),
     ("scheduling.k8s.io/v1", "PriorityClass"),
 )
+#: The PersistentVolumeClaims among them, each (what it holds, GiB requested): MySQL's and SeaweedFS's
+#: 20Gi ReadWriteOnce claims, on the storage class `kubeflow.storageClass` names or the cluster's
+#: default. They exist, and are billed, whether or not a pipeline runs.
+DATA_VOLUMES: tuple[tuple[str, int], ...] = (("MySQL", 20), ("SeaweedFS", 20))
