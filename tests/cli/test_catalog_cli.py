@@ -28,7 +28,8 @@ from cloud_apis import (
     gcp_types,
     serving,
 )
-from spotkube.platform.catalog import UNLISTED_SIZE, bundled_catalog, load_catalog_file
+from spotkube.clouds import bundled_catalog
+from spotkube.platform.catalog import UNLISTED_SIZE, load_catalog_file
 from spotkube.platform.project import Project
 
 CATALOG = bundled_catalog()

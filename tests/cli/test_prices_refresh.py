@@ -18,10 +18,11 @@ from typer.testing import CliRunner, Result
 
 from fake_http import FakeServer, Reply, Request, serving
 from spotkube.cli.app import app
+from spotkube.clouds import PRICING
 from spotkube.clouds import load_price_table as load_table
 from spotkube.clouds.gke.billing_catalog import COMPUTE_ENGINE
 from spotkube.clouds.gke.profile import BILLING_API_KEY_ENV as API_KEY_ENV
-from spotkube.platform.cost import PRICES_ENV, bundled_table_path, default_user_file
+from spotkube.platform.cost import PRICES_ENV, bundled_table_paths, default_user_file
 
 REPO = Path(__file__).resolve().parents[2]
 KEY = "AIzaSyTESTKEY-cli-0123456789abcdef"
@@ -136,7 +137,7 @@ def refresh(*args: str, azure: FakeServer | None = None, gcp: FakeServer | None 
 
 
 def bundled_digest() -> str:
-    return hashlib.sha256(bundled_table_path().read_bytes()).hexdigest()
+    return hashlib.sha256(b"".join(path.read_bytes() for path in bundled_table_paths(PRICING))).hexdigest()
 
 
 def stack_skus(server: FakeServer) -> set[tuple[str, str]]:

@@ -19,7 +19,8 @@ from spotkube.platform.cost.prices import (
     Price,
     PriceRow,
     PriceTable,
-    bundled_table_path,
+    bundled_table_paths,
+    load_cloud_table,
     merge_rows,
     parse_table,
     table_date,
@@ -96,12 +97,16 @@ def test_numbers_are_read_exactly() -> None:
     assert str(price.usd_per_hour) == "0.02112"
 
 
-def test_bundled_file_is_in_the_layout_write_table_produces(tmp_path: Path) -> None:
+def test_bundled_files_are_in_the_layout_write_table_produces(tmp_path: Path) -> None:
+    for cloud in PRICING.values():
+        out = tmp_path / f"{cloud.name}.json"
+        write_table(load_cloud_table(cloud, PRICING), out)
+        assert out.read_text(encoding="utf-8") == cloud.table.read_text("utf-8"), cloud.name
+        assert str(cloud.table).endswith("/prices.json") and "/clouds/" in str(cloud.table)
     out = tmp_path / "prices.json"
     write_table(TABLE, out)
-
-    assert out.read_text(encoding="utf-8") == bundled_table_path().read_text(encoding="utf-8")
     assert load_price_table(out) == TABLE
+    assert len(bundled_table_paths(PRICING)) == len(PRICING)
 
 
 # --- lookups -------------------------------------------------------------------------------------
@@ -271,7 +276,7 @@ def test_a_row_newer_than_its_table_is_refused() -> None:
 
 
 def test_parse_table_reports_a_missing_source() -> None:
-    data = json.loads(bundled_table_path().read_text(encoding="utf-8"))
+    data = json.loads(bundled_table_paths(PRICING)[0].read_text(encoding="utf-8"))
     del data["rows"][0]["source"]
 
     with pytest.raises(ValidationError, match="source"):

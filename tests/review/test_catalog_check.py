@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from spotkube.clouds import CLOUDS, parse_spec, plan_platform, profile
+from spotkube.clouds import CLOUDS, bundled_catalog, parse_spec, plan_platform, profile
 from spotkube.clouds.aks import catalog as aks
 from spotkube.clouds.gke import catalog as gke
 from spotkube.platform import contract
@@ -28,7 +28,7 @@ from spotkube.platform.addons.device_plugin import (
     device_plugin_daemonset,
     plugins_per_pool,
 )
-from spotkube.platform.catalog import UNLISTED_SIZE, bundled_catalog
+from spotkube.platform.catalog import UNLISTED_SIZE
 from spotkube.platform.errors import SpecError
 from spotkube.review.catalog_check import catalog_note
 from spotkube.review.costing import price_plan

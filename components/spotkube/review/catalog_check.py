@@ -12,13 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from spotkube.clouds import profile
+from spotkube.clouds import gpu_catalog, profile
 from spotkube.platform.catalog import (
     BUNDLED,
     UNLISTED_SIZE,
     Catalog,
     CatalogWarning,
-    gpu_catalog,
     refresh_command,
 )
 from spotkube.platform.spec import PlatformSpec

@@ -388,6 +388,7 @@ PROFILE = CloudProfile(
     max_clients_per_gpu=gpu_sharing.MAX_CLIENTS_PER_GPU,
     regions=catalog.REGIONS,
     catalog_source="spotkube.clouds.gke.catalog_source",
+    catalog_file=catalog.CATALOG_FILE,
     region_examples="us-central1 or europe-west4",
     # GKE takes a minor version, a patch or a full GKE version (docs/platform-facts.md#gke); spotkube
     # refuses `latest`, which would upgrade the control plane on any later `pulumi up`.
