@@ -184,7 +184,7 @@ def test_n1_with_t4_adds_the_machine_and_the_gpus() -> None:
 
     assert price is not None
     assert price.usd_per_hour == machine.usd_per_hour + 2 * gpu.usd_per_hour
-    assert price.usd_per_hour == Decimal("0.10402") + 2 * Decimal("0.14")
+    assert price.usd_per_hour == Decimal("0.13402") + 2 * Decimal("0.14")
     # The sum is as old as its oldest part, and names both sources.
     assert price.date == min(machine.date, gpu.date)
     assert machine.source in price.source

@@ -63,6 +63,9 @@ BUNDLED = "bundled"
 #: The id of the warning a pool gets when its machine is not in the catalog and its GPU was
 #: declared instead: a team can acknowledge it by this id.
 UNLISTED_SIZE = "catalog-unlisted-size"
+#: The id of the warning a GPU pool gets when the catalog knows its machine but not whether the
+#: stack's region offers it (no source read the region): never silence, and never a guess.
+UNKNOWN_OFFER = "catalog-unknown-offer"
 #: GPU types become label values and part of object names (`spotkube-<type>`, at most 63 characters):
 #: lower-case letters, digits and hyphens, starting and ending with a letter or digit.
 GPU_TYPE_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,52}[a-z0-9])?$"

@@ -109,20 +109,21 @@ Pricing = Mapping[str, CloudPricing]
 
 class Unpriced(BaseModel):
     """A price the shipped table lacks on purpose: no public source had it, and the reason says which
-    sources were looked at. A plan of such a pool names it unpriced; the user's price file can add it."""
+    source was looked at. A plan of such a pool names it unpriced; the user's price file can add it."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     cloud: Cloud
     region: str = Field(pattern=r"^[a-z][a-z0-9-]*[a-z0-9]$")
     sku: str = Field(min_length=1)
+    kind: Kind
     capacity: Capacity
     reason: str = Field(min_length=1)
 
     @property
     def key(self) -> tuple[str, str, str, str, str]:
         """The key the missing row would have."""
-        return (self.cloud, self.region, self.sku, "machine", self.capacity)
+        return (self.cloud, self.region, self.sku, self.kind, self.capacity)
 
 
 class PriceTable(BaseModel):
@@ -341,7 +342,7 @@ ROW_FIELDS = (
 _FILE_LAYOUT = (
     'a price file is a JSON object {"rows": [...]} with optional "currency" ("USD"), "date" '
     '(YYYY-MM-DD, default: its newest row\'s date), "notes" (a list of text) and "unpriced" (prices no '
-    'source has: cloud, region, sku, capacity and reason); ' + ROW_FIELDS
+    'source has: cloud, region, sku, kind, capacity and reason); ' + ROW_FIELDS
 )
 
 
