@@ -91,6 +91,21 @@ def test_gke_stack_gets_a_gpu_the_region_offers_and_plans_cleanly(planned: dict[
     assert gpu["zones"] and set(gpu["zones"]) <= set(gke_catalog.zones_offering("us-east4", gpu["gpu"]["type"]) or ())
 
 
+def test_a_gke_region_outside_the_complete_five_gets_a_gpu_pool_in_zones_a_source_names(project_copy: Path) -> None:
+    created = spotkube("new-stack", "--cloud", "gke", "--env", "dev", "--region", "asia-southeast1",
+                       "--gcp-project", "acme-ml-dev", cwd=project_copy)
+    assert created.exit_code == 0, created.output
+    plan = spotkube("plan", "--stack", "gke-dev-asia-southeast1", "--format", "json", cwd=project_copy)
+    assert plan.exit_code == 0, plan.output
+    (document,) = json.loads(plan.stdout)["stacks"]
+    gpu = next(p for p in document["pools"] if p["role"] == "gpu")
+    assert gpu["machine"] == "g2-standard-8" and gpu["zones"] == ["asia-southeast1-b"]
+    assert all(pool["priced"] for pool in document["cost"]["pools"])
+    # Its prices are the Cloud Billing Catalog API's as a dated copy read them months ago: noted, not failed.
+    (note,) = document["cost"]["priceNotes"]
+    assert note.startswith("prices older than 90 days (the oldest read 2026-07-30") and "spotkube prices refresh" in note
+
+
 def test_an_existing_stack_is_never_overwritten(project_copy: Path) -> None:
     path = project_copy / "stacks" / "Pulumi.aks-dev-eastus.yaml"
     path.write_text("config: {}  # someone's hand-tuned stack\n")
@@ -101,8 +116,8 @@ def test_an_existing_stack_is_never_overwritten(project_copy: Path) -> None:
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--cloud", "gke", "--env", "dev", "--region", "asia-east1", "--gcp-project", "acme-ml"],
-     "--region asia-east1: spotkube's GPU catalog ("),
+    (["--cloud", "gke", "--env", "dev", "--region", "southamerica-east1", "--gcp-project", "acme-ml"],
+     "--region southamerica-east1: spotkube's GPU catalog ("),
     (["--cloud", "gke", "--env", "dev", "--region", "us-central1"], "--gcp-project is required with --cloud gke"),
     (["--cloud", "aks", "--env", "dev", "--region", "us-central1", "--deployer-object-id", "x"],
      "not an Azure region name"),

@@ -28,7 +28,7 @@ from spotkube.platform.cost.prices import (
 )
 
 TABLE = load_price_table()
-TODAY = datetime.date(2026, 11, 22)
+TODAY = datetime.date(2026, 11, 27)
 
 
 def row(**overrides: object) -> PriceRow:
@@ -73,12 +73,29 @@ def test_every_row_comes_from_the_clouds_own_price_list() -> None:
     assert TABLE.find("azure", "uksouth", "Standard_D4s_v3", "machine", "spot") is None
 
 
-def test_notes_name_what_is_missing() -> None:
-    (missing,) = [note for note in TABLE.notes if note.startswith("Not found")]
-    assert "azure uksouth Standard_D4s_v3, Standard_D8s_v3, Standard_NC4as_T4_v3" in missing
+def test_what_no_source_priced_is_listed_with_why() -> None:
+    gaps = {gap.key: gap for gap in TABLE.unpriced}
+    uk_t4 = gaps[("azure", "uksouth", "Standard_NC4as_T4_v3", "machine", "spot")]
+    assert "not in any dated copy of Azure's price list reachable offline" in uk_t4.reason
+    assert "spotkube prices refresh --cloud azure --region uksouth --sku Standard_NC4as_T4_v3" in uk_t4.reason
     # Listed as missing only while it really is.
-    assert "westeurope Standard_NC4as_T4_v3" not in missing
+    assert ("azure", "westeurope", "Standard_NC4as_T4_v3", "machine", "spot") not in gaps
     assert TABLE.find("azure", "uksouth", "Standard_NC4as_T4_v3", "machine", "spot") is None
+
+
+def test_a_pair_listed_as_unpriced_cannot_have_a_price() -> None:
+    data = json.loads(bundled_table_paths(PRICING)[0].read_text(encoding="utf-8"))
+    first = data["rows"][0]
+    data["unpriced"].append({key: first[key] for key in ("cloud", "region", "sku", "kind", "capacity")} | {"reason": "x"})
+    with pytest.raises(ValidationError, match="listed as unpriced but has a price"):
+        parse_table(json.dumps(data), PRICING)
+
+
+def test_an_unpriced_pair_without_a_reason_is_refused() -> None:
+    data = json.loads(bundled_table_paths(PRICING)[0].read_text(encoding="utf-8"))
+    del data["unpriced"][0]["reason"]
+    with pytest.raises(ValidationError, match="reason"):
+        parse_table(json.dumps(data), PRICING)
 
 
 def test_prices_from_the_bundled_table_say_so() -> None:

@@ -306,6 +306,12 @@ def gpu_regions() -> tuple[str, ...]:
     return tuple(sorted(section().regions))
 
 
+def regions_with_zones(gpu_type: str) -> tuple[str, ...]:
+    """The regions where the catalog names a zone offering `gpu_type`, sorted."""
+    accelerator = section().accelerators.get(gpu_type)
+    return tuple(sorted(r for r, zones in accelerator.regions.items() if zones)) if accelerator else ()
+
+
 def region_zones(region: str) -> tuple[str, ...] | None:
     """Every zone of `region`, when the catalog knows the region completely."""
     return section().regions.get(region)
