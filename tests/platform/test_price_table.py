@@ -86,7 +86,8 @@ def test_what_no_source_priced_is_listed_with_why() -> None:
 def test_a_pair_listed_as_unpriced_cannot_have_a_price() -> None:
     data = json.loads(bundled_table_paths(PRICING)[0].read_text(encoding="utf-8"))
     first = data["rows"][0]
-    data["unpriced"].append({key: first[key] for key in ("cloud", "region", "sku", "kind", "capacity")} | {"reason": "x"})
+    key = {field: first[field] for field in ("cloud", "region", "sku", "kind", "capacity")}
+    data["unpriced"].append({**key, "reason": "x"})
     with pytest.raises(ValidationError, match="listed as unpriced but has a price"):
         parse_table(json.dumps(data), PRICING)
 

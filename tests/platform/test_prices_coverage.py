@@ -10,7 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from spotkube.clouds import CLOUDS, bundled_catalog, load_price_table, load_stack_spec, parse_spec, plan_platform, profile
+from spotkube.clouds import (
+    CLOUDS,
+    bundled_catalog,
+    load_price_table,
+    load_stack_spec,
+    parse_spec,
+    plan_platform,
+    profile,
+)
 from spotkube.clouds.gke import catalog as gke_catalog
 from spotkube.platform.cost import PRICES_ENV
 from spotkube.platform.plan import PlatformPlan
