@@ -334,7 +334,8 @@ def test_an_unpriced_gcp_gpu_names_the_missing_accelerator_and_the_refresh_with_
     report = price_plan(plan)
 
     (warning,) = [w for w in report.warnings if w.id == "cost-unpriced:t4"]
-    assert warning.message.startswith("t4: unpriced: no spot or on-demand price for n1-standard-8 in us-east4")
+    assert warning.message.startswith("t4: unpriced: no spot or on-demand price for n1-standard-8 with 1 × "
+                                      "nvidia-tesla-t4 (no nvidia-tesla-t4 accelerator row) in us-east4")
     assert ("SPOTKUBE_GCP_BILLING_API_KEY=<API key> spotkube prices refresh --cloud gcp --region us-east4 --sku "
             "n1-standard-8") in warning.message
     assert f"your price file {user_config / 'spotkube' / 'prices.json'}" in warning.message
