@@ -28,7 +28,8 @@ from cloud_apis import (
     gcp_types,
     serving,
 )
-from spotkube.platform.catalog import UNLISTED_SIZE, bundled_catalog, load_catalog_file
+from spotkube.clouds import bundled_catalog
+from spotkube.platform.catalog import UNKNOWN_OFFER, UNLISTED_SIZE, load_catalog_file
 from spotkube.platform.project import Project
 
 CATALOG = bundled_catalog()
@@ -116,8 +117,10 @@ def test_a_size_no_catalog_knows_plans_with_its_warning_and_id(
     done = spotkube("plan", "-s", STACK, "--strict", "--format", "json", cwd=project.root)
     assert done.returncode == 1
     stack = json.loads(done.stdout)["stacks"][0]
-    (warning,) = stack["catalog"]["warnings"]
+    warning, unknown = stack["catalog"]["warnings"]
     assert (warning["id"], warning["pool"]) == (UNLISTED_SIZE, "gb400")
+    # No dated source lists NV6ads_A10_v5 in eastus: the plan says so, with its id, rather than guess.
+    assert (unknown["id"], unknown["pool"]) == (UNKNOWN_OFFER, "a10")
     assert f"not in spotkube's catalog of {CATALOG.cloud('aks').date.isoformat()}" in warning["message"]
     (listed,) = [w for w in stack["warnings"] if w["id"] == f"{UNLISTED_SIZE}:gb400"]
     assert listed["message"].startswith("gb400: Standard_ND128isr_GB400_v7 is not in spotkube's catalog of")

@@ -358,7 +358,8 @@ def test_an_unpriced_gcp_gpu_names_the_missing_accelerator_and_the_refresh_with_
     report = price_plan(plan)
 
     (warning,) = [w for w in report.warnings if w.id == "cost-unpriced:t4"]
-    assert warning.message.startswith("t4: unpriced: no spot or on-demand price for n1-standard-8 in us-east4")
+    assert warning.message.startswith("t4: unpriced: no spot or on-demand price for n1-standard-8 with 1 × "
+                                      "nvidia-tesla-t4 (no nvidia-tesla-t4 accelerator row) in us-east4")
     assert ("SPOTKUBE_GCP_BILLING_API_KEY=<API key> spotkube prices refresh --cloud gcp --region us-east4 --sku "
             "n1-standard-8") in warning.message
     assert f"your price file {user_config / 'spotkube' / 'prices.json'}" in warning.message
@@ -378,3 +379,17 @@ def test_a_stack_price_must_fit_its_cloud() -> None:
     assert refused({"date": "2026-02-30"}) == (
         "stacks/Pulumi.x.yaml: spotkube:cost.prices[0].date: '2026-02-30' is not a day of the calendar; write it as "
         '"YYYY-MM-DD"')
+
+
+def test_prices_older_than_90_days_get_a_note_in_every_format_and_never_fail() -> None:
+    """gke-dev-us-central1's bundled prices were read 2026-07-30: a note naming `spotkube prices refresh`
+    in the table, the Markdown and the JSON, and `cost` still exits 0."""
+    outputs = {fmt: cli("cost", "--stack", "gke-dev-us-central1", "--format", fmt)
+               for fmt in ("table", "markdown", "json")}
+    assert all(result.exit_code == 0 for result in outputs.values()), {f: r.output for f, r in outputs.items()}
+    start = "prices older than 90 days (the oldest read 2026-07-30"
+    assert f"note: {start}" in " ".join(outputs["table"].stdout.split())
+    assert f"> **note**: {start}" in outputs["markdown"].stdout
+    (note,) = json.loads(outputs["json"].stdout)["cost"]["priceNotes"]
+    assert note.startswith(start) and "`spotkube prices refresh`" in note
+    assert not [w for w in json.loads(outputs["json"].stdout)["warnings"] if "older" in w["message"]]

@@ -96,6 +96,22 @@ def test_gke_stack_gets_a_gpu_the_region_offers_and_plans_cleanly(planned: dict[
     assert gpu["zones"] and set(gpu["zones"]) <= set(gke_catalog.zones_offering("us-east4", gpu["gpu"]["type"]) or ())
 
 
+def test_a_gke_region_outside_the_complete_five_gets_a_gpu_pool_in_zones_a_source_names(project_copy: Path) -> None:
+    created = spotkube("new-stack", "--cloud", "gke", "--env", "dev", "--region", "asia-southeast1",
+                       "--gcp-project", "acme-ml-dev", cwd=project_copy)
+    assert created.exit_code == 0, created.output
+    plan = spotkube("plan", "--stack", "gke-dev-asia-southeast1", "--format", "json", cwd=project_copy)
+    assert plan.exit_code == 0, plan.output
+    (document,) = json.loads(plan.stdout)["stacks"]
+    gpu = next(p for p in document["pools"] if p["role"] == "gpu")
+    assert gpu["machine"] == "g2-standard-8" and gpu["zones"] == ["asia-southeast1-b"]
+    assert all(pool["priced"] for pool in document["cost"]["pools"])
+    # Its prices are the Cloud Billing Catalog API's as a dated copy read them months ago: noted, not failed.
+    (note,) = document["cost"]["priceNotes"]
+    assert note.startswith("prices older than 90 days (the oldest read 2026-07-30")
+    assert "spotkube prices refresh" in note
+
+
 def test_an_existing_stack_is_never_overwritten(project_copy: Path) -> None:
     path = project_copy / "stacks" / "Pulumi.aks-dev-eastus.yaml"
     path.write_text("config: {}  # someone's hand-tuned stack\n")
@@ -106,8 +122,8 @@ def test_an_existing_stack_is_never_overwritten(project_copy: Path) -> None:
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--cloud", "gke", "--env", "dev", "--region", "asia-east1", "--gcp-project", "acme-ml"],
-     "--region asia-east1: spotkube's GPU catalog ("),
+    (["--cloud", "gke", "--env", "dev", "--region", "southamerica-east1", "--gcp-project", "acme-ml"],
+     "--region southamerica-east1: spotkube's GPU catalog ("),
     (["--cloud", "gke", "--env", "dev", "--region", "us-central1"], "--gcp-project is required with --cloud gke"),
     (["--cloud", "aks", "--env", "dev", "--region", "us-central1", "--deployer-object-id", "x"],
      "not an Azure region name"),
@@ -258,18 +274,20 @@ def test_new_stack_acknowledges_what_its_plan_raises_not_a_fixed_list(
     project_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Priced from the user's price file, the pools warn no more, and new-stack acknowledges no price."""
-    bare, _ = _new("aks", "swedencentral", (), project_copy)
+    # The bundled table has no UK South price for the system and platform pools' size.
+    bare, _ = _new("aks", "uksouth", (), project_copy)
     text = (project_copy / "stacks" / f"Pulumi.{bare}.yaml").read_text()
     assert "id: cost-unpriced:system" in text and "id: cost-unpriced:platform" in text
 
     prices = tmp_path / "prices.json"
     prices.write_text(json.dumps({"rows": [
-        {"cloud": "azure", "region": "swedencentral", "sku": "Standard_D4s_v3", "kind": "machine",
+        {"cloud": "azure", "region": "uksouth", "sku": sku, "kind": "machine",
          "capacity": capacity, "usdPerHour": usd, "source": "our EA price sheet", "date": "2026-11-01"}
+        for sku in ("Standard_D4s_v3", "Standard_NC4as_T4_v3")
         for capacity, usd in (("on-demand", 0.2), ("spot", 0.04))]}))
     monkeypatch.setenv("SPOTKUBE_PRICES", str(prices))
     (project_copy / "stacks" / f"Pulumi.{bare}.yaml").unlink()
-    priced, created = _new("aks", "swedencentral", (), project_copy)
+    priced, created = _new("aks", "uksouth", (), project_copy)
 
     text = (project_copy / "stacks" / f"Pulumi.{priced}.yaml").read_text()
     assert "cost-unpriced" not in text and "cost-unpriced" not in created.stdout

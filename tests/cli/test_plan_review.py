@@ -279,7 +279,7 @@ def test_diff_shows_a_new_stack_as_added(repository: Path, spotkube: Run) -> Non
     assert "- pool l4-spot added: gpu, spot, g2-standard-8, 1 × nvidia-l4, 0..4 nodes" in markdown.stdout
     assert ("- security Cluster 'spotkube-gke': API server added: IP endpoint public, any address; DNS endpoint "
             "open to IAM-authorised callers") in markdown.stdout
-    assert "**monthly cost (new stack): idle floor $411.46 (+$411.46); scenario $69.04 (+$69.04)**" in markdown.stdout
+    assert "**monthly cost (new stack): idle floor $411.46 (+$411.46); scenario $98.37 (+$98.37)**" in markdown.stdout
     assert find_project(repository).stacks().count("gke-test-us-central1") == 1
 
 

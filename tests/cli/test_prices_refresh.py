@@ -21,11 +21,12 @@ from urllib3.exceptions import NewConnectionError
 
 from fake_http import FakeServer, Reply, Request, serving
 from spotkube.cli.app import app
+from spotkube.clouds import PRICING
 from spotkube.clouds import load_price_table as load_table
 from spotkube.clouds.gke.billing_catalog import COMPUTE_ENGINE
 from spotkube.clouds.gke.profile import BILLING_API_KEY_ENV as API_KEY_ENV
 from spotkube.clouds.http import DeadlinePassed, retry_policy
-from spotkube.platform.cost import PRICES_ENV, bundled_table_path, default_user_file
+from spotkube.platform.cost import PRICES_ENV, bundled_table_paths, default_user_file
 from spotkube.platform.cost.refresh import FetchSettings
 
 REPO = Path(__file__).resolve().parents[2]
@@ -141,7 +142,7 @@ def refresh(*args: str, azure: FakeServer | None = None, gcp: FakeServer | None 
 
 
 def bundled_digest() -> str:
-    return hashlib.sha256(bundled_table_path().read_bytes()).hexdigest()
+    return hashlib.sha256(b"".join(path.read_bytes() for path in bundled_table_paths(PRICING))).hexdigest()
 
 
 def stack_skus(server: FakeServer) -> set[tuple[str, str]]:

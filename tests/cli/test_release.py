@@ -109,7 +109,10 @@ def test_the_wheel_holds_every_module_its_data_and_no_tests(dist: Path) -> None:
         entry_points = wheel.read(f"spotkube-{VERSION}.dist-info/entry_points.txt").decode()
     modules = {str(p.relative_to(PACKAGE.parent)) for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts}
     assert modules <= names, sorted(modules - names)
-    assert {"spotkube/py.typed", "spotkube/platform/cost/prices.json", "spotkube/testing.py"} <= names
+    assert {"spotkube/py.typed", "spotkube/platform/catalog.json", "spotkube/testing.py"} <= names
+    # Each cloud's shipped catalog part and price rows, from its own folder.
+    shipped = {f"spotkube/clouds/{cloud}/{data}.json" for cloud in ("aks", "gke") for data in ("catalog", "prices")}
+    assert shipped <= names
     assert not [n for n in names if n.startswith(REPOSITORY_ONLY) or "/tests/" in n or n.startswith("test_")]
     metadata = email.parser.Parser().parsestr(metadata_text)
     assert (metadata["Name"], metadata["Version"], metadata["License-Expression"]) == ("spotkube", VERSION,
@@ -130,7 +133,8 @@ def test_the_sdist_holds_what_a_rebuild_needs_and_no_tests(dist: Path) -> None:
     with tarfile.open(sdist) as archive:
         names = {n.removeprefix(root) for n in archive.getnames()}
     assert {"pyproject.toml", "README.md", "LICENSE", "CHANGELOG.md", "components/spotkube/py.typed",
-            "components/spotkube/platform/cost/prices.json", "components/spotkube/testing.py"} <= names
+            "components/spotkube/clouds/aks/prices.json", "components/spotkube/clouds/gke/catalog.json",
+            "components/spotkube/testing.py"} <= names
     assert not [n for n in names if n.startswith(REPOSITORY_ONLY)]
 
 

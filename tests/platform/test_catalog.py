@@ -14,17 +14,16 @@ from typing import Any
 
 import pytest
 
-from spotkube.clouds import parse_spec
+from spotkube.clouds import CATALOG_PARTS, bundled_catalog, gpu_catalog, parse_spec
 from spotkube.platform.catalog import (
     BUNDLED,
     CATALOG_ENV,
     CATALOG_FILE,
     CatalogFileError,
-    bundled_catalog,
-    bundled_catalog_path,
+    bundled_facts_path,
     catalog_text,
-    gpu_catalog,
     parse_catalog,
+    parse_part,
 )
 from spotkube.platform.cost.prices import PRICE_FILE
 from spotkube.platform.errors import SpecError
@@ -55,11 +54,16 @@ def gke_pool(machine: str) -> dict[str, Any]:
             "gpuPools": [{"name": "gpu", "machine": machine, "capacity": "spot", "min": 0, "max": 2}]}
 
 
-def test_the_shipped_catalog_is_what_its_file_says() -> None:
-    text = bundled_catalog_path().read_text()
+def test_the_shipped_catalog_is_what_its_files_say() -> None:
+    text = bundled_facts_path().read_text()
     assert catalog_text(parse_catalog(text, "catalog.json")) == text  # written by catalog_text, nothing by hand
+    for cloud, file in CATALOG_PARTS.items():
+        part = file.read_text("utf-8")
+        assert catalog_text(parse_part(part, cloud)) == part, cloud
+        assert str(file).endswith(f"clouds/{cloud}/catalog.json")  # each cloud's part in its own folder
     catalog = bundled_catalog()
     assert set(catalog.clouds) == {"aks", "gke"}
+    assert not parse_catalog(text, "catalog.json").clouds  # the neutral file holds no cloud's part
     for cloud, section in catalog.clouds.items():
         assert section.source and section.date, cloud
         for name, machine in section.machines.items():

@@ -121,7 +121,15 @@ def _gpu_choices(region: str) -> st.SearchStrategy[tuple[str, str, int]] | None:
 #: GKE regions whose GPU zones the catalog knows, with the GPU machines their zones can run.
 GKE_GPU_CHOICES = {r: choices for r in gke_catalog.gpu_regions() if (choices := _gpu_choices(r)) is not None}
 AKS_ZONES = st.lists(st.sampled_from(("1", "2", "3")), unique=True)
-AKS_GPU_SIZES = st.sampled_from(sorted(aks_catalog.section().machines))
+
+
+@functools.cache
+def aks_gpu_sizes(region: str) -> st.SearchStrategy[str]:
+    """The catalog's GPU sizes, but those it knows `region` lacks (which the spec refuses)."""
+    section = aks_catalog.section()
+    return st.sampled_from(sorted(m for m in section.machines if section.offer(m, region).status != "absent"))
+
+
 AKS_SPOT_PRICE = st.just(-1) | st.integers(1, 10_000_000).map(lambda n: n / 100_000)  # at most 5 decimals
 
 
@@ -226,7 +234,7 @@ def aks_stacks(draw: st.DrawFn, min_gpu_pools: int = 0) -> dict[str, Any]:
 
     gpu_pools = []
     for name in pool_names[:n_gpu]:
-        machine = draw(AKS_GPU_SIZES)
+        machine = draw(aks_gpu_sizes(values["region"]))
         pool = worker(name, machine, ("spot", "on-demand"), GPU_POOL_TAINT)
         if draw(st.booleans()):
             gpu_type, count = aks_catalog.gpu_vm_size(machine) or ("", 0)

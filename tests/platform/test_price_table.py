@@ -19,7 +19,8 @@ from spotkube.platform.cost.prices import (
     Price,
     PriceRow,
     PriceTable,
-    bundled_table_path,
+    bundled_table_paths,
+    load_cloud_table,
     merge_rows,
     parse_table,
     table_date,
@@ -27,7 +28,7 @@ from spotkube.platform.cost.prices import (
 )
 
 TABLE = load_price_table()
-TODAY = datetime.date(2026, 11, 22)
+TODAY = datetime.date(2026, 11, 27)
 
 
 def row(**overrides: object) -> PriceRow:
@@ -72,12 +73,30 @@ def test_every_row_comes_from_the_clouds_own_price_list() -> None:
     assert TABLE.find("azure", "uksouth", "Standard_D4s_v3", "machine", "spot") is None
 
 
-def test_notes_name_what_is_missing() -> None:
-    (missing,) = [note for note in TABLE.notes if note.startswith("Not found")]
-    assert "azure uksouth Standard_D4s_v3, Standard_D8s_v3, Standard_NC4as_T4_v3" in missing
+def test_what_no_source_priced_is_listed_with_why() -> None:
+    gaps = {gap.key: gap for gap in TABLE.unpriced}
+    uk_t4 = gaps[("azure", "uksouth", "Standard_NC4as_T4_v3", "machine", "spot")]
+    assert "not in any dated copy of Azure's price list reachable offline" in uk_t4.reason
+    assert "spotkube prices refresh --cloud azure --region uksouth --sku Standard_NC4as_T4_v3" in uk_t4.reason
     # Listed as missing only while it really is.
-    assert "westeurope Standard_NC4as_T4_v3" not in missing
+    assert ("azure", "westeurope", "Standard_NC4as_T4_v3", "machine", "spot") not in gaps
     assert TABLE.find("azure", "uksouth", "Standard_NC4as_T4_v3", "machine", "spot") is None
+
+
+def test_a_pair_listed_as_unpriced_cannot_have_a_price() -> None:
+    data = json.loads(bundled_table_paths(PRICING)[0].read_text(encoding="utf-8"))
+    first = data["rows"][0]
+    key = {field: first[field] for field in ("cloud", "region", "sku", "kind", "capacity")}
+    data["unpriced"].append({**key, "reason": "x"})
+    with pytest.raises(ValidationError, match="listed as unpriced but has a price"):
+        parse_table(json.dumps(data), PRICING)
+
+
+def test_an_unpriced_pair_without_a_reason_is_refused() -> None:
+    data = json.loads(bundled_table_paths(PRICING)[0].read_text(encoding="utf-8"))
+    del data["unpriced"][0]["reason"]
+    with pytest.raises(ValidationError, match="reason"):
+        parse_table(json.dumps(data), PRICING)
 
 
 def test_prices_from_the_bundled_table_say_so() -> None:
@@ -96,12 +115,16 @@ def test_numbers_are_read_exactly() -> None:
     assert str(price.usd_per_hour) == "0.02112"
 
 
-def test_bundled_file_is_in_the_layout_write_table_produces(tmp_path: Path) -> None:
+def test_bundled_files_are_in_the_layout_write_table_produces(tmp_path: Path) -> None:
+    for cloud in PRICING.values():
+        out = tmp_path / f"{cloud.name}.json"
+        write_table(load_cloud_table(cloud, PRICING), out)
+        assert out.read_text(encoding="utf-8") == cloud.table.read_text("utf-8"), cloud.name
+        assert str(cloud.table).endswith("/prices.json") and "/clouds/" in str(cloud.table)
     out = tmp_path / "prices.json"
     write_table(TABLE, out)
-
-    assert out.read_text(encoding="utf-8") == bundled_table_path().read_text(encoding="utf-8")
     assert load_price_table(out) == TABLE
+    assert len(bundled_table_paths(PRICING)) == len(PRICING)
 
 
 # --- lookups -------------------------------------------------------------------------------------
@@ -179,7 +202,7 @@ def test_n1_with_t4_adds_the_machine_and_the_gpus() -> None:
 
     assert price is not None
     assert price.usd_per_hour == machine.usd_per_hour + 2 * gpu.usd_per_hour
-    assert price.usd_per_hour == Decimal("0.10402") + 2 * Decimal("0.14")
+    assert price.usd_per_hour == Decimal("0.13402") + 2 * Decimal("0.14")
     # The sum is as old as its oldest part, and names both sources.
     assert price.date == min(machine.date, gpu.date)
     assert machine.source in price.source
@@ -271,7 +294,7 @@ def test_a_row_newer_than_its_table_is_refused() -> None:
 
 
 def test_parse_table_reports_a_missing_source() -> None:
-    data = json.loads(bundled_table_path().read_text(encoding="utf-8"))
+    data = json.loads(bundled_table_paths(PRICING)[0].read_text(encoding="utf-8"))
     del data["rows"][0]["source"]
 
     with pytest.raises(ValidationError, match="source"):

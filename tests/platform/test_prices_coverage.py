@@ -1,6 +1,7 @@
-"""The bundled table prices every pool of the shipped stacks and of the stacks `new-stack` writes for
-the regions the README and the CLI's messages give as examples, at spot and on demand. A price that
-no public source offered is listed here and in the table's notes, and the plan says so by name."""
+"""The bundled table prices every GPU size of the catalog in every region the catalog says offers it,
+and every pool of the shipped stacks and of the stacks `new-stack` writes for the regions the README
+and the CLI's messages give as examples, at spot and on demand. A price that no public source offered
+is listed under the table's `unpriced` with the reason, and the plan says so by name."""
 
 from __future__ import annotations
 
@@ -9,7 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from spotkube.clouds import hourly_price, load_price_table, load_stack_spec, parse_spec, plan_platform, profile
+from spotkube.clouds import (
+    CLOUDS,
+    bundled_catalog,
+    load_price_table,
+    load_stack_spec,
+    parse_spec,
+    plan_platform,
+    profile,
+)
 from spotkube.clouds.gke import catalog as gke_catalog
 from spotkube.platform.cost import PRICES_ENV
 from spotkube.platform.plan import PlatformPlan
@@ -24,9 +33,10 @@ NEW_STACK_FLAGS = {"aks": {"deployer_object_id": "11111111-2222-4333-8444-555555
 REPO = Path(__file__).resolve().parents[2]
 TABLE = load_price_table()
 
-#: (cloud, region, machine) that no dated copy of the cloud's price list reachable offline prices; the
-#: plan must name them. aks-dev-uksouth prices its D4s_v3 pools itself (the articles' example).
-UNSOURCED = {("azure", "uksouth", "Standard_NC4as_T4_v3"), ("azure", "uksouth", "Standard_D4s_v3")}
+#: (cloud, region, machine) that no dated copy of the cloud's price list reachable offline prices, as the
+#: table records them; the plan must name them. aks-dev-uksouth prices its D4s_v3 pools itself (the
+#: articles' example).
+UNSOURCED = {(gap.cloud, gap.region, gap.sku) for gap in TABLE.unpriced if gap.kind == "machine"}
 
 #: Regions the CLI's own messages offer as examples (profiles' region errors).
 MESSAGE_REGIONS = [("aks", "eastus"), ("aks", "westeurope"), ("aks", "uksouth"),
@@ -105,10 +115,48 @@ def test_the_shipped_stacks_are_priced_whole() -> None:
         assert all(report.total(f) is not None for f in ("idleFloor", "scenario", "onDemandEquivalent")), name
 
 
-@pytest.mark.parametrize("key", sorted(UNSOURCED))
-def test_what_is_unsourced_is_really_missing_and_noted(key: tuple[str, str, str]) -> None:
-    cloud, region, machine = key
-    assert hourly_price(cloud, region, machine, "spot", table=TABLE) is None
-    assert hourly_price(cloud, region, machine, "on-demand", table=TABLE) is None
-    (missing,) = [note for note in TABLE.notes if note.startswith("Not found")]
-    assert f"{cloud} {region}" in missing and machine in missing
+def test_every_size_the_catalog_offers_is_priced_or_says_why() -> None:
+    catalog = bundled_catalog()
+    gaps = {gap.key for gap in TABLE.unpriced}
+    checked = 0
+    for name, cloud in CLOUDS.items():
+        pricing = cloud.pricing
+        capacities = ("on-demand", "spot", "preemptible") if pricing.name == "gcp" else ("on-demand", "spot")
+        for machine, entry in catalog.cloud(name).machines.items():
+            for region in entry.regions:
+                for capacity in capacities:
+                    key = (pricing.name, region, machine, "machine", capacity)
+                    assert TABLE.find(*key) is not None or key in gaps, f"{key}: neither priced nor listed as unpriced"
+                    checked += 1
+    assert checked > 1000  # the whole map, not a sample
+
+
+#: The sizes teams pick (issue 34): each plans with a price, on-demand and spot, in a new stack.
+PICKED = [("aks", "westeurope", "Standard_ND96isr_H100_v5"), ("aks", "westeurope", "Standard_NC24ads_A100_v4"),
+          ("aks", "eastus", "Standard_ND96asr_v4"), ("gke", "us-central1", "a3-highgpu-8g"),
+          ("gke", "us-central1", "g2-standard-24"), ("gke", "europe-west4", "a2-highgpu-1g")]
+
+
+def new_stack_with(cloud: str, region: str, machine: str) -> PlatformPlan:
+    flags = {"gke": {"project": "acme-ml-qa"},
+             "aks": {"deployer_object_id": "c0ffee00-0000-4000-8000-000000000001"}}[cloud]
+    config = profile(cloud).new_stack_config("qa", region, profile(cloud).options.new_stack(**flags))
+    config["gpuPools"] = [{"name": "gpu", "machine": machine, "capacity": "spot", "min": 0, "max": 2}]
+    return plan_platform(parse_spec(config, f"new-stack {cloud} {region}"))
+
+
+@pytest.mark.parametrize(("cloud", "region", "machine"), PICKED)
+def test_the_sizes_teams_pick_plan_with_a_price(cloud: str, region: str, machine: str) -> None:
+    report = price_plan(new_stack_with(cloud, region, machine), table=TABLE)
+    (gpu,) = [p for p in report.pools if p.pool.name == "gpu"]
+    assert gpu.price is not None and gpu.on_demand is not None
+    assert gpu.price.usd_per_hour < gpu.on_demand.usd_per_hour
+    assert report.complete and not [w for w in report.warnings if w.id.startswith("cost-unpriced")]
+
+
+def test_a_t4_in_uk_south_is_unpriced_and_the_table_says_why() -> None:
+    """No dated copy of a UK South price list was reachable: the plan names the pool, the table the reason."""
+    report = price_plan(new_stack_with("aks", "uksouth", "Standard_NC4as_T4_v3"), table=TABLE)
+    assert "gpu" in [u.pool for u in report.unpriced]  # its D4s_v3 system pools too: no UK South copy
+    (gap,) = [g for g in TABLE.unpriced if g.key == ("azure", "uksouth", "Standard_NC4as_T4_v3", "machine", "spot")]
+    assert "reachable offline" in gap.reason

@@ -26,8 +26,8 @@ REPO = Path(__file__).resolve().parents[2]
 STACKS = sorted(REPO.glob(reference.STACK_GLOB))
 ARGS_MODULES = [REPO / "components/spotkube/clouds/aks/args.py", REPO / "components/spotkube/clouds/gke/args.py",
                 REPO / "components/spotkube/components/args.py"]
-GENERATED_PATHS = [REPO / reference.REFERENCE_PATH, REPO / "Pulumi.yaml", REPO / reference.SCHEMA_PATH, *STACKS,
-                   *ARGS_MODULES]
+GENERATED_PATHS = [REPO / reference.REFERENCE_PATH, REPO / reference.COVERAGE_PATH, REPO / "Pulumi.yaml",
+                   REPO / reference.SCHEMA_PATH, *STACKS, *ARGS_MODULES]
 
 
 def _relative(path: Path) -> str:

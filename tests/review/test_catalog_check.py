@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from spotkube.clouds import CLOUDS, parse_spec, plan_platform, profile
+from spotkube.clouds import CLOUDS, bundled_catalog, parse_spec, plan_platform, profile
 from spotkube.clouds.aks import catalog as aks
 from spotkube.clouds.gke import catalog as gke
 from spotkube.platform import contract
@@ -27,7 +27,7 @@ from spotkube.platform.addons.device_plugin import (
     device_plugin_daemonset,
     plugins_per_pool,
 )
-from spotkube.platform.catalog import UNLISTED_SIZE, bundled_catalog
+from spotkube.platform.catalog import UNKNOWN_OFFER, UNLISTED_SIZE
 from spotkube.platform.errors import SpecError
 from spotkube.review.catalog_check import catalog_note
 from spotkube.review.costing import price_plan
@@ -113,6 +113,29 @@ def test_every_region_in_the_catalog_is_one_spotkube_knows() -> None:
     for cloud in ("aks", "gke"):
         for machine in CATALOG.cloud(cloud).machines:
             assert set(CATALOG.cloud(cloud).regions_offering(machine)) <= CLOUDS[cloud].regions, machine
+
+
+# --- Where a size is offered ------------------------------------------------------------------------------
+
+H100_REGIONS = "eastus, eastus2, swedencentral, westeurope, westus"
+
+
+def test_a_size_in_a_region_known_without_it_is_refused_naming_where_it_is_offered() -> None:
+    with pytest.raises(SpecError) as refused:
+        parse_spec(stack("aks", "northeurope", {"machine": "Standard_ND96isr_H100_v5"}), "test")
+    message = str(refused.value)
+    assert "gpuPools[0].machine: Standard_ND96isr_H100_v5 is not offered in northeurope" in message
+    assert f"regions that offer it: {H100_REGIONS}" in message
+
+
+def test_a_size_in_a_region_no_source_read_is_warned_with_an_id() -> None:
+    spec = parse_spec(stack("aks", "brazilsouth", {"machine": "Standard_ND96isr_H100_v5"}), "test")
+    note = catalog_note(spec)
+    (warning,) = note.warnings
+    assert (warning.id, warning.pool) == (UNKNOWN_OFFER, "gpu")
+    assert "knows Standard_ND96isr_H100_v5 but not whether brazilsouth offers it" in warning.message
+    assert f"regions where it is offered: {H100_REGIONS}" in warning.message
+    assert [w.id for w in note.plan_warnings()] == ["catalog-unknown-offer:gpu"]
 
 
 # --- The declared way past the catalog ------------------------------------------------------------------
@@ -208,9 +231,10 @@ REPLACEMENTS = sorted({(retired, size) for retired, advice in aks.RETIRED_VM_SIZ
 @pytest.mark.parametrize(("retired", "replacement"), REPLACEMENTS, ids=[f"{r}->{s}" for r, s in REPLACEMENTS])
 def test_every_replacement_a_retired_size_recommends_is_accepted(retired: str, replacement: str) -> None:
     with pytest.raises(SpecError) as refused:
-        parse_spec(stack("aks", "uksouth", {"machine": retired}), "test")
+        parse_spec(stack("aks", "westeurope", {"machine": retired}), "test")
     assert f"'{retired}' is retired; use " in str(refused.value)
-    spec = parse_spec(stack("aks", "uksouth", {"machine": replacement}), "test")
+    # westeurope: a region the catalog knows completely, which offers every replacement
+    spec = parse_spec(stack("aks", "westeurope", {"machine": replacement}), "test")
     assert spec.gpu_pools[0].gpu is not None
     assert catalog_note(spec).warnings == ()
 

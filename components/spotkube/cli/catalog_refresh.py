@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from spotkube.clouds import profile
+from spotkube.clouds import bundled_catalog, profile
 from spotkube.platform.catalog import (
     CATALOG_FILE,
     SCHEMA_VERSION,
@@ -23,7 +23,6 @@ from spotkube.platform.catalog import (
     CatalogSourceError,
     RefreshRequest,
     SourceResult,
-    bundled_catalog,
     load_catalog_file,
     with_cloud,
     write_catalog,

@@ -171,6 +171,8 @@ def render_cost(stack: str, report: CostReport, console: Console) -> None:
         console.print(summary(report), markup=False, highlight=False, soft_wrap=True)
     for line in fixed_lines(report):
         console.print(f"fixed: {line}", markup=False, highlight=False, soft_wrap=True)
+    for note in report.price_notes:
+        console.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
     for line in report.basis:
         console.print(f"cost basis: {line}", markup=False, highlight=False, soft_wrap=True)
     for warning in report.warnings:
@@ -192,6 +194,7 @@ def cost_markdown(stack: str, report: CostReport) -> str:
     lines.append("| " + " | ".join(f"**{_markdown_cell(cell)}**" if cell else "" for cell in total) + " |")
     lines += ["", f"**{summary(report)}**", ""]
     lines += [f"- fixed: {_markdown_cell(line)}" for line in fixed_lines(report)]
+    lines += [f"> **note**: {_markdown_cell(note)}\n" for note in report.price_notes]
     lines += [f"- cost basis: {_markdown_cell(line)}" for line in report.basis]
     lines += [""] if report.basis or report.fixed else []
     for warning in report.warnings:

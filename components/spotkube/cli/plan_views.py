@@ -257,6 +257,7 @@ def render_table(documents: Sequence[PlanDocument], console: Console, details: b
     for document in documents:
         parts: list[Any] = [posture_table(document), pool_table(document, console.width), Text(cost_summary(document)),
                             *(Text(f"fixed: {line}") for line in cost_views.fixed_lines(document.cost, sources=False)),
+                            *(Text(f"note: {note}") for note in document.cost.price_notes),
                             *(Text(f"cost basis: {line}") for line in document.cost.basis),
                             *(Text(line) for line in catalog_lines(document)), fallback_table(document),
                             quota_table(document)]
@@ -327,6 +328,7 @@ def to_markdown(documents: Sequence[PlanDocument], details: bool = False) -> str
                          f"{_pool_cost(document, pool.name).replace(chr(10), '<br>')} |")
         lines += ["", f"**{cost_summary(document)}**"]
         lines += [f"- fixed: {line}" for line in cost_views.fixed_lines(document.cost, sources=False)]
+        lines += [f"- note: {note}" for note in document.cost.price_notes]
         lines += [f"- cost basis: {line}" for line in document.cost.basis]
         lines += ["", *catalog_lines(document)]
         lines += ["", "| gpu | tried in order | worst case before on-demand | note |", "|---|---|---|---|"]

@@ -10,12 +10,13 @@ folder and one line in `CLOUDS`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
 from spotkube.clouds.aks import profile as aks
 from spotkube.clouds.gke import profile as gke
-from spotkube.platform import bootstrap, kubeconfigs, plan, project, validation
+from spotkube.platform import bootstrap, catalog, kubeconfigs, plan, project, validation
 from spotkube.platform.bootstrap import BootstrapSpec
 from spotkube.platform.cloud import CloudProfile, RegisteredPool
 from spotkube.platform.contract import Cloud
@@ -27,6 +28,8 @@ from spotkube.platform.spec import PlatformSpec
 CLOUDS: dict[str, CloudProfile] = {p.cloud: p for p in (aks.PROFILE, gke.PROFILE)}
 #: Every cloud's pricing facts, by the price table's name for the cloud (azure, gcp).
 PRICING: dict[str, prices.CloudPricing] = {p.pricing.name: p.pricing for p in CLOUDS.values()}
+#: Every cloud's shipped part of the GPU catalog, by the catalog's name for the cloud.
+CATALOG_PARTS: dict[str, Traversable] = {c: p.catalog_file for c, p in CLOUDS.items() if p.catalog_file is not None}
 
 
 def profile(cloud: Cloud | str) -> CloudProfile:
@@ -131,13 +134,26 @@ def offline_answer(token: str) -> dict[str, Any]:
     return next((dict(answer) for p in CLOUDS.values() if (answer := p.offline_answer(token)) is not None), {})
 
 
+def bundled_catalog() -> catalog.Catalog:
+    """`catalog.bundled_catalog` with every cloud's shipped part."""
+    return catalog.bundled_catalog(CATALOG_PARTS)
+
+
+def gpu_catalog(user_file: Path | None = None) -> catalog.Catalog:
+    """`catalog.gpu_catalog` with every cloud's shipped part: the catalog a plan uses."""
+    return catalog.gpu_catalog(CATALOG_PARTS, user_file)
+
+
 __all__ = [
+    "CATALOG_PARTS",
     "CLOUDS",
     "PRICING",
     "CloudProfile",
     "RegisteredPool",
+    "bundled_catalog",
     "checked",
     "deployable",
+    "gpu_catalog",
     "hourly_price",
     "load_price_table",
     "load_stack_spec",
@@ -155,3 +171,4 @@ __all__ = [
     "registered_pools",
     "upgrade_exposures",
 ]
+

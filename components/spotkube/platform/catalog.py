@@ -8,6 +8,10 @@ the package, the same way a user's price file overrides the bundled prices (`use
 cloud section carries its date and source, and the plan states them, so a stale catalog looks
 stale. How it is built, refreshed and overridden: docs/catalog.md.
 
+Where the shipped copy lives: the GPU facts, which belong to no cloud, in `catalog.json` beside this
+module; each cloud's part in its own folder (`clouds/<cloud>/catalog.json`), which its profile names
+(`CloudProfile.catalog_file`). This module never names a cloud: the registry hands the parts over.
+
 What is in it:
 
 - `gpus`: facts per GPU type in spotkube's neutral vocabulary (GKE's accelerator names), the ones
@@ -38,6 +42,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -59,6 +64,9 @@ BUNDLED = "bundled"
 #: The id of the warning a pool gets when its machine is not in the catalog and its GPU was
 #: declared instead: a team can acknowledge it by this id.
 UNLISTED_SIZE = "catalog-unlisted-size"
+#: The id of the warning a GPU pool gets when the catalog knows its machine but not whether the
+#: stack's region offers it (no source read the region): never silence, and never a guess.
+UNKNOWN_OFFER = "catalog-unknown-offer"
 #: GPU types become label values and part of object names (`spotkube-<type>`, at most 63 characters):
 #: lower-case letters, digits and hyphens, starting and ending with a letter or digit.
 GPU_TYPE_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,52}[a-z0-9])?$"
@@ -168,6 +176,8 @@ class CloudCatalog(_Model):
 
     date: datetime.date
     source: str = Field(min_length=1)
+    #: What else a reader should know about this part: how it was read, what it leaves out.
+    notes: tuple[str, ...] = ()
     #: The regions whose offer is known completely, with their zones.
     regions: dict[str, tuple[str, ...]] = Field(default_factory=dict)
     machines: dict[str, Machine] = Field(default_factory=dict)
@@ -264,15 +274,50 @@ def parse_catalog(text: str, where: str) -> Catalog:
         raise CatalogFileError("\n".join(problems)) from None
 
 
+#: Each cloud's shipped part of the catalog, by the catalog's name for the cloud (aks, gke): the files
+#: the clouds' profiles name (`CloudProfile.catalog_file`), handed over by the registry.
+CatalogParts = Mapping[str, Traversable]
+
+
 @functools.lru_cache(maxsize=1)
-def bundled_catalog() -> Catalog:
-    """The catalog shipped inside the package (read once)."""
+def bundled_facts() -> Catalog:
+    """The shipped GPU facts and notes that belong to no cloud (read once); it has no cloud parts."""
     return parse_catalog(resources.files(__package__).joinpath(_BUNDLED_NAME).read_text("utf-8"), _BUNDLED_NAME)
 
 
-def bundled_catalog_path() -> Path:
-    """Where the shipped catalog lives on disk, for writing a refresh back into a checkout."""
+def bundled_facts_path() -> Path:
+    """Where the shipped GPU facts live on disk, for checking a checkout's copy."""
     return Path(str(resources.files(__package__).joinpath(_BUNDLED_NAME)))
+
+
+def parse_part(text: str, where: str) -> CloudCatalog:
+    """One cloud's part from its JSON text; every problem is a CatalogFileError naming `where` and the key."""
+    try:
+        data: Any = json.loads(text, parse_float=Decimal)
+    except json.JSONDecodeError as err:
+        raise CatalogFileError(f"{where}: not JSON (line {err.lineno}, column {err.colno}: {err.msg})") from None
+    try:
+        return CloudCatalog.model_validate(data)
+    except ValidationError as err:
+        raise CatalogFileError("\n".join(f"{where}: {p}" for p in validation_problems(err))) from None
+
+
+@functools.lru_cache(maxsize=8)
+def bundled_part(file: Traversable) -> CloudCatalog:
+    """A cloud's shipped part, from the file its profile names (read once)."""
+    return parse_part(file.read_text("utf-8"), str(file))
+
+
+@functools.lru_cache(maxsize=4)
+def _bundled(parts: tuple[tuple[str, Traversable], ...]) -> Catalog:
+    facts = bundled_facts()
+    return Catalog(schemaVersion=SCHEMA_VERSION, notes=facts.notes, gpus=facts.gpus,
+                   clouds={cloud: bundled_part(file) for cloud, file in parts})
+
+
+def bundled_catalog(parts: CatalogParts) -> Catalog:
+    """The catalog shipped inside the package: the GPU facts and every cloud's part (read once)."""
+    return _bundled(tuple(sorted(parts.items())))
 
 
 def load_catalog_file(path: Path) -> Catalog:
@@ -300,25 +345,52 @@ def with_user_catalog(bundled: Catalog, user: Catalog, path: Path) -> Catalog:
 
 
 @functools.lru_cache(maxsize=8)
-def _merged(path: Path, mtime_ns: int, size: int) -> Catalog:
-    """The bundled catalog with the user file at `path` over it, read again when the file changes."""
-    return with_user_catalog(bundled_catalog(), load_catalog_file(path), path)
+def _user_catalog(path: Path, mtime_ns: int, size: int) -> Catalog:
+    """The user catalog file at `path`, read again when the file changes."""
+    return load_catalog_file(path)
 
 
-def gpu_catalog(user_file: Path | None = None) -> Catalog:
-    """The catalog validation and the plan use: the bundled one with the user's catalog file over it.
+def _user_stamp(user_file: Path | None) -> tuple[Path, int, int] | None:
+    """The user's catalog file with its change stamp, or None when there is none.
 
     The user file is `user_file` when given, else the file $SPOTKUBE_CATALOG names (both must
     exist), else `catalog.json` in the user's config directory when it exists: the same rule as the
-    price file's. A file that can't be used raises CatalogFileError.
+    price file's.
     """
     path, problem = CATALOG_FILE.lookup(user_file)
     if problem is not None:
         raise CatalogFileError(f"{problem}; {_LAYOUT}")
     if path is None:
-        return bundled_catalog()
+        return None
     stat = path.stat()
-    return _merged(path.resolve(), stat.st_mtime_ns, stat.st_size)
+    return path.resolve(), stat.st_mtime_ns, stat.st_size
+
+
+@functools.lru_cache(maxsize=8)
+def _merged(parts: tuple[tuple[str, Traversable], ...], path: Path, mtime_ns: int, size: int) -> Catalog:
+    return with_user_catalog(_bundled(parts), _user_catalog(path, mtime_ns, size), path)
+
+
+def gpu_catalog(parts: CatalogParts, user_file: Path | None = None) -> Catalog:
+    """The catalog validation and the plan use: the bundled one with the user's catalog file over it.
+
+    The user file is `user_file` when given, else the file $SPOTKUBE_CATALOG names (both must
+    exist), else `catalog.json` in the user's config directory when it exists. A file that can't be
+    used raises CatalogFileError.
+    """
+    stamp = _user_stamp(user_file)
+    if stamp is None:
+        return bundled_catalog(parts)
+    return _merged(tuple(sorted(parts.items())), *stamp)
+
+
+def cloud_part(cloud: str, bundled: Traversable, user_file: Path | None = None) -> CloudCatalog:
+    """One cloud's part in use: the user's catalog file's when it has one, else the shipped file's.
+
+    A cloud asks this for itself (its profile can't reach the registry that knows every cloud)."""
+    stamp = _user_stamp(user_file)
+    user = _user_catalog(*stamp).clouds if stamp is not None else {}
+    return user[cloud] if cloud in user else bundled_part(bundled)
 
 
 def with_cloud(catalog: Catalog, cloud: str, section: CloudCatalog, gpus: Mapping[str, GpuFacts]) -> Catalog:
@@ -340,9 +412,12 @@ def _json_value(value: Any) -> Any:
     raise TypeError(f"cannot write {type(value).__name__} to the catalog")
 
 
-def catalog_text(catalog: Catalog) -> str:
-    """The catalog as the JSON the bundled file holds, ending with a newline."""
+def catalog_text(catalog: Catalog | CloudCatalog) -> str:
+    """The catalog (or one cloud's part) as the JSON the bundled files hold, ending with a newline."""
     data = catalog.model_dump(mode="python", by_alias=True, exclude_none=True)
+    for part in [data, *data.get("clouds", {}).values()] if isinstance(catalog, Catalog) else [data]:
+        if "date" in part and not part.get("notes"):
+            part.pop("notes", None)  # a cloud's part without notes, as a refresh writes it
     return json.dumps(data, indent=1, ensure_ascii=False, default=_json_value) + "\n"
 
 

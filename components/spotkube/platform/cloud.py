@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib.resources.abc import Traversable
 from typing import Any, Literal
 
 from spotkube.platform.addons.device_plugin import ManagedDevicePlugin
@@ -196,6 +197,8 @@ class CloudProfile:
     #: machines from its API (`spotkube catalog refresh`); imported only then, since it needs the
     #: cloud's SDK from the `refresh` extra.
     catalog_source: str | None = None
+    #: The cloud's shipped part of the GPU catalog (`clouds/<cloud>/catalog.json`); None when it ships none.
+    catalog_file: Traversable | None = None
     #: How the cluster's autoscaler orders pools and how long it tries one (the plan's fallback).
     read_autoscaler: AutoscalerReader | None = None
     #: Input paths, per type token, that the cloud fixes at creation although no `replaceOnChanges`

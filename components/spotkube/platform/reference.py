@@ -30,8 +30,11 @@ import yaml
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from spotkube.platform import coverage
 from spotkube.platform.args_source import args_files
+from spotkube.platform.catalog import bundled_catalog
 from spotkube.platform.cloud import Clouds
+from spotkube.platform.cost.prices import load_table
 from spotkube.platform.spec import CONFIG_NAMESPACE, ClusterSettings, PlatformPool, PlatformSpec, SystemPool
 
 README_START = "<!-- reference:start -->"
@@ -41,6 +44,8 @@ YAML_END = "# reference:end"
 SCHEMA_PATH = "schemas/stack.schema.json"
 #: The page for stack authors that holds the reference tables.
 REFERENCE_PATH = "docs/configuration.md"
+#: The page whose coverage table (between `coverage.START` and `coverage.END`) comes from the shipped data.
+COVERAGE_PATH = "docs/catalog.md"
 STACK_GLOB = "stacks/Pulumi.*.yaml"
 
 
@@ -511,7 +516,8 @@ def with_modeline(text: str) -> str:
 
 def generated_files(root: Path, clouds: Clouds) -> dict[Path, str]:
     """What every generated file under the project `root` should contain, read-only:
-    docs/configuration.md (`REFERENCE_PATH`) and Pulumi.yaml with their marked parts regenerated, the
+    docs/configuration.md (`REFERENCE_PATH`), docs/catalog.md's coverage table (`COVERAGE_PATH`, when the
+    project has that page) and Pulumi.yaml with their marked parts regenerated, the
     stack schema, the stack files with their modeline, and the components' args modules
     (`args_source`). Raises ValueError when a file lacks its markers."""
     readme, manifest = root / REFERENCE_PATH, root / "Pulumi.yaml"
@@ -522,6 +528,12 @@ def generated_files(root: Path, clouds: Clouds) -> dict[Path, str]:
                                   "Pulumi.yaml"),
         root / SCHEMA_PATH: stack_schema_text(clouds),
     }
+    catalog_page = root / COVERAGE_PATH
+    if catalog_page.is_file():
+        shipped = bundled_catalog({name: p.catalog_file for name, p in clouds.items() if p.catalog_file is not None})
+        prices = load_table({p.pricing.name: p.pricing for p in clouds.values()})
+        files[catalog_page] = replace_between(catalog_page.read_text(), coverage.START, coverage.END,
+                                              coverage.coverage_markdown(shipped, prices, clouds), COVERAGE_PATH)
     for stack in sorted(root.glob(STACK_GLOB)):
         files[stack] = with_modeline(stack.read_text())
     # The components' args modules, when `root` is the project this package's source lives in.

@@ -1,6 +1,9 @@
 """What the plan says about the GPU catalog: which catalog judged the stack (its date, source and
-whether it is the bundled one or the user's), and a `catalog-unlisted-size` warning for each GPU
-pool whose machine the catalog doesn't know, whose GPUs were taken from the pool's declaration.
+whether it is the bundled one or the user's), a `catalog-unlisted-size` warning for each GPU pool
+whose machine the catalog doesn't know, whose GPUs were taken from the pool's declaration, and a
+`catalog-unknown-offer` warning for each GPU pool whose machine it knows but not whether the stack's
+region offers it (a region none of its sources read). A region it knows without the machine is the
+cloud's rules' to refuse.
 
 The warning carries its id wherever warnings go (the plan's table, Markdown and JSON, and the
 warnings the cluster components log under `pulumi up`), so a team can acknowledge it by that id.
@@ -12,13 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from spotkube.clouds import profile
+from spotkube.clouds import gpu_catalog, profile
 from spotkube.platform.catalog import (
     BUNDLED,
+    UNKNOWN_OFFER,
     UNLISTED_SIZE,
     Catalog,
     CatalogWarning,
-    gpu_catalog,
     refresh_command,
 )
 from spotkube.platform.spec import PlatformSpec
@@ -42,8 +45,8 @@ class CatalogNote:
         return f"GPU catalog ({self.cloud}): {self.date}, {self.source} [{where}]"
 
     def plan_warnings(self) -> list[PlanWarning]:
-        """The catalog's warnings as the plan's: `catalog-unlisted-size:<pool>`, so a stack acknowledges
-        one pool's, or every pool's by the bare `catalog-unlisted-size`."""
+        """The catalog's warnings as the plan's: `catalog-unlisted-size:<pool>` (or `catalog-unknown-offer:<pool>`),
+        so a stack acknowledges one pool's, or every pool's by the bare kind."""
         return [PlanWarning(f"{w.id}:{w.pool}", f"{w.pool}: {w.message}") for w in self.warnings]
 
     def to_json(self) -> dict[str, Any]:
@@ -69,4 +72,14 @@ def catalog_note(spec: PlatformSpec, catalog: Catalog | None = None) -> CatalogN
             f"or run `{refresh_command(spec.cloud)}` so the catalog knows {pool.machine}"))
         for pool in spec.gpu_pools if pool.gpu is not None and not knows(pool.machine)
     )
-    return CatalogNote(spec.cloud, section.date.isoformat(), section.source, catalog.origin(spec.cloud), warnings)
+    unknown = tuple(
+        CatalogWarning(UNKNOWN_OFFER, pool.name, (
+            f"spotkube's catalog of {section.date.isoformat()} knows {pool.machine} but not whether {spec.region} "
+            f"offers it: none of its sources read that region (regions where it is offered: "
+            f"{', '.join(section.regions_offering(pool.machine)) or 'none known'}). Check the region with the cloud, "
+            f"or run `{refresh_command(spec.cloud)}`"))
+        for pool in spec.gpu_pools
+        if section.machine(pool.machine) is not None and section.offer(pool.machine, spec.region).status == "unknown"
+    )
+    return CatalogNote(spec.cloud, section.date.isoformat(), section.source, catalog.origin(spec.cloud),
+                       warnings + unknown)

@@ -14,6 +14,7 @@ leaves the totals whole and is named in a note. The model: docs/cost.md.
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -108,6 +109,11 @@ class UnpricedPool:
                 "missing": list(self.missing), "blocks": list(self.blocks)}
 
 
+#: How old a price may be before the plan notes it: spot prices move (Azure's at any time, GCP's up
+#: to once a day), and a quarter is long enough for a list price to change too.
+STALE_AFTER_DAYS = 90
+
+
 @dataclass
 class CostReport:
     """Per-pool prices, the stack's monthly totals, and warnings.
@@ -129,6 +135,8 @@ class CostReport:
     #: What the registered resources cost a month besides the nodes (cluster fee, NAT, IPs, disks,
     #: volumes), part of the idle floor; None when priced without the program's registrations.
     fixed: FixedCosts | None = None
+    #: The day the prices are judged on: one read more than `STALE_AFTER_DAYS` before it gets a note.
+    today: datetime.date = field(default_factory=datetime.date.today)
 
     def line(self, pool: str) -> tuple[PricedPool, PoolCost] | None:
         """A priced pool and its monthly cost; None when the table has no price for it."""
@@ -190,6 +198,25 @@ class CostReport:
         return [f"{u.text()}; at min 0 with no scenario hours it adds nothing to the totals"
                 for u in self.unpriced if not u.blocks]
 
+    @property
+    def price_notes(self) -> list[str]:
+        """A note when a price the plan used was read more than `STALE_AFTER_DAYS` ago, from the bundled
+        table or the user's file: spot prices move, and `spotkube prices refresh` reads fresh ones. A note,
+        not a warning: an old price is still the best figure offline, and `--strict` should not fail on it.
+        A stack's own prices (`cost.prices`) are its own reasoning, which no refresh replaces."""
+        old: dict[str, list[datetime.date]] = {}
+        for priced in self.pools:
+            for price in (priced.price, priced.on_demand):
+                if price is not None and STACK_FILE not in price.origin.split(" + ") and \
+                        (self.today - price.date).days > STALE_AFTER_DAYS:
+                    old.setdefault(priced.pool.name, []).append(price.date)
+        if not old:
+            return []
+        oldest = min(day for days in old.values() for day in days)
+        return [f"prices older than {STALE_AFTER_DAYS} days (the oldest read {oldest.isoformat()}, "
+                f"{(self.today - oldest).days} days ago) price {', '.join(old)}; spot prices move, so run "
+                "`spotkube prices refresh` for fresh ones"]
+
     def to_json(self) -> dict[str, Any]:
         lines = {line.name: line for line in self.stack_cost.pools}
         assumptions = self.stack_cost.assumptions
@@ -203,6 +230,7 @@ class CostReport:
             "pools": [_pool_json(p, lines.get(p.pool.name)) for p in self.pools],
             "basis": list(self.basis),
             "fixed": None if self.fixed is None else self.fixed.to_json(),
+            "priceNotes": self.price_notes,
             "total": {
                 **{figure: _money(self.total(figure)) for figure in FIGURES},
                 "nodesIdleFloor": _money(self.nodes_idle_floor),
@@ -345,8 +373,12 @@ def _warnings(plan: PlatformPlan, priced: PricedPool, table: PriceTable) -> list
 
 def price_plan(
     plan: PlatformPlan, *, hours: Mapping[str, Decimal] | None = None, table: PriceTable | None = None,
+    today: datetime.date | None = None,
 ) -> CostReport:
     """Price every pool of a plan; `hours` overrides the scenario per pool (what-if questions).
+
+    `today` is the day the prices' age is judged on (the report notes prices older than
+    `STALE_AFTER_DAYS`); by default the day it runs.
 
     Without `table`, the prices are `price_table()`'s: the bundled table with the user's price file
     ($SPOTKUBE_PRICES, or the per-user default when it exists) merged over it. The stack's own prices
@@ -371,7 +403,7 @@ def price_plan(
     unpriced = [UnpricedPool(p.pool.name, p.pool.machine, _separate_gpu(cloud, p.pool), plan.spec.region,
                              _missing(p), p.blocks) for p in priced if not p.priced]
     report = CostReport(stack_cost(usages, assumptions), priced, table.date.isoformat(), user_file=user_file,
-                        unpriced=unpriced)
+                        unpriced=unpriced, today=today or datetime.date.today())
     for p in priced:
         report.warnings.extend(_warnings(plan, p, table))
         if p.pool.sharing is not None and p.price is not None:

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from spotkube.clouds import RegisteredPool, profile
-from spotkube.platform.catalog import CloudCatalog, gpu_catalog
+from spotkube.clouds import RegisteredPool, gpu_catalog, profile
+from spotkube.platform.catalog import CloudCatalog
 from spotkube.platform.contract import ACCELERATOR_LABEL, NO_ACCELERATOR, POOL_LABEL, ROLE_LABEL, PoolContract
 from spotkube.platform.maintenance import UpgradeExposure
 from spotkube.platform.posture import ClusterPosture, Setting, concern_warning

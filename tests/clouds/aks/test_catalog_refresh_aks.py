@@ -27,13 +27,11 @@ from cloud_apis import (
     serving,
     zone_restriction,
 )
-from spotkube.clouds import parse_spec
+from spotkube.clouds import bundled_catalog, gpu_catalog, parse_spec
 from spotkube.clouds.aks import catalog as aks
 from spotkube.clouds.aks.catalog_source import AzureCatalog, fetch
 from spotkube.platform.catalog import (
     CatalogSourceError,
-    bundled_catalog,
-    gpu_catalog,
     with_cloud,
     write_catalog,
 )

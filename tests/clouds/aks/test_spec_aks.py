@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from spotkube.clouds import bundled_catalog
 from spotkube.components.offline import ProgramFailed, record_program, run_stack
-from spotkube.platform.catalog import bundled_catalog
 from spotkube.platform.errors import SpecError
 from spotkube.platform.project import Project, as_pulumi_config, stack_config
 

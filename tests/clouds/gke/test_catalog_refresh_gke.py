@@ -20,13 +20,12 @@ from typing import Any
 import pytest
 
 from cloud_apis import PROJECT, CloudApis, gcp_accelerator_type, gcp_machine_type, gcp_types, serving
-from spotkube.clouds import parse_spec
+from spotkube.clouds import bundled_catalog, parse_spec
 from spotkube.clouds.gke import catalog as gke
 from spotkube.platform.catalog import (
     CatalogSourceError,
     CloudCatalog,
     GpuFacts,
-    bundled_catalog,
     with_cloud,
     write_catalog,
 )
@@ -71,7 +70,8 @@ def refreshed(api: CloudApis) -> Refreshed:
     code = ("import datetime, json\n"
             "from google.auth.credentials import AnonymousCredentials\n"
             "from spotkube.clouds.gke.catalog_source import fetch\n"
-            "from spotkube.platform.catalog import CatalogSourceError, bundled_catalog\n"
+            "from spotkube.clouds import bundled_catalog\n"
+            "from spotkube.platform.catalog import CatalogSourceError\n"
             "try:\n"
             f"    found = fetch({PROJECT!r}, bundled_catalog().gpus, credentials=AnonymousCredentials(),\n"
             f"                  endpoint={api.endpoint!r}, today=datetime.date.fromisoformat({TODAY.isoformat()!r}))\n"

@@ -313,7 +313,7 @@ def test_zone_check_reports_an_unknown_region() -> None:
     assert "doesn't know the GPU zones of region asia-east1" in msg
     assert "catalog of 2026-" in msg  # its date
     assert "spotkube catalog refresh --cloud gke" in msg
-    assert "regions where it knows nvidia-l4 is offered: europe-west1" in msg
+    assert "regions where it knows nvidia-l4 is offered: asia-south1, asia-southeast1, europe-west1" in msg
 
 
 def test_zone_check_reports_a_zone_outside_the_region() -> None:

@@ -14,17 +14,21 @@ More: docs/platform-facts.md#aks-gpu-node-pools.
 from __future__ import annotations
 
 import re
+from importlib import resources
 
-from spotkube.platform.catalog import CloudCatalog, gpu_catalog
+from spotkube.platform.catalog import CloudCatalog, cloud_part
 from spotkube.platform.cost.prices import CloudPricing, PriceRow
 
 #: This cloud's part of the GPU catalog.
 CLOUD = "aks"
+#: This cloud's shipped part of the GPU catalog, and its shipped price rows (docs/catalog.md, docs/cost.md).
+CATALOG_FILE = resources.files(__package__).joinpath("catalog.json")
+PRICES_FILE = resources.files(__package__).joinpath("prices.json")
 
 
 def section() -> CloudCatalog:
     """The AKS part of the catalog in use: the bundled one, or the user's refreshed copy."""
-    return gpu_catalog().cloud(CLOUD)
+    return cloud_part(CLOUD, CATALOG_FILE)
 
 
 def gpu_vm_size(vm_size: str) -> tuple[str, int] | None:
@@ -174,4 +178,5 @@ def gpus_billed_separately(vm_size: str) -> bool:
     return False
 
 
-PRICING = CloudPricing(name="azure", row_problem=price_row_problem, gpus_billed_separately=gpus_billed_separately)
+PRICING = CloudPricing(name="azure", row_problem=price_row_problem, gpus_billed_separately=gpus_billed_separately,
+                       table=PRICES_FILE)

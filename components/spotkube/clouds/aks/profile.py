@@ -368,6 +368,7 @@ PROFILE = CloudProfile(
     log_query=aks_logs.log_query,
     regions=catalog.REGIONS,
     catalog_source="spotkube.clouds.aks.catalog_source",
+    catalog_file=catalog.CATALOG_FILE,
     region_examples="eastus, westeurope or uksouth",
     # AKS takes major.minor (the latest patch) or major.minor.patch (docs/platform-facts.md#aks).
     version_pattern=r"^[1-9][0-9]*\.[0-9]+(\.[0-9]+)?$",

@@ -31,18 +31,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from importlib import resources
 
-from spotkube.platform.catalog import CloudCatalog, gpu_catalog, refresh_command
+from spotkube.platform.catalog import CloudCatalog, cloud_part, refresh_command
 from spotkube.platform.cost.prices import CloudPricing, PriceRow
 from spotkube.platform.input_messages import shown
 
 #: This cloud's part of the GPU catalog.
 CLOUD = "gke"
+#: This cloud's shipped part of the GPU catalog, and its shipped price rows (docs/catalog.md, docs/cost.md).
+CATALOG_FILE = resources.files(__package__).joinpath("catalog.json")
+PRICES_FILE = resources.files(__package__).joinpath("prices.json")
 
 
 def section() -> CloudCatalog:
     """The GKE part of the catalog in use: the bundled one, or the user's refreshed copy."""
-    return gpu_catalog().cloud(CLOUD)
+    return cloud_part(CLOUD, CATALOG_FILE)
 
 
 def accelerators() -> tuple[str, ...]:
@@ -302,6 +306,12 @@ def gpu_regions() -> tuple[str, ...]:
     return tuple(sorted(section().regions))
 
 
+def regions_with_zones(gpu_type: str) -> tuple[str, ...]:
+    """The regions where the catalog names a zone offering `gpu_type`, sorted."""
+    accelerator = section().accelerators.get(gpu_type)
+    return tuple(sorted(r for r, zones in accelerator.regions.items() if zones)) if accelerator else ()
+
+
 def region_zones(region: str) -> tuple[str, ...] | None:
     """Every zone of `region`, when the catalog knows the region completely."""
     return section().regions.get(region)
@@ -433,4 +443,5 @@ def gpus_billed_separately(machine: str) -> bool:
     )
 
 
-PRICING = CloudPricing(name="gcp", row_problem=price_row_problem, gpus_billed_separately=gpus_billed_separately)
+PRICING = CloudPricing(name="gcp", row_problem=price_row_problem, gpus_billed_separately=gpus_billed_separately,
+                       table=PRICES_FILE)

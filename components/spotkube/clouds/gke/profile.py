@@ -262,12 +262,8 @@ def pool_defaults(spec: GkeSpec, pool: GkeGpuPool) -> GkeGpuPool:
 
 
 def _new_stack_gpu_pool(region: str) -> dict[str, Any]:
-    """A spot pool of the first GPU in NEW_STACK_GPU_CHOICES that the region offers in some zone."""
-    if catalog.region_zones(region) is None:
-        raise NewStackError(
-            f"--region {region}: spotkube's GPU catalog ({catalog.section().describe()}) doesn't know its GPU "
-            f"zones; known regions: {', '.join(catalog.gpu_regions())}"
-        )
+    """A spot pool of the first GPU in NEW_STACK_GPU_CHOICES that the catalog names a zone of in the region
+    (in a region it doesn't know completely, the zones a source named: never a zone it guessed)."""
     for gpu_type, name, machine, count in NEW_STACK_GPU_CHOICES:
         if catalog.zones_offering(region, gpu_type):
             pool: dict[str, Any] = {"name": name, "machine": machine, "capacity": "spot", "min": 0, "max": 4}
@@ -275,6 +271,12 @@ def _new_stack_gpu_pool(region: str) -> dict[str, Any]:
                 pool["gpu"] = {"type": gpu_type, "count": count}
             return pool
     offered = ", ".join(gpu for gpu, *_ in NEW_STACK_GPU_CHOICES)
+    if catalog.region_zones(region) is None:
+        known = sorted({r for gpu, *_ in NEW_STACK_GPU_CHOICES for r in catalog.regions_with_zones(gpu)})
+        raise NewStackError(
+            f"--region {region}: spotkube's GPU catalog ({catalog.section().describe()}) names no zone of it "
+            f"offering {offered}; regions where it does: {', '.join(known)}"
+        )
     raise NewStackError(f"--region {region}: offers none of {offered}; pick another region")
 
 
@@ -398,6 +400,7 @@ PROFILE = CloudProfile(
     max_clients_per_gpu=gpu_sharing.MAX_CLIENTS_PER_GPU,
     regions=catalog.REGIONS,
     catalog_source="spotkube.clouds.gke.catalog_source",
+    catalog_file=catalog.CATALOG_FILE,
     region_examples="us-central1 or europe-west4",
     # GKE takes a minor version, a patch or a full GKE version (docs/platform-facts.md#gke); spotkube
     # refuses `latest`, which would upgrade the control plane on any later `pulumi up`.

@@ -12,6 +12,10 @@ What differs between clouds (which rows can exist, whether a GPU is billed apart
 each cloud's fact, `CloudPricing`, which its profile holds; the functions here take those facts (the
 registry, `spotkube.clouds`, hands over every cloud's), so this module never tests a cloud's name.
 
+Each cloud ships its own rows, in its folder (`clouds/<cloud>/prices.json`, which its `CloudPricing`
+names); the bundled table is all of them together. A price no public source had is not guessed: the
+cloud's file lists the pair under `unpriced`, with the reason, so a gap is a recorded fact.
+
 A user price file (negotiated discounts, regions the bundled table lacks, fresh Azure rows from
 `spotkube prices refresh`) has the same layout; its rows replace the bundled rows with the same key.
 `price_table` finds it (an explicit path, else $SPOTKUBE_PRICES, else `prices.json` in the user's
@@ -27,7 +31,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -41,7 +45,6 @@ from spotkube.platform.user_files import UserFile
 Cloud = Literal["azure", "gcp"]
 Kind = Literal["machine", "accelerator"]
 
-_BUNDLED_NAME = "prices.json"
 #: The environment variable that names a user price file.
 PRICES_ENV = "SPOTKUBE_PRICES"
 #: The user's price file: `prices.json` in the config directory, or the file $SPOTKUBE_PRICES names.
@@ -96,10 +99,31 @@ class CloudPricing:
     #: Whether the GPUs of a node of this machine are billed as accelerator rows of their own, on top
     #: of the machine's price; ValueError when the machine can't take a GPU at all.
     gpus_billed_separately: Callable[[str], bool]
+    #: The cloud's shipped rows (`clouds/<cloud>/prices.json`), a price table of this cloud only.
+    table: Traversable
 
 
 #: Every cloud's pricing facts, by the table's name for the cloud.
 Pricing = Mapping[str, CloudPricing]
+
+
+class Unpriced(BaseModel):
+    """A price the shipped table lacks on purpose: no public source had it, and the reason says which
+    source was looked at. A plan of such a pool names it unpriced; the user's price file can add it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    cloud: Cloud
+    region: str = Field(pattern=r"^[a-z][a-z0-9-]*[a-z0-9]$")
+    sku: str = Field(min_length=1)
+    kind: Kind
+    capacity: Capacity
+    reason: str = Field(min_length=1)
+
+    @property
+    def key(self) -> tuple[str, str, str, str, str]:
+        """The key the missing row would have."""
+        return (self.cloud, self.region, self.sku, self.kind, self.capacity)
 
 
 class PriceTable(BaseModel):
@@ -111,6 +135,8 @@ class PriceTable(BaseModel):
     date: datetime.date
     notes: tuple[str, ...]
     rows: tuple[PriceRow, ...]
+    #: Machine prices no public source had, each with why (shipped tables only).
+    unpriced: tuple[Unpriced, ...] = ()
     #: Where rows that are not the bundled table's came from, by key: the user price file's path (set
     #: by `price_table`) or `STACK_FILE` (set by `with_stack_rows`).
     _origins: dict[tuple[str, str, str, str, str], str] = PrivateAttr(default_factory=dict)
@@ -128,6 +154,9 @@ class PriceTable(BaseModel):
                 raise ValueError(
                     f"row {' '.join(row.key)} is dated {row.date}, after the table ({self.date})"
                 )
+        for gap in self.unpriced:
+            if gap.key in seen:
+                raise ValueError(f"{' '.join(gap.key)} is listed as unpriced but has a price")
         return self
 
     def find(self, cloud: str, region: str, sku: str, kind: str, capacity: str) -> PriceRow | None:
@@ -167,25 +196,42 @@ def parse_table(text: str, pricing: Pricing) -> PriceTable:
     return PriceTable.model_validate(data, context=pricing)
 
 
+def load_cloud_table(cloud: CloudPricing, pricing: Pricing) -> PriceTable:
+    """One cloud's shipped rows, which must all be that cloud's (a row filed in the wrong folder is
+    refused, not silently used for the other cloud)."""
+    table = parse_table(cloud.table.read_text("utf-8"), pricing)
+    strays = sorted({" ".join(item.key) for item in (*table.rows, *table.unpriced) if item.cloud != cloud.name})
+    if strays:
+        raise ValueError(f"{cloud.table}: rows of another cloud than {cloud.name}: {', '.join(strays)}")
+    return table
+
+
 @functools.lru_cache(maxsize=1)
 def _bundled_table(clouds: tuple[CloudPricing, ...]) -> PriceTable:
-    return parse_table(resources.files(__package__).joinpath(_BUNDLED_NAME).read_text("utf-8"),
-                       {cloud.name: cloud for cloud in clouds})
+    pricing = {cloud.name: cloud for cloud in clouds}
+    parts = [load_cloud_table(cloud, pricing) for cloud in clouds]
+    return PriceTable(
+        currency="USD",
+        date=max(part.date for part in parts),
+        notes=tuple(dict.fromkeys(note for part in parts for note in part.notes)),
+        rows=tuple(row for part in parts for row in part.rows),
+        unpriced=tuple(gap for part in parts for gap in part.unpriced),
+    )
 
 
 def load_table(pricing: Pricing, path: Path | None = None) -> PriceTable:
-    """The table at `path`, or the one shipped inside the package (read once, then cached)."""
+    """The table at `path`, or every cloud's shipped rows together (read once, then cached)."""
     if path is None:
         return _bundled_table(tuple(pricing.values()))
     return parse_table(path.read_text(encoding="utf-8"), pricing)
 
 
-def bundled_table_path() -> Path:
-    """Where the shipped table lives on disk, for writing refreshed rows back in a checkout.
+def bundled_table_paths(pricing: Pricing) -> tuple[Path, ...]:
+    """Where each cloud's shipped rows live on disk, for writing refreshed rows back in a checkout.
 
     Only meaningful for a source checkout or an editable install, where the package is plain files.
     """
-    return Path(str(resources.files(__package__).joinpath(_BUNDLED_NAME)))
+    return tuple(Path(str(cloud.table)) for cloud in pricing.values())
 
 
 def table_date(table: PriceTable) -> datetime.date:
@@ -244,6 +290,7 @@ def merge_rows(table: PriceTable, fresh: Iterable[PriceRow], *, date: datetime.d
         date=max(table.date, date),
         notes=table.notes,
         rows=tuple(sorted(merged.values(), key=lambda row: row.key)),
+        unpriced=tuple(gap for gap in table.unpriced if gap.key not in merged),
     )
     replaced = {row.key for row in fresh}
     out._origins = {key: origin for key, origin in table._origins.items() if key not in replaced}
@@ -271,6 +318,8 @@ def write_table(table: PriceTable, path: Path) -> None:
     leaves half a price file behind.
     """
     data = table.model_dump(mode="python", by_alias=True)
+    if not data["unpriced"]:
+        del data["unpriced"]
     text = json.dumps(data, indent=2, ensure_ascii=False, default=_json_value)
     partial = path.with_name(f".{path.name}.partial")
     partial.write_text(text + "\n", encoding="utf-8")
@@ -292,7 +341,8 @@ ROW_FIELDS = (
 )
 _FILE_LAYOUT = (
     'a price file is a JSON object {"rows": [...]} with optional "currency" ("USD"), "date" '
-    '(YYYY-MM-DD, default: its newest row\'s date) and "notes" (a list of text); ' + ROW_FIELDS
+    '(YYYY-MM-DD, default: its newest row\'s date), "notes" (a list of text) and "unpriced" (prices no '
+    'source has: cloud, region, sku, kind, capacity and reason); ' + ROW_FIELDS
 )
 
 
@@ -331,7 +381,7 @@ def parse_user_table(text: str, path: Path, pricing: Pricing) -> PriceTable:
                              f"{_FILE_LAYOUT}") from None
     if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
         raise PriceFileError(f'{path}: no "rows" list; {_FILE_LAYOUT}')
-    unknown = sorted(set(data) - {"currency", "date", "notes", "rows"})
+    unknown = sorted(set(data) - {"currency", "date", "notes", "rows", "unpriced"})
     if unknown:
         raise PriceFileError(f"{path}: unknown key {', '.join(map(repr, unknown))}; {_FILE_LAYOUT}")
     rows: list[PriceRow] = []
