@@ -62,6 +62,7 @@ from spotkube.review.costing import price_plan
 from spotkube.review.pipeline_check import check_pipeline
 from spotkube.review.plan_diff import StackDiff, plan_diff
 from spotkube.review.plan_document import pool_rows
+from spotkube.review.program_review import stack_document, stack_documents
 from spotkube.review.quota import live_report
 from spotkube.review.simulation import Overrides, sim_steps
 
@@ -222,8 +223,8 @@ def plan(
         if not names:
             raise fail("name a stack with --stack NAME, or use --all")
         table = price_table(prices)
-        documents = [report.stack_document(run_stack(project, name), table)
-                     for name in terminal.progress(names, stderr=stderr)]
+        documents = [document for name in terminal.progress(names, stderr=stderr)
+                     for document in stack_documents(run_stack(project, name), table)]
         wanted = None if all_stacks else names
         base = None
         for ref in terminal.progress([diff] if diff is not None else [], verb="planning the base", stderr=stderr):
@@ -238,9 +239,9 @@ def plan(
         typer.echo(plan_views.to_markdown(documents, details=details))
     else:
         plan_views.render_table(documents, terminal.console(), details=details)
-    unsafe = [f"{d.stack}: {e}" for d in documents for e in d.errors]
+    unsafe = [f"{d.title}: {e}" for d in documents for e in d.errors]
     if strict:
-        unsafe += [f"{d.stack}: warning {cost_views.warning_text(w)}" for d in documents for w in d.warnings]
+        unsafe += [f"{d.title}: warning {cost_views.warning_text(w)}" for d in documents for w in d.warnings]
     if unsafe:
         raise fail(f"the plan is unsafe{' (--strict)' if strict else ''}:\n" + "\n".join(unsafe), code=1)
 
@@ -653,7 +654,7 @@ def simulate(
         if contracts is None or contracts.secret:
             raise fail(f"stack {name} exports no poolContracts output to place the pipeline's steps on")
         _, pools = load_pool_contracts(contracts.value, f"stack {name}: poolContracts", name)
-        document = report.stack_document(run, price_table(prices))
+        document = stack_document(run, price_table(prices))
         simulations = []
         for pipeline in pipelines:
             steps = sim_steps(pipeline, run.spec, name, pools, document.cost, document.fallback, overrides)

@@ -20,6 +20,7 @@ import inspect
 import typing
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, cast
 
@@ -429,6 +430,23 @@ class ClusterOfProvider:
 #: options learns the cluster's cloud and pools from it, so a caller never has to repeat them (and
 #: can't contradict them). Weak keys: the map never keeps a provider alive.
 _CLUSTERS: weakref.WeakKeyDictionary[k8s.Provider, ClusterOfProvider] = weakref.WeakKeyDictionary()
+#: The lists `built_clusters` is filling: each cluster component built meanwhile is appended to each.
+_WATCHERS: list[list[ClusterOfProvider]] = []
+
+
+@contextmanager
+def built_clusters() -> Iterator[list[ClusterOfProvider]]:
+    """Every spotkube cluster component built while the block runs, in the order they were built.
+
+    The offline plan reviews each cluster a program builds, whatever the program names it and however
+    it wraps it: only the component itself knows its plan, so it reports itself here when it makes
+    its provider (which every cluster component does, once)."""
+    found: list[ClusterOfProvider] = []
+    _WATCHERS.append(found)
+    try:
+        yield found
+    finally:
+        _WATCHERS.remove(found)
 
 
 def kubernetes_provider(
@@ -443,6 +461,8 @@ def kubernetes_provider(
     provider = k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig,
                             opts=child(cast(pulumi.Resource, parent), depends_on=depends_on or []))
     _CLUSTERS[provider] = ClusterOfProvider(label, parent)
+    for found in _WATCHERS:
+        found.append(_CLUSTERS[provider])
     return provider
 
 
