@@ -310,8 +310,8 @@ def test_the_cluster_logs_the_plan_s_security_concerns_from_its_registered_input
     """Under `pulumi up` a transform on the cluster resource reads what the engine registers (the
     offline mocks run no transforms, so it is fed the recorded registration) and logs each concern
     the plan shows for it."""
-    from spotkube.review.program_review import stack_document
     from spotkube.clouds import profile
+    from spotkube.review.program_review import stack_document
     from spotkube.shell.common import security_concerns
 
     run_ = run_stack(repo_project, stack)

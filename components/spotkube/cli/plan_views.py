@@ -238,6 +238,14 @@ def resource_table(document: PlanDocument) -> Table:
     return table
 
 
+def others_line(document: PlanDocument) -> str | None:
+    """The stack's resources outside every spotkube cluster, by type; None when there are none."""
+    if not document.others:
+        return None
+    kinds = "; ".join(f"{len(o.names)} × {o.type} ({', '.join(o.names)})" for o in document.others)
+    return f"other resources of the stack (in no spotkube cluster): {kinds}"
+
+
 def outputs_line(document: PlanDocument) -> Text:
     outputs = ", ".join(f"{n} (secret)" if secret else n for n, secret in document.outputs.items())
     return Text(f"outputs: {outputs}")
@@ -263,7 +271,8 @@ def render_table(documents: Sequence[PlanDocument], console: Console, details: b
         parts += [placement_table(document), preflight_table(document)]
         parts += [Text(line, style="red" if document.policy else None) for line in policy_lines(document)]
         parts += [Text(f"note: {n}", style="dim") for n in placement_notes(document)]
-        parts += [resource_table(document), outputs_line(document)]
+        parts += [resource_table(document), *(Text(line) for line in [others_line(document)] if line),
+                  outputs_line(document)]
         if details:
             parts.append(Text(details_text(document)))
         parts += [Text(f"warning {cost_views.warning_text(w)}", style="yellow") for w in document.warnings]
@@ -341,6 +350,7 @@ def to_markdown(documents: Sequence[PlanDocument], details: bool = False) -> str
         lines += [f"| {c.title} | {'pass' if c.ok else '**FAIL**'} | {c.detail} |" for c in document.preflight]
         lines += ["", *(f"- {line}" for line in policy_lines(document))]
         lines += ["", *_md_resources(document, details), ""]
+        lines += [line + "\n" for line in [others_line(document)] if line]
         lines += ["secret outputs: " + (", ".join(document.secret_outputs) or "none"), ""]
         # A blank line after each, so that each quote stays a paragraph of its own.
         for w in document.warnings:

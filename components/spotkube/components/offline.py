@@ -41,7 +41,7 @@ from spotkube.platform.project import Project, describes_platform, program_confi
 from spotkube.platform.registration import BuiltCluster, Invoke, Registration, StackOutput
 from spotkube.platform.review_settings import CLUSTERS_KEY, ClusterReview
 from spotkube.platform.spec import PlatformSpec
-from spotkube.shell.common import ClusterOfProvider, built_clusters
+from spotkube.shell.common import Built, ClusterOfProvider, built_clusters
 from spotkube.testing import SpotkubeMocks
 
 #: How Pulumi shows a secret value in a preview's details.
@@ -282,16 +282,19 @@ def record_program(
         finally:
             logger.removeHandler(capture)
         outputs = {name: _read_output(value) for name, value in (getattr(root, "outputs", None) or {}).items()}
-        clusters = [_built(found) for found in built]
+        clusters = [_built(found, built) for found in built.clusters]
     return Recording(_registrations(monitor, offline_mocks), outputs, capture.lines, offline_mocks.invokes, clusters)
 
 
-def _built(found: ClusterOfProvider) -> BuiltCluster:
-    """A cluster component as the review reads it, its outputs resolved (the program has finished)."""
+def _built(found: ClusterOfProvider, built: Built) -> BuiltCluster:
+    """A cluster component as the review reads it, its outputs resolved (the program has finished),
+    with the settings of the add-ons deployed into it (Kubeflow Pipelines) in its spec."""
     cluster = cast(pulumi.ComponentResource, found.cluster)
     contracts = _read_output(getattr(found.cluster, "pool_contracts", None))
+    addons = {key: settings for owner, key, settings in built.addons if owner is found.cluster}
     return BuiltCluster(
-        name=cluster.pulumi_resource_name, urn=_sync_await(cluster.urn.future()), spec=found.cluster.plan.spec,
+        name=cluster.pulumi_resource_name, urn=_sync_await(cluster.urn.future()),
+        spec=found.cluster.plan.spec.model_copy(update=addons),
         contracts=None if contracts.secret or contracts.value is None
         else tuple(PoolContract.from_json(pool) for pool in contracts.value),
         label=found.label,
