@@ -56,8 +56,9 @@ from spotkube.platform.cost.simulate import simulate as run_simulation
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.logs import LogTarget
 from spotkube.platform.pipeline_reader import load_pool_contracts, read_pipeline
-from spotkube.platform.project import find_project
+from spotkube.platform.project import describes_platform, find_project, stack_config
 from spotkube.platform.quota import QuotaQuery, QuotaReport
+from spotkube.platform.registration import BuiltCluster
 from spotkube.review.costing import price_plan
 from spotkube.review.pipeline_check import check_pipeline
 from spotkube.review.plan_diff import StackDiff, plan_diff
@@ -255,6 +256,17 @@ def _print_diff(diffs: Sequence[StackDiff], ref: str, output: Format) -> None:
         diff_views.render_table(diffs, ref, terminal.console())
 
 
+def _one_cluster(clusters: Sequence[BuiltCluster], wanted: str | None, source: str) -> str:
+    """The cluster `--cluster` names, or the stack's only one."""
+    names = [c.name for c in clusters]
+    if wanted is None and len(names) == 1:
+        return names[0]
+    if wanted in names:
+        return wanted
+    said = f"--cluster {wanted}: no such cluster" if wanted is not None else f"{len(names)} clusters"
+    raise fail(f"{source}: {said}; the program builds {', '.join(names)}: name one with --cluster NAME")
+
+
 def _hours(pairs: list[str], pools: list[str]) -> dict[str, Decimal]:
     """Parse `--hours POOL=H` options; a pool the stack lacks or a bad number is a user error."""
     hours: dict[str, Decimal] = {}
@@ -278,14 +290,26 @@ def cost(
     output: FormatOption = Format.table,
     prices: PricesOption = None,
     project_dir: ProjectOption = Path("."),
+    cluster: Annotated[str | None, typer.Option("--cluster", metavar="NAME", help=(
+        "The cluster to price, by its component's name, when the stack's program builds several."))] = None,
 ) -> None:
-    """What a stack costs a month, with what-if node-hours per pool; needs no Pulumi run."""
+    """What a stack costs a month, with what-if node-hours per pool. A stack that describes its platform
+    under spotkube: needs no Pulumi run; another program's stack is priced from the pools it registers."""
     try:
         project = find_project(project_dir)
         stack = stack_names.stack_name(project, stack)
-        plan_ = plan_platform(load_stack_spec(project, stack))
-        what_if = _hours(hours or [], [p.name for p in plan_.pools])
-        report_ = price_plan(plan_, hours=what_if, table=price_table(prices))
+        table = price_table(prices)
+        if describes_platform(stack_config(project, stack)):
+            plan_ = plan_platform(load_stack_spec(project, stack))
+            what_if = _hours(hours or [], [p.name for p in plan_.pools])
+            report_ = price_plan(plan_, hours=what_if, table=table)
+        else:
+            run = run_stack(project, stack)
+            chosen = _one_cluster(run.clusters, cluster, run.source)
+            names = [p.name for d in stack_documents(run, table) if d.cluster == chosen for p in d.pools]
+            what_if = _hours(hours or [], names)
+            report_ = next(d.cost for d in stack_documents(run, table, hours=what_if) if d.cluster == chosen)
+            stack = f"{stack}/{chosen}" if len(run.clusters) > 1 else stack
     except SpotkubeError as err:
         raise fail(str(err)) from None
     if output is Format.json:
@@ -471,16 +495,19 @@ def pipeline_check_command(
         for given in stack:
             name = stack_names.stack_name(project, given)
             run = run_stack(project, name)
-            contracts = run.outputs.get("poolContracts")
-            if contracts is None or contracts.secret:
-                raise fail(f"stack {name} exports no poolContracts output to check the pipeline against")
-            _, pools = load_pool_contracts(contracts.value, f"stack {name}: poolContracts", name)
-            # spotkube's Kubeflow Pipelines sets Argo's workflow defaults, which say why a step is retried
-            # and keep pipeline pods off the system pool.
-            installed = run.spec.kubeflow.enabled
-            reports.append(check_pipeline(
-                pipeline, pools, name, retries=retry_rule(run.spec.kubeflow) if installed else None,
-                cluster_defaults=pipeline_pod_default() if installed else None))
+            for cluster in run.clusters:
+                # A stack whose program builds several clusters checks the pipeline on each (`dev/training`).
+                where = f"{name}/{cluster.name}" if len(run.clusters) > 1 else name
+                if cluster.contracts is None:
+                    raise fail(f"stack {where}: the cluster's pool_contracts output can't be read to check the "
+                               "pipeline against")
+                # spotkube's Kubeflow Pipelines sets Argo's workflow defaults, which say why a step is retried
+                # and keep pipeline pods off the system pool.
+                kubeflow = cluster.spec.kubeflow
+                reports.append(check_pipeline(
+                    pipeline, list(cluster.contracts), where,
+                    retries=retry_rule(kubeflow) if kubeflow.enabled else None,
+                    cluster_defaults=pipeline_pod_default() if kubeflow.enabled else None))
     except SpotkubeError as err:
         raise fail(str(err)) from None
     if output is Format.json:

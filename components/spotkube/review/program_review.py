@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from decimal import Decimal
 from typing import Any, Protocol
 
 from spotkube.clouds import profile, upgrade_exposures
@@ -125,7 +126,7 @@ def _others(registrations: Sequence[Registration]) -> tuple[OtherResources, ...]
 
 
 def _document(run: ProgramRun, cluster: BuiltCluster, owner: Mapping[str, str | None],
-              table: PriceTable | None) -> PlanDocument:
+              table: PriceTable | None, hours: Mapping[str, Decimal] | None) -> PlanDocument:
     spec = cluster.spec
     mine = [r for r in run.registrations if owner[r.urn] == cluster.urn]
     seen_by_pack = [r for r in run.seen_by_pack if owner[r.urn] == cluster.urn]
@@ -141,7 +142,7 @@ def _document(run: ProgramRun, cluster: BuiltCluster, owner: Mapping[str, str | 
         pools=pools,
         resources=resource_list(mine, run.shown_inputs),
         outputs={name: out.secret for name, out in sorted(run.outputs.items())},
-        cost=price_pools(spec, _costed(pools, cluster), table=table),
+        cost=price_pools(spec, _costed(pools, cluster), hours=hours, table=table),
         placements=placements,
         preflight=tuple(preflight(Deployment(mine, list(run.invokes), spec, run.source))),
         posture=_posture(spec.cloud, mine),
@@ -161,12 +162,15 @@ def _document(run: ProgramRun, cluster: BuiltCluster, owner: Mapping[str, str | 
     )
 
 
-def stack_documents(run: ProgramRun, table: PriceTable | None = None) -> list[PlanDocument]:
+def stack_documents(
+    run: ProgramRun, table: PriceTable | None = None, hours: Mapping[str, Decimal] | None = None,
+) -> list[PlanDocument]:
     """Everything the plan says about each cluster the stack's program builds, in the order it built
     them. The pools show the very labels the cluster's `pool_contracts` output gives to workloads;
-    the policy findings are the pack's, over the inputs as it sees them."""
+    the policy findings are the pack's, over the inputs as it sees them. `hours` overrides the cost
+    scenario per pool (`spotkube cost --hours`)."""
     owner = owners(run.registrations, [c.urn for c in run.clusters])
-    return [_document(run, cluster, owner, table) for cluster in run.clusters]
+    return [_document(run, cluster, owner, table, hours) for cluster in run.clusters]
 
 
 def stack_document(run: ProgramRun, table: PriceTable | None = None) -> PlanDocument:
