@@ -22,6 +22,7 @@ from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.posture import ClusterPosture
 from spotkube.platform.preflight import Deployment
 from spotkube.platform.registration import BuiltCluster, Invoke, Registration, StackOutput
+from spotkube.platform.spec import PlatformSpec
 from spotkube.platform.warnings import PlanWarning, from_log
 from spotkube.review.addons import addon_settings
 from spotkube.review.catalog_check import catalog_note
@@ -56,6 +57,8 @@ class ProgramRun(Protocol):
     def shown_inputs(self) -> Mapping[str, Any]: ...
     @property
     def seen_by_pack(self) -> Sequence[Registration]: ...
+    @property
+    def stack_spec(self) -> PlatformSpec | None: ...
 
 
 def owners(registrations: Sequence[Registration], clusters: Sequence[str]) -> dict[str, str | None]:
@@ -125,6 +128,14 @@ def _others(registrations: Sequence[Registration]) -> tuple[OtherResources, ...]
     return tuple(OtherResources(t, tuple(sorted(names))) for t, names in sorted(by_type.items()))
 
 
+def _deployment(run: ProgramRun, cluster: BuiltCluster, mine: Sequence[Registration]) -> Deployment:
+    """What the preflight judges of one cluster, with where its fixes go: the stack file's keys when the
+    stack describes the platform, else the component's args."""
+    if run.stack_spec is not None:
+        return Deployment(mine, list(run.invokes), cluster.spec, run.source)
+    return Deployment(mine, list(run.invokes), cluster.spec, f"{cluster.label} args", "python")
+
+
 def _document(run: ProgramRun, cluster: BuiltCluster, owner: Mapping[str, str | None],
               table: PriceTable | None, hours: Mapping[str, Decimal] | None) -> PlanDocument:
     spec = cluster.spec
@@ -144,7 +155,7 @@ def _document(run: ProgramRun, cluster: BuiltCluster, owner: Mapping[str, str | 
         outputs={name: out.secret for name, out in sorted(run.outputs.items())},
         cost=price_pools(spec, _costed(pools, cluster), hours=hours, table=table),
         placements=placements,
-        preflight=tuple(preflight(Deployment(mine, list(run.invokes), spec, run.source))),
+        preflight=tuple(preflight(_deployment(run, cluster, mine))),
         posture=_posture(spec.cloud, mine),
         addons=addon_settings(spec, mine),
         policy=tuple(sorted({*check_registrations(seen_by_pack), *check_outputs(dict(run.outputs))},
