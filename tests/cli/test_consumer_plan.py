@@ -200,16 +200,16 @@ def test_a_program_without_a_spotkube_cluster_says_so_in_one_line(tmp_path: Path
 
 
 def test_a_failing_program_shows_its_own_error_at_its_own_line(spotkube: SpotkubeRun, tmp_path: Path) -> None:
-    (tmp_path / "settings.py").write_text("def region(config):\n    return config['region']\n")
-    program = "import pulumi\nimport settings\n\nsettings.region({})\n"
+    (tmp_path / "vision_settings.py").write_text("def region(config):\n    return config['region']\n")
+    program = "import pulumi\nimport vision_settings\n\nvision_settings.region({})\n"
     folder = write_project(tmp_path, program=program)
     with pytest.raises(ProgramFailed) as raised:
         run_stack(find_project(folder), "dev")
-    assert str(raised.value) == "settings.py:2: KeyError: 'region'"
+    assert str(raised.value) == "vision_settings.py:2: KeyError: 'region'"
 
     done = spotkube("plan", "--stack", "dev", cwd=folder)
     assert done.returncode == 2
-    assert done.stderr.strip() == "error: settings.py:2: KeyError: 'region'"
+    assert done.stderr.strip() == "error: vision_settings.py:2: KeyError: 'region'"
 
 
 def test_the_plan_comment_action_is_valid_and_audited() -> None:
@@ -237,3 +237,30 @@ def test_the_plan_comment_actions_plan_step_plans_a_consumer(consumer: Path, tmp
     assert "### dev/training (aks, northeurope)" in plan
     assert "### dev/inference (gke, europe-west4)" in plan
     assert summary.read_text() == plan
+
+
+def test_examples_consumer_is_plannable_with_its_dev_stack() -> None:
+    """examples/consumer, planned as its own repository: both platforms reviewed, the review settings of
+    its stack file applied, and a preflight finding worded in the component's args, where its fix goes."""
+    example = REPO / "examples" / "consumer"
+    sys.path.insert(0, str(example))
+    try:
+        run = run_stack(find_project(example), "dev")
+    finally:
+        sys.path.remove(str(example))
+        sys.modules.pop("platforms", None)
+    training, inference = stack_documents(run)
+
+    assert (training.title, inference.title) == ("dev/vision-training", "dev/vision-inference")
+    assert [p.name for p in inference.pools] == ["system", "platform", "l4-spot"]
+    assert {p.pool.name: p.hours for p in inference.cost.pools}["l4-spot"] == 300
+    assert [a.warning.id for a in inference.acknowledged] == ["fallback-no-on-demand:nvidia-l4"]
+    assert {o.type for o in training.others} == {
+        "azure-native:network:PublicIPAddress", "azure-native:resources:ResourceGroup",
+        "gcp:compute/network:Network", "gcp:compute/subnetwork:Subnetwork"}
+    assert [a.name for a in training.addons] == ["Kubeflow Pipelines", "NVIDIA device plugin"]
+    assert training.addons[0].value.startswith("2.17.0")
+    assert inference.errors == []
+    # Its API server admits only the runners' egress, which the deployer doesn't declare: the fix is an arg.
+    (finding,) = training.errors
+    assert "AksGpuCluster 'vision-training' args" in finding and "cluster.deployer.egress_ranges" in finding

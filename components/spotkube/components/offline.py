@@ -33,7 +33,7 @@ from pulumi.runtime import mocks, rpc, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from spotkube.clouds import checked, load_stack_spec, offline_id
+from spotkube.clouds import CLOUDS, checked, load_stack_spec, offline_id
 from spotkube.components.mock_host import no_full_collections, owned_event_loops
 from spotkube.platform.contract import PoolContract
 from spotkube.platform.errors import SpotkubeError
@@ -188,8 +188,9 @@ def run_stack(
     reviews = {} if stack_spec is not None else ClusterReview.of_stack(config, source)
     recording = record_stack(project, stack, answers)
     if not recording.clusters:
+        components = " or ".join(cloud.component for cloud in CLOUDS.values())
         raise NoCluster(f"{source}: the program ({project.relative(project.main)}) registers no spotkube cluster "
-                        "(AksGpuCluster or GkeGpuCluster), so there is nothing to review")
+                        f"({components}), so there is nothing to review")
     unknown = sorted(set(reviews) - {c.name for c in recording.clusters})
     if unknown:
         raise SpotkubeError(f"{source}: spotkube:clusters names {', '.join(unknown)}, which the program does not "
