@@ -7,6 +7,7 @@ tests/review/test_placements.py.
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from collections.abc import Callable
@@ -16,7 +17,7 @@ from typing import Any
 import pytest
 
 from spotkube.cli import plan_views
-from spotkube.components.offline import StackRun, run_stack
+from spotkube.components.offline import run_stack
 from spotkube.platform import contract
 from spotkube.platform.addons import kfp_transforms
 from spotkube.platform.project import Project
@@ -100,8 +101,7 @@ def test_a_stack_can_switch_both_off(project_with_stack: Callable[[str, dict[str
 
 def test_without_pool_contracts_the_plan_says_placements_are_unknown(repo_project: Project) -> None:
     run = run_stack(repo_project, "aks-dev-uksouth")
-    blind = StackRun(stack=run.stack, spec=run.spec, registrations=run.registrations, outputs={}, log=[],
-                     invokes=run.invokes, source=run.source)
+    blind = dataclasses.replace(run, clusters=[dataclasses.replace(c, contracts=None) for c in run.clusters])
     document = stack_document(blind).to_json()
     assert document["placements"] == [] and document["errors"] == []
     assert any("placements unknown" in n for n in document["notes"])

@@ -212,7 +212,8 @@ def plan(
     project_dir: ProjectOption = Path("."),
 ) -> None:
     """Show what each stack would build: security posture, pools, cost, placements, policy verdicts,
-    resources and outputs, without a cloud. Exit 1 when the plan is unsafe (or, with --strict, warns)."""
+    resources and outputs of each spotkube cluster its program builds (this project's, or any Pulumi
+    program that uses spotkube), without a cloud. Exit 1 when the plan is unsafe (or, with --strict, warns)."""
     if all_stacks and stack:
         raise fail("--all plans every stack, --stack only the ones named: use one of them")
     if details and diff is not None:

@@ -141,6 +141,8 @@ def _document(run: ProgramRun, cluster: BuiltCluster, owner: Mapping[str, str | 
     spec = cluster.spec
     mine = [r for r in run.registrations if owner[r.urn] == cluster.urn]
     seen_by_pack = [r for r in run.seen_by_pack if owner[r.urn] == cluster.urn]
+    # The policy pack judges every resource of a stack: what no cluster owns is judged with each cluster.
+    judged = [r for r in run.seen_by_pack if owner[r.urn] in (cluster.urn, None)]
     contracts = list(cluster.contracts) if cluster.contracts is not None else None
     pools = pool_rows(spec.cloud, mine, contracts)
     placements = (stack_placements(spec.cloud, mine, contracts) if contracts is not None else StackPlacements(
@@ -158,7 +160,7 @@ def _document(run: ProgramRun, cluster: BuiltCluster, owner: Mapping[str, str | 
         preflight=tuple(preflight(_deployment(run, cluster, mine))),
         posture=_posture(spec.cloud, mine),
         addons=addon_settings(spec, mine),
-        policy=tuple(sorted({*check_registrations(seen_by_pack), *check_outputs(dict(run.outputs))},
+        policy=tuple(sorted({*check_registrations(judged), *check_outputs(dict(run.outputs))},
                             key=lambda f: (f.rule, f.message))),
         program_warnings=_program_warnings(run.log, [c for c in run.clusters if c is not cluster]),
         fallback=stack_fallback(spec.cloud, seen_by_pack, pools),
@@ -166,7 +168,7 @@ def _document(run: ProgramRun, cluster: BuiltCluster, owner: Mapping[str, str | 
         acknowledgements=spec.acknowledgements,
         catalog=catalog_note(spec),
         upgrades=tuple(upgrade_exposures([(r.type, r.name, r.inputs) for r in seen_by_pack])),
-        advisories=tuple(sorted(set(check_stack(seen_by_pack)), key=lambda f: (f.rule, f.message))),
+        advisories=tuple(sorted(set(check_stack(judged)), key=lambda f: (f.rule, f.message))),
         cluster=cluster.name,
         shares_stack=len(run.clusters) > 1,
         others=_others([r for r in run.registrations if owner[r.urn] is None]),
