@@ -264,3 +264,13 @@ def test_examples_consumer_is_plannable_with_its_dev_stack() -> None:
     # Its API server admits only the runners' egress, which the deployer doesn't declare: the fix is an arg.
     (finding,) = training.errors
     assert "AksGpuCluster 'vision-training' args" in finding and "cluster.deployer.egress_ranges" in finding
+
+
+def test_a_module_the_program_lacks_says_where_to_install_it(tmp_path: Path) -> None:
+    folder = write_project(tmp_path, program="import pulumi\nimport vision_helpers_not_installed\n")
+    with pytest.raises(ProgramFailed) as raised:
+        run_stack(find_project(folder), "dev")
+    assert str(raised.value) == (
+        "__main__.py:2: ModuleNotFoundError: No module named 'vision_helpers_not_installed'; spotkube plan runs "
+        "the program with the Python it runs in (Pulumi.yaml's virtualenv, venv, is not used): install the "
+        "program's requirements there")

@@ -229,7 +229,13 @@ def _where_it_failed(project: Project, err: Exception) -> str:
     if not frames:
         return f"{project.relative(project.main)}: the program failed: {what}"
     frame = frames[-1]
-    return f"{project.relative(Path(frame.filename))}:{frame.lineno}: {what}"
+    hint = ""
+    if isinstance(err, ModuleNotFoundError):
+        # The plan runs the program in spotkube's own Python, not in the virtualenv `pulumi up` would use.
+        where = f" (Pulumi.yaml's virtualenv, {project.virtualenv}, is not used)" if project.virtualenv else ""
+        hint = f"; spotkube plan runs the program with the Python it runs in{where}: install the program's " \
+               "requirements there"
+    return f"{project.relative(Path(frame.filename))}:{frame.lineno}: {what}{hint}"
 
 
 def _inside(project: Project, filename: str) -> bool:

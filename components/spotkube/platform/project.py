@@ -59,6 +59,8 @@ class Project:
     main: Path
     defaults: Mapping[str, Any] = field(default_factory=dict)
     declared: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: The virtualenv the runtime's options name (`runtime.options.virtualenv`), where `pulumi up` runs the program.
+    virtualenv: str | None = None
 
     def stack_file(self, stack: str) -> Path:
         return self.stack_dir / f"Pulumi.{stack}.yaml"
@@ -135,6 +137,13 @@ def _project_defaults(name: str, config: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _virtualenv(runtime: Any) -> str | None:
+    """`runtime: {name: python, options: {virtualenv: venv}}`'s virtualenv, if it names one."""
+    options = runtime.get("options") if isinstance(runtime, dict) else None
+    found = options.get("virtualenv") if isinstance(options, dict) else None
+    return found if isinstance(found, str) else None
+
+
 def find_project(start: Path) -> Project:
     """The project whose Pulumi.yaml is at `start` or above it."""
     for folder in (start.resolve(), *start.resolve().parents):
@@ -163,6 +172,7 @@ def find_project(start: Path) -> Project:
                 defaults=_project_defaults(name, config or {}),
                 declared={_key(name, key): declaration for key, declaration in (config or {}).items()
                           if isinstance(declaration, dict) and isinstance(declaration.get("type"), str)},
+                virtualenv=_virtualenv(data.get("runtime")),
             )
     raise StackNotFound(f"no Pulumi.yaml at or above {start}; run spotkube from a spotkube project")
 
