@@ -17,6 +17,7 @@ import spotkube as spotkube_package
 from spotkube.cli import plan_views, report
 from spotkube.components.offline import run_stack
 from spotkube.platform.project import Project
+from spotkube.review.program_review import stack_document
 
 REPO = Path(__file__).resolve().parents[2]
 SPOTKUBE = str(Path(sys.executable).with_name("spotkube"))
@@ -96,7 +97,7 @@ def test_the_plan_does_not_depend_on_the_order_resources_were_registered(repo_pr
     backwards = dataclasses.replace(run, registrations=list(reversed(run.registrations)))
     shuffled = dataclasses.replace(
         run, registrations=random.Random(7).sample(run.registrations, len(run.registrations)))
-    documents = [report.to_json([report.stack_document(r)], details=True) for r in (run, backwards, shuffled)]
+    documents = [report.to_json([stack_document(r)], details=True) for r in (run, backwards, shuffled)]
     assert documents[0] == documents[1] == documents[2]
-    views = [plan_views.to_markdown([report.stack_document(r)]) for r in (run, backwards)]
+    views = [plan_views.to_markdown([stack_document(r)]) for r in (run, backwards)]
     assert views[0] == views[1]

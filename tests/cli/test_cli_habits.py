@@ -23,11 +23,12 @@ from typer.core import TyperGroup
 from typer.main import get_command
 from typer.testing import CliRunner
 
-from spotkube.cli import plan_views, report, terminal
+from spotkube.cli import plan_views, terminal
 from spotkube.cli.app import app
 from spotkube.components.offline import run_stack
 from spotkube.platform.project import Project
 from spotkube.review.plan_document import PlanDocument
+from spotkube.review.program_review import stack_document
 
 REPO = Path(__file__).resolve().parents[2]
 SPOTKUBE = str(Path(sys.executable).with_name("spotkube"))
@@ -126,7 +127,7 @@ def test_completion_script_for_bash() -> None:
 
 @pytest.fixture(scope="module")
 def documents(repo_project: Project) -> list[PlanDocument]:
-    return [report.stack_document(run_stack(repo_project, stack)) for stack in repo_project.stacks()]
+    return [stack_document(run_stack(repo_project, stack)) for stack in repo_project.stacks()]
 
 
 def taints(documents: list[PlanDocument]) -> set[str]:

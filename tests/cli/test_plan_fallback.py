@@ -17,6 +17,7 @@ from spotkube.platform.contract import Placement, PoolContract, Requirement, Tai
 from spotkube.platform.project import Project
 from spotkube.review.placements import kfp_deployments_as_applied
 from spotkube.review.plan_document import PlanDocument
+from spotkube.review.program_review import stack_document
 
 REPO = Path(__file__).resolve().parents[2]
 A100 = "nvidia-tesla-a100"
@@ -29,7 +30,7 @@ def runs(repo_project: Project) -> dict[str, StackRun]:
 
 @pytest.fixture(scope="module")
 def documents(runs: dict[str, StackRun]) -> dict[str, PlanDocument]:
-    return {stack: report.stack_document(run) for stack, run in runs.items()}
+    return {stack: stack_document(run) for stack, run in runs.items()}
 
 
 def contracts(run: StackRun) -> list[PoolContract]:

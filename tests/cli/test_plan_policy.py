@@ -24,13 +24,13 @@ from typing import Any
 import pytest
 import yaml
 
-from spotkube.cli import report
 from spotkube.clouds.aks.resources import AGENT_POOL_TYPE, CLUSTER_TYPE
 from spotkube.clouds.gke.resources import NODE_POOL_TYPE
-from spotkube.components.offline import StackRun, run_stack
+from spotkube.components.offline import StackRun, run_stack, unwrapped
 from spotkube.platform import contract
 from spotkube.platform.project import Project, find_project
 from spotkube.platform.registration import Registration
+from spotkube.review.program_review import stack_document
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -79,7 +79,7 @@ STACK_POLICIES = [p for p in PACK if isinstance(p, _StackPolicy)]
 
 
 def _policy_resources(run: StackRun) -> list[types.SimpleNamespace]:
-    return [types.SimpleNamespace(resource_type=r.type, name=r.name, props=report.unwrapped(r.inputs))
+    return [types.SimpleNamespace(resource_type=r.type, name=r.name, props=unwrapped(r.inputs))
             for r in run.registrations]
 
 
@@ -103,7 +103,7 @@ def pack_advisories(run: StackRun) -> set[tuple[str, str]]:
 
 def plan_verdict(run: StackRun) -> set[tuple[str, str]]:
     """The plan's resource-policy violations (the kubeconfig output rule is the plan's alone)."""
-    document = report.stack_document(run)
+    document = stack_document(run)
     return {(f.rule, f.message) for f in document.policy if f.rule != "spotkube-kubeconfig-secret"}
 
 
@@ -126,7 +126,7 @@ def test_plan_and_pack_agree_on_a_gpu_pool_without_a_window(runs: dict[str, Stac
         run = runs[stack]
         assert pack_advisories(run) == set(), stack
         anytime = run_with_anytime(run)
-        document = report.stack_document(anytime)
+        document = stack_document(anytime)
         advisories = {(f.rule, f.message) for f in document.advisories}
         assert advisories == pack_advisories(anytime) != set(), stack
         assert all(rule == "spotkube-gpu-pool-upgrade-window" for rule, _ in advisories)
@@ -215,4 +215,4 @@ def test_plan_and_pack_agree_on_doctored_registrations(runs: dict[str, StackRun]
         plan, pack = plan_verdict(run), pack_verdict(run)
         assert plan, case  # the doctoring really breaks a rule...
         assert plan == pack, case  # ...and both report exactly the same violations
-        assert report.stack_document(run).errors, case  # which fail the plan
+        assert stack_document(run).errors, case  # which fail the plan

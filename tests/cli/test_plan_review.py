@@ -19,9 +19,10 @@ import jsonschema
 import pytest
 import yaml
 
-from spotkube.cli import plan_views, report
+from spotkube.cli import plan_views
 from spotkube.components.offline import run_stack
 from spotkube.platform.project import Project, find_project
+from spotkube.review.program_review import stack_document
 
 REPO = Path(__file__).resolve().parents[2]
 Run = Callable[..., subprocess.CompletedProcess[str]]
@@ -35,7 +36,7 @@ def _stack_config(stack: str) -> dict[str, Any]:
 
 
 def _markdown(project: Project, stack: str) -> str:
-    return plan_views.to_markdown([report.stack_document(run_stack(project, stack))])
+    return plan_views.to_markdown([stack_document(run_stack(project, stack))])
 
 
 def _cluster(config: dict[str, Any], **settings: Any) -> dict[str, Any]:
@@ -78,7 +79,7 @@ def test_the_addons_show_the_kfp_version_its_ui_and_the_plugin_image(
 ) -> None:
     config = _stack_config("aks-dev-uksouth")
     config["kubeflow"] = {**config.get("kubeflow", {}), "exposeUi": True, "uiSourceRanges": ["203.0.113.0/24"]}
-    document = report.stack_document(run_stack(project_with_stack("aks-dev-uksouth", config), "aks-dev-uksouth"))
+    document = stack_document(run_stack(project_with_stack("aks-dev-uksouth", config), "aks-dev-uksouth"))
     addons = {a.name: a for a in document.addons}
     assert addons["Kubeflow Pipelines"].value.startswith("2.17.0 from https://github.com/kubeflow/pipelines")
     assert "only from 203.0.113.0/24" in addons["Kubeflow Pipelines"].value
@@ -114,7 +115,7 @@ def test_strict_fails_on_warnings_and_the_default_does_not(
 
 
 def test_every_component_and_its_children_are_in_the_resource_list(repo_project: Project) -> None:
-    document = report.stack_document(run_stack(repo_project, "aks-prod-eastus"))
+    document = stack_document(run_stack(repo_project, "aks-prod-eastus"))
     by_name = {r.name: r for r in document.resources}
     directory = by_name["kubeflow-pipelines-platform-agnostic"]
     assert directory.kind == "component" and directory.parent == "kubeflow-pipelines"
@@ -315,7 +316,7 @@ def test_an_unpriced_gpu_pool_with_a_floor_still_warns(
     t4 = next(p for p in config["gpuPools"] if p["name"] == "t4spot")
     t4.update(capacity="on-demand", min=1, evictionPolicy=None, maxPrice=None)
     config["gpuPools"] = [{k: v for k, v in p.items() if v is not None} for p in config["gpuPools"]]
-    document = report.stack_document(run_stack(project_with_stack("aks-dev-uksouth", config), "aks-dev-uksouth"))
+    document = stack_document(run_stack(project_with_stack("aks-dev-uksouth", config), "aks-dev-uksouth"))
     assert "t4spot" in document.cost.unpriced_pools
     assert any(w.id == "cost-idle-gpu:t4spot" and "t4spot: GPU pool min is 1, so it keeps 1 GPU node(s) running "
                "while idle (unpriced)" in w.message for w in document.warnings)

@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 import yaml
 
-from spotkube.cli import report
 from spotkube.clouds import parse_spec, plan_platform
 from spotkube.clouds.aks import resources as aks
 from spotkube.clouds.gke import resources as gke
@@ -21,6 +20,7 @@ from spotkube.components.offline import StackRun, run_stack
 from spotkube.platform.errors import SpecError
 from spotkube.platform.project import Project
 from spotkube.platform.spec import MaintenanceSettings, MaintenanceWindow
+from spotkube.review.program_review import stack_document
 
 REPO = Path(__file__).resolve().parents[2]
 AKS_BASE: dict[str, Any] = {"cloud": "aks", "environment": "dev", "region": "uksouth",
@@ -38,7 +38,7 @@ def runs(repo_project: Project) -> dict[str, StackRun]:
 
 def test_every_gpu_pool_of_every_shipped_stack_is_upgraded_only_in_a_window(runs: dict[str, StackRun]) -> None:
     for stack, run in runs.items():
-        document = report.stack_document(run)
+        document = stack_document(run)
         gpu = [u for u in document.upgrades if u.gpu]
         assert gpu, stack
         assert all(u.window for u in gpu), stack
@@ -55,14 +55,14 @@ def test_prod_stacks_declare_their_window_in_the_stack_file(repo_project: Projec
 
 
 def test_the_posture_shows_each_gpu_pool_s_exposure(runs: dict[str, StackRun]) -> None:
-    aks_dev = {u.pool: u.text() for u in report.stack_document(runs["aks-dev-uksouth"]).upgrades}
+    aks_dev = {u.pool: u.text() for u in stack_document(runs["aks-dev-uksouth"]).upgrades}
     assert aks_dev["t4spot"] == ("node image updates only in Sat 02:00–06:00 UTC; each node is cordoned and gets an "
                                  "eviction notice, with no drain and no surge node (AKS's upgrade of a spot pool), "
                                  "then Argo retries its steps")
-    aks_prod = {u.pool: u.text() for u in report.stack_document(runs["aks-prod-eastus"]).upgrades}
+    aks_prod = {u.pool: u.text() for u in stack_document(runs["aks-prod-eastus"]).upgrades}
     assert aks_prod["a100ondemand"] == ("node image updates only in Sat 02:00–06:00 UTC-05:00; drain waits 60 min; "
                                         "1 surge node(s); a node it can't drain is cordoned and kept")
-    gke_prod = {u.pool: u.text() for u in report.stack_document(runs["gke-prod-europe-west4"]).upgrades}
+    gke_prod = {u.pool: u.text() for u in stack_document(runs["gke-prod-europe-west4"]).upgrades}
     assert gke_prod["a100-spot"] == ("node upgrades and image updates only in Sat, Sun 00:00–06:00 UTC (declared as "
                                      "Sat, Sun 01:00–07:00 UTC+01:00); drain waits up to 60 min (GKE's limit for "
                                      "disruption budgets); 1 surge node(s), 0 unavailable")
@@ -75,13 +75,13 @@ def test_the_plan_shows_a_gke_window_in_utc_and_as_declared(project_with_stack: 
         "project": "spotkube-dev-example",
         "maintenance": {"window": {"days": ["Saturday", "Sunday"], "start": "00:30", "hours": 6,
                                    "utcOffset": "+01:00"}}}}
-    (exposure,) = report.stack_document(run_stack(project_with_stack("gke-dev-x", local), "gke-dev-x")).upgrades
+    (exposure,) = stack_document(run_stack(project_with_stack("gke-dev-x", local), "gke-dev-x")).upgrades
     assert exposure.text().startswith("node upgrades and image updates only in Fri, Sat 23:30–05:30 UTC (declared "
                                       "as Sat, Sun 00:30–06:30 UTC+01:00);")
     assert (exposure.to_json()["window"], exposure.to_json()["declaredWindow"]) == (
         "Fri, Sat 23:30–05:30 UTC", "Sat, Sun 00:30–06:30 UTC+01:00")
     utc = {**GKE_BASE, "kubeflow": {"enabled": False}}
-    (exposure,) = report.stack_document(run_stack(project_with_stack("gke-dev-y", utc), "gke-dev-y")).upgrades
+    (exposure,) = stack_document(run_stack(project_with_stack("gke-dev-y", utc), "gke-dev-y")).upgrades
     assert exposure.window == "Sat, Sun 02:00–08:00 UTC" and exposure.declared is None
     assert "declared" not in exposure.text()
 
@@ -223,7 +223,7 @@ def test_a_window_is_at_least_four_hours_on_both_clouds() -> None:
 def _quota_need(project_with_stack: Any, stack: str, values: dict[str, Any]) -> dict[str, tuple[int, int]]:
     """The plan's quota need per quota title: (full scale, surge)."""
     run = run_stack(project_with_stack(stack, values), stack)
-    quota = report.stack_document(run).to_json()["quota"]
+    quota = stack_document(run).to_json()["quota"]
     return {need["title"]: (need["fullScale"], need["surge"]) for need in quota["needs"]}
 
 

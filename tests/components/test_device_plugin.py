@@ -123,7 +123,7 @@ def test_on_gke_nothing_is_deployed_and_the_plan_says_why(stack_runs: dict[str, 
     for name, run in gke.items():
         assert [r for r in run.registrations if r.type == COMPONENT], f"{name}: the component is still declared"
         assert not daemonsets(run), name
-    from spotkube.cli.report import stack_document  # the plan's document, as `spotkube plan` prints it
+    from spotkube.review.program_review import stack_document  # the plan's document, as `spotkube plan` prints it
 
     for run in gke.values():
         assert GKE_PLUGIN.note in stack_document(run).placements.notes

@@ -279,7 +279,7 @@ def test_the_offline_plan_shows_each_cost_warning_once(
 ) -> None:
     """The stack's clusters log the plan's warnings for `pulumi up`, with their ids; the plan computes
     them itself (with the price file its user chose) and leaves the logged copies out."""
-    from spotkube.cli.report import stack_document
+    from spotkube.review.program_review import stack_document
 
     body = yaml.safe_load((REPO / "stacks" / "Pulumi.aks-dev-uksouth.yaml").read_text())
     config = {key.removeprefix("spotkube:"): value for key, value in body["config"].items()}
@@ -291,7 +291,7 @@ def test_the_offline_plan_shows_each_cost_warning_once(
 
 
 def test_a_gpu_type_without_an_on_demand_fallback_is_logged_as_the_plan_words_it(repo_project: Project) -> None:
-    from spotkube.cli.report import stack_document
+    from spotkube.review.program_review import stack_document
 
     run_ = run_stack(repo_project, "gke-dev-us-central1")
     logged = [line.partition("plan warning: ")[2] for line in run_.log if "plan warning: [fallback-" in line]
@@ -310,8 +310,8 @@ def test_the_cluster_logs_the_plan_s_security_concerns_from_its_registered_input
     """Under `pulumi up` a transform on the cluster resource reads what the engine registers (the
     offline mocks run no transforms, so it is fed the recorded registration) and logs each concern
     the plan shows for it."""
-    from spotkube.cli.report import stack_document
     from spotkube.clouds import profile
+    from spotkube.review.program_review import stack_document
     from spotkube.shell.common import security_concerns
 
     run_ = run_stack(repo_project, stack)

@@ -66,13 +66,15 @@ from spotkube.platform.cost.simulate import simulate as run_simulation
 from spotkube.platform.errors import NewStackError, SpotkubeError
 from spotkube.platform.logs import LogTarget
 from spotkube.platform.pipeline_reader import load_pool_contracts, read_pipeline
-from spotkube.platform.project import find_project
+from spotkube.platform.project import describes_platform, find_project, stack_config
 from spotkube.platform.quota import QuotaQuery, QuotaReport
+from spotkube.platform.registration import BuiltCluster
 from spotkube.review.costing import price_plan
 from spotkube.review.fixed_costs import stack_fixed_costs
 from spotkube.review.pipeline_check import check_pipeline
 from spotkube.review.plan_diff import StackDiff, plan_diff
 from spotkube.review.plan_document import pool_rows
+from spotkube.review.program_review import stack_document, stack_documents
 from spotkube.review.quota import live_report
 from spotkube.review.simulation import Overrides, sim_steps
 
@@ -217,7 +219,8 @@ def plan(
     project_dir: ProjectOption = Path("."),
 ) -> None:
     """Show what each stack would build: security posture, pools, cost, placements, policy verdicts,
-    resources and outputs, without a cloud. Exit 1 when the plan is unsafe (or, with --strict, warns)."""
+    resources and outputs of each spotkube cluster its program builds (this project's, or any Pulumi
+    program that uses spotkube), without a cloud. Exit 1 when the plan is unsafe (or, with --strict, warns)."""
     if all_stacks and stack:
         raise fail("--all plans every stack, --stack only the ones named: use one of them")
     if details and diff is not None:
@@ -229,8 +232,8 @@ def plan(
         if not names:
             raise fail("name a stack with --stack NAME, or use --all")
         table = price_table(prices)
-        documents = [report.stack_document(run_stack(project, name), table)
-                     for name in terminal.progress(names, stderr=stderr)]
+        documents = [document for name in terminal.progress(names, stderr=stderr)
+                     for document in stack_documents(run_stack(project, name), table)]
         wanted = None if all_stacks else names
         base = None
         for ref in terminal.progress([diff] if diff is not None else [], verb="planning the base", stderr=stderr):
@@ -245,9 +248,9 @@ def plan(
         typer.echo(plan_views.to_markdown(documents, details=details))
     else:
         plan_views.render_table(documents, terminal.console(), details=details)
-    unsafe = [f"{d.stack}: {e}" for d in documents for e in d.errors]
+    unsafe = [f"{d.title}: {e}" for d in documents for e in d.errors]
     if strict:
-        unsafe += [f"{d.stack}: warning {cost_views.warning_text(w)}" for d in documents for w in d.warnings]
+        unsafe += [f"{d.title}: warning {cost_views.warning_text(w)}" for d in documents for w in d.warnings]
     if unsafe:
         raise fail(f"the plan is unsafe{' (--strict)' if strict else ''}:\n" + "\n".join(unsafe), code=1)
 
@@ -259,6 +262,17 @@ def _print_diff(diffs: Sequence[StackDiff], ref: str, output: Format) -> None:
         typer.echo(diff_views.to_markdown(diffs, ref))
     else:
         diff_views.render_table(diffs, ref, terminal.console())
+
+
+def _one_cluster(clusters: Sequence[BuiltCluster], wanted: str | None, source: str) -> str:
+    """The cluster `--cluster` names, or the stack's only one."""
+    names = [c.name for c in clusters]
+    if wanted is None and len(names) == 1:
+        return names[0]
+    if wanted in names:
+        return wanted
+    said = f"--cluster {wanted}: no such cluster" if wanted is not None else f"{len(names)} clusters"
+    raise fail(f"{source}: {said}; the program builds {', '.join(names)}: name one with --cluster NAME")
 
 
 def _hours(pairs: list[str], pools: list[str]) -> dict[str, Decimal]:
@@ -284,17 +298,30 @@ def cost(
     output: FormatOption = Format.table,
     prices: PricesOption = None,
     project_dir: ProjectOption = Path("."),
+    cluster: Annotated[str | None, typer.Option("--cluster", metavar="NAME", help=(
+        "The cluster to price, by its component's name, when the stack's program builds several."))] = None,
 ) -> None:
     """What a stack costs a month, with what-if node-hours per pool, and the fixed lines of its idle floor
-    (cluster fee, network, disks) read from what its program registers offline; needs no Pulumi CLI."""
+    (cluster fee, network, disks) read from what its program registers offline; needs no Pulumi CLI. A stack
+    that describes its platform under spotkube: is priced from its plan, another program's stack from the
+    pools it registers."""
     try:
         project = find_project(project_dir)
         stack = stack_names.stack_name(project, stack)
-        plan_ = plan_platform(load_stack_spec(project, stack))
-        what_if = _hours(hours or [], [p.name for p in plan_.pools])
-        run = run_stack(project, stack)
-        report_ = price_plan(plan_, hours=what_if, table=price_table(prices))
-        report_.fixed = stack_fixed_costs(run.spec, run.registrations)
+        table = price_table(prices)
+        if describes_platform(stack_config(project, stack)):
+            plan_ = plan_platform(load_stack_spec(project, stack))
+            what_if = _hours(hours or [], [p.name for p in plan_.pools])
+            run = run_stack(project, stack)
+            report_ = price_plan(plan_, hours=what_if, table=table)
+            report_.fixed = stack_fixed_costs(run.spec, run.registrations)
+        else:
+            run = run_stack(project, stack)
+            chosen = _one_cluster(run.clusters, cluster, run.source)
+            names = [p.name for d in stack_documents(run, table) if d.cluster == chosen for p in d.pools]
+            what_if = _hours(hours or [], names)
+            report_ = next(d.cost for d in stack_documents(run, table, hours=what_if) if d.cluster == chosen)
+            stack = f"{stack}/{chosen}" if len(run.clusters) > 1 else stack
     except SpotkubeError as err:
         raise fail(str(err)) from None
     if output is Format.json:
@@ -473,16 +500,19 @@ def pipeline_check_command(
         for given in stack:
             name = stack_names.stack_name(project, given)
             run = run_stack(project, name)
-            contracts = run.outputs.get("poolContracts")
-            if contracts is None or contracts.secret:
-                raise fail(f"stack {name} exports no poolContracts output to check the pipeline against")
-            _, pools = load_pool_contracts(contracts.value, f"stack {name}: poolContracts", name)
-            # spotkube's Kubeflow Pipelines sets Argo's workflow defaults, which say why a step is retried
-            # and keep pipeline pods off the system pool.
-            installed = run.spec.kubeflow.enabled
-            reports.append(check_pipeline(
-                pipeline, pools, name, retries=retry_rule(run.spec.kubeflow) if installed else None,
-                cluster_defaults=pipeline_pod_default() if installed else None))
+            for cluster in run.clusters:
+                # A stack whose program builds several clusters checks the pipeline on each (`dev/training`).
+                where = f"{name}/{cluster.name}" if len(run.clusters) > 1 else name
+                if cluster.contracts is None:
+                    raise fail(f"stack {where}: the cluster's pool_contracts output can't be read to check the "
+                               "pipeline against")
+                # spotkube's Kubeflow Pipelines sets Argo's workflow defaults, which say why a step is retried
+                # and keep pipeline pods off the system pool.
+                kubeflow = cluster.spec.kubeflow
+                reports.append(check_pipeline(
+                    pipeline, list(cluster.contracts), where,
+                    retries=retry_rule(kubeflow) if kubeflow.enabled else None,
+                    cluster_defaults=pipeline_pod_default() if kubeflow.enabled else None))
     except SpotkubeError as err:
         raise fail(str(err)) from None
     if output is Format.json:
@@ -572,7 +602,7 @@ def new_stack(
     except SpotkubeError as err:
         raise fail(str(err)) from None
     try:
-        document = report.stack_document(run_stack(project, created.stack), price_table(None))
+        document = stack_document(run_stack(project, created.stack), price_table(None))
         acknowledged = acknowledge(project, created, document.warnings)
     except SpotkubeError as err:
         created.path.unlink(missing_ok=True)  # a stack new-stack can't plan is not left behind
@@ -664,7 +694,7 @@ def simulate(
         if contracts is None or contracts.secret:
             raise fail(f"stack {name} exports no poolContracts output to place the pipeline's steps on")
         _, pools = load_pool_contracts(contracts.value, f"stack {name}: poolContracts", name)
-        document = report.stack_document(run, price_table(prices))
+        document = stack_document(run, price_table(prices))
         simulations = []
         for pipeline in pipelines:
             steps = sim_steps(pipeline, run.spec, name, pools, document.cost, document.fallback, overrides)

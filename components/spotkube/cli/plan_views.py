@@ -75,7 +75,7 @@ def pool_table(document: PlanDocument, width: int | None = None) -> Table:
     """The pools, one row each in three columns, wrapped only at spaces. Given the console's `width`,
     when even the longest words don't fit, each pool becomes a block of lines in a single column
     instead, so a taint or a machine is never cut."""
-    title = f"{document.stack}  ({document.cloud}, {document.region}, {document.environment})"
+    title = f"{document.title}  ({document.cloud}, {document.region}, {document.environment})"
     table = Table(title=title, title_justify="left", expand=False, show_lines=True)
     for column in _POOL_COLUMNS:
         table.add_column(column, overflow="ellipsis")
@@ -160,7 +160,7 @@ def posture_rows(document: PlanDocument) -> list[tuple[str, str, Setting]]:
 
 
 def posture_table(document: PlanDocument) -> Table:
-    table = Table(title=f"{document.stack}: security posture, add-ons and upgrades", title_justify="left",
+    table = Table(title=f"{document.title}: security posture, add-ons and upgrades", title_justify="left",
                   expand=False)
     for column in ("setting", "value"):
         table.add_column(column, overflow="ellipsis")
@@ -176,7 +176,7 @@ def fallback_rows(document: PlanDocument) -> list[tuple[str, str, str, str]]:
 
 
 def fallback_table(document: PlanDocument) -> Table:
-    table = Table(title=f"{document.stack}: spot fallback per GPU type", title_justify="left", expand=False)
+    table = Table(title=f"{document.title}: spot fallback per GPU type", title_justify="left", expand=False)
     for column in ("gpu", "tried in order", "worst case before on-demand", "note"):
         table.add_column(column, overflow="ellipsis")
     for gpu, order, worst, note in fallback_rows(document):
@@ -201,7 +201,7 @@ def quota_notes(document: PlanDocument) -> list[str]:
 
 
 def quota_table(document: PlanDocument) -> Table:
-    table = Table(title=f"{document.stack}: quota at full scale", title_justify="left", expand=False)
+    table = Table(title=f"{document.title}: quota at full scale", title_justify="left", expand=False)
     for column in ("quota", "need", "of which surge", "pools"):
         table.add_column(column, overflow="fold")
     for row in quota_rows(document):
@@ -238,6 +238,14 @@ def resource_table(document: PlanDocument) -> Table:
     return table
 
 
+def others_line(document: PlanDocument) -> str | None:
+    """The stack's resources outside every spotkube cluster, by type; None when there are none."""
+    if not document.others:
+        return None
+    kinds = "; ".join(f"{len(o.names)} × {o.type} ({', '.join(o.names)})" for o in document.others)
+    return f"other resources of the stack (in no spotkube cluster): {kinds}"
+
+
 def outputs_line(document: PlanDocument) -> Text:
     outputs = ", ".join(f"{n} (secret)" if secret else n for n, secret in document.outputs.items())
     return Text(f"outputs: {outputs}")
@@ -265,7 +273,8 @@ def render_table(documents: Sequence[PlanDocument], console: Console, details: b
         parts += [placement_table(document), preflight_table(document)]
         parts += [Text(line, style="red" if document.policy else None) for line in policy_lines(document)]
         parts += [Text(f"note: {n}", style="dim") for n in placement_notes(document)]
-        parts += [resource_table(document), outputs_line(document)]
+        parts += [resource_table(document), *(Text(line) for line in [others_line(document)] if line),
+                  outputs_line(document)]
         if details:
             parts.append(Text(details_text(document)))
         parts += [Text(f"warning {cost_views.warning_text(w)}", style="yellow") for w in document.warnings]
@@ -315,7 +324,7 @@ def to_markdown(documents: Sequence[PlanDocument], details: bool = False) -> str
     """A compact block for a pull-request comment."""
     lines = ["## spotkube plan", ""]
     for document in documents:
-        lines += [f"### {document.stack} ({document.cloud}, {document.region})", "",
+        lines += [f"### {document.title} ({document.cloud}, {document.region})", "",
                   "| security, add-ons and upgrades | value |", "|---|---|"]
         lines += [f"| {name} | {_md_setting(setting)} |" for _, name, setting in posture_rows(document)]
         lines += ["",
@@ -345,6 +354,7 @@ def to_markdown(documents: Sequence[PlanDocument], details: bool = False) -> str
         lines += [f"| {c.title} | {'pass' if c.ok else '**FAIL**'} | {c.detail} |" for c in document.preflight]
         lines += ["", *(f"- {line}" for line in policy_lines(document))]
         lines += ["", *_md_resources(document, details), ""]
+        lines += [line + "\n" for line in [others_line(document)] if line]
         lines += ["secret outputs: " + (", ".join(document.secret_outputs) or "none"), ""]
         # A blank line after each, so that each quote stays a paragraph of its own.
         for w in document.warnings:

@@ -17,7 +17,7 @@ from spotkube.platform.addons.kfp_transforms import Credentials
 from spotkube.platform.errors import Problem, SpecError
 from spotkube.platform.spec import KubeflowSettings, PlatformSpec, parse_settings
 from spotkube.platform.warnings import tagged
-from spotkube.shell.common import built_from, checked_args, child, refuse_outputs, validated
+from spotkube.shell.common import built_from, checked_args, child, deployed_onto, refuse_outputs, validated
 
 #: Why `enabled` is not an arg (see the class docstring).
 ENABLED_REFUSAL = ("is not a key of these args: the component always installs Kubeflow Pipelines; to install none, "
@@ -117,6 +117,7 @@ class KubeflowPipelines(pulumi.ComponentResource):
         from a stack's cloud; the Python args name no cloud, so they get no link)."""
         settings, cloud_logs_link = built
         super().__init__(kfp_transforms.KUBEFLOW_TYPE, name, {}, opts)
+        deployed_onto(opts, "kubeflow", settings)
 
         # Fixed names and no keepers: generated once, then stable for the life of the stack.
         passwords = [

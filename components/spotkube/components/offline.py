@@ -1,9 +1,14 @@
-"""The offline plan's engine: run the real `infra/__main__.py` under Pulumi mocks.
+"""The offline plan's engine: run a project's real program under Pulumi mocks.
 
 No CLI, cloud or credentials are needed: Pulumi's own unit-test mocks stand in for the engine, and
 a recording monitor keeps every registration with its inputs and options. What the plan reports is
 therefore what the program would really register, never a second implementation of it. Each
-registration is a `spotkube.platform.registration.Registration`, the one type every judge reads.
+registration is a `spotkube.platform.registration.Registration`, the one type every judge reads, and
+each spotkube cluster the program builds, whatever it names it and however it wraps it, is a
+`BuiltCluster` the review judges on its own.
+
+The program is this repository's `infra/__main__.py`, which reads a whole platform from the stack's
+`spotkube:` keys, or any other project's program that uses the components with its own config.
 
 It sits with the components, below the CLI, so the tests of the judges and the clouds can run it
 without the CLI. How the offline plan works: docs/architecture.md#the-one-way-flow.
@@ -11,42 +16,102 @@ without the CLI. How the offline plan works: docs/architecture.md#the-one-way-fl
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import logging
 import runpy
 import sys
-from collections.abc import Callable, Iterator, Mapping
+import traceback
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 import pulumi
-from pulumi.runtime import mocks, settings
+from pulumi.runtime import mocks, rpc, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from spotkube.clouds import load_stack_spec, offline_id
+from spotkube.clouds import CLOUDS, checked, load_stack_spec, offline_id
 from spotkube.components.mock_host import no_full_collections, owned_event_loops
+from spotkube.platform.contract import PoolContract
 from spotkube.platform.errors import SpotkubeError
-from spotkube.platform.project import Project, as_pulumi_config, stack_config
-from spotkube.platform.registration import Invoke, Registration, StackOutput
+from spotkube.platform.project import Project, describes_platform, program_config, stack_config
+from spotkube.platform.registration import BuiltCluster, Invoke, Registration, StackOutput
+from spotkube.platform.review_settings import CLUSTERS_KEY, ClusterReview
 from spotkube.platform.spec import PlatformSpec
+from spotkube.shell.common import Built, ClusterOfProvider, built_clusters
 from spotkube.testing import SpotkubeMocks
+
+#: How Pulumi shows a secret value in a preview's details.
+SECRET_MASK = "[secret]"
+
+
+def masked(value: Any) -> Any:
+    """Registered inputs as JSON with every secret replaced by `[secret]`, as Pulumi masks them."""
+    if rpc.is_rpc_secret(value):
+        return SECRET_MASK
+    if isinstance(value, Mapping):
+        return {str(k): masked(v) for k, v in sorted(value.items())}
+    if isinstance(value, list | tuple):
+        return [masked(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)  # the wire has only floats; Pulumi shows whole numbers without ".0"
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
+
+
+def unwrapped(value: Any) -> Any:
+    """Registered inputs with secrets unwrapped: what pulumi-policy hands a policy pack's rules."""
+    if rpc.is_rpc_secret(value):
+        return unwrapped(value["value"])
+    if isinstance(value, Mapping):
+        return {k: unwrapped(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [unwrapped(v) for v in value]
+    return value
 
 
 @dataclass
 class StackRun:
-    """Everything one offline run of a stack produced; `source` is its stack file, for messages."""
+    """Everything one offline run of a stack produced; `source` is its stack file, for messages, and
+    `clusters` every spotkube cluster the program built, in the order it built them."""
 
     stack: str
-    spec: PlatformSpec
+    clusters: list[BuiltCluster]
     registrations: list[Registration] = field(default_factory=list)
     outputs: dict[str, StackOutput] = field(default_factory=dict)
     log: list[str] = field(default_factory=list)
     invokes: list[Invoke] = field(default_factory=list)
     source: str = ""
+    #: The stack file's own platform, when its `spotkube:` keys describe one (this repository's stacks).
+    stack_spec: PlatformSpec | None = None
+
+    @property
+    def spec(self) -> PlatformSpec:
+        """The platform of a stack that builds one: the stack file's, or its one cluster's."""
+        if self.stack_spec is not None:
+            return self.stack_spec
+        if len(self.clusters) != 1:
+            names = ", ".join(c.name for c in self.clusters) or "none"
+            raise SpotkubeError(f"{self.source}: the program builds {len(self.clusters)} spotkube clusters "
+                                f"({names}); this needs a stack with exactly one")
+        return self.clusters[0].spec
 
     def of_type(self, type_token: str) -> list[Registration]:
         return [r for r in self.registrations if r.type == type_token]
+
+    @functools.cached_property
+    def shown_inputs(self) -> dict[str, Any]:
+        """Each registration's inputs as the plan shows them, by URN: secrets masked as Pulumi masks them."""
+        return {r.urn: masked(r.inputs) for r in self.registrations}
+
+    @functools.cached_property
+    def seen_by_pack(self) -> list[Registration]:
+        """The registrations as a policy pack's rules see them: secrets unwrapped."""
+        return [dataclasses.replace(r, inputs=unwrapped(r.inputs)) for r in self.registrations]
 
 
 class OfflineMocks(SpotkubeMocks):
@@ -102,30 +167,83 @@ def _program_path(project: Project) -> Iterator[None]:
         sys.path.remove(folder)
 
 
+class NoCluster(SpotkubeError):
+    """The program registers no spotkube cluster, so there is nothing to review."""
+
+
 def run_stack(
     project: Project, stack: str, answers: Mapping[str, Mapping[str, Any]] | None = None
 ) -> StackRun:
     """Validate the stack, then run the real program under mocks and record what it registers.
     `answers` replace the clouds' answers to provider functions, by token (a test plans as
-    another identity by answering `getClientConfig` itself)."""
-    spec = load_stack_spec(project, stack)
+    another identity by answering `getClientConfig` itself).
+
+    A stack whose `spotkube:` keys describe a whole platform (this repository's format) is validated
+    as one before the program runs, so its errors name the stack file's keys. Any other project's
+    stack may set `spotkube:clusters` (what the review accepts and assumes per cluster), which the
+    program need not read: it goes to each cluster's review."""
+    config = stack_config(project, stack)
+    source = project.relative(project.stack_file(stack))
+    stack_spec = load_stack_spec(project, stack) if describes_platform(config) else None
+    reviews = {} if stack_spec is not None else ClusterReview.of_stack(config, source)
     recording = record_stack(project, stack, answers)
-    return StackRun(stack=stack, spec=spec, registrations=recording.registrations,
+    if not recording.clusters:
+        components = " or ".join(cloud.component for cloud in CLOUDS.values())
+        raise NoCluster(f"{source}: the program ({project.relative(project.main)}) registers no spotkube cluster "
+                        f"({components}), so there is nothing to review")
+    unknown = sorted(set(reviews) - {c.name for c in recording.clusters})
+    if unknown:
+        raise SpotkubeError(f"{source}: spotkube:clusters names {', '.join(unknown)}, which the program does not "
+                            f"build; its clusters: {', '.join(c.name for c in recording.clusters)}")
+    clusters = [dataclasses.replace(c, spec=checked(reviews[c.name].over(c.spec), f"{source}: {CLUSTERS_KEY}.{c.name}"))
+                if c.name in reviews else c for c in recording.clusters]
+    return StackRun(stack=stack, clusters=clusters, registrations=recording.registrations,
                     outputs=recording.outputs, log=recording.log, invokes=recording.invokes,
-                    source=project.relative(project.stack_file(stack)))
+                    source=source, stack_spec=stack_spec)
 
 
 def record_stack(
     project: Project, stack: str, answers: Mapping[str, Mapping[str, Any]] | None = None
 ) -> Recording:
-    """Run any project's program (this repository's, or infra/bootstrap's) with one of its stacks'
-    config, as the engine would hand it over, and record what it registers and exports."""
+    """Run any project's program (this repository's, infra/bootstrap's or a consumer's) with one of its
+    stacks' config, as the engine would hand it over (a secure value as a secret placeholder, never
+    decrypted), and record what it registers and exports. A program that fails with anything but a
+    Pulumi error is shown at its own file and line, without spotkube's traceback."""
+    config, secret_keys = program_config(stack_config(project, stack))
     with _program_path(project):
-        return record_program(
-            lambda: runpy.run_path(str(project.main), run_name="__main__"),
-            project=project.name, stack=stack, config=as_pulumi_config(stack_config(project, stack)),
-            answers=answers,
-        )
+        try:
+            return record_program(
+                lambda: runpy.run_path(str(project.main), run_name="__main__"),
+                project=project.name, stack=stack, config=config, answers=answers, secret_keys=secret_keys,
+            )
+        except (SpotkubeError, KeyboardInterrupt):
+            raise
+        except Exception as err:
+            raise ProgramFailed(_where_it_failed(project, err), []) from None
+
+
+def _where_it_failed(project: Project, err: Exception) -> str:
+    """`infra/__main__.py:12: KeyError: 'x'`: the program's last frame of the error, as its author reads it."""
+    frames = [f for f in traceback.extract_tb(err.__traceback__) if _inside(project, f.filename)]
+    what = "".join(traceback.format_exception_only(err)).strip()
+    if not frames:
+        return f"{project.relative(project.main)}: the program failed: {what}"
+    frame = frames[-1]
+    hint = ""
+    if isinstance(err, ModuleNotFoundError):
+        # The plan runs the program in spotkube's own Python, not in the virtualenv `pulumi up` would use.
+        where = f" (Pulumi.yaml's virtualenv, {project.virtualenv}, is not used)" if project.virtualenv else ""
+        hint = f"; spotkube plan runs the program with the Python it runs in{where}: install the program's " \
+               "requirements there"
+    return f"{project.relative(Path(frame.filename))}:{frame.lineno}: {what}{hint}"
+
+
+def _inside(project: Project, filename: str) -> bool:
+    try:
+        Path(filename).resolve().relative_to(project.root.resolve())
+    except ValueError:
+        return False
+    return True
 
 
 @dataclass
@@ -136,18 +254,21 @@ class Recording:
     outputs: dict[str, StackOutput]
     log: list[str]
     invokes: list[Invoke]
+    #: Every spotkube cluster component the program built.
+    clusters: list[BuiltCluster] = field(default_factory=list)
 
 
 def record_program(
     program: Callable[[], object], *, project: str, stack: str, config: Mapping[str, str],
-    answers: Mapping[str, Mapping[str, Any]] | None = None,
+    answers: Mapping[str, Mapping[str, Any]] | None = None, secret_keys: Sequence[str] = (),
 ) -> Recording:
     """Run any Pulumi program function under the recording mocks (preview off, so every output
     resolves) and return its registrations, options and stack outputs.
 
     `config` is handed over as Pulumi's Python language host hands it (`pulumi.runtime.set_all_config`
     with the map of strings from `RunRequest.config`); `core.project.as_pulumi_config` turns a stack's
-    values into exactly those strings. `answers` replace the clouds' answers to provider functions."""
+    values into exactly those strings; `secret_keys` are those the engine marks secret. `answers`
+    replace the clouds' answers to provider functions."""
     offline_mocks = OfflineMocks(answers)
     monitor = RecordingMonitor(offline_mocks)
     logger = logging.getLogger(f"spotkube.components.offline.{project}.{stack}")
@@ -155,9 +276,9 @@ def record_program(
     logger.setLevel(logging.INFO)
     capture = _LogCapture()
     logger.addHandler(capture)
-    with no_full_collections(), owned_event_loops():
+    with no_full_collections(), owned_event_loops(), built_clusters() as built:
         settings.reset_options(project=project, stack=stack, preview=False)
-        pulumi.runtime.set_all_config(dict(config))
+        pulumi.runtime.set_all_config(dict(config), list(secret_keys))
         mocks.set_mocks(offline_mocks, project=project, stack=stack, preview=False,
                         monitor=monitor, logger=logger)
         root = settings.get_root_resource()
@@ -168,7 +289,23 @@ def record_program(
         finally:
             logger.removeHandler(capture)
         outputs = {name: _read_output(value) for name, value in (getattr(root, "outputs", None) or {}).items()}
-    return Recording(_registrations(monitor, offline_mocks), outputs, capture.lines, offline_mocks.invokes)
+        clusters = [_built(found, built) for found in built.clusters]
+    return Recording(_registrations(monitor, offline_mocks), outputs, capture.lines, offline_mocks.invokes, clusters)
+
+
+def _built(found: ClusterOfProvider, built: Built) -> BuiltCluster:
+    """A cluster component as the review reads it, its outputs resolved (the program has finished),
+    with the settings of the add-ons deployed into it (Kubeflow Pipelines) in its spec."""
+    cluster = cast(pulumi.ComponentResource, found.cluster)
+    contracts = _read_output(getattr(found.cluster, "pool_contracts", None))
+    addons = {key: settings for owner, key, settings in built.addons if owner is found.cluster}
+    return BuiltCluster(
+        name=cluster.pulumi_resource_name, urn=_sync_await(cluster.urn.future()),
+        spec=found.cluster.plan.spec.model_copy(update=addons),
+        contracts=None if contracts.secret or contracts.value is None
+        else tuple(PoolContract.from_json(pool) for pool in contracts.value),
+        label=found.label,
+    )
 
 
 class ProgramFailed(SpotkubeError):
@@ -194,6 +331,7 @@ def _registrations(monitor: RecordingMonitor, offline_mocks: OfflineMocks) -> li
             delete_before_replace=request.deleteBeforeReplace,
             dependencies=tuple(request.dependencies),
             provider=request.provider,
+            providers=tuple(request.providers.values()),
         )
         for request, urn in monitor.requests
         if request.type != "pulumi:pulumi:Stack"

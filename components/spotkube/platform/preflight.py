@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
+from spotkube.platform.input_messages import KeyStyle
 from spotkube.platform.registration import Invoke, Registration
-from spotkube.platform.spec import PlatformSpec
+from spotkube.platform.spec import PlatformSpec, user_key
 
 KUBERNETES_PROVIDER = "pulumi:providers:kubernetes"
 #: Pulumi's marker for a secret value in serialised inputs.
@@ -45,14 +46,16 @@ class Deployment:
     invokes: Sequence[Invoke]
     spec: PlatformSpec
     source: str
+    #: How the settings were written: a stack file's `spotkube:` keys, or a cluster component's args.
+    style: KeyStyle = "stack"
 
     def of_type(self, type_token: str) -> list[Registration]:
         return [r for r in self.registrations if r.type == type_token]
 
-    @staticmethod
-    def key(path: str) -> str:
-        """A config key as the stack file spells it: where the fix goes."""
-        return f"spotkube:{path}"
+    def key(self, path: str) -> str:
+        """A setting as its author spelt it (`spotkube:cluster.deployer.egressRanges` in a stack file,
+        `cluster.deployer.egress_ranges` in a component's args): where the fix goes."""
+        return user_key(path, self.style, type(self.spec))
 
 
 #: A cloud's answer to one rule over its own resources: (holds, why or what fails), or None when the

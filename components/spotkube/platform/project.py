@@ -59,12 +59,20 @@ class Project:
     main: Path
     defaults: Mapping[str, Any] = field(default_factory=dict)
     declared: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: The virtualenv the runtime's options name (`runtime.options.virtualenv`), where `pulumi up` runs the program.
+    virtualenv: str | None = None
 
     def stack_file(self, stack: str) -> Path:
         return self.stack_dir / f"Pulumi.{stack}.yaml"
 
     def stacks(self) -> list[str]:
         return sorted(p.name[len("Pulumi."):-len(".yaml")] for p in self.stack_dir.glob("Pulumi.*.yaml"))
+
+    @property
+    def declares_platforms(self) -> bool:
+        """Whether `Pulumi.yaml` declares spotkube's own keys, as this repository's does: each stack then
+        describes one platform under `spotkube:`. Another project's program reads its own keys."""
+        return any(key.startswith(f"{CONFIG_NAMESPACE}:") for key in (*self.declared, *self.defaults))
 
     def relative(self, path: Path) -> str:
         """Paths in messages are relative to the project, as a user would type them."""
@@ -129,6 +137,13 @@ def _project_defaults(name: str, config: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _virtualenv(runtime: Any) -> str | None:
+    """`runtime: {name: python, options: {virtualenv: venv}}`'s virtualenv, if it names one."""
+    options = runtime.get("options") if isinstance(runtime, dict) else None
+    found = options.get("virtualenv") if isinstance(options, dict) else None
+    return found if isinstance(found, str) else None
+
+
 def find_project(start: Path) -> Project:
     """The project whose Pulumi.yaml is at `start` or above it."""
     for folder in (start.resolve(), *start.resolve().parents):
@@ -157,6 +172,7 @@ def find_project(start: Path) -> Project:
                 defaults=_project_defaults(name, config or {}),
                 declared={_key(name, key): declaration for key, declaration in (config or {}).items()
                           if isinstance(declaration, dict) and isinstance(declaration.get("type"), str)},
+                virtualenv=_virtualenv(data.get("runtime")),
             )
     raise StackNotFound(f"no Pulumi.yaml at or above {start}; run spotkube from a spotkube project")
 
@@ -374,7 +390,8 @@ def read_stack_file(project: Project, stack: str) -> StackFile:
     lines: dict[str, int] = {}
     if isinstance(data.get("config"), dict):
         problems += _config_keys(data["config"], document, project, config, lines)
-    if config and not problems and not esc and not any(key.startswith(f"{CONFIG_NAMESPACE}:") for key in config):
+    if (config and not problems and not esc and project.declares_platforms
+            and not any(key.startswith(f"{CONFIG_NAMESPACE}:") for key in config)):
         problems.append(_empty_stack(project, f"sets no {CONFIG_NAMESPACE}: key"))
     problems += _declared_types(config, lines, project)
     for item in document.yaml_only:  # passed through by the engine, but no spotkube setting takes one
@@ -458,6 +475,45 @@ def delivered(value: Any) -> str:
 def as_pulumi_config(config: Mapping[str, Any]) -> dict[str, str]:
     """Config as the Pulumi engine hands it to a Python program: every value a string."""
     return {key: delivered(value) for key, value in config.items()}
+
+
+#: What a program reads for a secure value offline: the engine would decrypt it, the offline plan never does.
+SECRET_PLACEHOLDER = "[secret]"
+
+
+def _is_secure(value: Any) -> bool:
+    """A stack file's encrypted value: `key: {secure: v1:...}`, which the engine decrypts for the program."""
+    return isinstance(value, Mapping) and set(value) == {"secure"} and isinstance(value["secure"], str)
+
+
+def _without_secrets(value: Any) -> tuple[Any, bool]:
+    if _is_secure(value):
+        return SECRET_PLACEHOLDER, True
+    if isinstance(value, Mapping):
+        items = {k: _without_secrets(v) for k, v in value.items()}
+        return {k: v for k, (v, _) in items.items()}, any(secret for _, secret in items.values())
+    if isinstance(value, list):
+        found = [_without_secrets(v) for v in value]
+        return [v for v, _ in found], any(secret for _, secret in found)
+    return value, False
+
+
+def program_config(config: Mapping[str, Any]) -> tuple[dict[str, str], list[str]]:
+    """Config as the engine hands it to any program, and the keys it marks secret: each secure value is
+    `[secret]`, never decrypted, so the program's secrets stay secrets (and unknown to the plan)."""
+    strings, secret_keys = {}, []
+    for key, value in config.items():
+        plain, secret = _without_secrets(value)
+        strings[key] = delivered(plain)
+        if secret:
+            secret_keys.append(key)
+    return strings, secret_keys
+
+
+def describes_platform(config: Mapping[str, Any]) -> bool:
+    """Whether a stack's config describes one whole platform under `spotkube:` (this repository's
+    format, which names its cloud), rather than only what the review of a program's clusters needs."""
+    return f"{CONFIG_NAMESPACE}:cloud" in config
 
 
 @functools.cache

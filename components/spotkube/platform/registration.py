@@ -16,6 +16,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from spotkube.platform.contract import PoolContract
+from spotkube.platform.spec import PlatformSpec
+
 
 @dataclass(frozen=True)
 class Registration:
@@ -34,6 +37,8 @@ class Registration:
     delete_before_replace: bool = False
     dependencies: tuple[str, ...] = ()
     provider: str = ""
+    #: A component's providers for its children, by reference (`urn::id`), as its options name them.
+    providers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -51,3 +56,17 @@ class StackOutput:
     secret: bool
     value: Any = None
 
+
+
+@dataclass(frozen=True)
+class BuiltCluster:
+    """One spotkube cluster component a program built: its name and URN (what it owns is below it in
+    the tree, or deploys through its provider), the validated spec it planned from, and the pool
+    contracts its `pool_contracts` output gives workloads (None when they can't be read)."""
+
+    name: str
+    urn: str
+    spec: PlatformSpec
+    contracts: tuple[PoolContract, ...] | None
+    #: How the component names itself in its log lines (`AksGpuCluster 'ml'`).
+    label: str = ""

@@ -1,7 +1,7 @@
 """What a planned platform costs a month: the plan's pools priced with the bundled table, the user's
 price file and the stack's own prices.
 
-This joins three pure pieces (the plan, the price table, the cost model) and adds the warnings a
+This joins three pure pieces (the pools, the price table, the cost model) and adds the warnings a
 FinOps-minded reviewer wants next to the numbers: prices we do not have, spot max prices that
 would cost more than on-demand or evict at once, and GPU pools that cost money while idle.
 
@@ -15,12 +15,13 @@ leaves the totals whole and is named in a note. The model: docs/cost.md.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Literal
 
 from spotkube.clouds import price_table, profile
+from spotkube.platform.contract import GpuSharing
 from spotkube.platform.cost import Assumptions, PoolCost, PoolUsage, StackCost, hourly_price, stack_cost
 from spotkube.platform.cost.fixed import FixedCosts
 from spotkube.platform.cost.model import HOURS_PER_MONTH, to_cents
@@ -35,6 +36,7 @@ from spotkube.platform.cost.prices import (
     with_stack_rows,
 )
 from spotkube.platform.plan import PlatformPlan, PoolPlan
+from spotkube.platform.spec import PlatformSpec
 from spotkube.platform.warnings import PlanWarning
 
 #: The word for a figure spotkube has no price for, in every view.
@@ -53,10 +55,31 @@ FIGURE_WORDS: dict[Figure, str] = {"idleFloor": "idle floor", "scenario": "scena
 
 
 @dataclass(frozen=True)
+class CostedPool:
+    """What pricing reads of one pool: the plan's pool (`spotkube cost` of a stack file, the warnings a
+    component logs) or the pool a program registered (the offline plan), so both are priced alike."""
+
+    name: str
+    role: str
+    capacity: str
+    machine: str
+    gpu_type: str | None
+    gpu_count: int
+    min: int
+    max_price: float | None
+    sharing: GpuSharing | None = None
+
+    @classmethod
+    def planned(cls, pool: PoolPlan) -> CostedPool:
+        return cls(pool.name, pool.role, pool.capacity, pool.machine, pool.gpu_type, pool.gpu_count, pool.min,
+                   pool.max_price, pool.sharing)
+
+
+@dataclass(frozen=True)
 class PricedPool:
     """One pool with the prices found for it (None when no table has one)."""
 
-    pool: PoolPlan
+    pool: CostedPool
     hours: Decimal
     price: Price | None
     on_demand: Price | None
@@ -251,7 +274,7 @@ def _missing(priced: PricedPool) -> tuple[str, ...]:
     return tuple(missing)
 
 
-def _separate_gpu(pricing: CloudPricing, pool: PoolPlan) -> str | None:
+def _separate_gpu(pricing: CloudPricing, pool: CostedPool) -> str | None:
     """The GPUs billed on top of the machine (GKE N1), which the pool's price must include too."""
     if not pool.gpu_type or not pool.gpu_count or not pricing.gpus_billed_separately(pool.machine):
         return None
@@ -291,35 +314,35 @@ def _pool_json(priced: PricedPool, line: PoolCost | None) -> dict[str, Any]:
     }
 
 
-def scenario_hours(plan: PlatformPlan) -> dict[str, Decimal]:
+def scenario_hours(spec: PlatformSpec) -> dict[str, Decimal]:
     """Node-hours per pool from the stack's cost scenario: per pool plus per workload class."""
-    settings = plan.spec.cost
+    settings = spec.cost
     hours = {name: Decimal(str(value)) for name, value in settings.hours.items()}
     for workload in settings.workloads:
         hours[workload.pool] = hours.get(workload.pool, Decimal(0)) + Decimal(str(workload.hours))
     return hours
 
 
-def stack_prices(plan: PlatformPlan, table: PriceTable) -> PriceTable:
+def stack_prices(spec: PlatformSpec, table: PriceTable) -> PriceTable:
     """`table` with the stack's own prices (`spotkube:cost.prices`) over it, in the stack's cloud and region."""
-    pricing = profile(plan.cloud).pricing
-    rows = [PriceRow.model_validate({"cloud": pricing.name, "region": plan.spec.region, "sku": p.sku,
+    pricing = profile(spec.cloud).pricing
+    rows = [PriceRow.model_validate({"cloud": pricing.name, "region": spec.region, "sku": p.sku,
                                      "kind": p.kind, "capacity": p.capacity,
                                      "usdPerHour": Decimal(str(p.usd_per_hour)), "source": p.source, "date": p.date},
                                     context={pricing.name: pricing})
-            for p in plan.spec.cost.prices]
+            for p in spec.cost.prices]
     return with_stack_rows(table, rows)
 
 
-def _price(plan: PlatformPlan, pool: PoolPlan, capacity: str, table: PriceTable) -> Price | None:
-    return hourly_price(profile(plan.cloud).pricing, plan.spec.region, pool.machine, capacity,
+def _price(spec: PlatformSpec, pool: CostedPool, capacity: str, table: PriceTable) -> Price | None:
+    return hourly_price(profile(spec.cloud).pricing, spec.region, pool.machine, capacity,
                         pool.gpu_type, pool.gpu_count, table=table)
 
 
-def _unpriced_warning(plan: PlatformPlan, priced: PricedPool, table: PriceTable) -> PlanWarning:
+def _unpriced_warning(spec: PlatformSpec, priced: PricedPool, table: PriceTable) -> PlanWarning:
     """Which price is missing, from which tables, which totals it leaves unknown, and how to supply it."""
-    pool, region = priced.pool, plan.spec.region
-    cloud = profile(plan.cloud)
+    pool, region = priced.pool, spec.region
+    cloud = profile(spec.cloud)
     missing = list(_missing(priced))
     what = pool.machine
     if any(table.find(cloud.pricing.name, region, pool.machine, "machine", c) for c in missing):
@@ -342,12 +365,12 @@ def _unpriced_warning(plan: PlatformPlan, priced: PricedPool, table: PriceTable)
         f"stack's {blocked} can't be totalled. To price it, {fix}")
 
 
-def _warnings(plan: PlatformPlan, priced: PricedPool, table: PriceTable) -> list[PlanWarning]:
+def _warnings(spec: PlatformSpec, priced: PricedPool, table: PriceTable) -> list[PlanWarning]:
     pool = priced.pool
     out: list[PlanWarning] = []
     if priced.price is None or priced.on_demand is None:
         if priced.blocks:
-            out.append(_unpriced_warning(plan, priced, table))
+            out.append(_unpriced_warning(spec, priced, table))
         if pool.role == "gpu" and pool.min > 0:
             out.append(PlanWarning(f"cost-idle-gpu:{pool.name}",
                                    f"{pool.name}: GPU pool min is {pool.min}, so it keeps {pool.min} GPU node(s) "
@@ -375,7 +398,17 @@ def price_plan(
     plan: PlatformPlan, *, hours: Mapping[str, Decimal] | None = None, table: PriceTable | None = None,
     today: datetime.date | None = None,
 ) -> CostReport:
-    """Price every pool of a plan; `hours` overrides the scenario per pool (what-if questions).
+    """Price every pool of a plan (`price_pools` over the plan's pools)."""
+    return price_pools(plan.spec, [CostedPool.planned(pool) for pool in plan.pools], hours=hours, table=table,
+                       today=today)
+
+
+def price_pools(
+    spec: PlatformSpec, pools: Sequence[CostedPool], *, hours: Mapping[str, Decimal] | None = None,
+    table: PriceTable | None = None, today: datetime.date | None = None,
+) -> CostReport:
+    """Price the pools of one platform with its region and cost scenario (`spec`); `hours` overrides the
+    scenario per pool (what-if questions).
 
     `today` is the day the prices' age is judged on (the report notes prices older than
     `STALE_AFTER_DAYS`); by default the day it runs.
@@ -384,34 +417,34 @@ def price_plan(
     ($SPOTKUBE_PRICES, or the per-user default when it exists) merged over it. The stack's own prices
     (`cost.prices`) go over either. A user file that can't be used raises PriceFileError.
     """
-    table = stack_prices(plan, table if table is not None else price_table())
-    work = {**scenario_hours(plan), **(hours or {})}
+    table = stack_prices(spec, table if table is not None else price_table())
+    work = {**scenario_hours(spec), **(hours or {})}
     priced = [
         PricedPool(pool, work.get(pool.name, Decimal(0)),
-                   _price(plan, pool, pool.capacity, table), _price(plan, pool, "on-demand", table))
-        for pool in plan.pools
+                   _price(spec, pool, pool.capacity, table), _price(spec, pool, "on-demand", table))
+        for pool in pools
     ]
     usages = [
         PoolUsage(p.pool.name, p.pool.capacity, p.price.usd_per_hour, p.on_demand.usd_per_hour,
                   p.pool.min, p.hours)
         for p in priced if p.price is not None and p.on_demand is not None
     ]
-    spec_cost = plan.spec.cost
+    spec_cost = spec.cost
     assumptions = Assumptions(Decimal(str(spec_cost.eviction_rate)), Decimal(str(spec_cost.rework_fraction)))
     user_file = str(table.user_file) if table.user_file is not None else None
-    cloud = profile(plan.cloud).pricing
-    unpriced = [UnpricedPool(p.pool.name, p.pool.machine, _separate_gpu(cloud, p.pool), plan.spec.region,
+    cloud = profile(spec.cloud).pricing
+    unpriced = [UnpricedPool(p.pool.name, p.pool.machine, _separate_gpu(cloud, p.pool), spec.region,
                              _missing(p), p.blocks) for p in priced if not p.priced]
     report = CostReport(stack_cost(usages, assumptions), priced, table.date.isoformat(), user_file=user_file,
                         unpriced=unpriced, today=today or datetime.date.today())
     for p in priced:
-        report.warnings.extend(_warnings(plan, p, table))
+        report.warnings.extend(_warnings(spec, p, table))
         if p.pool.sharing is not None and p.price is not None:
             report.basis.append(
                 f"{p.pool.name}: a shared GPU costs ${p.per_client(p.price)}/h per client ({p.pool.capacity} "
                 f"${p.price.usd_per_hour}/h over {p.clients} clients: {p.pool.gpu_count} × {p.pool.gpu_type}, "
                 f"{p.pool.sharing.text()})")
-    logs = profile(plan.cloud).logs_cost_basis(plan.spec)
+    logs = profile(spec.cloud).logs_cost_basis(spec)
     if logs:
         report.basis.append(logs)
     return report

@@ -9,6 +9,7 @@ monthly cost delta. Pure module: no Pulumi, no rendering.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -280,7 +281,14 @@ def stack_diff(stack: str, old: Mapping[str, Any] | None, new: Mapping[str, Any]
     return StackDiff(stack, status, resources, pools, posture, cost, new_errors)
 
 
+def _titled(documents: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """Each document by the name the plan shows it under: its stack, and its cluster when the stack's
+    program builds several (`dev/training`). A document from before clusters were named is its stack's."""
+    per_stack = Counter(d["stack"] for d in documents)
+    return {f"{d['stack']}/{d.get('cluster', '')}" if per_stack[d["stack"]] > 1 else d["stack"]: d for d in documents}
+
+
 def plan_diff(old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]) -> tuple[StackDiff, ...]:
-    """Stack by stack, in name order, over the stacks of either side."""
-    before, after = {d["stack"]: d for d in old}, {d["stack"]: d for d in new}
+    """Stack by stack (cluster by cluster in a stack that builds several), in name order, over either side."""
+    before, after = _titled(old), _titled(new)
     return tuple(stack_diff(name, before.get(name), after.get(name)) for name in sorted(before.keys() | after.keys()))

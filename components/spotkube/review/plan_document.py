@@ -147,8 +147,19 @@ def _share(machines: CloudCatalog, pool: RegisteredPool) -> str | None:
 
 
 @dataclass(frozen=True)
+class OtherResources:
+    """The resources of one type that a program registers outside every spotkube cluster."""
+
+    type: str
+    names: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "names": list(self.names)}
+
+
+@dataclass(frozen=True)
 class PlanDocument:
-    """Everything the plan says about one stack."""
+    """Everything the plan says about one spotkube cluster of a stack (most stacks build one)."""
 
     stack: str
     cloud: str
@@ -182,6 +193,16 @@ class PlanDocument:
     upgrades: tuple[UpgradeExposure, ...] = ()
     #: The advisory policy rules' findings: warnings, not errors.
     advisories: tuple[Finding, ...] = ()
+    #: The cluster component's name, and whether the program builds other clusters in the same stack.
+    cluster: str = ""
+    shares_stack: bool = False
+    #: The stack's resources that no spotkube cluster owns, by type.
+    others: tuple[OtherResources, ...] = ()
+
+    @property
+    def title(self) -> str:
+        """What the views call this review: the stack, and the cluster when the stack builds several."""
+        return f"{self.stack}/{self.cluster}" if self.shares_stack else self.stack
 
     @property
     def errors(self) -> list[str]:
@@ -226,6 +247,7 @@ class PlanDocument:
         """The document as JSON; `details` adds every resource's registered inputs (secrets masked)."""
         return {
             "stack": self.stack,
+            "cluster": self.cluster,
             "cloud": self.cloud,
             "region": self.region,
             "environment": self.environment,
@@ -233,6 +255,7 @@ class PlanDocument:
             "addons": [addon.to_json() for addon in self.addons],
             "pools": [pool.to_json() for pool in self.pools],
             "resources": [r.to_json(details) for r in self.resources],
+            "otherResources": [o.to_json() for o in self.others],
             "outputs": {name: {"secret": secret} for name, secret in self.outputs.items()},
             "cost": self.cost.to_json(),
             "catalog": self.catalog.to_json() if self.catalog else None,

@@ -20,7 +20,8 @@ import inspect
 import typing
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, cast
 
 import pulumi
@@ -429,6 +430,40 @@ class ClusterOfProvider:
 #: options learns the cluster's cloud and pools from it, so a caller never has to repeat them (and
 #: can't contradict them). Weak keys: the map never keeps a provider alive.
 _CLUSTERS: weakref.WeakKeyDictionary[k8s.Provider, ClusterOfProvider] = weakref.WeakKeyDictionary()
+@dataclass
+class Built:
+    """What a program built while `built_clusters` watched: each spotkube cluster, in the order built,
+    and the spec settings each add-on deploys into one of them with (cluster, spec key, settings)."""
+
+    clusters: list[ClusterOfProvider] = field(default_factory=list)
+    addons: list[tuple[GpuCluster, str, Any]] = field(default_factory=list)
+
+
+#: What `built_clusters` is watching: each cluster component and add-on built meanwhile is added to each.
+_WATCHERS: list[Built] = []
+
+
+@contextmanager
+def built_clusters() -> Iterator[Built]:
+    """Every spotkube cluster component built while the block runs, and what its add-ons deploy.
+
+    The offline plan reviews each cluster a program builds, whatever the program names it and however
+    it wraps it: only the component itself knows its plan, so it reports itself here when it makes
+    its provider (which every cluster component does, once)."""
+    found = Built()
+    _WATCHERS.append(found)
+    try:
+        yield found
+    finally:
+        _WATCHERS.remove(found)
+
+
+def deployed_onto(opts: pulumi.ResourceOptions | None, key: str, settings: Any) -> None:
+    """An add-on's settings (`kubeflow`: KubeflowSettings), for the review of each spotkube cluster it
+    deploys into: a cluster built from component args has no add-on settings of its own."""
+    for found in clusters_behind(opts):
+        for watcher in _WATCHERS:
+            watcher.addons.append((found.cluster, key, settings))
 
 
 def kubernetes_provider(
@@ -443,6 +478,8 @@ def kubernetes_provider(
     provider = k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig,
                             opts=child(cast(pulumi.Resource, parent), depends_on=depends_on or []))
     _CLUSTERS[provider] = ClusterOfProvider(label, parent)
+    for watcher in _WATCHERS:
+        watcher.clusters.append(_CLUSTERS[provider])
     return provider
 
 

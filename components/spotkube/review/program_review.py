@@ -1,0 +1,198 @@
+"""The plan document of each spotkube cluster a program built, from what the program registered.
+
+One source for every part of the review: the pools are read back from the registered inputs, and
+the cost, the quota, the fallback, the preflight and the policy all judge those very pools and
+resources, never a second plan made from the settings. A program may build any number of clusters
+under any names, wrapped in its own components: each gets its own document, over the resources it
+owns (those below it in the tree, and those deployed through its Kubernetes provider, such as the
+add-ons). The stack's other resources are listed by type. Pure module: no Pulumi.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+from typing import Any, Protocol
+
+from spotkube.clouds import profile, upgrade_exposures
+from spotkube.platform.cost import PriceTable
+from spotkube.platform.errors import SpotkubeError
+from spotkube.platform.posture import ClusterPosture
+from spotkube.platform.preflight import Deployment
+from spotkube.platform.registration import BuiltCluster, Invoke, Registration, StackOutput
+from spotkube.platform.spec import PlatformSpec
+from spotkube.platform.warnings import PlanWarning, from_log
+from spotkube.review.addons import addon_settings
+from spotkube.review.catalog_check import catalog_note
+from spotkube.review.costing import LOGGED_PLAN_WARNING, CostedPool, price_pools
+from spotkube.review.fallback import stack_fallback
+from spotkube.review.fixed_costs import stack_fixed_costs
+from spotkube.review.placements import StackPlacements, stack_placements
+from spotkube.review.plan_document import OtherResources, PlanDocument, PoolRow, pool_rows
+from spotkube.review.policy_rules import check_outputs, check_registrations, check_stack
+from spotkube.review.preflight import preflight
+from spotkube.review.quota import stack_quota
+from spotkube.review.resource_list import PROVIDER_PREFIX, resource_list
+
+
+class ProgramRun(Protocol):
+    """What one offline run of a stack's program gives the review (`spotkube.components.offline.StackRun`)."""
+
+    @property
+    def stack(self) -> str: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def clusters(self) -> Sequence[BuiltCluster]: ...
+    @property
+    def registrations(self) -> Sequence[Registration]: ...
+    @property
+    def outputs(self) -> Mapping[str, StackOutput]: ...
+    @property
+    def log(self) -> Sequence[str]: ...
+    @property
+    def invokes(self) -> Sequence[Invoke]: ...
+    @property
+    def shown_inputs(self) -> Mapping[str, Any]: ...
+    @property
+    def seen_by_pack(self) -> Sequence[Registration]: ...
+    @property
+    def stack_spec(self) -> PlatformSpec | None: ...
+
+
+def owners(registrations: Sequence[Registration], clusters: Sequence[str]) -> dict[str, str | None]:
+    """Each registration's cluster (by URN), or None: a cluster owns what is below it in the tree and
+    what deploys through a provider it owns; a component of the program's own (an add-on, a wrapper)
+    belongs to the one cluster its children belong to."""
+    by_urn = {r.urn: r for r in registrations}
+    wanted = set(clusters)
+
+    @functools.cache
+    def owner(urn: str) -> str | None:
+        if urn in wanted:
+            return urn
+        found = by_urn.get(urn)
+        if found is None:
+            return None
+        via = [found.parent, *(ref.rpartition("::")[0] for ref in (found.provider, *found.providers) if ref)]
+        return next((o for o in map(owner, via) if o is not None), None)
+
+    result = {r.urn: owner(r.urn) for r in registrations}
+    children: dict[str, list[str]] = defaultdict(list)
+    for r in registrations:
+        children[r.parent].append(r.urn)
+
+    def below(urn: str) -> set[str | None]:
+        return {result[c] for c in children[urn]} | {o for c in children[urn] if result[c] is None for o in below(c)}
+
+    for r in registrations:
+        if result[r.urn] is None and not r.custom:
+            found = below(r.urn) - {None}
+            result[r.urn] = found.pop() if len(found) == 1 else None
+    return result
+
+
+def _posture(cloud: str, registrations: Sequence[Registration]) -> tuple[ClusterPosture, ...]:
+    read = profile(cloud).read_posture
+    found = (read(r.type, r.name, r.inputs, r.protect) for r in registrations)
+    return tuple(sorted((p for p in found if p is not None), key=lambda p: p.resource))
+
+
+def _program_warnings(log: Sequence[str], others: Sequence[BuiltCluster]) -> tuple[PlanWarning, ...]:
+    """The program's own warnings, with the ids they are logged with, less the plan warnings its
+    clusters log for `pulumi up` (cost, fallback, security): the plan computes those itself, with the
+    price file its user chose. A warning another cluster logs is that cluster's."""
+    tag = f": {LOGGED_PLAN_WARNING}: "
+    theirs = tuple(f"{c.label}: " for c in others if c.label)
+    return tuple(from_log(line.removeprefix("warning: ")) for line in log
+                 if line.startswith("warning") and tag not in line and not any(t in line for t in theirs))
+
+
+def _costed(rows: Sequence[PoolRow], cluster: BuiltCluster) -> list[CostedPool]:
+    """The registered pools as pricing reads them, in the order the cluster's contracts list them
+    (the plan's: system, platform, then the stack's own order)."""
+    contracts = {c.name: c for c in cluster.contracts or ()}
+    order = {name: i for i, name in enumerate(contracts)}
+    ranked = sorted(rows, key=lambda row: order.get(row.name, len(order)))
+    return [CostedPool(row.name, row.role, row.capacity, row.machine, row.gpu_type, row.gpu_count, row.min or 0,
+                       row.max_price, contracts[row.name].sharing if row.name in contracts else None)
+            for row in ranked]
+
+
+def _others(registrations: Sequence[Registration]) -> tuple[OtherResources, ...]:
+    by_type: dict[str, list[str]] = defaultdict(list)
+    for r in registrations:
+        if not r.type.startswith(PROVIDER_PREFIX):
+            by_type[r.type].append(r.name)
+    return tuple(OtherResources(t, tuple(sorted(names))) for t, names in sorted(by_type.items()))
+
+
+def _deployment(run: ProgramRun, cluster: BuiltCluster, mine: Sequence[Registration]) -> Deployment:
+    """What the preflight judges of one cluster, with where its fixes go: the stack file's keys when the
+    stack describes the platform, else the component's args."""
+    if run.stack_spec is not None:
+        return Deployment(mine, list(run.invokes), cluster.spec, run.source)
+    return Deployment(mine, list(run.invokes), cluster.spec, f"{cluster.label} args", "python")
+
+
+def _document(run: ProgramRun, cluster: BuiltCluster, owner: Mapping[str, str | None],
+              table: PriceTable | None, hours: Mapping[str, Decimal] | None) -> PlanDocument:
+    spec = cluster.spec
+    mine = [r for r in run.registrations if owner[r.urn] == cluster.urn]
+    seen_by_pack = [r for r in run.seen_by_pack if owner[r.urn] == cluster.urn]
+    # The policy pack judges every resource of a stack: what no cluster owns is judged with each cluster.
+    judged = [r for r in run.seen_by_pack if owner[r.urn] in (cluster.urn, None)]
+    contracts = list(cluster.contracts) if cluster.contracts is not None else None
+    pools = pool_rows(spec.cloud, mine, contracts)
+    placements = (stack_placements(spec.cloud, mine, contracts) if contracts is not None else StackPlacements(
+        notes=[f"placements unknown: {cluster.name}'s pool_contracts output can't be read"]))
+    return PlanDocument(
+        stack=run.stack,
+        cloud=spec.cloud,
+        region=spec.region,
+        environment=spec.environment,
+        pools=pools,
+        resources=resource_list(mine, run.shown_inputs),
+        outputs={name: out.secret for name, out in sorted(run.outputs.items())},
+        cost=dataclasses.replace(price_pools(spec, _costed(pools, cluster), hours=hours, table=table),
+                                 fixed=stack_fixed_costs(spec, mine)),
+        placements=placements,
+        preflight=tuple(preflight(_deployment(run, cluster, mine))),
+        posture=_posture(spec.cloud, mine),
+        addons=addon_settings(spec, mine),
+        policy=tuple(sorted({*check_registrations(judged), *check_outputs(dict(run.outputs))},
+                            key=lambda f: (f.rule, f.message))),
+        program_warnings=_program_warnings(run.log, [c for c in run.clusters if c is not cluster]),
+        fallback=stack_fallback(spec.cloud, seen_by_pack, pools),
+        quota=stack_quota(spec.cloud, pools),
+        acknowledgements=spec.acknowledgements,
+        catalog=catalog_note(spec),
+        upgrades=tuple(upgrade_exposures([(r.type, r.name, r.inputs) for r in seen_by_pack])),
+        advisories=tuple(sorted(set(check_stack(judged)), key=lambda f: (f.rule, f.message))),
+        cluster=cluster.name,
+        shares_stack=len(run.clusters) > 1,
+        others=_others([r for r in run.registrations if owner[r.urn] is None]),
+    )
+
+
+def stack_documents(
+    run: ProgramRun, table: PriceTable | None = None, hours: Mapping[str, Decimal] | None = None,
+) -> list[PlanDocument]:
+    """Everything the plan says about each cluster the stack's program builds, in the order it built
+    them. The pools show the very labels the cluster's `pool_contracts` output gives to workloads;
+    the policy findings are the pack's, over the inputs as it sees them. `hours` overrides the cost
+    scenario per pool (`spotkube cost --hours`)."""
+    owner = owners(run.registrations, [c.urn for c in run.clusters])
+    return [_document(run, cluster, owner, table, hours) for cluster in run.clusters]
+
+
+def stack_document(run: ProgramRun, table: PriceTable | None = None) -> PlanDocument:
+    """The document of a stack whose program builds one cluster (this repository's stacks)."""
+    documents = stack_documents(run, table)
+    if len(documents) != 1:
+        raise SpotkubeError(f"{run.source}: the program builds {len(documents)} spotkube clusters; "
+                            "review them with stack_documents")
+    return documents[0]
