@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from spotkube.clouds import profile, upgrade_exposures
 from spotkube.platform.cost import PriceTable
 from spotkube.platform.errors import SpotkubeError
+from spotkube.platform.maintenance import UpgradeExposure, window_of
 from spotkube.platform.posture import ClusterPosture
 from spotkube.platform.preflight import Deployment
 from spotkube.platform.registration import BuiltCluster, Invoke, Registration, StackOutput
@@ -130,6 +131,15 @@ def _others(registrations: Sequence[Registration]) -> tuple[OtherResources, ...]
     return tuple(OtherResources(t, tuple(sorted(names))) for t, names in sorted(by_type.items()))
 
 
+def _upgrades(spec: PlatformSpec, seen_by_pack: Sequence[Registration]) -> tuple[UpgradeExposure, ...]:
+    """Each pool's exposure as registered, with the window as the stack declared it wherever the
+    cloud registered it in other terms (GKE's, in UTC), so the plan shows the local and the cloud's."""
+    window = spec.cluster.maintenance.window
+    declared = window_of(window) if window is not None else None
+    return tuple(dataclasses.replace(u, declared=declared) if u.window and u.window != declared else u
+                 for u in upgrade_exposures([(r.type, r.name, r.inputs) for r in seen_by_pack]))
+
+
 def _deployment(run: ProgramRun, cluster: BuiltCluster, mine: Sequence[Registration]) -> Deployment:
     """What the preflight judges of one cluster, with where its fixes go: the stack file's keys when the
     stack describes the platform, else the component's args."""
@@ -170,7 +180,7 @@ def _document(run: ProgramRun, cluster: BuiltCluster, owner: Mapping[str, str | 
         quota=stack_quota(spec.cloud, pools),
         acknowledgements=spec.acknowledgements,
         catalog=catalog_note(spec),
-        upgrades=tuple(upgrade_exposures([(r.type, r.name, r.inputs) for r in seen_by_pack])),
+        upgrades=_upgrades(spec, seen_by_pack),
         advisories=tuple(sorted(set(check_stack(judged)), key=lambda f: (f.rule, f.message))),
         cluster=cluster.name,
         shares_stack=len(run.clusters) > 1,
