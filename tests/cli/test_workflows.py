@@ -290,7 +290,7 @@ def test_quota_is_read_with_the_job_s_identity_before_pulumi_runs(name: str) -> 
     job = workflow["jobs"][STACK_JOBS[name]]
     names = [step.get("name", step.get("uses", "")) for step in job["steps"]]
     install = job["steps"][names.index("Install the project")]["run"]
-    assert '-e ".[all,refresh]"' in install
+    assert '-e ".[all,refresh' in install
     (login,) = steps_using(workflow, "azure/login")
     assert login["if"] == "startsWith(matrix.stack, 'aks-')"
     assert login["with"] == {"client-id": "${{ vars.ARM_CLIENT_ID }}", "tenant-id": "${{ vars.ARM_TENANT_ID }}",
@@ -482,3 +482,19 @@ def test_environments_that_can_t_be_listed_stop_the_run_and_name_the_way_out(
     assert (code, stacks) == (1, None)
     assert "::error::could not list the repository's GitHub environments (HTTP Error 403: Forbidden)" in printed
     assert "DEPLOY_STACKS repository variable" in printed
+
+
+def test_deploy_verifies_the_running_platform_after_up_without_printing_the_kubeconfig() -> None:
+    """`spotkube verify` reads the cluster through the stack's kubeconfig, a secret output: it goes to a
+    file only the job's user reads, never to the log."""
+    (job,) = [j for j in load("deploy.yml")["jobs"].values() if any(
+        s.get("uses", "").startswith("pulumi/actions@") for s in j.get("steps", []))]
+    names = [s.get("name") for s in job["steps"]]
+    assert names.index("spotkube verify") == names.index("pulumi up") + 1
+    verify = job["steps"][names.index("spotkube verify")]
+    run = verify["run"]
+    assert "umask 077" in run.splitlines()[0]
+    assert 'pulumi stack output kubeconfig --show-secrets --stack "$STACK" > "$RUNNER_TEMP/kubeconfig"' in run
+    assert '.venv/bin/spotkube verify --stack "$STACK" --kubeconfig "$RUNNER_TEMP/kubeconfig"' in run
+    install = next(s["run"] for s in job["steps"] if s.get("name") == "Install the project")
+    assert "drill" in install, "verify reads the cluster with the Kubernetes client (the drill extra)"
