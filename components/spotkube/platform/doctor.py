@@ -13,9 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.identities import Assignment, Identity
-from spotkube.platform.input_messages import timeout_problem
+from spotkube.platform.quota import TimedQuery
 from spotkube.platform.spec import PlatformSpec
 
 #: ok; fail: the first `up` fails on it (exit 1); warn: worth knowing, doesn't fail the check.
@@ -53,7 +52,7 @@ class SizeNeed:
 
 
 @dataclass(frozen=True)
-class DoctorQuery:
+class DoctorQuery(TimedQuery):
     """What to read live: the stack, the types its program registers, its pools' sizes, whose roles to
     read (`principals`: an Azure object id, a Google IAM member or e-mail, per CI identity), where to ask
     (`endpoint`: the cloud's own by default; a plain-HTTP one is sent no credential) and, on Azure, the
@@ -67,9 +66,6 @@ class DoctorQuery:
     account: str | None = None
     timeout: float = 30.0
 
-    def __post_init__(self) -> None:
-        if (problem := timeout_problem(self.timeout)) is not None:
-            raise SpotkubeError(problem)
 
 
 @dataclass(frozen=True)

@@ -241,8 +241,19 @@ class QuotaReport:
                 "ok": not self.short}
 
 
+class TimedQuery:
+    """A live query whose timeout is refused before any request when no HTTP client can use it (0,
+    negative, infinite); the dataclasses that mix it in declare `timeout` themselves."""
+
+    timeout: float
+
+    def __post_init__(self) -> None:
+        if (problem := timeout_problem(self.timeout)) is not None:
+            raise SpotkubeError(problem)
+
+
 @dataclass(frozen=True)
-class QuotaQuery:
+class QuotaQuery(TimedQuery):
     """What to read live: the stack, the machines whose families the cloud may have to name, where
     to ask (`endpoint`: the cloud's own by default, e.g. a sovereign cloud's or a proxy's otherwise)
     and, on Azure, the subscription (`account`); Google Cloud reads the stack's project."""
@@ -253,9 +264,6 @@ class QuotaQuery:
     account: str | None = None
     timeout: float = 30.0
 
-    def __post_init__(self) -> None:
-        if (problem := timeout_problem(self.timeout)) is not None:
-            raise SpotkubeError(problem)
 
 
 @dataclass(frozen=True)
