@@ -176,7 +176,9 @@ def test_new_stack_prints_every_step_left_as_a_command(project_copy: Path) -> No
     assert commands[:7] == [
         "spotkube plan --stack aks-prod-westeurope",
         "pulumi stack init aks-prod-westeurope",
-        'gh api --method PUT "repos/{owner}/{repo}/environments/aks-prod-westeurope"',
+        'gh api --method PUT "repos/{owner}/{repo}/environments/aks-prod-westeurope" '
+        "-F 'deployment_branch_policy[protected_branches]=true' "
+        "-F 'deployment_branch_policy[custom_branch_policies]=false'",
         'gh variable set ARM_CLIENT_ID --env aks-prod-westeurope --body "<client id of the identity that deploys>"',
         'gh variable set ARM_TENANT_ID --env aks-prod-westeurope --body "<its Entra ID tenant id>"',
         'gh variable set ARM_SUBSCRIPTION_ID --env aks-prod-westeurope --body "<the subscription to deploy into>"',

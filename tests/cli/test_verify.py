@@ -284,6 +284,8 @@ def _node_joins(fake_objects: list[Obj]) -> Any:
         assert created["spec"]["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": "1"}
         assert {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present",
                 "effect": "NoSchedule"} in created["spec"]["tolerations"]
+        # Kubernetes ends a probe verify could not delete (a cancelled job): 30 s of wait plus the grace.
+        assert created["spec"]["activeDeadlineSeconds"] == 30 + 120
         fake_objects.append(aks_node("a100ondemand", "a100ondemand", "Standard_NC24ads_A100_v4", gpus=1))
     return join
 

@@ -64,15 +64,20 @@ def _daemonsets(run: StackRun) -> list[tuple[str, str]]:
             for r in run.registrations if r.type == DAEMONSET_TYPE and r.inputs.get("metadata", {}).get("name")]
 
 
+#: How long the probe pod may outlive verify's wait before Kubernetes ends it (activeDeadlineSeconds).
+PROBE_GRACE_S = 120
+
+
 def scale_up(cluster: Cluster, pool: contract.PoolContract, timeout_s: int,
              now: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> Finding:
     """Bring one node of `pool` up with a probe pod and check it; the pod is deleted afterwards."""
     name = f"spotkube-verify-{pool.name}"[:63]
     path = f"/api/v1/namespaces/{PROBE_NAMESPACE}/pods"
-    cluster.call("POST", path, probe_pod(pool, name))
     deadline = now() + timeout_s
     problem = "no node joined"
     try:
+        # Inside the try: a POST that times out after the API made the pod still gets the pod deleted.
+        cluster.call("POST", path, probe_pod(pool, name, lifetime_s=timeout_s + PROBE_GRACE_S))
         while now() < deadline:
             nodes = pool_nodes(cluster.list("/api/v1/nodes"), pool.name)
             checked = [(n, node_check(n, pool)) for n in nodes]

@@ -166,7 +166,11 @@ def next_steps(project: Project, created: NewStack, cloud: CloudName, cwd: Path 
     stack_file = project.relative(created.path)
     facts = profile(cloud.value)
     access = facts.deploy
-    environment = [f'gh api --method PUT "repos/{{owner}}/{{repo}}/environments/{stack}"']
+    # Deployable from protected branches only (main): the deploy identity trusts every stack's environment and
+    # can decrypt prod's secrets, so no other branch may enter one (docs/identities.md).
+    environment = [f'gh api --method PUT "repos/{{owner}}/{{repo}}/environments/{stack}" '
+                   "-F 'deployment_branch_policy[protected_branches]=true' "
+                   "-F 'deployment_branch_policy[custom_branch_policies]=false'"]
     environment += [f'gh variable set {name} --env {stack} --body "{value}"'
                     for name, value in access.variables]
     environment += [f"gh secret set {name} --env {stack}" for name in DEPLOY_SECRETS]

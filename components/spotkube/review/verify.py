@@ -195,15 +195,16 @@ def applied_objects(registrations: Iterable[tuple[str, Mapping[str, Any]]]) -> l
     return refs
 
 
-def probe_pod(pool: contract.PoolContract, name: str) -> dict[str, Any]:
+def probe_pod(pool: contract.PoolContract, name: str, lifetime_s: int) -> dict[str, Any]:
     """A pod that brings one node of `pool` up: it selects the pool by the contract's pool label, tolerates
-    the pool's taints, asks for one of what the pool advertises, and sleeps briefly."""
+    the pool's taints and asks for one of what the pool advertises. Kubernetes ends it after `lifetime_s`
+    even if verify never deletes it (a cancelled job), so it can't hold a GPU node up for good."""
     resource = next(iter(pool.advertised()), contract.GPU_RESOURCE)
     return {
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": name, "labels": {"app.kubernetes.io/name": "spotkube-verify-probe"}},
         "spec": {
-            "restartPolicy": "Never", "terminationGracePeriodSeconds": 0,
+            "restartPolicy": "Never", "terminationGracePeriodSeconds": 0, "activeDeadlineSeconds": lifetime_s,
             "nodeSelector": {contract.POOL_LABEL: pool.name},
             "tolerations": [Toleration.for_taint(t).to_k8s() for t in pool.taints],
             "containers": [{"name": "probe", "image": PROBE_IMAGE,
