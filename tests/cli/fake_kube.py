@@ -45,6 +45,23 @@ class Change:
     make: Callable[[datetime], Obj]
 
 
+class _ApiHandler(BaseHTTPRequestHandler):
+    """What both fake API servers answer alike: HTTP/1.1, quiet, JSON bodies with their length."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: Any) -> None:
+        return
+
+    def _json(self, code: int, body: Obj) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
 @dataclass
 class FakeKube:
     nodes: list[Obj]
@@ -132,12 +149,7 @@ class FakeKube:
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                return
-
+        class Handler(_ApiHandler):
             def do_GET(self) -> None:
                 parts = urlsplit(self.path)
                 query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
@@ -160,14 +172,6 @@ class FakeKube:
                     body = {"kind": list_kind, "apiVersion": "v1",
                             "metadata": {"resourceVersion": str(fake.version)}, "items": items}
                 self._json(200, body)
-
-            def _json(self, code: int, body: Obj) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
 
             def _watch(self, kind: str, version: int, selector: str | None, timeout: int) -> None:
                 self.send_response(200)
@@ -311,20 +315,7 @@ class ClusterAtRest:
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                return
-
-            def _json(self, code: int, body: Obj) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
+        class Handler(_ApiHandler):
             def _missing(self, path: str) -> None:
                 self._json(404, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                                  "message": f"{path} not found", "reason": "NotFound", "code": 404})
