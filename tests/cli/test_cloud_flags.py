@@ -24,7 +24,7 @@ COMMANDS = {
 def test_every_cloud_s_flags_are_in_the_command_s_help(command: tuple[str, ...]) -> None:
     result = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "400", "NO_COLOR": "1"})
     assert result.exit_code == 0, result.output
-    declared = [f for cloud, p in CLOUDS.items() for f in flags(cloud, getattr(p.options, COMMANDS[command]))]
+    declared = [f for cloud, p in CLOUDS.items() for f in flags(cloud, getattr(p.commands.options, COMMANDS[command]))]
     assert declared or command == ("quota",)
     for flag in declared:
         line = next((row for row in result.output.splitlines() if f" {flag.name} " in row), "")

@@ -97,7 +97,7 @@ def test_the_cluster_args_are_the_spec_without_what_a_cluster_component_does_not
         typed = getattr(spotkube, args_source.cluster_args_name(cloud))
         keys = set(typing.get_type_hints(typed))
         assert keys == {"environment", "region", "system_pool", "platform_pool", "gpu_pools", "spot_pools", "cluster"}
-        assert keys | set(args_source.NOT_CLUSTER_ARGS) == set(cloud.spec_model.model_fields)
+        assert keys | set(args_source.NOT_CLUSTER_ARGS) == set(cloud.rules.spec_model.model_fields)
 
 
 def test_the_schema_keeps_every_description_of_the_models(schema: dict[str, Any]) -> None:
@@ -105,7 +105,7 @@ def test_the_schema_keeps_every_description_of_the_models(schema: dict[str, Any]
     model words it (with its default), on every cloud's types."""
     for cloud in CLOUDS.values():
         for args in args_source.cluster_args(cloud):
-            if args.model is cloud.spec_model:
+            if args.model is cloud.rules.spec_model:
                 properties = schema["resources"][f"spotkube:index:{cloud.title.capitalize()}GpuCluster"][
                     "inputProperties"]
             else:
@@ -124,7 +124,7 @@ def test_a_stale_args_module_is_noticed() -> None:
     aks = CLOUDS["aks"]
     path = args_source.args_module_path(aks)
     assert path.read_text() == args_source.cloud_args_source(aks)
-    field = aks.spec_model.model_fields["region"]
+    field = aks.rules.spec_model.model_fields["region"]
     original = field.description
     try:
         field.description = "Where the cluster runs."

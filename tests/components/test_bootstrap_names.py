@@ -75,7 +75,7 @@ def test_an_environment_name_is_accepted_exactly_when_entra_takes_its_credential
               "previewEnvironment": name}
     valid = ENTRA_CREDENTIAL_NAME.fullmatch(f"github-{name}") is not None
     try:
-        parse_bootstrap(values, "Pulumi.aks.yaml", {c: p.options.bootstrap for c, p in CLOUDS.items()})
+        parse_bootstrap(values, "Pulumi.aks.yaml", {c: p.commands.options.bootstrap for c, p in CLOUDS.items()})
     except SpecError as refused:
         assert not valid, str(refused)
         assert "spotkube:previewEnvironment" in str(refused)

@@ -133,7 +133,7 @@ def test_no_pool_of_any_shipped_stack_gets_two_plugins(stack_runs: dict[str, Sta
     for name, run in stack_runs.items():
         pools = pool_contracts(run)
         plugins = workloads.plugins_per_pool(pools, [pod_spec(d) for d in daemonsets(run)],
-                                             profile(run.spec.cloud).managed_device_plugin)
+                                             profile(run.spec.cloud).machines.managed_device_plugin)
         for pool in pools:
             expected = 1 if pool.accelerator else 0
             assert len(plugins[pool.name]) == expected, (name, pool.name, plugins[pool.name])

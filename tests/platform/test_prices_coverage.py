@@ -61,8 +61,8 @@ def new_stacks() -> dict[str, PlatformPlan]:
     regions = {*readme_examples(), *MESSAGE_REGIONS, *(("gke", region) for region in gke_catalog.gpu_regions())}
     plans = {}
     for cloud, region in sorted(regions):
-        flags = profile(cloud).options.new_stack.model_validate(NEW_STACK_FLAGS[cloud])
-        config = profile(cloud).new_stack_config("qa", region, flags)
+        flags = profile(cloud).commands.options.new_stack.model_validate(NEW_STACK_FLAGS[cloud])
+        config = profile(cloud).commands.new_stack_config("qa", region, flags)
         plans[f"new-stack {cloud} {region}"] = plan_platform(parse_spec(config, f"new-stack {cloud} {region}"))
     return plans
 
@@ -85,7 +85,7 @@ def test_the_examples_cover_the_readme_and_every_shipped_stack() -> None:
 @pytest.mark.parametrize("stack", list(PLANS))
 def test_every_pool_is_priced_or_the_plan_says_why(stack: str) -> None:
     plan = PLANS[stack]
-    cloud = profile(plan.cloud).pricing.name
+    cloud = profile(plan.cloud).facts.pricing.name
     report = price_plan(plan, table=TABLE)
 
     for pool in plan.pools:
@@ -120,7 +120,7 @@ def test_every_size_the_catalog_offers_is_priced_or_says_why() -> None:
     gaps = {gap.key for gap in TABLE.unpriced}
     checked = 0
     for name, cloud in CLOUDS.items():
-        pricing = cloud.pricing
+        pricing = cloud.facts.pricing
         capacities = ("on-demand", "spot", "preemptible") if pricing.name == "gcp" else ("on-demand", "spot")
         for machine, entry in catalog.cloud(name).machines.items():
             for region in entry.regions:
@@ -140,7 +140,7 @@ PICKED = [("aks", "westeurope", "Standard_ND96isr_H100_v5"), ("aks", "westeurope
 def new_stack_with(cloud: str, region: str, machine: str) -> PlatformPlan:
     flags = {"gke": {"project": "acme-ml-qa"},
              "aks": {"deployer_object_id": "c0ffee00-0000-4000-8000-000000000001"}}[cloud]
-    config = profile(cloud).new_stack_config("qa", region, profile(cloud).options.new_stack(**flags))
+    config = profile(cloud).commands.new_stack_config("qa", region, profile(cloud).commands.options.new_stack(**flags))
     config["gpuPools"] = [{"name": "gpu", "machine": machine, "capacity": "spot", "min": 0, "max": 2}]
     return plan_platform(parse_spec(config, f"new-stack {cloud} {region}"))
 

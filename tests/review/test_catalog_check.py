@@ -67,7 +67,7 @@ def stack(cloud: str, region: str, pool: dict[str, Any]) -> dict[str, Any]:
 
 def regions_offering(cloud: str, machine: str) -> tuple[str, ...]:
     """The shipped catalog's regions for the machine, or, where it knows none, every region spotkube knows."""
-    return CATALOG.cloud(cloud).regions_offering(machine) or tuple(sorted(CLOUDS[cloud].regions))
+    return CATALOG.cloud(cloud).regions_offering(machine) or tuple(sorted(CLOUDS[cloud].facts.regions))
 
 
 SIZES = [("aks", machine, region) for machine in AKS_SIZES for region in regions_offering("aks", machine)]
@@ -92,7 +92,7 @@ def test_the_sizes_teams_run_on_plan_wherever_the_catalog_offers_them(cloud: str
     placement = contract.spot_gpu(gpu_type, gpus=count)
     assert contract.landing_pools(placement, plan.contracts()) == ["gpu"]
     # A device plugin serves its GPUs: spotkube's DaemonSet on AKS, GKE's own on GKE.
-    managed = profile(cloud).managed_device_plugin
+    managed = profile(cloud).machines.managed_device_plugin
     daemonsets = [device_plugin_daemonset(spec.device_plugin)["spec"]["template"]["spec"]] if managed is None else []
     assert plugins_per_pool(plan.contracts(), daemonsets, managed)["gpu"] == (
         [DAEMONSET_NAME] if managed is None else [managed.name])
@@ -112,7 +112,7 @@ def test_the_sizes_teams_run_on_plan_wherever_the_catalog_offers_them(cloud: str
 def test_every_region_in_the_catalog_is_one_spotkube_knows() -> None:
     for cloud in ("aks", "gke"):
         for machine in CATALOG.cloud(cloud).machines:
-            assert set(CATALOG.cloud(cloud).regions_offering(machine)) <= CLOUDS[cloud].regions, machine
+            assert set(CATALOG.cloud(cloud).regions_offering(machine)) <= CLOUDS[cloud].facts.regions, machine
 
 
 # --- Where a size is offered ------------------------------------------------------------------------------
@@ -155,7 +155,7 @@ def test_an_unlisted_machine_with_a_declared_gpu_plans_with_a_warning(
     spec = parse_spec(stack(cloud, region, pool), "test")
     planned = next(p for p in plan_platform(spec).pools if p.name == "gpu")
     assert (planned.gpu_type, planned.gpu_count) == (pool["gpu"]["type"], pool["gpu"]["count"])
-    assert planned.zones == tuple(pool.get("zones") or profile(cloud).pool_defaults(spec, spec.gpu_pools[0]).zones)
+    assert planned.zones == tuple(pool.get("zones") or profile(cloud).rules.pool_defaults(spec, spec.gpu_pools[0]).zones)
     (warning,) = catalog_note(spec).warnings
     section = CATALOG.cloud(cloud)
     assert (warning.id, warning.pool) == (UNLISTED_SIZE, "gpu")
@@ -187,7 +187,7 @@ def test_no_message_says_a_gpu_machine_has_no_gpu(cloud: str, region: str, machi
     """The cases that used to say so ("'a4-highgpu-8g' carries no GPU"), and every machine in the catalog."""
     assert parse_spec(stack(cloud, region, {"machine": machine}), "test").gpu_pools[0].gpu is not None
     for name in CATALOG.cloud(cloud).machines:
-        assert profile(cloud).machine_gpu(name) is not None
+        assert profile(cloud).machines.gpu(name) is not None
         assert not CARRIES_NO_GPU[cloud](name), name
 
 

@@ -333,7 +333,7 @@ def cost(
 
 
 @app.command(cls=SpotkubeCommand)
-@with_cloud_flags({cloud: p.options.quota for cloud, p in CLOUDS.items()})
+@with_cloud_flags({cloud: p.commands.options.quota for cloud, p in CLOUDS.items()})
 def quota(
     stack: Annotated[list[str], typer.Option("--stack", "-s", metavar="NAME", help="Stack name(s).")],
     output: FormatOption = Format.table,
@@ -358,7 +358,7 @@ def quota(
             name = stack_names.stack_name(project, given)
             run = run_stack(project, name)
             pools = pool_rows(run.spec.cloud, run.registrations)
-            read = cloud_profile(run.spec.cloud).read_quota
+            read = cloud_profile(run.spec.cloud).commands.read_quota
             if read is None:
                 raise fail(f"stack {name}: spotkube reads no live quota for {run.spec.cloud}")
             account = (options or {})[run.spec.cloud].account
@@ -385,7 +385,7 @@ prices_app = typer.Typer(help="Prices: the bundled table and your own price file
 app.add_typer(prices_app, name="prices")
 
 @prices_app.command("refresh", cls=SpotkubeCommand)
-@with_cloud_flags({cloud: p.options.prices_refresh for cloud, p in CLOUDS.items()})
+@with_cloud_flags({cloud: p.commands.options.prices_refresh for cloud, p in CLOUDS.items()})
 def refresh_prices(
     all_rows: Annotated[bool, typer.Option("--all", help=(
         "Refresh every row of the bundled table and of your price file too, not only what the stacks use."))] = False,
@@ -431,7 +431,7 @@ def refresh_prices(
                 for name, extra in prices_refresh.table_targets(prices_refresh.tables_for_all(target)).items():
                     targets.setdefault(name, []).extend(extra)
         outcome = prices_refresh.refresh(targets, asked=asked, target_file=target, settings=settings,
-                                         endpoints={cloud_profile(c).pricing.name: o.endpoint
+                                         endpoints={cloud_profile(c).facts.pricing.name: o.endpoint
                                                     for c, o in (options or {}).items()})
     except ValueError as err:
         raise fail(str(err)) from None
@@ -451,7 +451,7 @@ app.add_typer(catalog_app, name="catalog")
 
 
 @catalog_app.command("refresh", cls=SpotkubeCommand)
-@with_cloud_flags({cloud: p.options.catalog_refresh for cloud, p in CLOUDS.items()})
+@with_cloud_flags({cloud: p.commands.options.catalog_refresh for cloud, p in CLOUDS.items()})
 def refresh_catalog(
     cloud: Annotated[list[CloudName] | None, typer.Option(
         "--cloud", metavar=CLOUD_CHOICES, help="Cloud(s) whose part to refresh (default: every cloud).")] = None,
@@ -576,7 +576,7 @@ def drill_command(
 
 
 #: Each cloud's own flags of `spotkube new-stack`.
-NEW_STACK_OPTIONS = {cloud: p.options.new_stack for cloud, p in CLOUDS.items()}
+NEW_STACK_OPTIONS = {cloud: p.commands.options.new_stack for cloud, p in CLOUDS.items()}
 
 
 @app.command("new-stack", cls=SpotkubeCommand)
@@ -732,7 +732,7 @@ def logs(
         name = stack_names.stack_name(project, stack)
         spec = load_stack_spec(project, name)
         target = LogTarget(pod=pod, run=run_id, cluster=cluster, workspace=workspace)
-        writer = cloud_profile(spec.cloud).log_query
+        writer = cloud_profile(spec.cloud).commands.log_query
         if writer is None:
             raise fail(f"stack {name}: spotkube knows no log backend of {spec.cloud}")
         query = writer(spec, target)

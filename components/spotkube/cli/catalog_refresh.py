@@ -50,7 +50,7 @@ class Refreshed:
 
 
 def _read(cloud: str, request: RefreshRequest, known_gpus: frozenset[str]) -> SourceResult:
-    source = profile(cloud).catalog_source
+    source = profile(cloud).commands.catalog_source
     if source is None:
         raise CatalogSourceError(f"--cloud {cloud}: spotkube has no API reader for this cloud's catalog")
     try:

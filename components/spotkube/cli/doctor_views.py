@@ -45,23 +45,23 @@ def check(run: StackRun, *, deploy: str | None, preview: str | None, endpoint: s
           timeout: float) -> DoctorReport:
     """Read the cloud live and judge what the stack's first `up` needs."""
     cloud = profile(run.spec.cloud)
-    if cloud.read_access is None:
+    if cloud.commands.read_access is None:
         raise SpotkubeError(f"stack {run.stack}: spotkube can't check {cloud.title} live")
     rows = pool_rows(run.spec.cloud, run.registrations)
     sizes = tuple(SizeNeed(r.name, r.machine, r.gpu_type, tuple(r.zones)) for r in rows)
     who = principals(run, deploy, preview)
-    live = cloud.read_access(DoctorQuery(run.spec, tuple(dict.fromkeys(r.type for r in run.registrations)), sizes,
+    live = cloud.commands.read_access(DoctorQuery(run.spec, tuple(dict.fromkeys(r.type for r in run.registrations)), sizes,
                                          who, endpoint, account, timeout))
     quota = None
     quota_problem: Finding | None = None
-    if cloud.read_quota is not None:
+    if cloud.commands.read_quota is not None:
         try:
-            quota = live_report(run.stack, run.spec.cloud, rows, cloud.read_quota(
+            quota = live_report(run.stack, run.spec.cloud, rows, cloud.commands.read_quota(
                 QuotaQuery(run.spec, tuple(r.machine for r in rows), endpoint, account, timeout)))
         except SpotkubeError as err:
             quota_problem = Finding("quota", "quota", "fail", f"the quota could not be read: {err}")
     report = doctor_report(run.stack, live, stack_calls(run.spec.cloud, run.registrations, run.invokes),
-                           cloud.identities, who, quota)
+                           cloud.facts.identities, who, quota)
     if quota_problem is not None:
         report = DoctorReport(report.stack, report.where, (*report.findings, quota_problem))
     return report

@@ -168,7 +168,7 @@ def plan_drill(run: StackRun, pool: str, cluster: Cluster) -> tuple[Target, tupl
     if target is None:
         raise DrillError(f"pool {pool!r} of stack {run.stack} has no Ready node to evict; start a pipeline step "
                          "on it first (its pool scales from zero)")
-    build = profile(run.spec.cloud).eviction_command
+    build = profile(run.spec.cloud).commands.eviction_command
     command = build(target.provider_id) if build else None
     if command is None:
         raise DrillError(f"node {target.node} has provider ID {target.provider_id!r}, from which no "

@@ -27,9 +27,9 @@ from spotkube.platform.spec import PlatformSpec
 
 CLOUDS: dict[str, CloudProfile] = {p.cloud: p for p in (aks.PROFILE, gke.PROFILE)}
 #: Every cloud's pricing facts, by the price table's name for the cloud (azure, gcp).
-PRICING: dict[str, prices.CloudPricing] = {p.pricing.name: p.pricing for p in CLOUDS.values()}
+PRICING: dict[str, prices.CloudPricing] = {p.facts.pricing.name: p.facts.pricing for p in CLOUDS.values()}
 #: Every cloud's shipped part of the GPU catalog, by the catalog's name for the cloud.
-CATALOG_PARTS: dict[str, Traversable] = {c: p.catalog_file for c, p in CLOUDS.items() if p.catalog_file is not None}
+CATALOG_PARTS: dict[str, Traversable] = {c: p.facts.catalog_file for c, p in CLOUDS.items() if p.facts.catalog_file is not None}
 
 
 def profile(cloud: Cloud | str) -> CloudProfile:
@@ -54,7 +54,7 @@ def deployable(spec: PlatformSpec, source: str, style: KeyStyle = "stack") -> Pl
 
 def read_bootstrap(config: Mapping[str, str], source: str) -> BootstrapSpec:
     """`bootstrap.read_bootstrap` with every cloud's bootstrap settings."""
-    return bootstrap.read_bootstrap(config, source, {c: p.options.bootstrap for c, p in CLOUDS.items()})
+    return bootstrap.read_bootstrap(config, source, {c: p.commands.options.bootstrap for c, p in CLOUDS.items()})
 
 
 def plan_platform(spec: PlatformSpec) -> plan.PlatformPlan:
@@ -75,13 +75,13 @@ def read_spec(config: Mapping[str, str], proj: project.Project, stack: str) -> P
 def upgrade_exposures(resources: Sequence[tuple[str, str, Mapping[str, Any]]]) -> list[UpgradeExposure]:
     """Every registered worker pool's upgrade exposure, whichever cloud it belongs to: each profile
     reads only its own resources, so the policy pack judges programs without knowing their cloud."""
-    return [e for p in CLOUDS.values() if p.read_upgrades for e in p.read_upgrades(resources)]
+    return [e for p in CLOUDS.values() if p.resources.read_upgrades for e in p.resources.read_upgrades(resources)]
 
 
 def registered_pools(type_token: str, name: str, inputs: Mapping[str, Any]) -> list[RegisteredPool]:
     """The node pools any registration declares, whichever cloud it belongs to (none for the rest):
     the policy pack judges programs without knowing their cloud."""
-    return [pool for p in CLOUDS.values() for pool in p.read_pools(type_token, name, inputs)]
+    return [pool for p in CLOUDS.values() for pool in p.resources.read_pools(type_token, name, inputs)]
 
 
 def load_price_table(path: Path | None = None) -> prices.PriceTable:
@@ -114,24 +114,24 @@ def hourly_price(
 
 def login_problems(kubeconfig: str) -> list[str]:
     """Why a kubeconfig would stop `pulumi up` at a login prompt, whichever cloud's plugin it runs."""
-    return kubeconfigs.login_problems(kubeconfig, (p.login_problem for p in CLOUDS.values()))
+    return kubeconfigs.login_problems(kubeconfig, (p.review.login_problem for p in CLOUDS.values()))
 
 
 def offline_outputs(type_token: str, name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
     """What the cloud of a registration (type token, resource name, inputs) would compute for it, for
     the mocks (`spotkube.testing.SpotkubeMocks`, which the offline plan runs on)."""
-    return {key: value for p in CLOUDS.values() for key, value in p.offline_outputs(type_token, name, inputs).items()}
+    return {key: value for p in CLOUDS.values() for key, value in p.resources.offline_outputs(type_token, name, inputs).items()}
 
 
 def offline_id(type_token: str, name: str, inputs: Mapping[str, Any]) -> str | None:
     """The id the cloud of a registration would give it, where its programs read it (Azure's ARM ids,
     which role assignments are scoped to); None where any id does."""
-    return next((i for p in CLOUDS.values() if (i := p.offline_id(type_token, name, inputs)) is not None), None)
+    return next((i for p in CLOUDS.values() if (i := p.resources.offline_id(type_token, name, inputs)) is not None), None)
 
 
 def offline_answer(token: str) -> dict[str, Any]:
     """A provider function's answer for the mocks: its cloud's, else empty (spotkube doesn't call it)."""
-    return next((dict(answer) for p in CLOUDS.values() if (answer := p.offline_answer(token)) is not None), {})
+    return next((dict(answer) for p in CLOUDS.values() if (answer := p.resources.offline_answer(token)) is not None), {})
 
 
 def bundled_catalog() -> catalog.Catalog:

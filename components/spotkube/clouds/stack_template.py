@@ -70,7 +70,7 @@ def create_stack(
     path = project.stack_file(stack)
     source = project.relative(path)
     facts = profile(cloud.value)
-    config = facts.new_stack_config(environment, region, options or facts.options.new_stack())
+    config = facts.commands.new_stack_config(environment, region, options or facts.commands.options.new_stack())
     parse_spec(config, source)
     if path.exists():
         raise StackExists(f"{source} already exists; edit it, or choose another --env or --region")
@@ -143,7 +143,7 @@ def acknowledge(project: Project, created: NewStack, warnings: Sequence[PlanWarn
 #: What `.github/workflows/deploy.yml` reads for a stack of each cloud, from the stack's GitHub
 #: environment (or the repository): variables, with what to put in them (each cloud's `deploy.py`),
 #: then secrets. tests/cli/test_new_stack.py checks that the workflows read exactly these.
-DEPLOY_VARIABLES: dict[str, tuple[tuple[str, str], ...]] = {cloud: p.deploy.variables for cloud, p in CLOUDS.items()}
+DEPLOY_VARIABLES: dict[str, tuple[tuple[str, str], ...]] = {cloud: p.commands.deploy.variables for cloud, p in CLOUDS.items()}
 DEPLOY_SECRETS = ("PULUMI_ACCESS_TOKEN",)
 
 
@@ -165,7 +165,7 @@ def next_steps(project: Project, created: NewStack, cloud: CloudName, cwd: Path 
     git = f"git -C {_shown(root, here)}" if elsewhere else "git"
     stack_file = project.relative(created.path)
     facts = profile(cloud.value)
-    access = facts.deploy
+    access = facts.commands.deploy
     # Deployable from protected branches only (main): the deploy identity trusts every stack's environment and
     # can decrypt prod's secrets, so no other branch may enter one (docs/identities.md).
     environment = [f'gh api --method PUT "repos/{{owner}}/{{repo}}/environments/{stack}" '

@@ -4,7 +4,7 @@ The args are the components' public, cross-language API: Pulumi's component anal
 package schema (and every language's SDK) from their TypedDicts, and it reads each key's
 description from the docstring under it in the module's *source* (`inspect.getsource`), so
 TypedDicts built at run time would lose every description. This module therefore writes them out:
-one module per cloud (`spotkube/clouds/<cloud>/args.py`, from `CloudProfile.spec_model`) and one for
+one module per cloud (`spotkube/clouds/<cloud>/args.py`, from `CloudProfile.rules.spec_model`) and one for
 the add-ons (`spotkube/components/args.py`). A cloud's types carry its title (`AksGpuPoolArgs`), so
 each cluster component has its own and an AKS user is never offered a GKE field, nor the reverse.
 
@@ -206,7 +206,7 @@ def default_words(model: type[BaseModel], name: str, info: FieldInfo, cloud: Clo
               (ClusterSettings, "channel"): "default_channel"}
     for (shared, field_name), attribute in filled.items():
         if cloud is not None and field_name == name and issubclass(model, shared):
-            return f" Default: `{getattr(cloud, attribute)}`."
+            return f" Default: `{getattr(cloud.facts, attribute)}`."
     if info.is_required():
         return ""
     value = info.get_default(call_default_factory=True)
@@ -283,7 +283,7 @@ def _args_name(cloud: CloudProfile, model: type[BaseModel]) -> str:
 
 def cluster_args(cloud: CloudProfile) -> list[ArgsType]:
     """The TypedDicts of a cloud's cluster component, nested ones first."""
-    root = cloud.spec_model
+    root = cloud.rules.spec_model
     order: list[type[BaseModel]] = []
 
     def visit(model: type[BaseModel], skip: Sequence[str] = ()) -> None:
@@ -311,13 +311,13 @@ def _docstring_of(model: type[BaseModel]) -> str:
 
 def args_module_path(cloud: CloudProfile) -> Path:
     """Where a cloud's args module lives: `args.py` beside its spec module."""
-    module = cloud.spec_model.__module__
+    module = cloud.rules.spec_model.__module__
     return PACKAGE.joinpath(*module.split(".")[1:]).with_name("args.py")
 
 
 def cloud_args_source(cloud: CloudProfile) -> str:
     component = cluster_args_name(cloud).removesuffix("Args")
-    doc = (f"The typed args of `{component}`, generated from `{cloud.spec_model.__module__}` by `{REGENERATE}`; "
+    doc = (f"The typed args of `{component}`, generated from `{cloud.rules.spec_model.__module__}` by `{REGENERATE}`; "
            "do not edit: change the models and regenerate (the reference test fails while this file is stale). "
            "They are the component's public, cross-language API: `pulumi package add` derives its schema from "
            "them and from the docstrings below. They use only primitives, lists, dicts and nested TypedDicts, each "

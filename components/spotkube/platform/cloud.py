@@ -127,114 +127,51 @@ AutoscalerReader = Callable[[Sequence[tuple[str, str, Mapping[str, Any]]]], Auto
 
 
 @dataclass(frozen=True)
-class CloudProfile:
-    """One cloud's rules, defaults and facts, as the core uses them."""
+class CloudFacts:
+    """What the cloud is and offers, as plain data: where it runs, which versions and defaults it has,
+    who its CI identities are. Nothing here judges a stack; the rules and the judges read it."""
 
-    cloud: Cloud
-    #: How messages name the cloud (AKS, GKE).
-    title: str
-    #: The cloud's spec (`spotkube.clouds.<cloud>.spec`): the shared models with the cloud's own
-    #: fields. `validation.parse_spec` validates a stack of this cloud with it; the reference, the
-    #: stack schema and the component's args are generated from it.
-    spec_model: type[PlatformSpec]
-    #: The cluster component's class, as `spotkube` exports it (AksGpuCluster), and what its name
-    #: becomes in the cloud (`clouds/<cloud>/resources.py`), checked before anything is registered.
-    component: str
-    component_naming: ComponentNaming
-    #: Machines of the system and platform pools when a stack names none.
-    default_machine: str
-    channels: tuple[str, ...]
-    default_channel: str
-    #: The cloud's own validation rules, run after the shared ones.
-    rules: Callable[[PlatformSpec], RuleOutput]
-    #: A GPU pool's GPU from its machine and settings.
-    gpu_of: Callable[[GpuPool], GpuResolution]
-    #: The CPU architecture (amd64, arm64) of a machine's nodes.
-    machine_arch: Callable[[str], str]
-    #: The GPU a machine carries by itself (type, count), or None.
-    machine_gpu: Callable[[str], tuple[str, int] | None]
-    #: Every GPU type the cloud's catalog knows, in spotkube's neutral vocabulary (read when asked,
-    #: because a user's refreshed catalog may name more).
-    gpu_types: Callable[[], frozenset[str]]
-    read_pools: PoolReader
-    #: The cluster resource's security settings, for the plan's posture section.
-    read_posture: PostureReader
-    #: How the stack's deployer signs in to the API server, for the plan's preflight.
-    sign_in: Callable[[PlatformSpec], str]
-    #: Why an exec user of a kubeconfig would wait for a person, if it runs this cloud's plugin
-    #: (`clouds/<cloud>/kubeconfig.py`), for the preflight's `credentials` rule.
-    login_problem: ExecUserCheck
-    #: The cloud's part of the deploy preflight's rules (`clouds/<cloud>/preflight.py`).
-    preflight: CloudPreflight
-    #: A new stack's config (`spotkube new-stack`: environment, region and the cloud's own flags, its
-    #: `options.new_stack`); raises NewStackError for flags the cloud lacks.
-    new_stack_config: Callable[[str, str, Any], dict[str, Any]]
-    #: How such a stack is then deployed from CI (`clouds/<cloud>/deploy.py`).
-    deploy: DeployAccess
-    #: How the price table names the cloud, which rows it can have, and how it bills GPUs.
-    pricing: CloudPricing
     #: The regions spotkube knows (a newer one needs `cluster.allowUnlistedRegion`), and what a
     #: region looks like on this cloud, for the messages.
     regions: frozenset[str]
     region_examples: str
+    #: Machines of the system and platform pools when a stack names none.
+    default_machine: str
+    channels: tuple[str, ...]
+    default_channel: str
     #: A pinned `cluster.kubernetesVersion` as the cloud's API takes it, and in words.
     version_pattern: str
     version_accepted: str
-    #: What this cloud offers in place of another cloud's setting, by the setting's key (or the key
-    #: of the section holding it), for the message that refuses the setting. Which settings belong to
-    #: another cloud is found in the other specs, not listed here.
-    instead_of: Mapping[str, str] = field(default_factory=dict)
-    #: Whether a GPU pool's machine is one the cloud's rules and GPU catalog know; a GPU pool on any
-    #: other machine got its GPU from the pool's declaration, and the plan warns about it.
-    knows_machine: Callable[[str], bool] = field(default=lambda machine: True)
-    #: Defaults that follow from a GPU pool's resolved GPU (GKE: the zones that offer it).
-    pool_defaults: Callable[[PlatformSpec, GpuPool], GpuPool] = field(default=lambda spec, pool: pool)
-    #: How to refresh a missing price, for the plan's warning; None when the cloud has no such command.
-    price_refresh: Callable[[str, str], str] | None = None
-    #: The cloud's own price list, for `spotkube prices refresh`; None when spotkube can't read it.
-    price_source: PriceSource | None = None
-    #: The module whose `refresh(RefreshRequest, known_gpus) -> SourceResult` reads the cloud's GPU
-    #: machines from its API (`spotkube catalog refresh`); imported only then, since it needs the
-    #: cloud's SDK from the `refresh` extra.
-    catalog_source: str | None = None
+    #: How the price table names the cloud, which rows it can have, and how it bills GPUs.
+    pricing: CloudPricing
     #: The cloud's shipped part of the GPU catalog (`clouds/<cloud>/catalog.json`); None when it ships none.
     catalog_file: Traversable | None = None
-    #: How the cluster's autoscaler orders pools and how long it tries one (the plan's fallback).
-    read_autoscaler: AutoscalerReader | None = None
-    #: Input paths, per type token, that the cloud fixes at creation although no `replaceOnChanges`
-    #: says so: changing one replaces the resource (`plan --diff` reports it). A path covers the
-    #: paths under it, except those listed in `updatable_in_place`.
-    create_only: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    updatable_in_place: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: The maintenance window a stack gets when it declares none.
     default_maintenance_window: MaintenanceWindow | None = None
-    #: The cloud's own flags on spotkube's commands, and its bootstrap stack's settings.
-    options: CommandOptions = field(default_factory=CommandOptions)
-    #: The device plugin the cloud runs itself on its GPU nodes; None when spotkube deploys NVIDIA's.
-    managed_device_plugin: ManagedDevicePlugin | None = None
-    #: When and how the cloud upgrades each registered worker pool (the plan's posture, the policy pack).
-    read_upgrades: UpgradeReader | None = None
-    #: How `spotkube drill` evicts a node of this cloud; None when the cloud offers no such command.
-    eviction_command: EvictionCommand | None = None
     #: Seconds a workload pod really gets to stop when a spot node is reclaimed: the default of the
     #: pipeline pods' terminationGracePeriodSeconds (`kubeflow.stepGracePeriodSeconds`).
     workload_notice_seconds: int = 30
-    #: What deploying a platform needs beyond its settings' own rules (AKS: who deploys), checked
-    #: where a stack or a component is read for `pulumi up` (`validation.deployable`).
-    deploy_rules: Callable[[PlatformSpec], RuleOutput] = field(default=lambda spec: iter(()))
-    #: The quotas the pools need at full scale (docs/quota.md); the mapping names machines' quota
-    #: families the cloud reported, for machines the profile's own table lacks.
-    quota_plan: Callable[[Sequence[PoolDemand], Mapping[str, str]], QuotaPlan] | None = None
-    #: The cloud's live quota limits and usage, through its own SDK (the `refresh` extra).
-    read_quota: Callable[[QuotaQuery], LiveQuota] | None = None
-    #: The calls the CI identities make and the roles they hold (docs/identities.md).
-    identities: IdentityFacts | None = None
-    #: What `spotkube doctor` reads live before a first `up`: the APIs or providers enabled, the CI
-    #: identities' roles, the region's sizes (the `refresh` extra signs in).
-    read_access: Callable[[DoctorQuery], LiveAccess] | None = None
     #: Kubeflow's UI can link a step to the cloud's logs (KFP reads the cluster's name from GKE's
     #: metadata server, which only GKE nodes answer).
     kfp_cloud_logs_link: bool = False
+    #: The calls the CI identities make and the roles they hold (docs/identities.md).
+    identities: IdentityFacts | None = None
+
+
+@dataclass(frozen=True)
+class MachineFacts:
+    """What the cloud's machines carry: their GPUs, architecture and how a GPU can be shared, from the
+    cloud's part of the catalog (read when asked, because a user's refreshed catalog may name more)."""
+
+    #: The CPU architecture (amd64, arm64) of a machine's nodes.
+    arch: Callable[[str], str]
+    #: The GPU a machine carries by itself (type, count), or None.
+    gpu: Callable[[str], tuple[str, int] | None]
+    #: Every GPU type the cloud's catalog knows, in spotkube's neutral vocabulary.
+    gpu_types: Callable[[], frozenset[str]]
+    #: Whether a GPU pool's machine is one the cloud's rules and GPU catalog know; a GPU pool on any
+    #: other machine got its GPU from the pool's declaration, and the plan warns about it.
+    known: Callable[[str], bool] = field(default=lambda machine: True)
     #: The MIG profiles a GPU type splits into on this cloud, each with its instances per GPU (none
     #: for a GPU without MIG).
     mig_profiles: Callable[[str], Mapping[str, int]] = field(default=lambda gpu_type: {})
@@ -242,14 +179,60 @@ class CloudProfile:
     #: pods at most.
     shared_gpu_modes: tuple[str, ...] = ()
     max_clients_per_gpu: int = 0
-    #: The basis the cluster's log backend is billed on, as the plan states it (None without one).
-    logs_cost_basis: Callable[[PlatformSpec], str | None] = field(default=lambda spec: None)
-    #: The fixed monthly items of the registered resources (cluster fee, NAT, IPs, disks...) and the
-    #: cloud's sourced table of their prices; None where spotkube doesn't know them.
-    fixed_items: FixedCostReader | None = None
-    fixed_prices: Callable[[], FixedPriceTable] | None = None
-    #: The query and console link for a step's logs once its pod is gone (`spotkube logs`).
-    log_query: Callable[[PlatformSpec, LogTarget], LogQuery] | None = None
+    #: The device plugin the cloud runs itself on its GPU nodes; None when spotkube deploys NVIDIA's.
+    managed_device_plugin: ManagedDevicePlugin | None = None
+
+    @property
+    def device_plugin_mode(self) -> PluginMode:
+        """Whether spotkube deploys NVIDIA's plugin as a DaemonSet, or the cloud runs its own."""
+        return "daemonset" if self.managed_device_plugin is None else "cloud-managed"
+
+
+@dataclass(frozen=True)
+class SpecRules:
+    """How a stack of the cloud is read and checked (`validation.parse_spec`), before anything is
+    registered."""
+
+    #: The cloud's spec (`spotkube.clouds.<cloud>.spec`): the shared models with the cloud's own
+    #: fields. `validation.parse_spec` validates a stack of this cloud with it; the reference, the
+    #: stack schema and the component's args are generated from it.
+    spec_model: type[PlatformSpec]
+    #: The cloud's own validation rules, run after the shared ones.
+    check: Callable[[PlatformSpec], RuleOutput]
+    #: A GPU pool's GPU from its machine and settings.
+    gpu_of: Callable[[GpuPool], GpuResolution]
+    #: What this cloud offers in place of another cloud's setting, by the setting's key (or the key
+    #: of the section holding it), for the message that refuses the setting. Which settings belong to
+    #: another cloud is found in the other specs, not listed here.
+    instead_of: Mapping[str, str] = field(default_factory=dict)
+    #: Defaults that follow from a GPU pool's resolved GPU (GKE: the zones that offer it).
+    pool_defaults: Callable[[PlatformSpec, GpuPool], GpuPool] = field(default=lambda spec, pool: pool)
+    #: What deploying a platform needs beyond its settings' own rules (AKS: who deploys), checked
+    #: where a stack or a component is read for `pulumi up` (`validation.deployable`).
+    deploy_rules: Callable[[PlatformSpec], RuleOutput] = field(default=lambda spec: iter(()))
+
+
+@dataclass(frozen=True)
+class ResourceFacts:
+    """The cloud's registered resources: what the component is called, how its resources read back,
+    which changes replace them, and what the cloud computes for them under Pulumi's mocks."""
+
+    #: The cluster component's class, as `spotkube` exports it (AksGpuCluster), and what its name
+    #: becomes in the cloud (`clouds/<cloud>/resources.py`), checked before anything is registered.
+    component: str
+    component_naming: ComponentNaming
+    read_pools: PoolReader
+    #: The cluster resource's security settings, for the plan's posture section.
+    read_posture: PostureReader
+    #: How the cluster's autoscaler orders pools and how long it tries one (the plan's fallback).
+    read_autoscaler: AutoscalerReader | None = None
+    #: When and how the cloud upgrades each registered worker pool (the plan's posture, the policy pack).
+    read_upgrades: UpgradeReader | None = None
+    #: Input paths, per type token, that the cloud fixes at creation although no `replaceOnChanges`
+    #: says so: changing one replaces the resource (`plan --diff` reports it). A path covers the
+    #: paths under it, except those listed in `updatable_in_place`.
+    create_only: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    updatable_in_place: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: The stand-in for the cloud under Pulumi's mocks (`clouds/<cloud>/offline.py`, answered by
     #: `spotkube.testing.SpotkubeMocks` and the offline plan): the outputs the cloud computes for a
     #: registered resource (type token, resource name, inputs) that the component, or a consumer's
@@ -263,15 +246,80 @@ class CloudProfile:
     offline_id: Callable[[str, str, Mapping[str, Any]], str | None] = field(
         default=lambda token, name, inputs: None)
 
-    @property
-    def device_plugin_mode(self) -> PluginMode:
-        """Whether spotkube deploys NVIDIA's plugin as a DaemonSet, or the cloud runs its own."""
-        return "daemonset" if self.managed_device_plugin is None else "cloud-managed"
-
     def replaces(self, type_token: str, path: str) -> bool:
         """Whether changing the input at `path` (as `a.b[0].c`) makes the cloud replace the resource."""
         return (any(covers(p, path) for p in self.create_only.get(type_token, ()))
                 and not any(covers(p, path) for p in self.updatable_in_place.get(type_token, ())))
+
+
+@dataclass(frozen=True)
+class ReviewFacts:
+    """What the judges (`review/`) ask the cloud about a program it registered: how its deployer signs
+    in and the cloud's preflight rules, what its resources cost, and which quotas its pools need."""
+
+    #: How the stack's deployer signs in to the API server, for the plan's preflight.
+    sign_in: Callable[[PlatformSpec], str]
+    #: Why an exec user of a kubeconfig would wait for a person, if it runs this cloud's plugin
+    #: (`clouds/<cloud>/kubeconfig.py`), for the preflight's `credentials` rule.
+    login_problem: ExecUserCheck
+    #: The cloud's part of the deploy preflight's rules (`clouds/<cloud>/preflight.py`).
+    preflight: CloudPreflight
+    #: How to refresh a missing price, for the plan's warning; None when the cloud has no such command.
+    price_refresh: Callable[[str, str], str] | None = None
+    #: The basis the cluster's log backend is billed on, as the plan states it (None without one).
+    logs_cost_basis: Callable[[PlatformSpec], str | None] = field(default=lambda spec: None)
+    #: The fixed monthly items of the registered resources (cluster fee, NAT, IPs, disks...) and the
+    #: cloud's sourced table of their prices; None where spotkube doesn't know them.
+    fixed_items: FixedCostReader | None = None
+    fixed_prices: Callable[[], FixedPriceTable] | None = None
+    #: The quotas the pools need at full scale (docs/quota.md); the mapping names machines' quota
+    #: families the cloud reported, for machines the profile's own table lacks.
+    quota_plan: Callable[[Sequence[PoolDemand], Mapping[str, str]], QuotaPlan] | None = None
+
+
+@dataclass(frozen=True)
+class CommandSupport:
+    """What spotkube's commands do on this cloud: its own flags, the new stack's template, and the
+    live reads and actions that need the cloud's SDK or CLI (imported only when a command runs)."""
+
+    #: The cloud's own flags on spotkube's commands, and its bootstrap stack's settings.
+    options: CommandOptions
+    #: A new stack's config (`spotkube new-stack`: environment, region and the cloud's own flags, its
+    #: `options.new_stack`); raises NewStackError for flags the cloud lacks.
+    new_stack_config: Callable[[str, str, Any], dict[str, Any]]
+    #: How such a stack is then deployed from CI (`clouds/<cloud>/deploy.py`).
+    deploy: DeployAccess
+    #: The cloud's own price list, for `spotkube prices refresh`; None when spotkube can't read it.
+    price_source: PriceSource | None = None
+    #: The module whose `refresh(RefreshRequest, known_gpus) -> SourceResult` reads the cloud's GPU
+    #: machines from its API (`spotkube catalog refresh`); imported only then, since it needs the
+    #: cloud's SDK from the `refresh` extra.
+    catalog_source: str | None = None
+    #: The cloud's live quota limits and usage, through its own SDK (`spotkube quota`, `doctor`).
+    read_quota: Callable[[QuotaQuery], LiveQuota] | None = None
+    #: What `spotkube doctor` reads live before a first `up`: the APIs or providers enabled, the CI
+    #: identities' roles, the region's sizes (the `refresh` extra signs in).
+    read_access: Callable[[DoctorQuery], LiveAccess] | None = None
+    #: The query and console link for a step's logs once its pod is gone (`spotkube logs`).
+    log_query: Callable[[PlatformSpec, LogTarget], LogQuery] | None = None
+    #: How `spotkube drill` evicts a node of this cloud; None when the cloud offers no such command.
+    eviction_command: EvictionCommand | None = None
+
+
+@dataclass(frozen=True)
+class CloudProfile:
+    """One cloud's facts, rules, resources, review and commands, as the core uses them: each group
+    answers one kind of question, so a reader (or a new cloud) finds a field by what it is for."""
+
+    cloud: Cloud
+    #: How messages name the cloud (AKS, GKE).
+    title: str
+    facts: CloudFacts
+    machines: MachineFacts
+    rules: SpecRules
+    resources: ResourceFacts
+    review: ReviewFacts
+    commands: CommandSupport
 
 
 def covers(prefix: str, path: str) -> bool:

@@ -158,9 +158,9 @@ def gpu_sharing(spec: PlatformSpec, pool: GpuPool, facts: CloudProfile) -> contr
     if sharing is None or pool.gpu is None:
         return None
     if sharing.mig is not None:
-        mixed = facts.device_plugin_mode == "daemonset" and spec.device_plugin.mig_strategy == "mixed"
+        mixed = facts.machines.device_plugin_mode == "daemonset" and spec.device_plugin.mig_strategy == "mixed"
         return contract.GpuSharing(
-            "mig", slices_per_gpu=facts.mig_profiles(pool.gpu.type).get(sharing.mig, 1), partition=sharing.mig,
+            "mig", slices_per_gpu=facts.machines.mig_profiles(pool.gpu.type).get(sharing.mig, 1), partition=sharing.mig,
             resource=contract.mig_resource(sharing.mig) if mixed else contract.GPU_RESOURCE)
     shared = sharing.time_shared()
     if shared is None:
@@ -176,7 +176,7 @@ def plan_platform(spec: PlatformSpec, facts: CloudProfile) -> PlatformPlan:
     system = spec.system_pool
     pools = [_pool(
         cloud, spec.region, system.name, "system", "on-demand", system.machine or "",
-        facts.machine_arch(system.machine or ""), gpu=None,
+        facts.machines.arch(system.machine or ""), gpu=None,
         low=system.min, high=system.max, zones=system.zones, extra_labels=system.labels,
         critical_only=system.critical_addons_only_taint(),
     )]
@@ -184,7 +184,7 @@ def plan_platform(spec: PlatformSpec, facts: CloudProfile) -> PlatformPlan:
     if platform.enabled:
         pools.append(_pool(
             cloud, spec.region, platform.name, "platform", "on-demand", platform.machine or "",
-            facts.machine_arch(platform.machine or ""), gpu=None,
+            facts.machines.arch(platform.machine or ""), gpu=None,
             low=platform.min, high=platform.max, zones=platform.zones, extra_labels=platform.labels,
         ))
     workers: list[tuple[Role, SpotPool]] = [("batch", p) for p in spec.spot_pools]
@@ -193,7 +193,7 @@ def plan_platform(spec: PlatformSpec, facts: CloudProfile) -> PlatformPlan:
         gpu_spec = worker.gpu if isinstance(worker, GpuPool) else None
         eviction_policy, max_price = worker.spot_price_controls()
         pools.append(replace(_pool(
-            cloud, spec.region, worker.name, role, worker.capacity, worker.machine, facts.machine_arch(worker.machine),
+            cloud, spec.region, worker.name, role, worker.capacity, worker.machine, facts.machines.arch(worker.machine),
             gpu=(gpu_spec.type, gpu_spec.count) if gpu_spec else None,
             low=worker.min, high=worker.max, zones=worker.zones,
             extra_labels=worker.labels, extra_taints=worker.parsed_taints(),

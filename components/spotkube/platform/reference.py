@@ -1,6 +1,6 @@
 """The configuration reference, generated from the spec models so that they are its only source.
 
-`spotkube.platform.spec` and each cloud's spec (`CloudProfile.spec_model`) declare every stack key
+`spotkube.platform.spec` and each cloud's spec (`CloudProfile.rules.spec_model`) declare every stack key
 once: name (the camelCase alias), type, constraints, default and `description=`. From those models
 this module renders
 - the "Configuration reference" tables of docs/configuration.md (`REFERENCE_PATH`, between
@@ -74,9 +74,9 @@ def cloud_defaults(clouds: Clouds) -> Mapping[tuple[type[BaseModel], str], Mappi
     """(shared model, field) -> {cloud: default} of the fields left unset that validation fills in
     from the cloud's profile; a cloud's own model of that section (e.g. `AksSystemPool`) has them too."""
     return {
-        (SystemPool, "machine"): {cloud: p.default_machine for cloud, p in clouds.items()},
-        (PlatformPool, "machine"): {cloud: p.default_machine for cloud, p in clouds.items()},
-        (ClusterSettings, "channel"): {cloud: p.default_channel for cloud, p in clouds.items()},
+        (SystemPool, "machine"): {cloud: p.facts.default_machine for cloud, p in clouds.items()},
+        (PlatformPool, "machine"): {cloud: p.facts.default_machine for cloud, p in clouds.items()},
+        (ClusterSettings, "channel"): {cloud: p.facts.default_channel for cloud, p in clouds.items()},
     }
 
 #: Keys a Pulumi stack file may carry next to `config`.
@@ -138,7 +138,7 @@ def cloud_sections(clouds: Clouds) -> dict[str, dict[str, type[BaseModel]]]:
     """Every section of any cloud's spec, in order: path -> {cloud: the model it has there}."""
     out: dict[str, dict[str, type[BaseModel]]] = {}
     for cloud, profile in clouds.items():
-        for section in sections(profile.spec_model):
+        for section in sections(profile.rules.spec_model):
             out.setdefault(section.path, {})[cloud] = section.model
     return out
 
@@ -217,7 +217,7 @@ def default_text(model: type[BaseModel], name: str, field: FieldInfo, clouds: Cl
         return _code(PROJECT_DEFAULTS[key])
     for (shared, field_name), by_cloud in cloud_defaults(clouds).items():
         if field_name == name and issubclass(model, shared):
-            owners = [cloud for cloud, p in clouds.items() if _uses(p.spec_model, model)]
+            owners = [cloud for cloud, p in clouds.items() if _uses(p.rules.spec_model, model)]
             if len(owners) == 1:
                 return _code(by_cloud[owners[0]])
             return ", ".join(f"{_code(value)} ({clouds[cloud].title})" for cloud, value in by_cloud.items())
@@ -359,7 +359,7 @@ def pulumi_config(clouds: Clouds) -> dict[str, dict[str, Any]]:
         if inner is not None:
             summaries: dict[str, list[str]] = {}
             for profile in clouds.values():
-                own, _ = nested_model(profile.spec_model.model_fields[name].annotation)
+                own, _ = nested_model(profile.rules.spec_model.model_fields[name].annotation)
                 summaries.setdefault(fields_summary(own or inner), []).append(profile.title)
             if len(summaries) == 1:
                 description += f" Fields: {next(iter(summaries))}."
@@ -445,7 +445,7 @@ def stack_schema(clouds: Clouds) -> dict[str, Any]:
     definitions: dict[str, Any] = {}
     branches = []
     for cloud, profile in clouds.items():
-        spec = _clean(profile.spec_model.model_json_schema(by_alias=True))
+        spec = _clean(profile.rules.spec_model.model_json_schema(by_alias=True))
         for name, definition in spec.get("definitions", {}).items():
             if definitions.setdefault(name, definition) != definition:
                 raise ValueError(f"two clouds' specs define {name} differently; give one a name of its own")
@@ -530,8 +530,8 @@ def generated_files(root: Path, clouds: Clouds) -> dict[Path, str]:
     }
     catalog_page = root / COVERAGE_PATH
     if catalog_page.is_file():
-        shipped = bundled_catalog({name: p.catalog_file for name, p in clouds.items() if p.catalog_file is not None})
-        prices = load_table({p.pricing.name: p.pricing for p in clouds.values()})
+        shipped = bundled_catalog({name: p.facts.catalog_file for name, p in clouds.items() if p.facts.catalog_file is not None})
+        prices = load_table({p.facts.pricing.name: p.facts.pricing for p in clouds.values()})
         files[catalog_page] = replace_between(catalog_page.read_text(), coverage.START, coverage.END,
                                               coverage.coverage_markdown(shipped, prices, clouds), COVERAGE_PATH)
     for stack in sorted(root.glob(STACK_GLOB)):

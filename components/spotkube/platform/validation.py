@@ -73,10 +73,10 @@ def checked(spec: PlatformSpec, source: str, clouds: Clouds, style: KeyStyle = "
     """A typed spec with the rules applied and resolved, for `from_spec`: the stack program's spec
     comes from `parse_spec` and passes unchanged (resolving is idempotent), while a spec someone
     built by hand is refused as `parse_spec` would refuse its values."""
-    model = clouds[spec.cloud].spec_model if spec.cloud in clouds else None
+    model = clouds[spec.cloud].rules.spec_model if spec.cloud in clouds else None
     if model is None or not isinstance(spec, model):
         built = f"a {type(spec).__name__}"
-        wanted = f"one of {', '.join(p.spec_model.__name__ for p in clouds.values())}" if model is None \
+        wanted = f"one of {', '.join(p.rules.spec_model.__name__ for p in clouds.values())}" if model is None \
             else model.__name__
         raise SpecError(source, [Problem(config_key("cloud") if style == "stack" else "cloud",
                                          f"{shown(spec.cloud)} in {built}: build the spec with {wanted}")])
@@ -90,7 +90,7 @@ def deployable(spec: PlatformSpec, source: str, clouds: Clouds, style: KeyStyle 
     """`spec`, once it also says what only deploying it needs (the cloud's `deploy_rules`: on AKS, who
     deploys). Run where a stack or a cluster component is read for `pulumi up` (the stack file, a
     component's args or spec), not where a platform is only planned or priced from its settings."""
-    problems = list(clouds[spec.cloud].deploy_rules(spec)) if spec.cloud in clouds else []
+    problems = list(clouds[spec.cloud].rules.deploy_rules(spec)) if spec.cloud in clouds else []
     if problems:
         raise SpecError(source, in_style(problems, style, type(spec)))
     return spec
@@ -100,7 +100,7 @@ def model_problems(
     values: Mapping[str, Any], clouds: Clouds, style: KeyStyle = "stack"
 ) -> tuple[PlatformSpec | None, list[Problem]]:
     """Validate config values (keys without namespace) against the models alone: types, ranges and
-    single fields, with the model of the stack's cloud (`CloudProfile.spec_model`). The cloud's rules
+    single fields, with the model of the stack's cloud (`CloudProfile.rules.spec_model`). The cloud's rules
     come after, in `parse_spec`. Paths keep the user's own spelling of each key, with `spotkube:` for
     a stack file. Until the cloud is known only the top-level keys can be judged, so a missing or
     unknown `cloud` is reported with them alone."""
@@ -116,7 +116,7 @@ def model_problems(
     cloud = clouds.get(choice) if isinstance(choice, str) else None
     if cloud is None:
         return None, [*problems, *_cloud_problems(values, clouds, style)]
-    model = cloud.spec_model
+    model = cloud.rules.spec_model
     remaining = {k: v for k, v in values.items() if k not in unknown}
     while True:
         try:
@@ -169,7 +169,7 @@ def _owner(loc: Sequence[str | int], cloud: CloudProfile, clouds: Clouds) -> Clo
     for other in clouds.values():
         if other is cloud:
             continue
-        _, info, rest = field_at(other.spec_model, loc)
+        _, info, rest = field_at(other.rules.spec_model, loc)
         if info is not None and not rest:
             return other
     return None
@@ -184,7 +184,7 @@ def _other_cloud_hint(error: Mapping[str, Any], cloud: CloudProfile, clouds: Clo
         other = _owner(loc, cloud, clouds)
         if other is not None:
             names = [to_camel(part) for part in reversed(loc) if isinstance(part, str)]
-            instead = next((cloud.instead_of[n] for n in names if n in cloud.instead_of), None)
+            instead = next((cloud.rules.instead_of[n] for n in names if n in cloud.rules.instead_of), None)
             return (f"{shown(value)} is {_a(other.title)} setting; remove it from {_a(cloud.title)} stack"
                     + (f" ({instead})" if instead else ""))
         return _near_other_cloud_key(loc, cloud, clouds, style)
@@ -192,7 +192,7 @@ def _other_cloud_hint(error: Mapping[str, Any], cloud: CloudProfile, clouds: Clo
         for other in clouds.values():
             if other is cloud:
                 continue
-            _, info, rest = field_at(other.spec_model, loc)
+            _, info, rest = field_at(other.rules.spec_model, loc)
             if info is not None and not rest and value in literal_values(info.annotation):
                 noun = str(loc[-1]) if style == "python" else to_camel(str(loc[-1]))
                 words = "".join(f" {c.lower()}" if c.isupper() else c for c in noun).replace("_", " ")
@@ -206,14 +206,14 @@ def _near_other_cloud_key(
 ) -> str | None:
     """An unknown key that is close to none of the cloud's own keys but to another cloud's: the
     usual message, with the near miss named as that cloud's setting."""
-    own = _model_at(cloud.spec_model, loc[:-1])
+    own = _model_at(cloud.rules.spec_model, loc[:-1])
     if own is None:
         return None
     keys = accepted_keys(own, style)
     if did_you_mean(str(loc[-1]), keys):
         return None
     for other in clouds.values():
-        theirs = _model_at(other.spec_model, loc[:-1]) if other is not cloud else None
+        theirs = _model_at(other.rules.spec_model, loc[:-1]) if other is not cloud else None
         near = did_you_mean(str(loc[-1]), [k for k in accepted_keys(theirs, style) if k not in keys]) if theirs else ""
         if near:
             key = near.removeprefix("; did you mean ").removesuffix("?")
@@ -289,22 +289,22 @@ def common_rules(spec: PlatformSpec, clouds: Clouds) -> RuleOutput:
                 yield Problem(config_key(f"{path}.taints[{t}]"), f"{shown(str(taint))} uses the prefix {reserved}/, "
                               f"{RESERVED_FOR[reserved]}; use your own prefix (e.g. example.com/{name})")
     cloud = clouds[spec.cloud]
-    channel, channels = spec.cluster.channel, cloud.channels
+    channel, channels = spec.cluster.channel, cloud.facts.channels
     if channel is not None and channel not in channels:
         yield Problem(config_key("cluster.channel"), f"{shown(channel)} is not {_a(cloud.title)} channel; use one of "
                       f"{', '.join(channels)}")
-    other = next((p for p in clouds.values() if p is not cloud and spec.region in p.regions), None)
+    other = next((p for p in clouds.values() if p is not cloud and spec.region in p.facts.regions), None)
     if other is not None:
         yield Problem(config_key("region"), f"{shown(spec.region)} is {_a(other.title)} region; "
-                      f"{_a(cloud.title)} stack takes a region such as {cloud.region_examples}")
-    elif spec.region not in cloud.regions and not spec.cluster.allow_unlisted_region:
+                      f"{_a(cloud.title)} stack takes a region such as {cloud.facts.region_examples}")
+    elif spec.region not in cloud.facts.regions and not spec.cluster.allow_unlisted_region:
         yield Problem(config_key("region"), f"{shown(spec.region)} is not {_a(cloud.title)} region spotkube knows; use "
-                      f"a region such as {cloud.region_examples}, or, for a region newer than spotkube's list, set "
-                      f"cluster.allowUnlistedRegion: true{did_you_mean(spec.region, cloud.regions, quoted=True)}")
+                      f"a region such as {cloud.facts.region_examples}, or, for a region newer than spotkube's list, set "
+                      f"cluster.allowUnlistedRegion: true{did_you_mean(spec.region, cloud.facts.regions, quoted=True)}")
     version = spec.cluster.kubernetes_version
-    if version is not None and not re.fullmatch(cloud.version_pattern, version):
+    if version is not None and not re.fullmatch(cloud.facts.version_pattern, version):
         yield Problem(config_key("cluster.kubernetesVersion"), f"{shown(version)} is not a Kubernetes version "
-                      f"{cloud.title} takes; use {cloud.version_accepted}")
+                      f"{cloud.title} takes; use {cloud.facts.version_accepted}")
     pool_names = [pool.name for _, pool in all_pools(spec)]
     scenario = [(f"cost.hours.{cut(pool)}", pool) for pool in spec.cost.hours]
     scenario += [(f"cost.workloads[{i}].pool", w.pool) for i, w in enumerate(spec.cost.workloads)]
@@ -344,10 +344,10 @@ def _price_overrides(spec: PlatformSpec, cloud: CloudProfile) -> RuleOutput:
     for i, price in enumerate(spec.cost.prices):
         path = config_key(f"cost.prices[{i}]")
         try:
-            PriceRow.model_validate({"cloud": cloud.pricing.name, "region": spec.region, "sku": price.sku,
+            PriceRow.model_validate({"cloud": cloud.facts.pricing.name, "region": spec.region, "sku": price.sku,
                                      "kind": price.kind, "capacity": price.capacity, "usdPerHour": price.usd_per_hour,
                                      "source": price.source, "date": price.date},
-                                    context={cloud.pricing.name: cloud.pricing})
+                                    context={cloud.facts.pricing.name: cloud.facts.pricing})
         except ValidationError as err:
             for error in err.errors():
                 yield Problem(path, f"{error['msg'].removeprefix('Value error, ')}")
@@ -360,31 +360,31 @@ def _price_overrides(spec: PlatformSpec, cloud: CloudProfile) -> RuleOutput:
 
 def _maintenance(settings: MaintenanceSettings, cloud: CloudProfile) -> MaintenanceSettings:
     """The cloud's default window for a stack that declares none (and did not ask for `anytime`)."""
-    if settings.window is not None or settings.anytime or cloud.default_maintenance_window is None:
+    if settings.window is not None or settings.anytime or cloud.facts.default_maintenance_window is None:
         return settings
-    return settings.model_copy(update={"window": cloud.default_maintenance_window})
+    return settings.model_copy(update={"window": cloud.facts.default_maintenance_window})
 
 
 def resolve(spec: PlatformSpec, clouds: Clouds) -> tuple[PlatformSpec, list[Problem]]:
     """Check `spec` against its cloud's rules and fill in defaults that follow from the facts."""
     cloud: CloudProfile = clouds[spec.cloud]
-    problems = [*common_rules(spec, clouds), *cloud.rules(spec)]
+    problems = [*common_rules(spec, clouds), *cloud.rules.check(spec)]
     pools = []
     for i, pool in enumerate(spec.gpu_pools):
-        gpu, error = cloud.gpu_of(pool)
+        gpu, error = cloud.rules.gpu_of(pool)
         if error:
             problems.append(Problem(config_key(f"gpuPools[{i}].gpu" if pool.gpu else f"gpuPools[{i}].machine"),
                                     error))
-        pools.append(cloud.pool_defaults(spec, pool.model_copy(update={"gpu": gpu or pool.gpu})))
-    machine = cloud.default_machine
+        pools.append(cloud.rules.pool_defaults(spec, pool.model_copy(update={"gpu": gpu or pool.gpu})))
+    machine = cloud.facts.default_machine
     resolved = spec.model_copy(update={
         "gpu_pools": tuple(pools),
         "system_pool": spec.system_pool.model_copy(update={"machine": spec.system_pool.machine or machine}),
         "platform_pool": spec.platform_pool.model_copy(update={"machine": spec.platform_pool.machine or machine}),
         "cluster": spec.cluster.model_copy(update={
-            "channel": spec.cluster.channel or cloud.default_channel,
+            "channel": spec.cluster.channel or cloud.facts.default_channel,
             "maintenance": _maintenance(spec.cluster.maintenance, cloud)}),
         "kubeflow": spec.kubeflow.model_copy(update={
-            "step_grace_period_seconds": spec.kubeflow.step_grace_period_seconds or cloud.workload_notice_seconds}),
+            "step_grace_period_seconds": spec.kubeflow.step_grace_period_seconds or cloud.facts.workload_notice_seconds}),
     })
     return resolved, problems

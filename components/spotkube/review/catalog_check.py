@@ -64,7 +64,7 @@ def catalog_note(spec: PlatformSpec, catalog: Catalog | None = None) -> CatalogN
     GPU pool of the resolved `spec` whose machine it doesn't know."""
     catalog = catalog if catalog is not None else gpu_catalog()
     section = catalog.cloud(spec.cloud)
-    knows = profile(spec.cloud).knows_machine
+    knows = profile(spec.cloud).machines.known
     warnings = tuple(
         CatalogWarning(UNLISTED_SIZE, pool.name, (
             f"{pool.machine} is not in spotkube's catalog of {section.date.isoformat()} ({section.source}); its GPUs "

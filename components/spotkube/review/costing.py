@@ -325,7 +325,7 @@ def scenario_hours(spec: PlatformSpec) -> dict[str, Decimal]:
 
 def stack_prices(spec: PlatformSpec, table: PriceTable) -> PriceTable:
     """`table` with the stack's own prices (`spotkube:cost.prices`) over it, in the stack's cloud and region."""
-    pricing = profile(spec.cloud).pricing
+    pricing = profile(spec.cloud).facts.pricing
     rows = [PriceRow.model_validate({"cloud": pricing.name, "region": spec.region, "sku": p.sku,
                                      "kind": p.kind, "capacity": p.capacity,
                                      "usdPerHour": Decimal(str(p.usd_per_hour)), "source": p.source, "date": p.date},
@@ -335,7 +335,7 @@ def stack_prices(spec: PlatformSpec, table: PriceTable) -> PriceTable:
 
 
 def _price(spec: PlatformSpec, pool: CostedPool, capacity: str, table: PriceTable) -> Price | None:
-    return hourly_price(profile(spec.cloud).pricing, spec.region, pool.machine, capacity,
+    return hourly_price(profile(spec.cloud).facts.pricing, spec.region, pool.machine, capacity,
                         pool.gpu_type, pool.gpu_count, table=table)
 
 
@@ -345,7 +345,7 @@ def _unpriced_warning(spec: PlatformSpec, priced: PricedPool, table: PriceTable)
     cloud = profile(spec.cloud)
     missing = list(_missing(priced))
     what = pool.machine
-    if any(table.find(cloud.pricing.name, region, pool.machine, "machine", c) for c in missing):
+    if any(table.find(cloud.facts.pricing.name, region, pool.machine, "machine", c) for c in missing):
         # The machine has its row, so what is missing is the GPU billed on top of it (GCP N1).
         what += f" with {pool.gpu_count} × {pool.gpu_type} (no {pool.gpu_type} accelerator row)"
     tables = f"the bundled table (dated {table.date.isoformat()})"
@@ -353,8 +353,8 @@ def _unpriced_warning(spec: PlatformSpec, priced: PricedPool, table: PriceTable)
         tables = f"the bundled table or the user price file {table.user_file}"
     target = table.user_file or user_file_path()
     fix = f"add a row for it to your price file {target} or to the stack's cost.prices"
-    if cloud.price_refresh is not None:
-        command = cloud.price_refresh(region, pool.machine)
+    if cloud.review.price_refresh is not None:
+        command = cloud.review.price_refresh(region, pool.machine)
         if target != user_file_path():
             command += f" --table {target}"
         fix = f"run `{command}`, which writes it to your price file {target}, or add the row there yourself"
@@ -432,7 +432,7 @@ def price_pools(
     spec_cost = spec.cost
     assumptions = Assumptions(Decimal(str(spec_cost.eviction_rate)), Decimal(str(spec_cost.rework_fraction)))
     user_file = str(table.user_file) if table.user_file is not None else None
-    cloud = profile(spec.cloud).pricing
+    cloud = profile(spec.cloud).facts.pricing
     unpriced = [UnpricedPool(p.pool.name, p.pool.machine, _separate_gpu(cloud, p.pool), spec.region,
                              _missing(p), p.blocks) for p in priced if not p.priced]
     report = CostReport(stack_cost(usages, assumptions), priced, table.date.isoformat(), user_file=user_file,
@@ -444,7 +444,7 @@ def price_pools(
                 f"{p.pool.name}: a shared GPU costs ${p.per_client(p.price)}/h per client ({p.pool.capacity} "
                 f"${p.price.usd_per_hour}/h over {p.clients} clients: {p.pool.gpu_count} × {p.pool.gpu_type}, "
                 f"{p.pool.sharing.text()})")
-    logs = profile(spec.cloud).logs_cost_basis(spec)
+    logs = profile(spec.cloud).review.logs_cost_basis(spec)
     if logs:
         report.basis.append(logs)
     return report

@@ -134,7 +134,7 @@ def _check_device_plugins(
     components = [r for r in registrations if r.type == workloads.DEVICE_PLUGIN_TYPE]
     daemonsets = [r.inputs for r in registrations
                   if r.type == workloads.DAEMONSET_TYPE and any(r.parent == c.urn for c in components)]
-    managed = profile(cloud).managed_device_plugin
+    managed = profile(cloud).machines.managed_device_plugin
     if components and not daemonsets and managed is not None:
         result.notes.append(managed.note)
     plugins = workloads.plugins_per_pool(pools, [_pod_spec(d) for d in daemonsets], managed)

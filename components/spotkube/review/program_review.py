@@ -97,7 +97,7 @@ def owners(registrations: Sequence[Registration], clusters: Sequence[str]) -> di
 
 
 def _posture(cloud: str, registrations: Sequence[Registration]) -> tuple[ClusterPosture, ...]:
-    read = profile(cloud).read_posture
+    read = profile(cloud).resources.read_posture
     found = (read(r.type, r.name, r.inputs, r.protect) for r in registrations)
     return tuple(sorted((p for p in found if p is not None), key=lambda p: p.resource))
 

@@ -50,7 +50,7 @@ def wired_cluster_args(cloud: Cloud) -> dict[str, tuple[bool, str]]:
     in a list's items, the placeholder validated in their place), as the cloud's spec marks them. A
     list itself stays plain, because its length decides what is registered (one role assignment per
     admin group; an API server restricted by address or not)."""
-    return wired_fields(profile(cloud).spec_model.model_fields["cluster"].annotation)
+    return wired_fields(profile(cloud).rules.spec_model.model_fields["cluster"].annotation)
 
 
 #: What the core's rules see in place of a wired Output until it resolves, by key, on every cloud: a
@@ -273,7 +273,7 @@ def _unwired(
 
 def _cluster_refusals(cloud: Cloud) -> dict[str, str]:
     """Keys of the stack file's settings that a cluster's args don't take, and why."""
-    others = " or ".join(p.component for p in CLOUDS.values() if p.cloud != cloud)
+    others = " or ".join(p.resources.component for p in CLOUDS.values() if p.cloud != cloud)
     return {
         "cloud": f"is fixed by the component, which builds {cloud}; remove the key (use {others} for the other cloud)",
         "kubeflow": "is not a key of a cluster's args: Kubeflow Pipelines is its own component, KubeflowPipelines",
@@ -317,7 +317,7 @@ def plan_from_spec(cloud: Cloud, spec: PlatformSpec, component: str) -> ClusterP
 def refuse_bad_name(label: str, name: str, plan: PlatformPlan) -> None:
     """Refuse a cluster component's name that would make cloud names the cloud refuses; called
     before the component registers itself, so nothing is registered."""
-    problem = name_problem(profile(plan.cloud).component_naming, name, plan.spec.environment)
+    problem = name_problem(profile(plan.cloud).resources.component_naming, name, plan.spec.environment)
     if problem:
         raise pulumi.RunError(f"{label}: {problem}")
 
@@ -350,7 +350,7 @@ def security_concerns(component: pulumi.Resource, label: str, cloud: Cloud) -> p
 
     Only the update logs them: in a preview an input wired from a resource not created yet reaches a
     transform as None, and an unknown list of authorized ranges would read as "any address"."""
-    read = profile(cloud).read_posture
+    read = profile(cloud).resources.read_posture
 
     def transform(args: pulumi.ResourceTransformArgs) -> None:
         if pulumi.runtime.is_dry_run():

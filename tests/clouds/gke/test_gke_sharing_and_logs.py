@@ -88,11 +88,11 @@ def test_the_cluster_states_its_logging_and_the_posture_shows_it(recording: Reco
     (cluster,) = [r for r in recording.registrations if r.type == CLUSTER]
     assert cluster.inputs["loggingConfig"] == {"enableComponents": ["SYSTEM_COMPONENTS", "WORKLOADS"]}
     assert cluster.inputs["monitoringConfig"] == {"enableComponents": ["SYSTEM_COMPONENTS"]}
-    posture = profile("gke").read_posture(CLUSTER, cluster.name, cluster.inputs, False)
+    posture = profile("gke").resources.read_posture(CLUSTER, cluster.name, cluster.inputs, False)
     assert posture is not None
     logging = next(s for s in posture.settings if s.name == "logging")
     assert logging.value.startswith("Cloud Logging: SYSTEM_COMPONENTS, WORKLOADS") and logging.concern is None
-    unstated = profile("gke").read_posture(CLUSTER, cluster.name, {**cluster.inputs, "loggingConfig": None}, False)
+    unstated = profile("gke").resources.read_posture(CLUSTER, cluster.name, {**cluster.inputs, "loggingConfig": None}, False)
     assert unstated is not None and any(c.startswith("logging: ") for c in unstated.concerns)
 
 
@@ -131,7 +131,7 @@ def test_sharing_settings_that_contradict_each_other_are_refused() -> None:
 
 def test_the_cloud_logging_filter_and_link_are_well_formed() -> None:
     spec = parse_spec({"cloud": "gke", **ARGS}, "test")
-    writer = profile("gke").log_query
+    writer = profile("gke").commands.log_query
     assert writer is not None
     pod = writer(spec, LogTarget(pod="train-abc-system-container-impl-42", cluster="ml-gke-1a2b3c4"))
     assert pod.query.splitlines() == [

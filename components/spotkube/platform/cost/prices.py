@@ -90,7 +90,7 @@ class PriceRow(BaseModel):
 
 @dataclass(frozen=True)
 class CloudPricing:
-    """How one cloud appears in the price table: a fact of its profile (`CloudProfile.pricing`)."""
+    """How one cloud appears in the price table: a fact of its profile (`CloudProfile.facts.pricing`)."""
 
     #: The table's name for the cloud (azure, gcp).
     name: str
