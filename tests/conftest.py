@@ -43,19 +43,27 @@ def repo_project() -> Project:
     return find_project(REPO)
 
 
+def copy_project(folder: Path, stack: str, config: dict[str, Any]) -> Project:
+    """A copy of the real project (Pulumi.yaml and infra/) in `folder`, whose only stack is the one given
+    (`config`: its `spotkube:` keys without the namespace)."""
+    shutil.copy(REPO / "Pulumi.yaml", folder / "Pulumi.yaml")
+    shutil.copytree(REPO / "infra", folder / "infra", dirs_exist_ok=True)
+    (folder / "stacks").mkdir(exist_ok=True)
+    body = {"config": {f"spotkube:{k}": v for k, v in config.items()}}
+    (folder / "stacks" / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump(body))
+    return find_project(folder)
+
+
+@pytest.fixture(scope="session")
+def project_copy() -> Callable[[Path, str, dict[str, Any]], Project]:
+    """`copy_project`, for fixtures that keep one copy for a whole module (`tmp_path_factory` gives the folder)."""
+    return copy_project
+
+
 @pytest.fixture
 def project_with_stack(tmp_path: Path) -> Callable[[str, dict[str, Any]], Project]:
     """A copy of the real project (Pulumi.yaml and infra/) whose only stack is the one given."""
-
-    def make(stack: str, config: dict[str, Any]) -> Project:
-        shutil.copy(REPO / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
-        shutil.copytree(REPO / "infra", tmp_path / "infra", dirs_exist_ok=True)
-        (tmp_path / "stacks").mkdir(exist_ok=True)
-        body = {"config": {f"spotkube:{k}": v for k, v in config.items()}}
-        (tmp_path / "stacks" / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump(body))
-        return find_project(tmp_path)
-
-    return make
+    return lambda stack, config: copy_project(tmp_path, stack, config)
 
 
 def pytest_configure(config: pytest.Config) -> None:

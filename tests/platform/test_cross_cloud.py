@@ -3,7 +3,9 @@
 A pipeline step compiled once carries one placement (`contract.spot_gpu`, `contract.on_demand_only`).
 These tests run the contract's matcher over the pools of an AKS plan and a GKE plan, for the shipped
 stacks and for plans built here, and check that the placement lands on the matching interruptible
-GPU pool on both clouds and never on an on-demand system pool.
+GPU pool on both clouds and never on an on-demand system pool. Where each cloud sends a spot, a
+fallback and an on-demand step on its own is checked for every registered cloud in
+tests/clouds/test_every_cloud.py; these tests compare the clouds.
 """
 
 from __future__ import annotations
@@ -64,25 +66,6 @@ def test_the_shipped_stacks_send_a_spot_t4_step_to_their_interruptible_t4_pool()
         assert_not_on_on_demand_cpu_pools(contract.landing_pools(step, plan.contracts()), plan)
 
 
-@pytest.mark.parametrize("plan", [AKS_T4, GKE_T4], ids=["aks", "gke"])
-def test_spot_only_step_lands_on_the_spot_pool_alone(plan: PlatformPlan) -> None:
-    spot_pool = next(p.name for p in plan.gpu_pools if p.capacity == "spot")
-    landed = contract.landing_pools(contract.spot_gpu(T4), plan.contracts())
-    assert landed == [spot_pool]
-    why = contract.why_nowhere(contract.spot_gpu(T4), plan.contracts())
-    assert f"{plan.system_pool.name}: " in why  # the system pool is refused, with a reason
-
-
-@pytest.mark.parametrize("plan", [AKS_T4, GKE_T4], ids=["aks", "gke"])
-def test_fallback_step_prefers_spot_then_the_on_demand_gpu_pool(plan: PlatformPlan) -> None:
-    step = contract.spot_gpu(T4, fallback_to_on_demand=True)
-    landed = contract.landing_pools(step, plan.contracts())
-    pools = by_name(plan)
-    assert [pools[name].capacity for name in landed] == ["spot", "on-demand"]
-    assert all(pools[name].accelerator == T4 for name in landed)
-    assert_not_on_on_demand_cpu_pools(landed, plan)
-
-
 def landing_kinds(step: contract.Placement, plan: PlatformPlan) -> list[tuple[str, str, str | None]]:
     """(role, capacity, GPU) of each pool a step lands on, leaving out the system pool: AKS keeps
     it for add-ons (CriticalAddonsOnly), GKE does not, and that difference is intended."""
@@ -113,13 +96,6 @@ def test_on_demand_only_never_lands_on_a_gpu_or_interruptible_pool(stack: str) -
     for name in landed:
         assert pools[name].accelerator is None, name
         assert pools[name].capacity == "on-demand", name
-
-
-@pytest.mark.parametrize("plan", [AKS_T4, GKE_T4], ids=["aks", "gke"])
-def test_on_demand_only_never_lands_on_a_gpu_or_spot_pool_of_a_built_plan(plan: PlatformPlan) -> None:
-    landed = contract.landing_pools(contract.on_demand_only(), plan.contracts())
-    assert "platform" in landed
-    assert not {p.name for p in plan.gpu_pools} & set(landed)
 
 
 def test_both_shipped_clouds_are_covered() -> None:
