@@ -155,7 +155,8 @@ def test_an_unlisted_machine_with_a_declared_gpu_plans_with_a_warning(
     spec = parse_spec(stack(cloud, region, pool), "test")
     planned = next(p for p in plan_platform(spec).pools if p.name == "gpu")
     assert (planned.gpu_type, planned.gpu_count) == (pool["gpu"]["type"], pool["gpu"]["count"])
-    assert planned.zones == tuple(pool.get("zones") or profile(cloud).rules.pool_defaults(spec, spec.gpu_pools[0]).zones)
+    defaults = profile(cloud).rules.pool_defaults(spec, spec.gpu_pools[0])
+    assert planned.zones == tuple(pool.get("zones") or defaults.zones)
     (warning,) = catalog_note(spec).warnings
     section = CATALOG.cloud(cloud)
     assert (warning.id, warning.pool) == (UNLISTED_SIZE, "gpu")

@@ -50,8 +50,8 @@ def check(run: StackRun, *, deploy: str | None, preview: str | None, endpoint: s
     rows = pool_rows(run.spec.cloud, run.registrations)
     sizes = tuple(SizeNeed(r.name, r.machine, r.gpu_type, tuple(r.zones)) for r in rows)
     who = principals(run, deploy, preview)
-    live = cloud.commands.read_access(DoctorQuery(run.spec, tuple(dict.fromkeys(r.type for r in run.registrations)), sizes,
-                                         who, endpoint, account, timeout))
+    types = tuple(dict.fromkeys(r.type for r in run.registrations))
+    live = cloud.commands.read_access(DoctorQuery(run.spec, types, sizes, who, endpoint, account, timeout))
     quota = None
     quota_problem: Finding | None = None
     if cloud.commands.read_quota is not None:

@@ -29,7 +29,8 @@ CLOUDS: dict[str, CloudProfile] = {p.cloud: p for p in (aks.PROFILE, gke.PROFILE
 #: Every cloud's pricing facts, by the price table's name for the cloud (azure, gcp).
 PRICING: dict[str, prices.CloudPricing] = {p.facts.pricing.name: p.facts.pricing for p in CLOUDS.values()}
 #: Every cloud's shipped part of the GPU catalog, by the catalog's name for the cloud.
-CATALOG_PARTS: dict[str, Traversable] = {c: p.facts.catalog_file for c, p in CLOUDS.items() if p.facts.catalog_file is not None}
+CATALOG_PARTS: dict[str, Traversable] = {
+    c: p.facts.catalog_file for c, p in CLOUDS.items() if p.facts.catalog_file is not None}
 
 
 def profile(cloud: Cloud | str) -> CloudProfile:
@@ -120,18 +121,21 @@ def login_problems(kubeconfig: str) -> list[str]:
 def offline_outputs(type_token: str, name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
     """What the cloud of a registration (type token, resource name, inputs) would compute for it, for
     the mocks (`spotkube.testing.SpotkubeMocks`, which the offline plan runs on)."""
-    return {key: value for p in CLOUDS.values() for key, value in p.resources.offline_outputs(type_token, name, inputs).items()}
+    return {key: value for p in CLOUDS.values()
+            for key, value in p.resources.offline_outputs(type_token, name, inputs).items()}
 
 
 def offline_id(type_token: str, name: str, inputs: Mapping[str, Any]) -> str | None:
     """The id the cloud of a registration would give it, where its programs read it (Azure's ARM ids,
     which role assignments are scoped to); None where any id does."""
-    return next((i for p in CLOUDS.values() if (i := p.resources.offline_id(type_token, name, inputs)) is not None), None)
+    return next((i for p in CLOUDS.values()
+                 if (i := p.resources.offline_id(type_token, name, inputs)) is not None), None)
 
 
 def offline_answer(token: str) -> dict[str, Any]:
     """A provider function's answer for the mocks: its cloud's, else empty (spotkube doesn't call it)."""
-    return next((dict(answer) for p in CLOUDS.values() if (answer := p.resources.offline_answer(token)) is not None), {})
+    return next((dict(answer) for p in CLOUDS.values()
+                 if (answer := p.resources.offline_answer(token)) is not None), {})
 
 
 def bundled_catalog() -> catalog.Catalog:

@@ -143,7 +143,8 @@ def acknowledge(project: Project, created: NewStack, warnings: Sequence[PlanWarn
 #: What `.github/workflows/deploy.yml` reads for a stack of each cloud, from the stack's GitHub
 #: environment (or the repository): variables, with what to put in them (each cloud's `deploy.py`),
 #: then secrets. tests/cli/test_new_stack.py checks that the workflows read exactly these.
-DEPLOY_VARIABLES: dict[str, tuple[tuple[str, str], ...]] = {cloud: p.commands.deploy.variables for cloud, p in CLOUDS.items()}
+DEPLOY_VARIABLES: dict[str, tuple[tuple[str, str], ...]] = {
+    cloud: p.commands.deploy.variables for cloud, p in CLOUDS.items()}
 DEPLOY_SECRETS = ("PULUMI_ACCESS_TOKEN",)
 
 

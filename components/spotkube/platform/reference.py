@@ -530,7 +530,8 @@ def generated_files(root: Path, clouds: Clouds) -> dict[Path, str]:
     }
     catalog_page = root / COVERAGE_PATH
     if catalog_page.is_file():
-        shipped = bundled_catalog({name: p.facts.catalog_file for name, p in clouds.items() if p.facts.catalog_file is not None})
+        shipped = bundled_catalog({name: p.facts.catalog_file for name, p in clouds.items()
+                                   if p.facts.catalog_file is not None})
         prices = load_table({p.facts.pricing.name: p.facts.pricing for p in clouds.values()})
         files[catalog_page] = replace_between(catalog_page.read_text(), coverage.START, coverage.END,
                                               coverage.coverage_markdown(shipped, prices, clouds), COVERAGE_PATH)

@@ -299,8 +299,9 @@ def common_rules(spec: PlatformSpec, clouds: Clouds) -> RuleOutput:
                       f"{_a(cloud.title)} stack takes a region such as {cloud.facts.region_examples}")
     elif spec.region not in cloud.facts.regions and not spec.cluster.allow_unlisted_region:
         yield Problem(config_key("region"), f"{shown(spec.region)} is not {_a(cloud.title)} region spotkube knows; use "
-                      f"a region such as {cloud.facts.region_examples}, or, for a region newer than spotkube's list, set "
-                      f"cluster.allowUnlistedRegion: true{did_you_mean(spec.region, cloud.facts.regions, quoted=True)}")
+                      f"a region such as {cloud.facts.region_examples}, or, for a region newer than spotkube's list, "
+                      "set cluster.allowUnlistedRegion: true"
+                      f"{did_you_mean(spec.region, cloud.facts.regions, quoted=True)}")
     version = spec.cluster.kubernetes_version
     if version is not None and not re.fullmatch(cloud.facts.version_pattern, version):
         yield Problem(config_key("cluster.kubernetesVersion"), f"{shown(version)} is not a Kubernetes version "
@@ -385,6 +386,7 @@ def resolve(spec: PlatformSpec, clouds: Clouds) -> tuple[PlatformSpec, list[Prob
             "channel": spec.cluster.channel or cloud.facts.default_channel,
             "maintenance": _maintenance(spec.cluster.maintenance, cloud)}),
         "kubeflow": spec.kubeflow.model_copy(update={
-            "step_grace_period_seconds": spec.kubeflow.step_grace_period_seconds or cloud.facts.workload_notice_seconds}),
+            "step_grace_period_seconds":
+                spec.kubeflow.step_grace_period_seconds or cloud.facts.workload_notice_seconds}),
     })
     return resolved, problems

@@ -92,7 +92,8 @@ def test_the_cluster_states_its_logging_and_the_posture_shows_it(recording: Reco
     assert posture is not None
     logging = next(s for s in posture.settings if s.name == "logging")
     assert logging.value.startswith("Cloud Logging: SYSTEM_COMPONENTS, WORKLOADS") and logging.concern is None
-    unstated = profile("gke").resources.read_posture(CLUSTER, cluster.name, {**cluster.inputs, "loggingConfig": None}, False)
+    unstated = profile("gke").resources.read_posture(CLUSTER, cluster.name, {**cluster.inputs, "loggingConfig": None},
+                                                     False)
     assert unstated is not None and any(c.startswith("logging: ") for c in unstated.concerns)
 
 

@@ -37,12 +37,12 @@ from spotkube.platform.cloud import (
     CloudFacts,
     CloudProfile,
     CommandSupport,
+    GpuResolution,
     MachineFacts,
     ResourceFacts,
     ReviewFacts,
-    SpecRules,
-    GpuResolution,
     RuleOutput,
+    SpecRules,
 )
 from spotkube.platform.component_names import ComponentNaming
 from spotkube.platform.cost.refresh import Fetched, FetchSettings, PriceSource, PriceTarget
