@@ -256,8 +256,9 @@ class Catalog(_Model):
 
 
 
-_LAYOUT = ('a catalog file is a JSON object {"schemaVersion": 1, "clouds": {"<cloud, e.g. aks>": {"date": "YYYY-MM-DD", '
-           '"source": "...", "machines": {...}}}} as `spotkube catalog refresh` writes it; see docs/catalog.md')
+_LAYOUT = ('a catalog file is a JSON object {"schemaVersion": 1, "clouds": {"<cloud, e.g. aks>": '
+           '{"date": "YYYY-MM-DD", "source": "...", "machines": {...}}}} as `spotkube catalog refresh` writes it; '
+           'see docs/catalog.md')
 
 
 def parse_catalog(text: str, where: str) -> Catalog:

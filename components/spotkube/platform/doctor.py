@@ -17,6 +17,8 @@ from spotkube.platform.identities import Assignment, Identity
 from spotkube.platform.quota import TimedQuery
 from spotkube.platform.spec import PlatformSpec
 
+#: What a live read that failed tells the user to do, on every cloud.
+LIVE_READ_HINT = "Check the endpoint, the network and the identity's rights, then run spotkube doctor again."
 #: ok; fail: the first `up` fails on it (exit 1); warn: worth knowing, doesn't fail the check.
 Level = Literal["ok", "warn", "fail"]
 

@@ -24,6 +24,9 @@ from spotkube.platform.addons.kfp_transforms import KUBEFLOW_TYPE
 #: `deploy` runs `pulumi up` on main.
 Identity = Literal["preview", "deploy"]
 IDENTITIES: tuple[Identity, ...] = ("preview", "deploy")
+#: Who issues the OIDC tokens of GitHub Actions jobs, which every cloud's CI identities trust in place of
+#: a stored secret (docs/identities.md).
+GITHUB_ISSUER = "https://token.actions.githubusercontent.com"
 #: What a permission is in the cloud's terms: an Azure control-plane action, an Azure data action
 #: (a Kubernetes verb under Azure RBAC), or a Google Cloud IAM permission.
 PermissionKind = Literal["action", "dataAction", "permission"]

@@ -23,7 +23,7 @@ from spotkube.clouds.aks.identities import CLUSTER, RESOURCE_GROUP, SUBSCRIPTION
 from spotkube.clouds.aks.providers import needed_namespaces, register_command
 from spotkube.clouds.aks.usage_api import DEFAULT_ENDPOINT, SUBSCRIPTION_VARIABLES
 from spotkube.platform.cost.refresh import FetchSettings
-from spotkube.platform.doctor import DoctorQuery, Finding, LiveAccess, SizeNeed
+from spotkube.platform.doctor import LIVE_READ_HINT, DoctorQuery, Finding, LiveAccess, SizeNeed
 from spotkube.platform.errors import SpotkubeError, first_line
 from spotkube.platform.identities import Assignment, Identity, Role
 from spotkube.platform.quota import installed, plain_http
@@ -33,7 +33,6 @@ PROVIDERS_API = "2021-04-01"
 AUTHORIZATION_API = "2022-04-01"
 SKUS_API = "2021-07-01"
 SCOPE = "https://management.azure.com/.default"
-HINT = "Check the endpoint, the network and the identity's rights, then run spotkube doctor again."
 SIGN_IN = "sign in with `az login` (CI: azure/login with OIDC, or ARM_CLIENT_ID, ARM_TENANT_ID and ARM_USE_OIDC)"
 
 
@@ -70,7 +69,7 @@ class _Arm:
 
     def get(self, path: str, params: Mapping[str, str]) -> Any:
         return self.http.get_json(self.client, SERVICE, f"{self.endpoint}{path}", self.settings, params=params,
-                        headers=self.headers, secret=self.secret, hint=HINT)
+                        headers=self.headers, secret=self.secret, hint=LIVE_READ_HINT)
 
     def values(self, path: str, params: Mapping[str, str]) -> Iterator[Mapping[str, Any]]:
         page = self.get(path, params)
@@ -80,7 +79,7 @@ class _Arm:
             if not following:
                 return
             page = self.http.get_json(self.client, SERVICE, str(following), self.settings, headers=self.headers,
-                            secret=self.secret, hint=HINT)
+                            secret=self.secret, hint=LIVE_READ_HINT)
 
 
 def _scope(scope: str, subscription: str, group: str | None) -> str | None:

@@ -44,10 +44,9 @@ from spotkube.clouds.aks.identities import (
 from spotkube.clouds.aks.provider_registration import DEFAULT_ENDPOINT, register
 from spotkube.clouds.aks.providers import required_namespaces
 from spotkube.platform.bootstrap import SECRETS_PROVIDERS, BootstrapSpec
-from spotkube.platform.identities import Identity, Role
+from spotkube.platform.identities import GITHUB_ISSUER, Identity, Role
 from spotkube.platform.spec import PlatformSpec
 
-GITHUB_ISSUER = "https://token.actions.githubusercontent.com"
 #: The audience Entra ID expects in a federated token (learn.microsoft.com/entra/workload-id/
 #: workload-identity-federation-create-trust).
 AUDIENCE = "api://AzureADTokenExchange"

@@ -8,11 +8,12 @@ from __future__ import annotations
 import json
 
 from spotkube.platform.cloud import DeployAccess
+from spotkube.platform.identities import GITHUB_ISSUER
 
 
 def trust(stack: str) -> list[str]:
     """A federated credential on the deploying app (or managed identity) for the environment's token."""
-    credential = json.dumps({"name": f"github-{stack}", "issuer": "https://token.actions.githubusercontent.com",
+    credential = json.dumps({"name": f"github-{stack}", "issuer": GITHUB_ISSUER,
                              "subject": f"repo:<owner>/<repo>:environment:{stack}",
                              "audiences": ["api://AzureADTokenExchange"]})
     return [f"az ad app federated-credential create --id <ARM_CLIENT_ID> --parameters '{credential}'",

@@ -28,7 +28,6 @@ from spotkube.platform.spec import (
     GpuSharingSpec,
     GpuSpec,
     LoginMode,
-    NodeCount,
     Number,
     PlatformPool,
     PlatformSpec,
@@ -126,10 +125,6 @@ class AksSpotPool(SpotPool):
         min_length=1,
         description="VM size, e.g. Standard_D4s_v3; retired sizes are refused, with their replacement named.",
     )
-    min: NodeCount = Field(
-        default=0, description="Minimum nodes, at most `max`; 0 means an idle pool costs nothing."
-    )
-    max: NodeCount = Field(default=4, description="Maximum nodes.")
     zones: tuple[Text, ...] = Field(default=(), description=ZONES)
     capacity: Literal["spot", "on-demand"] = Field(
         default="spot",

@@ -22,7 +22,7 @@ from typing import Any
 from spotkube.clouds.gke.identities import PROJECT, read_role
 from spotkube.clouds.gke.services import enable_command, needed_services
 from spotkube.platform.cost.refresh import FetchSettings
-from spotkube.platform.doctor import DoctorQuery, Finding, LiveAccess, SizeNeed
+from spotkube.platform.doctor import LIVE_READ_HINT, DoctorQuery, Finding, LiveAccess, SizeNeed
 from spotkube.platform.errors import SpotkubeError, first_line
 from spotkube.platform.identities import Assignment, Identity, Role
 from spotkube.platform.quota import installed, plain_http
@@ -32,7 +32,6 @@ RESOURCE_MANAGER = "https://cloudresourcemanager.googleapis.com"
 IAM = "https://iam.googleapis.com"
 COMPUTE = "https://compute.googleapis.com"
 SCOPES = ("https://www.googleapis.com/auth/cloud-platform",)
-HINT = "Check the endpoint, the network and the identity's rights, then run spotkube doctor again."
 SIGN_IN = "run `gcloud auth application-default login` (CI: google-github-actions/auth)"
 
 
@@ -72,7 +71,7 @@ class _Google:
     def call(self, service: str, base: str, path: str, params: Mapping[str, str] | None = None,
              body: Mapping[str, Any] | None = None) -> Any:
         return self.http.get_json(self.client, service, self.url(base, path), self.settings, params=params,
-                        headers=self.headers, secret=self.secret, hint=HINT, body=body)
+                        headers=self.headers, secret=self.secret, hint=LIVE_READ_HINT, body=body)
 
     def exists(self, path: str) -> bool:
         """Whether Compute Engine has the object at `path` (404: it doesn't)."""

@@ -34,10 +34,9 @@ import pulumiverse_time as time
 from spotkube.clouds.gke.identities import ASSIGNMENTS
 from spotkube.clouds.gke.services import required_services
 from spotkube.platform.bootstrap import SECRETS_PROVIDERS, BootstrapSpec
-from spotkube.platform.identities import Identity
+from spotkube.platform.identities import GITHUB_ISSUER, Identity
 from spotkube.platform.spec import PlatformSpec
 
-GITHUB_ISSUER = "https://token.actions.githubusercontent.com"
 ACCOUNT_IDS: Mapping[Identity, str] = {"preview": "spotkube-preview", "deploy": "spotkube-deploy"}
 WORKLOAD_IDENTITY_USER = "roles/iam.workloadIdentityUser"
 #: How long the bindings wait for new service accounts and custom roles; Google documents changes as

@@ -26,7 +26,6 @@ from spotkube.platform.spec import (
     GpuPool,
     GpuSharingSpec,
     GpuSpec,
-    NodeCount,
     PlatformPool,
     PlatformSpec,
     PoolUpgrade,
@@ -111,10 +110,6 @@ class GkeSpotPool(SpotPool):
         min_length=1,
         description="Machine type, e.g. e2-standard-8.",
     )
-    min: NodeCount = Field(
-        default=0, description="Minimum nodes, at most `max`; 0 means an idle pool costs nothing."
-    )
-    max: NodeCount = Field(default=4, description="Maximum nodes.")
     zones: tuple[Text, ...] = Field(
         default=(),
         description="Zones of the region. Empty = regional, except a GPU pool, which gets every zone of the region "
