@@ -26,6 +26,7 @@ from spotkube.clouds.aks import (
     preflight,
     quota,
     resources,
+    startup,
     usage_api,
 )
 from spotkube.clouds.aks import logs as aks_logs
@@ -377,6 +378,8 @@ PROFILE = CloudProfile(
     price_source=PRICE_SOURCE,
     read_autoscaler=resources.read_autoscaler,
     create_only=resources.CREATE_ONLY,
+    startup_figures=startup.figures,
+    image_delivery=startup.image_delivery,
     offline_outputs=offline.computed_outputs,
     offline_answer=offline.call_answer,
     default_maintenance_window=resources.DEFAULT_WINDOW,

@@ -27,6 +27,7 @@ from spotkube.clouds.gke import (
     preflight,
     quota,
     resources,
+    startup,
     usage_api,
 )
 from spotkube.clouds.gke import logs as gke_logs
@@ -410,6 +411,8 @@ PROFILE = CloudProfile(
     pool_defaults=pool_defaults,
     create_only=resources.CREATE_ONLY,
     updatable_in_place=resources.UPDATABLE_IN_PLACE,
+    startup_figures=startup.figures,
+    image_delivery=startup.image_delivery,
     offline_outputs=offline.computed_outputs,
     offline_answer=offline.call_answer,
     default_maintenance_window=resources.DEFAULT_WINDOW,
