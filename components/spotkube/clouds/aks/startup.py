@@ -17,6 +17,6 @@ def figures() -> StartupFigures:
 
 
 def image_delivery(token: str, inputs: Mapping[str, Any]) -> ImageDelivery:
-    """Every pool spotkube registers here pulls its images whole: it sets none of
-    AKS artifact streaming (an agent pool's `artifactStreamingProfile`), which are what would make a pool stream or preload them."""
+    """Every pool spotkube registers here pulls its images whole: it sets no artifact streaming (an
+    agent pool's `artifactStreamingProfile`), which is what would make a pool stream them."""
     return "pull"

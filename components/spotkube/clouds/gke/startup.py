@@ -17,6 +17,7 @@ def figures() -> StartupFigures:
 
 
 def image_delivery(token: str, inputs: Mapping[str, Any]) -> ImageDelivery:
-    """Every pool spotkube registers here pulls its images whole: it sets none of
-    GKE image streaming (`nodeConfig.gcfsConfig`) and secondary boot disks (`nodeConfig.secondaryBootDisks`), which are what would make a pool stream or preload them."""
+    """Every pool spotkube registers here pulls its images whole: it sets neither image streaming
+    (`nodeConfig.gcfsConfig`) nor secondary boot disks (`nodeConfig.secondaryBootDisks`), which are
+    what would make a pool stream or preload them."""
     return "pull"
