@@ -4,6 +4,7 @@ fallback bound and the on-demand tier after it."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -86,3 +87,18 @@ def test_the_markdown_and_the_table_show_the_section() -> None:
     table = plan("--stack", "aks-prod-eastus")
     assert "time to a running GPU step from 0 nodes" in table
     assert "up to 10m10s before on-demand" in table
+
+
+def test_simulate_samples_the_time_to_a_running_step_of_the_pools_the_steps_use() -> None:
+    def simulate(*extra: str) -> dict:
+        done = subprocess.run([SPOTKUBE, "simulate", "--stack", "aks-dev-uksouth",
+                               "examples/pipelines/train_checkpointed.yaml", "--runs", "400", "--format", "json",
+                               *extra], cwd=REPO, capture_output=True, text=True, timeout=600, check=False)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    (always,) = simulate("--out-of-capacity", "0")["startup"]
+    assert always["pool"] == "t4spot" and always["sampled"] and always["waited"] == 0
+    assert 300 + 156 <= always["p50Seconds"] <= always["p99Seconds"] <= 660 + 195
+    (scarce,) = simulate("--out-of-capacity", "0.5")["startup"]
+    assert scarce["p90Seconds"] is None and 0.4 < scarce["waited"] < 0.6

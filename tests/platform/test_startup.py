@@ -4,11 +4,20 @@ figures each cloud ships, every one with its source, its date and what kind of f
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spotkube.clouds import CLOUDS
-from spotkube.platform.startup import DELIVERIES, Figure, PoolStartup, Span, StartupFigures, image_time
+from spotkube.platform.startup import (
+    DELIVERIES,
+    Fallback,
+    Figure,
+    PoolStartup,
+    Span,
+    StartupFigures,
+    image_time,
+    sample_startup,
+)
 
 
 def figure(low: float, high: float, *, per_gb: bool = False, max_gb: float | None = None) -> Figure:
@@ -83,3 +92,45 @@ def test_every_cloud_s_figures_are_sourced_and_dated(cloud: str) -> None:
         assert found.kind in ("published", "reported", "assumption")
         assert found.date == "2026-11-27"
     assert figures.pull.per_gb and not figures.node.per_gb
+
+
+def spot_with_fallback() -> PoolStartup:
+    return PoolStartup("a100spot", "spot", "nvidia-tesla-a100", FIGURES.node, image_time("pull", 10, FIGURES),
+                       Fallback(610, ("a100ondemand",), Span(540, 960)))
+
+
+@given(st.floats(min_value=0, max_value=1), st.integers(min_value=0, max_value=2**32 - 1))
+@settings(max_examples=25, deadline=None)
+def test_sampled_times_stay_within_the_stated_ranges(share: float, seed: int) -> None:
+    startup = spot_with_fallback()
+    sample = sample_startup(startup, share, runs=400, seed=seed)
+    assert sample is not None and 0 <= sample.fell_back <= 1 and sample.waited == 0
+    low = min(300 + 240, 610 + 540)
+    high = max(600 + 300, 610 + 960)
+    for value in (sample.p50, sample.p90, sample.p99):
+        assert value is not None and low <= value <= high
+    assert sample.p50 <= sample.p90 <= sample.p99  # type: ignore[operator]
+
+
+def test_with_capacity_always_there_the_fallback_is_never_drawn() -> None:
+    sample = sample_startup(spot_with_fallback(), 0, runs=1000, seed=1)
+    assert sample is not None and sample.fell_back == 0
+    assert sample.p99 is not None and sample.p99 <= 600 + 300
+
+
+def test_without_a_bounded_fallback_a_step_out_of_capacity_waits() -> None:
+    startup = PoolStartup("l4-spot", "spot", "nvidia-l4", FIGURES.node, image_time("pull", 10, FIGURES))
+    sample = sample_startup(startup, 0.5, runs=1000, seed=2)
+    assert sample is not None and sample.p90 is None and sample.p99 is None
+    assert 0.4 < sample.waited < 0.6
+
+
+def test_an_on_demand_pool_never_runs_out_and_an_unsized_image_is_not_sampled() -> None:
+    on_demand = PoolStartup("a100ondemand", "on-demand", "nvidia-tesla-a100", FIGURES.node,
+                            image_time("pull", 10, FIGURES))
+    sample = sample_startup(on_demand, 1, runs=500, seed=3)
+    assert sample is not None and sample.p99 is not None and sample.fell_back == sample.waited == 0
+    unsized = PoolStartup("a", "spot", "nvidia-l4", FIGURES.node, image_time("pull", None, FIGURES))
+    assert sample_startup(unsized, 0.1, runs=10, seed=0) is None
+    with pytest.raises(ValueError, match="from 0 to 1"):
+        sample_startup(on_demand, 1.5, runs=10, seed=0)
