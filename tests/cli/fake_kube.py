@@ -15,6 +15,7 @@ the test runs in seconds.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import stat
@@ -79,6 +80,7 @@ class FakeKube:
         self.state: dict[str, dict[str, Obj]] = {
             "node": {o["metadata"]["name"]: self._versioned(o) for o in self.nodes},
             "pod": {o["metadata"]["name"]: self._versioned(o) for o in self.pods},
+            "event": {},
         }
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
@@ -153,6 +155,9 @@ class FakeKube:
             def do_GET(self) -> None:
                 parts = urlsplit(self.path)
                 query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+                if parts.path.startswith("/api/v1/namespaces/") and parts.path.endswith("/events"):
+                    self._events(parts.path.split("/")[4], query.get("fieldSelector"))
+                    return
                 routes = {"/api/v1/nodes": ("node", "NodeList"), "/api/v1/pods": ("pod", "PodList")}
                 if parts.path not in routes:
                     self._json(404, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
@@ -170,6 +175,17 @@ class FakeKube:
                              for o in fake.state[kind].values()
                              if selector is None or selector in o["metadata"].get("labels", {})]
                     body = {"kind": list_kind, "apiVersion": "v1",
+                            "metadata": {"resourceVersion": str(fake.version)}, "items": items}
+                self._json(200, body)
+
+            def _events(self, namespace: str, selector: str | None) -> None:
+                """A namespace's Events, as `?fieldSelector=involvedObject.name=POD` narrows them."""
+                key, _, value = (selector or "").partition("=")
+                with fake.lock:
+                    items = [{k: v for k, v in o.items() if k not in ("kind", "apiVersion")}
+                             for o in fake.state["event"].values() if o["metadata"]["namespace"] == namespace
+                             and (key != "involvedObject.name" or o["involvedObject"]["name"] == value)]
+                    body = {"kind": "EventList", "apiVersion": "v1",
                             "metadata": {"resourceVersion": str(fake.version)}, "items": items}
                 self._json(200, body)
 
@@ -243,7 +259,9 @@ def node(name: str, pool: str, provider_id: str, *, ready: bool = True, ready_si
 
 def pipeline_pod(name: str, workflow: str, step: str, attempt: int, *, node_name: str | None, phase: str,
                  created: datetime, scheduled: datetime | None = None, message: str | None = None,
-                 reason: str | None = None, deleting: datetime | None = None) -> Obj:
+                 reason: str | None = None, deleting: datetime | None = None, started: datetime | None = None) -> Obj:
+    """An Argo pod of a KFP step; a Running one reports its containers running since `started` (default:
+    when it was scheduled), as the kubelet does once their images are pulled."""
     metadata: Obj = {
         "name": name, "namespace": "kubeflow", "uid": f"uid-{name}", "creationTimestamp": stamp(created),
         "labels": {"workflows.argoproj.io/workflow": workflow, "workflows.argoproj.io/completed": "false",
@@ -257,6 +275,13 @@ def pipeline_pod(name: str, workflow: str, step: str, attempt: int, *, node_name
         {"type": "PodScheduled", "status": "True" if node_name else "False",
          "lastTransitionTime": stamp(scheduled or created),
          **({} if node_name else {"reason": "Unschedulable", "message": "0/5 nodes are available"})}]}
+    if phase == "Running":
+        since = stamp(started or scheduled or created)
+        status["containerStatuses"] = [
+            {"name": container, "image": image, "imageID": f"{image}@sha256:{'0' * 64}", "ready": True,
+             "restartCount": 0, "started": True, "containerID": f"containerd://{container}-{name}",
+             "state": {"running": {"startedAt": since}}}
+            for container, image in (("main", "python:3.12-slim"), ("wait", "quay.io/argoproj/argoexec:v4.0.5"))]
     if message:
         status["message"] = message
     if reason:
@@ -267,6 +292,23 @@ def pipeline_pod(name: str, workflow: str, step: str, attempt: int, *, node_name
     if node_name:
         spec["nodeName"] = node_name
     return {"kind": "Pod", "apiVersion": "v1", "metadata": metadata, "spec": spec, "status": status}
+
+
+def kubelet_event(pod: str, reason: str, message: str, at: datetime, *, container: str = "main",
+                  node_name: str = "node") -> Obj:
+    """A core/v1 Event the kubelet records about a pod's container (`Pulling`, `Pulled`, `Created`, `Started`):
+    first and last timestamps, no eventTime, as kubectl describe shows them."""
+    return {
+        "kind": "Event", "apiVersion": "v1",
+        "metadata": {"name": f"{pod}.{hashlib.sha256((reason + message).encode()).hexdigest()[:16]}",
+                     "namespace": "kubeflow",
+                     "uid": f"uid-{pod}-{reason}", "creationTimestamp": stamp(at)},
+        "involvedObject": {"kind": "Pod", "namespace": "kubeflow", "name": pod, "uid": f"uid-{pod}",
+                           "apiVersion": "v1", "fieldPath": f"spec.containers{{{container}}}"},
+        "reason": reason, "message": message, "source": {"component": "kubelet", "host": node_name},
+        "firstTimestamp": stamp(at), "lastTimestamp": stamp(at), "count": 1, "type": "Normal",
+        "eventTime": None, "reportingComponent": "kubelet", "reportingInstance": node_name,
+    }
 
 
 # --- A cluster at rest, for `spotkube verify` ------------------------------------------------------

@@ -109,6 +109,8 @@ CASES: list[Bad] = [
     Bad("max price as text", pool(capacity="spot", maxPrice="0.5"), "gpuPools[0].maxPrice", "use a number",
         "'0.5' is text"),
     Bad("max price a boolean", pool(maxPrice=True), "gpuPools[0].maxPrice", "use a number", "True is a boolean"),
+    Bad("image size as text", pool(imageGb="7GB"), "gpuPools[0].imageGb", "use a number", "'7GB' is text"),
+    Bad("image size not above 0", gke_pool(imageGb=0), "gpuPools[0].imageGb", "greater than 0", cloud="gke"),
     Bad("eviction limit as text", {"kubeflow": {"enabled": False, "evictionRetryLimit": "3"}},
         "kubeflow.evictionRetryLimit", "use a whole number", "'3' is text"),
     Bad("expose ui as text", {"kubeflow": {"enabled": False, "exposeUi": "false"}}, "kubeflow.exposeUi",

@@ -13,13 +13,13 @@ import json
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
-from fake_kube import Change, FakeKube, fake_cli, node, on_path, pipeline_pod
+from fake_kube import Change, FakeKube, fake_cli, kubelet_event, node, on_path, pipeline_pod
 
 REPO = Path(__file__).resolve().parents[2]
 SPOTKUBE = str(Path(sys.executable).with_name("spotkube"))
@@ -78,6 +78,25 @@ def aks_script(replacement_after: float) -> list[Change]:
         Change("pod", "MODIFIED", lambda t: pipeline_pod(RETRY, WORKFLOW, "train", 1, node_name=AKS_FALLBACK_NODE,
                                                          phase="Pending", created=at(t, 305),
                                                          scheduled=at(t, replacement_after + 2))),
+        *pulled_and_running(RETRY, AKS_FALLBACK_NODE, lambda t: at(t, replacement_after + 2), created=305),
+    ]
+
+
+def pulled_and_running(pod: str, node_name: str, scheduled: Callable[[datetime], datetime],
+                       created: float) -> list[Change]:
+    """The kubelet on the new node pulls the step's 6.5 GB image (62.3 s by its own clock, 63 s between its
+    events) and starts the containers 2 s later."""
+    image = "spotkubeexample.azurecr.io/train:1.4"
+    return [
+        Change("event", "ADDED", lambda t: kubelet_event(pod, "Pulling", f'Pulling image "{image}"',
+                                                         scheduled(t) + timedelta(seconds=1), node_name=node_name)),
+        Change("event", "ADDED", lambda t: kubelet_event(
+            pod, "Pulled", f'Successfully pulled image "{image}" in 1m2.3s (1m2.3s including waiting). Image size: '
+            '6979321856 bytes.', scheduled(t) + timedelta(seconds=64), node_name=node_name)),
+        Change("pod", "MODIFIED", lambda t: pipeline_pod(pod, WORKFLOW, "train", 1, node_name=node_name,
+                                                         phase="Running", created=at(t, created),
+                                                         scheduled=scheduled(t),
+                                                         started=scheduled(t) + timedelta(seconds=66))),
     ]
 
 
@@ -105,7 +124,37 @@ def gke_script(retried: bool) -> list[Change]:
     return script
 
 
+T4_NODE = "aks-t4spot-87654321-vmss000000"
+T4_NEW_NODE = "aks-t4spot-87654321-vmss000001"
+T4_PROVIDER = AKS_PROVIDER.replace("a100spot-12345678", "t4spot-87654321").replace(
+    "spotkube-prod-rg_spotkube-aks_eastus", "spotkube-dev-rg_spotkube-aks_uksouth")
+
+
+def t4_script() -> list[Change]:
+    """aks-dev's spot T4 pool, which has no on-demand fallback: the evicted step's retry waits for a new
+    spot node (scale from 0), which pulls the step's image and runs it."""
+    return [
+        Change("pod", "MODIFIED", lambda t: pipeline_pod(POD, WORKFLOW, "train", 0, node_name=T4_NODE,
+                                                         phase="Running", created=START, deleting=at(t, 4))),
+        Change("pod", "DELETED", lambda t: pipeline_pod(POD, WORKFLOW, "train", 0, node_name=T4_NODE,
+                                                        phase="Running", created=START, deleting=at(t, 4))),
+        Change("node", "DELETED", lambda t: node(T4_NODE, "t4spot", T4_PROVIDER, ready=False, ready_since=at(t, 41),
+                                                 reason="NodeStatusUnknown")),
+        Change("pod", "ADDED", lambda t: pipeline_pod(RETRY, WORKFLOW, "train", 1, node_name=None, phase="Pending",
+                                                      created=at(t, 305))),
+        Change("node", "ADDED", lambda t: node(T4_NEW_NODE, "t4spot", T4_PROVIDER[:-1] + "1",
+                                               ready_since=at(t, 305 + 480))),
+        Change("pod", "MODIFIED", lambda t: pipeline_pod(RETRY, WORKFLOW, "train", 1, node_name=T4_NEW_NODE,
+                                                         phase="Pending", created=at(t, 305),
+                                                         scheduled=at(t, 305 + 482))),
+        *pulled_and_running(RETRY, T4_NEW_NODE, lambda t: at(t, 305 + 482), created=305),
+    ]
+
+
 def cluster_nodes(cloud: str) -> list[dict[str, object]]:
+    if cloud == "aks-dev":
+        return [node("aks-system-87654321-vmss000000", "system", T4_PROVIDER.replace("t4spot", "system")),
+                node(T4_NODE, "t4spot", T4_PROVIDER)]
     if cloud == "aks":
         return [node("aks-system-12345678-vmss000000", "system", AKS_PROVIDER.replace("a100spot", "system")),
                 node(AKS_NODE, "a100spot", AKS_PROVIDER)]
@@ -117,11 +166,11 @@ def cluster_nodes(cloud: str) -> list[dict[str, object]]:
 def drill(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Drill]:
     cloud, script = request.param
     trigger, record = tmp_path / "evicted-at", tmp_path / "cli-args.json"
-    running = pipeline_pod(POD, WORKFLOW, "train", 0, node_name=AKS_NODE if cloud == "aks" else GKE_NODE,
-                           phase="Running", created=START)
+    on = {"aks": AKS_NODE, "aks-dev": T4_NODE}.get(cloud, GKE_NODE)
+    running = pipeline_pod(POD, WORKFLOW, "train", 0, node_name=on, phase="Running", created=START)
     fake = FakeKube(cluster_nodes(cloud), [running], script, trigger).start()
     folder = tmp_path / "bin"
-    if cloud == "aks":
+    if cloud.startswith("aks"):
         fake_cli(folder, "az", trigger, record)
     else:
         fake_cli(folder, "gcloud", trigger, record, stderr="Simulating maintenance on instance(s) "
@@ -174,6 +223,35 @@ def test_aks_eviction_is_retried_on_the_fallback_within_the_bound(drill: Drill) 
     assert events[0] == "eviction requested"
     assert "node NotReady (NodeStatusUnknown)" in events and "node deleted" in events
     assert f"Argo retry of {POD} created" in events
+
+
+@pytest.mark.parametrize("drill", [("aks", aks_script(replacement_after=840))], indirect=True)
+def test_the_drill_measures_the_retry_s_way_back_to_running(drill: Drill) -> None:
+    """From the cluster's timestamps: the retry created at +305 s, the on-demand node Ready at +840 s, the
+    image pulled at +906 s (62.3 s by the kubelet), the step running at +908 s; the step fell back, so the
+    plan's figure is the spot pool's bound plus the on-demand start, which it can't state without imageGb."""
+    result = drill.run("--stack", "aks-prod-eastus", "--pool", "a100spot", "--run", "--format", "json",
+                       "--timeout", "60s")
+    assert result.returncode == 0, result.stderr + result.stdout
+    (measure,) = json.loads(result.stdout)["startup"]
+    assert (measure["pod"], measure["pool"], measure["fellBack"]) == (RETRY, "a100ondemand", True)
+    assert measure["measuredSeconds"] == {"pendingToNodeReady": 535.0, "nodeReadyToImagePulled": 66.0,
+                                          "kubeletPull": pytest.approx(62.3), "imagePulledToRunning": 2.0,
+                                          "total": 603.0}
+    assert measure["expected"]["pool"] == "a100spot" and measure["expected"]["fallback"]["boundSeconds"] == 610
+    assert measure["expectedTotal"] is None
+
+
+@pytest.mark.parametrize("drill", [("aks-dev", t4_script())], indirect=True)
+def test_the_measured_time_to_running_is_printed_next_to_the_plan_s(drill: Drill) -> None:
+    result = drill.run("--stack", "aks-dev-uksouth", "--pool", "t4spot", "--run", "--timeout", "60s")
+    assert result.returncode == 0, result.stderr + result.stdout
+    lines = [" ".join(line.split()) for line in result.stdout.splitlines()]
+    assert f"time to running of {RETRY} (pool t4spot): measured | the plan's, from 0 nodes (its pool)" in lines
+    assert "pending -> node Ready: 8m | 5m–11m" in lines
+    assert "node Ready -> image pulled: 1m6s (the kubelet's pull: 1m2s) | 2m36s–3m15s" in lines
+    assert "image pulled -> running: 2s" in lines
+    assert "total: 9m8s | 7m36s–14m15s" in lines
 
 
 @pytest.mark.parametrize("drill", [("aks", aks_script(replacement_after=1500))], indirect=True)

@@ -76,7 +76,7 @@ from spotkube.review.plan_diff import StackDiff, plan_diff
 from spotkube.review.plan_document import pool_rows
 from spotkube.review.program_review import stack_document, stack_documents
 from spotkube.review.quota import live_report
-from spotkube.review.simulation import Overrides, sim_steps
+from spotkube.review.simulation import Overrides, sim_steps, startup_samples
 
 NO_COLOR_FLAG = "--no-color"
 #: Where kubectl looks for a kubeconfig when KUBECONFIG is unset.
@@ -670,6 +670,10 @@ def simulate(
     node_start: Annotated[str, typer.Option(
         "--node-start", metavar="DURATION",
         help="How long a new node takes to be ready (VM, boot, driver, device plugin).")] = "5m",
+    out_of_capacity: Annotated[float, typer.Option(
+        "--out-of-capacity", min=0.0, max=1.0, metavar="SHARE",
+        help="Share of scale-ups of a spot or preemptible GPU pool that find no capacity, for the sampled "
+        "time to a running step (no cloud publishes it; docs/time-to-gpu.md).")] = 0.1,
     output: FormatOption = Format.table,
     prices: PricesOption = None,
     project_dir: ProjectOption = Path("."),
@@ -699,14 +703,16 @@ def simulate(
         for pipeline in pipelines:
             steps = sim_steps(pipeline, run.spec, name, pools, document.cost, document.fallback, overrides)
             simulations.append((pipeline.name, steps, run_simulation(steps, runs=runs, seed=seed)))
+        startups = startup_samples(document.startup, [s for _, steps, _ in simulations for s in steps],
+                                   out_of_capacity, runs=runs, seed=seed)
     except SpotkubeError as err:
         raise fail(str(err)) from None
     if output is Format.json:
-        typer.echo(simulate_views.to_json(name, simulations))
+        typer.echo(simulate_views.to_json(name, simulations, startups))
     elif output is Format.markdown:
-        typer.echo(simulate_views.to_markdown(name, simulations), nl=False)
+        typer.echo(simulate_views.to_markdown(name, simulations, startups), nl=False)
     else:
-        simulate_views.render(name, simulations, terminal.console())
+        simulate_views.render(name, simulations, terminal.console(), startups)
 
 
 @app.command(cls=SpotkubeCommand)

@@ -20,8 +20,8 @@ import re
 import shutil
 import subprocess
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -31,9 +31,20 @@ from spotkube.components.offline import StackRun
 from spotkube.platform import contract
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.pipeline_reader import load_pool_contracts
-from spotkube.review.drill import DrillReport, Observation, Target, choose_node, judge, labels_of
+from spotkube.platform.startup import PoolStartup, duration
+from spotkube.review.drill import (
+    DrillReport,
+    Observation,
+    StartupMeasure,
+    Target,
+    choose_node,
+    judge,
+    labels_of,
+    measure_startup,
+)
 from spotkube.review.fallback import stack_fallback
 from spotkube.review.plan_document import pool_rows
+from spotkube.review.startup import pool_startups
 from spotkube.review.verify import node_check
 
 #: How long the cloud CLI may take to ask for the eviction.
@@ -59,6 +70,8 @@ class PoolFacts:
 
     replacement_pools: frozenset[str]
     bound_seconds: int | None
+    #: The plan's time to a running step of each GPU pool, by pool (review/startup.py).
+    startups: Mapping[str, PoolStartup] = field(default_factory=dict)
 
 
 def pool_facts(run: StackRun, pool: str) -> PoolFacts:
@@ -73,10 +86,11 @@ def pool_facts(run: StackRun, pool: str) -> PoolFacts:
                          f"evicts; drill a spot or preemptible pool: {', '.join(spot) or 'the stack has none'}")
     if row.gpu_type is None:
         return PoolFacts(frozenset(), None)
-    fallback = next((f for f in stack_fallback(run.spec.cloud, run.registrations, rows) if f.gpu_type == row.gpu_type),
-                    None)
+    fallbacks = stack_fallback(run.spec.cloud, run.registrations, rows)
+    fallback = next((f for f in fallbacks if f.gpu_type == row.gpu_type), None)
     others = frozenset(r.name for r in rows if r.gpu_type == row.gpu_type)
-    return PoolFacts(others, fallback.worst_case_seconds if fallback else None)
+    startups = {s.pool: s for s in pool_startups(run.spec, run.registrations, rows, fallbacks)}
+    return PoolFacts(others, fallback.worst_case_seconds if fallback else None, startups)
 
 
 class Cluster:
@@ -227,7 +241,23 @@ def run_drill(run: StackRun, pool: str, cluster: Cluster, *, timeout_s: int, boo
     timed_out = observe(events, observation, timeout_s, now)
     report = judge(observation, stack=run.stack, cloud=run.spec.cloud, command=command,
                    bound_seconds=facts.bound_seconds, boot_allowance_seconds=boot_allowance_s, timed_out=timed_out)
-    return replace(report, replacement_check=replacement_check(run, observation))
+    return replace(report, replacement_check=replacement_check(run, observation),
+                   startup=startup_measures(cluster, observation, facts.startups))
+
+
+def startup_measures(cluster: Cluster, observation: Observation,
+                     startups: Mapping[str, PoolStartup]) -> tuple[StartupMeasure, ...]:
+    """Each retried step's time back to running, with its image pull read from its pod's events."""
+    measures = []
+    for fate in observation.fates.values():
+        if fate.retry is None or fate.running_at is None:
+            continue
+        events = cluster.list(f"/api/v1/namespaces/{fate.retry_namespace}/events",
+                              fieldSelector=f"involvedObject.name={fate.retry}")
+        measure = measure_startup(observation, fate, events, startups)
+        if measure is not None:
+            measures.append(measure)
+    return tuple(measures)
 
 
 def replacement_check(run: StackRun, observation: Observation) -> str | None:
@@ -276,7 +306,30 @@ def timeline_lines(report: DrillReport) -> Iterator[str]:
         yield f"replacement: {report.replacement} after {report.replacement_seconds:.0f}s"
     if report.replacement_check is not None:
         yield f"replacement {report.replacement}: {report.replacement_check}"
+    for measure in report.startup:
+        yield from startup_lines(measure)
     yield "ok" if report.ok else "FAILED: " + "; ".join(report.failures)
+
+
+def _took(seconds: float | None) -> str:
+    return "-" if seconds is None else duration(seconds)
+
+
+def startup_lines(measure: StartupMeasure) -> Iterator[str]:
+    """A retried step's time back to running, measured, next to the plan's expectation."""
+    took = measure.intervals
+    expected = measure.expected
+    how = "its fallback" if measure.fell_back else "its pool"
+    yield f"time to running of {measure.pod} (pool {measure.pool}): measured | the plan's, from 0 nodes ({how})"
+    node = "already up" if measure.node_ready is None else _took(took["pendingToNodeReady"])
+    yield f"  pending -> node Ready:       {node} | {expected.node_span.text() if expected else '-'}"
+    pull = f" (the kubelet's pull: {_took(took['kubeletPull'])})" if measure.pull else " (no Pulled event)"
+    image = expected.image.span.text() if expected and expected.image.span else (
+        expected.image.note if expected and expected.image.note else "-")
+    yield f"  node Ready -> image pulled:  {_took(took['nodeReadyToImagePulled'])}{pull} | {image}"
+    yield f"  image pulled -> running:     {_took(took['imagePulledToRunning'])}"
+    total = measure.expected_total
+    yield f"  total:                       {_took(took['total'])} | {total.text() if total else 'not stated'}"
 
 
 def report_json(report: DrillReport) -> str:

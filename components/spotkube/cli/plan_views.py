@@ -17,6 +17,7 @@ from spotkube.cli import cost_views
 from spotkube.cli.terminal import fit_columns
 from spotkube.platform.posture import Setting
 from spotkube.platform.preflight import Verdict
+from spotkube.platform.startup import PoolStartup, duration
 from spotkube.review.acknowledgements import AcknowledgedWarning
 from spotkube.review.plan_document import PlanDocument, PoolRow
 from spotkube.review.resource_list import Resource
@@ -184,6 +185,48 @@ def fallback_table(document: PlanDocument) -> Table:
     return table
 
 
+def _image_text(startup: PoolStartup) -> str:
+    image = startup.image
+    size = f" {image.size_gb:g} GB" if image.size_gb is not None and image.figure and image.figure.per_gb else ""
+    what = f"{image.delivery}{size}: "
+    if image.span is None:
+        return what + (image.note or "unknown")
+    kind = f" ({image.figure.kind})" if image.figure else ""
+    return what + image.span.text() + kind + (f"; {image.note}" if image.note else "")
+
+
+def _out_of_capacity_text(startup: PoolStartup) -> str:
+    if startup.capacity == "on-demand":
+        return "-"
+    fallback = startup.fallback
+    if fallback is None:
+        return startup.fallback_note or "-"
+    then = startup.out_of_capacity
+    return (f"up to {duration(fallback.bound_seconds)} before on-demand {', '.join(fallback.pools)}, then "
+            f"{fallback.then.text() if fallback.then else 'its own start (image size not declared)'}"
+            + (f": {then.text()} in all" if then else ""))
+
+
+def startup_rows(document: PlanDocument) -> list[tuple[str, str, str, str, str]]:
+    """(pool, node, image, total, when its capacity is out) for each GPU pool from 0 nodes."""
+    rows = []
+    for s in document.startup:
+        total = s.total
+        rows.append((s.pool, f"{s.node_span.text()} ({s.node.kind})", _image_text(s),
+                     total.text() if total else f"at least {duration(s.node_span.low)}", _out_of_capacity_text(s)))
+    return rows
+
+
+def startup_table(document: PlanDocument) -> Table:
+    table = Table(title=f"{document.title}: time to a running GPU step from 0 nodes (docs/time-to-gpu.md)",
+                  title_justify="left", expand=False)
+    for column in ("pool", "node", "image", "total", "when its capacity is out"):
+        table.add_column(column, overflow="ellipsis")
+    for row in startup_rows(document):
+        table.add_row(*row)
+    return table
+
+
 def quota_rows(document: PlanDocument) -> list[tuple[str, str, str, str]]:
     """(quota, need, of which upgrade surge, pools) for each quota the stack counts against."""
     if document.quota is None:
@@ -268,7 +311,7 @@ def render_table(documents: Sequence[PlanDocument], console: Console, details: b
                             *(Text(f"note: {note}") for note in document.cost.price_notes),
                             *(Text(f"cost basis: {line}") for line in document.cost.basis),
                             *(Text(line) for line in catalog_lines(document)), fallback_table(document),
-                            quota_table(document)]
+                            *([startup_table(document)] if document.startup else []), quota_table(document)]
         parts += [Text(f"note: {n}", style="dim") for n in quota_notes(document)]
         parts += [placement_table(document), preflight_table(document)]
         parts += [Text(line, style="red" if document.policy else None) for line in policy_lines(document)]
@@ -342,6 +385,10 @@ def to_markdown(documents: Sequence[PlanDocument], details: bool = False) -> str
         lines += ["", *catalog_lines(document)]
         lines += ["", "| gpu | tried in order | worst case before on-demand | note |", "|---|---|---|---|"]
         lines += [f"| {gpu} | {order} | {worst} | {note} |" for gpu, order, worst, note in fallback_rows(document)]
+        if document.startup:
+            lines += ["", "| pool | time to a running step: node | image | total | when its capacity is out |",
+                      "|---|---|---|---|---|"]
+            lines += [f"| {' | '.join(row)} |" for row in startup_rows(document)]
         if document.quota is not None:
             lines += ["", "| quota at full scale | need | of which surge | pools |", "|---|---|---|---|"]
             lines += [f"| {quota} | {need} | {surge} | {pools} |" for quota, need, surge, pools in quota_rows(document)]

@@ -11,6 +11,8 @@ from rich.console import Console
 from rich.table import Table
 
 from spotkube.platform.cost.simulate import SimResult, SimStep
+from spotkube.platform.startup import PoolStartup, StartupSample, duration
+from spotkube.review.simulation import StartupSampled
 
 UNPRICED = "unpriced"
 
@@ -59,9 +61,39 @@ def _summary(result: SimResult) -> list[tuple[str, str]]:
 Simulation = tuple[str, Sequence[SimStep], SimResult]
 
 
-def render(stack: str, simulations: Sequence[Simulation], console: Console) -> None:
+def _when(seconds: float | None) -> str:
+    return "still waiting for capacity" if seconds is None else duration(seconds)
+
+
+def _startup_rows(startups: Sequence[StartupSampled]) -> list[tuple[str, ...]]:
+    """(pool, p50, p90, p99, out of capacity) per GPU pool the steps land on, from 0 nodes."""
+    rows = []
+    for startup, sample in startups:
+        if sample is None:
+            rows.append((startup.pool, "-", "-", "-", startup.image.note or "image time unknown"))
+            continue
+        share = f"(--out-of-capacity {sample.out_of_capacity:g})"
+        out = (f"{sample.fell_back:.1%} of runs found none and went on to on-demand {share}" if startup.fallback
+               else f"{sample.waited:.1%} of runs found none and waited for capacity {share}")
+        rows.append((startup.pool, _when(sample.p50), _when(sample.p90), _when(sample.p99),
+                     out if startup.capacity != "on-demand" else "on-demand: none"))
+    return rows
+
+
+_STARTUP_COLUMNS = ("pool", "p50", "p90", "p99", "capacity out")
+
+
+def render(stack: str, simulations: Sequence[Simulation], console: Console,
+           startups: Sequence[StartupSampled] = ()) -> None:
     for pipeline, steps, result in simulations:
         _render_one(pipeline, stack, steps, result, console)
+    if startups:
+        table = Table(title=f"{stack}: time to a running step from 0 nodes, sampled", title_justify="left")
+        for column in _STARTUP_COLUMNS:
+            table.add_column(column, overflow="fold")
+        for row in _startup_rows(startups):
+            table.add_row(*row)
+        console.print(table)
 
 
 def _render_one(pipeline: str, stack: str, steps: Sequence[SimStep], result: SimResult, console: Console) -> None:
@@ -79,8 +111,14 @@ def _render_one(pipeline: str, stack: str, steps: Sequence[SimStep], result: Sim
     console.print(summary)
 
 
-def to_markdown(stack: str, simulations: Sequence[Simulation]) -> str:
-    return "".join(_markdown_one(pipeline, stack, steps, result) for pipeline, steps, result in simulations)
+def to_markdown(stack: str, simulations: Sequence[Simulation], startups: Sequence[StartupSampled] = ()) -> str:
+    text = "".join(_markdown_one(pipeline, stack, steps, result) for pipeline, steps, result in simulations)
+    if not startups:
+        return text
+    lines = [f"### {stack}: time to a running step from 0 nodes, sampled", "",
+             "| " + " | ".join(_STARTUP_COLUMNS) + " |", "|" + "---|" * len(_STARTUP_COLUMNS)]
+    lines += ["| " + " | ".join(row) + " |" for row in _startup_rows(startups)]
+    return text + "\n".join(lines) + "\n"
 
 
 def _markdown_one(pipeline: str, stack: str, steps: Sequence[SimStep], result: SimResult) -> str:
@@ -95,10 +133,20 @@ def _money(value: float | Decimal | None) -> float | None:
     return None if value is None else round(float(value), 2)
 
 
-def to_json(stack: str, simulations: Sequence[Simulation]) -> str:
-    """`{"stack", "simulations": [...]}`, one entry per pipeline."""
+def to_json(stack: str, simulations: Sequence[Simulation], startups: Sequence[StartupSampled] = ()) -> str:
+    """`{"stack", "simulations": [...], "startup": [...]}`, one entry per pipeline, and one per GPU pool the
+    steps land on (its sampled seconds to a running step from 0 nodes; null: still waiting for capacity)."""
     return json.dumps({"stack": stack, "simulations": [_json_one(pipeline, steps, result)
-                                                       for pipeline, steps, result in simulations]}, indent=2)
+                                                       for pipeline, steps, result in simulations],
+                       "startup": [_startup_json(startup, sample) for startup, sample in startups]}, indent=2)
+
+
+def _startup_json(startup: PoolStartup, sample: StartupSample | None) -> dict[str, Any]:
+    if sample is None:
+        return {"pool": startup.pool, "sampled": False, "note": startup.image.note}
+    return {"pool": startup.pool, "sampled": True, "runs": sample.runs, "outOfCapacity": sample.out_of_capacity,
+            "p50Seconds": sample.p50, "p90Seconds": sample.p90, "p99Seconds": sample.p99,
+            "fellBack": sample.fell_back, "waited": sample.waited}
 
 
 def _json_one(pipeline: str, steps: Sequence[SimStep], result: SimResult) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from spotkube.platform.posture import PostureReader
 from spotkube.platform.preflight import CloudPreflight
 from spotkube.platform.quota import LiveQuota, PoolDemand, QuotaPlan, QuotaQuery
 from spotkube.platform.spec import GpuPool, GpuSpec, MaintenanceWindow, PlatformSpec
+from spotkube.platform.startup import ImageDelivery, StartupFigures
 
 #: How a cloud's GPU nodes get their device plugin: a DaemonSet spotkube deploys, or the cloud's own.
 PluginMode = Literal["daemonset", "cloud-managed"]
@@ -156,6 +157,9 @@ class CloudFacts:
     kfp_cloud_logs_link: bool = False
     #: The calls the CI identities make and the roles they hold (docs/identities.md).
     identities: IdentityFacts | None = None
+    #: The cloud's sourced figures for the time from a pending GPU step to a running one
+    #: (`clouds/<cloud>/startup.json`); None where spotkube has none.
+    startup_figures: Callable[[], StartupFigures] | None = None
 
 
 @dataclass(frozen=True)
@@ -233,6 +237,8 @@ class ResourceFacts:
     #: paths under it, except those listed in `updatable_in_place`.
     create_only: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     updatable_in_place: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: How a registered pool's nodes get the step's image (type token, inputs): pulled, streamed or preloaded.
+    image_delivery: Callable[[str, Mapping[str, Any]], ImageDelivery] = field(default=lambda token, inputs: "pull")
     #: The stand-in for the cloud under Pulumi's mocks (`clouds/<cloud>/offline.py`, answered by
     #: `spotkube.testing.SpotkubeMocks` and the offline plan): the outputs the cloud computes for a
     #: registered resource (type token, resource name, inputs) that the component, or a consumer's

@@ -288,6 +288,11 @@ class GpuPool(SpotPool):
         default=None,
         description="Share each GPU among pods (docs/gpu-sharing.md); unset = every pod gets whole GPUs.",
     )
+    image_gb: Annotated[float, Field(gt=0, le=1000), Strict()] | None = Field(
+        default=None,
+        description="Compressed size in GB of the image the pool's steps run, for the plan's time to a running "
+        "step (docs/time-to-gpu.md); unset = the plan says the image size is not declared.",
+    )
 
     def driver(self) -> str | None:
         """How the cloud installs the NVIDIA driver, when the pool chooses it (None: the cloud decides)."""

@@ -22,6 +22,7 @@ from typing import Any
 
 from spotkube.platform import contract
 from spotkube.platform.cloud import items, mapping
+from spotkube.platform.startup import PoolStartup, Span
 
 #: Pod phases of a pod that still holds its node.
 ACTIVE_PHASES = ("Pending", "Running")
@@ -120,11 +121,14 @@ class PodFate:
     retry_pool: str | None = None
     retried_at: datetime | None = None
     scheduled_at: datetime | None = None
+    #: The retry's namespace, and when its step's container started (`containerStatuses[].state`).
+    retry_namespace: str = ""
+    running_at: datetime | None = None
 
     @property
     def settled(self) -> bool:
-        """Retried and scheduled again (the drill has seen all there is to see of it)."""
-        return self.scheduled_at is not None
+        """Retried and running again (the drill has seen all there is to see of it)."""
+        return self.running_at is not None
 
     def to_json(self, start: datetime) -> dict[str, Any]:
         def since(at: datetime | None) -> float | None:
@@ -132,7 +136,7 @@ class PodFate:
         return {"pod": self.pod, "workflow": self.workflow, "step": self.step, "ended": self.ended,
                 "retry": self.retry, "retryNode": self.retry_node, "retryPool": self.retry_pool,
                 "retrySeconds": since(self.retried_at), "scheduledSeconds": since(self.scheduled_at),
-                "lost": self.retry is None}
+                "runningSeconds": since(self.running_at), "lost": self.retry is None}
 
 
 @dataclass
@@ -212,6 +216,7 @@ class Observation:
             return
         if fate.retry is None:
             fate.retry = name
+            fate.retry_namespace = str(mapping(pod.get("metadata")).get("namespace") or "")
             fate.retried_at = timestamp(mapping(pod.get("metadata")).get("creationTimestamp")) or received
             self._note(fate.retried_at, name, f"Argo retry of {fate.pod} created")
         node = mapping(pod.get("spec")).get("nodeName")
@@ -222,6 +227,10 @@ class Observation:
             self._note(fate.scheduled_at, name, f"scheduled on {node} (pool {fate.retry_pool})")
             if self.replacement_ready is None:
                 self._replacement_from(str(node), fate.scheduled_at)
+        started = step_started(pod)
+        if started is not None and fate.scheduled_at is not None and fate.running_at is None:
+            fate.running_at = started
+            self._note(started, name, "step container running")
 
     def _replacement_from(self, node: str, scheduled: datetime) -> None:
         """The node a retried pod landed on replaces the evicted one: when it became Ready if it is
@@ -245,6 +254,134 @@ class Observation:
         return node_lost and self.replacement_ready is not None
 
 
+#: The container of an Argo pod that runs the step (`wait` and `init` are Argo's own).
+STEP_CONTAINER = "main"
+
+
+def step_started(pod: Mapping[str, Any]) -> datetime | None:
+    """When the pod's step container started: Argo's `main` container (or, in another pod, the last of
+    its containers to start), running or already ended; None until then."""
+    starts: dict[str, datetime] = {}
+    for status in map(mapping, items(mapping(pod.get("status")).get("containerStatuses"))):
+        state = mapping(status.get("state"))
+        at = timestamp(mapping(state.get("running")).get("startedAt")
+                       or mapping(state.get("terminated")).get("startedAt"))
+        if at is not None:
+            starts[str(status.get("name"))] = at
+    return starts.get(STEP_CONTAINER) or max(starts.values(), default=None)
+
+
+#: A Go duration as the kubelet prints it: `1m2.345s`, `981ms`, `1h2m3s`.
+_GO_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(h|ms|us|µs|ns|m|s)")
+_GO_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+_PULLED = re.compile(r'^Successfully pulled image "[^"]*" in ([0-9][0-9.hmsuµn]*)')
+_PRESENT = re.compile(r'^Container image "[^"]*" already present on machine')
+
+
+def go_duration(text: str) -> float | None:
+    """Seconds of a Go duration (`1m2.3s`), or None when `text` is not one."""
+    parts = _GO_PART.findall(text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        return None
+    return sum(float(n) * _GO_UNITS[u] for n, u in parts)
+
+
+def _event_time(event: Mapping[str, Any]) -> datetime | None:
+    return timestamp(event.get("lastTimestamp") or event.get("eventTime") or event.get("firstTimestamp")
+                     or mapping(event.get("metadata")).get("creationTimestamp"))
+
+
+@dataclass(frozen=True)
+class ImagePull:
+    """The kubelet's `Pulled` event for the step container: when, and how long it says the pull took
+    (0 when the image was already on the node)."""
+
+    at: datetime
+    seconds: float
+
+
+def step_pull(events: Sequence[Mapping[str, Any]]) -> ImagePull | None:
+    """The step container's image pull from the pod's events (core/v1 Events as the API lists them)."""
+    pulled = []
+    for event in events:
+        if event.get("reason") != "Pulled" or (at := _event_time(event)) is None:
+            continue
+        message = str(event.get("message") or "")
+        seconds = 0.0 if _PRESENT.match(message) else None
+        if (found := _PULLED.match(message)) is not None:
+            seconds = go_duration(found[1])
+        if seconds is None:
+            continue
+        path = str(mapping(event.get("involvedObject")).get("fieldPath") or "")
+        pulled.append((path == f"spec.containers{{{STEP_CONTAINER}}}", at, seconds))
+    if not pulled:
+        return None
+    _, at, seconds = max(pulled, key=lambda p: (p[0], p[1]))
+    return ImagePull(at, seconds)
+
+
+@dataclass(frozen=True)
+class StartupMeasure:
+    """A retried step's way back to running, measured from the cluster's own timestamps, next to what
+    the plan expects of the pool it landed on (from 0 nodes)."""
+
+    pod: str
+    pool: str
+    created: datetime
+    #: When the node it ran on became Ready; None when that node was already up.
+    node_ready: datetime | None
+    pull: ImagePull | None
+    running: datetime
+    #: The plan's estimate of that pool; the drilled pool's when the step fell back to another pool.
+    expected: PoolStartup | None = None
+    fell_back: bool = False
+
+    def _seconds(self, start: datetime | None, end: datetime | None) -> float | None:
+        return None if start is None or end is None else max(0.0, (end - start).total_seconds())
+
+    @property
+    def intervals(self) -> dict[str, float | None]:
+        """Seconds of each stage: pending to node Ready, node Ready (or creation) to image pulled, image
+        pulled to running, and the total."""
+        ready = self.node_ready or self.created
+        pulled = self.pull.at if self.pull else None
+        return {"pendingToNodeReady": self._seconds(self.created, self.node_ready),
+                "nodeReadyToImagePulled": self._seconds(ready, pulled),
+                "kubeletPull": self.pull.seconds if self.pull else None,
+                "imagePulledToRunning": self._seconds(pulled, self.running),
+                "total": self._seconds(self.created, self.running)}
+
+    @property
+    def expected_total(self) -> Span | None:
+        if self.expected is None:
+            return None
+        return self.expected.out_of_capacity if self.fell_back else self.expected.total
+
+    def to_json(self) -> dict[str, Any]:
+        total = self.expected_total
+        return {"pod": self.pod, "pool": self.pool, "fellBack": self.fell_back,
+                "measuredSeconds": self.intervals,
+                "expected": None if self.expected is None else self.expected.to_json(),
+                "expectedTotal": None if total is None else total.to_json()}
+
+
+def measure_startup(observation: Observation, fate: PodFate, events: Sequence[Mapping[str, Any]],
+                    startups: Mapping[str, PoolStartup]) -> StartupMeasure | None:
+    """The retry's time to running, or None when it never ran; `startups` is the plan's estimate by pool."""
+    if fate.retry is None or fate.retried_at is None or fate.running_at is None:
+        return None
+    new_node = fate.retry_node not in observation.known_nodes
+    node = observation.nodes.get(fate.retry_node or "", {})
+    ready = timestamp(condition(node, "Ready").get("lastTransitionTime")) if new_node else None
+    if new_node and fate.retry_node == observation.replacement:
+        ready = observation.replacement_ready
+    pool = fate.retry_pool or "unknown"
+    fell_back = pool != observation.target.pool
+    expected = startups.get(observation.target.pool if fell_back else pool)
+    return StartupMeasure(fate.retry, pool, fate.retried_at, ready, step_pull(events), fate.running_at,
+                          expected, fell_back)
+
+
 @dataclass(frozen=True)
 class DrillReport:
     """The drill's result, for the timeline view and `--format json`."""
@@ -266,6 +403,8 @@ class DrillReport:
     failures: tuple[str, ...] = ()
     #: Whether the replacement node is ready for GPU work (`spotkube verify`'s node check), in words.
     replacement_check: str | None = None
+    #: Each retried step's time back to running, next to the plan's expectation.
+    startup: tuple[StartupMeasure, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -284,6 +423,7 @@ class DrillReport:
             "replacement": {"node": self.replacement, "seconds": self.replacement_seconds,
                             "check": self.replacement_check},
             "bound": {"planSeconds": self.bound_seconds, "bootAllowanceSeconds": self.boot_allowance_seconds},
+            "startup": [m.to_json() for m in self.startup],
             "ok": self.ok, "failures": list(self.failures),
         }
 
@@ -298,6 +438,9 @@ def judge(observation: Observation, *, stack: str, cloud: str, command: Sequence
         if fate.retry is None:
             failures.append(f"pipeline pod {fate.pod} ({fate.workflow}) was lost: no Argo retry "
                             f"{'before the drill timed out' if timed_out else 'followed'}")
+        elif fate.scheduled_at is not None and fate.running_at is None and timed_out:
+            failures.append(f"retry {fate.retry} was scheduled on {fate.retry_node} but its step container was not "
+                            "running before the drill timed out")
     if observation.node_not_ready is None and observation.node_gone is None:
         failures.append(f"node {observation.target.node} never went NotReady or away: the eviction did not happen")
     waited = bool(observation.fates)

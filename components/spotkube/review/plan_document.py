@@ -23,6 +23,7 @@ from spotkube.platform.preflight import Verdict
 from spotkube.platform.quota import QuotaPlan
 from spotkube.platform.registration import Registration
 from spotkube.platform.spec import Acknowledgement
+from spotkube.platform.startup import PoolStartup
 from spotkube.platform.warnings import PlanWarning
 from spotkube.review.acknowledgements import AcknowledgedWarning, Judged, judge
 from spotkube.review.catalog_check import CatalogNote
@@ -198,6 +199,8 @@ class PlanDocument:
     shares_stack: bool = False
     #: The stack's resources that no spotkube cluster owns, by type.
     others: tuple[OtherResources, ...] = ()
+    #: Each GPU pool's expected time to a running step from 0 nodes (review/startup.py).
+    startup: tuple[PoolStartup, ...] = ()
 
     @property
     def title(self) -> str:
@@ -260,6 +263,7 @@ class PlanDocument:
             "cost": self.cost.to_json(),
             "catalog": self.catalog.to_json() if self.catalog else None,
             "fallback": [f.to_json() for f in self.fallback],
+            "startup": [s.to_json() for s in self.startup],
             "upgrades": [u.to_json() for u in self.upgrades],
             "quota": None if self.quota is None else self.quota.to_json(),
             "placements": [p.to_json() for p in self.placements.placements],

@@ -37,6 +37,7 @@ from spotkube.review.policy_rules import check_outputs, check_registrations, che
 from spotkube.review.preflight import preflight
 from spotkube.review.quota import stack_quota
 from spotkube.review.resource_list import PROVIDER_PREFIX, resource_list
+from spotkube.review.startup import pool_startups
 
 
 class ProgramRun(Protocol):
@@ -157,6 +158,7 @@ def _document(run: ProgramRun, cluster: BuiltCluster, owner: Mapping[str, str | 
     judged = [r for r in run.seen_by_pack if owner[r.urn] in (cluster.urn, None)]
     contracts = list(cluster.contracts) if cluster.contracts is not None else None
     pools = pool_rows(spec.cloud, mine, contracts)
+    fallback = stack_fallback(spec.cloud, seen_by_pack, pools)
     placements = (stack_placements(spec.cloud, mine, contracts) if contracts is not None else StackPlacements(
         notes=[f"placements unknown: {cluster.name}'s pool_contracts output can't be read"]))
     return PlanDocument(
@@ -176,7 +178,7 @@ def _document(run: ProgramRun, cluster: BuiltCluster, owner: Mapping[str, str | 
         policy=tuple(sorted({*check_registrations(judged), *check_outputs(dict(run.outputs))},
                             key=lambda f: (f.rule, f.message))),
         program_warnings=_program_warnings(run.log, [c for c in run.clusters if c is not cluster]),
-        fallback=stack_fallback(spec.cloud, seen_by_pack, pools),
+        fallback=fallback,
         quota=stack_quota(spec.cloud, pools),
         acknowledgements=spec.acknowledgements,
         catalog=catalog_note(spec),
@@ -185,6 +187,7 @@ def _document(run: ProgramRun, cluster: BuiltCluster, owner: Mapping[str, str | 
         cluster=cluster.name,
         shares_stack=len(run.clusters) > 1,
         others=_others([r for r in run.registrations if owner[r.urn] is None]),
+        startup=pool_startups(spec, mine, pools, fallback),
     )
 
 

@@ -21,6 +21,7 @@ from spotkube.platform.cost.simulate import SECONDS_PER_HOUR, SimStep
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.pipeline_reader import CompiledPipeline, Retry
 from spotkube.platform.spec import PlatformSpec
+from spotkube.platform.startup import PoolStartup, StartupSample, sample_startup
 from spotkube.review.costing import CostReport
 from spotkube.review.fallback import GpuFallback
 from spotkube.review.pipeline_check import why_step_lands_nowhere, with_cluster_defaults
@@ -108,3 +109,15 @@ def sim_steps(
                 prices.on_demand.usd_per_hour if prices and prices.on_demand else None, pool, placement),
         ))
     return steps
+
+
+#: A GPU pool's estimate and its sample (None: its image size is not declared, so it isn't sampled).
+StartupSampled = tuple[PoolStartup, StartupSample | None]
+
+
+def startup_samples(startups: Sequence[PoolStartup], steps: Sequence[SimStep], out_of_capacity: float, *,
+                    runs: int, seed: int) -> list[StartupSampled]:
+    """The sampled time to a running step of each GPU pool the pipelines' steps land on, from 0 nodes."""
+    used = {s.pool for s in steps}
+    return [(startup, sample_startup(startup, out_of_capacity, runs=runs, seed=seed))
+            for startup in startups if startup.pool in used]

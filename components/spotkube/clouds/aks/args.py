@@ -147,6 +147,8 @@ class AksGpuPoolArgs(TypedDict):
     """GPU type and count; unset = filled in from the VM size, which fixes them."""
     sharing: NotRequired[AksGpuSharingArgs]
     """Split each GPU into MIG instances (docs/gpu-sharing.md); unset = every pod gets whole GPUs."""
+    image_gb: NotRequired[float]
+    """Compressed size in GB of the image the pool's steps run, for the plan's time to a running step (docs/time-to-gpu.md); unset = the plan says the image size is not declared."""
     eviction_policy: NotRequired[AksGpuPoolEvictionPolicy]
     """Spot pools: what happens to an evicted node; deallocated nodes still count against quota. Default: `Delete`."""
     max_price: NotRequired[float]

@@ -26,6 +26,7 @@ from spotkube.clouds.aks import (
     preflight,
     quota,
     resources,
+    startup,
     usage_api,
 )
 from spotkube.clouds.aks import logs as aks_logs
@@ -361,6 +362,7 @@ PROFILE = CloudProfile(
         # on it (docs/evictions.md#how-much-time-a-step-gets).
         workload_notice_seconds=30,
         identities=identities.FACTS,
+        startup_figures=startup.figures,
     ),
     machines=MachineFacts(
         arch=catalog.vm_size_arch,
@@ -387,6 +389,7 @@ PROFILE = CloudProfile(
         offline_outputs=offline.computed_outputs,
         offline_answer=offline.call_answer,
         offline_id=offline.resource_id,
+        image_delivery=startup.image_delivery,
     ),
     review=ReviewFacts(
         sign_in=sign_in,

@@ -147,6 +147,8 @@ class GkeGpuPoolArgs(TypedDict):
     """GPU type and count; unset = filled in from the machine type. N1 machine types need it."""
     sharing: NotRequired[GkeGpuSharingArgs]
     """Share each GPU among pods by MIG, time-sharing or MPS (docs/gpu-sharing.md); unset = every pod gets whole GPUs."""
+    image_gb: NotRequired[float]
+    """Compressed size in GB of the image the pool's steps run, for the plan's time to a running step (docs/time-to-gpu.md); unset = the plan says the image size is not declared."""
     gpu_driver: NotRequired[GkeGpuPoolGpuDriver]
     """The NVIDIA driver version GKE installs; `INSTALLATION_DISABLED` if you install it yourself. Default: `DEFAULT`."""
 

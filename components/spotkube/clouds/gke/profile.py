@@ -27,6 +27,7 @@ from spotkube.clouds.gke import (
     preflight,
     quota,
     resources,
+    startup,
     usage_api,
 )
 from spotkube.clouds.gke import logs as gke_logs
@@ -389,6 +390,7 @@ PROFILE = CloudProfile(
         workload_notice_seconds=15,
         kfp_cloud_logs_link=True,
         identities=identities.FACTS,
+        startup_figures=startup.figures,
     ),
     machines=MachineFacts(
         arch=catalog.machine_arch,
@@ -418,6 +420,7 @@ PROFILE = CloudProfile(
         updatable_in_place=resources.UPDATABLE_IN_PLACE,
         offline_outputs=offline.computed_outputs,
         offline_answer=offline.call_answer,
+        image_delivery=startup.image_delivery,
     ),
     review=ReviewFacts(
         sign_in=sign_in,

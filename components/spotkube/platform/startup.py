@@ -1,0 +1,238 @@
+"""The expected time from a pending GPU step to a running one, when its pool is at 0 nodes.
+
+Three parts, each a (shortest, longest) range in seconds: the node (the cloud's time to provision a
+GPU VM, join it and serve its GPUs), the image (a full pull of the step's image at a throughput per
+GB, or streaming or preloading, which make it nearly independent of the size), and, for an
+interruptible pool whose capacity runs out, the fallback bound before the next tier is tried plus
+that tier's own node and image. Each cloud ships its figures with their sources
+(`clouds/<cloud>/startup.json`), and says which figures it published and which spotkube assumes.
+
+Pure module: no Pulumi, no cloud (docs/time-to-gpu.md).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+#: How a node gets the step's image: pulled whole, streamed as the container reads it, or already on
+#: the node's disk.
+ImageDelivery = Literal["pull", "streaming", "preloaded"]
+FigureKind = Literal["published", "reported", "assumption"]
+DELIVERIES: tuple[ImageDelivery, ...] = ("pull", "streaming", "preloaded")
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One sourced range of seconds (per GB of compressed image when `per_gb`)."""
+
+    low_seconds: float
+    high_seconds: float
+    #: published: the cloud's own figure; reported: a measurement someone published; assumption:
+    #: nobody publishes one, so this is spotkube's, with `says` giving its basis.
+    kind: FigureKind
+    what: str
+    source: str
+    says: str
+    date: str
+    per_gb: bool = False
+    #: The largest image (GB) the figure holds for, when its source bounds it.
+    max_gb: float | None = None
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.low_seconds <= self.high_seconds:
+            raise ValueError(f"a startup figure needs 0 <= low <= high seconds, got {self.low_seconds}, "
+                             f"{self.high_seconds}")
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Figure:
+        return cls(low_seconds=float(data["low_seconds"]), high_seconds=float(data["high_seconds"]),
+                   kind=data["kind"], what=str(data["what"]), source=str(data["source"]), says=str(data["says"]),
+                   date=str(data["date"]), per_gb=bool(data.get("per_gb", False)),
+                   max_gb=None if data.get("max_gb") is None else float(data["max_gb"]))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"lowSeconds": self.low_seconds, "highSeconds": self.high_seconds, "kind": self.kind,
+                "perGb": self.per_gb, "source": self.source, "date": self.date}
+
+
+@dataclass(frozen=True)
+class StartupFigures:
+    """One cloud's figures: the node, and the image per delivery it offers (None: not offered)."""
+
+    node: Figure
+    pull: Figure
+    streaming: Figure | None = None
+    preloaded: Figure | None = None
+
+    @classmethod
+    def from_json(cls, text: str) -> StartupFigures:
+        data = json.loads(text)
+        optional = {k: Figure.from_json(data[k]) for k in ("streaming", "preloaded") if data.get(k)}
+        return cls(node=Figure.from_json(data["node"]), pull=Figure.from_json(data["pull"]), **optional)
+
+    def image(self, delivery: ImageDelivery) -> Figure | None:
+        return {"pull": self.pull, "streaming": self.streaming, "preloaded": self.preloaded}[delivery]
+
+
+@dataclass(frozen=True)
+class Span:
+    """A (shortest, longest) time in seconds."""
+
+    low: float
+    high: float
+
+    def __add__(self, other: Span) -> Span:
+        return Span(self.low + other.low, self.high + other.high)
+
+    def text(self) -> str:
+        return duration(self.low) if round(self.low) == round(self.high) else (
+            f"{duration(self.low)}–{duration(self.high)}")
+
+    def to_json(self) -> dict[str, float]:
+        return {"lowSeconds": round(self.low, 1), "highSeconds": round(self.high, 1)}
+
+
+def duration(seconds: float) -> str:
+    """`610` -> `10m10s`, `0` -> `0s`."""
+    minutes, secs = divmod(round(seconds), 60)
+    return f"{minutes}m{secs}s" if minutes and secs else f"{minutes}m" if minutes else f"{secs}s"
+
+
+@dataclass(frozen=True)
+class ImageEstimate:
+    """The image part: its span, or why there is none."""
+
+    delivery: ImageDelivery
+    size_gb: float | None
+    span: Span | None
+    figure: Figure | None
+    #: Why the span is missing or weaker than it looks, in words.
+    note: str | None = None
+
+
+def image_time(delivery: ImageDelivery, size_gb: float | None, figures: StartupFigures) -> ImageEstimate:
+    """How long a fresh node takes to have the image, for a declared compressed size (None: not declared)."""
+    figure = figures.image(delivery)
+    if figure is None:
+        return ImageEstimate(delivery, size_gb, None, None, f"the cloud offers no {delivery} of images")
+    if not figure.per_gb:
+        note = None
+        if figure.max_gb is not None and size_gb is not None and size_gb > figure.max_gb:
+            note = f"the {delivery} figure holds for images up to {figure.max_gb:g} GB"
+        return ImageEstimate(delivery, size_gb, Span(figure.low_seconds, figure.high_seconds), figure, note)
+    if size_gb is None:
+        return ImageEstimate(delivery, None, None, figure, "image size not declared (imageGb)")
+    return ImageEstimate(delivery, size_gb, Span(figure.low_seconds * size_gb, figure.high_seconds * size_gb), figure)
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """What happens when the pool's capacity is out: how long before the next tier is tried, and that tier."""
+
+    bound_seconds: int
+    pools: tuple[str, ...]
+    #: The next tier's own node and image (None when its image time is unknown).
+    then: Span | None
+
+
+@dataclass(frozen=True)
+class PoolStartup:
+    """One GPU pool's expected time to a running step from 0 nodes."""
+
+    pool: str
+    capacity: str
+    gpu_type: str
+    node: Figure
+    image: ImageEstimate
+    #: Set for an interruptible pool whose GPU type falls back within a stated bound.
+    fallback: Fallback | None = None
+    #: Why a fallback can't be stated, in words (no bound, no fallback pool).
+    fallback_note: str | None = None
+
+    @property
+    def node_span(self) -> Span:
+        return Span(self.node.low_seconds, self.node.high_seconds)
+
+    @property
+    def total(self) -> Span | None:
+        """The pool's own capacity is there: node, then image."""
+        return None if self.image.span is None else self.node_span + self.image.span
+
+    @property
+    def out_of_capacity(self) -> Span | None:
+        """The pool's capacity is out: the bound, then the next tier's node and image."""
+        if self.fallback is None or self.fallback.then is None:
+            return None
+        bound = Span(self.fallback.bound_seconds, self.fallback.bound_seconds)
+        return bound + self.fallback.then
+
+    def to_json(self) -> dict[str, Any]:
+        total, out = self.total, self.out_of_capacity
+        return {
+            "pool": self.pool, "capacity": self.capacity, "gpu": self.gpu_type,
+            "node": {**self.node_span.to_json(), "kind": self.node.kind, "source": self.node.source,
+                     "date": self.node.date},
+            "image": {"delivery": self.image.delivery, "sizeGb": self.image.size_gb,
+                      "span": None if self.image.span is None else self.image.span.to_json(),
+                      "figure": None if self.image.figure is None else self.image.figure.to_json(),
+                      "note": self.image.note},
+            "total": None if total is None else total.to_json(),
+            "fallback": None if self.fallback is None else {
+                "boundSeconds": self.fallback.bound_seconds, "pools": list(self.fallback.pools),
+                "then": None if self.fallback.then is None else self.fallback.then.to_json(),
+                "total": None if out is None else out.to_json()},
+            "fallbackNote": self.fallback_note,
+        }
+
+
+@dataclass(frozen=True)
+class StartupSample:
+    """Sampled times to a running step of one pool (seconds; None: the step was still waiting for
+    capacity at that percentile, as a pool without a bounded fallback does when its capacity is out)."""
+
+    pool: str
+    runs: int
+    out_of_capacity: float
+    p50: float | None
+    p90: float | None
+    p99: float | None
+    #: Share of the runs whose pool had no capacity and that went to the next tier.
+    fell_back: float
+    #: Share of the runs that waited for capacity with no bounded fallback.
+    waited: float
+
+
+def sample_startup(startup: PoolStartup, out_of_capacity: float, *, runs: int, seed: int) -> StartupSample | None:
+    """Sample the time to a running step: the node and the image uniformly in their ranges; on an
+    interruptible pool, with probability `out_of_capacity` its capacity is out, and the step waits the
+    fallback bound (the worst case the plan states), then the next tier's node and image, or, without a
+    bounded fallback, waits for capacity. None when the image time is unknown (no declared size)."""
+    if not 0 <= out_of_capacity <= 1:
+        raise ValueError(f"the out-of-capacity share must be from 0 to 1, got {out_of_capacity}")
+    node, image = startup.node_span, startup.image.span
+    if image is None:
+        return None
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    times = rng.uniform(node.low, node.high, runs) + rng.uniform(image.low, image.high, runs)
+    out = (rng.random(runs) < out_of_capacity) if startup.capacity != "on-demand" else np.zeros(runs, dtype=bool)
+    fallback = startup.fallback
+    then = fallback.then if fallback else None
+    if fallback is not None and then is not None:
+        tail = fallback.bound_seconds + rng.uniform(then.low, then.high, runs)
+        times = np.where(out, tail, times)
+        fell_back, waited = float(out.mean()), 0.0
+    else:
+        times = np.where(out, np.inf, times)
+        fell_back, waited = 0.0, float(out.mean())
+
+    def percentile(q: float) -> float | None:
+        value = float(np.quantile(times, q, method="inverted_cdf"))
+        return None if value == float("inf") else value
+
+    return StartupSample(startup.pool, runs, out_of_capacity, percentile(0.5), percentile(0.9), percentile(0.99),
+                         fell_back, waited)
