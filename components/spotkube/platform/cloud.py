@@ -235,6 +235,12 @@ class CloudProfile:
     #: Kubeflow's UI can link a step to the cloud's logs (KFP reads the cluster's name from GKE's
     #: metadata server, which only GKE nodes answer).
     kfp_cloud_logs_link: bool = False
+    #: The names of a stack's GPU pools that get their nodes through queued provisioning (all of a step's
+    #: nodes at once, by a ProvisioningRequest), and the ProvisioningRequest class the cloud's autoscaler
+    #: serves for them (None: the cloud offers none). Kueue's preset puts its ProvisioningRequest
+    #: admission check on those pools' flavors.
+    queued_provisioning_pools: Callable[[PlatformSpec], tuple[str, ...]] = field(default=lambda spec: ())
+    provisioning_request_class: str | None = None
     #: The MIG profiles a GPU type splits into on this cloud, each with its instances per GPU (none
     #: for a GPU without MIG).
     mig_profiles: Callable[[str], Mapping[str, int]] = field(default=lambda gpu_type: {})

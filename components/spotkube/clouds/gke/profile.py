@@ -391,6 +391,9 @@ PROFILE = CloudProfile(
     price_source=PRICE_SOURCE,
     managed_device_plugin=device_plugin.MANAGED_PLUGIN,
     kfp_cloud_logs_link=True,
+    # GKE's cluster autoscaler serves ProvisioningRequests of this class for node pools with queued
+    # provisioning (cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest).
+    provisioning_request_class="queued-provisioning.gke.io",
     mig_profiles=gpu_sharing.mig_profiles,
     logs_cost_basis=logs_cost_basis,
     fixed_items=fixed_costs.fixed_items,
