@@ -70,7 +70,7 @@ class Kueue(pulumi.ComponentResource):
 
     What it registers: the release's `manifests.yaml` at `version`, its controller kept on the platform
     pool and its manager configured to queue the pods of Kubeflow's namespace that name a queue; then
-    a ResourceFlavor per GPU capacity tier (and per queued-provisioning pool, with the
+    a ResourceFlavor per GPU tier (a GPU type on one capacity; and per queued-provisioning pool, with the
     ProvisioningRequest admission check), the ClusterQueue `spotkube-gpus` whose quota is what the GPU
     pools hold at full scale, and the LocalQueue `local_queue` in Kubeflow's namespace.
 

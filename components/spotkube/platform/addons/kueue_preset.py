@@ -3,9 +3,9 @@
 A step sent to the queue (`to_queue`) is a pod Kueue gates until the LocalQueue of its namespace
 admits it; the ClusterQueue behind it admits a step when one of its flavors has the GPU quota left.
 
-- One ResourceFlavor per GPU capacity tier (`gpu-spot`, `gpu-on-demand`...), whose node labels are the
-  contract's role and capacity labels, and one per queued-provisioning pool (`queued-<pool>`, its pool
-  label). Kueue adds the admitted flavor's labels to the pod's nodeSelector, and only offers a step
+- One ResourceFlavor per GPU tier, a GPU type on one capacity (`nvidia-l4-spot`, `nvidia-l4-on-demand`),
+  whose node labels are the contract's accelerator and capacity labels, and one per
+  queued-provisioning pool (`queued-<pool>`, its pool label). Kueue adds the admitted flavor's labels to the pod's nodeSelector, and only offers a step
   the flavors its own nodeSelector and required node affinity allow: a step placed on spot stays on
   spot.
 - The ClusterQueue's nominal quota of a flavor is what its pools hold at full scale (max nodes x the
@@ -33,8 +33,6 @@ CLUSTER_QUEUE = "spotkube-gpus"
 #: Kueue's built-in admission check controller for ProvisioningRequests.
 PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
 QUEUED_PROVISIONING = "spotkube-queued-provisioning"
-#: The fallback order of the tiers: interruptible capacity first, on-demand last (queued pools between).
-TIER_ORDER: tuple[Capacity, ...] = ("spot", "preemptible", "on-demand")
 
 
 @dataclass(frozen=True)
@@ -61,16 +59,20 @@ def flavors(gpu_pools: Sequence[PoolPlan], queued_pools: Sequence[str] = ()) -> 
     """The flavors of the stack's GPU pools, in fallback order. `queued_pools` names the pools with
     queued provisioning (the cloud's profile answers which): each gets a flavor of its own."""
     queued = [pool for pool in gpu_pools if pool.name in queued_pools]
-    tiers = []
-    for capacity in TIER_ORDER:
-        pools = [pool for pool in gpu_pools if pool.capacity == capacity and pool not in queued]
-        if pools:
-            tiers.append(Flavor(f"gpu-{capacity}", {contract.ROLE_LABEL: "gpu", contract.CAPACITY_LABEL: capacity},
-                                _quotas(pools), pools=tuple(p.name for p in pools)))
+    tiers: dict[tuple[Capacity, str], list[PoolPlan]] = {}
+    for pool in gpu_pools:
+        if pool not in queued:
+            tiers.setdefault((pool.capacity, pool.contract.accelerator or ""), []).append(pool)
+
+    def tier(capacity: Capacity) -> list[Flavor]:
+        return [Flavor(f"{accelerator}-{capacity}", {contract.ACCELERATOR_LABEL: accelerator,
+                                                     contract.CAPACITY_LABEL: capacity},
+                       _quotas(pools), pools=tuple(p.name for p in pools))
+                for (pool_capacity, accelerator), pools in sorted(tiers.items()) if pool_capacity == capacity]
+
     queued_flavors = [Flavor(f"queued-{pool.name}", {contract.POOL_LABEL: pool.name}, _quotas([pool]), queued=True,
                              pools=(pool.name,)) for pool in queued]
-    on_demand = [f for f in tiers if f.name == "gpu-on-demand"]
-    return [*[f for f in tiers if f not in on_demand], *queued_flavors, *on_demand]
+    return [*tier("spot"), *tier("preemptible"), *queued_flavors, *tier("on-demand")]
 
 
 def resource_flavor(flavor: Flavor) -> dict[str, Any]:
@@ -80,14 +82,15 @@ def resource_flavor(flavor: Flavor) -> dict[str, Any]:
 
 def cluster_queue(flavor_list: Sequence[Flavor], namespace: str) -> dict[str, Any]:
     """The ClusterQueue over every flavor, open to the pipelines' namespace only. Each flavor of a
-    resource group must name every covered resource, so a tier without a resource gets quota 0 of it."""
+    resource group must name every covered resource, so a tier without a resource gets quota 0 of it;
+    quotas are Kubernetes quantities, written as strings."""
     covered = sorted({resource for flavor in flavor_list for resource in flavor.quotas})
     spec: dict[str, Any] = {
         "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}},
         "resourceGroups": [{
             "coveredResources": covered,
             "flavors": [{"name": flavor.name,
-                         "resources": [{"name": r, "nominalQuota": flavor.quotas.get(r, 0)} for r in covered]}
+                         "resources": [{"name": r, "nominalQuota": str(flavor.quotas.get(r, 0))} for r in covered]}
                         for flavor in flavor_list],
         }],
     }
