@@ -118,7 +118,8 @@ def test_the_plan_describes_the_controller_as_the_fixture_has_it() -> None:
     shipped, described = m.controller_deployment(), kueue_reference.shipped_controller_deployment()
     assert described["metadata"] == shipped["metadata"]
     assert described["spec"]["selector"] == shipped["spec"]["selector"]
-    assert [c["image"] for c in pod_spec(described)["containers"]] == [c["image"] for c in pod_spec(shipped)["containers"]]
+    images = [[c["image"] for c in pod_spec(d)["containers"]] for d in (described, shipped)]
+    assert images[0] == images[1]
     for key in ("nodeSelector", "affinity", "tolerations"):
         assert key not in pod_spec(described) and key not in pod_spec(shipped)
 

@@ -23,7 +23,15 @@ from spotkube.platform.addons import kfp_reference, kueue_preset, kueue_transfor
 from spotkube.platform.errors import Problem, SpecError
 from spotkube.platform.plan import PlatformPlan
 from spotkube.platform.spec import KueueSettings, PlatformSpec, parse_settings
-from spotkube.shell.common import built_from, checked_args, child, clusters_behind, deployed_onto, refuse_outputs, validated
+from spotkube.shell.common import (
+    built_from,
+    checked_args,
+    child,
+    clusters_behind,
+    deployed_onto,
+    refuse_outputs,
+    validated,
+)
 
 #: Why `enabled` is not an arg (see the class docstring).
 ENABLED_REFUSAL = ("is not a key of these args: the component always installs Kueue; to install none, don't create "

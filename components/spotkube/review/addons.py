@@ -69,8 +69,8 @@ def _kueue(registrations: Sequence[Registration]) -> Setting:
     queues = [f"{mapping(r.inputs.get('metadata')).get('namespace')}/{mapping(r.inputs.get('metadata')).get('name')}"
               for r in _registered(registrations, "LocalQueue")]
     quotas = [
-        f"{mapping(flavor).get('name')} " + " + ".join(
-            f"{mapping(q).get('nominalQuota')} {mapping(q).get('name')}" for q in items(mapping(flavor).get("resources")))
+        f"{mapping(flavor).get('name')} " + " + ".join(f"{mapping(q).get('nominalQuota')} {mapping(q).get('name')}"
+                                                      for q in items(mapping(flavor).get("resources")))
         for r in _registered(registrations, "ClusterQueue")
         for group in items(mapping(r.inputs.get("spec")).get("resourceGroups"))
         for flavor in items(mapping(group).get("flavors"))

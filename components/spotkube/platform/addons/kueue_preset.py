@@ -5,9 +5,9 @@ admits it; the ClusterQueue behind it admits a step when one of its flavors has 
 
 - One ResourceFlavor per GPU tier, a GPU type on one capacity (`nvidia-l4-spot`, `nvidia-l4-on-demand`),
   whose node labels are the contract's accelerator and capacity labels, and one per
-  queued-provisioning pool (`queued-<pool>`, its pool label). Kueue adds the admitted flavor's labels to the pod's nodeSelector, and only offers a step
-  the flavors its own nodeSelector and required node affinity allow: a step placed on spot stays on
-  spot.
+  queued-provisioning pool (`queued-<pool>`, its pool label). Kueue adds the admitted flavor's labels
+  to the pod's nodeSelector, and only offers a step the flavors its own nodeSelector and required
+  node affinity allow: a step placed on spot stays on spot.
 - The ClusterQueue's nominal quota of a flavor is what its pools hold at full scale (max nodes x the
   GPUs, or GPU slices, a node advertises), so it admits no more than the pools can run. Its flavors
   follow the fallback order: interruptible tiers first, then queued provisioning, then on-demand.
@@ -22,17 +22,30 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from spotkube.platform import contract
-from spotkube.platform.contract import Capacity
-from spotkube.platform.plan import PoolPlan
+from spotkube.platform.contract import Capacity, PoolContract
 
 API_VERSION = "kueue.x-k8s.io/v1beta2"
 CLUSTER_QUEUE = "spotkube-gpus"
 #: Kueue's built-in admission check controller for ProvisioningRequests.
 PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
 QUEUED_PROVISIONING = "spotkube-queued-provisioning"
+
+
+class PlannedGpuPool(Protocol):
+    """What the preset reads of a planned GPU pool (`plan.PoolPlan`, which imports the add-ons' modules
+    through the cloud profiles, so this module names only the fields)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def capacity(self) -> Capacity: ...
+    @property
+    def max(self) -> int: ...
+    @property
+    def contract(self) -> PoolContract: ...
 
 
 @dataclass(frozen=True)
@@ -47,7 +60,7 @@ class Flavor:
     pools: tuple[str, ...] = field(default=())
 
 
-def _quotas(pools: Sequence[PoolPlan]) -> dict[str, int]:
+def _quotas(pools: Sequence[PlannedGpuPool]) -> dict[str, int]:
     quotas: dict[str, int] = {}
     for pool in pools:
         for resource, per_node in pool.contract.advertised().items():
@@ -55,11 +68,11 @@ def _quotas(pools: Sequence[PoolPlan]) -> dict[str, int]:
     return quotas
 
 
-def flavors(gpu_pools: Sequence[PoolPlan], queued_pools: Sequence[str] = ()) -> list[Flavor]:
+def flavors(gpu_pools: Sequence[PlannedGpuPool], queued_pools: Sequence[str] = ()) -> list[Flavor]:
     """The flavors of the stack's GPU pools, in fallback order. `queued_pools` names the pools with
     queued provisioning (the cloud's profile answers which): each gets a flavor of its own."""
     queued = [pool for pool in gpu_pools if pool.name in queued_pools]
-    tiers: dict[tuple[Capacity, str], list[PoolPlan]] = {}
+    tiers: dict[tuple[Capacity, str], list[PlannedGpuPool]] = {}
     for pool in gpu_pools:
         if pool not in queued:
             tiers.setdefault((pool.capacity, pool.contract.accelerator or ""), []).append(pool)
@@ -120,7 +133,7 @@ def provisioning_request_config(provisioning_class: str) -> dict[str, Any]:
             "spec": {"provisioningClassName": provisioning_class, "managedResources": [contract.GPU_RESOURCE]}}
 
 
-def preset(gpu_pools: Sequence[PoolPlan], namespace: str, queue: str, queued_pools: Sequence[str] = (),
+def preset(gpu_pools: Sequence[PlannedGpuPool], namespace: str, queue: str, queued_pools: Sequence[str] = (),
            provisioning_class: str | None = None) -> list[dict[str, Any]]:
     """Every object of the preset, in the order they can be applied: the provisioning check (when a
     pool queues and the cloud has a ProvisioningRequest class), the flavors, the ClusterQueue, the
