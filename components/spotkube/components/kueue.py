@@ -7,8 +7,6 @@ and the queue itself (flavors, ClusterQueue, LocalQueue, the ProvisioningRequest
 `spotkube.platform.addons.kueue_preset` from the cluster's GPU pools.
 """
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -48,7 +46,7 @@ class KueueRequest:
     preset: tuple[dict[str, Any], ...]
 
     @staticmethod
-    def for_plan(plan: PlatformPlan, settings: KueueSettings) -> KueueRequest:
+    def for_plan(plan: PlatformPlan, settings: KueueSettings) -> "KueueRequest":
         """The preset of a cluster's plan: its cloud answers which pools queue and with which class."""
         facts = profile(plan.cloud)
         objects = kueue_preset.preset(plan.gpu_pools, PIPELINES_NAMESPACE, settings.local_queue,
@@ -122,7 +120,7 @@ class Kueue(pulumi.ComponentResource):
         self._build(name, validated(request), opts)
 
     @classmethod
-    def from_spec(cls, name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions | None = None) -> Kueue:
+    def from_spec(cls, name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions | None = None) -> "Kueue":
         """The stack's Kueue, from a spec `parse_spec` has already accepted."""
 
         def request() -> KueueRequest:
