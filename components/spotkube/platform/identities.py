@@ -138,7 +138,7 @@ def plural(name: str) -> str:
 BUILT_IN_GROUPS = frozenset({
     "", "apps", "batch", "policy", "autoscaling", "rbac.authorization.k8s.io", "apiextensions.k8s.io",
     "networking.k8s.io", "scheduling.k8s.io", "storage.k8s.io", "coordination.k8s.io", "discovery.k8s.io",
-    "events.k8s.io", "admissionregistration.k8s.io", "certificates.k8s.io", "node.k8s.io",
+    "events.k8s.io", "admissionregistration.k8s.io", "certificates.k8s.io", "node.k8s.io", "apiregistration.k8s.io",
 })
 
 

@@ -146,7 +146,7 @@ def check_pipeline(
             error = _queue_error(step, queue, stack)
         results.append(StepResult(step, landing, spot, error,
                                   (*_step_warnings(step, spot, capacities, evictions, failures),
-                                   *_queue_warnings(step, queue, stack)),
+                                   *_queue_warnings(step, queue, stack, landing, spot)),
                                   capacities, evictions, failures))
     relies_on_retries = any(r.spot_pools and r.step.retry and r.step.retry.max_retries > 0 for r in results)
     return CheckReport(pipeline, stack, tuple(results),
@@ -161,10 +161,17 @@ def _queue_error(step: Step, queue: str | None, stack: str) -> str | None:
             "(kueue.localQueue): Kueue would hold its pod for ever; use to_queue(task, queue=" + repr(queue) + ")")
 
 
-def _queue_warnings(step: Step, queue: str | None, stack: str) -> Iterator[str]:
-    if step.queue is not None and queue is None:
+def _queue_warnings(step: Step, queue: str | None, stack: str, pools: Sequence[str],
+                    spot_pools: Sequence[str]) -> Iterator[str]:
+    if step.queue is None:
+        return
+    if queue is None:
         yield (f"is sent to Kueue's queue {step.queue!r}, but stack {stack} deploys no Kueue (kueue.enabled): the "
                f"label {contract.KUEUE_QUEUE_LABEL} does nothing there and the step starts without waiting for quota")
+    elif spot_pools and len(spot_pools) < len(pools):
+        # Kueue puts the admitted flavor's node labels (its capacity) in the pod's nodeSelector.
+        yield ("can fall back to on-demand, but Kueue admits it to one tier (spot first) and pins it there: it "
+               "moves to on-demand only when the spot tier's quota is used up, not when spot capacity is gone")
 
 
 def survived(step: Step, rule: RetryRule | None) -> tuple[int | None, int | None]:

@@ -21,7 +21,7 @@ Objects are `kueue.x-k8s.io/v1beta2`, the storage version of Kueue v0.19. Pure m
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from spotkube.platform import contract
@@ -57,7 +57,6 @@ class Flavor:
     quotas: Mapping[str, int]
     #: Its pools get their nodes through queued provisioning: the ProvisioningRequest check applies.
     queued: bool = False
-    pools: tuple[str, ...] = field(default=())
 
 
 def _quotas(pools: Sequence[PlannedGpuPool]) -> dict[str, int]:
@@ -80,11 +79,11 @@ def flavors(gpu_pools: Sequence[PlannedGpuPool], queued_pools: Sequence[str] = (
     def tier(capacity: Capacity) -> list[Flavor]:
         return [Flavor(f"{accelerator}-{capacity}", {contract.ACCELERATOR_LABEL: accelerator,
                                                      contract.CAPACITY_LABEL: capacity},
-                       _quotas(pools), pools=tuple(p.name for p in pools))
+                       _quotas(pools))
                 for (pool_capacity, accelerator), pools in sorted(tiers.items()) if pool_capacity == capacity]
 
-    queued_flavors = [Flavor(f"queued-{pool.name}", {contract.POOL_LABEL: pool.name}, _quotas([pool]), queued=True,
-                             pools=(pool.name,)) for pool in queued]
+    queued_flavors = [Flavor(f"queued-{pool.name}", {contract.POOL_LABEL: pool.name}, _quotas([pool]), queued=True)
+                      for pool in queued]
     return [*tier("spot"), *tier("preemptible"), *queued_flavors, *tier("on-demand")]
 
 
