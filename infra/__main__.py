@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pulumi
 
-from spotkube import KubeflowPipelines, NvidiaDevicePlugin
+from spotkube import KubeflowPipelines, Kueue, NvidiaDevicePlugin
 from spotkube.components.program import cluster_component, read_stack_spec
 
 spec = read_stack_spec(Path(__file__).parent)
@@ -16,12 +16,16 @@ spec = read_stack_spec(Path(__file__).parent)
 # more to load.
 cluster = cluster_component(spec).from_spec("spotkube", spec)
 
-# Both deploy through the cluster's provider, after its pools exist.
+# The add-ons deploy through the cluster's provider, after its pools exist.
 on_cluster = pulumi.ResourceOptions(providers=[cluster.provider], depends_on=[cluster])
 if spec.device_plugin.enabled and spec.gpu_pools:
     NvidiaDevicePlugin.from_spec("nvidia-device-plugin", spec, opts=on_cluster)
 if spec.kubeflow.enabled:
-    KubeflowPipelines.from_spec("kubeflow-pipelines", spec, opts=on_cluster)
+    kubeflow = KubeflowPipelines.from_spec("kubeflow-pipelines", spec, opts=on_cluster)
+    # Kueue's LocalQueue lives in Kubeflow's namespace (the stack's rules refuse Kueue without Kubeflow).
+    if spec.kueue.enabled:
+        Kueue.from_spec("kueue", spec, opts=pulumi.ResourceOptions.merge(on_cluster, pulumi.ResourceOptions(
+            depends_on=[kubeflow])))
 
 pulumi.export("kubeconfig", cluster.kubeconfig)
 pulumi.export("clusterName", cluster.cluster_name)

@@ -15,6 +15,7 @@ _EXPORTS = {
     "GkeGpuCluster": "spotkube.clouds.gke.component",
     "NvidiaDevicePlugin": "spotkube.components.device_plugin",
     "KubeflowPipelines": "spotkube.components.kubeflow",
+    "Kueue": "spotkube.components.kueue",
     **{name: "spotkube.clouds.aks.args" for name in (
         "AksAutoscalerArgs",
         "AksBusyPeriodArgs",
@@ -52,6 +53,7 @@ _EXPORTS = {
     **{name: "spotkube.components.args" for name in (
         "DevicePluginSettingsArgs",
         "KubeflowPipelinesArgs",
+        "KueueArgs",
         "NvidiaDevicePluginArgs",
     )},
     "PoolContractOutput": "spotkube.shell.outputs",
@@ -96,6 +98,8 @@ __all__ = [
     "GkeSystemPoolArgs",
     "KubeflowPipelines",
     "KubeflowPipelinesArgs",
+    "Kueue",
+    "KueueArgs",
     "NvidiaDevicePlugin",
     "NvidiaDevicePluginArgs",
     "PoolContractOutput",
@@ -139,9 +143,15 @@ if TYPE_CHECKING:
         GkeSystemPoolArgs,
     )
     from spotkube.clouds.gke.component import GkeGpuCluster
-    from spotkube.components.args import DevicePluginSettingsArgs, KubeflowPipelinesArgs, NvidiaDevicePluginArgs
+    from spotkube.components.args import (
+        DevicePluginSettingsArgs,
+        KubeflowPipelinesArgs,
+        KueueArgs,
+        NvidiaDevicePluginArgs,
+    )
     from spotkube.components.device_plugin import NvidiaDevicePlugin
     from spotkube.components.kubeflow import KubeflowPipelines
+    from spotkube.components.kueue import Kueue
     from spotkube.shell.outputs import PoolContractOutput
 
 

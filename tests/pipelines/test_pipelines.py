@@ -44,6 +44,7 @@ from spotkube.pipelines import (  # noqa: E402
     declare_timing,
     on_demand,
     on_spot,
+    to_queue,
 )
 from spotkube.platform import contract  # noqa: E402
 from spotkube.platform.addons.argo_retries import RetryRule  # noqa: E402
@@ -502,3 +503,49 @@ def test_the_compiled_examples_are_what_their_code_compiles_to(tmp_path: Path, n
     from the code (recompile with `python examples/pipelines/<name>.py examples/pipelines/<name>.yaml`)."""
     fresh = load_example(name).compile(tmp_path / f"{name}.yaml")
     assert fresh.read_text() == (REPO / "examples" / "pipelines" / f"{name}.yaml").read_text()
+
+
+# --- Kueue's queue ---------------------------------------------------------------------------------
+
+
+def test_a_step_sent_to_the_queue_carries_kueue_s_label_and_keeps_its_placement(tmp_path: Path) -> None:
+    path = compile_one(tmp_path, lambda t: to_queue(on_spot(t, GpuTarget("nvidia-tesla-t4"))))
+    _, executors = documents(path)
+    (config,) = executors.values()
+    assert config["podMetadata"]["labels"] == {"kueue.x-k8s.io/queue-name": "spot-gpus"}
+    assert config["tolerations"], "the spot placement is kept"
+    (step,) = read_pipeline(path).steps
+    assert step.queue == "spot-gpus"
+    pools = load_pool_contracts(GKE_OUTPUTS, "gke")[1]
+    (queued,) = check_pipeline(read_pipeline(path), pools, "gke-prod", queue="spot-gpus").steps
+    assert queued.error is None and queued.pools == ("t4-spot",)
+    (unqueued,) = check_pipeline(read_pipeline(path), pools, "gke-dev").steps
+    assert any("deploys no Kueue" in w and "kueue.x-k8s.io/queue-name" in w for w in unqueued.warnings)
+
+
+def test_a_step_naming_another_queue_is_refused_by_pipeline_check(tmp_path: Path) -> None:
+    path = compile_one(tmp_path, lambda t: to_queue(t, queue="research"))
+    pools = load_pool_contracts(GKE_OUTPUTS, "gke")[1]
+    (result,) = check_pipeline(read_pipeline(path), pools, "gke-prod", queue="spot-gpus").steps
+    assert result.error is not None
+    assert "'research'" in result.error and "'spot-gpus' (kueue.localQueue)" in result.error
+    with pytest.raises(PlacementError, match="queue='Not A Queue' is not a LocalQueue name"):
+        compile_one(tmp_path, lambda t: to_queue(t, queue="Not A Queue"))
+
+
+def test_pipeline_check_knows_the_queue_of_the_shipped_gke_prod_stack(tmp_path: Path) -> None:
+    path = compile_one(tmp_path, lambda t: to_queue(on_spot(t, GpuTarget("nvidia-tesla-a100"))))
+    result = spotkube("pipeline-check", str(path), "--stack", "gke-prod-europe-west4", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    (check,) = json.loads(result.stdout)["checks"]
+    (step,) = check["steps"]
+    assert step["queue"] == "spot-gpus" and step["error"] is None
+    assert not [w for w in step["warnings"] if "Kueue" in w]
+    fallback = compile_one(tmp_path, lambda t: to_queue(on_spot(t, GpuTarget("nvidia-tesla-a100",
+                                                                             fallback_to_on_demand=True))))
+    result = spotkube("pipeline-check", str(fallback), "--stack", "gke-prod-europe-west4", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    (step,) = json.loads(result.stdout)["checks"][0]["steps"]
+    assert step["pools"] == ["a100-spot", "a100-ondemand"]
+    (pinned,) = [w for w in step["warnings"] if "Kueue" in w]
+    assert "moves to on-demand only when the spot tier's quota is used up" in pinned

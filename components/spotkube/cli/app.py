@@ -512,7 +512,8 @@ def pipeline_check_command(
                 reports.append(check_pipeline(
                     pipeline, list(cluster.contracts), where,
                     retries=retry_rule(kubeflow) if kubeflow.enabled else None,
-                    cluster_defaults=pipeline_pod_default() if kubeflow.enabled else None))
+                    cluster_defaults=pipeline_pod_default() if kubeflow.enabled else None,
+                    queue=cluster.spec.kueue.local_queue if cluster.spec.kueue.enabled else None))
     except SpotkubeError as err:
         raise fail(str(err)) from None
     if output is Format.json:

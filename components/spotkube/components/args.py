@@ -66,3 +66,12 @@ class KubeflowPipelinesArgs(TypedDict):
     """How long a finished run's Argo Workflow is kept (KFP ships 3600); a pipeline's own TTL (PipelineConfig) wins. Default: `3600`."""
     step_grace_period_seconds: NotRequired[int]
     """terminationGracePeriodSeconds of every pipeline pod: the time a step has to save a checkpoint after SIGTERM. Unset = what the cloud really gives a workload pod on a spot eviction: 15 on GKE (the kubelet keeps 15 of the 30 seconds for system pods), 30 on AKS (Azure's Preempt notice)."""
+
+
+class KueueArgs(TypedDict):
+    """The args of `Kueue`: Kueue, the job queue: pipeline steps sent to its queue wait for the GPU pools' quota instead of piling up as pending pods, and on a queued-provisioning pool get their nodes all at once through a ProvisioningRequest. Installed from the release's manifests, its controller on the platform pool."""
+
+    version: NotRequired[str]
+    """Kueue release: the tag whose `manifests.yaml` is applied. Default: `v0.19.2`."""
+    local_queue: NotRequired[str]
+    """Name of the LocalQueue in Kubeflow's namespace; a step sent with `to_queue(task, queue=...)` names it. Default: `spot-gpus`."""

@@ -2,7 +2,7 @@
 
 ```python
 from kfp import dsl
-from spotkube.pipelines import CpuSpot, GpuTarget, on_demand, on_spot
+from spotkube.pipelines import CpuSpot, GpuTarget, on_demand, on_spot, to_queue
 
 @dsl.pipeline
 def training():
@@ -11,6 +11,7 @@ def training():
     model = train(data=data.output)
     on_spot(model, GpuTarget("nvidia-tesla-t4", count=1))      # spot T4 on either cloud
     declare_timing(model, runtime="3h", checkpoint_every="10m")  # for `spotkube simulate`
+    to_queue(model)                                            # waits in Kueue's queue for GPU quota
     on_demand(publish(model=model.output))                     # never on spot
 ```
 
@@ -48,6 +49,7 @@ from spotkube.pipelines.steps import (
     declare_timing,
     on_demand,
     on_spot,
+    to_queue,
 )
 from spotkube.pipelines.targets import CpuSpot, GpuTarget, PlacementError, PoolTarget, SpotTarget, known_gpu_types
 
@@ -66,4 +68,5 @@ __all__ = [
     "known_gpu_types",
     "on_demand",
     "on_spot",
+    "to_queue",
 ]

@@ -168,6 +168,28 @@ def declare_timing(
     return task
 
 
+#: A LocalQueue's name is a Kubernetes object name, and a label value: a DNS label.
+_QUEUE_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+
+
+def to_queue(task: dsl.PipelineTask, queue: str = contract.KUEUE_LOCAL_QUEUE) -> dsl.PipelineTask:
+    """Send a step to Kueue's queue: its pod waits, gated, until the queue has GPU quota for it.
+
+    Sets the pod label `kueue.x-k8s.io/queue-name` to `queue`, the LocalQueue of the pipelines'
+    namespace (a stack's `kueue.localQueue`, `spot-gpus` unless it names another). Kueue then admits the
+    step to the first GPU tier with quota left that its placement allows (spot before on-demand), and
+    on a queued-provisioning pool only once the cloud has provisioned its nodes. Place the step as
+    usual (`on_spot`, `on_demand`); the two compose. On a cluster without Kueue the label does nothing.
+    """
+    if not isinstance(task, dsl.PipelineTask):
+        raise PlacementError(f"to_queue needs the task a component call returns; got {type(task).__name__}")
+    if not isinstance(queue, str) or not _QUEUE_NAME.fullmatch(queue):
+        raise PlacementError(f"queue={queue!r} is not a LocalQueue name; use a DNS label such as "
+                             f"{contract.KUEUE_LOCAL_QUEUE!r} (the stack's kueue.localQueue)")
+    kubernetes.add_pod_label(task, contract.KUEUE_QUEUE_LABEL, queue)
+    return task
+
+
 def on_demand(task: dsl.PipelineTask) -> dsl.PipelineTask:
     """Keep a step off spot capacity and GPUs: on-demand nodes without GPUs only.
 

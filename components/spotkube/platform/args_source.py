@@ -32,6 +32,7 @@ from spotkube.platform.spec import (
     ClusterSettings,
     DevicePluginSettings,
     KubeflowSettings,
+    KueueSettings,
     PlatformPool,
     RequiredArg,
     SystemPool,
@@ -42,7 +43,7 @@ REGENERATE = "python -m spotkube.cli.reference write"
 #: Keys of a stack's spec that a cluster component's args don't take: the component is the cloud,
 #: the cost scenario and the acknowledged warnings are the plan's, and the add-ons are components of
 #: their own.
-NOT_CLUSTER_ARGS = ("cloud", "cost", "device_plugin", "kubeflow", "acknowledgements")
+NOT_CLUSTER_ARGS = ("cloud", "cost", "device_plugin", "kubeflow", "kueue", "acknowledgements")
 PACKAGE = Path(__file__).resolve().parents[1]
 
 LITERALS_NOTE = '''"""Each closed set of values, as a type checker sees it (`Literal`) and as it is at run time
@@ -345,6 +346,8 @@ ADDON_ARGS = (
              "taints.", exclude=("enabled",)),
     ArgsType("KubeflowPipelinesArgs", KubeflowSettings, "The args of `KubeflowPipelines`: "
              f"{_docstring_of(KubeflowSettings)}", exclude=("enabled",)),
+    ArgsType("KueueArgs", KueueSettings, f"The args of `Kueue`: {_docstring_of(KueueSettings)}",
+             exclude=("enabled",)),
 )
 ADDON_ARGS_PATH = PACKAGE / "components" / "args.py"
 

@@ -160,6 +160,9 @@ class CloudFacts:
     #: The cloud's sourced figures for the time from a pending GPU step to a running one
     #: (`clouds/<cloud>/startup.json`); None where spotkube has none.
     startup_figures: Callable[[], StartupFigures] | None = None
+    #: The ProvisioningRequest class the cloud's autoscaler serves for pools with queued provisioning (all
+    #: of a step's nodes at once); None: the cloud offers none.
+    provisioning_request_class: str | None = None
 
 
 @dataclass(frozen=True)
@@ -214,6 +217,9 @@ class SpecRules:
     #: What deploying a platform needs beyond its settings' own rules (AKS: who deploys), checked
     #: where a stack or a component is read for `pulumi up` (`validation.deployable`).
     deploy_rules: Callable[[PlatformSpec], RuleOutput] = field(default=lambda spec: iter(()))
+    #: The names of a stack's GPU pools that get their nodes through queued provisioning; Kueue's preset
+    #: puts its ProvisioningRequest admission check on those pools' flavors.
+    queued_provisioning_pools: Callable[[PlatformSpec], tuple[str, ...]] = field(default=lambda spec: ())
 
 
 @dataclass(frozen=True)

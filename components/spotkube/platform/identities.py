@@ -19,6 +19,8 @@ from typing import Any, Literal, Protocol
 
 from spotkube.platform.addons.kfp_kinds import RENDERED_KINDS
 from spotkube.platform.addons.kfp_transforms import KUBEFLOW_TYPE
+from spotkube.platform.addons.kueue_reference import RENDERED_KINDS as KUEUE_KINDS
+from spotkube.platform.addons.kueue_transforms import KUEUE_TYPE
 
 #: The two CI identities: `preview` runs `pulumi preview` (and `spotkube quota`) on pull requests,
 #: `deploy` runs `pulumi up` on main.
@@ -139,7 +141,7 @@ def plural(name: str) -> str:
 BUILT_IN_GROUPS = frozenset({
     "", "apps", "batch", "policy", "autoscaling", "rbac.authorization.k8s.io", "apiextensions.k8s.io",
     "networking.k8s.io", "scheduling.k8s.io", "storage.k8s.io", "coordination.k8s.io", "discovery.k8s.io",
-    "events.k8s.io", "admissionregistration.k8s.io", "certificates.k8s.io", "node.k8s.io",
+    "events.k8s.io", "admissionregistration.k8s.io", "certificates.k8s.io", "node.k8s.io", "apiregistration.k8s.io",
 })
 
 
@@ -172,13 +174,15 @@ _KUBERNETES_TYPE = re.compile(r"^kubernetes:(?P<group>[^:/]+)/(?P<version>[^:/]+
 
 def kubernetes_kinds(registrations: Iterable[Registered]) -> set[KubernetesKind]:
     """The Kubernetes kinds the program applies: the ones it registers (providers and components
-    excluded), and Kubeflow's, which its kustomization renders at deploy time."""
+    excluded), and Kubeflow's and Kueue's, which the provider renders or reads at deploy time."""
     kinds = set()
     for registration in registrations:
         if registration.type == KUBEFLOW_TYPE:
             kinds |= {KubernetesKind.of(api_version, kind) for api_version, kind in RENDERED_KINDS}
+        if registration.type == KUEUE_TYPE:
+            kinds |= {KubernetesKind.of(api_version, kind) for api_version, kind in KUEUE_KINDS}
         match = _KUBERNETES_TYPE.match(registration.type)
-        if match and match["kind"] not in ("Provider",) and match["group"] != "kustomize":
+        if match and match["kind"] not in ("Provider",) and match["group"] not in ("kustomize", "yaml"):
             group = "" if match["group"] == "core" else match["group"]
             kinds.add(KubernetesKind(group, match["kind"]))
     return kinds

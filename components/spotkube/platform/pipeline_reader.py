@@ -68,6 +68,9 @@ class Step:
     failures_wanted: int | None = None
     runtime_seconds: int | None = None
     checkpoint_seconds: int | None = None
+    #: The Kueue LocalQueue the step's pod names (the pod label `contract.KUEUE_QUEUE_LABEL`, set by
+    #: `spotkube.pipelines.to_queue`); None when the step is not queued.
+    queue: str | None = None
 
 
 @dataclass(frozen=True)
@@ -276,9 +279,11 @@ class _Reader:
         placement = Placement(tolerations=tuple(tolerations), node_selector=labels, required=tuple(required) or None,
                               preferred=tuple(preferred), gpus=gpus, unsupported=tuple(unsupported),
                               gpu_resource=resource)
-        annotations = _mapping(_mapping(config.get("podMetadata"), f"{where}.podMetadata").get("annotations"),
-                               f"{where}.podMetadata.annotations")
+        pod_metadata = _mapping(config.get("podMetadata"), f"{where}.podMetadata")
+        annotations = _mapping(pod_metadata.get("annotations"), f"{where}.podMetadata.annotations")
+        queue = _mapping(pod_metadata.get("labels"), f"{where}.podMetadata.labels").get(contract.KUEUE_QUEUE_LABEL)
         return Step(name=path, executor=executor, placement=placement, retry=retry,
+                    queue=None if queue is None else str(queue),
                     failures_wanted=_failures_wanted(annotations, where),
                     runtime_seconds=_declared_seconds(annotations, contract.RUNTIME_ANNOTATION, where),
                     checkpoint_seconds=_declared_seconds(annotations, contract.CHECKPOINT_ANNOTATION, where))

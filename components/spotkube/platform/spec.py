@@ -36,7 +36,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from spotkube.platform.contract import Taint
+from spotkube.platform.contract import KUEUE_LOCAL_QUEUE, Taint
 from spotkube.platform.errors import Problem, SpecError
 from spotkube.platform.input_messages import KeyStyle, cut, describe, python_path, shown
 from spotkube.platform.kubernetes_syntax import key_problem, value_problem
@@ -666,6 +666,38 @@ class KubeflowSettings(_Model):
         return self
 
 
+class KueueSettings(_Model):
+    """Kueue, the job queue: pipeline steps sent to its queue wait for the GPU pools' quota instead of
+    piling up as pending pods, and on a queued-provisioning pool get their nodes all at once through
+    a ProvisioningRequest. Installed from the release's manifests, its controller on the platform pool."""
+
+    enabled: Flag = Field(
+        default=False,
+        description="Install Kueue with a ClusterQueue over the GPU pools and a LocalQueue in Kubeflow's namespace; "
+        "needs Kubeflow Pipelines and at least one GPU pool.",
+    )
+    version: Text = Field(
+        default="v0.19.2", pattern=r"^v\d+\.\d+\.\d+$",
+        description="Kueue release: the tag whose `manifests.yaml` is applied.",
+    )
+    local_queue: Text = Field(
+        default=KUEUE_LOCAL_QUEUE, pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$",
+        description="Name of the LocalQueue in Kubeflow's namespace; a step sent with `to_queue(task, queue=...)` "
+        "names it.",
+    )
+
+    @field_validator("version")
+    @classmethod
+    def _configurable_release(cls, value: str) -> str:
+        """spotkube writes the manager's `config.kueue.x-k8s.io/v1beta2` Configuration with
+        `resources.quotaCheckStrategy`, which Kueue turns on by default from v0.19.0."""
+        major, minor, _ = (int(part) for part in value.removeprefix("v").split("."))
+        if (major, minor) < (0, 19):
+            raise ValueError(f"{shown(value)} is older than the Kueue releases spotkube configures; use v0.19.0 or "
+                             "later (the default is v0.19.2)")
+        return value
+
+
 class Acknowledgement(_Model):
     """A plan warning the team has accepted, by its id, with why and until when.
 
@@ -732,6 +764,10 @@ class PlatformSpec(_Model):
     kubeflow: KubeflowSettings = Field(
         default_factory=KubeflowSettings,
         description="Kubeflow Pipelines standalone, on the on-demand pools.",
+    )
+    kueue: KueueSettings = Field(
+        default_factory=KueueSettings,
+        description="Kueue, the job queue for GPU steps, with its controller on the platform pool.",
     )
     acknowledgements: tuple[Acknowledgement, ...] = Field(
         default=(), max_length=100,

@@ -335,6 +335,12 @@ def common_rules(spec: PlatformSpec, clouds: Clouds) -> RuleOutput:
     if spec.kubeflow.enabled and not spec.platform_pool.enabled:
         yield Problem(config_key("platformPool.enabled"), "false leaves Kubeflow Pipelines no pool: it runs only "
                       "on the platform pool; enable the platform pool or set kubeflow.enabled: false")
+    if spec.kueue.enabled and not spec.kubeflow.enabled:
+        yield Problem(config_key("kueue.enabled"), "true needs Kubeflow Pipelines: Kueue's LocalQueue and the pod "
+                      "integration serve the pipelines' namespace; set kubeflow.enabled: true or kueue.enabled: false")
+    if spec.kueue.enabled and not spec.gpu_pools:
+        yield Problem(config_key("kueue.enabled"), "true with no GPU pools gives the ClusterQueue no quota, so no "
+                      "queued step would ever be admitted; add a GPU pool or set kueue.enabled: false")
     yield from _price_overrides(spec, cloud)
 
 

@@ -1,5 +1,5 @@
 """What the add-ons deploy, in the words a reviewer checks: the Kubeflow Pipelines version and
-whether its UI is exposed, and the device plugin's image.
+whether its UI is exposed, the device plugin's image, and Kueue's release and queue quotas.
 
 Read from the registrations where they say it (the kustomize Directory's ref, the DaemonSet's
 image). The UI's exposure is a kustomize transform applied at deploy time, which no registration
@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from spotkube.clouds import profile
-from spotkube.platform.addons import kfp_transforms
+from spotkube.platform.addons import kfp_transforms, kueue_preset, kueue_transforms
 from spotkube.platform.addons.device_plugin import DAEMONSET_NAME, DAEMONSET_TYPE, DEVICE_PLUGIN_TYPE
 from spotkube.platform.cloud import items, mapping
 from spotkube.platform.posture import Setting
 from spotkube.platform.registration import Registration
 from spotkube.platform.spec import PlatformSpec
-from spotkube.review.placements import DIRECTORY_TYPE
+from spotkube.review.placements import DIRECTORY_TYPE, is_kueue_manifest
 
 
 def _kfp_refs(registrations: Sequence[Registration]) -> list[str]:
@@ -56,9 +56,37 @@ def _device_plugin(spec: PlatformSpec, registrations: Sequence[Registration]) ->
     return Setting("NVIDIA device plugin", ", ".join(images))
 
 
+def _registered(registrations: Sequence[Registration], kind: str) -> list[Registration]:
+    return [r for r in registrations if r.type == f"kubernetes:{kueue_preset.API_VERSION}:{kind}"]
+
+
+def _kueue(registrations: Sequence[Registration]) -> Setting:
+    """Kueue's release, and its queue as registered: the LocalQueue steps name and each flavor's quota."""
+    urls = sorted({str(r.inputs.get("file")) for r in registrations if is_kueue_manifest(r)})
+    if not urls:
+        return Setting("Kueue", "not deployed")
+    releases = ", ".join(url.removeprefix(kueue_transforms.RELEASES + "/").partition("/")[0] for url in urls)
+    queues = [f"{mapping(r.inputs.get('metadata')).get('namespace')}/{mapping(r.inputs.get('metadata')).get('name')}"
+              for r in _registered(registrations, "LocalQueue")]
+    quotas = [
+        f"{mapping(flavor).get('name')} " + " + ".join(f"{mapping(q).get('nominalQuota')} {mapping(q).get('name')}"
+                                                      for q in items(mapping(flavor).get("resources")))
+        for r in _registered(registrations, "ClusterQueue")
+        for group in items(mapping(r.inputs.get("spec")).get("resourceGroups"))
+        for flavor in items(mapping(group).get("flavors"))
+    ]
+    checked = [str(mapping(r.inputs.get("spec")).get("provisioningClassName"))
+               for r in _registered(registrations, "ProvisioningRequestConfig")]
+    value = (f"{releases} release manifests; steps labelled {', '.join(queues) or 'no LocalQueue'} queue for "
+             f"{'; '.join(quotas) or 'no quota'}")
+    if checked:
+        value += f"; queued pools wait for a ProvisioningRequest ({', '.join(checked)})"
+    return Setting("Kueue", value)
+
+
 def addon_settings(spec: PlatformSpec, registrations: Sequence[Registration]) -> tuple[Setting, ...]:
     """The add-ons' reviewable settings, in a fixed order."""
     present = {r.type for r in registrations}
     plugin = (_device_plugin(spec, registrations) if DEVICE_PLUGIN_TYPE in present
               else Setting("NVIDIA device plugin", "not deployed"))
-    return (_kubeflow(spec, registrations), plugin)
+    return (_kubeflow(spec, registrations), plugin, _kueue(registrations))

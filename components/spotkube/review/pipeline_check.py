@@ -88,6 +88,7 @@ class CheckReport:
                     "pools": list(r.pools),
                     "spotPools": list(r.spot_pools),
                     "capacities": dict(r.capacities),
+                    "queue": r.step.queue,
                     "error": r.error,
                     "warnings": list(r.warnings),
                 }
@@ -116,14 +117,15 @@ def with_cluster_defaults(placement: Placement, defaults: Placement | None) -> P
 
 def check_pipeline(
     pipeline: CompiledPipeline, pools: Sequence[PoolContract], stack: str, *, retries: RetryRule | None = None,
-    cluster_defaults: Placement | None = None,
+    cluster_defaults: Placement | None = None, queue: str | None = None,
 ) -> CheckReport:
     """Judge every step against the stack's pools with the contract's matcher, and say how many
     evictions and failures each survives under `retries`, the rule of the stack's Argo workflow
     defaults (`kfp_transforms.retry_rule`; None when the stack deploys no Kubeflow Pipelines, whose
     retries are then unknown and get the reminder of what they need). `cluster_defaults` is the
     placement Argo's workflow defaults give every pipeline pod (spotkube's keeps them off the system
-    pool), applied as Argo applies it.
+    pool), applied as Argo applies it. `queue` is the stack's Kueue LocalQueue (None: no Kueue), which a
+    queued step must name.
     """
     by_name = {p.name: p for p in pools}
     results = []
@@ -140,12 +142,36 @@ def check_pipeline(
                      f"but stack {stack} retries its failures {'once' if failures == 1 else f'{failures} times'} "
                      "(kubeflow.failureRetryLimit); "
                      f"lower the stack's failureRetryLimit, or raise the step's failures")
+        if error is None:
+            error = _queue_error(step, queue, stack)
         results.append(StepResult(step, landing, spot, error,
-                                  tuple(_step_warnings(step, spot, capacities, evictions, failures)),
+                                  (*_step_warnings(step, spot, capacities, evictions, failures),
+                                   *_queue_warnings(step, queue, stack, landing, spot)),
                                   capacities, evictions, failures))
     relies_on_retries = any(r.spot_pools and r.step.retry and r.step.retry.max_retries > 0 for r in results)
     return CheckReport(pipeline, stack, tuple(results),
                        (CLUSTER_RETRY_POLICY_NOTE,) if relies_on_retries and retries is None else ())
+
+
+def _queue_error(step: Step, queue: str | None, stack: str) -> str | None:
+    """A step that names a LocalQueue the stack doesn't have: Kueue holds its pod for ever."""
+    if step.queue is None or queue is None or step.queue == queue:
+        return None
+    return (f"is sent to Kueue's queue {step.queue!r}, but stack {stack}'s LocalQueue is {queue!r} "
+            "(kueue.localQueue): Kueue would hold its pod for ever; use to_queue(task, queue=" + repr(queue) + ")")
+
+
+def _queue_warnings(step: Step, queue: str | None, stack: str, pools: Sequence[str],
+                    spot_pools: Sequence[str]) -> Iterator[str]:
+    if step.queue is None:
+        return
+    if queue is None:
+        yield (f"is sent to Kueue's queue {step.queue!r}, but stack {stack} deploys no Kueue (kueue.enabled): the "
+               f"label {contract.KUEUE_QUEUE_LABEL} does nothing there and the step starts without waiting for quota")
+    elif spot_pools and len(spot_pools) < len(pools):
+        # Kueue puts the admitted flavor's node labels (its capacity) in the pod's nodeSelector.
+        yield ("can fall back to on-demand, but Kueue admits it to one tier (spot first) and pins it there: it "
+               "moves to on-demand only when the spot tier's quota is used up, not when spot capacity is gone")
 
 
 def survived(step: Step, rule: RetryRule | None) -> tuple[int | None, int | None]:

@@ -19,7 +19,7 @@ from typing import Any
 
 from spotkube.clouds import profile
 from spotkube.platform.addons import device_plugin as workloads
-from spotkube.platform.addons import kfp_reference, kfp_transforms
+from spotkube.platform.addons import kfp_reference, kfp_transforms, kueue_reference, kueue_transforms
 from spotkube.platform.contract import Cloud, Placement, PoolContract, landing_pools, why_nowhere
 from spotkube.platform.registration import Registration
 from spotkube.platform.spec import KubeflowSettings
@@ -32,6 +32,7 @@ WORKLOAD_KINDS = {
     "kubernetes:batch/v1:Job": "Job",
 }
 DIRECTORY_TYPE = "kubernetes:kustomize/v2:Directory"
+CONFIGFILE_TYPE = "kubernetes:yaml/v2:ConfigFile"
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,29 @@ def kfp_deployments_as_applied() -> list[dict[str, Any]]:
     """
     return [kfp_transforms.transform(d, KubeflowSettings(), kfp_transforms.NO_CREDENTIALS) or d
             for d in kfp_reference.shipped_deployments()]
+
+
+def kueue_controller_as_applied() -> dict[str, Any]:
+    """Kueue's controller Deployment as the release ships it, after spotkube's transform."""
+    shipped = kueue_reference.shipped_controller_deployment()
+    return kueue_transforms.transform(shipped, [kfp_reference.NAMESPACE]) or shipped
+
+
+def is_kueue_manifest(resource: Registration) -> bool:
+    """A ConfigFile of Kueue's release manifests (what the `Kueue` component applies)."""
+    return resource.type == CONFIGFILE_TYPE and str(resource.inputs.get("file", "")).startswith(
+        kueue_transforms.RELEASES)
+
+
+def _kueue_note(url: str) -> str:
+    """Why Kueue's controller entry is described rather than read, and from which release."""
+    note = (f"described, not read: the Kubernetes provider reads {url} at deploy time, so Kueue's pod spec is not "
+            f"visible offline; this is spotkube's transform applied to Kueue {kueue_reference.VERSION}'s controller "
+            "as shipped")
+    version = url.removeprefix(kueue_transforms.RELEASES + "/").partition("/")[0]
+    if version != kueue_reference.VERSION:
+        note += f"; the stack deploys {version}, whose controller may differ"
+    return note
 
 
 def _pod_spec(workload: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -115,6 +139,9 @@ def stack_placements(
         ):
             note = _described_note(str(resource.inputs["directory"]))
             result.placements += [placement_of(d, "Deployment", pools, note) for d in kfp_deployments_as_applied()]
+        elif is_kueue_manifest(resource):
+            note = _kueue_note(str(resource.inputs["file"]))
+            result.placements.append(placement_of(kueue_controller_as_applied(), "Deployment", pools, note))
     # Registration order comes from the mocks' worker threads; the plan must not change with it. The
     # sort is stable, so KFP's Deployments keep their shipped order.
     result.placements.sort(key=lambda p: (p.namespace, p.kind))

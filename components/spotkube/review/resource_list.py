@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from spotkube.platform.addons import kfp_transforms
 from spotkube.platform.registration import Registration
-from spotkube.review.placements import DIRECTORY_TYPE
+from spotkube.review.placements import DIRECTORY_TYPE, is_kueue_manifest
 
 Kind = Literal["resource", "component", "provider"]
 PROVIDER_PREFIX = "pulumi:providers:"
@@ -78,6 +78,9 @@ def _note(registration: Registration, inputs: Mapping[str, Any], children: Seque
         if kfp_transforms.PLATFORM_AGNOSTIC_PATH in directory:
             note += " (its Deployments are described under where workloads land)"
         return note
+    if is_kueue_manifest(registration):
+        return (f"rendered by the Kubernetes provider at deploy time from {inputs.get('file')}; its objects are not "
+                "visible offline (its Deployment is described under where workloads land)")
     if not children:
         return "expands to nothing on this stack"
     counts = Counter(_short(child.type) for child in children)

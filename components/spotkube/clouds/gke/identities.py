@@ -21,6 +21,7 @@ Pure module: no Pulumi. The calls and roles, as tables: docs/identities.md.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -77,7 +78,9 @@ def permission(kind: KubernetesKind, verb: str) -> str:
     `container.thirdPartyObjects.get`."""
     if kind.custom:
         return f"container.thirdPartyObjects.{verb}"
-    return f"container.{plural(kind.kind[0].lower() + kind.kind[1:])}.{verb}"
+    # camelCase with a leading acronym lowered whole: APIService -> apiServices.
+    camel = re.sub(r"^[A-Z]+?(?=[A-Z][a-z]|$)|^[A-Z]", lambda m: m.group(0).lower(), kind.kind)
+    return f"container.{plural(camel)}.{verb}"
 
 
 def _unmapped(type_token: str) -> str:

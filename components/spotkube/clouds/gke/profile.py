@@ -391,6 +391,9 @@ PROFILE = CloudProfile(
         kfp_cloud_logs_link=True,
         identities=identities.FACTS,
         startup_figures=startup.figures,
+        # GKE's cluster autoscaler serves ProvisioningRequests of this class for node pools with queued
+        # provisioning (cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest).
+        provisioning_request_class="queued-provisioning.gke.io",
     ),
     machines=MachineFacts(
         arch=catalog.machine_arch,

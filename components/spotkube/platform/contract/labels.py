@@ -50,6 +50,13 @@ ARGO_NODE_NAME_ANNOTATION = "workflows.argoproj.io/node-name"
 #: The label KFP's API server puts on every pod of a run (backend/src/common/util, LabelKeyWorkflowRunId);
 #: `spotkube logs --run` finds a run's pods by it.
 KFP_RUN_ID_LABEL = "pipeline/runid"
+#: The pod label with which a step asks Kueue for admission (kueue.x-k8s.io/queue-name, Kueue's
+#: `constants.QueueLabel`): Kueue's pod integration gates a pod that carries it until the named LocalQueue
+#: of its namespace admits it, and leaves pods without it alone. `to_queue` sets it; `spotkube
+#: pipeline-check` reads it. Its value is the LocalQueue spotkube's Kueue preset creates
+#: (`kueue.localQueue`, default `KUEUE_LOCAL_QUEUE`).
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+KUEUE_LOCAL_QUEUE = "spot-gpus"
 #: With the NVIDIA device plugin's `mixed` MIG strategy each MIG profile is a resource of its own:
 #: `nvidia.com/mig-1g.10gb` (docs/gpu-sharing.md).
 MIG_RESOURCE_PREFIX = "nvidia.com/mig-"

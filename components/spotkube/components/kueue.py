@@ -1,0 +1,152 @@
+"""`Kueue`: the job queue in front of the GPU pools, its controller on the platform pool.
+
+A thin shell, as `KubeflowPipelines` is: Kueue's release `manifests.yaml` is applied as a
+`yaml.v2.ConfigFile` (read by the Kubernetes provider at deploy time), every change spotkube makes to
+it is a pure function in `spotkube.platform.addons.kueue_transforms` attached as a Pulumi transform,
+and the queue itself (flavors, ClusterQueue, LocalQueue, the ProvisioningRequest check) is built by
+`spotkube.platform.addons.kueue_preset` from the cluster's GPU pools.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+from pulumi_kubernetes.yaml.v2 import ConfigFile
+
+from spotkube.clouds import plan_platform, profile
+from spotkube.components.args import KueueArgs
+from spotkube.platform.addons import kfp_reference, kueue_preset, kueue_transforms
+from spotkube.platform.errors import Problem, SpecError
+from spotkube.platform.plan import PlatformPlan
+from spotkube.platform.spec import KueueSettings, PlatformSpec, parse_settings
+from spotkube.shell.common import (
+    built_from,
+    checked_args,
+    child,
+    clusters_behind,
+    deployed_onto,
+    refuse_outputs,
+    validated,
+)
+
+#: Why `enabled` is not an arg (see the class docstring).
+ENABLED_REFUSAL = ("is not a key of these args: the component always installs Kueue; to install none, don't create "
+                   "the component, as a stack file's kueue.enabled: false does")
+#: The namespace whose pods Kueue queues, and where the LocalQueue lives: Kubeflow Pipelines'.
+PIPELINES_NAMESPACE = kfp_reference.NAMESPACE
+
+
+@dataclass(frozen=True)
+class KueueRequest:
+    """What the component builds: the settings, and the preset's objects from the cluster's GPU pools."""
+
+    settings: KueueSettings
+    preset: tuple[dict[str, Any], ...]
+
+    @staticmethod
+    def for_plan(plan: PlatformPlan, settings: KueueSettings) -> "KueueRequest":
+        """The preset of a cluster's plan: its cloud answers which pools queue and with which class."""
+        cloud = profile(plan.cloud)
+        objects = kueue_preset.preset(plan.gpu_pools, PIPELINES_NAMESPACE, settings.local_queue,
+                                      cloud.rules.queued_provisioning_pools(plan.spec),
+                                      cloud.facts.provisioning_request_class)
+        return KueueRequest(settings, tuple(objects))
+
+
+def _kueue_transform(namespaces: Sequence[str]) -> pulumi.ResourceTransform:
+    """The Pulumi adapter around `kueue_transforms.transform`; it leaves untouched objects alone."""
+
+    def transform(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
+        changed = kueue_transforms.transform(args.props, namespaces)
+        return None if changed is None else pulumi.ResourceTransformResult(props=changed, opts=args.opts)
+
+    return transform
+
+
+class Kueue(pulumi.ComponentResource):
+    """Kueue from its release manifests, its controller on the platform pool, with a queue over the GPU pools.
+
+    Deploy it through a spotkube cluster's provider (`opts=pulumi.ResourceOptions(providers=[cluster.provider])`)
+    and after `KubeflowPipelines` (`depends_on`): the queue's quota comes from that cluster's GPU pools,
+    and its LocalQueue lives in Kubeflow's namespace.
+
+    `enabled` is refused rather than honoured: a component that installed nothing would still export a
+    queue name that pipelines would send their steps to, and they would wait for ever.
+
+    What it registers: the release's `manifests.yaml` at `version`, its controller kept on the platform
+    pool and its manager configured to queue the pods of Kubeflow's namespace that name a queue; then
+    a ResourceFlavor per GPU tier (a GPU type on one capacity; and per queued-provisioning pool, with the
+    ProvisioningRequest admission check), the ClusterQueue `spotkube-gpus` whose quota is what the GPU
+    pools hold at full scale, and the LocalQueue `local_queue` in Kubeflow's namespace.
+
+    Its args are `KueueArgs`: `version` and `local_queue`, each with a default.
+
+    Outputs. Both resolve at once (they are fixed).
+
+    - `cluster_queue`: the ClusterQueue's name, `spotkube-gpus`.
+    - `local_queue`: the LocalQueue a step names (`to_queue(task, queue=...)`).
+    """
+
+    cluster_queue: pulumi.Output[str]
+    """The ClusterQueue over the GPU pools."""
+    local_queue: pulumi.Output[str]
+    """The LocalQueue in Kubeflow's namespace that pipeline steps name (`kueue.x-k8s.io/queue-name`)."""
+
+    def __init__(self, name: str, args: KueueArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        """Kueue through the spotkube cluster's provider in `opts`.
+
+        :param name: the component's name; its children's names start with it.
+        :param args: `KueueArgs` (`{}` takes every default); bad args end the program with one line naming the key.
+        :param opts: Pulumi's resource options: `providers=[cluster.provider]`, `depends_on=[kubeflow]`.
+        """
+        source = f"Kueue {name!r} args"
+
+        def request() -> KueueRequest:
+            values = checked_args(args, KueueArgs, source, refused={"enabled": ENABLED_REFUSAL})
+            # Every arg decides the manifests or the queue, so none may be an Output.
+            refuse_outputs(values, source)
+            settings = parse_settings(KueueSettings, values, source)
+            clusters = clusters_behind(opts)
+            if not clusters:
+                raise SpecError(f"Kueue {name!r}", [Problem("opts", "deploys through no spotkube cluster's provider; "
+                                "the queue's GPU quota comes from the cluster's GPU pools, so give "
+                                "providers=[cluster.provider]")])
+            plan = clusters[0].cluster.plan
+            if not plan.gpu_pools:
+                raise SpecError(f"Kueue {name!r}", [Problem("opts", f"{clusters[0].label} has no GPU pools, so the "
+                                "queue would have no quota and admit no step; add a GPU pool or build no Kueue")])
+            return KueueRequest.for_plan(plan, settings)
+        self._build(name, validated(request), opts)
+
+    @classmethod
+    def from_spec(cls, name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions | None = None) -> "Kueue":
+        """The stack's Kueue, from a spec `parse_spec` has already accepted."""
+
+        def request() -> KueueRequest:
+            if not spec.kueue.enabled:
+                raise SpecError(f"Kueue {name!r}", [Problem(
+                    "kueue.enabled", "is false, so build no Kueue: skip the component, as infra/__main__.py does")])
+            return KueueRequest.for_plan(plan_platform(spec), spec.kueue)
+        return built_from(cls, name, validated(request), opts)
+
+    def _build(self, name: str, request: KueueRequest, opts: pulumi.ResourceOptions | None) -> None:
+        settings = request.settings
+        super().__init__(kueue_transforms.KUEUE_TYPE, name, {}, opts)
+        deployed_onto(opts, "kueue", settings)
+        manifests = ConfigFile(
+            f"{name}-manifests", file=kueue_transforms.manifest_url(settings.version),
+            opts=child(self, transforms=[_kueue_transform([PIPELINES_NAMESPACE])]),
+        )
+        # The preset's kinds are Kueue's CRDs, and its webhooks validate them: both come with the manifests.
+        for obj in request.preset:
+            metadata = obj["metadata"]
+            k8s.apiextensions.CustomResource(
+                f"{name}-{obj['kind'].lower()}-{metadata['name']}", api_version=obj["apiVersion"], kind=obj["kind"],
+                metadata=metadata, spec=obj["spec"], opts=child(self, depends_on=[manifests]),
+            )
+        self.cluster_queue = pulumi.Output.from_input(kueue_preset.CLUSTER_QUEUE)
+        self.local_queue = pulumi.Output.from_input(settings.local_queue)
+        self.register_outputs({"clusterQueue": self.cluster_queue, "localQueue": self.local_queue})
+

@@ -1,0 +1,97 @@
+"""What spotkube changes in Kueue's release manifests, as pure functions over object dicts.
+
+Kueue is installed from its release's `manifests.yaml`, which the Kubernetes provider reads at deploy
+time; spotkube adjusts the objects through a Pulumi transform, and every adjustment lives here:
+
+- the controller Deployment is kept on the platform pool (on-demand, no GPU): its webhooks admit
+  every pod of the pipelines' namespace, so an eviction of it stalls every queued step, and the
+  system pool is kept for the cluster's own add-ons;
+- the manager's `Configuration` turns on the `pod` integration (KFP's steps are plain pods Argo
+  creates) for the pipelines' namespace only, and checks quota only for the resources the
+  ClusterQueue names (the GPUs), so a step's CPU and memory requests need no quota of their own.
+
+Queued provisioning needs nothing here: from v0.19 Kueue has no ProvisioningACC feature gate, and its
+ProvisioningRequest admission check controller starts whenever the cluster serves
+`autoscaling.x-k8s.io` ProvisioningRequests (GKE does).
+
+Pure module: no Pulumi.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import yaml
+
+from spotkube.platform import contract
+from spotkube.platform.addons import kueue_reference
+
+#: The Pulumi type token of the component; the plan recognises its registrations by it.
+KUEUE_TYPE = "spotkube:index:Kueue"
+RELEASES = "https://github.com/kubernetes-sigs/kueue/releases/download"
+#: The integration that manages plain pods; the others stay as the release ships them.
+POD_FRAMEWORK = "pod"
+#: The label Kubernetes puts on every namespace with its name; the selector limits Kueue to those named.
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+#: Only the resources a ClusterQueue names are checked against quota (Kueue's `IgnoreUndeclared`, Beta
+#: and on by default from v0.19).
+QUOTA_CHECK_STRATEGY = "IgnoreUndeclared"
+CONTROL_PLANE_KINDS = frozenset({"Deployment", "StatefulSet"})
+
+
+def manifest_url(version: str) -> str:
+    """The release asset spotkube applies: every object of a Kueue install, in one file."""
+    return f"{RELEASES}/{version}/manifests.yaml"
+
+
+def keep_on_platform_pool(workload: Mapping[str, Any]) -> dict[str, Any]:
+    """A Deployment or StatefulSet whose pods may only land on the platform pool; any upstream node
+    affinity is ANDed with it and its nodeSelector kept."""
+    spec = workload.get("spec") or {}
+    template = spec.get("template") or {}
+    pod_spec = contract.constrain_pod_spec(template.get("spec") or {}, contract.on_platform_pool())
+    return {**workload, "spec": {**spec, "template": {**template, "spec": pod_spec}}}
+
+
+def manager_configuration(configmap: Mapping[str, Any]) -> dict[str, Any]:
+    """The manager's `Configuration` in the ConfigMap, parsed (empty when it has none)."""
+    text = (configmap.get("data") or {}).get(kueue_reference.CONFIG_KEY) or ""
+    parsed = yaml.safe_load(text) or {}
+    return dict(parsed) if isinstance(parsed, Mapping) else {}
+
+
+def configure_manager(configmap: Mapping[str, Any], namespaces: Sequence[str]) -> dict[str, Any]:
+    """The manager's Configuration with the pod integration on, for `namespaces` only, and quota checked
+    for the ClusterQueue's resources only; every other setting is kept as the release ships it.
+
+    `managedJobsNamespaceSelector` is where Kueue's pod-based integrations look for the pods they
+    manage: a pod elsewhere is never gated, whatever its labels. A pod of those namespaces is managed
+    only when it names a queue (`manageJobsWithoutQueueName` stays false), so KFP's own pods and the
+    steps that don't ask for the queue run as before.
+    """
+    config = manager_configuration(configmap)
+    integrations = dict(config.get("integrations") or {})
+    frameworks = list(integrations.get("frameworks") or [])
+    if POD_FRAMEWORK not in frameworks:
+        frameworks.append(POD_FRAMEWORK)
+    integrations["frameworks"] = frameworks
+    config["integrations"] = integrations
+    config["managedJobsNamespaceSelector"] = {"matchExpressions": [
+        {"key": NAMESPACE_NAME_LABEL, "operator": "In", "values": list(namespaces)}]}
+    resources = {k: v for k, v in (config.get("resources") or {}).items() if k != "excludeResourcePrefixes"}
+    config["resources"] = {**resources, "quotaCheckStrategy": QUOTA_CHECK_STRATEGY}
+    data = {**(configmap.get("data") or {}), kueue_reference.CONFIG_KEY: yaml.safe_dump(config, sort_keys=False)}
+    return {**configmap, "data": data}
+
+
+def transform(obj: Mapping[str, Any], namespaces: Sequence[str]) -> dict[str, Any] | None:
+    """The object as spotkube applies it, or None when spotkube leaves it as the release ships it.
+    `namespaces` are the ones whose pods Kueue may queue (the pipelines')."""
+    kind = obj.get("kind")
+    name = str((obj.get("metadata") or {}).get("name") or "")
+    if kind in CONTROL_PLANE_KINDS:
+        return keep_on_platform_pool(obj)
+    if kind == "ConfigMap" and name == kueue_reference.CONFIGMAP:
+        return configure_manager(obj, namespaces)
+    return None
