@@ -226,7 +226,8 @@ def _flex_start_rules(spec: GkeSpec) -> RuleOutput:
     for i, pool in enumerate(spec.gpu_pools):
         path = f"gpuPools[{i}]"
         if pool.capacity != "flex-start":
-            for name, value in (("queued_provisioning", pool.queued_provisioning), ("max_run_hours", pool.max_run_hours)):
+            flex_only = (("queued_provisioning", pool.queued_provisioning), ("max_run_hours", pool.max_run_hours))
+            for name, value in flex_only:
                 if set_by_user(pool, name) and value not in (None, False):
                     yield Problem(config_key(f"{path}.{alias(pool, name)}"), f"{shown(value)} applies to flex-start "
                                   f"pools only, and this pool's capacity is {shown(pool.capacity)}; set capacity: "
