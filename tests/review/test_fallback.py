@@ -28,6 +28,8 @@ class Pool:
     capacity: str
     gpu_type: str | None
     cloud_name: str = ""
+    queued: bool = False
+    max_run_seconds: int | None = None
 
     def __post_init__(self) -> None:
         self.cloud_name = self.cloud_name or self.name

@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 from spotkube.clouds import profile
 from spotkube.platform.cloud import AutoscalerFacts
+from spotkube.platform.contract import FLEX_START
 from spotkube.platform.plan import FALLBACK_ORDER
 from spotkube.platform.registration import Registration
 from spotkube.platform.warnings import PlanWarning
@@ -162,8 +163,10 @@ def gpu_fallback(gpu_type: str, pools: Sequence[PoolLike], facts: AutoscalerFact
             worst = facts.first_look_seconds + spot_ahead * facts.give_up_seconds
         if facts.caveat and not guaranteed:
             note = facts.caveat
+        elif not guaranteed and any(p.capacity == FLEX_START for p in pools):
+            note = f"a pool of {gpu_type} ranks with or above a pool of an earlier tier (spot, flex-start, on-demand)"
         elif not guaranteed:
-            note = f"a pool of {gpu_type} ranks with or above a pool of a cheaper tier (spot, flex-start, on-demand)"
+            note = f"an on-demand pool of {gpu_type} ranks with or above a spot pool"
     return GpuFallback(
         gpu_type=gpu_type, order=order, ordered_by=facts.ordered_by,
         guaranteed=guaranteed and bool(interruptible) and first_on_demand is not None,
