@@ -275,7 +275,7 @@ def common_rules(spec: PlatformSpec, clouds: Clouds) -> RuleOutput:
                           "'preemptible', or the platformPool for on-demand CPU nodes")
         elif spot.capacity == "flex-start":
             yield Problem(config_key(f"spotPools[{i}].capacity"), "'flex-start' is a tier of GPU pools only; use "
-                          "'spot' or 'preemptible' here, or move the pool to gpuPools")
+                          "'spot' or 'preemptible' here, or make it a GPU pool")
     for path, labels in labelled:
         for label in labels:
             reserved = reserved_label_prefix(spec.cloud, label)

@@ -220,8 +220,8 @@ def _flex_start_rules(spec: GkeSpec) -> RuleOutput:
     version = spec.cluster.kubernetes_version
     if flex and version and older_than(version, FLEX_START_MIN_VERSION):
         yield Problem(config_key("cluster.kubernetesVersion"), f"{shown(version)} is older than "
-                      f"{FLEX_START_MIN_VERSION_TEXT}, the first GKE version with flex-start GPU nodes, which "
-                      f"{flex[0][0]} ({flex[0][1].name}) uses; use that version or later, or leave it unset to follow "
+                      f"{FLEX_START_MIN_VERSION_TEXT}, the first GKE version with flex-start GPU nodes, which the "
+                      f"pool {shown(flex[0][1].name)} uses; use that version or later, or leave it unset to follow "
                       "the release channel")
     for i, pool in enumerate(spec.gpu_pools):
         path = f"gpuPools[{i}]"
@@ -229,9 +229,10 @@ def _flex_start_rules(spec: GkeSpec) -> RuleOutput:
             flex_only = (("queued_provisioning", pool.queued_provisioning), ("max_run_hours", pool.max_run_hours))
             for name, value in flex_only:
                 if set_by_user(pool, name) and value not in (None, False):
-                    yield Problem(config_key(f"{path}.{alias(pool, name)}"), f"{shown(value)} applies to flex-start "
-                                  f"pools only, and this pool's capacity is {shown(pool.capacity)}; set capacity: "
-                                  f"flex-start or remove {alias(pool, name)}")
+                    given = "true" if value is True else shown(value)
+                    yield Problem(config_key(f"{path}.{alias(pool, name)}"), f"{given} applies to flex-start pools "
+                                  f"only, and this pool's capacity is {shown(pool.capacity)}; set capacity: "
+                                  "flex-start or remove it")
             continue
         what = "flex-start with queued provisioning" if pool.queued_provisioning else "flex-start"
         if pool.min > 0:
