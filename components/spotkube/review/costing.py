@@ -131,7 +131,7 @@ class UnpricedPool:
 
     def to_json(self) -> dict[str, Any]:
         return {"pool": self.pool, "machine": self.machine, "gpu": self.gpu, "region": self.region,
-                "missing": list(self.missing), "blocks": list(self.blocks), "why": self.why}
+                "missing": list(self.missing), "blocks": list(self.blocks), **({"why": self.why} if self.why else {})}
 
 
 #: How old a price may be before the plan notes it: spot prices move (Azure's at any time, GCP's up
