@@ -224,8 +224,8 @@ def test_gke_quotas_fall_back_as_compute_engine_counts_them(server: _Server, spo
         "NVIDIA_A100_GPUS": (3, "ok"), "PREEMPTIBLE_NVIDIA_A100_GPUS": (13, "ok"),
         "NVIDIA_T4_GPUS": (5, "ok"), "GPUS_ALL_REGIONS": (21, "short"),
     }
-    assert "GPUS_ALL_REGIONS: needs 17 GPUs (14 at full scale + 3 upgrade surge" in result.stderr
-    assert "limit 0, 0 in use: the limit is short by 17" in result.stderr
+    assert "GPUS_ALL_REGIONS: needs 21 GPUs (18 at full scale + 3 upgrade surge" in result.stderr
+    assert "limit 0, 0 in use: the limit is short by 21" in result.stderr
     assert {p for p, _, _ in server.requests} == {f"/compute/v1/projects/{project}/regions/{region}",
                                                   f"/compute/v1/projects/{project}"}
     assert not any(h.lower() == "authorization" for _, _, headers in server.requests for h in headers)

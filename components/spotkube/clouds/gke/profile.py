@@ -213,9 +213,10 @@ def rules(spec: GkeSpec) -> RuleOutput:
 
 
 def _flex_start_rules(spec: GkeSpec) -> RuleOutput:
-    """Flex-start and queued provisioning as GKE accepts them (docs/platform-facts.md#gke-flex-start-and-queued-
-    provisioning). What spotkube writes itself for such a pool (autoscaling from 0, location policy ANY, no
-    reservation, no auto-repair) can't be set otherwise in a stack; what a stack can set is checked here."""
+    """Flex-start and queued provisioning as GKE accepts them
+    (docs/platform-facts.md#gke-flex-start-and-queued-provisioning). What spotkube writes itself for such a
+    pool (autoscaling from 0, location policy ANY, no reservation, no auto-repair) can't be set otherwise in
+    a stack; what a stack can set is checked here."""
     flex = [(f"gpuPools[{i}]", pool) for i, pool in enumerate(spec.gpu_pools) if pool.capacity == "flex-start"]
     version = spec.cluster.kubernetes_version
     if flex and version and older_than(version, FLEX_START_MIN_VERSION):
