@@ -123,7 +123,7 @@ class GkeGpuSharingArgs(TypedDict):
 
 
 class GkeGpuPoolArgs(TypedDict):
-    """A GPU pool that scales 0..N, on spot, preemptible or on-demand VMs."""
+    """A GPU pool that scales 0..N, on spot, preemptible, flex-start or on-demand VMs."""
 
     name: str
     """Pool name, unique in the stack: `[a-z]([-a-z0-9]{0,38}[a-z0-9])?`."""

@@ -165,7 +165,7 @@ class GkeGpuSharing(GpuSharingSpec):
 
 
 class GkeGpuPool(GkeSpotPool, GpuPool):
-    """A GPU pool that scales 0..N, on spot, preemptible or on-demand VMs."""
+    """A GPU pool that scales 0..N, on spot, preemptible, flex-start or on-demand VMs."""
 
     machine: Text = Field(
         min_length=1,
