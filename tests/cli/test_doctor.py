@@ -308,7 +308,7 @@ def test_gke_names_the_service_the_workflows_need_the_roles_and_the_zones(google
             "europe-west4-b") in out
     assert ("ok   sizes: pool t4-preemptible: n1-standard-8 with nvidia-tesla-t4 is offered in zone(s) "
             "europe-west4-a, europe-west4-b, europe-west4-c") in out
-    assert "FAIL quota: GPUS_ALL_REGIONS: needs" in out and "the limit is short by 17; ask for an increase" in out
+    assert "FAIL quota: GPUS_ALL_REGIONS: needs" in out and "the limit is short by 21; ask for an increase" in out
     assert "lacks roles/container.admin" not in out
     posts = [r for r in server.requests if r.method == "POST"]
     assert [urlsplit(r.path).path for r in posts] == [f"/v1/projects/{PROJECT}:getIamPolicy"]

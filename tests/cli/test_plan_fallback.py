@@ -80,7 +80,23 @@ def test_the_json_carries_the_fallback_and_meets_the_schema(documents: dict[str,
 
 def test_the_markdown_comment_shows_the_fallback(documents: dict[str, PlanDocument]) -> None:
     markdown = plan_views.to_markdown([documents["aks-prod-eastus"]])
-    assert "| nvidia-a100-80gb | spot a100spot → on-demand a100ondemand | 10m10s |" in markdown
+    assert ("| nvidia-a100-80gb | spot: a100spot $0.44/h<br>on-demand: a100ondemand $3.67/h | 10m10s |"
+            in markdown)
+
+
+def test_the_plan_shows_gke_prod_s_three_tiers_with_their_prices_and_bounds(documents: dict[str, PlanDocument]) -> None:
+    """spot, then flex-start, then on-demand: each tier with its price (flex-start's unpriced, the cost
+    notes saying why) and what bounds it."""
+    (a100,) = [row for row in plan_views.fallback_rows(documents["gke-prod-europe-west4"]) if row[0] == A100]
+    spot, flex, on_demand = a100[1].splitlines()
+    assert spot.startswith("spot: a100-spot $1.69/h (no timer: a stock-out is an error that backs the pool off")
+    assert flex.startswith("flex-start: a100-flex unpriced (the cost notes say why) (no timer on node-pool "
+                           "priorities: the next priority once Dynamic Workload Scheduler can't provision the node")
+    assert flex.endswith("a node runs at most 24 h, then the cloud deletes it)")
+    assert on_demand == "on-demand: a100-ondemand $3.75/h"
+    markdown = plan_views.to_markdown([documents["gke-prod-europe-west4"]])
+    assert "| nvidia-tesla-a100 | spot: a100-spot $1.69/h" in markdown
+    assert "<br>flex-start: a100-flex unpriced" in markdown and "<br>on-demand: a100-ondemand $3.75/h |" in markdown
 
 
 # --- GKE: on-demand capacity only through the compute class's order ------------------------------
@@ -92,14 +108,17 @@ def test_gke_prod_reaches_on_demand_a100s_only_through_the_compute_class(runs: d
     # Every pool of the type joins the class: its label and its taint, as registered.
     a100_pools = {name: inputs for name, inputs in node_pools(run).items()
                   if inputs["nodeConfig"]["labels"].get(contract.ACCELERATOR_LABEL) == A100}
-    assert set(a100_pools) == {"a100-spot", "a100-ondemand"}
+    assert set(a100_pools) == {"a100-spot", "a100-flex", "a100-ondemand"}
     for inputs in a100_pools.values():
         config = inputs["nodeConfig"]
         assert config["labels"][contract.COMPUTE_CLASS_LABEL] == class_name
         assert {"key": contract.COMPUTE_CLASS_LABEL, "value": class_name, "effect": "NO_SCHEDULE"} in config["taints"]
-    # The class tries spot, and on-demand only in a later priority of its own; it never goes beyond them.
+    # The class tries spot, then flex-start, and on-demand only in a later priority of its own; it never
+    # goes beyond them.
     spec = compute_classes(run)[class_name]["spec"]
-    assert spec["priorities"] == [{"nodepools": ["a100-spot"]}, {"nodepools": ["a100-ondemand"]}]
+    assert spec["priorities"] == [{"nodepools": ["a100-spot"]}, {"nodepools": ["a100-flex"]},
+                                  {"nodepools": ["a100-ondemand"]}]
+    assert a100_pools["a100-flex"]["nodeConfig"]["flexStart"] is True
     assert a100_pools["a100-spot"]["nodeConfig"]["spot"] is True
     assert "spot" not in a100_pools["a100-ondemand"]["nodeConfig"]
     assert spec["whenUnsatisfiable"] == "DoNotScaleUp" and spec["nodePoolAutoCreation"] == {"enabled": False}
@@ -116,19 +135,20 @@ def test_gke_prod_reaches_on_demand_a100s_only_through_the_compute_class(runs: d
     # The same pod selecting the class is admitted: GKE adds the class's toleration to it.
     selecting = Placement(tolerations=hand_written.tolerations, required=hand_written.required, gpus=1,
                           node_selector={contract.COMPUTE_CLASS_LABEL: class_name})
-    assert contract.landing_pools(selecting, list(pools.values())) == ["a100-spot", "a100-ondemand"]
+    assert contract.landing_pools(selecting, list(pools.values())) == ["a100-spot", "a100-flex", "a100-ondemand"]
     # spotkube's fallback placement (what GpuTarget(..., fallback_to_on_demand=True) compiles into, see
     # tests/pipelines) selects the class, prefers spot, and accepts on-demand.
     fallback = contract.spot_gpu(A100, fallback_to_on_demand=True)
     assert fallback.node_selector == {contract.COMPUTE_CLASS_LABEL: class_name}
-    assert contract.landing_pools(fallback, list(pools.values())) == ["a100-spot", "a100-ondemand"]
+    assert contract.landing_pools(fallback, list(pools.values())) == ["a100-spot", "a100-flex", "a100-ondemand"]
     # Without the fallback, a step stays on spot.
     assert contract.landing_pools(contract.spot_gpu(A100), list(pools.values())) == ["a100-spot"]
 
 
 def test_the_plan_states_gke_s_order_as_guaranteed_with_no_timer(documents: dict[str, PlanDocument]) -> None:
     a100 = {f.gpu_type: f for f in documents["gke-prod-europe-west4"].fallback}[A100]
-    assert [(s.capacity, s.pools) for s in a100.order] == [("spot", ("a100-spot",)), ("on-demand", ("a100-ondemand",))]
+    assert [(s.capacity, s.pools) for s in a100.order] == [
+        ("spot", ("a100-spot",)), ("flex-start", ("a100-flex",)), ("on-demand", ("a100-ondemand",))]
     assert a100.guaranteed and a100.worst_case_seconds is None and a100.warning is None
     assert a100.formula and "no ComputeClass timer" in a100.formula
     assert a100.worst_case_text() == "not bounded (not stated by the cloud)"
@@ -168,7 +188,8 @@ def test_a_fallback_step_lands_on_both_clouds_and_the_platform_stays_out_of_the_
     aks = contract.spot_gpu("nvidia-a100-80gb", fallback_to_on_demand=True)
     assert contract.landing_pools(aks, contracts(runs["aks-prod-eastus"])) == ["a100spot", "a100ondemand"]
     gke = contract.spot_gpu("nvidia-tesla-a100", fallback_to_on_demand=True)
-    assert contract.landing_pools(gke, contracts(runs["gke-prod-europe-west4"])) == ["a100-spot", "a100-ondemand"]
+    assert contract.landing_pools(gke, contracts(runs["gke-prod-europe-west4"])) == [
+        "a100-spot", "a100-flex", "a100-ondemand"]
     for spec in (d["spec"]["template"]["spec"] for d in kfp_deployments_as_applied()):
         assert contract.COMPUTE_CLASS_LABEL not in json.dumps(spec)
     for stack, document in documents.items():

@@ -217,14 +217,15 @@ def test_gke_quotas_fall_back_as_compute_engine_counts_them(server: _Server, spo
     assert result.returncode == 1, result.stdout + result.stderr
     (stack,) = json.loads(result.stdout)["stacks"]
     checks = {c["quota"]: (c["need"], c["verdict"]) for c in stack["checks"]}
-    # a100-ondemand 3 x 12 = 36 (12 surge), a100-spot 9 x 12 = 108 (12 surge), t4-preemptible 5 x 8 = 40 (8 surge)
+    # a100-ondemand 3 x 12 = 36 (12 surge), a100-spot 9 x 12 = 108 (12 surge), t4-preemptible 5 x 8 = 40 (8 surge),
+    # a100-flex 4 x 12 = 48: flex-start counts against the preemptible quotas, and its short-lived upgrades add no surge
     assert checks == {
-        "E2_CPUS": (52, "ok"), "CPUS": (184, "ok"), "CPUS_ALL_REGIONS": (236, "ok"),
-        "NVIDIA_A100_GPUS": (3, "ok"), "PREEMPTIBLE_NVIDIA_A100_GPUS": (9, "ok"),
-        "NVIDIA_T4_GPUS": (5, "ok"), "GPUS_ALL_REGIONS": (17, "short"),
+        "E2_CPUS": (52, "ok"), "CPUS": (232, "ok"), "CPUS_ALL_REGIONS": (284, "ok"),
+        "NVIDIA_A100_GPUS": (3, "ok"), "PREEMPTIBLE_NVIDIA_A100_GPUS": (13, "ok"),
+        "NVIDIA_T4_GPUS": (5, "ok"), "GPUS_ALL_REGIONS": (21, "short"),
     }
-    assert "GPUS_ALL_REGIONS: needs 17 GPUs (14 at full scale + 3 upgrade surge" in result.stderr
-    assert "limit 0, 0 in use: the limit is short by 17" in result.stderr
+    assert "GPUS_ALL_REGIONS: needs 21 GPUs (18 at full scale + 3 upgrade surge" in result.stderr
+    assert "limit 0, 0 in use: the limit is short by 21" in result.stderr
     assert {p for p, _, _ in server.requests} == {f"/compute/v1/projects/{project}/regions/{region}",
                                                   f"/compute/v1/projects/{project}"}
     assert not any(h.lower() == "authorization" for _, _, headers in server.requests for h in headers)

@@ -202,7 +202,7 @@ def test_assumptions_out_of_range_are_refused(overrides: dict[str, object], mess
     ("overrides", "message"),
     [
         ({"name": " "}, "pool name must be a non-empty string"),
-        ({"capacity": "reserved"}, "capacity must be one of spot, preemptible, on-demand"),
+        ({"capacity": "reserved"}, "capacity must be one of spot, preemptible, flex-start, on-demand"),
         ({"usd_per_hour": Decimal("-0.1")}, "hourly prices cannot be negative"),
         ({"on_demand_usd_per_hour": Decimal("-1")}, "hourly prices cannot be negative"),
         ({"node_hours": Decimal(-1)}, "node_hours cannot be negative"),

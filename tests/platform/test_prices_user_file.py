@@ -164,8 +164,8 @@ BAD_FILES = [
     ({"prices": []}, ['no "rows" list']),
     ({"rows": [], "discount": 0.2}, ["unknown key 'discount'"]),
     ({"rows": [row(capacity="reserved")]},
-     ["rows[0] (azure eastus Standard_D4s_v3 machine reserved): capacity: Input should be 'spot', 'preemptible' "
-      "or 'on-demand'", "usdPerHour (USD per node-hour, above 0)"]),
+     ["rows[0] (azure eastus Standard_D4s_v3 machine reserved): capacity: Input should be 'spot', 'preemptible', "
+      "'flex-start' or 'on-demand'", "usdPerHour (USD per node-hour, above 0)"]),
     ({"rows": [row(), row(usdPerHour=0)]},
      ["rows[1] (azure eastus Standard_D4s_v3 machine on-demand): usdPerHour: Input should be greater than 0"]),
     ({"rows": [row(capacity="preemptible")]}, ["rows[0] (azure eastus Standard_D4s_v3 machine preemptible): "

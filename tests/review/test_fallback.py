@@ -8,8 +8,9 @@ from typing import Any
 import yaml
 
 from spotkube.clouds import parse_spec, plan_platform
+from spotkube.platform.cloud import AutoscalerFacts
 from spotkube.platform.plan import autoscaler_priorities
-from spotkube.review.fallback import duration, stack_fallback
+from spotkube.review.fallback import GpuFallback, duration, gpu_fallback, missing_fallbacks, stack_fallback
 
 CLUSTER = "azure-native:containerservice:ManagedCluster"
 CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
@@ -28,6 +29,8 @@ class Pool:
     capacity: str
     gpu_type: str | None
     cloud_name: str = ""
+    queued: bool = False
+    max_run_seconds: int | None = None
 
     def __post_init__(self) -> None:
         self.cloud_name = self.cloud_name or self.name
@@ -107,3 +110,48 @@ def test_the_plan_s_own_tiers_give_a_guaranteed_fallback() -> None:
 
 def test_durations_read_as_people_write_them() -> None:
     assert [duration(s) for s in (610, 600, 10, 1250)] == ["10m10s", "10m", "10s", "20m50s"]
+
+
+FLEX_POOLS = [Pool("a100od", "on-demand", "nvidia-tesla-a100"), Pool("a100flex", "flex-start", "nvidia-tesla-a100",
+                                                                      max_run_seconds=86400),
+              Pool("a100spot", "spot", "nvidia-tesla-a100"), Pool("a100queued", "flex-start", "nvidia-tesla-a100",
+                                                                   queued=True)]
+
+
+def facts(priorities: dict[int, list[str]] | None) -> AutoscalerFacts:
+    return AutoscalerFacts(ordered_by="a ComputeClass", priorities=priorities, node_group=lambda pool: pool,
+                           give_up_seconds=None, first_look_seconds=0, formula="no timer",
+                           tier_bounds={"flex-start": "until the scheduler gives up"})
+
+
+def test_flex_start_is_the_tier_between_spot_and_on_demand_and_a_queued_pool_is_none() -> None:
+    (a100,) = _fallbacks(facts({3: ["^a100spot$"], 2: ["^a100flex$"], 1: ["^a100od$"]}))
+    assert [(s.capacity, s.pools) for s in a100.order] == [
+        ("spot", ("a100spot",)), ("flex-start", ("a100flex",)), ("on-demand", ("a100od",))]
+    assert a100.guaranteed
+    assert a100.order[1].bound == "until the scheduler gives up; a node runs at most 24 h, then the cloud deletes it"
+    assert a100.order[0].bound is None
+
+
+def test_flex_start_ranked_above_spot_is_no_guaranteed_order() -> None:
+    (a100,) = _fallbacks(facts({3: ["^a100flex$"], 2: ["^a100spot$"], 1: ["^a100od$"]}))
+    assert not a100.guaranteed
+    assert a100.note == "a pool of nvidia-tesla-a100 ranks with or above a pool of an earlier tier (spot, " \
+        "flex-start, on-demand)"
+
+
+def test_without_priorities_the_tiers_are_listed_cheapest_first() -> None:
+    (a100,) = _fallbacks(facts(None))
+    assert [s.capacity for s in a100.order] == ["spot", "flex-start", "on-demand"] and not a100.guaranteed
+
+
+def test_a_queued_pool_is_no_fallback_of_its_gpu_type() -> None:
+    """Its nodes come only through provisioning requests, so it neither counts as a fallback nor needs one."""
+    (warning,) = missing_fallbacks([Pool("a100spot", "spot", "nvidia-tesla-a100"), FLEX_POOLS[3],
+                                    Pool("h100queued", "flex-start", "nvidia-h100-80gb", queued=True)])
+    assert warning.id == "fallback-no-on-demand:nvidia-tesla-a100"
+    assert "when a100spot is out of capacity" in warning.message and "a100queued" not in warning.message
+
+
+def _fallbacks(autoscaler: AutoscalerFacts) -> list[GpuFallback]:
+    return [gpu_fallback("nvidia-tesla-a100", [p for p in FLEX_POOLS if not p.queued], autoscaler)]

@@ -158,7 +158,7 @@ def test_private_gke_nodes_pay_cloud_nat_per_vm_up_to_its_cap_and_no_node_addres
         inputs["autoscaling"]["totalMinNodeCount"] = 20
 
     capped = lines(stack_fixed_costs(run.spec, changed(run, GKE_POOL, scaled)))
-    assert capped["Cloud NAT gateway (100 VMs, above the 32-VM cap)"].monthly_usd == Decimal("32.12")  # $0.044 x 730
+    assert capped["Cloud NAT gateway (120 VMs, above the 32-VM cap)"].monthly_usd == Decimal("32.12")  # $0.044 x 730
 
 
 def test_a_zonal_gke_cluster_names_the_free_tier_credit_and_still_counts_the_fee(runs: dict[str, StackRun]) -> None:

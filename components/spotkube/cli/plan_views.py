@@ -19,6 +19,7 @@ from spotkube.platform.posture import Setting
 from spotkube.platform.preflight import Verdict
 from spotkube.platform.startup import PoolStartup, duration
 from spotkube.review.acknowledgements import AcknowledgedWarning
+from spotkube.review.fallback import GpuFallback
 from spotkube.review.plan_document import PlanDocument, PoolRow
 from spotkube.review.resource_list import Resource
 
@@ -170,16 +171,32 @@ def posture_table(document: PlanDocument) -> Table:
     return table
 
 
+def _tier_price(document: PlanDocument, pool: str) -> str:
+    """A pool's hourly price for the fallback's tiers, or why it has none."""
+    priced = next((p for p in document.cost.pools if p.pool.name == pool), None)
+    if priced is not None and priced.price is not None:
+        return f"{pool} {cost_views.money(priced.price.usd_per_hour)}/h"
+    recorded = any(u.pool == pool and u.why for u in document.cost.unpriced)
+    return f"{pool} unpriced" + (" (the cost notes say why)" if recorded else "")
+
+
+def fallback_tiers(document: PlanDocument, fallback: GpuFallback) -> list[str]:
+    """Each tier of a GPU type's fallback, in the order tried: its capacity, its pools with their prices,
+    and what bounds the wait on it before the next tier."""
+    return [f"{step.capacity}: {', '.join(_tier_price(document, p) for p in step.pools)}"
+            + (f" ({step.bound})" if step.bound else "") for step in fallback.order]
+
+
 def fallback_rows(document: PlanDocument) -> list[tuple[str, str, str, str]]:
-    """(GPU type, order tried, worst case before on-demand, note) for each GPU type."""
-    return [(f.gpu_type, f.order_text(), f.worst_case_text(), f.warning or f.note or f"ordered by {f.ordered_by}")
-            for f in document.fallback]
+    """(GPU type, tiers tried in order one a line, worst case before on-demand, note) for each GPU type."""
+    return [(f.gpu_type, "\n".join(fallback_tiers(document, f)), f.worst_case_text(),
+             f.warning or f.note or f"ordered by {f.ordered_by}") for f in document.fallback]
 
 
 def fallback_table(document: PlanDocument) -> Table:
-    table = Table(title=f"{document.title}: spot fallback per GPU type", title_justify="left", expand=False)
-    for column in ("gpu", "tried in order", "worst case before on-demand", "note"):
-        table.add_column(column, overflow="ellipsis")
+    table = Table(title=f"{document.title}: fallback per GPU type", title_justify="left", expand=False)
+    for column in ("gpu", "tried in order: price, bound", "worst case before on-demand", "note"):
+        table.add_column(column, overflow="fold")
     for gpu, order, worst, note in fallback_rows(document):
         table.add_row(gpu, order, worst, note)
     return table
@@ -383,8 +400,10 @@ def to_markdown(documents: Sequence[PlanDocument], details: bool = False) -> str
         lines += [f"- note: {note}" for note in document.cost.price_notes]
         lines += [f"- cost basis: {line}" for line in document.cost.basis]
         lines += ["", *catalog_lines(document)]
-        lines += ["", "| gpu | tried in order | worst case before on-demand | note |", "|---|---|---|---|"]
-        lines += [f"| {gpu} | {order} | {worst} | {note} |" for gpu, order, worst, note in fallback_rows(document)]
+        lines += ["", "| gpu | tried in order: price, bound | worst case before on-demand | note |",
+                  "|---|---|---|---|"]
+        lines += [f"| {gpu} | {order.replace(chr(10), '<br>')} | {worst} | {note} |"
+                  for gpu, order, worst, note in fallback_rows(document)]
         if document.startup:
             lines += ["", "| pool | time to a running step: node | image | total | when its capacity is out |",
                       "|---|---|---|---|---|"]

@@ -47,11 +47,11 @@ class KueueRequest:
 
     @staticmethod
     def for_plan(plan: PlatformPlan, settings: KueueSettings) -> "KueueRequest":
-        """The preset of a cluster's plan: its cloud answers which pools queue and with which class."""
-        cloud = profile(plan.cloud)
+        """The preset of a cluster's plan: its pools say which take nodes by provisioning request, its
+        cloud which request class serves them."""
+        queued = tuple(pool.name for pool in plan.gpu_pools if pool.queued)
         objects = kueue_preset.preset(plan.gpu_pools, PIPELINES_NAMESPACE, settings.local_queue,
-                                      cloud.rules.queued_provisioning_pools(plan.spec),
-                                      cloud.facts.provisioning_request_class)
+                                      queued, profile(plan.cloud).facts.provisioning_request_class)
         return KueueRequest(settings, tuple(objects))
 
 

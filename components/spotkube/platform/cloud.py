@@ -16,7 +16,7 @@ from typing import Any, Literal
 from spotkube.platform.addons.device_plugin import ManagedDevicePlugin
 from spotkube.platform.cloud_options import CommandOptions
 from spotkube.platform.component_names import ComponentNaming
-from spotkube.platform.contract import Capacity, Cloud, Taint
+from spotkube.platform.contract import INTERRUPTIBLE, Capacity, Cloud, Taint
 from spotkube.platform.cost.fixed import FixedItem, FixedPriceTable
 from spotkube.platform.cost.prices import CloudPricing
 from spotkube.platform.cost.refresh import PriceSource
@@ -70,10 +70,15 @@ class RegisteredPool:
     #: Extra nodes an upgrade adds, as registered: a count ("1") or a percent of the pool ("33%"); None
     #: leaves the cloud's default. The quota's surge counts it.
     max_surge: str | None = None
+    #: Whether the registration makes the nodes obtainable only through provisioning requests (GKE's queued
+    #: provisioning): the autoscaler's fallback never grows such a pool.
+    queued: bool = False
+    #: How long one node may run before the cloud deletes it, in seconds, as registered (None: no limit).
+    max_run_seconds: int | None = None
 
     @property
     def interruptible(self) -> bool:
-        return self.capacity != "on-demand"
+        return self.capacity in INTERRUPTIBLE
 
 
 #: (type token, resource name, inputs) -> the pools that registration declares.
@@ -99,6 +104,9 @@ class AutoscalerFacts:
     formula: str
     #: Why the order or the timing can't be trusted, if so.
     caveat: str | None = None
+    #: What bounds the wait on a tier of each capacity before the next tier is tried, in words (the
+    #: fallback shows it beside each tier); a capacity not named has no stated bound.
+    tier_bounds: Mapping[str, str] = field(default_factory=dict)
 
 
 #: A node's provider ID (`spec.providerID`) -> the cloud CLI command that evicts that VM the way the
@@ -217,9 +225,6 @@ class SpecRules:
     #: What deploying a platform needs beyond its settings' own rules (AKS: who deploys), checked
     #: where a stack or a component is read for `pulumi up` (`validation.deployable`).
     deploy_rules: Callable[[PlatformSpec], RuleOutput] = field(default=lambda spec: iter(()))
-    #: The names of a stack's GPU pools that get their nodes through queued provisioning; Kueue's preset
-    #: puts its ProvisioningRequest admission check on those pools' flavors.
-    queued_provisioning_pools: Callable[[PlatformSpec], tuple[str, ...]] = field(default=lambda spec: ())
 
 
 @dataclass(frozen=True)

@@ -51,10 +51,19 @@ class PoolPlan:
     upgrade: PoolUpgrade | None = None
     #: How the pool's GPUs are shared among pods, None for whole GPUs (docs/gpu-sharing.md).
     sharing: contract.GpuSharing | None = None
+    #: Nodes come only through the cloud's provisioning requests (GKE's queued provisioning), never from
+    #: the autoscaler's own scale-up: such a pool stays out of its GPU type's compute class.
+    queued: bool = False
+    #: How long one node may run before the cloud deletes it (a flex-start VM's run); None: no limit.
+    max_run_hours: int | None = None
 
     @property
     def interruptible(self) -> bool:
         return self.capacity in contract.INTERRUPTIBLE
+
+    @property
+    def max_run_seconds(self) -> int | None:
+        return None if self.max_run_hours is None else self.max_run_hours * 3600
 
     @property
     def hosts_control_plane(self) -> bool:
@@ -129,11 +138,14 @@ def _pool(
     extra_labels: dict[str, str], extra_taints: tuple[Taint, ...] = (),
     critical_only: bool = False, eviction_policy: str | None = None,
     max_price: float | None = None, gpu_driver: str | None = None, sharing: contract.GpuSharing | None = None,
+    queued: bool = False,
 ) -> PoolPlan:
     accelerator, count = gpu if gpu else (None, 0)
-    labels = contract.declared_labels(cloud, name, role, capacity, accelerator, extra_labels, sharing)
+    labels = contract.declared_labels(cloud, name, role, capacity, accelerator, extra_labels, sharing,
+                                      in_class=not queued)
     taints = contract.pool_taints(cloud, role, capacity, has_gpu=gpu is not None,
-                                  system_critical_only=critical_only, extra=extra_taints, accelerator=accelerator)
+                                  system_critical_only=critical_only, extra=extra_taints, accelerator=accelerator,
+                                  in_class=not queued)
     node_labels = {
         **contract.well_known_labels(machine, arch, region),
         **labels,
@@ -147,6 +159,7 @@ def _pool(
                               contract.zone_label_values(cloud, region, zones), sharing),
         cloud_name=name,
         sharing=sharing,
+        queued=queued,
     )
 
 
@@ -190,7 +203,8 @@ def plan_platform(spec: PlatformSpec, facts: CloudProfile) -> PlatformPlan:
     workers: list[tuple[Role, SpotPool]] = [("batch", p) for p in spec.spot_pools]
     workers += [("gpu", p) for p in spec.gpu_pools]
     for role, worker in workers:
-        gpu_spec = worker.gpu if isinstance(worker, GpuPool) else None
+        gpu_pool = worker if isinstance(worker, GpuPool) else None
+        gpu_spec = gpu_pool.gpu if gpu_pool else None
         eviction_policy, max_price = worker.spot_price_controls()
         pools.append(replace(_pool(
             cloud, spec.region, worker.name, role, worker.capacity, worker.machine, facts.machines.arch(worker.machine),
@@ -200,7 +214,8 @@ def plan_platform(spec: PlatformSpec, facts: CloudProfile) -> PlatformPlan:
             eviction_policy=eviction_policy, max_price=max_price,
             gpu_driver=worker.driver() if isinstance(worker, GpuPool) else None,
             sharing=gpu_sharing(spec, worker, facts) if isinstance(worker, GpuPool) else None,
-        ), upgrade=worker.upgrade))
+            queued=gpu_pool.by_provisioning_request() if gpu_pool else False,
+        ), upgrade=worker.upgrade, max_run_hours=gpu_pool.run_limit_hours() if gpu_pool else None))
     return PlatformPlan(spec=spec, pools=tuple(pools))
 
 
@@ -217,18 +232,29 @@ def autoscaler_priorities(plan: PlatformPlan, node_group_pattern: str) -> dict[i
     return dict(sorted(tiers.items(), reverse=True))
 
 
+#: The order a GPU type's capacities are tried in: the cheapest that can be taken back first, then the
+#: middle tier, then on-demand.
+FALLBACK_ORDER: tuple[tuple[Capacity, ...], ...] = (contract.INTERRUPTIBLE, (contract.FLEX_START,), ("on-demand",))
+
+
 def compute_class_priorities(plan: PlatformPlan) -> dict[str, list[list[str]]]:
     """Each GPU type's compute class and its priorities, as lists of pool cloud names: the spot and
-    preemptible pools first, then the on-demand ones, each group a priority of its own.
+    preemptible pools first, then the flex-start ones, then the on-demand ones, each group a priority
+    of its own (`FALLBACK_ORDER`).
 
     GKE's autoscaler grows a pool of a later priority only when it can't grow one of an earlier
-    priority, so a pod that selects the class gets on-demand capacity only when spot can't be had.
-    A GPU type without an on-demand pool still gets its class (with one priority), so the same
-    pod spec selects a class on every stack.
+    priority, so a pod that selects the class gets flex-start capacity only when spot can't be had,
+    and on-demand only when neither can. A GPU type without an on-demand pool still gets its class, so
+    the same pod spec selects a class on every stack.
+
+    Queued pools are left out: their nodes come only through provisioning requests (Kueue's
+    ProvisioningRequest admission check on GKE), which name the pool themselves, so the autoscaler
+    must never grow them for a pod that merely selects the class.
     """
     classes: dict[str, list[list[str]]] = {}
-    for gpu_type in dict.fromkeys(p.gpu_type for p in plan.gpu_pools if p.gpu_type):
-        pools = [p for p in plan.gpu_pools if p.gpu_type == gpu_type]
-        tiers = [[p.cloud_name for p in pools if p.interruptible], [p.cloud_name for p in pools if not p.interruptible]]
+    reachable = [p for p in plan.gpu_pools if not p.queued]
+    for gpu_type in dict.fromkeys(p.gpu_type for p in reachable if p.gpu_type):
+        pools = [p for p in reachable if p.gpu_type == gpu_type]
+        tiers = [[p.cloud_name for p in pools if p.capacity in tier] for tier in FALLBACK_ORDER]
         classes[contract.compute_class(gpu_type)] = [tier for tier in tiers if tier]
     return classes

@@ -90,7 +90,10 @@ Whole = Annotated[int, Strict(), BeforeValidator(_whole_number)]
 Flag = Annotated[bool, Strict()]
 Number = Annotated[float, Strict()]
 NodeCount = Annotated[int, Field(ge=0, le=MAX_NODES), Strict(), BeforeValidator(_whole_number)]
-CapacityName = Literal["spot", "preemptible", "on-demand"]
+#: A pool's capacity. `flex-start` is the middle tier between spot and on-demand: VMs a cloud provisions
+#: when its capacity scheduler can, at a discount, for a bounded run (GKE's Dynamic Workload Scheduler);
+#: a cloud without it refuses it in its own spec.
+CapacityName = Literal["spot", "preemptible", "flex-start", "on-demand"]
 
 
 @dataclass(frozen=True)
@@ -236,7 +239,7 @@ class SpotPool(Pool):
     max: NodeCount = Field(default=4, description="Maximum nodes.")
     capacity: CapacityName = Field(
         default="spot",
-        description="Interruptible capacity or, for a GPU pool only, `on-demand` (a fallback pool).",
+        description="Interruptible capacity or, for a GPU pool only, `flex-start` or `on-demand` (fallback pools).",
     )
     taints: tuple[Text, ...] = Field(
         default=(),
@@ -296,6 +299,15 @@ class GpuPool(SpotPool):
 
     def driver(self) -> str | None:
         """How the cloud installs the NVIDIA driver, when the pool chooses it (None: the cloud decides)."""
+        return None
+
+    def by_provisioning_request(self) -> bool:
+        """Whether the pool's nodes come only through the cloud's provisioning requests (GKE's queued
+        provisioning), never from the autoscaler's own scale-up; False on a cloud without them."""
+        return False
+
+    def run_limit_hours(self) -> int | None:
+        """How long one node may run before the cloud deletes it (a flex-start VM's run), None: no limit."""
         return None
 
 
@@ -492,7 +504,7 @@ class PriceOverride(_Model):
     kind: Literal["machine", "accelerator"] = Field(
         default="machine", description="`machine` (a node, GPUs included where the size carries them) or "
         "`accelerator` (one GKE N1 GPU, billed on top of its machine).")
-    capacity: CapacityName = Field(description="`spot`, `preemptible` (GKE) or `on-demand`.")
+    capacity: CapacityName = Field(description="`spot`, `preemptible` (GKE), `flex-start` (GKE) or `on-demand`.")
     usd_per_hour: Number = Field(gt=0, description="USD per node-hour (per GPU-hour for an accelerator).")
     source: Text = Field(min_length=1, description="Where the number comes from: a price list and its date, "
                          "an agreement, a worked example.")

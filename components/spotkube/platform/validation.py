@@ -273,6 +273,9 @@ def common_rules(spec: PlatformSpec, clouds: Clouds) -> RuleOutput:
         if spot.capacity == "on-demand":
             yield Problem(config_key(f"spotPools[{i}].capacity"), "'on-demand' is not a spot pool; use 'spot' or "
                           "'preemptible', or the platformPool for on-demand CPU nodes")
+        elif spot.capacity == "flex-start":
+            yield Problem(config_key(f"spotPools[{i}].capacity"), "'flex-start' is a tier of GPU pools only; use "
+                          "'spot' or 'preemptible' here, or make it a GPU pool")
     for path, labels in labelled:
         for label in labels:
             reserved = reserved_label_prefix(spec.cloud, label)

@@ -121,6 +121,8 @@ class UnpricedPool:
     region: str
     missing: tuple[str, ...]
     blocks: tuple[str, ...]
+    #: Why the shipped table has no such price, as it records it (None where it records nothing).
+    why: str | None = None
 
     def text(self, tense: str = "has") -> str:
         """`platform, Standard_D8s_v3 in uksouth, has no price` (`had` for the base of a diff)."""
@@ -129,7 +131,7 @@ class UnpricedPool:
 
     def to_json(self) -> dict[str, Any]:
         return {"pool": self.pool, "machine": self.machine, "gpu": self.gpu, "region": self.region,
-                "missing": list(self.missing), "blocks": list(self.blocks)}
+                "missing": list(self.missing), "blocks": list(self.blocks), **({"why": self.why} if self.why else {})}
 
 
 #: How old a price may be before the plan notes it: spot prices move (Azure's at any time, GCP's up
@@ -219,7 +221,7 @@ class CostReport:
     def notes(self) -> list[str]:
         """The unpriced pools that add nothing to the totals, named so a missing price stays visible."""
         return [f"{u.text()}; at min 0 with no scenario hours it adds nothing to the totals"
-                for u in self.unpriced if not u.blocks]
+                + (f" ({u.why})" if u.why else "") for u in self.unpriced if not u.blocks]
 
     @property
     def price_notes(self) -> list[str]:
@@ -272,6 +274,12 @@ def _missing(priced: PricedPool) -> tuple[str, ...]:
     if priced.on_demand is None and priced.pool.capacity != "on-demand":
         missing.append("on-demand")
     return tuple(missing)
+
+
+def _recorded_gap(table: PriceTable, cloud: str, region: str, priced: PricedPool) -> str | None:
+    """The reason the table records for a missing machine price of the pool (its own capacity first)."""
+    keys = [(cloud, region, priced.pool.machine, "machine", capacity) for capacity in _missing(priced)]
+    return next((gap.reason for key in keys for gap in table.unpriced if gap.key == key), None)
 
 
 def _separate_gpu(pricing: CloudPricing, pool: CostedPool) -> str | None:
@@ -434,7 +442,8 @@ def price_pools(
     user_file = str(table.user_file) if table.user_file is not None else None
     cloud = profile(spec.cloud).facts.pricing
     unpriced = [UnpricedPool(p.pool.name, p.pool.machine, _separate_gpu(cloud, p.pool), spec.region,
-                             _missing(p), p.blocks) for p in priced if not p.priced]
+                             _missing(p), p.blocks, _recorded_gap(table, cloud.name, spec.region, p))
+                for p in priced if not p.priced]
     report = CostReport(stack_cost(usages, assumptions), priced, table.date.isoformat(), user_file=user_file,
                         unpriced=unpriced, today=today or datetime.date.today())
     for p in priced:

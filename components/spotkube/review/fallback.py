@@ -1,5 +1,6 @@
-"""The spot fallback as deployed: for each GPU type, the order capacity is tried in and how long a
-spot stock-out can hold a step before on-demand is used.
+"""The spot fallback as deployed: for each GPU type, the order capacity is tried in (spot, then
+flex-start where the cloud has it, then on-demand), what bounds each tier, and how long a spot
+stock-out can hold a step before on-demand is used.
 
 Read from the registered resources (the pools, and what the cloud's profile reads of the autoscaler:
 on AKS the priority expander ConfigMap and the cluster's autoscaler profile), so the plan states
@@ -24,6 +25,8 @@ from typing import Any, Protocol
 
 from spotkube.clouds import profile
 from spotkube.platform.cloud import AutoscalerFacts
+from spotkube.platform.contract import FLEX_START
+from spotkube.platform.plan import FALLBACK_ORDER
 from spotkube.platform.registration import Registration
 from spotkube.platform.warnings import PlanWarning
 
@@ -33,18 +36,39 @@ class PoolLike(Protocol):
     cloud_name: str
     capacity: str
     gpu_type: str | None
+    #: Nodes only through provisioning requests: never part of the autoscaler's fallback.
+    queued: bool
+
+    @property
+    def max_run_seconds(self) -> int | None: ...
+
+
+#: Each capacity's place in the fallback: spot or preemptible first, then flex-start, then on-demand
+#: (`spotkube.platform.plan.FALLBACK_ORDER`).
+RANK = {capacity: rank for rank, tier in enumerate(FALLBACK_ORDER) for capacity in tier}
 
 
 @dataclass(frozen=True)
 class Step:
-    """Pools tried together (one priority tier, or one capacity where nothing ranks them)."""
+    """Pools tried together (one priority tier, or one capacity where nothing ranks them), and what
+    bounds the wait on them before the next step (`bound`, None when nothing is stated)."""
 
     pools: tuple[str, ...]
     capacity: str
     priority: int | None
+    bound: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"pools": list(self.pools), "capacity": self.capacity, "priority": self.priority}
+        return {"pools": list(self.pools), "capacity": self.capacity, "priority": self.priority, "bound": self.bound}
+
+
+def _bound(facts: AutoscalerFacts, capacity: str, members: Sequence[PoolLike]) -> str | None:
+    """The cloud's bound on a tier of this capacity, with how long one of its nodes may run, if limited."""
+    runs = sorted({p.max_run_seconds for p in members if p.max_run_seconds is not None})
+    hours = [f"{r // 3600} h" if r % 3600 == 0 else duration(r) for r in runs]
+    limit = f"a node runs at most {' or '.join(hours)}, then the cloud deletes it" if runs else None
+    parts = [text for text in (facts.tier_bounds.get(capacity), limit) if text]
+    return "; ".join(parts) or None
 
 
 @dataclass(frozen=True)
@@ -105,27 +129,29 @@ def _tier(facts: AutoscalerFacts, cloud_name: str) -> int | None:
 
 
 def gpu_fallback(gpu_type: str, pools: Sequence[PoolLike], facts: AutoscalerFacts) -> GpuFallback:
-    """The fallback of one GPU type over its pools."""
+    """The fallback of one GPU type over its pools: spot, then flex-start, then on-demand where the
+    registered priorities say so."""
     ranked = [(_tier(facts, p.cloud_name), p) for p in pools]
+    steps = []
     if facts.priorities is not None:
         tiers = sorted({t for t, _ in ranked}, key=lambda t: -1 if t is None else t, reverse=True)
-        steps = []
         for tier in tiers:
             members = [p for t, p in ranked if t == tier]
             for capacity in dict.fromkeys(p.capacity for p in members):
-                steps.append(Step(tuple(p.name for p in members if p.capacity == capacity), capacity, tier))
+                group = [p for p in members if p.capacity == capacity]
+                steps.append(Step(tuple(p.name for p in group), capacity, tier, _bound(facts, capacity, group)))
     else:
-        capacities = sorted({p.capacity for p in pools}, key=lambda c: c == "on-demand")
-        steps = [Step(tuple(p.name for p in pools if p.capacity == c), c, None) for c in capacities]
+        for capacity in sorted({p.capacity for p in pools}, key=lambda c: RANK.get(c, len(RANK))):
+            group = [p for p in pools if p.capacity == capacity]
+            steps.append(Step(tuple(p.name for p in group), capacity, None, _bound(facts, capacity, group)))
     order = tuple(steps)
     first_on_demand = next((i for i, s in enumerate(order) if s.capacity == "on-demand"), None)
     ahead = order[:first_on_demand] if first_on_demand is not None else order
     spot_ahead = sum(len(s.pools) for s in ahead if s.capacity != "on-demand")
     interruptible = [p.name for p in pools if p.capacity != "on-demand"]
-    spot_tiers = [t for t, p in ranked if p.capacity != "on-demand"]
-    demand_tiers = [t for t, p in ranked if p.capacity == "on-demand"]
-    guaranteed = (facts.priorities is not None and None not in spot_tiers + demand_tiers
-                  and all(s > d for s in spot_tiers for d in demand_tiers))  # type: ignore[operator]
+    guaranteed = facts.priorities is not None and None not in [t for t, _ in ranked] and all(
+        t1 > t2 for t1, p1 in ranked for t2, p2 in ranked  # type: ignore[operator]
+        if RANK.get(p1.capacity, len(RANK)) < RANK.get(p2.capacity, len(RANK)))
     warning = note = None
     worst = None
     if first_on_demand is None:
@@ -137,6 +163,8 @@ def gpu_fallback(gpu_type: str, pools: Sequence[PoolLike], facts: AutoscalerFact
             worst = facts.first_look_seconds + spot_ahead * facts.give_up_seconds
         if facts.caveat and not guaranteed:
             note = facts.caveat
+        elif not guaranteed and any(p.capacity == FLEX_START for p in pools):
+            note = f"a pool of {gpu_type} ranks with or above a pool of an earlier tier (spot, flex-start, on-demand)"
         elif not guaranteed:
             note = f"an on-demand pool of {gpu_type} ranks with or above a spot pool"
     return GpuFallback(
@@ -153,9 +181,11 @@ def _no_fallback(gpu_type: str, interruptible: Sequence[str]) -> str:
 
 
 def _by_gpu(pools: Sequence[PoolLike]) -> dict[str, list[PoolLike]]:
+    """Each GPU type's pools the autoscaler may grow: a queued pool's nodes come only through provisioning
+    requests that name it, so it is no step of any fallback."""
     by_gpu: dict[str, list[PoolLike]] = {}
     for pool in pools:
-        if pool.gpu_type:
+        if pool.gpu_type and not pool.queued:
             by_gpu.setdefault(pool.gpu_type, []).append(pool)
     return dict(sorted(by_gpu.items()))
 

@@ -74,6 +74,10 @@ class PoolRow:
     gpu_share: str | None = None
     #: Extra nodes an upgrade adds, as registered ("1", "33%"); None: the cloud's default.
     max_surge: str | None = None
+    #: Nodes only through provisioning requests (GKE's queued provisioning), as registered.
+    queued: bool = False
+    #: How long one node may run before the cloud deletes it, in seconds, as registered (None: no limit).
+    max_run_seconds: int | None = None
 
     @classmethod
     def registered(cls, pool: RegisteredPool, contract: PoolContract | None, gpu_share: str | None = None) -> PoolRow:
@@ -97,6 +101,8 @@ class PoolRow:
             sharing=pool.gpu_sharing,
             gpu_share=gpu_share if accelerator != NO_ACCELERATOR else None,
             max_surge=pool.max_surge,
+            queued=pool.queued,
+            max_run_seconds=pool.max_run_seconds,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -119,6 +125,9 @@ class PoolRow:
         if self.zone_labels is not None:
             row["zoneLabels"] = list(self.zone_labels)
         row["gpuSharing"] = self.sharing
+        if self.queued or self.max_run_seconds is not None:
+            row["queued"] = self.queued
+            row["maxRunSeconds"] = self.max_run_seconds
         return row
 
 

@@ -83,6 +83,8 @@ BAD_INPUTS: list[tuple[str, dict[str, Any], str]] = [
      "1 × nvidia-tesla-t4"),
     ("preemptible on AKS", base(gpuPools=[{**T4, "capacity": "preemptible"}]),
      "spotkube:gpuPools[0].capacity: 'preemptible' is a GKE capacity; on AKS use 'spot' or 'on-demand'"),
+    ("flex-start on AKS", base(gpuPools=[{**T4, "capacity": "flex-start"}]),
+     "spotkube:gpuPools[0].capacity: 'flex-start' is a GKE capacity; on AKS use 'spot' or 'on-demand'"),
     ("max price on on-demand", base(gpuPools=[{**T4, "capacity": "on-demand", "maxPrice": 0.5}]),
      "spotkube:gpuPools[0].maxPrice: 0.5 applies to spot pools only"),
     ("duplicate pool names", base(gpuPools=[T4, T4]),

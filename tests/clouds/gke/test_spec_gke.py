@@ -77,6 +77,18 @@ def without_project(config: dict[str, Any]) -> None:
     config["spotkube:cluster"] = {}
 
 
+def both(*changes: Change) -> Change:
+    def change(config: dict[str, Any]) -> None:
+        for each in changes:
+            each(config)
+
+    return change
+
+
+#: gpuPools[1] as a flex-start L4 pool, which the flex-start cases then break one way each.
+FLEX = {"machine": "g2-standard-8", "gpu": None, "capacity": "flex-start", "min": 0}
+
+
 #: (case id, change, config key, fragments of the message: what was wrong and what is accepted)
 CASES: list[tuple[str, Change, str, tuple[str, ...]]] = [
     ("pool-name-pattern", pool(name="T4_Spot"), "gpuPools[1].name",
@@ -153,6 +165,26 @@ CASES: list[tuple[str, Change, str, tuple[str, ...]]] = [
       "leave it unset to follow the release channel")),
     ("gke-channel-spelling", cluster(channel="stable"), "cluster.channel",
      ("'stable' is not a GKE channel", "RAPID, REGULAR, STABLE, EXTENDED")),
+    # Flex-start and queued provisioning, as GKE validates them.
+    ("flex-start-min-above-zero", pool(**{**FLEX, "min": 1}), "gpuPools[1].min",
+     ("1 is not allowed", "only from 0 nodes", "use min: 0")),
+    ("queued-min-above-zero", pool(**{**FLEX, "min": 2, "queuedProvisioning": True}), "gpuPools[1].min",
+     ("2 is not allowed", "flex-start with queued provisioning pool only from 0 nodes", "use min: 0")),
+    ("queued-without-flex-start", pool(queuedProvisioning=True), "gpuPools[1].queuedProvisioning",
+     ("true applies to flex-start pools only", "capacity is 'spot'", "set capacity: flex-start or remove it")),
+    ("max-run-without-flex-start", pool(maxRunHours=24), "gpuPools[1].maxRunHours",
+     ("24 applies to flex-start pools only", "set capacity: flex-start or remove it")),
+    ("max-run-over-seven-days", pool(**FLEX, maxRunHours=169), "gpuPools[1].maxRunHours",
+     ("169 is longer than the 7 days (168 hours) GKE lets a flex-start VM run", "use 1 to 168")),
+    ("flex-start-version-too-low", both(pool(**FLEX), cluster(kubernetesVersion="1.32.2-gke.1500000")),
+     "cluster.kubernetesVersion", ("'1.32.2-gke.1500000' is older than 1.32.2-gke.1652000",
+                                   "flex-start GPU nodes", "the pool 't4-spot' uses", "use that version or later")),
+    ("flex-start-upgrade-settings", pool(**FLEX, upgrade={"strategy": "blue-green"}), "gpuPools[1].upgrade.strategy",
+     ("short-lived upgrades", "takes no upgrade settings", "remove upgrade")),
+    ("flex-start-cpu-pool", top("spotPools", [{"name": "cpu", "machine": "e2-standard-4", "capacity": "flex-start"}]),
+     "spotPools[0].capacity", ("'flex-start' is a tier of GPU pools only", "use 'spot' or 'preemptible'")),
+    ("flex-start-capacity-spelling", pool(capacity="flexstart"), "gpuPools[1].capacity",
+     ("'flexstart'", "'flex-start'")),
 ]
 
 

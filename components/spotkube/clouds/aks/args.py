@@ -21,7 +21,7 @@ Input = _T | Awaitable[_T] | Output[_T]
 that accepts an output, not `plain`)."""
 
 if TYPE_CHECKING:
-    AksSystemPoolCapacity = Literal["spot", "preemptible", "on-demand"]
+    AksSystemPoolCapacity = Literal["spot", "preemptible", "flex-start", "on-demand"]
     AksPoolUpgradeUndrainableNodes = Literal["Cordon", "Schedule"]
     AksGpuPoolCapacity = Literal["spot", "on-demand"]
     AksGpuPoolEvictionPolicy = Literal["Delete", "Deallocate"]

@@ -21,7 +21,7 @@ Input = _T | Awaitable[_T] | Output[_T]
 that accepts an output, not `plain`)."""
 
 if TYPE_CHECKING:
-    GkeSystemPoolCapacity = Literal["spot", "preemptible", "on-demand"]
+    GkeSystemPoolCapacity = Literal["spot", "preemptible", "flex-start", "on-demand"]
     GkePoolUpgradeStrategy = Literal["surge", "blue-green"]
     GkeGpuSharingStrategy = Literal["time-sharing", "mps"]
     GkeGpuPoolGpuDriver = Literal["DEFAULT", "LATEST", "INSTALLATION_DISABLED"]
@@ -123,7 +123,7 @@ class GkeGpuSharingArgs(TypedDict):
 
 
 class GkeGpuPoolArgs(TypedDict):
-    """A GPU pool that scales 0..N, on spot, preemptible or on-demand VMs."""
+    """A GPU pool that scales 0..N, on spot, preemptible, flex-start or on-demand VMs."""
 
     name: str
     """Pool name, unique in the stack: `[a-z]([-a-z0-9]{0,38}[a-z0-9])?`."""
@@ -138,7 +138,7 @@ class GkeGpuPoolArgs(TypedDict):
     labels: NotRequired[dict[str, str]]
     """Extra node labels in Kubernetes' syntax (keys `[prefix/]name`, names and values of at most 63 letters, digits, `-`, `_` and `.`); the prefixes `spotkube.io/`, `kubernetes.io/`, `k8s.io/` and the cloud's own node-label prefix are reserved; `node.kubernetes.io/` and `kubelet.kubernetes.io/` are accepted."""
     capacity: NotRequired[GkeSystemPoolCapacity]
-    """`spot`, `preemptible` (at most 24 hours per VM) or, for a GPU pool only, `on-demand` (a fallback pool). Default: `spot`."""
+    """`spot`, `preemptible` (at most 24 hours per VM) or, for a GPU pool only, `flex-start` (Dynamic Workload Scheduler: discounted, provisioned when capacity is free, at most 7 days per VM; the tier between spot and on-demand) or `on-demand` (a fallback pool). Default: `spot`."""
     taints: NotRequired[list[str]]
     """Extra taints, as `key=value:Effect` with Kubernetes' syntax for the key and value and Effect NoSchedule, PreferNoSchedule or NoExecute; the prefixes `spotkube.io/` and the cloud's own are reserved."""
     upgrade: NotRequired[GkePoolUpgradeArgs]
@@ -151,6 +151,10 @@ class GkeGpuPoolArgs(TypedDict):
     """Compressed size in GB of the image the pool's steps run, for the plan's time to a running step (docs/time-to-gpu.md); unset = the plan says the image size is not declared."""
     gpu_driver: NotRequired[GkeGpuPoolGpuDriver]
     """The NVIDIA driver version GKE installs; `INSTALLATION_DISABLED` if you install it yourself. Default: `DEFAULT`."""
+    queued_provisioning: NotRequired[bool]
+    """With `capacity: flex-start` only: nodes come only through ProvisioningRequests (Kueue's admission check, `queued-provisioning.gke.io`), all of a request's nodes at once; the pool then stays out of its GPU type's compute class (docs/evictions.md#the-flex-start-tier-on-gke). Default: `false`."""
+    max_run_hours: NotRequired[int]
+    """With `capacity: flex-start` only: hours a node may run before GKE deletes it, 1 to 168 (7 days); unset = GKE's 7 days."""
 
 
 class GkeSpotPoolArgs(TypedDict):
@@ -169,7 +173,7 @@ class GkeSpotPoolArgs(TypedDict):
     labels: NotRequired[dict[str, str]]
     """Extra node labels in Kubernetes' syntax (keys `[prefix/]name`, names and values of at most 63 letters, digits, `-`, `_` and `.`); the prefixes `spotkube.io/`, `kubernetes.io/`, `k8s.io/` and the cloud's own node-label prefix are reserved; `node.kubernetes.io/` and `kubelet.kubernetes.io/` are accepted."""
     capacity: NotRequired[GkeSystemPoolCapacity]
-    """`spot`, `preemptible` (at most 24 hours per VM) or, for a GPU pool only, `on-demand` (a fallback pool). Default: `spot`."""
+    """`spot`, `preemptible` (at most 24 hours per VM) or, for a GPU pool only, `flex-start` (Dynamic Workload Scheduler: discounted, provisioned when capacity is free, at most 7 days per VM; the tier between spot and on-demand) or `on-demand` (a fallback pool). Default: `spot`."""
     taints: NotRequired[list[str]]
     """Extra taints, as `key=value:Effect` with Kubernetes' syntax for the key and value and Effect NoSchedule, PreferNoSchedule or NoExecute; the prefixes `spotkube.io/` and the cloud's own are reserved."""
     upgrade: NotRequired[GkePoolUpgradeArgs]

@@ -50,7 +50,7 @@ from spotkube.platform.cost.refresh import Fetched, FetchSettings, PriceSource, 
 from spotkube.platform.errors import NewStackError, Problem
 from spotkube.platform.input_messages import shown
 from spotkube.platform.maintenance import replaces_no_node_problem
-from spotkube.platform.spec import GpuSpec, all_pools, config_key, set_by_user, worker_pools
+from spotkube.platform.spec import GpuSpec, alias, all_pools, config_key, set_by_user, worker_pools
 
 CHANNELS = ("RAPID", "REGULAR", "STABLE", "EXTENDED")
 DEFAULT_MACHINE = "e2-standard-4"
@@ -80,6 +80,11 @@ MACHINE_PATTERN = r"^[a-z][a-z0-9]*-[a-z0-9-]*[a-z0-9]$"
 #: (docs/platform-facts.md#gke-compute-classes): major, minor, patch and GKE build.
 COMPUTE_CLASS_MIN_VERSION = (1, 30, 3, 1451000)
 COMPUTE_CLASS_MIN_VERSION_TEXT = "1.30.3-gke.1451000"
+#: The first GKE version with flex-start GPU nodes (docs/platform-facts.md#gke-flex-start-and-queued-provisioning).
+FLEX_START_MIN_VERSION = (1, 32, 2, 1652000)
+FLEX_START_MIN_VERSION_TEXT = "1.32.2-gke.1652000"
+#: The longest run GKE gives a flex-start VM: 7 days.
+FLEX_START_MAX_RUN_HOURS = 168
 #: GKE GPU pools `new-stack` offers, best first: (GPU type, pool name, machine type, GPU count or
 #: None when the machine type fixes it). L4 is the usual price/performance pick for inference and
 #: fine-tuning; T4 is the most widely available fallback.
@@ -117,14 +122,20 @@ def _upgrade_rules(path: str, upgrade: GkePoolUpgrade, gpu: bool) -> RuleOutput:
             yield replaces_no_node_problem(path, upgrade, surge, unavailable, "GKE")
 
 
-def below_compute_class_version(version: str) -> bool:
-    """Whether a pinned GKE version is certainly older than custom compute classes. A version without
-    a patch or build (`1.30`) lets GKE pick the newest of its line, which is recent enough."""
+def older_than(version: str, minimum: tuple[int, int, int, int]) -> bool:
+    """Whether a pinned GKE version is certainly older than `minimum` (major, minor, patch, GKE build). A
+    version without a patch or build (`1.30`) lets GKE pick the newest of its line, so only the parts
+    given are compared."""
     match = re.fullmatch(r"(\d+)\.(\d+)(?:\.(\d+)(?:-gke\.(\d+))?)?", version.strip())
     if match is None:
         return False
     given = tuple(int(part) for part in match.groups() if part is not None)
-    return given < COMPUTE_CLASS_MIN_VERSION[:len(given)]
+    return given < minimum[:len(given)]
+
+
+def below_compute_class_version(version: str) -> bool:
+    """Whether a pinned GKE version is certainly older than custom compute classes."""
+    return older_than(version, COMPUTE_CLASS_MIN_VERSION)
 
 
 def rules(spec: GkeSpec) -> RuleOutput:
@@ -177,10 +188,10 @@ def rules(spec: GkeSpec) -> RuleOutput:
     region_problem = None
     for i, pool in enumerate(spec.gpu_pools):
         path = f"gpuPools[{i}]"
-        if catalog.requires_spot_or_flex(pool.machine) and pool.capacity != "spot":
+        if catalog.requires_spot_or_flex(pool.machine) and pool.capacity not in ("spot", "flex-start"):
             yield Problem(config_key(f"{path}.capacity"), f"{shown(pool.capacity)} is not available for "
                           f"{pool.machine}, which Compute Engine creates only as Spot or Flex-start VMs; use "
-                          "capacity: spot, or a3-highgpu-8g for a pool that is not spot")
+                          "capacity: spot or flex-start, or a3-highgpu-8g for an on-demand pool")
         gpu, error = gpu_of(pool)
         if gpu is None or error or not region_valid:
             continue  # the resolver reports a GPU problem; zones can't be judged without the GPU
@@ -202,9 +213,50 @@ def rules(spec: GkeSpec) -> RuleOutput:
     if region_problem:
         yield Problem(config_key("region"), region_problem)
     yield from _sharing_rules(spec)
+    yield from _flex_start_rules(spec)
     if set_by_user(spec.device_plugin, "mig_strategy"):
         yield Problem(config_key("devicePlugin.migStrategy"), f"{shown(spec.device_plugin.mig_strategy)} is an AKS "
                       "setting; GKE's own device plugin advertises every MIG partition as nvidia.com/gpu")
+
+
+def _flex_start_rules(spec: GkeSpec) -> RuleOutput:
+    """Flex-start and queued provisioning as GKE accepts them
+    (docs/platform-facts.md#gke-flex-start-and-queued-provisioning). What spotkube writes itself for such a
+    pool (autoscaling from 0, location policy ANY, no reservation, no auto-repair) can't be set otherwise in
+    a stack; what a stack can set is checked here."""
+    flex = [(f"gpuPools[{i}]", pool) for i, pool in enumerate(spec.gpu_pools) if pool.capacity == "flex-start"]
+    version = spec.cluster.kubernetes_version
+    if flex and version and older_than(version, FLEX_START_MIN_VERSION):
+        yield Problem(config_key("cluster.kubernetesVersion"), f"{shown(version)} is older than "
+                      f"{FLEX_START_MIN_VERSION_TEXT}, the first GKE version with flex-start GPU nodes, which the "
+                      f"pool {shown(flex[0][1].name)} uses; use that version or later, or leave it unset to follow "
+                      "the release channel")
+    for i, pool in enumerate(spec.gpu_pools):
+        path = f"gpuPools[{i}]"
+        if pool.capacity != "flex-start":
+            flex_only = (("queued_provisioning", pool.queued_provisioning), ("max_run_hours", pool.max_run_hours))
+            for name, value in flex_only:
+                if set_by_user(pool, name) and value not in (None, False):
+                    given = "true" if value is True else shown(value)
+                    yield Problem(config_key(f"{path}.{alias(pool, name)}"), f"{given} applies to flex-start pools "
+                                  f"only, and this pool's capacity is {shown(pool.capacity)}; set capacity: "
+                                  "flex-start or remove it")
+            continue
+        what = "flex-start with queued provisioning" if pool.queued_provisioning else "flex-start"
+        if pool.min > 0:
+            yield Problem(config_key(f"{path}.min"), f"{pool.min} is not allowed: GKE grows a {what} pool only from "
+                          "0 nodes (total_min_node_count 0), creating each node when Dynamic Workload Scheduler has "
+                          "capacity for it; use min: 0")
+        if pool.max_run_hours is not None and pool.max_run_hours > FLEX_START_MAX_RUN_HOURS:
+            yield Problem(config_key(f"{path}.maxRunHours"), f"{pool.max_run_hours} is longer than the 7 days "
+                          f"({FLEX_START_MAX_RUN_HOURS} hours) GKE lets a flex-start VM run; use 1 to "
+                          f"{FLEX_START_MAX_RUN_HOURS}, or leave it unset for GKE's 7 days")
+        upgrade = pool.upgrade
+        given = [alias(upgrade, name) for name in type(upgrade).model_fields if set_by_user(upgrade, name)]
+        if given:
+            yield Problem(config_key(f"{path}.upgrade.{given[0]}"), f"GKE upgrades {what} nodes only by short-lived "
+                          "upgrades (a node is replaced when its run ends, never surged or drained in place), so a "
+                          "flex-start pool takes no upgrade settings; remove upgrade")
 
 
 def _sharing_rules(spec: GkeSpec) -> RuleOutput:

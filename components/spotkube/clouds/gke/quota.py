@@ -4,8 +4,8 @@ Compute Engine counts, per region (cloud.google.com/compute/resource-usage, .../
 - vCPUs per machine family where the family has its own quota (`N2_CPUS`, `A2_CPUS`, `G2_CPUS`...),
   else against `CPUS` (N1 always): spotkube names the family's quota and falls back to `CPUS` when
   the region lists no such quota;
-- vCPUs of Spot and preemptible VMs against `PREEMPTIBLE_CPUS` when the project has that quota (a
-  limit of 0 means it has none), else against the regular ones;
+- vCPUs of Spot, preemptible and flex-start VMs against `PREEMPTIBLE_CPUS` when the project has that quota
+  (a limit of 0 means it has none), else against the regular ones;
 - GPUs per type (`NVIDIA_L4_GPUS`), and Spot or preemptible GPUs against `PREEMPTIBLE_NVIDIA_L4_GPUS`
   when set, else the regular quota;
 and per project `GPUS_ALL_REGIONS` and `CPUS_ALL_REGIONS` (0 GPUs in a new project).
@@ -77,13 +77,16 @@ def quota_plan(pools: Sequence[PoolDemand], learnt: Mapping[str, str]) -> QuotaP
         if cores is None:
             notes.append(f"pool {pool.name}: spotkube can't count the vCPUs of {pool.machine}; its CPU quota is "
                          "not counted")
-        interruptible = pool.capacity != "on-demand"
-        nodes, surge = pool.max_nodes, surge_nodes(pool, DEFAULT_MAX_SURGE)
+        # Flex-start VMs count against the preemptible quotas too, and get short-lived upgrades, without surge
+        # (docs/platform-facts.md#gke-flex-start-and-queued-provisioning).
+        preemptible_quota = pool.capacity != "on-demand"
+        flex = pool.capacity == "flex-start"
+        nodes, surge = pool.max_nodes, 0 if flex else surge_nodes(pool, DEFAULT_MAX_SURGE)
         family = pool.machine.split("-", 1)[0].upper()
         regular = (QuotaRef(f"{family}_CPUS"), QuotaRef(CPUS)) if family != "N1" else (QuotaRef(CPUS),)
         if cores is not None:
-            refs = (QuotaRef(PREEMPTIBLE_CPUS, skip_if_zero=True), *regular) if interruptible else regular
-            title = f"{'Spot/preemptible ' if interruptible else ''}{family} vCPUs"
+            refs = (QuotaRef(PREEMPTIBLE_CPUS, skip_if_zero=True), *regular) if preemptible_quota else regular
+            title = f"{'Spot/preemptible ' if preemptible_quota else ''}{family} vCPUs"
             needs.append(QuotaNeed(refs, title, "vCPUs", nodes * cores, surge * cores, (pool.name,)))
             needs.append(QuotaNeed((QuotaRef(ALL_REGIONS_CPUS),), "vCPUs in all regions", "vCPUs", nodes * cores,
                                    surge * cores, (pool.name,), scope="global"))
@@ -91,8 +94,8 @@ def quota_plan(pools: Sequence[PoolDemand], learnt: Mapping[str, str]) -> QuotaP
             gpus = pool.gpu_count
             regular_gpu = QuotaRef(gpu_metric(pool.gpu_type, interruptible=False))
             refs_gpu = ((QuotaRef(gpu_metric(pool.gpu_type, interruptible=True), skip_if_zero=True), regular_gpu)
-                        if interruptible else (regular_gpu,))
-            title = f"{'Spot/preemptible ' if interruptible else ''}{pool.gpu_type} GPUs"
+                        if preemptible_quota else (regular_gpu,))
+            title = f"{'Spot/preemptible ' if preemptible_quota else ''}{pool.gpu_type} GPUs"
             needs.append(QuotaNeed(refs_gpu, title, "GPUs", nodes * gpus, surge * gpus, (pool.name,)))
             needs.append(QuotaNeed((QuotaRef(ALL_REGIONS_GPUS),), "GPUs in all regions", "GPUs", nodes * gpus,
                                    surge * gpus, (pool.name,), scope="global"))

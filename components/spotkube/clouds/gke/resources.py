@@ -175,6 +175,22 @@ def node_config(pool: PoolPlan, service_account: Any) -> dict[str, Any]:
         config["spot"] = True
     elif pool.capacity == "preemptible":
         config["preemptible"] = True
+    elif pool.capacity == "flex-start":
+        config.update(flex_start_config(pool))
+    return config
+
+
+#: GKE's flex-start and queued-provisioning pools take capacity from Dynamic Workload Scheduler, never from a
+#: reservation (docs/platform-facts.md#gke-flex-start-and-queued-provisioning).
+NO_RESERVATION = {"consume_reservation_type": "NO_RESERVATION"}
+
+
+def flex_start_config(pool: PoolPlan) -> dict[str, Any]:
+    """A flex-start pool's `node_config` fields: flex-start itself, no reservation, and the run a node
+    gets before GKE deletes it (`max_run_duration` in seconds; unset keeps GKE's 7 days)."""
+    config: dict[str, Any] = {"flex_start": True, "reservation_affinity": NO_RESERVATION}
+    if pool.max_run_hours is not None:
+        config["max_run_duration"] = f"{pool.max_run_hours * 3600}s"
     return config
 
 
@@ -191,8 +207,14 @@ def cloud_pool_name(pool: PoolPlan, service_account_id: str) -> str:
 
 def node_pool_inputs(pool: PoolPlan, *, project: Any, location: str, cluster: Any,
                      service_account: Any) -> dict[str, Any]:
-    """A NodePool's inputs; `project`, `cluster` and `service_account` may be other resources' outputs."""
-    return {
+    """A NodePool's inputs; `project`, `cluster` and `service_account` may be other resources' outputs.
+
+    A flex-start pool is written as GKE requires one (the rules refuse what a stack could break): scaled
+    from 0 (its `min` is 0), location policy ANY, no reservation, auto-repair off, and GKE's own
+    short-lived upgrades; with queued provisioning, its nodes come only through ProvisioningRequests.
+    """
+    flex = pool.capacity == "flex-start"
+    inputs = {
         "name": pool.cloud_name,
         "project": project,
         "location": location,
@@ -202,13 +224,20 @@ def node_pool_inputs(pool: PoolPlan, *, project: Any, location: str, cluster: An
         "autoscaling": {
             "total_min_node_count": pool.min,
             "total_max_node_count": pool.max,
-            # ANY lowers preemption risk for spot; BALANCED spreads on-demand nodes.
-            "location_policy": "ANY" if pool.interruptible else "BALANCED",
+            # ANY lowers preemption risk for spot and lets flex-start take capacity in any zone that has
+            # it (GKE requires it there); BALANCED spreads on-demand nodes.
+            "location_policy": "ANY" if pool.interruptible or flex else "BALANCED",
         },
-        "management": {"auto_repair": True, "auto_upgrade": True},
-        "upgrade_settings": upgrade_settings(pool),
+        # GKE refuses auto-repair on flex-start and queued-provisioning pools: a repaired node would be a
+        # new flex-start VM, provisioned again.
+        "management": {"auto_repair": not flex, "auto_upgrade": True},
+        # Flex-start nodes get GKE's short-lived upgrades, which take no surge or blue-green settings.
+        "upgrade_settings": None if flex else upgrade_settings(pool),
         "node_config": node_config(pool, service_account),
     }
+    if pool.queued:
+        inputs["queued_provisioning"] = {"enabled": True}
+    return inputs
 
 
 def _taints(values: Any) -> list[contract.Taint]:
@@ -226,7 +255,15 @@ def _capacity(node_config: Mapping[str, Any]) -> contract.Capacity:
     """What the pool really asks Compute Engine for; the capacity label only claims it."""
     if node_config.get("spot"):
         return "spot"
-    return "preemptible" if node_config.get("preemptible") else "on-demand"
+    if node_config.get("preemptible"):
+        return "preemptible"
+    return contract.FLEX_START if node_config.get("flexStart") else "on-demand"
+
+
+def _seconds(duration: Any) -> int | None:
+    """`"86400s"`, a registered `maxRunDuration`, as seconds; None when unset or not in seconds."""
+    match = re.fullmatch(r"([0-9]+)s", str(duration or ""))
+    return int(match[1]) if match else None
 
 
 def _pool(where: str, name: str, inputs: Mapping[str, Any]) -> RegisteredPool:
@@ -257,6 +294,8 @@ def _pool(where: str, name: str, inputs: Mapping[str, Any]) -> RegisteredPool:
         max_price=None,
         gpu_sharing=_registered_sharing(accelerators),
         max_surge=_max_surge(mapping(inputs.get("upgradeSettings"))),
+        queued=bool(mapping(inputs.get("queuedProvisioning")).get("enabled")),
+        max_run_seconds=_seconds(config.get("maxRunDuration")),
     )
 
 
@@ -302,7 +341,7 @@ def read_pools(type_token: str, name: str, inputs: Mapping[str, Any]) -> list[Re
 #: (docs/platform-facts.md#gke-node-pool-updates).
 CREATE_ONLY: Mapping[str, tuple[str, ...]] = {
     CLUSTER_TYPE: ("name", "location", "project", "network", "subnetwork"),
-    NODE_POOL_TYPE: ("name", "cluster", "location", "project", "nodeConfig"),
+    NODE_POOL_TYPE: ("name", "cluster", "location", "project", "nodeConfig", "queuedProvisioning"),
 }
 UPDATABLE_IN_PLACE: Mapping[str, tuple[str, ...]] = {NODE_POOL_TYPE: tuple(f"nodeConfig.{field}" for field in (
     "labels", "taints", "resourceLabels", "machineType", "diskType", "diskSizeGb"))}
@@ -545,9 +584,21 @@ def read_autoscaler(resources: Sequence[tuple[str, str, Mapping[str, Any]]]) -> 
         give_up_seconds=None,
         first_look_seconds=0,
         formula=no_bound,
-        caveat="an on-demand pool is not behind every spot pool of its ComputeClass, or a pool lacks the class "
-        "label and taint",
+        caveat="a pool of its ComputeClass is not behind every pool of a cheaper tier (spot, flex-start, "
+        "on-demand), or a pool lacks the class label and taint",
+        tier_bounds=TIER_BOUNDS,
     )
+
+
+#: What bounds each tier of a ComputeClass over node pools (docs/platform-facts.md#gke-compute-classes): no
+#: timer applies to node-pool priorities, so each tier holds a step until GKE gives up on its pools.
+TIER_BOUNDS = {
+    "spot": "no timer: a stock-out is an error that backs the pool off (5 min, up to 30), then the next priority",
+    "preemptible": "no timer: a stock-out is an error that backs the pool off (5 min, up to 30), then the next "
+    "priority",
+    contract.FLEX_START: "no timer on node-pool priorities: the next priority once Dynamic Workload Scheduler "
+    "can't provision the node",
+}
 
 
 def maintenance_policy(maintenance: MaintenanceSettings) -> dict[str, Any] | None:
@@ -635,6 +686,8 @@ def _instant(value: Any) -> datetime | None:
 def _replacement(inputs: Mapping[str, Any]) -> str:
     if mapping(inputs.get("management")).get("autoUpgrade") is False:
         return "never upgraded by GKE (autoUpgrade off)"
+    if mapping(inputs.get("nodeConfig")).get("flexStart"):
+        return "short-lived upgrades: GKE replaces a flex-start node when its run ends, never in place"
     settings = mapping(inputs.get("upgradeSettings"))
     if settings.get("strategy") == "BLUE_GREEN":
         soak = str(mapping(settings.get("blueGreenSettings")).get("nodePoolSoakDuration") or "0s")

@@ -117,8 +117,9 @@ class GkeSpotPool(SpotPool):
     )
     capacity: CapacityName = Field(
         default="spot",
-        description="`spot`, `preemptible` (at most 24 hours per VM) or, for a GPU pool only, `on-demand` (a "
-        "fallback pool).",
+        description="`spot`, `preemptible` (at most 24 hours per VM) or, for a GPU pool only, `flex-start` (Dynamic "
+        "Workload Scheduler: discounted, provisioned when capacity is free, at most 7 days per VM; the tier between "
+        "spot and on-demand) or `on-demand` (a fallback pool).",
     )
     upgrade: GkePoolUpgrade = Field(
         default_factory=GkePoolUpgrade, description="How GKE replaces the nodes when it upgrades them.",
@@ -159,7 +160,7 @@ class GkeGpuSharing(GpuSharingSpec):
 
 
 class GkeGpuPool(GkeSpotPool, GpuPool):
-    """A GPU pool that scales 0..N, on spot, preemptible or on-demand VMs."""
+    """A GPU pool that scales 0..N, on spot, preemptible, flex-start or on-demand VMs."""
 
     machine: Text = Field(
         min_length=1,
@@ -181,8 +182,26 @@ class GkeGpuPool(GkeSpotPool, GpuPool):
         "gets whole GPUs.",
     )
 
+    queued_provisioning: Flag = Field(
+        default=False,
+        description="With `capacity: flex-start` only: nodes come only through ProvisioningRequests (Kueue's "
+        "admission check, `queued-provisioning.gke.io`), all of a request's nodes at once; the pool then stays out "
+        "of its GPU type's compute class (docs/evictions.md#the-flex-start-tier-on-gke).",
+    )
+    max_run_hours: Whole | None = Field(
+        default=None, ge=1,
+        description="With `capacity: flex-start` only: hours a node may run before GKE deletes it, 1 to 168 (7 "
+        "days); unset = GKE's 7 days.",
+    )
+
     def driver(self) -> str | None:
         return self.gpu_driver
+
+    def by_provisioning_request(self) -> bool:
+        return self.queued_provisioning
+
+    def run_limit_hours(self) -> int | None:
+        return self.max_run_hours
 
 
 class GkeAutoscalerSettings(AutoscalerSettings):

@@ -12,14 +12,14 @@ docs/platform-facts.md#aks-spot-pools and docs/platform-facts.md#gke-spot-and-pr
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from spotkube.platform.input_messages import shown
 from spotkube.platform.kubernetes_syntax import TAINT_EFFECTS, key_problem, reserved_prefix, value_problem
 
 Cloud = Literal["aks", "gke"]
-Capacity = Literal["spot", "preemptible", "on-demand"]
+Capacity = Literal["spot", "preemptible", "flex-start", "on-demand"]
 Role = Literal["system", "platform", "batch", "gpu"]
 Effect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 
@@ -35,6 +35,9 @@ ACCELERATOR_LABEL = f"{LABEL_PREFIX}/accelerator"
 NO_ACCELERATOR = "none"
 
 INTERRUPTIBLE: tuple[Capacity, ...] = ("spot", "preemptible")
+#: The middle tier: VMs the cloud's capacity scheduler provisions when it can, at a discount, for a bounded
+#: run, and never takes back before it ends (GKE's flex-start). Not interruptible, so no spot taint.
+FLEX_START: Capacity = "flex-start"
 
 #: The GPU resource name the NVIDIA device plugin advertises: a whole GPU, or with GPU sharing one
 #: slice of it (a MIG instance under the `single` strategy, or one client's share of a time-shared or
@@ -137,6 +140,10 @@ AKS_ACCELERATOR_LABEL = ("kubernetes.azure.com/accelerator", "nvidia")
 AKS_AGENTPOOL_LABEL = "kubernetes.azure.com/agentpool"
 GKE_SPOT_LABEL = (GKE_SPOT_TAINT.key, "true")
 GKE_PREEMPTIBLE_LABEL = (GKE_PREEMPTIBLE_TAINT.key, "true")
+#: GKE labels flex-start nodes (Dynamic Workload Scheduler) `cloud.google.com/gke-flex-start=true` and taints
+#: them with nothing of their own: a flex-start VM is not preempted, so it keeps only the GPU taint
+#: (docs/platform-facts.md#gke-flex-start-and-queued-provisioning).
+GKE_FLEX_START_LABEL = ("cloud.google.com/gke-flex-start", "true")
 GKE_NODEPOOL_LABEL = "cloud.google.com/gke-nodepool"
 GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
 #: The labels GKE puts on the nodes of a pool whose GPUs are partitioned or shared
@@ -209,6 +216,9 @@ class CloudLabels:
     #: The labels the cloud puts on nodes whose GPUs are shared (partition, strategy, clients per GPU);
     #: None where it puts none.
     gpu_sharing_labels: tuple[str, str, str] | None = None
+    #: The label the cloud puts on the nodes of a capacity that is not interruptible but provisioned its own
+    #: way (GKE's flex-start); empty where the cloud has none.
+    provisioned_labels: Mapping[Capacity, tuple[str, str]] = field(default_factory=dict)
 
 
 #: Each cloud's labels and taints (docs/platform-facts.md#aks-spot-pools,
@@ -237,6 +247,7 @@ CLOUD_LABELS: Mapping[Cloud, CloudLabels] = {
         compute_class_taint=True,
         system_taint=GKE_MANAGED_COMPONENTS_TAINT,
         gpu_sharing_labels=(GKE_GPU_PARTITION_LABEL, GKE_GPU_SHARING_LABEL, GKE_GPU_CLIENTS_LABEL),
+        provisioned_labels={FLEX_START: GKE_FLEX_START_LABEL},
     ),
 }
 #: Each cloud's reserved prefix, for the messages that name another cloud's.
@@ -285,9 +296,11 @@ def pool_taints(
     system_critical_only: bool = False,
     extra: Iterable[Taint] = (),
     accelerator: str | None = None,
+    in_class: bool = True,
 ) -> tuple[Taint, ...]:
     """All taints a pool must declare: interruptible capacity, GPU, the GPU's compute class where the
-    cloud joins pools to classes by taint, then the user's own."""
+    cloud joins pools to classes by taint (unless the pool stays out of its class, `in_class`), then the
+    user's own."""
     taints: list[Taint] = []
     if role == "system" and system_critical_only:
         taints.append(CLOUD_LABELS[cloud].system_taint)
@@ -296,7 +309,7 @@ def pool_taints(
         taints.append(spot_taint)
     if has_gpu:
         taints.append(GPU_TAINT)
-    if has_gpu and accelerator and CLOUD_LABELS[cloud].compute_class_taint:
+    if has_gpu and accelerator and in_class and CLOUD_LABELS[cloud].compute_class_taint:
         taints.append(compute_class_taint(accelerator))
     taints.extend(t for t in extra if t not in taints)
     return tuple(taints)
@@ -314,10 +327,11 @@ def neutral_labels(pool: str, role: Role, capacity: Capacity, accelerator: str |
 
 def declared_labels(
     cloud: Cloud, pool: str, role: Role, capacity: Capacity, accelerator: str | None,
-    extra: Mapping[str, str] | None = None, sharing: GpuSharing | None = None,
+    extra: Mapping[str, str] | None = None, sharing: GpuSharing | None = None, in_class: bool = True,
 ) -> dict[str, str]:
     """The labels a pool's inputs declare: neutral ones, the cloud's capacity label where the pool
-    repeats it (AKS's spot label), a GPU pool's compute class, then the user's own.
+    repeats it (AKS's spot label), a GPU pool's compute class (unless it stays out of its class,
+    `in_class`: a pool whose nodes come only through provisioning requests), then the user's own.
 
     The user's labels cannot override ours: a pool whose capacity label lied would defeat the
     whole contract, and one whose class label lied would skip the spot-first order.
@@ -326,7 +340,7 @@ def declared_labels(
     if capacity in CLOUD_LABELS[cloud].declared_labels:
         key, value = CLOUD_LABELS[cloud].declared_labels[capacity]
         labels[key] = value
-    if accelerator:
+    if accelerator and in_class:
         labels[COMPUTE_CLASS_LABEL] = compute_class(accelerator)
     if sharing is not None:
         labels.update(sharing.labels())
@@ -352,8 +366,9 @@ def cloud_added_labels(cloud: Cloud, pool: str, capacity: Capacity, accelerator:
     the pool's name in the cloud, which the cloud writes into its node-pool label."""
     facts = CLOUD_LABELS[cloud]
     labels = {facts.node_pool_label: pool}
-    if capacity in facts.interruptible_labels:
-        key, value = facts.interruptible_labels[capacity]
+    capacity_label = facts.interruptible_labels.get(capacity) or facts.provisioned_labels.get(capacity)
+    if capacity_label:
+        key, value = capacity_label
         labels[key] = value
     if accelerator:
         key, fixed = facts.accelerator_label

@@ -23,10 +23,13 @@ from typing import Literal
 #: Hours in a billing month as both clouds' price pages count them (365 x 24 / 12).
 HOURS_PER_MONTH = 730
 
-Capacity = Literal["spot", "preemptible", "on-demand"]
+Capacity = Literal["spot", "preemptible", "flex-start", "on-demand"]
 
-#: The capacities a pool can run on. Spot and preemptible can be evicted; on-demand cannot.
-CAPACITIES: tuple[Capacity, ...] = ("spot", "preemptible", "on-demand")
+#: The capacities a pool can run on. Spot and preemptible can be evicted; flex-start (a discounted VM the
+#: cloud provisions when it can, for a bounded run) and on-demand cannot.
+CAPACITIES: tuple[Capacity, ...] = ("spot", "preemptible", "flex-start", "on-demand")
+#: The capacities whose work is evicted and runs again.
+EVICTABLE: tuple[Capacity, ...] = ("spot", "preemptible")
 
 _CENT = Decimal("0.01")
 _HUNDRED = Decimal(100)
@@ -152,7 +155,7 @@ class PoolUsage:
     @property
     def evictable(self) -> bool:
         """Whether the cloud can take the nodes back, so evicted work runs again."""
-        return self.capacity != "on-demand"
+        return self.capacity in EVICTABLE
 
 
 @dataclass(frozen=True)
@@ -193,15 +196,16 @@ def pool_cost(usage: PoolUsage, assumptions: Assumptions | None = None) -> PoolC
     """Price one pool's month: idle floor, the work on its own capacity, and the work on demand.
 
     On spot or preemptible capacity the work is billed for `node_hours x (1 + eviction_rate x
-    rework_fraction)` hours, because evicted work runs again. The on-demand yardstick bills the
-    plain `node_hours`: on-demand nodes are not evicted, so nothing runs twice.
+    rework_fraction)` hours, because evicted work runs again. A flex-start VM is not taken back, so its
+    work is billed for the plain `node_hours` at its own (discounted) price. The on-demand yardstick
+    bills the plain `node_hours`: on-demand nodes are not evicted, so nothing runs twice.
     """
     assumptions = assumptions or Assumptions()
     hours = usage.node_hours
     effective_hours = hours * assumptions.rework_multiplier if usage.evictable else hours
     scenario = to_cents(effective_hours * usage.usd_per_hour)
     on_demand = to_cents(hours * usage.on_demand_usd_per_hour)
-    saving = _percent_saved(on_demand, scenario) if usage.evictable else Decimal(0)
+    saving = _percent_saved(on_demand, scenario) if usage.capacity != "on-demand" else Decimal(0)
     return PoolCost(
         name=usage.name,
         capacity=usage.capacity,

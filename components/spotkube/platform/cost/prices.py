@@ -336,7 +336,7 @@ class PriceFileError(SpotkubeError):
 #: What a row must hold, for error messages.
 ROW_FIELDS = (
     "a row has cloud (azure or gcp), region, sku, kind (machine or accelerator), capacity (spot, "
-    "preemptible or on-demand), usdPerHour (USD per node-hour, above 0), source (where the price "
+    "preemptible, flex-start or on-demand), usdPerHour (USD per node-hour, above 0), source (where the price "
     "comes from, e.g. your agreement) and date (YYYY-MM-DD)"
 )
 _FILE_LAYOUT = (
