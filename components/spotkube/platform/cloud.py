@@ -69,6 +69,9 @@ class RegisteredPool:
     #: Extra nodes an upgrade adds, as registered: a count ("1") or a percent of the pool ("33%"); None
     #: leaves the cloud's default. The quota's surge counts it.
     max_surge: str | None = None
+    #: How the nodes get container images beyond a plain pull, in words, as registered (streaming, a
+    #: disk of preloaded images); None: each node pulls them.
+    images: str | None = None
 
     @property
     def interruptible(self) -> bool:
@@ -214,6 +217,9 @@ class CloudProfile:
     managed_device_plugin: ManagedDevicePlugin | None = None
     #: When and how the cloud upgrades each registered worker pool (the plan's posture, the policy pack).
     read_upgrades: UpgradeReader | None = None
+    #: The registry read grants the program registers for the nodes, one line each (the plan lists them).
+    read_registry_grants: Callable[[Sequence[tuple[str, str, Mapping[str, Any]]]], list[str]] = field(
+        default=lambda resources: [])
     #: How `spotkube drill` evicts a node of this cloud; None when the cloud offers no such command.
     eviction_command: EvictionCommand | None = None
     #: Seconds a workload pod really gets to stop when a spot node is reclaimed: the default of the
