@@ -73,6 +73,8 @@ class PoolRow:
     gpu_share: str | None = None
     #: Extra nodes an upgrade adds, as registered ("1", "33%"); None: the cloud's default.
     max_surge: str | None = None
+    #: How the nodes get container images beyond a plain pull, as registered (streaming, preloaded disk).
+    images: str | None = None
 
     @classmethod
     def registered(cls, pool: RegisteredPool, contract: PoolContract | None, gpu_share: str | None = None) -> PoolRow:
@@ -96,6 +98,7 @@ class PoolRow:
             sharing=pool.gpu_sharing,
             gpu_share=gpu_share if accelerator != NO_ACCELERATOR else None,
             max_surge=pool.max_surge,
+            images=pool.images,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -118,6 +121,7 @@ class PoolRow:
         if self.zone_labels is not None:
             row["zoneLabels"] = list(self.zone_labels)
         row["gpuSharing"] = self.sharing
+        row["images"] = self.images
         return row
 
 
@@ -198,6 +202,8 @@ class PlanDocument:
     shares_stack: bool = False
     #: The stack's resources that no spotkube cluster owns, by type.
     others: tuple[OtherResources, ...] = ()
+    #: The registry read grants the cluster registers for its nodes, one line each.
+    registry_grants: tuple[str, ...] = ()
 
     @property
     def title(self) -> str:
@@ -261,6 +267,7 @@ class PlanDocument:
             "catalog": self.catalog.to_json() if self.catalog else None,
             "fallback": [f.to_json() for f in self.fallback],
             "upgrades": [u.to_json() for u in self.upgrades],
+            "registryGrants": list(self.registry_grants),
             "quota": None if self.quota is None else self.quota.to_json(),
             "placements": [p.to_json() for p in self.placements.placements],
             "notes": self.placements.notes,

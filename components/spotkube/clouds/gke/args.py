@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     GkeSystemPoolCapacity = Literal["spot", "preemptible", "on-demand"]
     GkePoolUpgradeStrategy = Literal["surge", "blue-green"]
     GkeGpuSharingStrategy = Literal["time-sharing", "mps"]
+    GkeSecondaryBootDiskMode = Literal["CONTAINER_IMAGE_CACHE"]
     GkeGpuPoolGpuDriver = Literal["DEFAULT", "LATEST", "INSTALLATION_DISABLED"]
     GkeAutoscalerProfile = Literal["BALANCED", "OPTIMIZE_UTILIZATION"]
     GkeDeployerNetwork = Literal["internet", "cluster-network"]
@@ -34,6 +35,7 @@ else:
     GkeSystemPoolCapacity = str
     GkePoolUpgradeStrategy = str
     GkeGpuSharingStrategy = str
+    GkeSecondaryBootDiskMode = str
     GkeGpuPoolGpuDriver = str
     GkeAutoscalerProfile = str
     GkeDeployerNetwork = str
@@ -122,6 +124,15 @@ class GkeGpuSharingArgs(TypedDict):
     """With `strategy`: pods per GPU, 2..48 (max_shared_clients_per_gpu)."""
 
 
+class GkeSecondaryBootDiskArgs(TypedDict):
+    """A disk image of preloaded container images that every new node of the pool gets as a second boot disk (the NodePool's `secondary_boot_disks`), so its steps start without pulling them."""
+
+    disk_image: str
+    """The Compute Engine image: `projects/PROJECT/global/images/NAME`, or `global/images/NAME` in the cluster's project (built with gke-disk-image-builder, docs/operators.md#preloaded-images)."""
+    mode: NotRequired[GkeSecondaryBootDiskMode]
+    """`CONTAINER_IMAGE_CACHE`: containerd reads the disk's images instead of pulling them; needs `imageStreaming`. Default: `CONTAINER_IMAGE_CACHE`."""
+
+
 class GkeGpuPoolArgs(TypedDict):
     """A GPU pool that scales 0..N, on spot, preemptible or on-demand VMs."""
 
@@ -149,6 +160,10 @@ class GkeGpuPoolArgs(TypedDict):
     """Share each GPU among pods by MIG, time-sharing or MPS (docs/gpu-sharing.md); unset = every pod gets whole GPUs."""
     gpu_driver: NotRequired[GkeGpuPoolGpuDriver]
     """The NVIDIA driver version GKE installs; `INSTALLATION_DISABLED` if you install it yourself. Default: `DEFAULT`."""
+    image_streaming: NotRequired[bool]
+    """GKE image streaming (`gcfs_config`): a step starts while its image streams from Artifact Registry; needs the Container File System API (containerfilesystem.googleapis.com) in the project. Default: `false`."""
+    secondary_boot_disk: NotRequired[GkeSecondaryBootDiskArgs]
+    """A disk image of preloaded container images attached to every new node; needs `imageStreaming`."""
 
 
 class GkeSpotPoolArgs(TypedDict):
@@ -269,6 +284,8 @@ class GkeClusterArgs(TypedDict):
     """Private nodes' way out to public registries: cloud-nat (default: spotkube adds a Cloud Router and Cloud NAT) or own (the network already has NAT or a proxy)."""
     dns_endpoint: NotRequired[bool]
     """Reach the control plane through its DNS-based endpoint, authorised by IAM and not by source address (default true); the kubeconfig then uses it."""
+    registries: NotRequired[list[str]]
+    """Artifact Registry repositories the nodes pull private images from, each `projects/PROJECT/locations/LOCATION/repositories/REPOSITORY`: the nodes' service account gets roles/artifactregistry.reader on each."""
 
 
 class GkeGpuClusterArgs(TypedDict):
