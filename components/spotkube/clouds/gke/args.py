@@ -128,7 +128,7 @@ class GkeSecondaryBootDiskArgs(TypedDict):
     """A disk image of preloaded container images that every new node of the pool gets as a second boot disk (the NodePool's `secondary_boot_disks`), so its steps start without pulling them."""
 
     disk_image: str
-    """The Compute Engine image: `projects/PROJECT/global/images/NAME`, or `global/images/NAME` in the cluster's project (built with gke-disk-image-builder, docs/operators.md#preloaded-images)."""
+    """The Compute Engine image: `projects/PROJECT/global/images/NAME`, or `global/images/NAME` in the cluster's project (built with gke-disk-image-builder: docs/operators.md#building-a-disk-image-of-preloaded-images)."""
     mode: NotRequired[GkeSecondaryBootDiskMode]
     """`CONTAINER_IMAGE_CACHE`: containerd reads the disk's images instead of pulling them; needs `imageStreaming`. Default: `CONTAINER_IMAGE_CACHE`."""
 

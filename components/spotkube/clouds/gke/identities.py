@@ -201,8 +201,8 @@ ASSIGNMENTS: tuple[Assignment, ...] = (
     Assignment("deploy", PROJECT_IAM_ADMIN, PROJECT, "grants the nodes' account its one role, and no other",
                condition=ONLY_NODE_ROLE),
     Assignment("deploy", REGISTRY_GRANTS, PROJECT, "grants the nodes' account roles/artifactregistry.reader on the "
-               "repositories in cluster.registries; a repository in another project needs this role there too, "
-               "granted by that project's owner"),
+               "repositories in cluster.registries, in the projects of stacks that set it; a repository in another "
+               "project needs this role there too, granted by that project's owner"),
     Assignment("deploy", EVICTION_DRILL, PROJECT, "preempts a spot node for spotkube drill (drill.yml), in the "
                "projects of stacks that set cluster.deployer.drills", drills_only=True),
 )

@@ -170,7 +170,8 @@ class GkeSecondaryBootDisk(_Model):
 
     disk_image: Text = Field(
         description="The Compute Engine image: `projects/PROJECT/global/images/NAME`, or `global/images/NAME` in the "
-        "cluster's project (built with gke-disk-image-builder, docs/operators.md#building-a-disk-image-of-preloaded-images).",
+        "cluster's project (built with gke-disk-image-builder: "
+        "docs/operators.md#building-a-disk-image-of-preloaded-images).",
     )
     mode: Literal["CONTAINER_IMAGE_CACHE"] = Field(
         default="CONTAINER_IMAGE_CACHE",
