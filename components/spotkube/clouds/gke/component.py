@@ -76,7 +76,8 @@ class GkeGpuCluster(pulumi.ComponentResource):
     compiled once still lands on both clouds. Custom compute classes need GKE 1.30.3-gke.1451000 or
     later (docs/platform-facts.md#gke-compute-classes).
 
-    What it registers: the nodes' own service account and its one role; the regional cluster, its
+    What it registers: the nodes' own service account and its one role, and its read access
+    (roles/artifactregistry.reader) to each repository in `cluster.registries`; the regional cluster, its
     default pool removed; one NodePool per system, platform, GPU and spot pool; for private nodes, a
     Cloud Router and Cloud NAT (unless `cluster.egress` is `own`); the Kubernetes provider; and the
     ComputeClass of each GPU type.
