@@ -32,8 +32,8 @@ import pulumi_gcp as gcp
 import pulumiverse_time as time
 
 from spotkube.clouds.gke.identities import ASSIGNMENTS, REGISTRY_GRANTS
-from spotkube.clouds.gke.spec import GkeClusterSettings
 from spotkube.clouds.gke.services import required_services
+from spotkube.clouds.gke.spec import GkeClusterSettings
 from spotkube.platform.bootstrap import SECRETS_PROVIDERS, BootstrapSpec
 from spotkube.platform.identities import Identity
 from spotkube.platform.spec import PlatformSpec
