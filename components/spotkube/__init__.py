@@ -46,6 +46,7 @@ _EXPORTS = {
         "GkeMaintenanceWindowArgs",
         "GkePlatformPoolArgs",
         "GkePoolUpgradeArgs",
+        "GkeSecondaryBootDiskArgs",
         "GkeSpotPoolArgs",
         "GkeSystemPoolArgs",
     )},
@@ -92,6 +93,7 @@ __all__ = [
     "GkeMaintenanceWindowArgs",
     "GkePlatformPoolArgs",
     "GkePoolUpgradeArgs",
+    "GkeSecondaryBootDiskArgs",
     "GkeSpotPoolArgs",
     "GkeSystemPoolArgs",
     "KubeflowPipelines",
@@ -135,6 +137,7 @@ if TYPE_CHECKING:
         GkeMaintenanceWindowArgs,
         GkePlatformPoolArgs,
         GkePoolUpgradeArgs,
+        GkeSecondaryBootDiskArgs,
         GkeSpotPoolArgs,
         GkeSystemPoolArgs,
     )
