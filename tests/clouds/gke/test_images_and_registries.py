@@ -1,23 +1,20 @@
 """GKE GPU pools that start steps sooner (image streaming, a secondary boot disk of preloaded images) and
 nodes that may pull the stack's private images (Artifact Registry read grants): what GkeGpuCluster
-registers, what the plan says of it, and the APIs and permissions it needs."""
+registers, how it refuses mistakes, and the APIs and permissions it needs (the plan's part:
+tests/cli/test_plan_images.py)."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pulumi
 import pytest
-from rich.console import Console
 
 from spotkube import GkeGpuCluster, GkeGpuClusterArgs
-from spotkube.cli import plan_views
 from spotkube.clouds.gke import identities
 from spotkube.clouds.gke.services import needed_services, required_services
 from spotkube.components.offline import ProgramFailed, Recording, record_program, run_stack
 from spotkube.platform.project import Project
-from spotkube.review.program_review import stack_document
 
 NODE_POOL = "gcp:container/nodePool:NodePool"
 GRANT = "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember"
@@ -105,30 +102,6 @@ def test_the_python_api_refuses_them_before_anything_is_registered(change: dict[
         build({**ARGS, **change})  # type: ignore[typeddict-item]
     assert failure.value.registrations == []
     assert message in str(failure.value)
-
-
-def test_the_plan_flags_each_pool_s_images_and_lists_the_grants(project_with_stack: Any) -> None:
-    config = {"cloud": "gke", "environment": "dev", "region": "us-central1", "kubeflow": {"enabled": False},
-              "cluster": {"project": "spotkube-test", "registries": [TRAINING]},
-              "gpuPools": [{"name": "l4-spot", "machine": "g2-standard-8", "imageStreaming": True,
-                            "secondaryBootDisk": {"diskImage": IMAGE}},
-                           {"name": "l4-pulled", "machine": "g2-standard-8", "capacity": "on-demand"}]}
-    document = stack_document(run_stack(project_with_stack("gke-dev-images", config), "gke-dev-images"))
-    images = {row["name"]: row["images"] for row in document.to_json()["pools"]}
-    assert images["l4-spot"] == (f"image streaming (gcfs_config); secondary boot disk {IMAGE} "
-                                 "(CONTAINER_IMAGE_CACHE)")
-    assert images["l4-pulled"] is None
-    assert document.to_json()["registryGrants"] == [
-        f"{TRAINING}: roles/artifactregistry.reader for the nodes' service account"]
-
-    console = Console(width=200, record=True)
-    console.print(plan_views.posture_table(document))
-    text = console.export_text()
-    assert "images l4-spot" in text and "images l4-pulled" not in text
-    assert re.search(rf"│ registry read +│ {re.escape(TRAINING)}: roles/artifactregistry\.reader", text)
-    markdown = plan_views.to_markdown([document])
-    assert f"| images l4-spot | image streaming (gcfs_config); secondary boot disk {IMAGE}" in markdown
-    assert f"| registry read | {TRAINING}: roles/artifactregistry.reader" in markdown
 
 
 def test_the_bootstrap_enables_the_apis_streaming_and_the_grants_need() -> None:
