@@ -47,6 +47,7 @@ _EXPORTS = {
         "GkeMaintenanceWindowArgs",
         "GkePlatformPoolArgs",
         "GkePoolUpgradeArgs",
+        "GkeSecondaryBootDiskArgs",
         "GkeSpotPoolArgs",
         "GkeSystemPoolArgs",
     )},
@@ -94,6 +95,7 @@ __all__ = [
     "GkeMaintenanceWindowArgs",
     "GkePlatformPoolArgs",
     "GkePoolUpgradeArgs",
+    "GkeSecondaryBootDiskArgs",
     "GkeSpotPoolArgs",
     "GkeSystemPoolArgs",
     "KubeflowPipelines",
@@ -139,6 +141,7 @@ if TYPE_CHECKING:
         GkeMaintenanceWindowArgs,
         GkePlatformPoolArgs,
         GkePoolUpgradeArgs,
+        GkeSecondaryBootDiskArgs,
         GkeSpotPoolArgs,
         GkeSystemPoolArgs,
     )

@@ -158,7 +158,7 @@ def test_mermaid_blocks_are_flowcharts_of_nodes_and_edges(block: Block) -> None:
 # that exists, `pulumi package add` names this project's tag, and any other program is one the docs
 # may ask a reader to have.
 
-OTHER_PROGRAMS = {"az", "gcloud", "kubectl", "git", "base64", "export", "cd"}
+OTHER_PROGRAMS = {"az", "gcloud", "kubectl", "git", "base64", "export", "cd", "go"}
 PULUMI_COMMANDS = {"install", "login", "stack", "preview", "up", "destroy", "refresh", "state", "package", "config"}
 PLACEHOLDER = re.compile(r"<[a-z][a-z ]*>")
 #: Someone else's repository, spelt so that this file doesn't name it either.

@@ -152,13 +152,23 @@ def _setting_text(setting: Setting) -> str:
 
 
 def posture_rows(document: PlanDocument) -> list[tuple[str, str, Setting]]:
-    """(where, setting name, setting) for each cluster's security settings, then the add-ons'."""
+    """(where, setting name, setting) for each cluster's security settings, then the add-ons', the
+    upgrades', and how the nodes get images."""
     rows = [(cluster.resource, s.name, s) for cluster in document.posture for s in cluster.settings]
     rows += [("add-ons", s.name, s) for s in document.addons]
-    return rows + [("upgrades", f"{u.kind} {u.pool}", Setting(
+    rows += [("upgrades", f"{u.kind} {u.pool}", Setting(
         f"{u.kind} {u.pool}", u.text(),
         "a node image update can drain it in the middle of a step" if u.gpu and u.window is None else None))
         for u in document.upgrades]
+    return rows + image_rows(document)
+
+
+def image_rows(document: PlanDocument) -> list[tuple[str, str, Setting]]:
+    """Each pool whose nodes get images other than by a plain pull (streaming, a preloaded disk), and
+    each registry the nodes may read."""
+    rows = [("images", f"images {p.name}", Setting(f"images {p.name}", p.images)) for p in document.pools if p.images]
+    return rows + [("registries", "registry read", Setting("registry read", grant))
+                   for grant in document.registry_grants]
 
 
 def posture_table(document: PlanDocument) -> Table:

@@ -75,6 +75,9 @@ class RegisteredPool:
     queued: bool = False
     #: How long one node may run before the cloud deletes it, in seconds, as registered (None: no limit).
     max_run_seconds: int | None = None
+    #: How the nodes get container images beyond a plain pull, in words, as registered (streaming, a
+    #: disk of preloaded images); None: each node pulls them.
+    images: str | None = None
 
     @property
     def interruptible(self) -> bool:
@@ -250,6 +253,9 @@ class ResourceFacts:
     updatable_in_place: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: How a registered pool's nodes get the step's image (type token, inputs): pulled, streamed or preloaded.
     image_delivery: Callable[[str, Mapping[str, Any]], ImageDelivery] = field(default=lambda token, inputs: "pull")
+    #: The registry read grants the program registers for the nodes, one line each (the plan lists them).
+    read_registry_grants: Callable[[Sequence[tuple[str, str, Mapping[str, Any]]]], list[str]] = field(
+        default=lambda resources: [])
     #: The stand-in for the cloud under Pulumi's mocks (`clouds/<cloud>/offline.py`, answered by
     #: `spotkube.testing.SpotkubeMocks` and the offline plan): the outputs the cloud computes for a
     #: registered resource (type token, resource name, inputs) that the component, or a consumer's

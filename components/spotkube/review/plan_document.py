@@ -78,6 +78,8 @@ class PoolRow:
     queued: bool = False
     #: How long one node may run before the cloud deletes it, in seconds, as registered (None: no limit).
     max_run_seconds: int | None = None
+    #: How the nodes get container images beyond a plain pull, as registered (streaming, preloaded disk).
+    images: str | None = None
 
     @classmethod
     def registered(cls, pool: RegisteredPool, contract: PoolContract | None, gpu_share: str | None = None) -> PoolRow:
@@ -103,6 +105,7 @@ class PoolRow:
             max_surge=pool.max_surge,
             queued=pool.queued,
             max_run_seconds=pool.max_run_seconds,
+            images=pool.images,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -128,6 +131,7 @@ class PoolRow:
         if self.queued or self.max_run_seconds is not None:
             row["queued"] = self.queued
             row["maxRunSeconds"] = self.max_run_seconds
+        row["images"] = self.images
         return row
 
 
@@ -210,6 +214,8 @@ class PlanDocument:
     others: tuple[OtherResources, ...] = ()
     #: Each GPU pool's expected time to a running step from 0 nodes (review/startup.py).
     startup: tuple[PoolStartup, ...] = ()
+    #: The registry read grants the cluster registers for its nodes, one line each.
+    registry_grants: tuple[str, ...] = ()
 
     @property
     def title(self) -> str:
@@ -274,6 +280,7 @@ class PlanDocument:
             "fallback": [f.to_json() for f in self.fallback],
             "startup": [s.to_json() for s in self.startup],
             "upgrades": [u.to_json() for u in self.upgrades],
+            "registryGrants": list(self.registry_grants),
             "quota": None if self.quota is None else self.quota.to_json(),
             "placements": [p.to_json() for p in self.placements.placements],
             "notes": self.placements.notes,

@@ -141,6 +141,11 @@ def _upgrades(spec: PlatformSpec, seen_by_pack: Sequence[Registration]) -> tuple
                  for u in upgrade_exposures([(r.type, r.name, r.inputs) for r in seen_by_pack]))
 
 
+def _registry_grants(cloud: str, registrations: Sequence[Registration]) -> tuple[str, ...]:
+    """The nodes' registry read grants, as the cloud reads them back from the registrations."""
+    return tuple(profile(cloud).read_registry_grants([(r.type, r.name, r.inputs) for r in registrations]))
+
+
 def _deployment(run: ProgramRun, cluster: BuiltCluster, mine: Sequence[Registration]) -> Deployment:
     """What the preflight judges of one cluster, with where its fixes go: the stack file's keys when the
     stack describes the platform, else the component's args."""
@@ -188,6 +193,7 @@ def _document(run: ProgramRun, cluster: BuiltCluster, owner: Mapping[str, str | 
         shares_stack=len(run.clusters) > 1,
         others=_others([r for r in run.registrations if owner[r.urn] is None]),
         startup=pool_startups(spec, mine, pools, fallback),
+        registry_grants=_registry_grants(spec.cloud, mine),
     )
 
 

@@ -185,6 +185,20 @@ CASES: list[tuple[str, Change, str, tuple[str, ...]]] = [
      "spotPools[0].capacity", ("'flex-start' is a tier of GPU pools only", "use 'spot' or 'preemptible'")),
     ("flex-start-capacity-spelling", pool(capacity="flexstart"), "gpuPools[1].capacity",
      ("'flexstart'", "'flex-start'")),
+    ("boot-disk-without-streaming", pool(secondaryBootDisk={"diskImage": "global/images/cuda-12"}),
+     "gpuPools[1].secondaryBootDisk", ("needs image streaming", "gpuPools[1].imageStreaming: true",
+                                       "or remove secondaryBootDisk")),
+    ("boot-disk-not-an-image", pool(imageStreaming=True, secondaryBootDisk={"diskImage": "cuda-12"}),
+     "gpuPools[1].secondaryBootDisk.diskImage", ("'cuda-12' is not a Compute Engine image",
+                                                 "projects/PROJECT/global/images/NAME", "global/images/NAME")),
+    ("boot-disk-mode", pool(imageStreaming=True, secondaryBootDisk={"diskImage": "global/images/cuda-12",
+                                                                    "mode": "DATA_CACHE"}),
+     "gpuPools[1].secondaryBootDisk.mode", ("'DATA_CACHE'", "CONTAINER_IMAGE_CACHE")),
+    ("registry-not-a-repository", cluster(registries=["europe-west4-docker.pkg.dev/spotkube-test/training"]),
+     "cluster.registries[0]", ("'europe-west4-docker.pkg.dev/spotkube-test/training' is not an Artifact Registry "
+                               "repository", "projects/PROJECT/locations/LOCATION/repositories/REPOSITORY")),
+    ("registry-twice", cluster(registries=["projects/spotkube-test/locations/us/repositories/training"] * 2),
+     "cluster.registries[1]", ("is listed twice", "name each repository once")),
 ]
 
 

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     GkeSystemPoolCapacity = Literal["spot", "preemptible", "flex-start", "on-demand"]
     GkePoolUpgradeStrategy = Literal["surge", "blue-green"]
     GkeGpuSharingStrategy = Literal["time-sharing", "mps"]
+    GkeSecondaryBootDiskMode = Literal["CONTAINER_IMAGE_CACHE"]
     GkeGpuPoolGpuDriver = Literal["DEFAULT", "LATEST", "INSTALLATION_DISABLED"]
     GkeAutoscalerProfile = Literal["BALANCED", "OPTIMIZE_UTILIZATION"]
     GkeDeployerNetwork = Literal["internet", "cluster-network"]
@@ -34,6 +35,7 @@ else:
     GkeSystemPoolCapacity = str
     GkePoolUpgradeStrategy = str
     GkeGpuSharingStrategy = str
+    GkeSecondaryBootDiskMode = str
     GkeGpuPoolGpuDriver = str
     GkeAutoscalerProfile = str
     GkeDeployerNetwork = str
@@ -122,6 +124,15 @@ class GkeGpuSharingArgs(TypedDict):
     """With `strategy`: pods per GPU, 2..48 (max_shared_clients_per_gpu)."""
 
 
+class GkeSecondaryBootDiskArgs(TypedDict):
+    """A disk image of preloaded container images that every new node of the pool gets as a second boot disk (the NodePool's `secondary_boot_disks`), so its steps start without pulling them."""
+
+    disk_image: str
+    """The Compute Engine image: `projects/PROJECT/global/images/NAME`, or `global/images/NAME` in the cluster's project (built with gke-disk-image-builder: docs/operators.md#building-a-disk-image-of-preloaded-images)."""
+    mode: NotRequired[GkeSecondaryBootDiskMode]
+    """`CONTAINER_IMAGE_CACHE`: containerd reads the disk's images instead of pulling them; needs `imageStreaming`. Default: `CONTAINER_IMAGE_CACHE`."""
+
+
 class GkeGpuPoolArgs(TypedDict):
     """A GPU pool that scales 0..N, on spot, preemptible, flex-start or on-demand VMs."""
 
@@ -151,6 +162,10 @@ class GkeGpuPoolArgs(TypedDict):
     """Compressed size in GB of the image the pool's steps run, for the plan's time to a running step (docs/time-to-gpu.md); unset = the plan says the image size is not declared."""
     gpu_driver: NotRequired[GkeGpuPoolGpuDriver]
     """The NVIDIA driver version GKE installs; `INSTALLATION_DISABLED` if you install it yourself. Default: `DEFAULT`."""
+    image_streaming: NotRequired[bool]
+    """GKE image streaming (`gcfs_config`): a step starts while its image streams from Artifact Registry; needs the Container File System API (containerfilesystem.googleapis.com) in the project. Default: `false`."""
+    secondary_boot_disk: NotRequired[GkeSecondaryBootDiskArgs]
+    """A disk image of preloaded container images attached to every new node; needs `imageStreaming`."""
     queued_provisioning: NotRequired[bool]
     """With `capacity: flex-start` only: nodes come only through ProvisioningRequests (Kueue's admission check, `queued-provisioning.gke.io`), all of a request's nodes at once; the pool then stays out of its GPU type's compute class (docs/evictions.md#the-flex-start-tier-on-gke). Default: `false`."""
     max_run_hours: NotRequired[int]
@@ -275,6 +290,8 @@ class GkeClusterArgs(TypedDict):
     """Private nodes' way out to public registries: cloud-nat (default: spotkube adds a Cloud Router and Cloud NAT) or own (the network already has NAT or a proxy)."""
     dns_endpoint: NotRequired[bool]
     """Reach the control plane through its DNS-based endpoint, authorised by IAM and not by source address (default true); the kubeconfig then uses it."""
+    registries: NotRequired[list[str]]
+    """Artifact Registry repositories the nodes pull private images from, each `projects/PROJECT/locations/LOCATION/repositories/REPOSITORY`: the nodes' service account gets roles/artifactregistry.reader on each."""
 
 
 class GkeGpuClusterArgs(TypedDict):

@@ -31,8 +31,9 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumiverse_time as time
 
-from spotkube.clouds.gke.identities import ASSIGNMENTS
+from spotkube.clouds.gke.identities import ASSIGNMENTS, REGISTRY_GRANTS
 from spotkube.clouds.gke.services import required_services
+from spotkube.clouds.gke.spec import GkeClusterSettings
 from spotkube.platform.bootstrap import SECRETS_PROVIDERS, BootstrapSpec
 from spotkube.platform.identities import GITHUB_ISSUER, Identity
 from spotkube.platform.spec import PlatformSpec
@@ -117,10 +118,15 @@ def ci_identities(spec: BootstrapSpec, stacks: Mapping[str, PlatformSpec]) -> di
                 opts=pulumi.ResourceOptions(depends_on=[made]))
 
     drilled = {platform.cluster.project for platform in stacks.values() if platform.cluster.deployer.drills}
+    # Setting a repository's policy could also grant pushing to it: only where a stack names registries.
+    registries = {platform.cluster.project for platform in stacks.values()
+                  if isinstance(platform.cluster, GkeClusterSettings) and platform.cluster.registries}
     for project in projects:
         custom: dict[str, tuple[gcp.projects.IAMCustomRole, time.Sleep]] = {}
         for assignment in ASSIGNMENTS:
             if assignment.drills_only and project not in drilled:
+                continue
+            if assignment.role == REGISTRY_GRANTS and project not in registries:
                 continue
             role = assignment.role
             if role.custom and role.name not in custom:

@@ -11,7 +11,7 @@ Pulumi's schema analyzer needs the `args` annotation as a real TypedDict, not a 
 The GKE facts it relies on, with sources: docs/platform-facts.md#gke.
 """
 
-from typing import Any
+from typing import Any, cast
 
 import pulumi
 import pulumi_gcp as gcp
@@ -20,6 +20,7 @@ import pulumi_kubernetes as k8s
 from spotkube.clouds.gke import resources
 from spotkube.clouds.gke.args import GkeGpuClusterArgs
 from spotkube.clouds.gke.kubeconfig import gke_kubeconfig
+from spotkube.clouds.gke.spec import GkeClusterSettings
 from spotkube.platform.contract import COMPUTE_CLASS_PREFIX
 from spotkube.platform.plan import PlatformPlan, compute_class_priorities
 from spotkube.platform.spec import PlatformSpec
@@ -46,7 +47,8 @@ from spotkube.shell.outputs import PoolContractOutput
 
 #: The one role GKE nodes need for their system tasks (logging, monitoring), instead of the Editor
 #: role the default compute service account usually holds. Pulling private images from Artifact
-#: Registry needs roles/artifactregistry.reader on top; spotkube grants nothing it does not need.
+#: Registry needs roles/artifactregistry.reader on top, which spotkube grants on the repositories the
+#: stack names in `cluster.registries` and nowhere else.
 NODE_SERVICE_ACCOUNT_ROLE = "roles/container.defaultNodeServiceAccount"
 #: The network GKE and Compute Engine use when none is named; its subnetwork in each region has the
 #: same name.
@@ -74,7 +76,8 @@ class GkeGpuCluster(pulumi.ComponentResource):
     compiled once still lands on both clouds. Custom compute classes need GKE 1.30.3-gke.1451000 or
     later (docs/platform-facts.md#gke-compute-classes).
 
-    What it registers: the nodes' own service account and its one role; the regional cluster, its
+    What it registers: the nodes' own service account and its one role, and its read access
+    (roles/artifactregistry.reader) to each repository in `cluster.registries`; the regional cluster, its
     default pool removed; one NodePool per system, platform, GPU and spot pool; for private nodes, a
     Cloud Router and Cloud NAT (unless `cluster.egress` is `own`); the Kubernetes provider; and the
     ComputeClass of each GPU type.
@@ -163,6 +166,7 @@ class GkeGpuCluster(pulumi.ComponentResource):
             opts=child(self),
         )
 
+        registry_grants = self._registry_grants(name, plan, node_role.member)
         workload_pool = joined(project, ".svc.id.goog")
         cluster = self._cluster(name, plan, wiring, workload_pool, account.email, node_role)
         egress = self._egress(name, plan, wiring)
@@ -171,7 +175,8 @@ class GkeGpuCluster(pulumi.ComponentResource):
             node_pools.append(gcp.container.NodePool(
                 f"{name}-{pool.name}",
                 **resources.node_pool_inputs(pool, project=project, location=spec.region, cluster=cluster.name,
-                                             service_account=account.email),
+                                             service_account=account.email,
+                                             images=resources.image_config(resources.gpu_pool_spec(spec, pool.name))),
                 opts=child(
                     self,
                     ignore_changes=list(resources.NODE_POOL_IGNORED),
@@ -201,11 +206,13 @@ class GkeGpuCluster(pulumi.ComponentResource):
         )
         # Kubeflow's images come from public registries: nothing is applied before nodes can pull them,
         # and nothing deployed through the provider (a consumer's DaemonSet) races the node pools.
-        self.provider = kubernetes_provider(self, label, name, kubeconfig, depends_on=[*egress, *node_pools])
+        # What is deployed through the provider may pull from the stack's registries: it waits for the grants.
+        self.provider = kubernetes_provider(self, label, name, kubeconfig,
+                                            depends_on=[*egress, *node_pools, *registry_grants])
         classes = self._compute_classes(name, plan, node_pools)
 
         # Every resource registered here: the outputs resolve only once all of them exist.
-        children = [account, node_role, cluster, *egress, *node_pools, self.provider, *classes]
+        children = [account, node_role, *registry_grants, cluster, *egress, *node_pools, self.provider, *classes]
         self.kubeconfig = settled(kubeconfig, children)
         self.cluster_name = settled(cluster.name, children)
         self.endpoint = settled(cluster.endpoint, children)
@@ -220,6 +227,15 @@ class GkeGpuCluster(pulumi.ComponentResource):
             "nodeServiceAccountEmail": self.node_service_account_email,
             "poolContracts": self.pool_contracts,
         })
+
+    def _registry_grants(self, name: str, plan: PlatformPlan, member: pulumi.Output[str]) -> list[pulumi.Resource]:
+        """The nodes' read access to each Artifact Registry repository the stack names, so a step's
+        private image pulls on a fresh node instead of failing with ImagePullBackOff."""
+        return [gcp.artifactregistry.RepositoryIamMember(
+            resources.registry_grant_name(name, repository),
+            **resources.registry_grant_inputs(repository, member),
+            opts=child(self),
+        ) for repository in cast(GkeClusterSettings, plan.spec.cluster).registries]
 
     def _compute_classes(
         self, name: str, plan: PlatformPlan, node_pools: list[pulumi.Resource]

@@ -11,7 +11,9 @@ The calls follow from what the program registers:
   from its state (see clouds/aks/identities.py for the source);
 - `pulumi refresh` reads every Google resource (`container.clusters.get` for the cluster and its node
   pools, `iam.serviceAccounts.get`, `resourcemanager.projects.getIamPolicy`, `compute.routers.get`);
-- `spotkube quota` reads `compute.regions.get` and `compute.projects.get`.
+- `spotkube quota` reads `compute.regions.get` and `compute.projects.get`;
+- a stack's `cluster.registries` are grants in each repository's own IAM policy
+  (`artifactregistry.repositories.getIamPolicy`, `setIamPolicy`).
 Secrets are read by nobody but the deployer, as on AKS. IAM has no scope narrower than the project for
 most of these (the cluster doesn't exist when the identities are made), so every binding is on the
 stack's project.
@@ -65,6 +67,10 @@ RESOURCE_TYPES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...], tuple[str
     "gcp:compute/router:Router": (
         "compute.routers.get", ("compute.routers.create", "compute.networks.updatePolicy"),
         ("compute.routers.update",), ("compute.routers.delete",)),
+    # The nodes' read access to a registry the stack names is a binding in the repository's own policy.
+    "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember": (
+        "artifactregistry.repositories.getIamPolicy", ("artifactregistry.repositories.setIamPolicy",),
+        ("artifactregistry.repositories.setIamPolicy",), ("artifactregistry.repositories.setIamPolicy",)),
     "gcp:compute/routerNat:RouterNat": (
         "compute.routers.get", ("compute.routers.update",), ("compute.routers.update",), ("compute.routers.update",)),
 }
@@ -161,8 +167,16 @@ PROJECT_IAM_ADMIN = Role("roles/resourcemanager.projectIamAdmin", "roles/resourc
 PREVIEW_READER = Role("spotkubePreviewReader", "spotkubePreviewReader", custom=True,
                       description="Reads what a spotkube preview refreshes beyond roles/container.viewer, and the "
                       "compute quota.",
-                      permissions=frozenset({"compute.projects.get", "compute.regions.get", "compute.routers.get",
-                                             "iam.serviceAccounts.get", "resourcemanager.projects.getIamPolicy"}))
+                      permissions=frozenset({"artifactregistry.repositories.getIamPolicy", "compute.projects.get",
+                                             "compute.regions.get", "compute.routers.get", "iam.serviceAccounts.get",
+                                             "resourcemanager.projects.getIamPolicy"}))
+#: Granting the nodes' account read access to the stack's Artifact Registry repositories: only the
+#: repositories' IAM policies, not Artifact Registry Administrator, which could also push and delete images.
+REGISTRY_GRANTS = Role("spotkubeRegistryGrants", "spotkubeRegistryGrants", custom=True,
+                       description="Reads and sets Artifact Registry repositories' IAM policies, for the GKE nodes' "
+                       "read access to the registries a spotkube stack names.",
+                       permissions=frozenset({"artifactregistry.repositories.getIamPolicy",
+                                              "artifactregistry.repositories.setIamPolicy"}))
 #: An IAM condition on the deployer's Project IAM Admin: it may grant and revoke only the node service
 #: account's role (cloud.google.com/iam/docs/setting-limits-on-granting-roles).
 ONLY_NODE_ROLE = (f"api.getAttribute('iam.googleapis.com/modifiedGrantsByRole', [])"
@@ -189,6 +203,9 @@ ASSIGNMENTS: tuple[Assignment, ...] = (
                "quota"),
     Assignment("deploy", PROJECT_IAM_ADMIN, PROJECT, "grants the nodes' account its one role, and no other",
                condition=ONLY_NODE_ROLE),
+    Assignment("deploy", REGISTRY_GRANTS, PROJECT, "grants the nodes' account roles/artifactregistry.reader on the "
+               "repositories in cluster.registries, in the projects of stacks that set it; a repository in another "
+               "project needs this role there too, granted by that project's owner"),
     Assignment("deploy", EVICTION_DRILL, PROJECT, "preempts a spot node for spotkube drill (drill.yml), in the "
                "projects of stacks that set cluster.deployer.drills", drills_only=True),
 )

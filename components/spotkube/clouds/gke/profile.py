@@ -214,6 +214,8 @@ def rules(spec: GkeSpec) -> RuleOutput:
         yield Problem(config_key("region"), region_problem)
     yield from _sharing_rules(spec)
     yield from _flex_start_rules(spec)
+    yield from _image_rules(spec)
+    yield from _registry_rules(spec)
     if set_by_user(spec.device_plugin, "mig_strategy"):
         yield Problem(config_key("devicePlugin.migStrategy"), f"{shown(spec.device_plugin.mig_strategy)} is an AKS "
                       "setting; GKE's own device plugin advertises every MIG partition as nvidia.com/gpu")
@@ -277,6 +279,37 @@ def _sharing_rules(spec: GkeSpec) -> RuleOutput:
         elif sharing.mig not in sizes:
             yield Problem(config_key(f"gpuPools[{i}].sharing.mig"), f"{shown(sharing.mig)} is not a partition size "
                           f"of {gpu.type} on GKE; use one of {', '.join(sizes)}")
+
+
+def _image_rules(spec: GkeSpec) -> RuleOutput:
+    """A secondary boot disk names a Compute Engine image GKE can read, and comes with image streaming,
+    through which GKE's containerd reads a CONTAINER_IMAGE_CACHE disk (docs/platform-facts.md#gke-images)."""
+    for i, pool in enumerate(spec.gpu_pools):
+        disk = pool.secondary_boot_disk
+        if disk is None:
+            continue
+        path = f"gpuPools[{i}].secondaryBootDisk"
+        if not re.fullmatch(resources.DISK_IMAGE_PATTERN, disk.disk_image):
+            yield Problem(config_key(f"{path}.diskImage"), f"{shown(disk.disk_image)} is not a Compute Engine image; "
+                          "use projects/PROJECT/global/images/NAME, or global/images/NAME for an image in "
+                          "cluster.project")
+        if not pool.image_streaming:
+            yield Problem(config_key(path), f"needs image streaming: GKE reads a {disk.mode} disk through it; set "
+                          f"gpuPools[{i}].imageStreaming: true, or remove secondaryBootDisk")
+
+
+def _registry_rules(spec: GkeSpec) -> RuleOutput:
+    """Each registry is an Artifact Registry repository's id, and is named once."""
+    seen: set[str] = set()
+    for i, registry in enumerate(spec.cluster.registries):
+        key = config_key(f"cluster.registries[{i}]")
+        if not re.fullmatch(resources.REPOSITORY_PATTERN, registry):
+            yield Problem(key, f"{shown(registry)} is not an Artifact Registry repository; use "
+                          "projects/PROJECT/locations/LOCATION/repositories/REPOSITORY, e.g. "
+                          "projects/my-ml-platform/locations/europe-west4/repositories/training")
+        elif registry in seen:
+            yield Problem(key, f"{shown(registry)} is listed twice; name each repository once")
+        seen.add(registry)
 
 
 def gpu_of(pool: GkeGpuPool) -> GpuResolution:
@@ -476,6 +509,7 @@ PROFILE = CloudProfile(
         offline_outputs=offline.computed_outputs,
         offline_answer=offline.call_answer,
         image_delivery=startup.image_delivery,
+        read_registry_grants=resources.read_registry_grants,
     ),
     review=ReviewFacts(
         sign_in=sign_in,

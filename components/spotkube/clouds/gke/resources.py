@@ -22,7 +22,7 @@ from datetime import date, datetime, time, timedelta
 from typing import Any
 
 from spotkube.clouds.gke import gpu_sharing
-from spotkube.clouds.gke.spec import GkePoolUpgrade
+from spotkube.clouds.gke.spec import GkeGpuPool, GkePoolUpgrade
 from spotkube.platform import contract
 from spotkube.platform.cloud import AutoscalerFacts, RegisteredPool, first, items, mapping
 from spotkube.platform.component_names import AUTONAME_SUFFIX
@@ -37,6 +37,8 @@ NODE_POOL_TYPE = "gcp:container/nodePool:NodePool"
 #: A GKE ComputeClass, registered through the Kubernetes provider as a custom resource.
 COMPUTE_CLASS_TYPE = "kubernetes:cloud.google.com/v1:ComputeClass"
 SERVICE_ACCOUNT_TYPE = "gcp:serviceaccount/account:Account"
+#: A grant on one Artifact Registry repository (the nodes' read access to a registry).
+REPOSITORY_IAM_MEMBER_TYPE = "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember"
 ROUTER_NAT_TYPE = "gcp:compute/routerNat:RouterNat"
 #: A stack without a window of its own: Saturday and Sunday 02:00-08:00 UTC. GKE wants 48 hours of
 #: availability in any 32 days (a weekly window of 12 hours) and 4 hours in a row
@@ -206,8 +208,9 @@ def cloud_pool_name(pool: PoolPlan, service_account_id: str) -> str:
 
 
 def node_pool_inputs(pool: PoolPlan, *, project: Any, location: str, cluster: Any,
-                     service_account: Any) -> dict[str, Any]:
-    """A NodePool's inputs; `project`, `cluster` and `service_account` may be other resources' outputs.
+                     service_account: Any, images: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A NodePool's inputs; `project`, `cluster` and `service_account` may be other resources' outputs,
+    `images` the node config's image fields (`image_config`).
 
     A flex-start pool is written as GKE requires one (the rules refuse what a stack could break): scaled
     from 0 (its `min` is 0), location policy ANY, no reservation, auto-repair off, and GKE's own
@@ -233,11 +236,84 @@ def node_pool_inputs(pool: PoolPlan, *, project: Any, location: str, cluster: An
         "management": {"auto_repair": not flex, "auto_upgrade": True},
         # Flex-start nodes get GKE's short-lived upgrades, which take no surge or blue-green settings.
         "upgrade_settings": None if flex else upgrade_settings(pool),
-        "node_config": node_config(pool, service_account),
+        "node_config": {**node_config(pool, service_account), **(images or {})},
     }
     if pool.queued:
         inputs["queued_provisioning"] = {"enabled": True}
     return inputs
+
+
+# --- Images and registries ------------------------------------------------------------------------
+
+#: The node image image streaming and secondary boot disks need: Container-Optimized OS with
+#: containerd, GKE's default, stated on the pools that use them (docs/platform-facts.md#gke-images).
+STREAMING_IMAGE_TYPE = "COS_CONTAINERD"
+#: A Compute Engine image: `projects/PROJECT/global/images/NAME`, or `global/images/NAME` in the
+#: cluster's project (image names: a letter, then up to 62 lower-case letters, digits and hyphens).
+DISK_IMAGE_PATTERN = r"(projects/[a-z][a-z0-9-]{4,28}[a-z0-9]/)?global/images/[a-z]([-a-z0-9]{0,61}[a-z0-9])?"
+#: An Artifact Registry repository's id (repository ids: a letter, then up to 62 lower-case letters,
+#: digits and hyphens).
+REPOSITORY_PATTERN = (r"projects/(?P<project>[a-z][a-z0-9-]{4,28}[a-z0-9])/locations/(?P<location>[a-z][a-z0-9-]*"
+                      r"[a-z0-9])/repositories/(?P<repository>[a-z]([a-z0-9-]{0,61}[a-z0-9])?)")
+#: What the nodes' service account gets on each registry the stack names: reading its images.
+REGISTRY_READER_ROLE = "roles/artifactregistry.reader"
+
+
+def gpu_pool_spec(spec: PlatformSpec, name: str) -> GkeGpuPool | None:
+    """The GKE GPU pool of that name, for the node settings only GKE has."""
+    return next((p for p in spec.gpu_pools if p.name == name and isinstance(p, GkeGpuPool)), None)
+
+
+def image_config(pool: GkeGpuPool | None) -> dict[str, Any]:
+    """A GPU pool's image streaming (`gcfs_config`, on Container-Optimized OS with containerd) and
+    secondary boot disk (`secondary_boot_disks`), as node config fields; empty for a pool with neither.
+    The image type is written only where streaming is on, so no other pool's node config changes."""
+    if pool is None or not pool.image_streaming:
+        return {}
+    config: dict[str, Any] = {"image_type": STREAMING_IMAGE_TYPE, "gcfs_config": {"enabled": True}}
+    disk = pool.secondary_boot_disk
+    if disk is not None:
+        config["secondary_boot_disks"] = [{"disk_image": disk.disk_image, "mode": disk.mode}]
+    return config
+
+
+def registry_grant_inputs(repository_id: str, member: Any) -> dict[str, Any]:
+    """A RepositoryIamMember's inputs: the reader role on one repository (an id the rules accepted) for
+    `member`, which may be an output."""
+    match = re.fullmatch(REPOSITORY_PATTERN, repository_id)
+    assert match is not None, "the GKE rules accept only repository ids"
+    return {"project": match["project"], "location": match["location"], "repository": match["repository"],
+            "role": REGISTRY_READER_ROLE, "member": member}
+
+
+def registry_grant_name(component: str, repository_id: str) -> str:
+    """The grant's logical name: the repository's project, location and name, so that reordering the
+    stack's list replaces nothing."""
+    match = re.fullmatch(REPOSITORY_PATTERN, repository_id)
+    assert match is not None, "the GKE rules accept only repository ids"
+    return f"{component}-registry-{match['project']}-{match['location']}-{match['repository']}"
+
+
+def _images(config: Mapping[str, Any]) -> str | None:
+    """How a pool's nodes get their images, as registered, when not by a plain pull."""
+    streaming = bool(mapping(config.get("gcfsConfig")).get("enabled"))
+    disks = [mapping(d) for d in items(config.get("secondaryBootDisks"))]
+    parts = ["image streaming (gcfs_config)"] if streaming else []
+    parts += [f"secondary boot disk {d.get('diskImage')} ({d.get('mode') or 'MODE_UNSPECIFIED'})" for d in disks]
+    return "; ".join(parts) or None
+
+
+def read_registry_grants(resources: Sequence[tuple[str, str, Mapping[str, Any]]]) -> list[str]:
+    """Each registry read grant the program registers, as `repository: role`."""
+    grants = []
+    for kind, _, inputs in resources:
+        if kind != REPOSITORY_IAM_MEMBER_TYPE:
+            continue
+        where = f"projects/{inputs.get('project')}/locations/{inputs.get('location')}/repositories/"
+        repository = str(inputs.get("repository") or "")
+        grants.append(f"{repository if repository.startswith('projects/') else where + repository}: "
+                      f"{inputs.get('role')} for the nodes' service account")
+    return sorted(grants)
 
 
 def _taints(values: Any) -> list[contract.Taint]:
@@ -296,6 +372,7 @@ def _pool(where: str, name: str, inputs: Mapping[str, Any]) -> RegisteredPool:
         max_surge=_max_surge(mapping(inputs.get("upgradeSettings"))),
         queued=bool(mapping(inputs.get("queuedProvisioning")).get("enabled")),
         max_run_seconds=_seconds(config.get("maxRunDuration")),
+        images=_images(config),
     )
 
 

@@ -29,6 +29,7 @@ MODULE_SERVICES: Mapping[str, str] = {
     "serviceaccount": "iam.googleapis.com",
     "iam": "iam.googleapis.com",
     "kms": "cloudkms.googleapis.com",
+    "artifactregistry": "artifactregistry.googleapis.com",
 }
 #: Types of a module whose resources go to different APIs: the `projects` module's IAM policy is Cloud
 #: Resource Manager's, its custom roles are IAM's, and its services Service Usage's.
@@ -47,6 +48,8 @@ CALLED_BEYOND_TYPES: Mapping[str, str] = {
     "compute.googleapis.com": "the nodes are Compute Engine VMs, and `spotkube quota` reads the region's quotas",
     "logging.googleapis.com": "the cluster sends its system and workload logs to Cloud Logging (clouds/gke/logs.py)",
     "monitoring.googleapis.com": "the cluster sends its system metrics to Cloud Monitoring (monitoringConfig)",
+    "containerfilesystem.googleapis.com": "GPU pools with imageStreaming (and secondaryBootDisk) read images through "
+                                          "the Container File System API, which GKE requires enabled for either",
 }
 
 

@@ -35,6 +35,7 @@ from spotkube.platform.spec import (
     Text,
     Whole,
     Wired,
+    _Model,
     _whole_number,
 )
 
@@ -159,6 +160,22 @@ class GkeGpuSharing(GpuSharingSpec):
         return self.strategy, self.clients_per_gpu
 
 
+class GkeSecondaryBootDisk(_Model):
+    """A disk image of preloaded container images that every new node of the pool gets as a second boot
+    disk (the NodePool's `secondary_boot_disks`), so its steps start without pulling them."""
+
+    disk_image: Text = Field(
+        description="The Compute Engine image: `projects/PROJECT/global/images/NAME`, or `global/images/NAME` in the "
+        "cluster's project (built with gke-disk-image-builder: "
+        "docs/operators.md#building-a-disk-image-of-preloaded-images).",
+    )
+    mode: Literal["CONTAINER_IMAGE_CACHE"] = Field(
+        default="CONTAINER_IMAGE_CACHE",
+        description="`CONTAINER_IMAGE_CACHE`: containerd reads the disk's images instead of pulling them; needs "
+        "`imageStreaming`.",
+    )
+
+
 class GkeGpuPool(GkeSpotPool, GpuPool):
     """A GPU pool that scales 0..N, on spot, preemptible, flex-start or on-demand VMs."""
 
@@ -180,6 +197,15 @@ class GkeGpuPool(GkeSpotPool, GpuPool):
         default=None,
         description="Share each GPU among pods by MIG, time-sharing or MPS (docs/gpu-sharing.md); unset = every pod "
         "gets whole GPUs.",
+    )
+    image_streaming: Flag = Field(
+        default=False,
+        description="GKE image streaming (`gcfs_config`): a step starts while its image streams from Artifact "
+        "Registry; needs the Container File System API (containerfilesystem.googleapis.com) in the project.",
+    )
+    secondary_boot_disk: GkeSecondaryBootDisk | None = Field(
+        default=None,
+        description="A disk image of preloaded container images attached to every new node; needs `imageStreaming`.",
     )
 
     queued_provisioning: Flag = Field(
@@ -272,6 +298,12 @@ class GkeClusterSettings(ClusterSettings):
         default=None,
         description="Reach the control plane through its DNS-based endpoint, authorised by IAM and not by source "
         "address (default true); the kubeconfig then uses it.",
+    )
+    registries: tuple[Text, ...] = Field(
+        default=(),
+        description="Artifact Registry repositories the nodes pull private images from, each "
+        "`projects/PROJECT/locations/LOCATION/repositories/REPOSITORY`: the nodes' service account gets "
+        "roles/artifactregistry.reader on each.",
     )
 
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from importlib import resources
 from typing import Any
 
+from spotkube.platform.cloud import items, mapping
 from spotkube.platform.startup import ImageDelivery, StartupFigures
 
 
@@ -17,7 +18,11 @@ def figures() -> StartupFigures:
 
 
 def image_delivery(token: str, inputs: Mapping[str, Any]) -> ImageDelivery:
-    """Every pool spotkube registers here pulls its images whole: it sets neither image streaming
-    (`nodeConfig.gcfsConfig`) nor secondary boot disks (`nodeConfig.secondaryBootDisks`), which are
-    what would make a pool stream or preload them."""
+    """How a registered NodePool's nodes get the step's image: a secondary boot disk of preloaded
+    images beats streaming (GKE reads a cached image from the disk), streaming beats a whole pull."""
+    config = mapping(inputs.get("nodeConfig"))
+    if items(config.get("secondaryBootDisks")):
+        return "preloaded"
+    if mapping(config.get("gcfsConfig")).get("enabled"):
+        return "streaming"
     return "pull"
