@@ -22,6 +22,7 @@ import yaml
 import kueue_manifests as m
 from spotkube import GkeGpuCluster, GkeGpuClusterArgs, Kueue, KueueArgs
 from spotkube.clouds import parse_spec, plan_platform
+from spotkube.components.kueue import KueueRequest
 from spotkube.components.offline import OfflineMocks, ProgramFailed, Recording, record_program, run_stack
 from spotkube.platform.addons import kueue_preset, kueue_reference, kueue_transforms
 from spotkube.platform.contract import Placement, PoolContract, landing_pools
@@ -181,6 +182,27 @@ def test_a_queued_provisioning_pool_gets_its_flavor_and_the_provisioning_request
     assert queued["spec"]["nodeLabels"] == {"spotkube.io/pool": "a100-ondemand"}
     without_class = kueue_preset.preset(plan.gpu_pools, "kubeflow", "spot-gpus", ["a100-ondemand"], None)
     assert not by_kind(without_class, "AdmissionCheck"), "a cloud without queued provisioning gets no check"
+
+
+def test_a_stacks_flex_start_tiers_get_their_flavors_and_only_its_queued_pool_the_check() -> None:
+    """Through the cloud's plan, as the component builds it: the flex-start tier sits between spot and
+    on-demand, and the check covers the pool the stack asked queued provisioning for, and no other."""
+    spec = gke_spec()
+    spec["gpuPools"] = [
+        {"name": "a100-spot", "machine": "a2-highgpu-2g", "capacity": "spot", "max": 8},
+        {"name": "a100-flex", "machine": "a2-highgpu-2g", "capacity": "flex-start", "max": 4},
+        {"name": "a100-queued", "machine": "a2-highgpu-2g", "capacity": "flex-start", "max": 2,
+         "queuedProvisioning": True},
+        {"name": "a100-ondemand", "machine": "a2-highgpu-2g", "capacity": "on-demand", "max": 2},
+    ]
+    request = KueueRequest.for_plan(plan_platform(parse_spec(spec, "test")), KueueSettings())
+    (queue,) = by_kind(list(request.preset), "ClusterQueue")
+    flavors = [(f["name"], f["resources"][0]["nominalQuota"]) for f in queue["spec"]["resourceGroups"][0]["flavors"]]
+    assert flavors == [("nvidia-tesla-a100-spot", "16"), ("nvidia-tesla-a100-flex-start", "8"),
+                       ("queued-a100-queued", "4"), ("nvidia-tesla-a100-on-demand", "4")]
+    assert queue["spec"]["admissionChecksStrategy"]["admissionChecks"][0]["onFlavors"] == ["queued-a100-queued"]
+    (config,) = by_kind(list(request.preset), "ProvisioningRequestConfig")
+    assert config["spec"]["provisioningClassName"] == "queued-provisioning.gke.io"
 
 
 def test_every_flavor_names_every_covered_resource() -> None:

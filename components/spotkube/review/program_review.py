@@ -143,7 +143,7 @@ def _upgrades(spec: PlatformSpec, seen_by_pack: Sequence[Registration]) -> tuple
 
 def _registry_grants(cloud: str, registrations: Sequence[Registration]) -> tuple[str, ...]:
     """The nodes' registry read grants, as the cloud reads them back from the registrations."""
-    return tuple(profile(cloud).read_registry_grants([(r.type, r.name, r.inputs) for r in registrations]))
+    return tuple(profile(cloud).resources.read_registry_grants([(r.type, r.name, r.inputs) for r in registrations]))
 
 
 def _deployment(run: ProgramRun, cluster: BuiltCluster, mine: Sequence[Registration]) -> Deployment:

@@ -10,7 +10,8 @@ admits it; the ClusterQueue behind it admits a step when one of its flavors has 
   node affinity allow: a step placed on spot stays on spot.
 - The ClusterQueue's nominal quota of a flavor is what its pools hold at full scale (max nodes x the
   GPUs, or GPU slices, a node advertises), so it admits no more than the pools can run. Its flavors
-  follow the fallback order: interruptible tiers first, then queued provisioning, then on-demand.
+  follow the fallback order: interruptible tiers first, then flex-start, then queued provisioning,
+  then on-demand.
 - With queued provisioning (a cloud whose autoscaler serves ProvisioningRequests), an AdmissionCheck
   of Kueue's ProvisioningRequest controller, configured by a ProvisioningRequestConfig, holds a step
   admitted to a queued pool's flavor until the cloud has provisioned all its nodes at once.
@@ -84,7 +85,7 @@ def flavors(gpu_pools: Sequence[PlannedGpuPool], queued_pools: Sequence[str] = (
 
     queued_flavors = [Flavor(f"queued-{pool.name}", {contract.POOL_LABEL: pool.name}, _quotas([pool]), queued=True)
                       for pool in queued]
-    return [*tier("spot"), *tier("preemptible"), *queued_flavors, *tier("on-demand")]
+    return [*tier("spot"), *tier("preemptible"), *tier("flex-start"), *queued_flavors, *tier("on-demand")]
 
 
 def resource_flavor(flavor: Flavor) -> dict[str, Any]:
