@@ -26,6 +26,7 @@ from spotkube.clouds.aks import (
     preflight,
     quota,
     resources,
+    supply,
     usage_api,
 )
 from spotkube.clouds.aks import logs as aks_logs
@@ -127,6 +128,7 @@ def rules(spec: AksSpec) -> RuleOutput:
                       "--query id)")
     yield from _gpu_offers(spec)
     yield from _upgrade_rules(spec)
+    yield from supply.rules(spec)
 
 
 def _upgrade_rules(spec: AksSpec) -> RuleOutput:
