@@ -26,7 +26,7 @@ from spotkube.platform.identities import IdentityFacts
 from spotkube.platform.kubeconfigs import ExecUserCheck
 from spotkube.platform.logs import LogQuery, LogTarget
 from spotkube.platform.maintenance import UpgradeReader
-from spotkube.platform.posture import PostureReader
+from spotkube.platform.posture import PostureReader, Setting
 from spotkube.platform.preflight import CloudPreflight
 from spotkube.platform.quota import LiveQuota, PoolDemand, QuotaPlan, QuotaQuery
 from spotkube.platform.spec import GpuPool, GpuSpec, MaintenanceWindow, PlatformSpec
@@ -262,6 +262,9 @@ class CloudProfile:
     #: None where any id does.
     offline_id: Callable[[str, str, Mapping[str, Any]], str | None] = field(
         default=lambda token, name, inputs: None)
+    #: What stands between a pending GPU step and a running one, as registered: each pool's capacity
+    #: reservation and image streaming, the nodes' registry grants (the plan's GPU supply rows).
+    read_supply: Callable[[Sequence[tuple[str, str, Mapping[str, Any]]]], Sequence[Setting]] | None = None
 
     @property
     def device_plugin_mode(self) -> PluginMode:

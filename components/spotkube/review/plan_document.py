@@ -198,6 +198,8 @@ class PlanDocument:
     shares_stack: bool = False
     #: The stack's resources that no spotkube cluster owns, by type.
     others: tuple[OtherResources, ...] = ()
+    #: Each GPU pool's capacity reservation and image streaming, and the nodes' registry grants.
+    supply: tuple[Setting, ...] = ()
 
     @property
     def title(self) -> str:
@@ -253,6 +255,7 @@ class PlanDocument:
             "environment": self.environment,
             "posture": [cluster.to_json() for cluster in self.posture],
             "addons": [addon.to_json() for addon in self.addons],
+            "supply": [setting.to_json() for setting in self.supply],
             "pools": [pool.to_json() for pool in self.pools],
             "resources": [r.to_json(details) for r in self.resources],
             "otherResources": [o.to_json() for o in self.others],

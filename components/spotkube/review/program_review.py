@@ -21,7 +21,7 @@ from spotkube.clouds import profile, upgrade_exposures
 from spotkube.platform.cost import PriceTable
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.maintenance import UpgradeExposure, window_of
-from spotkube.platform.posture import ClusterPosture
+from spotkube.platform.posture import ClusterPosture, Setting
 from spotkube.platform.preflight import Deployment
 from spotkube.platform.registration import BuiltCluster, Invoke, Registration, StackOutput
 from spotkube.platform.spec import PlatformSpec
@@ -102,6 +102,12 @@ def _posture(cloud: str, registrations: Sequence[Registration]) -> tuple[Cluster
     return tuple(sorted((p for p in found if p is not None), key=lambda p: p.resource))
 
 
+def _supply(cloud: str, registrations: Sequence[Registration]) -> tuple[Setting, ...]:
+    """Each GPU pool's capacity reservation and image streaming, and the registry grants, as registered."""
+    read = profile(cloud).read_supply
+    return tuple(read([(r.type, r.name, r.inputs) for r in registrations])) if read else ()
+
+
 def _program_warnings(log: Sequence[str], others: Sequence[BuiltCluster]) -> tuple[PlanWarning, ...]:
     """The program's own warnings, with the ids they are logged with, less the plan warnings its
     clusters log for `pulumi up` (cost, fallback, security): the plan computes those itself, with the
@@ -173,6 +179,7 @@ def _document(run: ProgramRun, cluster: BuiltCluster, owner: Mapping[str, str | 
         preflight=tuple(preflight(_deployment(run, cluster, mine))),
         posture=_posture(spec.cloud, mine),
         addons=addon_settings(spec, mine),
+        supply=_supply(spec.cloud, mine),
         policy=tuple(sorted({*check_registrations(judged), *check_outputs(dict(run.outputs))},
                             key=lambda f: (f.rule, f.message))),
         program_warnings=_program_warnings(run.log, [c for c in run.clusters if c is not cluster]),

@@ -393,4 +393,5 @@ PROFILE = CloudProfile(
     identities=identities.FACTS,
     read_access=access_api.read_access,
     deploy_rules=deploy_rules,
+    read_supply=supply.read_supply,
 )

@@ -22,6 +22,7 @@ from decimal import Decimal
 from typing import Any
 
 from spotkube.clouds.aks.spec import AksGpuPool, AksSpec
+from spotkube.platform import contract
 from spotkube.platform.cloud import RuleOutput, items, mapping
 from spotkube.platform.cost.fixed import FixedItem
 from spotkube.platform.errors import Problem
@@ -157,12 +158,18 @@ def _pool_name(inputs: Mapping[str, Any], name: str) -> str:
     return str(inputs.get("agentPoolName") or name)
 
 
+def _count(value: Any) -> int:
+    """A reservation's VM count as registered (the engine hands numbers over as floats)."""
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+
+
 def _reservation_text(reservations: Sequence[Mapping[str, Any]]) -> str:
     parts = []
     for inputs in reservations:
         sku = mapping(inputs.get("sku"))
         zones = [str(z) for z in items(inputs.get("zones"))]
-        parts.append(f"{sku.get('capacity')} × {sku.get('name')} in {'zone ' + zones[0] if zones else 'the region'}")
+        where = f"zone {zones[0]}" if zones else "the region"
+        parts.append(f"{_count(sku.get('capacity'))} × {sku.get('name')} in {where}")
     return ", ".join(parts) or "no reservation"
 
 
@@ -184,6 +191,10 @@ def read_supply(registered: Registered) -> list[Setting]:
         streaming = mapping(inputs.get(STREAMING_PROPERTY)).get("enabled")
         if streaming:
             out.append(Setting(f"{pool}: artifact streaming", "on (AKS preview)"))
+        elif mapping(inputs.get("nodeLabels")).get(contract.ROLE_LABEL) == "gpu":
+            out.append(Setting(f"{pool}: artifact streaming", "off: each node pulls whole images; AKS's "
+                               "artifact streaming is preview, and no API version of the installed SDK has "
+                               f"{STREAMING_PROPERTY}"))
     grants = sorted(str(inputs.get("scope")) for kind, _, inputs in registered
                     if kind == ROLE_ASSIGNMENT_TYPE and str(inputs.get("roleDefinitionId") or "").endswith(
                         f"/{ACR_PULL_ROLE_ID}"))
@@ -202,11 +213,10 @@ def reservation_items(registered: Registered) -> list[FixedItem]:
             sku = mapping(inputs.get("sku"))
             zones = [str(z) for z in items(inputs.get("zones"))]
             where = f"zone {zones[0]}" if zones else "regional"
-            count = sku.get("capacity")
-            quantity = Decimal(count) if isinstance(count, int) and not isinstance(count, bool) else Decimal(0)
-            out.append(FixedItem(f"capacity reservation {sku.get('name')} × {count} ({where})",
+            count = _count(sku.get("capacity"))
+            out.append(FixedItem(f"capacity reservation {sku.get('name')} × {count} VM(s) ({where})",
                                  f"CapacityReservation {shown(name)}", f"capacity-reservation:{sku.get('name')}",
-                                 quantity))
+                                 Decimal(count)))
         elif kind == AGENT_POOL_TYPE and inputs.get("capacityReservationGroupID") is not None:
             group = str(inputs.get("capacityReservationGroupID"))
             if group.rsplit("/", 1)[-1] not in created:
