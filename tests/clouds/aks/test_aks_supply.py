@@ -10,7 +10,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
-import pulumi
 import pytest
 from typer.testing import CliRunner
 
