@@ -304,7 +304,9 @@ class AksGpuCluster(pulumi.ComponentResource):
                 **supply.reservation_group_inputs(name, pool, spec.region, resource_group_name), opts=child(self))
             created.append(group)
             created += [azure.compute.CapacityReservation(
-                f"{name}-{reservation_name}", **inputs, opts=child(self, depends_on=[group]))
+                f"{name}-{reservation_name}", **inputs, opts=child(
+                    self, depends_on=[group], replace_on_changes=list(supply.RESERVATION_CREATE_ONLY),
+                    delete_before_replace=True))
                 for reservation_name, inputs in supply.reservations_inputs(
                     name, pool, spec.region, resource_group_name).items()]
             # The pool names the group once its reservations exist: AKS skips a group without one.

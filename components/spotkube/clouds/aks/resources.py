@@ -23,6 +23,7 @@ import yaml
 from spotkube.clouds.aks import catalog, gpu_sharing
 from spotkube.clouds.aks.logs import WORKSPACE_ID_PATTERN
 from spotkube.clouds.aks.spec import AksPoolUpgrade
+from spotkube.clouds.aks.supply import RESERVATION_CREATE_ONLY, RESERVATION_TYPE
 from spotkube.platform import contract
 from spotkube.platform.cloud import AutoscalerFacts, RegisteredPool, first, items, mapping
 from spotkube.platform.component_names import AUTONAME_SUFFIX
@@ -332,6 +333,9 @@ def container_insights_rule_inputs(plan: PlatformPlan, resource_group_name: Any,
 CREATE_ONLY: Mapping[str, tuple[str, ...]] = {
     CLUSTER_TYPE: ("location", "resourceGroupName", "resourceName", "dnsPrefix"),
     AGENT_POOL_TYPE: PROVIDER_REPLACED_POOL_FIELDS,
+    # A capacity reservation's VM size can't change (only its quantity): the component replaces it.
+    RESERVATION_TYPE: ("location", "resourceGroupName", "capacityReservationGroupName", "capacityReservationName",
+                       *RESERVATION_CREATE_ONLY),
 }
 
 

@@ -36,6 +36,8 @@ ROLE_ASSIGNMENT_TYPE = "azure-native:authorization:RoleAssignment"
 RESERVATION_GROUP_TYPE = "azure-native:compute:CapacityReservationGroup"
 RESERVATION_TYPE = "azure-native:compute:CapacityReservation"
 IDENTITY_TYPE = "azure-native:managedidentity:UserAssignedIdentity"
+#: What Azure can't change on a reservation (only its quantity), so the component replaces it instead.
+RESERVATION_CREATE_ONLY = ("sku.name",)
 #: Built-in role ids (learn.microsoft.com/azure/role-based-access-control/built-in-roles): AcrPull lets
 #: the kubelet identity pull images; Contributor on the group's resource group is what AKS requires of
 #: the cluster identity to place a pool's VMs in a capacity reservation group.
