@@ -57,7 +57,10 @@ class AksGpuCluster(pulumi.ComponentResource):
     at a time (AKS refuses concurrent pool operations); the maintenance configurations; the
     deployer's and admin groups' RBAC Cluster Admin role assignments and a wait for them to take
     effect; with container logs on, a Log Analytics workspace (unless one is named) and Container
-    Insights' data collection rule; the Kubernetes provider; and, with the `priority` expander, the
+    Insights' data collection rule; with a GPU pool's `capacity_reservation_group`, a user-assigned
+    identity the cluster runs as, the group and its reservations (when the stack creates it) and that
+    identity's Contributor grant on the group's resource group; with `cluster.registries`, AcrPull for
+    the kubelet identity on each; the Kubernetes provider; and, with the `priority` expander, the
     autoscaler's priority ConfigMap.
 
     Its args are `AksGpuClusterArgs` (docs/settings-per-cloud.md): `environment`, `region`, the
