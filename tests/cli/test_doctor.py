@@ -98,7 +98,8 @@ class Arm:
     def __init__(self) -> None:
         self.providers = {"Microsoft.ContainerService": "Registered", "Microsoft.Compute": "Registered",
                           "Microsoft.OperationalInsights": "Registered", "Microsoft.Insights": "NotRegistered",
-                          "Microsoft.Network": "Registered", "Microsoft.Resources": "Registered"}
+                          "Microsoft.Network": "Registered", "Microsoft.Resources": "Registered",
+                          "Microsoft.ManagedIdentity": "Registered"}
         self.assignments = {
             DEPLOYER: [assignment(DEPLOYER, "Contributor", GROUP_SCOPE),
                        assignment(DEPLOYER, "Role Based Access Control Administrator", GROUP_SCOPE),

@@ -33,6 +33,7 @@ REGISTRY = ("/subscriptions/22222222-3333-4444-8555-666666666666/resourceGroups/
             "Microsoft.ContainerRegistry/registries/teamimages")
 EXISTING = ("/subscriptions/33333333-4444-4555-8666-777777777777/resourceGroups/capacity/providers/"
             "Microsoft.Compute/capacityReservationGroups/a100-reserved")
+STACK = "aks-dev-eastus"
 DEPLOYER = {"object_id": "c0ffee00-0000-4000-8000-000000000001", "principal_type": "ServicePrincipal"}
 
 
@@ -138,7 +139,7 @@ def test_the_kubelet_identity_gets_acr_pull_on_each_registry() -> None:
      r"gpu_pools\[1\]\.capacity_reservation_group: needs exactly one of id .* and create: \{count: N\}"),
     (args({}), r"gpu_pools\[1\]\.capacity_reservation_group: needs exactly one of id"),
     (args({"id": "/subscriptions/x/resourceGroups/g/providers/Microsoft.Compute/virtualMachines/vm"}),
-     r"capacity_reservation_group\.id: '/subscriptions/x/.*' is not a capacity reservation group's resource id; use "
+     r"capacity_reservation_group\.id: '/subscriptions/x/.* is not a capacity reservation group's resource id; use "
      r"/subscriptions/<id>/resourceGroups/<group>/providers/Microsoft\.Compute/capacityReservationGroups/<name>"),
     (args({"create": {"count": 5}}),
      r"capacity_reservation_group\.create\.count: 5 reserves more VMs per zone than the pool's max \(4\) can ever "
@@ -183,7 +184,7 @@ def stack(reservation: dict[str, Any], capacity: str = "on-demand") -> dict[str,
 
 
 def plan_json(project: Project) -> dict[str, Any]:
-    result = CliRunner().invoke(app, ["plan", "--format", "json", "--project", str(project.root)])
+    result = CliRunner().invoke(app, ["plan", "--stack", STACK, "--format", "json", "--project", str(project.root)])
     assert result.exit_code in (0, 1), result.output
     body = json.loads(result.stdout)
     return body["stacks"][0] if "stacks" in body else body
@@ -191,8 +192,8 @@ def plan_json(project: Project) -> dict[str, Any]:
 
 def test_a_spot_pool_with_a_group_in_a_stack_file_is_refused_with_the_file_and_key(
         project_with_stack: Callable[[str, dict[str, Any]], Project]) -> None:
-    project = project_with_stack("aks-dev-eastus", stack({"create": {"count": 1}}, capacity="spot"))
-    result = CliRunner().invoke(app, ["plan", "--project", str(project.root)])
+    project = project_with_stack(STACK, stack({"create": {"count": 1}}, capacity="spot"))
+    result = CliRunner().invoke(app, ["plan", "--stack", STACK, "--project", str(project.root)])
     assert result.exit_code != 0
     text = " ".join(result.output.split())
     assert "Pulumi.aks-dev-eastus.yaml" in text
@@ -202,7 +203,7 @@ def test_a_spot_pool_with_a_group_in_a_stack_file_is_refused_with_the_file_and_k
 
 def test_a_created_reservation_is_a_fixed_cost_at_the_size_s_on_demand_price(
         project_with_stack: Callable[[str, dict[str, Any]], Project]) -> None:
-    document = plan_json(project_with_stack("aks-dev-eastus", stack({"create": {"count": 1}})))
+    document = plan_json(project_with_stack(STACK, stack({"create": {"count": 1}})))
     (line,) = [x for x in document["cost"]["fixed"]["lines"] if x["item"].startswith("capacity reservation")]
     assert line["item"] == f"capacity reservation {A100} × 1 VM(s) (regional)"
     assert line["priceKey"] == f"capacity-reservation:{A100}" and line["per"] == "hour"
@@ -219,7 +220,7 @@ def test_a_created_reservation_is_a_fixed_cost_at_the_size_s_on_demand_price(
 
 def test_an_existing_group_is_shown_as_reserved_outside_the_stack_without_a_price(
         project_with_stack: Callable[[str, dict[str, Any]], Project]) -> None:
-    document = plan_json(project_with_stack("aks-dev-eastus", stack({"id": EXISTING})))
+    document = plan_json(project_with_stack(STACK, stack({"id": EXISTING})))
     (line,) = [x for x in document["cost"]["fixed"]["lines"] if x["item"].startswith("capacity reservation")]
     assert line["item"] == "capacity reservation group of pool a100 (reserved outside this stack)"
     assert line["priceKey"] is None and line["usd"] is None and EXISTING in line["note"]
