@@ -305,15 +305,15 @@ class AksGpuCluster(pulumi.ComponentResource):
             group = azure.compute.CapacityReservationGroup(
                 f"{name}-{pool.name}-crg",
                 **supply.reservation_group_inputs(name, pool, spec.region, resource_group_name), opts=child(self))
-            created.append(group)
-            created += [azure.compute.CapacityReservation(
+            reservations = [azure.compute.CapacityReservation(
                 f"{name}-{reservation_name}", **inputs, opts=child(
                     self, depends_on=[group], replace_on_changes=list(supply.RESERVATION_CREATE_ONLY),
                     delete_before_replace=True))
                 for reservation_name, inputs in supply.reservations_inputs(
                     name, pool, spec.region, resource_group_name).items()]
+            created += [group, *reservations]
             # The pool names the group once its reservations exist: AKS skips a group without one.
-            groups[pool.name] = pulumi.Output.all(group.id, *(r.id for r in created)).apply(lambda ids: ids[0])
+            groups[pool.name] = pulumi.Output.all(group.id, *(r.id for r in reservations)).apply(lambda ids: ids[0])
             scopes.setdefault("", group.id.apply(lambda group_id: supply.resource_group_id(group_id) or unanswered(
                 self, label, "Azure resource id (/subscriptions/...)", "the CapacityReservationGroup's id")))
         grants = [azure.authorization.RoleAssignment(
