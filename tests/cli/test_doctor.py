@@ -76,6 +76,9 @@ def assignment(principal: str, role: str, scope: str) -> dict[str, Any]:
 
 SUB_SCOPE = f"/subscriptions/{SUBSCRIPTION}"
 GROUP_SCOPE = f"{SUB_SCOPE}/resourceGroups/{GROUP}"
+#: The registry aks-prod-eastus names (cluster.registries), whose owner grants the CI identities there.
+REGISTRY_SCOPE = ("/subscriptions/11111111-2222-4333-8444-555555555555/resourceGroups/spotkube-images/providers/"
+                  "Microsoft.ContainerRegistry/registries/spotkubeimages")
 
 
 def sku(name: str, region: str, restrictions: list[dict[str, Any]] | None = None) -> dict[str, Any]:
@@ -95,14 +98,16 @@ class Arm:
     def __init__(self) -> None:
         self.providers = {"Microsoft.ContainerService": "Registered", "Microsoft.Compute": "Registered",
                           "Microsoft.OperationalInsights": "Registered", "Microsoft.Insights": "NotRegistered",
-                          "Microsoft.Network": "Registered", "Microsoft.Resources": "Registered"}
+                          "Microsoft.Network": "Registered", "Microsoft.Resources": "Registered",
+                          "Microsoft.ManagedIdentity": "Registered"}
         self.assignments = {
             DEPLOYER: [assignment(DEPLOYER, "Contributor", GROUP_SCOPE),
                        assignment(DEPLOYER, "Role Based Access Control Administrator", GROUP_SCOPE),
                        assignment(DEPLOYER, "spotkube quota reader", SUB_SCOPE),
+                       assignment(DEPLOYER, "Role Based Access Control Administrator", REGISTRY_SCOPE),
                        # an assignment on another group is no use to this stack
                        assignment(DEPLOYER, "Contributor", f"{SUB_SCOPE}/resourceGroups/someone-elses")],
-            PREVIEW: [assignment(PREVIEW, "Reader", GROUP_SCOPE)],
+            PREVIEW: [assignment(PREVIEW, "Reader", GROUP_SCOPE), assignment(PREVIEW, "Reader", REGISTRY_SCOPE)],
         }
         self.forbidden: set[str] = set()
         self.skus = [sku("Standard_D4s_v3", "eastus"), sku("Standard_D8s_v3", "eastus"),
@@ -188,6 +193,21 @@ def test_aks_ready_when_everything_is_in_place(arm: tuple[FakeServer, Arm]) -> N
     assert report["ok"] and {f["level"] for f in report["findings"]} == {"ok", "warn"}
     (warned,) = [f for f in report["findings"] if f["level"] == "warn"]
     assert warned["check"] == "roles" and "--preview" in warned["message"]
+
+
+def test_a_registry_whose_owner_granted_nothing_is_named_with_the_owner_s_command(arm: tuple[FakeServer, Arm]) -> None:
+    """The deploy identity grants the kubelet identity AcrPull on the stack's registry only where the
+    registry's owner let it: doctor sees the missing right there, and says who runs what."""
+    server, state = arm
+    state.assignments[DEPLOYER] = [a for a in state.assignments[DEPLOYER]
+                                   if a["properties"]["scope"] != REGISTRY_SCOPE]
+    result = aks(server)
+    assert result.returncode == 1
+    (line,) = [line for line in result.stdout.splitlines() if line.startswith("  FAIL roles: deploy")]
+    assert "lacks Role Based Access Control Administrator on the registry" in line
+    assert "Microsoft.Authorization/roleAssignments/write" in line
+    assert "fix: the registry's owner (stacks with cluster.registries): az role assignment create" in line
+    assert f"--scope {REGISTRY_SCOPE}" in line and "GuidEquals{7f951dda4ed34680a7ca43fe172d538d}" in line
 
 
 def test_roles_the_deployer_may_not_read_are_reported_not_a_crash(arm: tuple[FakeServer, Arm]) -> None:

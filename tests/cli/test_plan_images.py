@@ -1,5 +1,6 @@
-"""The plan flags each GKE pool whose nodes get images other than by a plain pull (image streaming, a
-secondary boot disk of preloaded images) and lists the nodes' registry read grants, in every format."""
+"""The plan's GPU supply rows flag each GKE pool whose nodes get images other than by a plain pull (image
+streaming, a secondary boot disk of preloaded images) and list the nodes' registry read grants, in every
+format."""
 
 from __future__ import annotations
 
@@ -27,14 +28,18 @@ def test_the_plan_flags_each_pool_s_images_and_lists_the_grants(project_with_sta
     assert images["l4-spot"] == (f"image streaming (gcfs_config); secondary boot disk {IMAGE} "
                                  "(CONTAINER_IMAGE_CACHE)")
     assert images["l4-pulled"] is None
-    assert document.to_json()["registryGrants"] == [
-        f"{TRAINING}: roles/artifactregistry.reader for the nodes' service account"]
+    supply = {(row["name"], row["value"]) for row in document.to_json()["supply"]}
+    assert supply == {
+        ("l4-spot: images", f"image streaming (gcfs_config); secondary boot disk {IMAGE} (CONTAINER_IMAGE_CACHE)"),
+        ("registry grant", f"roles/artifactregistry.reader for the nodes' service account on {TRAINING}")}
 
     console = Console(width=200, record=True)
     console.print(plan_views.posture_table(document))
     text = console.export_text()
-    assert "images l4-spot" in text and "images l4-pulled" not in text
-    assert re.search(rf"│ registry read +│ {re.escape(TRAINING)}: roles/artifactregistry\.reader", text)
+    assert "l4-spot: images" in text and "l4-pulled: images" not in text
+    assert re.search(r"│ registry grant +│ roles/artifactregistry\.reader for the nodes' service account on "
+                     rf"{re.escape(TRAINING)}", text)
     markdown = plan_views.to_markdown([document])
-    assert f"| images l4-spot | image streaming (gcfs_config); secondary boot disk {IMAGE}" in markdown
-    assert f"| registry read | {TRAINING}: roles/artifactregistry.reader" in markdown
+    assert f"| l4-spot: images | image streaming (gcfs_config); secondary boot disk {IMAGE}" in markdown
+    assert (f"| registry grant | roles/artifactregistry.reader for the nodes' service account on {TRAINING}"
+            in markdown)

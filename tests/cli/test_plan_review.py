@@ -194,7 +194,7 @@ def test_diff_names_the_pool_the_property_and_the_cost_delta(repository: Path, s
     assert "- pool platform update: min: 2 → 3" in result.stdout
     assert "`minCount: 2 → 3`" in result.stdout
     # One more D8s_v3 node, $280.32, and its OS disk, a P10 at $19.71 (the idle floor's fixed lines).
-    assert "idle floor $1,106.37 → $1,406.40 (+$300.03)" in result.stdout
+    assert "idle floor $3,787.66 → $4,087.69 (+$300.03)" in result.stdout
     assert "count: " not in result.stdout  # ignoreChanges: count is the autoscaler's
     as_json = json.loads(spotkube("plan", "-s", "aks-prod-eastus", "--diff", "HEAD~1", "-f", "json",
                                   cwd=repository).stdout)
@@ -211,7 +211,7 @@ def test_diff_reports_replacements_and_why(repository: Path, spotkube: Run) -> N
     result = spotkube("plan", "-s", "aks-prod-eastus", "--diff", "HEAD~1", cwd=repository)
     assert result.returncode == 0, result.stderr
     assert "replace (delete first)" in result.stdout
-    assert "vmSize: AKS fixes it at creation" in " ".join(result.stdout.split())
+    assert "vmSize: AKS fixes it at creation" in " ".join(result.stdout.replace("│", " ").split())
 
 
 def test_diff_of_an_unchanged_tree_is_one_line_and_a_bad_ref_is_one_clear_error(

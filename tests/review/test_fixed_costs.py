@@ -69,6 +69,8 @@ def test_an_aks_stack_counts_its_free_cluster_outbound_path_os_disks_and_kubeflo
         "OS disks of pool platform (2 node(s) × 128 GiB Premium SSD P10)": Decimal("39.42"),
         "MySQL volume (20 GiB, storage class default)": Decimal("2.40"),  # billed as E4 (32 GiB)
         "SeaweedFS volume (20 GiB, storage class default)": Decimal("2.40"),
+        # The on-demand pool's reserved A100, billed whether it runs or not: $3.673 x 730 h.
+        "capacity reservation Standard_NC24ads_A100_v4 × 1 VM(s) (regional)": Decimal("2681.29"),
     }
     # The GPU pools scale from 0: no node, no OS disk at idle.
     assert not [what for what in found if "a100" in what]
@@ -86,7 +88,7 @@ def test_the_aks_tier_decides_the_cluster_fee_and_an_unknown_price_is_named(runs
     standard = tier("Standard")
     assert standard is not None
     assert lines(standard)["cluster management (Standard tier)"].monthly_usd == Decimal("73.00")  # $0.10 x 730 h
-    assert standard.total_usd == Decimal("198.25")
+    assert standard.total_usd == Decimal("2879.54")  # 198.25 + the reserved A100
     premium = tier("Premium")
     assert premium is not None and premium.total_usd is None
     assert [line.unpriced_text() for line in premium.unpriced] == [

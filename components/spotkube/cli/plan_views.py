@@ -152,27 +152,26 @@ def _setting_text(setting: Setting) -> str:
 
 
 def posture_rows(document: PlanDocument) -> list[tuple[str, str, Setting]]:
-    """(where, setting name, setting) for each cluster's security settings, then the add-ons', the
-    upgrades', and how the nodes get images."""
+    """(where, setting name, setting) for each cluster's security settings, then the add-ons', the GPU
+    supply's and the upgrades'."""
     rows = [(cluster.resource, s.name, s) for cluster in document.posture for s in cluster.settings]
     rows += [("add-ons", s.name, s) for s in document.addons]
+    rows += supply_rows(document)
     rows += [("upgrades", f"{u.kind} {u.pool}", Setting(
         f"{u.kind} {u.pool}", u.text(),
         "a node image update can drain it in the middle of a step" if u.gpu and u.window is None else None))
         for u in document.upgrades]
-    return rows + image_rows(document)
+    return rows
 
 
-def image_rows(document: PlanDocument) -> list[tuple[str, str, Setting]]:
-    """Each pool whose nodes get images other than by a plain pull (streaming, a preloaded disk), and
-    each registry the nodes may read."""
-    rows = [("images", f"images {p.name}", Setting(f"images {p.name}", p.images)) for p in document.pools if p.images]
-    return rows + [("registries", "registry read", Setting("registry read", grant))
-                   for grant in document.registry_grants]
+def supply_rows(document: PlanDocument) -> list[tuple[str, str, Setting]]:
+    """(where, name, setting) for each GPU pool's capacity reservation and image streaming, and the
+    nodes' registry grants."""
+    return [("GPU supply", s.name, s) for s in document.supply]
 
 
 def posture_table(document: PlanDocument) -> Table:
-    table = Table(title=f"{document.title}: security posture, add-ons and upgrades", title_justify="left",
+    table = Table(title=f"{document.title}: security posture, add-ons, GPU supply and upgrades", title_justify="left",
                   expand=False)
     for column in ("setting", "value"):
         table.add_column(column, overflow="ellipsis")
@@ -395,7 +394,7 @@ def to_markdown(documents: Sequence[PlanDocument], details: bool = False) -> str
     lines = ["## spotkube plan", ""]
     for document in documents:
         lines += [f"### {document.title} ({document.cloud}, {document.region})", "",
-                  "| security, add-ons and upgrades | value |", "|---|---|"]
+                  "| security, add-ons, GPU supply and upgrades | value |", "|---|---|"]
         lines += [f"| {name} | {_md_setting(setting)} |" for _, name, setting in posture_rows(document)]
         lines += ["",
                   "| pool | capacity | machine | gpu | nodes | taints | max price | cost / month |",

@@ -26,7 +26,7 @@ from spotkube.platform.identities import IdentityFacts
 from spotkube.platform.kubeconfigs import ExecUserCheck
 from spotkube.platform.logs import LogQuery, LogTarget
 from spotkube.platform.maintenance import UpgradeReader
-from spotkube.platform.posture import PostureReader
+from spotkube.platform.posture import PostureReader, Setting
 from spotkube.platform.preflight import CloudPreflight
 from spotkube.platform.quota import LiveQuota, PoolDemand, QuotaPlan, QuotaQuery
 from spotkube.platform.spec import GpuPool, GpuSpec, MaintenanceWindow, PlatformSpec
@@ -253,9 +253,9 @@ class ResourceFacts:
     updatable_in_place: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: How a registered pool's nodes get the step's image (type token, inputs): pulled, streamed or preloaded.
     image_delivery: Callable[[str, Mapping[str, Any]], ImageDelivery] = field(default=lambda token, inputs: "pull")
-    #: The registry read grants the program registers for the nodes, one line each (the plan lists them).
-    read_registry_grants: Callable[[Sequence[tuple[str, str, Mapping[str, Any]]]], list[str]] = field(
-        default=lambda resources: [])
+    #: What stands between a pending GPU step and a running one, as registered: each pool's capacity
+    #: reservation and image streaming, the nodes' registry grants (the plan's GPU supply rows).
+    read_supply: Callable[[Sequence[tuple[str, str, Mapping[str, Any]]]], Sequence[Setting]] | None = None
     #: The stand-in for the cloud under Pulumi's mocks (`clouds/<cloud>/offline.py`, answered by
     #: `spotkube.testing.SpotkubeMocks` and the offline plan): the outputs the cloud computes for a
     #: registered resource (type token, resource name, inputs) that the component, or a consumer's

@@ -49,13 +49,14 @@ def api_findings(live: LiveAccess) -> list[Finding]:
 def _missing(identity: Identity, calls: Iterable[Call], facts: IdentityFacts,
              held: Sequence[Assignment]) -> dict[Assignment, list[Call]]:
     """The table's assignments the identity lacks, each with the calls nothing it holds allows. A call
-    only the program's own grants allow (the deployer's rights on the cluster it creates) is not checked."""
+    only the program's own grants allow (the deployer's rights on the cluster it creates) is not checked;
+    what the bootstrap grants, or a registry's or a group's owner, is."""
     missing: dict[Assignment, list[Call]] = {}
     for call in calls:
         if call.identity != identity or not call.needed or call.unmapped:
             continue
         expected = granting(call, facts.assignments, facts.covers)
-        bootstrap = [a for a in expected if a.granted_by == "bootstrap"]
+        bootstrap = [a for a in expected if a.granted_by != "the program"]
         if expected and not bootstrap:
             continue
         if not bootstrap or granting(call, held, facts.covers):

@@ -214,8 +214,9 @@ class PlanDocument:
     others: tuple[OtherResources, ...] = ()
     #: Each GPU pool's expected time to a running step from 0 nodes (review/startup.py).
     startup: tuple[PoolStartup, ...] = ()
-    #: The registry read grants the cluster registers for its nodes, one line each.
-    registry_grants: tuple[str, ...] = ()
+    #: What stands between a pending GPU step and a running one besides capacity, as registered: each GPU
+    #: pool's capacity reservation and how its nodes get images, and the nodes' registry read grants.
+    supply: tuple[Setting, ...] = ()
 
     @property
     def title(self) -> str:
@@ -271,6 +272,7 @@ class PlanDocument:
             "environment": self.environment,
             "posture": [cluster.to_json() for cluster in self.posture],
             "addons": [addon.to_json() for addon in self.addons],
+            "supply": [setting.to_json() for setting in self.supply],
             "pools": [pool.to_json() for pool in self.pools],
             "resources": [r.to_json(details) for r in self.resources],
             "otherResources": [o.to_json() for o in self.others],
@@ -280,7 +282,6 @@ class PlanDocument:
             "fallback": [f.to_json() for f in self.fallback],
             "startup": [s.to_json() for s in self.startup],
             "upgrades": [u.to_json() for u in self.upgrades],
-            "registryGrants": list(self.registry_grants),
             "quota": None if self.quota is None else self.quota.to_json(),
             "placements": [p.to_json() for p in self.placements.placements],
             "notes": self.placements.notes,

@@ -21,7 +21,7 @@ from spotkube.clouds import profile, upgrade_exposures
 from spotkube.platform.cost import PriceTable
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.maintenance import UpgradeExposure, window_of
-from spotkube.platform.posture import ClusterPosture
+from spotkube.platform.posture import ClusterPosture, Setting
 from spotkube.platform.preflight import Deployment
 from spotkube.platform.registration import BuiltCluster, Invoke, Registration, StackOutput
 from spotkube.platform.spec import PlatformSpec
@@ -103,6 +103,12 @@ def _posture(cloud: str, registrations: Sequence[Registration]) -> tuple[Cluster
     return tuple(sorted((p for p in found if p is not None), key=lambda p: p.resource))
 
 
+def _supply(cloud: str, registrations: Sequence[Registration]) -> tuple[Setting, ...]:
+    """Each GPU pool's capacity reservation and how its nodes get images, and the registry grants, as registered."""
+    read = profile(cloud).resources.read_supply
+    return tuple(read([(r.type, r.name, r.inputs) for r in registrations])) if read else ()
+
+
 def _program_warnings(log: Sequence[str], others: Sequence[BuiltCluster]) -> tuple[PlanWarning, ...]:
     """The program's own warnings, with the ids they are logged with, less the plan warnings its
     clusters log for `pulumi up` (cost, fallback, security): the plan computes those itself, with the
@@ -141,11 +147,6 @@ def _upgrades(spec: PlatformSpec, seen_by_pack: Sequence[Registration]) -> tuple
                  for u in upgrade_exposures([(r.type, r.name, r.inputs) for r in seen_by_pack]))
 
 
-def _registry_grants(cloud: str, registrations: Sequence[Registration]) -> tuple[str, ...]:
-    """The nodes' registry read grants, as the cloud reads them back from the registrations."""
-    return tuple(profile(cloud).resources.read_registry_grants([(r.type, r.name, r.inputs) for r in registrations]))
-
-
 def _deployment(run: ProgramRun, cluster: BuiltCluster, mine: Sequence[Registration]) -> Deployment:
     """What the preflight judges of one cluster, with where its fixes go: the stack file's keys when the
     stack describes the platform, else the component's args."""
@@ -180,6 +181,7 @@ def _document(run: ProgramRun, cluster: BuiltCluster, owner: Mapping[str, str | 
         preflight=tuple(preflight(_deployment(run, cluster, mine))),
         posture=_posture(spec.cloud, mine),
         addons=addon_settings(spec, mine),
+        supply=_supply(spec.cloud, mine),
         policy=tuple(sorted({*check_registrations(judged), *check_outputs(dict(run.outputs))},
                             key=lambda f: (f.rule, f.message))),
         program_warnings=_program_warnings(run.log, [c for c in run.clusters if c is not cluster]),
@@ -193,7 +195,6 @@ def _document(run: ProgramRun, cluster: BuiltCluster, owner: Mapping[str, str | 
         shares_stack=len(run.clusters) > 1,
         others=_others([r for r in run.registrations if owner[r.urn] is None]),
         startup=pool_startups(spec, mine, pools, fallback),
-        registry_grants=_registry_grants(spec.cloud, mine),
     )
 
 

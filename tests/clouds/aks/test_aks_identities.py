@@ -112,12 +112,19 @@ def test_azure_wildcards(pattern: str, permission: str, expected: bool) -> None:
 
 def test_the_deployer_may_assign_only_rbac_cluster_admin_and_with_drills_the_drill_role() -> None:
     """On its groups RBAC Cluster Admin only; in the subscription (a node resource group exists only once the
-    cluster does) the eviction drill role only, and that only when a stack sets cluster.deployer.drills."""
+    cluster does) the eviction drill role only, and that only when a stack sets cluster.deployer.drills; on a
+    registry AcrPull only, and on a capacity reservation group's resource group Contributor only, each granted
+    by whoever owns them."""
     limited = {a.scope: a for a in identities.ASSIGNMENTS if a.role == identities.RBAC_ADMINISTRATOR}
-    assert set(limited) == {identities.RESOURCE_GROUP, identities.SUBSCRIPTION}
+    assert set(limited) == {identities.RESOURCE_GROUP, identities.SUBSCRIPTION, identities.REGISTRY,
+                            identities.RESERVATION_GROUP}
     assert limited[identities.SUBSCRIPTION].drills_only and not limited[identities.RESOURCE_GROUP].drills_only
+    assert {limited[s].granted_by for s in (identities.REGISTRY, identities.RESERVATION_GROUP)} == {
+        identities.REGISTRY_OWNER, identities.RESERVATION_OWNER}
     for scope, role in ((identities.RESOURCE_GROUP, identities.RBAC_CLUSTER_ADMIN),
-                        (identities.SUBSCRIPTION, identities.EVICTION_DRILL)):
+                        (identities.SUBSCRIPTION, identities.EVICTION_DRILL),
+                        (identities.REGISTRY, Role("AcrPull", "7f951dda-4ed3-4680-a7ca-43fe172d538d")),
+                        (identities.RESERVATION_GROUP, identities.CONTRIBUTOR)):
         condition = limited[scope].condition
         assert condition is not None
         assert re.findall(r"GuidEquals\{(\w+)\}", condition) == [role.id.replace("-", "")] * 2

@@ -17,9 +17,10 @@ def test_every_type_the_shipped_aks_stacks_register_has_its_namespace() -> None:
     types = {r.type for run in runs for r in run.registrations}
     namespaces = needed_namespaces(types)
     assert namespaces.unknown_types == (), "add these types to RESOURCE_TYPES in clouds/aks/identities.py"
-    # aks-prod-eastus sends its logs to Container Insights: a workspace and data collection rules
+    # aks-prod-eastus sends its logs to Container Insights: a workspace and data collection rules; its
+    # capacity reservation makes the cluster run as a user-assigned identity
     assert namespaces.needed == ("Microsoft.Compute", "Microsoft.ContainerService", "Microsoft.Insights",
-                                 "Microsoft.Network", "Microsoft.OperationalInsights")
+                                 "Microsoft.ManagedIdentity", "Microsoft.Network", "Microsoft.OperationalInsights")
 
 
 def test_a_type_spotkube_does_not_know_is_named_not_dropped() -> None:

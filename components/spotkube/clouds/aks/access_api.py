@@ -19,8 +19,17 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from spotkube.clouds.aks.identities import CLUSTER, RESOURCE_GROUP, SUBSCRIPTION, read_role
+from spotkube.clouds.aks import supply
+from spotkube.clouds.aks.identities import (
+    CLUSTER,
+    REGISTRY,
+    RESERVATION_GROUP,
+    RESOURCE_GROUP,
+    SUBSCRIPTION,
+    read_role,
+)
 from spotkube.clouds.aks.providers import needed_namespaces, register_command
+from spotkube.clouds.aks.spec import AksSpec
 from spotkube.clouds.aks.usage_api import DEFAULT_ENDPOINT, SUBSCRIPTION_VARIABLES
 from spotkube.platform.cost.refresh import FetchSettings
 from spotkube.platform.doctor import LIVE_READ_HINT, DoctorQuery, Finding, LiveAccess, SizeNeed
@@ -82,6 +91,30 @@ class _Arm:
                             secret=self.secret, hint=LIVE_READ_HINT)
 
 
+def _outside_scopes(spec: Any, subscription: str, group: str | None) -> dict[str, set[str]]:
+    """The ARM ids of the scopes outside the stack's group where its owners grant the CI
+    identities rights: each registry, and the resource group of each capacity reservation group (the
+    cluster's own for a group the stack creates)."""
+    if not isinstance(spec, AksSpec):
+        return {}
+    own = f"/subscriptions/{subscription}/resourceGroups/{group}" if group else None
+    groups = set()
+    for pool in supply.reserved_pools(spec):
+        existing = pool.capacity_reservation_group.id if pool.capacity_reservation_group else None
+        found = supply.resource_group_id(existing) if existing else own
+        if found and found.lower() not in {g.lower() for g in groups}:
+            groups.add(found)
+    return {REGISTRY: set(spec.cluster.registries), RESERVATION_GROUP: groups}
+
+
+def _scopes(scope: str, subscription: str, group: str | None, outside: Mapping[str, set[str]]) -> list[str]:
+    """Every table scope an assignment's ARM scope is: the stack's own, and the registry or the reservation
+    group's resource group it also is (a group the stack creates lives in the cluster's own group)."""
+    found = [name for name, ids in outside.items() if scope.rstrip("/").lower() in {i.lower() for i in ids}]
+    own = _scope(scope, subscription, group)
+    return ([own] if own else []) + found
+
+
 def _scope(scope: str, subscription: str, group: str | None) -> str | None:
     """An assignment's ARM scope in the identity table's terms; None for a scope the stack lies outside."""
     scope = scope.rstrip("/").lower()
@@ -103,20 +136,20 @@ def _role(definition: Mapping[str, Any]) -> Role:
                             "roleType": properties.get("type"), "description": properties.get("description", "")})
 
 
-def _held(arm: _Arm, subscription: str, group: str | None, identity: Identity, principal: str) -> tuple[
-        Assignment, ...]:
+def _held(arm: _Arm, subscription: str, group: str | None, identity: Identity, principal: str,
+          outside: Mapping[str, set[str]]) -> tuple[Assignment, ...]:
     path = f"/subscriptions/{subscription}/providers/Microsoft.Authorization/roleAssignments"
     held = []
     definitions: dict[str, Role] = {}
     for assignment in arm.values(path, {"api-version": AUTHORIZATION_API, "$filter": f"assignedTo('{principal}')"}):
         properties = assignment.get("properties") or {}
-        scope = _scope(str(properties.get("scope") or ""), subscription, group)
+        scopes = _scopes(str(properties.get("scope") or ""), subscription, group, outside)
         definition_id = str(properties.get("roleDefinitionId") or "")
-        if scope is None or not definition_id:
+        if not scopes or not definition_id:
             continue
         if definition_id not in definitions:
             definitions[definition_id] = _role(arm.get(definition_id, {"api-version": AUTHORIZATION_API}))
-        held.append(Assignment(identity, definitions[definition_id], scope, "held"))
+        held += [Assignment(identity, definitions[definition_id], scope, "held") for scope in scopes]
     return tuple(held)
 
 
@@ -154,11 +187,18 @@ def _sizes(arm: _Arm, subscription: str, region: str, sizes: tuple[SizeNeed, ...
     return tuple(_offer(skus.get(need.machine), need, region) for need in sizes)
 
 
-def _grant(subscription: str, group: str | None) -> Callable[[str, Assignment], str]:
+def _grant(subscription: str, group: str | None, outside: Mapping[str, set[str]]) -> Callable[[str, Assignment], str]:
     def command(principal: str, assignment: Assignment) -> str:
         if assignment.role.custom:
             return (f"run the bootstrap stack (infra/bootstrap), which creates the custom role "
                     f"'{assignment.role.name}' and assigns it")
+        if assignment.scope in outside:
+            condition = (f" --condition-version 2.0 --condition \"{assignment.condition}\""
+                         if assignment.condition else "")
+            return f"{assignment.granted_by}: " + "; ".join(
+                f"az role assignment create --assignee-object-id {principal} --assignee-principal-type "
+                f"ServicePrincipal --role \"{assignment.role.name}\" --scope {scope}{condition}"
+                for scope in sorted(outside[assignment.scope]))
         scope = f"/subscriptions/{subscription}" + (
             f"/resourceGroups/{group}" if assignment.scope != SUBSCRIPTION and group else "")
         return (f"az role assignment create --assignee-object-id {principal} --assignee-principal-type "
@@ -178,6 +218,7 @@ def read_access(query: DoctorQuery) -> LiveAccess:
     group = getattr(query.spec.cluster, "resource_group_name", None)
     region = query.spec.region
     arm = _Arm(endpoint, _token(endpoint), query.timeout)
+    outside = _outside_scopes(query.spec, subscription, group)
     needed = needed_namespaces(query.type_tokens)
     try:
         registered = frozenset(
@@ -187,7 +228,7 @@ def read_access(query: DoctorQuery) -> LiveAccess:
         held, unreadable = {}, {}
         for identity, principal in query.principals.items():
             try:
-                held[identity] = _held(arm, subscription, group, identity, principal)
+                held[identity] = _held(arm, subscription, group, identity, principal, outside)
             except http.PriceFetchError as err:
                 unreadable[identity] = str(err)
         sizes = _sizes(arm, subscription, region, query.sizes)
@@ -197,5 +238,5 @@ def read_access(query: DoctorQuery) -> LiveAccess:
         where=f"subscription {subscription}, region {region}", apis_what="registered",
         apis_needed=needed.needed, apis_unknown=needed.unknown_types, apis_enabled=registered,
         enable_command=lambda name: register_command(name, subscription), held=held,
-        grant_command=_grant(subscription, group), sizes=sizes,
+        grant_command=_grant(subscription, group, outside), sizes=sizes,
         unreadable=unreadable)

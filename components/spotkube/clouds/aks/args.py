@@ -122,6 +122,22 @@ class AksGpuSharingArgs(TypedDict):
     """MIG profile every GPU of the pool is split into, in NVIDIA's names (`1g.10gb`, `3g.40gb`): AKS sets the pool's gpuInstanceProfile (MIG1g..MIG7g) that yields it. Only A100, H100 and H200 sizes, with the profiles their GPU offers."""
 
 
+class AksReservationCreateArgs(TypedDict):
+    """A capacity reservation group the stack creates for the pool, with one reservation of the pool's VM size in each of its zones (one regional reservation for a pool without zones)."""
+
+    count: int
+    """VMs reserved in each of the pool's zones (or in the region, for a pool without zones), at most the pool's max; billed at the size's on-demand price whether nodes run or not."""
+
+
+class AksCapacityReservationArgs(TypedDict):
+    """The capacity reservation group an on-demand GPU pool draws its nodes from (the AgentPool's `capacityReservationGroupID`), so its fallback finds capacity. Exactly one of `id` and `create`."""
+
+    id: NotRequired[str]
+    """An existing group's resource id (/subscriptions/<id>/resourceGroups/<group>/providers/Microsoft.Compute/capacityReservationGroups/<name>), reserved outside this stack; it must hold a reservation of the pool's VM size in the pool's zones."""
+    create: NotRequired[AksReservationCreateArgs]
+    """Create a group in the cluster's resource group with `count` VMs of the pool's size reserved in each of its zones."""
+
+
 class AksGpuPoolArgs(TypedDict):
     """A GPU pool that scales 0..N, on spot or on-demand VMs."""
 
@@ -153,6 +169,10 @@ class AksGpuPoolArgs(TypedDict):
     """Spot pools: what happens to an evicted node; deallocated nodes still count against quota. Default: `Delete`."""
     max_price: NotRequired[float]
     """Spot pools: the most to pay, in USD/hour with up to 5 decimals, or -1: never evict on price, pay at most the on-demand price. Default: `-1`."""
+    capacity_reservation_group: NotRequired[AksCapacityReservationArgs]
+    """On-demand pools only: the capacity reservation group the pool's nodes are placed in, so an on-demand fallback finds capacity (docs/cost.md: a reservation is paid whether used or not). The cluster then runs as a user-assigned identity with Contributor on the group's resource group, as AKS requires."""
+    artifact_streaming: NotRequired[bool]
+    """AKS artifact streaming (preview) from a Premium ACR in `cluster.registries`; refused while the installed pulumi-azure-native has no API version with the AgentPool's artifactStreamingProfile. Default: `false`."""
 
 
 class AksSpotPoolArgs(TypedDict):
@@ -299,6 +319,8 @@ class AksClusterArgs(TypedDict):
     """Object ids of the Entra ID groups that get cluster admin and the RBAC Cluster Admin role."""
     network_policy: NotRequired[AksClusterNetworkPolicy]
     """`cilium` (Azure CNI overlay with the Cilium dataplane), `azure` or `calico`. Default: `cilium`."""
+    registries: NotRequired[list[str]]
+    """Azure Container Registries the nodes pull from, by resource id (/subscriptions/<id>/resourceGroups/<group>/providers/Microsoft.ContainerRegistry/registries/<name>): the kubelet identity gets AcrPull on each (docs/identities.md says who may grant it)."""
 
 
 class AksGpuClusterArgs(TypedDict):

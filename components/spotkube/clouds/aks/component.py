@@ -18,7 +18,7 @@ import pulumi_azure_native as azure
 import pulumi_kubernetes as k8s
 import pulumiverse_time as time
 
-from spotkube.clouds.aks import resources
+from spotkube.clouds.aks import resources, supply
 from spotkube.clouds.aks.args import AksGpuClusterArgs
 from spotkube.clouds.aks.catalog import RBAC_CLUSTER_ADMIN_ROLE_ID
 from spotkube.clouds.aks.identities import DRILL_ROLE_ID, node_resource_group_id, role_definition_id
@@ -57,7 +57,10 @@ class AksGpuCluster(pulumi.ComponentResource):
     at a time (AKS refuses concurrent pool operations); the maintenance configurations; the
     deployer's and admin groups' RBAC Cluster Admin role assignments and a wait for them to take
     effect; with container logs on, a Log Analytics workspace (unless one is named) and Container
-    Insights' data collection rule; the Kubernetes provider; and, with the `priority` expander, the
+    Insights' data collection rule; with a GPU pool's `capacity_reservation_group`, a user-assigned
+    identity the cluster runs as, the group and its reservations (when the stack creates it) and that
+    identity's Contributor grant on the group's resource group; with `cluster.registries`, AcrPull for
+    the kubelet identity on each; the Kubernetes provider; and, with the `priority` expander, the
     autoscaler's priority ConfigMap.
 
     Its args are `AksGpuClusterArgs` (docs/settings-per-cloud.md): `environment`, `region`, the
@@ -139,8 +142,23 @@ class AksGpuCluster(pulumi.ComponentResource):
         self.plan = plan
         workspace = self._workspace(name, plan, resource_group_name)
         workspace_id = workspace.id if isinstance(workspace, pulumi.Resource) else workspace
-        cluster = self._cluster(name, plan, wiring, resource_group_name, workspace_id)
+        reserved = supply.reserved_pools(spec)
+        identity = azure.managedidentity.UserAssignedIdentity(
+            f"{name}-identity", resource_group_name=resource_group_name, location=spec.region, opts=child(self),
+        ) if reserved else None
+        cluster = self._cluster(name, plan, wiring, resource_group_name, workspace_id,
+                                identity.id if identity is not None else None)
         children.append(cluster)
+        groups: dict[str, pulumi.Input[str]] = {}
+        if identity is not None:
+            groups, reservation_resources = self._reservations(name, label, plan, resource_group_name,
+                                                               identity)
+            children += [identity, *reservation_resources]
+            # A pool waits for its group and for the identity's right on it to take effect.
+            reservations_ready: list[pulumi.Resource] = reservation_resources[-1:]
+        else:
+            reservations_ready = []
+        children += self._registry_grants(name, label, plan, cluster)
         if isinstance(workspace, pulumi.Resource):
             children.append(workspace)
         if workspace_id is not None:
@@ -151,7 +169,7 @@ class AksGpuCluster(pulumi.ComponentResource):
         cluster_name = pulumi.Output.all(cluster.name, cluster.agent_pool_profiles).apply(
             lambda values: _checked(values[0], plan.system_pool, values[1], source)
         )
-        previous: list[pulumi.Resource] = []
+        previous: list[pulumi.Resource] = list(reservations_ready)
         pools: list[pulumi.Resource] = []
         for pool in plan.node_pools:
             # AKS refuses a second agent-pool operation on a cluster while one runs (409
@@ -160,7 +178,7 @@ class AksGpuCluster(pulumi.ComponentResource):
                 f"{name}-{pool.name}",
                 resource_group_name=resource_group_name,
                 resource_name_=cluster_name,
-                **resources.agent_pool_inputs(pool),
+                **resources.agent_pool_inputs(pool, groups.get(pool.name)),
                 opts=child(
                     self,
                     ignore_changes=list(resources.AGENT_POOL_IGNORED),
@@ -263,9 +281,69 @@ class AksGpuCluster(pulumi.ComponentResource):
         )
         return [rule, association]
 
+    def _reservations(
+        self, name: str, label: str, plan: PlatformPlan, resource_group_name: pulumi.Input[str],
+        identity: azure.managedidentity.UserAssignedIdentity,
+    ) -> tuple[dict[str, pulumi.Input[str]], list[pulumi.Resource]]:
+        """Each reserved pool's capacity reservation group (the stack's own, with one reservation of the
+        pool's size per zone, or an existing one's id) and the cluster identity's Contributor on the
+        group's resource group, which AKS requires; last, the wait for those grants to take effect.
+        Returns the group id per pool name and the resources."""
+        spec = plan.spec
+        groups: dict[str, pulumi.Input[str]] = {}
+        created: list[pulumi.Resource] = []
+        scopes: dict[str, pulumi.Input[str]] = {}
+        for pool in supply.reserved_pools(spec):
+            reservation = pool.capacity_reservation_group
+            assert reservation is not None, "reserved_pools returns pools with a group"
+            if reservation.id is not None:
+                groups[pool.name] = reservation.id
+                group_scope = supply.resource_group_id(reservation.id)
+                assert group_scope is not None, "the AKS rules check the group's id"
+                scopes.setdefault(group_scope.lower(), group_scope)
+                continue
+            group = azure.compute.CapacityReservationGroup(
+                f"{name}-{pool.name}-crg",
+                **supply.reservation_group_inputs(name, pool, spec.region, resource_group_name), opts=child(self))
+            reservations = [azure.compute.CapacityReservation(
+                f"{name}-{reservation_name}", **inputs, opts=child(
+                    self, depends_on=[group], replace_on_changes=list(supply.RESERVATION_CREATE_ONLY),
+                    delete_before_replace=True))
+                for reservation_name, inputs in supply.reservations_inputs(
+                    name, pool, spec.region, resource_group_name).items()]
+            created += [group, *reservations]
+            # The pool names the group once its reservations exist: AKS skips a group without one.
+            groups[pool.name] = pulumi.Output.all(group.id, *(r.id for r in reservations)).apply(lambda ids: ids[0])
+            scopes.setdefault("", group.id.apply(lambda group_id: supply.resource_group_id(group_id) or unanswered(
+                self, label, "Azure resource id (/subscriptions/...)", "the CapacityReservationGroup's id")))
+        grants = [azure.authorization.RoleAssignment(
+            f"{name}-reservation-contributor-{i}", principal_id=identity.principal_id,
+            principal_type="ServicePrincipal",
+            role_definition_id=then(scope, lambda found: role_definition_id(found, supply.CONTRIBUTOR_ROLE_ID) or ""),
+            scope=scope, description="spotkube: AKS places the reserved pools' VMs in their capacity reservation "
+            "groups as the cluster identity, which needs Contributor on the groups' resource group",
+            opts=child(self)) for i, scope in enumerate(scopes.values())]
+        wait = time.Sleep(f"{name}-reservation-propagation",
+                          create_duration=spec.cluster.deployer.grant_propagation_wait,
+                          triggers={f"grant{i}": grant.id for i, grant in enumerate(grants)},
+                          opts=child(self, depends_on=[*grants, *created]))
+        return groups, [*created, *grants, wait]
+
+    def _registry_grants(self, name: str, label: str, plan: PlatformPlan,
+                         cluster: azure.containerservice.ManagedCluster) -> list[pulumi.Resource]:
+        """AcrPull for the kubelet identity (the identity every node pulls images as) on each registry of
+        `cluster.registries`, in the registry's own subscription."""
+        kubelet = cluster.identity_profile.apply(lambda profiles: _kubelet_object_id(profiles) or unanswered(
+            self, label, "kubelet identity object id", "the ManagedCluster's identityProfile.kubeletidentity"))
+        return [azure.authorization.RoleAssignment(
+            f"{name}-acrpull-{i}", principal_id=kubelet, principal_type="ServicePrincipal",
+            role_definition_id=role_definition_id(registry, supply.ACR_PULL_ROLE_ID), scope=registry,
+            description="spotkube: the nodes pull images from this registry (cluster.registries)", opts=child(self))
+            for i, registry in enumerate(plan.spec.cluster.registries)]
+
     def _cluster(
         self, name: str, plan: PlatformPlan, wiring: Wiring, resource_group_name: pulumi.Input[str],
-        workspace_id: pulumi.Input[str] | None,
+        workspace_id: pulumi.Input[str] | None, identity_id: pulumi.Input[str] | None = None,
     ) -> azure.containerservice.ManagedCluster:
         """The managed cluster with its one inline System pool, which is never renamed, and Container
         Insights' agent when logs are kept."""
@@ -279,7 +357,8 @@ class AksGpuCluster(pulumi.ComponentResource):
             f"{name}{resources.CLUSTER_SUFFIX}",
             **resources.cluster_inputs(plan, name, resource_group_name=resource_group_name,
                                        admin_group_object_ids=wiring.admin_group_object_ids,
-                                       authorized_ip_ranges=authorized_ip_ranges, workspace_id=workspace_id),
+                                       authorized_ip_ranges=authorized_ip_ranges, workspace_id=workspace_id,
+                                       identity_id=identity_id),
             opts=child(
                 self,
                 protect=protected(spec.switch(settings.deletion_protection)),
@@ -361,6 +440,14 @@ def _checked(cluster_name: str, system_pool: PoolPlan, deployed: Any, source: st
     if problem:
         raise pulumi.RunError(problem)
     return cluster_name
+
+
+def _kubelet_object_id(profiles: Any) -> str | None:
+    """The kubelet identity's object id from the cluster's `identityProfile`, an SDK object or a dict."""
+    found = (profiles or {}).get("kubeletidentity") if isinstance(profiles, Mapping) else None
+    if isinstance(found, Mapping):
+        return found.get("object_id") or found.get("objectId")
+    return getattr(found, "object_id", None)
 
 
 def _profile_dict(profile: Any) -> Mapping[str, Any]:

@@ -8,11 +8,14 @@ Read from the registered ManagedCluster and AgentPools (`platform/cost/fixed.py`
   or temp disk and costs nothing extra; a managed one is a Premium SSD billed by its size tier;
 - Kubeflow Pipelines' two data volumes on the storage class they use, and a public IP for an
   exposed UI;
-- Container Insights' Log Analytics workspace, which on pay-as-you-go has no fixed fee.
+- Container Insights' Log Analytics workspace, which on pay-as-you-go has no fixed fee;
+- each capacity reservation the stack creates, at its VM size's on-demand price (the size's row of
+  prices.json), since Azure bills reserved capacity whether VMs run in it or not (clouds/aks/supply.py).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
@@ -20,12 +23,14 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from spotkube.clouds.aks import supply
+from spotkube.clouds.aks.catalog import PRICES_FILE
 from spotkube.clouds.aks.resources import AGENT_POOL_TYPE, CLUSTER_TYPE, OMS_AGENT_ADDON
 from spotkube.platform import contract
 from spotkube.platform.addons.kfp_kinds import DATA_VOLUMES
 from spotkube.platform.addons.kfp_transforms import KUBEFLOW_TYPE
 from spotkube.platform.cloud import first, items, mapping
-from spotkube.platform.cost.fixed import FixedItem, FixedPriceTable, parse_fixed_prices
+from spotkube.platform.cost.fixed import FixedItem, FixedPriceRow, FixedPriceTable, parse_fixed_prices
 from spotkube.platform.input_messages import shown
 from spotkube.platform.spec import PlatformSpec
 
@@ -46,8 +51,17 @@ PREMIUM_STORAGE_SIZE = re.compile(r"^Standard_[A-Z]+[0-9]+[a-z]*s[a-z]*(_|$)")
 
 @cache
 def fixed_prices() -> FixedPriceTable:
-    """The bundled fixed-cost prices of Azure (fixed_prices.json, next to this module)."""
-    return parse_fixed_prices(resources.files(__package__).joinpath("fixed_prices.json").read_text("utf-8"))
+    """The bundled fixed-cost prices of Azure (fixed_prices.json, next to this module), and a capacity
+    reservation's price per VM size and region: Azure bills it at the size's on-demand rate, so those rows
+    are the on-demand rows of prices.json, with their own sources and dates."""
+    table = parse_fixed_prices(resources.files(__package__).joinpath("fixed_prices.json").read_text("utf-8"))
+    machines = json.loads(PRICES_FILE.read_text("utf-8"), parse_float=Decimal)["rows"]
+    reserved = tuple(FixedPriceRow(
+        item=f"capacity-reservation:{row['sku']}", region=row["region"], usd=row["usdPerHour"], per="hour",
+        source=f"capacity reservations are billed at the VM size's on-demand rate "
+        f"(learn.microsoft.com/azure/virtual-machines/capacity-reservation-overview); that rate: {row['source']}",
+        date=row["date"]) for row in machines if row["kind"] == "machine" and row["capacity"] == "on-demand")
+    return table.model_copy(update={"rows": table.rows + reserved})
 
 
 def disk_tier(letter: str, gib: int) -> str:
@@ -135,4 +149,4 @@ def fixed_items(registered: Sequence[tuple[str, str, Mapping[str, Any]]], spec: 
             out += _os_disks(f"AgentPool {shown(name)}", inputs)
         elif type_token == KUBEFLOW_TYPE:
             out += _kubeflow_items(spec)
-    return out
+    return out + supply.reservation_items(registered)

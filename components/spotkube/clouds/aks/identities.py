@@ -25,7 +25,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from spotkube.clouds.aks import supply
 from spotkube.clouds.aks.catalog import RBAC_CLUSTER_ADMIN_ROLE_ID
+from spotkube.platform.cloud import mapping
 from spotkube.platform.identities import (
     QUOTA,
     REFRESH,
@@ -47,12 +49,19 @@ RESOURCE_GROUP = "resource group"
 CLUSTER = "cluster"
 #: The group AKS makes for the nodes' scale sets (`MC_...`), outside the cluster's own group.
 NODE_RESOURCE_GROUP = "node resource group"
+#: Each registry of `cluster.registries`, which may live in any group or subscription.
+REGISTRY = "registry"
+#: The resource group of a pool's capacity reservation group (the cluster's own, for a group the stack
+#: creates): AKS requires the cluster identity to hold Contributor there.
+RESERVATION_GROUP = "capacity reservation group's resource group"
 #: Every scope an assignment at a scope reaches: Azure role assignments are inherited downwards.
 COVERS: dict[str, frozenset[str]] = {
     SUBSCRIPTION: frozenset({SUBSCRIPTION, RESOURCE_GROUP, CLUSTER, NODE_RESOURCE_GROUP}),
     RESOURCE_GROUP: frozenset({RESOURCE_GROUP, CLUSTER}),
     CLUSTER: frozenset({CLUSTER}),
     NODE_RESOURCE_GROUP: frozenset({NODE_RESOURCE_GROUP}),
+    REGISTRY: frozenset({REGISTRY}),
+    RESERVATION_GROUP: frozenset({RESERVATION_GROUP}),
 }
 #: The eviction drill's custom role's id, fixed so that the bootstrap defines it and the program assigns it
 #: by the same GUID: uuid5(NAMESPACE_URL, "https://spotkube.invalid/roles/eviction-drill"). A role
@@ -76,7 +85,16 @@ RESOURCE_TYPES: dict[str, tuple[str, str]] = {
     "azure-native:monitor:DataCollectionRule": ("Microsoft.Insights/dataCollectionRules", RESOURCE_GROUP),
     "azure-native:monitor:DataCollectionRuleAssociation": ("Microsoft.Insights/dataCollectionRuleAssociations",
                                                            CLUSTER),
+    # Capacity reservations (clouds/aks/supply.py): the cluster's user-assigned identity, and the group with
+    # its reservations, in the cluster's group.
+    "azure-native:managedidentity:UserAssignedIdentity": ("Microsoft.ManagedIdentity/userAssignedIdentities",
+                                                          RESOURCE_GROUP),
+    "azure-native:compute:CapacityReservationGroup": ("Microsoft.Compute/capacityReservationGroups", RESOURCE_GROUP),
+    "azure-native:compute:CapacityReservation": ("Microsoft.Compute/capacityReservationGroups/capacityReservations",
+                                                 RESOURCE_GROUP),
 }
+#: Giving the cluster a user-assigned identity is an action on the identity (Azure's linked access check).
+ASSIGN_IDENTITY = "Microsoft.ManagedIdentity/userAssignedIdentities/assign/action"
 #: azure-native function token -> (the action it needs, its scope).
 INVOKES: dict[str, tuple[str, str]] = {
     "azure-native:containerservice:listManagedClusterUserCredentials": (
@@ -107,6 +125,25 @@ def node_resource_group_id(cluster_id: str, node_resource_group: str | None) -> 
     return f"/subscriptions/{parts[2]}/resourceGroups/{node_resource_group}"
 
 
+def _assignment_scope(registration: Registered, drill_scope: str = NODE_RESOURCE_GROUP) -> str:
+    """Where a role assignment the program registers lives: AcrPull on a registry, Contributor on a
+    capacity reservation group's resource group, the drill's role on the node resource group (the
+    preview's reading of it is counted on the cluster, `drill_scope`), the rest on the cluster."""
+    role = str(registration.inputs.get("roleDefinitionId") or "")
+    for role_id, scope in ((supply.ACR_PULL_ROLE_ID, REGISTRY), (supply.CONTRIBUTOR_ROLE_ID, RESERVATION_GROUP),
+                           (DRILL_ROLE_ID, drill_scope)):
+        if role.endswith(f"/{role_id}"):
+            return scope
+    return CLUSTER
+
+
+def _identity_calls(registrations: Sequence[Registered]) -> list[Call]:
+    """A cluster that runs as a user-assigned identity (capacity reservations) is given it by the deployer."""
+    return [Call("deploy", "give the cluster its user-assigned identity", ASSIGN_IDENTITY, "action", RESOURCE_GROUP,
+                 "pulumi up") for r in registrations if r.type == "azure-native:containerservice:ManagedCluster"
+            and str(mapping(r.inputs.get("identity")).get("type")) == "UserAssigned"]
+
+
 def _unmapped(type_token: str) -> str:
     """The permission of a type spotkube has no row for: no role allows it, so the tests name it."""
     return f"{UNMAPPED} for {type_token}; add it to clouds/aks/identities.py)"
@@ -129,7 +166,8 @@ def preview_calls(registrations: Sequence[Registered], invokes: Iterable[Invoked
             continue
         arm, _ = RESOURCE_TYPES.get(registration.type, (None, RESOURCE_GROUP))
         permission = f"{arm}/read" if arm else _unmapped(registration.type)
-        scope = CLUSTER if registration.type.endswith(":RoleAssignment") else RESOURCE_GROUP
+        assignment = registration.type.endswith(":RoleAssignment")
+        scope = _assignment_scope(registration, drill_scope=CLUSTER) if assignment else RESOURCE_GROUP
         calls.append(Call("preview", f"read {registration.type.rsplit(':', 1)[-1]}", permission, "action", scope,
                           REFRESH))
     for kind in kubernetes_kinds(registrations):
@@ -154,8 +192,8 @@ def deploy_calls(registrations: Sequence[Registered], invokes: Iterable[Invoked]
                               "pulumi up"))
             continue
         arm, scope = RESOURCE_TYPES[registration.type]
-        if str(registration.inputs.get("roleDefinitionId") or "").endswith(f"/{DRILL_ROLE_ID}"):
-            scope = NODE_RESOURCE_GROUP  # the drill's grant (cluster.deployer.drills)
+        if registration.type.endswith(":RoleAssignment"):
+            scope = _assignment_scope(registration)
         calls += [Call("deploy", f"{verb} {name}", f"{arm}/{operation}", "action", scope, when)
                   for verb, operation, when in (("read", "read", "pulumi up, refresh"),
                                                 ("create or update", "write", "pulumi up"),
@@ -168,6 +206,7 @@ def deploy_calls(registrations: Sequence[Registered], invokes: Iterable[Invoked]
             calls += [Call("deploy", f"{verb} {kind.kind}", data_action(kind, f"{verb}/action"), "dataAction",
                            CLUSTER, "pulumi up (Kubernetes checks a role's rules against the deployer's)")
                       for verb in ("bind", "escalate")]
+    calls += _identity_calls(registrations)
     calls += [Call("deploy", "read the region's quota", action, "action", SUBSCRIPTION, QUOTA)
               for action in QUOTA_ACTIONS]
     return list(sorted_calls(calls))
@@ -240,6 +279,20 @@ ONLY_EVICTION_DRILL = (
     f"{DRILL_ROLE_ID.replace('-', '')}}}))"
 )
 
+def _only_role(role_id: str) -> str:
+    """The ABAC condition that lets an identity assign (and remove) one role only, as ONLY_RBAC_CLUSTER_ADMIN."""
+    guid = role_id.replace("-", "")
+    role = "Microsoft.Authorization/roleAssignments:RoleDefinitionId] ForAnyOfAnyValues:GuidEquals"
+    return ("((!(ActionMatches{'Microsoft.Authorization/roleAssignments/write'})) OR "
+            f"(@Request[{role}{{{guid}}})) AND ((!(ActionMatches{{'Microsoft.Authorization/roleAssignments/delete'}})) "
+            f"OR (@Resource[{role}{{{guid}}}))")
+
+
+#: Who grants the rights a stack's registries and reservation groups need: they live where the bootstrap
+#: has no say (any group, any subscription), so whoever owns them grants the CI identities there.
+REGISTRY_OWNER = "the registry's owner (stacks with cluster.registries)"
+RESERVATION_OWNER = "the group's owner (stacks with a capacityReservationGroup)"
+
 ASSIGNMENTS: tuple[Assignment, ...] = (
     Assignment("preview", READER, RESOURCE_GROUP, "reads the cluster, its pools and role assignments on refresh"),
     Assignment("preview", CLUSTER_USER, RESOURCE_GROUP, "lists the cluster's user kubeconfig, which every preview of "
@@ -260,6 +313,15 @@ ASSIGNMENTS: tuple[Assignment, ...] = (
     Assignment("deploy", EVICTION_DRILL, NODE_RESOURCE_GROUP, "evicts a spot node for spotkube drill (drill.yml): "
                "the program grants it to cluster.deployer.objectId when the stack sets cluster.deployer.drills",
                granted_by="the program", drills_only=True),
+    Assignment("preview", READER, REGISTRY, "reads the kubelet identity's AcrPull assignment on refresh",
+               granted_by=REGISTRY_OWNER),
+    Assignment("deploy", RBAC_ADMINISTRATOR, REGISTRY, "grants the kubelet identity AcrPull on the registry, and no "
+               "other role", condition=_only_role(supply.ACR_PULL_ROLE_ID), granted_by=REGISTRY_OWNER),
+    Assignment("preview", READER, RESERVATION_GROUP, "reads the cluster identity's Contributor assignment on refresh",
+               granted_by=RESERVATION_OWNER),
+    Assignment("deploy", RBAC_ADMINISTRATOR, RESERVATION_GROUP, "grants the cluster's user-assigned identity "
+               "Contributor there, which AKS requires to place a pool's VMs in a capacity reservation group, and no "
+               "other role", condition=_only_role(supply.CONTRIBUTOR_ROLE_ID), granted_by=RESERVATION_OWNER),
 )
 
 

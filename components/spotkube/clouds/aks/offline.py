@@ -80,6 +80,7 @@ ROLE_DEFINITION_TYPE = "azure-native:authorization:RoleDefinition"
 MANAGED_CLUSTER_TYPE = "azure-native:containerservice:ManagedCluster"
 VAULT_TYPE = "azure-native:keyvault:Vault"
 KEY_TYPE = "azure-native:keyvault:Key"
+RESERVATION_GROUP_TYPE = "azure-native:compute:CapacityReservationGroup"
 
 
 def _guid(*parts: str) -> str:
@@ -105,6 +106,9 @@ def resource_id(type_token: str, name: str, inputs: Mapping[str, Any]) -> str | 
         return f"/subscriptions/{subscription}/providers/Microsoft.Authorization/roleDefinitions/{_guid(name)}"
     if type_token == VAULT_TYPE:
         return f"{group}/providers/Microsoft.KeyVault/vaults/{inputs.get('vaultName') or name}"
+    if type_token == RESERVATION_GROUP_TYPE:
+        crg = inputs.get("capacityReservationGroupName") or name
+        return f"{group}/providers/Microsoft.Compute/capacityReservationGroups/{crg}"
     if type_token == KEY_TYPE:
         return f"{group}/providers/Microsoft.KeyVault/vaults/{inputs.get('vaultName')}/keys/{inputs.get('keyName')}"
     return None
@@ -126,6 +130,15 @@ def computed_outputs(type_token: str, name: str, inputs: Mapping[str, Any]) -> d
         # AKS's default name of the group it makes for the nodes (learn.microsoft.com/azure/aks/faq).
         outputs["nodeResourceGroup"] = inputs.get("nodeResourceGroup") or (
             f"MC_{inputs.get('resourceGroupName')}_{inputs.get('resourceName') or name}_{inputs.get('location')}")
+        identity = inputs.get("identity")
+        if isinstance(identity, Mapping) and isinstance(identity.get("userAssignedIdentities"), list):
+            # Azure answers the control plane's identities as a map by id, whatever the input's list.
+            outputs["identity"] = {**identity, "userAssignedIdentities": {
+                str(i): {"principalId": _guid("principal", str(i)), "clientId": _guid("client", str(i))}
+                for i in identity["userAssignedIdentities"]}}
+        # The kubelet identity AKS creates in the node resource group, which the registry grants name.
+        outputs["identityProfile"] = {"kubeletidentity": {
+            "objectId": _guid("kubelet", name), "clientId": _guid("kubelet-client", name)}}
     if type_token == IDENTITY_TYPE:
         identity = str(inputs.get("resourceName"))
         outputs.update(clientId=_guid("client", identity), principalId=_guid("principal", identity),

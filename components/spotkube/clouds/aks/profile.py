@@ -27,6 +27,7 @@ from spotkube.clouds.aks import (
     quota,
     resources,
     startup,
+    supply,
     usage_api,
 )
 from spotkube.clouds.aks import logs as aks_logs
@@ -134,6 +135,7 @@ def rules(spec: AksSpec) -> RuleOutput:
                       "--query id)")
     yield from _gpu_offers(spec)
     yield from _upgrade_rules(spec)
+    yield from supply.rules(spec)
 
 
 def _upgrade_rules(spec: AksSpec) -> RuleOutput:
@@ -390,6 +392,7 @@ PROFILE = CloudProfile(
         offline_answer=offline.call_answer,
         offline_id=offline.resource_id,
         image_delivery=startup.image_delivery,
+        read_supply=supply.read_supply,
     ),
     review=ReviewFacts(
         sign_in=sign_in,

@@ -23,6 +23,7 @@ import yaml
 from spotkube.clouds.aks import catalog, gpu_sharing
 from spotkube.clouds.aks.logs import WORKSPACE_ID_PATTERN
 from spotkube.clouds.aks.spec import AksPoolUpgrade
+from spotkube.clouds.aks.supply import RESERVATION_CREATE_ONLY, RESERVATION_TYPE
 from spotkube.platform import contract
 from spotkube.platform.cloud import AutoscalerFacts, RegisteredPool, first, items, mapping
 from spotkube.platform.component_names import AUTONAME_SUFFIX
@@ -98,6 +99,9 @@ PROVIDER_REPLACED_POOL_FIELDS = ("resourceGroupName", "resourceName", "agentPool
 CREATE_ONLY_POOL_FIELDS = (
     "scaleSetPriority", "scaleSetEvictionPolicy", "spotMaxPrice", "osType", "gpuProfile", "availabilityZones",
     "gpuInstanceProfile",
+    # Associating a capacity reservation group with an existing pool is preview (AKS's "Assign capacity
+    # reservation groups" page), so a changed group replaces the pool.
+    "capacityReservationGroupID",
 )
 #: The pool settings a control-plane pool's versioned name digests: every field fixed at creation that
 #: the pool's own settings decide.
@@ -163,11 +167,13 @@ def cloud_pool_name(pool: PoolPlan) -> str:
     return versioned_name(pool.name, fields, separator="", digits=VERSION_DIGITS)
 
 
-def agent_pool_inputs(pool: PoolPlan) -> dict[str, Any]:
-    """An AgentPool's inputs, but for its resource group and cluster (other resources' outputs)."""
+def agent_pool_inputs(pool: PoolPlan, reservation_group_id: Any = None) -> dict[str, Any]:
+    """An AgentPool's inputs, but for its resource group and cluster (other resources' outputs), and
+    the capacity reservation group its nodes are placed in (an id, or the created group's output)."""
     upgrade = upgrade_settings(pool)
     return {"agent_pool_name": pool.cloud_name, "mode": "User", **pool_fields(pool),
-            **({"upgrade_settings": upgrade} if upgrade else {})}
+            **({"upgrade_settings": upgrade} if upgrade else {}),
+            **({"capacity_reservation_group_id": reservation_group_id} if reservation_group_id is not None else {})}
 
 
 def system_pool_profile(pool: PoolPlan) -> dict[str, Any]:
@@ -327,19 +333,23 @@ def container_insights_rule_inputs(plan: PlatformPlan, resource_group_name: Any,
 CREATE_ONLY: Mapping[str, tuple[str, ...]] = {
     CLUSTER_TYPE: ("location", "resourceGroupName", "resourceName", "dnsPrefix"),
     AGENT_POOL_TYPE: PROVIDER_REPLACED_POOL_FIELDS,
+    # A capacity reservation's VM size can't change (only its quantity): the component replaces it.
+    RESERVATION_TYPE: ("location", "resourceGroupName", "capacityReservationGroupName", "capacityReservationName",
+                       *RESERVATION_CREATE_ONLY),
 }
 
 
 def cluster_inputs(
     plan: PlatformPlan, name: str, *, resource_group_name: Any, admin_group_object_ids: Sequence[Any],
-    authorized_ip_ranges: Any, workspace_id: Any = None,
+    authorized_ip_ranges: Any, workspace_id: Any = None, identity_id: Any = None,
 ) -> dict[str, Any]:
     """The managed cluster's inputs, with its one inline System pool, which is never renamed.
 
     `authorized_ip_ranges` is the API server's address filter, or None: the listed ranges and the
     deployer's egress, which may be other resources' outputs. `workspace_id` is the Log Analytics
     workspace Container Insights' agent (the omsagent add-on, signing in with managed identity) sends
-    container logs to, or None when logs stay on the nodes."""
+    container logs to, or None when logs stay on the nodes. `identity_id` is the user-assigned identity
+    the control plane runs as, which capacity reservation groups require (None: system-assigned)."""
     spec = plan.spec
     settings = spec.cluster
     autoscaler = settings.autoscaler
@@ -348,7 +358,8 @@ def cluster_inputs(
         "location": spec.region,
         "dns_prefix": dns_prefix(name, spec.environment),
         "kubernetes_version": settings.kubernetes_version,
-        "identity": {"type": "SystemAssigned"},
+        "identity": {"type": "SystemAssigned"} if identity_id is None else {
+            "type": "UserAssigned", "user_assigned_identities": [identity_id]},
         "agent_pool_profiles": [system_pool_profile(plan.system_pool)],
         "enable_rbac": True,
         "aad_profile": {

@@ -38,6 +38,7 @@ from spotkube.platform.spec import (
     Text,
     Whole,
     Wired,
+    _Model,
     _whole_number,
 )
 
@@ -178,6 +179,33 @@ class AksGpuSharing(GpuSharingSpec):
     )
 
 
+class AksReservationCreate(_Model):
+    """A capacity reservation group the stack creates for the pool, with one reservation of the pool's VM
+    size in each of its zones (one regional reservation for a pool without zones)."""
+
+    count: Annotated[int, Field(ge=1, le=1000), Strict(), BeforeValidator(_whole_number)] = Field(
+        description="VMs reserved in each of the pool's zones (or in the region, for a pool without zones), at "
+        "most the pool's max; billed at the size's on-demand price whether nodes run or not.",
+    )
+
+
+class AksCapacityReservation(_Model):
+    """The capacity reservation group an on-demand GPU pool draws its nodes from (the AgentPool's
+    `capacityReservationGroupID`), so its fallback finds capacity. Exactly one of `id` and `create`."""
+
+    id: Text | None = Field(
+        default=None,
+        description="An existing group's resource id (/subscriptions/<id>/resourceGroups/<group>/providers/"
+        "Microsoft.Compute/capacityReservationGroups/<name>), reserved outside this stack; it must hold a "
+        "reservation of the pool's VM size in the pool's zones.",
+    )
+    create: AksReservationCreate | None = Field(
+        default=None,
+        description="Create a group in the cluster's resource group with `count` VMs of the pool's size reserved in "
+        "each of its zones.",
+    )
+
+
 class AksGpuPool(AksSpotPool, GpuPool):
     """A GPU pool that scales 0..N, on spot or on-demand VMs."""
 
@@ -193,6 +221,17 @@ class AksGpuPool(AksSpotPool, GpuPool):
     sharing: AksGpuSharing | None = Field(
         default=None,
         description="Split each GPU into MIG instances (docs/gpu-sharing.md); unset = every pod gets whole GPUs.",
+    )
+    capacity_reservation_group: AksCapacityReservation | None = Field(
+        default=None,
+        description="On-demand pools only: the capacity reservation group the pool's nodes are placed in, so an "
+        "on-demand fallback finds capacity (docs/cost.md: a reservation is paid whether used or not). The cluster "
+        "then runs as a user-assigned identity with Contributor on the group's resource group, as AKS requires.",
+    )
+    artifact_streaming: Flag = Field(
+        default=False,
+        description="AKS artifact streaming (preview) from a Premium ACR in `cluster.registries`; refused while the "
+        "installed pulumi-azure-native has no API version with the AgentPool's artifactStreamingProfile.",
     )
 
 
@@ -319,6 +358,12 @@ class AksClusterSettings(ClusterSettings):
     )
     logs: AksClusterLogs = Field(
         default_factory=AksClusterLogs, description="Where container logs go, so evicted steps' logs are kept."
+    )
+    registries: tuple[Text, ...] = Field(
+        default=(),
+        description="Azure Container Registries the nodes pull from, by resource id (/subscriptions/<id>/"
+        "resourceGroups/<group>/providers/Microsoft.ContainerRegistry/registries/<name>): the kubelet identity "
+        "gets AcrPull on each (docs/identities.md says who may grant it).",
     )
 
 

@@ -509,7 +509,7 @@ PROFILE = CloudProfile(
         offline_outputs=offline.computed_outputs,
         offline_answer=offline.call_answer,
         image_delivery=startup.image_delivery,
-        read_registry_grants=resources.read_registry_grants,
+        read_supply=resources.read_supply,
     ),
     review=ReviewFacts(
         sign_in=sign_in,

@@ -303,17 +303,22 @@ def _images(config: Mapping[str, Any]) -> str | None:
     return "; ".join(parts) or None
 
 
-def read_registry_grants(resources: Sequence[tuple[str, str, Mapping[str, Any]]]) -> list[str]:
-    """Each registry read grant the program registers, as `repository: role`."""
-    grants = []
-    for kind, _, inputs in resources:
-        if kind != REPOSITORY_IAM_MEMBER_TYPE:
-            continue
-        where = f"projects/{inputs.get('project')}/locations/{inputs.get('location')}/repositories/"
-        repository = str(inputs.get("repository") or "")
-        grants.append(f"{repository if repository.startswith('projects/') else where + repository}: "
-                      f"{inputs.get('role')} for the nodes' service account")
-    return sorted(grants)
+def read_supply(resources: Sequence[tuple[str, str, Mapping[str, Any]]]) -> list[Setting]:
+    """What the plan's GPU supply rows show, as registered: each pool whose nodes get images other than
+    by a plain pull (streaming, a preloaded disk), and each registry the nodes may read."""
+    rows = []
+    for kind, name, inputs in resources:
+        if kind == NODE_POOL_TYPE:
+            images = _images(mapping(inputs.get("nodeConfig")))
+            if images:
+                pool = mapping(mapping(inputs.get("nodeConfig")).get("labels")).get(contract.POOL_LABEL)
+                rows.append(Setting(f"{pool or inputs.get('name') or name}: images", images))
+        elif kind == REPOSITORY_IAM_MEMBER_TYPE:
+            where = f"projects/{inputs.get('project')}/locations/{inputs.get('location')}/repositories/"
+            repository = str(inputs.get("repository") or "")
+            rows.append(Setting("registry grant", f"{inputs.get('role')} for the nodes' service account on "
+                                f"{repository if repository.startswith('projects/') else where + repository}"))
+    return sorted(rows, key=lambda s: (s.name, str(s.value)))
 
 
 def _taints(values: Any) -> list[contract.Taint]:
