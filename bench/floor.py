@@ -166,6 +166,53 @@ def _maintenance_configuration(n: int) -> None:
                                                     config_name="aksManagedNodeOSUpgradeSchedule")
 
 
+def _capacity_reservation_group(n: int) -> None:
+    import pulumi_azure_native as azure
+
+    azure.compute.CapacityReservationGroup(f"floor-crg-{n}", resource_group_name="g")
+
+
+def _capacity_reservation(n: int) -> None:
+    import pulumi_azure_native as azure
+
+    azure.compute.CapacityReservation(f"floor-cr-{n}", capacity_reservation_group_name="crg", resource_group_name="g",
+                                      sku={"name": "Standard_NC24ads_A100_v4", "capacity": 1})
+
+
+def _user_assigned_identity(n: int) -> None:
+    import pulumi_azure_native as azure
+
+    azure.managedidentity.UserAssignedIdentity(f"floor-uai-{n}", resource_group_name="g")
+
+
+def _repository_iam_member(n: int) -> None:
+    import pulumi_gcp as gcp
+
+    gcp.artifactregistry.RepositoryIamMember(f"floor-ar-{n}", repository="r", member="serviceAccount:a@b",
+                                             role="roles/artifactregistry.reader")
+
+
+def _config_file(n: int) -> None:
+    import pulumi_kubernetes as k8s
+
+    k8s.yaml.v2.ConfigFile(f"floor-cf-{n}", file="https://example.com/manifests.yaml")
+
+
+def _custom_resource(api_version: str, kind: str) -> Callable[[int], None]:
+    """A builder for a custom resource of one kind, as the program registers Kueue's queue objects."""
+
+    def build(n: int) -> None:
+        import pulumi_kubernetes as k8s
+
+        k8s.apiextensions.CustomResource(f"floor-{kind.lower()}-{n}", api_version=api_version, kind=kind, spec={})
+
+    return build
+
+
+#: Kueue's kinds the program registers for its queue preset.
+KUEUE_KINDS = ("ResourceFlavor", "ClusterQueue", "LocalQueue", "AdmissionCheck", "ProvisioningRequestConfig")
+
+
 BUILDERS: dict[str, Callable[[int], None]] = {
     "azure-native:authorization:RoleAssignment": _role_assignment,
     "azure-native:containerservice:MaintenanceConfiguration": _maintenance_configuration,
@@ -190,6 +237,13 @@ BUILDERS: dict[str, Callable[[int], None]] = {
     "gcp:projects/iAMMember:IAMMember": _iam_member,
     "gcp:container/cluster:Cluster": _gke_cluster,
     "gcp:container/nodePool:NodePool": _node_pool,
+    "azure-native:compute:CapacityReservationGroup": _capacity_reservation_group,
+    "azure-native:compute:CapacityReservation": _capacity_reservation,
+    "azure-native:managedidentity:UserAssignedIdentity": _user_assigned_identity,
+    "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember": _repository_iam_member,
+    "kubernetes:yaml/v2:ConfigFile": _config_file,
+    **{f"kubernetes:kueue.x-k8s.io/v1beta2:{kind}": _custom_resource("kueue.x-k8s.io/v1beta2", kind)
+       for kind in KUEUE_KINDS},
 }
 
 

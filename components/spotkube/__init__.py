@@ -19,6 +19,7 @@ _EXPORTS = {
     **{name: "spotkube.clouds.aks.args" for name in (
         "AksAutoscalerArgs",
         "AksBusyPeriodArgs",
+        "AksCapacityReservationArgs",
         "AksClusterArgs",
         "AksClusterLogsArgs",
         "AksDeployerArgs",
@@ -30,6 +31,7 @@ _EXPORTS = {
         "AksMaintenanceWindowArgs",
         "AksPlatformPoolArgs",
         "AksPoolUpgradeArgs",
+        "AksReservationCreateArgs",
         "AksSpotPoolArgs",
         "AksSystemPoolArgs",
     )},
@@ -66,6 +68,7 @@ _EXTRAS = {"AksGpuCluster": ("aks", "pulumi_azure_native"), "GkeGpuCluster": ("g
 __all__ = [
     "AksAutoscalerArgs",
     "AksBusyPeriodArgs",
+    "AksCapacityReservationArgs",
     "AksClusterArgs",
     "AksClusterLogsArgs",
     "AksDeployerArgs",
@@ -78,6 +81,7 @@ __all__ = [
     "AksMaintenanceWindowArgs",
     "AksPlatformPoolArgs",
     "AksPoolUpgradeArgs",
+    "AksReservationCreateArgs",
     "AksSpotPoolArgs",
     "AksSystemPoolArgs",
     "DevicePluginSettingsArgs",
@@ -112,6 +116,7 @@ if TYPE_CHECKING:
     from spotkube.clouds.aks.args import (
         AksAutoscalerArgs,
         AksBusyPeriodArgs,
+        AksCapacityReservationArgs,
         AksClusterArgs,
         AksClusterLogsArgs,
         AksDeployerArgs,
@@ -123,6 +128,7 @@ if TYPE_CHECKING:
         AksMaintenanceWindowArgs,
         AksPlatformPoolArgs,
         AksPoolUpgradeArgs,
+        AksReservationCreateArgs,
         AksSpotPoolArgs,
         AksSystemPoolArgs,
     )

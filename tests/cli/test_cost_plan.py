@@ -113,8 +113,11 @@ def test_plan_json_cost_block_reproduces_the_articles_example_from_the_stacks_ow
     assert total["pricedPools"] == ["system", "platform", "cpuspot"]
     assert total["unpricedPools"] == ["t4spot"]
     # t4spot has no UK South price, but at min 0 with no hours it adds nothing: the totals stay whole.
-    assert total["unpriced"] == [{"pool": "t4spot", "machine": T4_UKSOUTH, "gpu": None, "region": "uksouth",
-                                  "missing": ["spot", "on-demand"], "blocks": []}]
+    (t4_unpriced,) = total["unpriced"]
+    assert {key: value for key, value in t4_unpriced.items() if key != "why"} == {
+        "pool": "t4spot", "machine": T4_UKSOUTH, "gpu": None, "region": "uksouth", "missing": ["spot", "on-demand"],
+        "blocks": []}
+    assert "spotkube prices refresh --cloud azure --region uksouth" in t4_unpriced["why"], "says how to price it"
     t4 = pool(cost, "t4spot")
     assert t4["priced"] is False
     assert {key: t4[key] for key in NULL_FIGURES} == dict.fromkeys(NULL_FIGURES)
@@ -130,9 +133,9 @@ def test_plan_markdown_names_the_unpriced_pool_that_adds_nothing() -> None:
     summary = next(line for line in result.stdout.splitlines() if line.startswith("**monthly cost"))
     assert summary.startswith("**monthly cost: idle floor not known (OS disks of pool platform (1 node(s) × 128 GiB "
                               "Premium SSD P10): no managed-disk:P10 price in uksouth; ")
-    assert summary.endswith("; scenario $173.86 vs $788.80 on demand, saving 78 %; t4spot, Standard_NC4as_T4_v3 in "
-                            "uksouth, has no price; at min 0 with no scenario hours it adds nothing to the totals "
-                            "[prices: stack file 2026-11-25]**")
+    assert ("; scenario $173.86 vs $788.80 on demand, saving 78 %; t4spot, Standard_NC4as_T4_v3 in uksouth, has no "
+            "price; at min 0 with no scenario hours it adds nothing to the totals (not in any dated copy") in summary
+    assert summary.endswith("reads it) [prices: stack file 2026-11-25]**")
     assert "- fixed: Standard load balancer (AKS's outbound rule): $18.25 ($0.025/hour; " in result.stdout
     assert "cost-unpriced" not in result.stdout
 

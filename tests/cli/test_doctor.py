@@ -236,7 +236,7 @@ CONTAINER_ADMIN = sorted({f"container.{what}.{verb}" for what in (
     "clusterRoles", "clusterRoleBindings", "roles", "roleBindings", "customResourceDefinitions", "priorityClasses",
     "thirdPartyObjects", "statefulSets", "persistentVolumeClaims", "networkPolicies", "podDisruptionBudgets",
     "mutatingWebhookConfigurations", "validatingWebhookConfigurations", "horizontalPodAutoscalers", "jobs",
-    "cronJobs", "pods", "leases", "resourceQuotas", "limitRanges", "ingresses", "endpoints")
+    "cronJobs", "pods", "leases", "resourceQuotas", "limitRanges", "ingresses", "endpoints", "apiServices")
     for verb in ("get", "list", "create", "update", "delete", "bind", "escalate")} | {
     "container.clusters.connect", "container.operations.get", "container.nodes.list"})
 GCP_ROLES: dict[str, list[str]] = {

@@ -546,6 +546,6 @@ def test_pipeline_check_knows_the_queue_of_the_shipped_gke_prod_stack(tmp_path: 
     result = spotkube("pipeline-check", str(fallback), "--stack", "gke-prod-europe-west4", "--format", "json")
     assert result.returncode == 0, result.stderr
     (step,) = json.loads(result.stdout)["checks"][0]["steps"]
-    assert step["pools"] == ["a100-spot", "a100-ondemand"]
+    assert step["pools"] == ["a100-spot", "a100-flex", "a100-ondemand"]
     (pinned,) = [w for w in step["warnings"] if "Kueue" in w]
     assert "moves to on-demand only when the spot tier's quota is used up" in pinned

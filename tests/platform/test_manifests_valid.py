@@ -27,6 +27,8 @@ from spotkube.platform.spec import DevicePluginSettings, KubeflowSettings
 #: Minor versions AKS and GKE support as of November 2026 (AKS 1.32 LTS through 1.35; GKE's
 #: channels span the same range). Stacks that pin a version add theirs below.
 TARGET_VERSIONS = ("1.32", "1.33", "1.34", "1.35")
+#: The Pulumi type tokens of Kueue's custom resources (ResourceFlavor, ClusterQueue, LocalQueue...).
+KUEUE_TYPE_PREFIX = "kubernetes:kueue.x-k8s.io/"
 
 
 def target_versions(project: Project) -> list[str]:
@@ -58,12 +60,13 @@ def test_the_targets_are_versions_kubernetes_validate_ships() -> None:
 def test_every_kubernetes_object_a_shipped_stack_registers_is_valid(repo_project: Project) -> None:
     """The program's own objects (the device plugin DaemonSet, the autoscaler ConfigMap), with the
     inputs exactly as registered. GKE's ComputeClass is no Kubernetes API kind: its CRD's schema
-    checks it (tests/clouds/gke/test_compute_class_schema.py)."""
+    checks it (tests/clouds/gke/test_compute_class_schema.py). Kueue's queue objects are custom resources
+    too, and no pinned package ships their schema: tests/components/test_kueue.py checks their shape."""
     versions = target_versions(repo_project)
     kinds = set()
     for name in repo_project.stacks():
         for resource in run_stack(repo_project, name).registrations:
-            if resource.type == COMPUTE_CLASS_TYPE:
+            if resource.type == COMPUTE_CLASS_TYPE or resource.type.startswith(KUEUE_TYPE_PREFIX):
                 continue
             if resource.custom and resource.type.startswith("kubernetes:") and "kind" in resource.inputs:
                 obj = dict(resource.inputs)
