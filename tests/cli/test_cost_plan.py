@@ -402,7 +402,8 @@ NEW_STACK_DISKS = [
      "OS disks of pool system (2 node(s) × 128 GiB Premium SSD P10)", 43.36),
     ("aks", "swedencentral", ["--deployer-object-id", "c0ffee00-0000-4000-8000-000000000001"],
      "OS disks of pool system (2 node(s) × 128 GiB Premium SSD P10)", 43.36),
-    ("gke", "europe-west4", ["--gcp-project", "acme-ml-qa"], "boot disks of pool system (2 × 100 GB pd-balanced)", 22.0),
+    ("gke", "europe-west4", ["--gcp-project", "acme-ml-qa"],
+     "boot disks of pool system (2 × 100 GB pd-balanced)", 22.0),
 ]
 
 
