@@ -117,9 +117,11 @@ def test_plan_reviews_both_clusters_of_a_consumer_program(spotkube: SpotkubeRun,
     assert [(p["name"], p["machine"], p["max"]) for p in inference["pools"]][-1] == ("l4", "g2-standard-8", 12)
     # Priced from the pools each cluster registered: GKE's whole, AKS's with the pools the table lacks named.
     assert inference["cost"]["total"]["complete"] is True
-    # Its nodes' idle floor is priced; europe-west4's disks are not in the bundled table, so the fixed lines
-    # (and with them the whole idle floor) are named as not known rather than counted as $0.
-    assert inference["cost"]["total"]["nodesIdleFloor"] > 0
+    # Its idle floor is priced whole: the nodes, and the fixed lines with europe-west4's balanced disks.
+    inference_total = inference["cost"]["total"]
+    assert inference_total["nodesIdleFloor"] > 0 and inference_total["fixedIdleFloor"] > 0
+    assert inference_total["idleFloor"] == pytest.approx(
+        inference_total["nodesIdleFloor"] + inference_total["fixedIdleFloor"])
     assert [p["pool"] for p in training["cost"]["pools"]] == ["system", "platform", "a100"]
     for review in stacks:
         assert review["preflight"] and all("title" in check for check in review["preflight"])

@@ -396,3 +396,38 @@ def test_prices_older_than_90_days_get_a_note_in_every_format_and_never_fail() -
     (note,) = json.loads(outputs["json"].stdout)["cost"]["priceNotes"]
     assert note.startswith(start) and "`spotkube prices refresh`" in note
     assert not [w for w in json.loads(outputs["json"].stdout)["warnings"] if "older" in w["message"]]
+
+
+#: New stacks in regions whose managed or persistent disks the bundled fixed-cost table prices: the flags
+#: `new-stack` takes there, and the OS or boot disk line of the system pool with its monthly price.
+NEW_STACK_DISKS = [
+    ("aks", "westeurope", ["--deployer-object-id", "c0ffee00-0000-4000-8000-000000000001"],
+     "OS disks of pool system (2 node(s) × 128 GiB Premium SSD P10)", 43.36),
+    ("aks", "swedencentral", ["--deployer-object-id", "c0ffee00-0000-4000-8000-000000000001"],
+     "OS disks of pool system (2 node(s) × 128 GiB Premium SSD P10)", 43.36),
+    ("gke", "europe-west4", ["--gcp-project", "acme-ml-qa"],
+     "boot disks of pool system (2 × 100 GB pd-balanced)", 22.0),
+]
+
+
+@pytest.mark.parametrize(("cloud", "region", "flags", "disks", "monthly"), NEW_STACK_DISKS)
+def test_a_new_stack_knows_its_idle_floor_with_its_disks(
+    project_with_stack: Callable[[str, dict[str, Any]], Project], cloud: str, region: str, flags: list[str],
+    disks: str, monthly: float,
+) -> None:
+    project = project_with_stack("placeholder", {"cloud": cloud, "environment": "dev", "region": region})
+    (project.root / "stacks" / "Pulumi.placeholder.yaml").unlink()
+    written = CliRunner().invoke(app, ["new-stack", "--cloud", cloud, "--env", "qa", "--region", region, *flags,
+                                       "--project", str(project.root)])
+    assert written.exit_code == 0, written.output
+
+    result = cli("cost", "--stack", f"{cloud}-qa-{region}", "--format", "json", project=project.root)
+
+    assert result.exit_code == 0, result.output
+    cost = json.loads(result.stdout)["cost"]
+    fixed = {line["item"]: line["monthly"] for line in cost["fixed"]["lines"]}
+    assert fixed[disks] == monthly
+    assert cost["fixed"]["unpriced"] == []
+    total = cost["total"]
+    assert total["idleFloor"] is not None
+    assert total["idleFloor"] == pytest.approx(total["nodesIdleFloor"] + total["fixedIdleFloor"])

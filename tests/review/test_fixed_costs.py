@@ -152,9 +152,12 @@ def test_private_gke_nodes_pay_cloud_nat_per_vm_up_to_its_cap_and_no_node_addres
     assert found["Cloud NAT gateway (5 VM(s) using it at idle)"].monthly_usd == Decimal("5.11")  # 5 x $0.0014 x 730
     assert found["Cloud NAT external IP × 1"].monthly_usd == Decimal("3.65")
     assert not [what for what in found if what.startswith("external IPv4")]
-    # europe-west4's balanced disks have no bundled row: named, and the total is not known.
-    assert "boot disks of pool system (3 × 100 GB pd-balanced): no disk:pd-balanced price in europe-west4" in [
-        line.unpriced_text() for line in found.values() if not line.priced]
+    # europe-west4's balanced disks at $0.11 a GiB-month: every line priced, so the fixed total is known.
+    assert found["boot disks of pool system (3 × 100 GB pd-balanced)"].monthly_usd == Decimal("33.00")
+    assert found["MySQL volume (20 GiB, storage class standard-rwo)"].monthly_usd == Decimal("2.20")
+    costs = stack_fixed_costs(run.spec, run.registrations)
+    assert costs is not None and costs.total_usd == Decimal("141.16")
+    assert all(line.priced for line in found.values())
 
     def scaled(inputs: dict[str, Any]) -> None:
         inputs["autoscaling"]["totalMinNodeCount"] = 20
