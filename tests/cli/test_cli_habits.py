@@ -44,7 +44,7 @@ def run(*args: str, env: dict[str, str] | None = None, cwd: Path = REPO) -> subp
 
 
 def run_process(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """`spotkube ARGS` as a process of its own, for what its exit does."""
+    """`spotkube ARGS` as a process of its own, for what only a process shows: its exit, its shell."""
     environ = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "COLUMNS")}
     return subprocess.run([SPOTKUBE, *args], cwd=REPO, capture_output=True, text=True, timeout=300, check=False,
                           env={**environ, **env})
@@ -126,7 +126,8 @@ def test_help_offers_shell_completion() -> None:
 
 
 def test_completion_script_for_bash() -> None:
-    result = run("--show-completion", "bash")
+    """The installed command's own script (typer reads which shell from the process it runs in)."""
+    result = run_process("--show-completion", "bash", env={})
     assert result.returncode == 0, result.stderr
     assert "_SPOTKUBE_COMPLETE" in result.stdout
 
