@@ -84,19 +84,16 @@ plan: $(RUNTIME_STAMP)
 	@echo "==> planning every stack in stacks/ offline (a few seconds a stack)"
 	@$(VENV)/bin/spotkube plan --all
 
-## Lint, check the layers' import rules, build the docs site in strict mode, then the tests: the whole
-## suite once with every extra, spread over the cores, and beside it the tests that kfp's absence could
-## change, in an install without kfp.
+## Lint and check the layers' import rules, then, side by side: the docs site built in strict mode, the
+## whole suite once with every extra, spread over the cores, and the tests that kfp's absence could
+## change, in an install without kfp. (tests/cli/test_bench.py runs each kind of run `make bench` times,
+## once, untimed.)
 test: $(STAMP) $(CORE_STAMP) $(CRDS_STAMP)
 	@echo "==> ruff, lint-imports"
 	$(VENV)/bin/ruff check components infra tests examples policy bench __main__.py
 	$(VENV)/bin/lint-imports
-	@echo "==> the docs site, in strict mode: a broken link or anchor fails (never --quiet: it hides the warnings strict counts)"
-	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir $(SITE)
-	@echo "==> the tests: all of them with every extra ($(VENV), lines marked [all]) and, beside them, those kfp's absence could change ($(CORE_VENV), [core])"
-	@$(MAKE) --no-print-directory -j2 test-all test-without-kfp
-	@echo "==> the benchmark, once and quickly, so a break shows at once (make bench measures)"
-	$(PY) bench/plan_speed.py --quick
+	@echo "==> side by side: the docs site in strict mode ([docs]), all the tests with every extra ($(VENV), [all]) and those kfp's absence could change ($(CORE_VENV), [core])"
+	@$(MAKE) --no-print-directory -j3 test-docs test-all test-without-kfp
 
 # How many processes pytest-xdist runs the whole suite on: one per core unless told.
 TEST_WORKERS ?= auto
@@ -107,10 +104,14 @@ CORE_TESTS := tests/pipelines tests/review/test_pipeline_check.py tests/cli/test
 	tests/cli/test_cli.py tests/components/test_python_api.py tests/components/test_testing.py
 
 # Each run prints its progress by group as it goes, every line marked with its run; pipefail keeps
-# pytest's exit code, so either failing fails `make test`. `--dist loadscope` keeps a module's tests on
-# one worker, so a module-scoped fixture (a stack's offline run) is made once. The release test (a
-# wheel built, installed and used) runs once, in the whole suite.
-.PHONY: test-all test-without-kfp
+# pytest's exit code, so any failing fails `make test`. `--dist loadscope` keeps a module's tests on
+# one worker, so a module-scoped fixture (a built wheel) is made once; each shipped stack's offline run
+# is made once per worker (`shipped_run` in tests/conftest.py). The release test (a wheel built,
+# installed and used) runs once, in the whole suite.
+.PHONY: test-docs test-all test-without-kfp
+# A broken link or anchor fails (never --quiet: it hides the warnings strict counts).
+test-docs: $(STAMP)
+	@set -o pipefail; NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir $(SITE) 2>&1 | sed -u 's/^/[docs] /'
 test-all: $(STAMP) $(CRDS_STAMP)
 	@set -o pipefail; PYTHONUNBUFFERED=1 UV=$(abspath $(UV)) $(VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadscope 2>&1 \
 		| sed -u 's/^/[all]  /'

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,16 +12,24 @@ from typing import Any
 import pytest
 import yaml
 
+from in_process import REPO, SPOTKUBE, run_spotkube
+from spotkube.components.offline import StackRun, run_stack
 from spotkube.platform.project import Project, find_project
 
-REPO = Path(__file__).resolve().parents[1]
-SPOTKUBE = str(Path(sys.executable).with_name("spotkube"))
 SpotkubeRun = Callable[..., subprocess.CompletedProcess[str]]
 
 
 @pytest.fixture(scope="session")
 def spotkube() -> SpotkubeRun:
-    """The `spotkube` command as a user runs it: `spotkube("plan", "--all", cwd=folder)`."""
+    """The `spotkube` command, `spotkube("plan", "--all", cwd=folder)`, run in this process
+    (tests/in_process.py): what it prints and its exit code, without a second of imports each time."""
+    return run_spotkube
+
+
+@pytest.fixture(scope="session")
+def spotkube_process() -> SpotkubeRun:
+    """The installed `spotkube` started as a user starts it, for what only a process of its own shows:
+    the entry point, and output that must be the same from two interpreters (each its own hash seed)."""
 
     def run(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
         return subprocess.run([SPOTKUBE, *args], cwd=cwd, capture_output=True, text=True, timeout=300, check=False)
@@ -58,6 +66,14 @@ def copy_project(folder: Path, stack: str, config: dict[str, Any]) -> Project:
 def project_copy() -> Callable[[Path, str, dict[str, Any]], Project]:
     """`copy_project`, for fixtures that keep one copy for a whole module (`tmp_path_factory` gives the folder)."""
     return copy_project
+
+
+@pytest.fixture(scope="session")
+def shipped_run(repo_project: Project) -> Callable[[str], StackRun]:
+    """A shipped stack's offline run (`shipped_run("aks-dev-uksouth")`), made once per test process and
+    shared: some twenty modules read the same four runs. Tests only read a run; one that needs a
+    changed registration changes a copy."""
+    return functools.cache(functools.partial(run_stack, repo_project))
 
 
 @pytest.fixture

@@ -74,3 +74,20 @@ def test_the_floor_loads_nothing_of_spotkube_but_how_the_plan_hosts_its_program(
              "print(sorted(m for m in sys.modules if m.startswith(('spotkube.', 'pydantic', 'typer'))))")
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert loaded.stdout.strip() == "['spotkube.components', 'spotkube.components.mock_host']"
+
+
+def every_child_run() -> list[tuple[str, ...]]:
+    """One run of each kind the benchmark measures: the floor of every type it can build, a shipped
+    stack's plan, and spotkube's start-up."""
+    return [("floor", json.dumps(sorted(bench_module("floor").BUILDERS))), ("plan", str(REPO), "aks-dev-uksouth"),
+            ("imports", json.dumps(["pulumi", "pulumi.runtime.mocks", "spotkube.cli.app"]))]
+
+
+@pytest.mark.parametrize("child", every_child_run(), ids=lambda child: child[0])
+def test_each_run_the_benchmark_measures_works(child: tuple[str, ...]) -> None:
+    """What `make bench` measures can't break unseen (a floor builder an SDK upgrade broke, a plan that
+    fails in a fresh interpreter): each kind runs once here, as the benchmark starts it, without timing it."""
+    done = subprocess.run([sys.executable, str(REPO / "bench" / "plan_speed.py"), "--child", *child],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert float(done.stdout.strip().splitlines()[-1]) > 0  # the child's own peak memory, in MiB

@@ -45,6 +45,14 @@ CONFIG = {"cloud": "aks", "environment": "dev", "region": "eastus", "gpuPools": 
 
 
 @pytest.fixture
+def spotkube(spotkube_process: Callable[..., subprocess.CompletedProcess[str]]
+             ) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """`spotkube` as a process of its own: google-auth reads the metadata server's address (the fake's,
+    each test its own) once per process."""
+    return spotkube_process
+
+
+@pytest.fixture
 def apis(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[CloudApis]:
     """Both clouds' APIs on 127.0.0.1, and an environment whose only credentials point there."""
     descriptions = {name: facts.model for name, facts in CATALOG.gpus.items()}

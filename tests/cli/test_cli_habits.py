@@ -15,6 +15,7 @@ import re
 import select
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -23,9 +24,10 @@ from typer.core import TyperGroup
 from typer.main import get_command
 from typer.testing import CliRunner
 
+from in_process import run_spotkube
 from spotkube.cli import plan_views, terminal
 from spotkube.cli.app import app
-from spotkube.components.offline import run_stack
+from spotkube.components.offline import StackRun
 from spotkube.platform.project import Project
 from spotkube.review.plan_document import PlanDocument
 from spotkube.review.program_review import stack_document
@@ -36,9 +38,16 @@ ESCAPE = "\x1b"
 
 
 def run(*args: str, env: dict[str, str] | None = None, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    """`spotkube ARGS` in this process (tests/in_process.py), without the colour and width settings of
+    whoever runs the tests."""
+    return run_spotkube(*args, cwd=cwd, env={"NO_COLOR": None, "FORCE_COLOR": None, "COLUMNS": None, **(env or {})})
+
+
+def run_process(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`spotkube ARGS` as a process of its own, for what only a process shows: its exit, its shell."""
     environ = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "COLUMNS")}
-    return subprocess.run([SPOTKUBE, *args], cwd=cwd, capture_output=True, text=True, timeout=300, check=False,
-                          env={**environ, **(env or {})})
+    return subprocess.run([SPOTKUBE, *args], cwd=REPO, capture_output=True, text=True, timeout=300, check=False,
+                          env={**environ, **env})
 
 
 def in_a_terminal(*args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
@@ -94,8 +103,8 @@ def test_dash_h_is_help_everywhere(command: tuple[str, ...]) -> None:
 def test_help_shows_real_placeholders_and_whole_sentences(command: tuple[str, ...]) -> None:
     """No `<bool>` beside a flag or `<list[str]>` for a value; each paragraph of a command's description
     is wrapped at the width, not broken where its source line ended."""
-    result = subprocess.run([SPOTKUBE, *command, "-h"], capture_output=True, text=True, timeout=60, check=True,
-                            env={**os.environ, "COLUMNS": "80", "NO_COLOR": "1"})
+    result = run(*command, "-h", env={"COLUMNS": "80", "NO_COLOR": "1"})
+    assert result.returncode == 0, result.stderr
     boxes = re.findall(r"╭─ (?:Options|Arguments) ─+╮\n(.*?)╰", result.stdout, re.DOTALL)
     assert boxes and not re.findall(r"<[a-z|\[\]]+>", "".join(boxes)), result.stdout
     description = result.stdout.split("╭")[0].splitlines()[3:]  # after the usage line
@@ -117,7 +126,8 @@ def test_help_offers_shell_completion() -> None:
 
 
 def test_completion_script_for_bash() -> None:
-    result = run("--show-completion", "bash")
+    """The installed command's own script (typer reads which shell from the process it runs in)."""
+    result = run_process("--show-completion", "bash", env={})
     assert result.returncode == 0, result.stderr
     assert "_SPOTKUBE_COMPLETE" in result.stdout
 
@@ -126,8 +136,8 @@ def test_completion_script_for_bash() -> None:
 
 
 @pytest.fixture(scope="module")
-def documents(repo_project: Project) -> list[PlanDocument]:
-    return [stack_document(run_stack(repo_project, stack)) for stack in repo_project.stacks()]
+def documents(repo_project: Project, shipped_run: Callable[[str], StackRun]) -> list[PlanDocument]:
+    return [stack_document(shipped_run(stack)) for stack in repo_project.stacks()]
 
 
 def taints(documents: list[PlanDocument]) -> set[str]:
@@ -217,13 +227,15 @@ def test_a_terminal_gets_colour_and_no_color_gets_none_at_all() -> None:
 @pytest.mark.parametrize("args", [("plan", "--stack", "aks-dev-mars"), ("-h",), ("plan", "-h")],
                          ids=["error", "help", "command help"])
 def test_no_color_env_gives_plain_text_even_on_a_forced_terminal(args: tuple[str, ...]) -> None:
-    forced = run(*args, env={"FORCE_COLOR": "1"})
+    """Processes of their own: on a forced terminal the plan's spinner runs in a thread of its own, which
+    a failing plan leaves to the process's exit to stop."""
+    forced = run_process(*args, env={"FORCE_COLOR": "1"})
     assert ESCAPE in forced.stdout + forced.stderr  # the control: forced colour has escapes
-    plain = run(*args, env={"FORCE_COLOR": "1", "NO_COLOR": "1"})
+    plain = run_process(*args, env={"FORCE_COLOR": "1", "NO_COLOR": "1"})
     assert plain.returncode == forced.returncode
     assert ESCAPE not in plain.stdout + plain.stderr
     assert plain.stdout + plain.stderr != ""
-    flag = run("--no-color", *args, env={"FORCE_COLOR": "1"})
+    flag = run_process("--no-color", *args, env={"FORCE_COLOR": "1"})
     assert ESCAPE not in flag.stdout + flag.stderr
 
 
@@ -263,8 +275,8 @@ def test_the_offline_engine_closes_every_event_loop_it_used() -> None:
     """Pulumi's runtime leaves an event loop per worker thread unclosed; finalised at exit in the wrong
     order, one printed "Exception ignored ... Invalid file descriptor" now and then. Python reports
     every unclosed loop it collects as a ResourceWarning, so none may be reported."""
-    result = run("plan", "--stack", "aks-dev-uksouth", "--format", "json",
-                 env={"PYTHONWARNINGS": "always::ResourceWarning"})
+    result = run_process("plan", "--stack", "aks-dev-uksouth", "--format", "json",
+                         env={"PYTHONWARNINGS": "always::ResourceWarning"})
     assert result.returncode == 0, result.stderr
     assert "unclosed event loop" not in result.stderr
     assert "Exception ignored" not in result.stderr

@@ -135,8 +135,10 @@ def test_plan_reviews_both_clusters_of_a_consumer_program(spotkube: SpotkubeRun,
     assert "AAABAM0x" not in done.stdout + done.stderr
 
 
-def test_diff_in_the_consumer_repository_shows_the_changed_pool(spotkube: SpotkubeRun, consumer: Path) -> None:
-    diffs = _json(spotkube("plan", "--stack", "dev", "--diff", "HEAD~1", "--format", "json", cwd=consumer))["stacks"]
+def test_diff_in_the_consumer_repository_shows_the_changed_pool(spotkube_process: SpotkubeRun,
+                                                                consumer: Path) -> None:
+    diffs = _json(spotkube_process("plan", "--stack", "dev", "--diff", "HEAD~1", "--format", "json",
+                                   cwd=consumer))["stacks"]
 
     by_name = {d["stack"]: d for d in diffs}
     assert by_name["dev/training"]["status"] == "unchanged"

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
@@ -19,6 +18,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner, Result
 
+from in_process import run_spotkube
 from spotkube.cli.app import app
 from spotkube.clouds import parse_spec, plan_platform
 from spotkube.platform.cost import PRICES_ENV, default_user_file
@@ -27,7 +27,6 @@ from spotkube.platform.project import Project
 from spotkube.review.costing import price_plan
 
 REPO = Path(__file__).resolve().parents[2]
-SPOTKUBE = str(Path(sys.executable).with_name("spotkube"))
 T4_UKSOUTH = "Standard_NC4as_T4_v3"
 
 
@@ -46,8 +45,8 @@ def user_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def spotkube(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    """The console script in a subprocess: the plan runs the Pulumi program under mocks."""
-    return subprocess.run([SPOTKUBE, *args], cwd=cwd, capture_output=True, text=True, timeout=300, check=False)
+    """The command, in this process (tests/in_process.py): the plan runs the Pulumi program under mocks."""
+    return run_spotkube(*args, cwd=cwd)
 
 
 def cli(*args: str, project: Path = REPO) -> Result:

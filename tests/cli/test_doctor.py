@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from fake_http import FakeServer, Reply, Request, serving
+from in_process import run_spotkube
 
 REPO = Path(__file__).resolve().parents[2]
 SPOTKUBE = str(Path(sys.executable).with_name("spotkube"))
@@ -36,8 +37,9 @@ GKE_PREVIEW = f"spotkube-preview@{PROJECT}.iam.gserviceaccount.com"
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([SPOTKUBE, "doctor", *args], cwd=REPO, capture_output=True, text=True, timeout=300,
-                          check=False, env={**os.environ, **(env or {})})
+    """`spotkube doctor ARGS` in this process (tests/in_process.py); the credential tests below start their
+    own, whose environment is all they have."""
+    return run_spotkube("doctor", *args, env=env)
 
 
 # --- Azure, as ARM answers -----------------------------------------------------------------------

@@ -14,14 +14,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from in_process import run_spotkube
 from spotkube.platform import contract
-
-REPO = Path(__file__).resolve().parents[2]
-SPOTKUBE = str(Path(sys.executable).with_name("spotkube"))
 
 
 def spotkube(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([SPOTKUBE, *args], cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
+    """The command, in this process (tests/in_process.py)."""
+    return run_spotkube(*args)
 
 
 def gpu_step_pipeline(path: Path) -> Path:

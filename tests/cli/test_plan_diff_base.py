@@ -15,9 +15,15 @@ from typing import Any
 
 import pytest
 
-Run = Any  # tests/conftest.py's `spotkube` fixture
+Run = Any  # tests/conftest.py's `spotkube_process` fixture
 REPO = Path(__file__).resolve().parents[2]
 STACK = "gke-dev-us-central1"
+
+
+@pytest.fixture
+def spotkube(spotkube_process: Run) -> Run:
+    """`spotkube` as a process of its own: `plan --diff` starts one for the base anyway."""
+    return spotkube_process
 
 
 def _git(folder: Path, *args: str) -> None:

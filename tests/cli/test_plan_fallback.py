@@ -4,6 +4,7 @@ GKE the registered resources themselves make spot first the only way to on-deman
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import jsonschema
@@ -11,7 +12,7 @@ import pytest
 
 from spotkube.cli import plan_views, report
 from spotkube.clouds.gke import resources as gke
-from spotkube.components.offline import StackRun, run_stack
+from spotkube.components.offline import StackRun
 from spotkube.platform import contract
 from spotkube.platform.contract import Placement, PoolContract, Requirement, Taint, Toleration
 from spotkube.platform.project import Project
@@ -24,8 +25,8 @@ A100 = "nvidia-tesla-a100"
 
 
 @pytest.fixture(scope="module")
-def runs(repo_project: Project) -> dict[str, StackRun]:
-    return {stack: run_stack(repo_project, stack) for stack in repo_project.stacks()}
+def runs(repo_project: Project, shipped_run: Callable[[str], StackRun]) -> dict[str, StackRun]:
+    return {stack: shipped_run(stack) for stack in repo_project.stacks()}
 
 
 @pytest.fixture(scope="module")

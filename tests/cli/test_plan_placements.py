@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from spotkube.cli import plan_views
-from spotkube.components.offline import run_stack
+from spotkube.components.offline import StackRun, run_stack
 from spotkube.platform import contract
 from spotkube.platform.addons import kfp_transforms
 from spotkube.platform.project import Project
@@ -29,8 +29,8 @@ AKS_CLUSTER = {"deployer": {"objectId": "c0ffee00-0000-4000-8000-000000000001", 
 
 
 @pytest.fixture(scope="module")
-def documents(repo_project: Project) -> dict[str, dict[str, Any]]:
-    return {name: stack_document(run_stack(repo_project, name)).to_json() for name in repo_project.stacks()}
+def documents(repo_project: Project, shipped_run: Callable[[str], StackRun]) -> dict[str, dict[str, Any]]:
+    return {name: stack_document(shipped_run(name)).to_json() for name in repo_project.stacks()}
 
 
 def roles(document: dict[str, Any]) -> dict[str, tuple[str, str, bool]]:

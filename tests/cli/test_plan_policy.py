@@ -108,8 +108,8 @@ def plan_verdict(run: StackRun) -> set[tuple[str, str]]:
 
 
 @pytest.fixture(scope="module")
-def runs(repo_project: Project) -> dict[str, StackRun]:
-    return {stack: run_stack(repo_project, stack) for stack in repo_project.stacks()}
+def runs(repo_project: Project, shipped_run: Callable[[str], StackRun]) -> dict[str, StackRun]:
+    return {stack: shipped_run(stack) for stack in repo_project.stacks()}
 
 
 def test_the_pack_declares_one_mandatory_policy_per_rule_and_one_advisory_per_stack_rule() -> None:

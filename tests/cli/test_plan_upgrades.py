@@ -7,6 +7,7 @@ The shipped stacks are planned offline (the real program under mocks); the rules
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +33,8 @@ GKE_BASE: dict[str, Any] = {"cloud": "gke", "environment": "dev", "region": "us-
 
 
 @pytest.fixture(scope="module")
-def runs(repo_project: Project) -> dict[str, StackRun]:
-    return {stack: run_stack(repo_project, stack) for stack in repo_project.stacks()}
+def runs(repo_project: Project, shipped_run: Callable[[str], StackRun]) -> dict[str, StackRun]:
+    return {stack: shipped_run(stack) for stack in repo_project.stacks()}
 
 
 def test_every_gpu_pool_of_every_shipped_stack_is_upgraded_only_in_a_window(runs: dict[str, StackRun]) -> None:

@@ -5,19 +5,20 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from in_process import run_spotkube
+
 REPO = Path(__file__).resolve().parents[2]
-SPOTKUBE = str(Path(sys.executable).with_name("spotkube"))
 STACKS = ("aks-dev-uksouth", "aks-prod-eastus", "gke-dev-us-central1", "gke-prod-europe-west4")
 PIPELINES = sorted((REPO / "examples" / "pipelines").glob("*.yaml"))
 
 
 def spotkube(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([SPOTKUBE, *args], cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
+    """The command, in this process (tests/in_process.py)."""
+    return run_spotkube(*args)
 
 
 def test_the_examples_are_compiled() -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,11 +15,11 @@ from typing import Any
 import pytest
 from fake_kube import ClusterAtRest, node
 
+from in_process import run_spotkube
 from spotkube.components.offline import run_stack
 from spotkube.platform.project import find_project
 
 REPO = Path(__file__).resolve().parents[2]
-SPOTKUBE = str(Path(sys.executable).with_name("spotkube"))
 Obj = dict[str, Any]
 AKS_RG = "MC_spotkube-aks-prod-eastus_spotkube-aks_eastus"
 AKS_VMSS = ("azure:///subscriptions/0a1b2c3d-0000-4000-8000-000000000001/resourceGroups/mc_spotkube-aks-prod-eastus_"
@@ -174,8 +173,8 @@ def cluster(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Cl
 
 
 def verify(kubeconfig: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([SPOTKUBE, "verify", "--kubeconfig", str(kubeconfig), *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=300, check=False)
+    """`spotkube verify` in this process (tests/in_process.py)."""
+    return run_spotkube("verify", "--kubeconfig", str(kubeconfig), *args)
 
 
 @pytest.mark.parametrize("cluster", [aks_cluster()], indirect=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import typing
+from collections.abc import Callable
 from typing import Any
 
 import pulumi
@@ -20,7 +21,7 @@ from spotkube import NvidiaDevicePlugin, NvidiaDevicePluginArgs
 from spotkube.clouds import parse_spec, plan_platform, profile
 from spotkube.clouds.gke.device_plugin import MANAGED_PLUGIN as GKE_PLUGIN
 from spotkube.clouds.gke.spec import GkeSpec
-from spotkube.components.offline import ProgramFailed, Recording, StackRun, record_program, run_stack
+from spotkube.components.offline import ProgramFailed, Recording, StackRun, record_program
 from spotkube.platform import contract
 from spotkube.platform.addons import device_plugin as workloads
 from spotkube.platform.contract import Placement, PoolContract, Taint, landing_pools
@@ -48,8 +49,8 @@ def pod_spec(manifest: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def stack_runs(repo_project: Project) -> dict[str, StackRun]:
-    return {name: run_stack(repo_project, name) for name in repo_project.stacks()}
+def stack_runs(repo_project: Project, shipped_run: Callable[[str], StackRun]) -> dict[str, StackRun]:
+    return {name: shipped_run(name) for name in repo_project.stacks()}
 
 
 # --- the manifest ---------------------------------------------------------------------------------

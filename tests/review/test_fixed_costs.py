@@ -12,20 +12,17 @@ import dataclasses
 import json
 from collections.abc import Callable
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from spotkube.clouds import CLOUDS, plan_platform
-from spotkube.components.offline import StackRun, run_stack
+from spotkube.components.offline import StackRun
 from spotkube.platform.cost.fixed import FixedCosts, FixedLine
-from spotkube.platform.project import find_project
 from spotkube.platform.registration import Registration
 from spotkube.review.costing import price_plan
 from spotkube.review.fixed_costs import stack_fixed_costs
 
-REPO = Path(__file__).resolve().parents[2]
 AKS_CLUSTER = "azure-native:containerservice:ManagedCluster"
 AKS_POOL = "azure-native:containerservice:AgentPool"
 GKE_POOL = "gcp:container/nodePool:NodePool"
@@ -33,10 +30,8 @@ GKE_CLUSTER = "gcp:container/cluster:Cluster"
 
 
 @pytest.fixture(scope="module")
-def runs() -> dict[str, StackRun]:
-    project = find_project(REPO)
-    return {stack: run_stack(project, stack) for stack in ("aks-prod-eastus", "gke-dev-us-central1",
-                                                           "gke-prod-europe-west4")}
+def runs(shipped_run: Callable[[str], StackRun]) -> dict[str, StackRun]:
+    return {stack: shipped_run(stack) for stack in ("aks-prod-eastus", "gke-dev-us-central1", "gke-prod-europe-west4")}
 
 
 def lines(costs: FixedCosts | None) -> dict[str, FixedLine]:

@@ -23,7 +23,7 @@ from spotkube.clouds.aks.resources import AGENT_POOL_TYPE as AKS_AGENT_POOL
 from spotkube.clouds.aks.resources import CLUSTER_TYPE as AKS_CLUSTER
 from spotkube.clouds.gke.resources import NODE_POOL_TYPE as GKE_NODE_POOL
 from spotkube.clouds.gke.resources import gke_taint
-from spotkube.components.offline import StackRun, run_stack
+from spotkube.components.offline import StackRun
 from spotkube.platform import contract
 from spotkube.platform.project import Project
 from spotkube.platform.registration import Registration, StackOutput
@@ -36,8 +36,8 @@ SOURCE_DIRS = ("components", "infra", "tests", "examples", "policy", "bench")
 
 
 @pytest.fixture(scope="module")
-def runs(repo_project: Project) -> dict[str, StackRun]:
-    return {stack: run_stack(repo_project, stack) for stack in repo_project.stacks()}
+def runs(repo_project: Project, shipped_run: Callable[[str], StackRun]) -> dict[str, StackRun]:
+    return {stack: shipped_run(stack) for stack in repo_project.stacks()}
 
 
 def doctor(registration: Registration, change: Callable[[dict[str, Any]], None]) -> Registration:

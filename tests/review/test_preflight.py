@@ -16,18 +16,16 @@ from preflight_cases import SECRET, doctored, failing, verdicts, with_inputs
 from spotkube.clouds import parse_spec
 from spotkube.clouds.aks import resources as aks
 from spotkube.clouds.gke import resources as gke
-from spotkube.components.offline import StackRun, run_stack
+from spotkube.components.offline import StackRun
 from spotkube.platform import preflight as shapes
-from spotkube.platform.project import Project, find_project
+from spotkube.platform.project import Project
 
-REPO = Path(__file__).resolve().parents[2]
 STACKS = ("aks-dev-uksouth", "aks-prod-eastus", "gke-dev-us-central1", "gke-prod-europe-west4")
 
 
 @pytest.fixture(scope="module")
-def runs() -> dict[str, StackRun]:
-    project = find_project(REPO)
-    return {stack: run_stack(project, stack) for stack in STACKS}
+def runs(shipped_run: Callable[[str], StackRun]) -> dict[str, StackRun]:
+    return {stack: shipped_run(stack) for stack in STACKS}
 
 
 @pytest.mark.parametrize("stack", STACKS)

@@ -9,6 +9,7 @@ know, a value of the wrong type or a duration in a unit AKS refuses fails here, 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -16,7 +17,7 @@ import pytest
 from spotkube.clouds.aks.profile import AUTOSCALER_FORMATS
 from spotkube.clouds.aks.resources import CLUSTER_TYPE
 from spotkube.clouds.aks.spec import AksAutoscalerSettings as AutoscalerSettings
-from spotkube.components.offline import StackRun, run_stack
+from spotkube.components.offline import StackRun
 from spotkube.platform.project import Project
 from spotkube.platform.spec import alias
 
@@ -55,10 +56,10 @@ def documented_pattern(doc: str) -> str | None:
 
 
 @pytest.fixture(scope="module")
-def aks_runs(repo_project: Project) -> dict[str, StackRun]:
+def aks_runs(repo_project: Project, shipped_run: Callable[[str], StackRun]) -> dict[str, StackRun]:
     stacks = [name for name in repo_project.stacks() if name.startswith("aks-")]
     assert len(stacks) >= 2
-    return {name: run_stack(repo_project, name) for name in stacks}
+    return {name: shipped_run(name) for name in stacks}
 
 
 def test_the_sdk_documents_a_format_for_every_field_spotkube_sets() -> None:

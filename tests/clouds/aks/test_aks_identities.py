@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from spotkube.clouds.aks import identities
-from spotkube.components.offline import StackRun, run_stack
+from spotkube.components.offline import StackRun
 from spotkube.platform.identities import Call, Role, granting, matches
 from spotkube.platform.project import Project
 
@@ -24,8 +25,8 @@ BUILT_IN = {role["roleName"]: identities.read_role(role) for role in DATA["roles
 
 
 @pytest.fixture(scope="module")
-def runs(repo_project: Project) -> list[StackRun]:
-    return [run_stack(repo_project, s) for s in repo_project.stacks() if s.startswith("aks-")]
+def runs(repo_project: Project, shipped_run: Callable[[str], StackRun]) -> list[StackRun]:
+    return [shipped_run(s) for s in repo_project.stacks() if s.startswith("aks-")]
 
 
 @pytest.fixture(scope="module")

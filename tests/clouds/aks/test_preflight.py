@@ -4,19 +4,19 @@ file, the key and the fix, on a shipped AKS stack's registrations doctored to br
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import pytest
 
 from preflight_cases import doctored, failing, verdicts, with_inputs
 from spotkube.clouds.aks import resources as aks
-from spotkube.components.offline import StackRun, run_stack
+from spotkube.components.offline import StackRun
 from spotkube.platform import preflight as shapes
-from spotkube.platform.project import Project
 
 
 @pytest.fixture(scope="module")
-def runs(repo_project: Project) -> dict[str, StackRun]:
-    return {stack: run_stack(repo_project, stack) for stack in ("aks-dev-uksouth", "aks-prod-eastus")}
+def runs(shipped_run: Callable[[str], StackRun]) -> dict[str, StackRun]:
+    return {stack: shipped_run(stack) for stack in ("aks-dev-uksouth", "aks-prod-eastus")}
 
 
 def test_a_missing_grant_or_an_impatient_provider_fails_the_rights_rule(runs: dict[str, StackRun]) -> None:

@@ -4,12 +4,13 @@ own role definitions (tests/clouds/gke/data/predefined_roles.json, with their so
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from spotkube.clouds.gke import identities
-from spotkube.components.offline import StackRun, run_stack
+from spotkube.components.offline import StackRun
 from spotkube.platform.identities import Call, KubernetesKind, Role, granting
 from spotkube.platform.project import Project
 
@@ -18,8 +19,8 @@ PREDEFINED = {role["name"]: identities.read_role(role) for role in DATA["roles"]
 
 
 @pytest.fixture(scope="module")
-def runs(repo_project: Project) -> list[StackRun]:
-    return [run_stack(repo_project, s) for s in repo_project.stacks() if s.startswith("gke-")]
+def runs(repo_project: Project, shipped_run: Callable[[str], StackRun]) -> list[StackRun]:
+    return [shipped_run(s) for s in repo_project.stacks() if s.startswith("gke-")]
 
 
 @pytest.fixture(scope="module")

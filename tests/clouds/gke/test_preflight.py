@@ -3,17 +3,18 @@ file, the key and the fix, on a shipped GKE stack's registrations doctored to br
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from preflight_cases import doctored, failing, verdicts, with_inputs
 from spotkube.clouds.gke import resources as gke
-from spotkube.components.offline import StackRun, run_stack
-from spotkube.platform.project import Project
+from spotkube.components.offline import StackRun
 
 
 @pytest.fixture(scope="module")
-def runs(repo_project: Project) -> dict[str, StackRun]:
-    return {stack: run_stack(repo_project, stack) for stack in ("gke-dev-us-central1", "gke-prod-europe-west4")}
+def runs(shipped_run: Callable[[str], StackRun]) -> dict[str, StackRun]:
+    return {stack: shipped_run(stack) for stack in ("gke-dev-us-central1", "gke-prod-europe-west4")}
 
 
 def test_gke_without_the_dns_endpoint_behind_authorized_networks_fails_reachability(runs: dict[str, StackRun]) -> None:
