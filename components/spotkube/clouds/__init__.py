@@ -4,18 +4,23 @@ Each cloud is one folder here (`aks/`, `gke/`) whose `profile` module says every
 code needs to know about it (`spotkube.platform.cloud.CloudProfile`). The neutral code takes the
 registry as an argument and never imports a cloud; the functions below hand it over, so callers that
 don't know the stack's cloud (the CLI, the stack program, the judges) ask here. Adding a cloud is a
-folder and one line in `CLOUDS`.
+folder and one line in `PROFILES`.
+
+A cloud's modules load when its profile is first asked for: a plan of an AKS stack never loads GKE's.
+Whatever needs every cloud (`CLOUDS.values()`, the price table, the catalog, a message listing the
+other clouds' settings) loads them all.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from importlib import import_module
 from importlib.resources.abc import Traversable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
-from spotkube.clouds.aks import profile as aks
-from spotkube.clouds.gke import profile as gke
 from spotkube.platform import bootstrap, catalog, kubeconfigs, plan, project, validation
 from spotkube.platform.bootstrap import BootstrapSpec
 from spotkube.platform.cloud import CloudProfile, RegisteredPool
@@ -25,11 +30,57 @@ from spotkube.platform.input_messages import KeyStyle
 from spotkube.platform.maintenance import UpgradeExposure
 from spotkube.platform.spec import PlatformSpec
 
-CLOUDS: dict[str, CloudProfile] = {p.cloud: p for p in (aks.PROFILE, gke.PROFILE)}
+#: Every cloud spotkube knows, by name: the module whose `PROFILE` says everything about it, and the
+#: lighter module of its data (`CATALOG_FILE`, its part of the GPU catalog, and `PRICING`, how it
+#: appears in the price table), which every plan reads for every cloud.
+PROFILES: dict[str, tuple[str, str]] = {
+    "aks": ("spotkube.clouds.aks.profile", "spotkube.clouds.aks.catalog"),
+    "gke": ("spotkube.clouds.gke.profile", "spotkube.clouds.gke.catalog"),
+}
+
+
+class Registry(Mapping[str, CloudProfile]):
+    """The clouds by name, each profile imported on first use: its name is known without loading it."""
+
+    def __getitem__(self, cloud: str) -> CloudProfile:
+        found: CloudProfile = import_module(PROFILES[cloud][0]).PROFILE
+        return found
+
+    def __contains__(self, cloud: object) -> bool:
+        return cloud in PROFILES
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(PROFILES)
+
+    def __len__(self) -> int:
+        return len(PROFILES)
+
+
+class _Gathered(Mapping[str, Any]):
+    """A mapping gathered from every cloud's data module on first use."""
+
+    def __init__(self, gather: Callable[[Mapping[str, ModuleType]], dict[str, Any]]) -> None:
+        self._gather = gather
+
+    @functools.cached_property
+    def _values(self) -> dict[str, Any]:
+        return self._gather({cloud: import_module(data) for cloud, (_, data) in PROFILES.items()})
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+
+CLOUDS: Mapping[str, CloudProfile] = Registry()
 #: Every cloud's pricing facts, by the price table's name for the cloud (azure, gcp).
-PRICING: dict[str, prices.CloudPricing] = {p.pricing.name: p.pricing for p in CLOUDS.values()}
+PRICING: Mapping[str, prices.CloudPricing] = _Gathered(lambda data: {m.PRICING.name: m.PRICING for m in data.values()})
 #: Every cloud's shipped part of the GPU catalog, by the catalog's name for the cloud.
-CATALOG_PARTS: dict[str, Traversable] = {c: p.catalog_file for c, p in CLOUDS.items() if p.catalog_file is not None}
+CATALOG_PARTS: Mapping[str, Traversable] = _Gathered(lambda data: {c: m.CATALOG_FILE for c, m in data.items()})
 
 
 def profile(cloud: Cloud | str) -> CloudProfile:

@@ -141,6 +141,10 @@ class PriceTable(BaseModel):
     #: by `price_table`) or `STACK_FILE` (set by `with_stack_rows`).
     _origins: dict[tuple[str, str, str, str, str], str] = PrivateAttr(default_factory=dict)
     _user_file: Path | None = PrivateAttr(default=None)
+    #: The rows by key, built on the first `find` (a plan looks up several prices per pool) for the rows
+    #: it was built from.
+    _by_key: tuple[tuple[PriceRow, ...], dict[tuple[str, str, str, str, str], PriceRow]] | None = \
+        PrivateAttr(default=None)
 
     @model_validator(mode="after")
     def _consistent(self) -> PriceTable:
@@ -161,8 +165,9 @@ class PriceTable(BaseModel):
 
     def find(self, cloud: str, region: str, sku: str, kind: str, capacity: str) -> PriceRow | None:
         """The row with exactly this key, or None."""
-        wanted = (cloud, region, sku, kind, capacity)
-        return next((row for row in self.rows if row.key == wanted), None)
+        if self._by_key is None or self._by_key[0] is not self.rows:
+            self._by_key = (self.rows, {row.key: row for row in self.rows})
+        return self._by_key[1].get((cloud, region, sku, kind, capacity))
 
     @property
     def user_file(self) -> Path | None:
