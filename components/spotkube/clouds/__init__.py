@@ -14,7 +14,8 @@ other clouds' settings) loads them all.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from importlib import import_module
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -30,12 +31,28 @@ from spotkube.platform.input_messages import KeyStyle
 from spotkube.platform.maintenance import UpgradeExposure
 from spotkube.platform.spec import PlatformSpec
 
-#: Every cloud spotkube knows, by name: the module whose `PROFILE` says everything about it, and the
-#: lighter module of its data (`CATALOG_FILE`, its part of the GPU catalog, and `PRICING`, how it
-#: appears in the price table), which every plan reads for every cloud.
-PROFILES: dict[str, tuple[str, str]] = {
-    "aks": ("spotkube.clouds.aks.profile", "spotkube.clouds.aks.catalog"),
-    "gke": ("spotkube.clouds.gke.profile", "spotkube.clouds.gke.catalog"),
+
+@dataclass(frozen=True)
+class CloudModules:
+    """Where a cloud's knowledge lives, so that it loads only where a stack of that cloud needs it."""
+
+    #: The module whose `PROFILE` says everything the neutral code needs to know about the cloud.
+    profile: str
+    #: The module of its data, which every plan reads for every cloud: `CATALOG_FILE` (its part of the
+    #: GPU catalog) and `PRICING` (how it appears in the price table).
+    data: str
+    #: The module whose `login_problem` judges every kubeconfig a program hands a Kubernetes provider.
+    kubeconfig: str
+    #: The Pulumi packages (a type token's first part) of the resources and functions the profile reads.
+    packages: tuple[str, ...]
+
+
+#: Every cloud spotkube knows, by name.
+PROFILES: dict[str, CloudModules] = {
+    "aks": CloudModules("spotkube.clouds.aks.profile", "spotkube.clouds.aks.catalog", "spotkube.clouds.aks.kubeconfig",
+                        ("azure-native",)),
+    "gke": CloudModules("spotkube.clouds.gke.profile", "spotkube.clouds.gke.catalog", "spotkube.clouds.gke.kubeconfig",
+                        ("gcp",)),
 }
 
 
@@ -43,7 +60,7 @@ class Registry(Mapping[str, CloudProfile]):
     """The clouds by name, each profile imported on first use: its name is known without loading it."""
 
     def __getitem__(self, cloud: str) -> CloudProfile:
-        found: CloudProfile = import_module(PROFILES[cloud][0]).PROFILE
+        found: CloudProfile = import_module(PROFILES[cloud].profile).PROFILE
         return found
 
     def __contains__(self, cloud: object) -> bool:
@@ -64,7 +81,7 @@ class _Gathered(Mapping[str, Any]):
 
     @functools.cached_property
     def _values(self) -> dict[str, Any]:
-        return self._gather({cloud: import_module(data) for cloud, (_, data) in PROFILES.items()})
+        return self._gather({cloud: import_module(m.data) for cloud, m in PROFILES.items()})
 
     def __getitem__(self, key: str) -> Any:
         return self._values[key]
@@ -123,16 +140,31 @@ def read_spec(config: Mapping[str, str], proj: project.Project, stack: str) -> P
     return project.read_spec(config, proj, stack, CLOUDS)
 
 
+def _readers(token: str) -> list[CloudProfile]:
+    """The profiles that read a type token or function token: those of the clouds whose Pulumi package
+    it names (none for a Kubernetes resource or spotkube's own components)."""
+    package = token.partition(":")[0]
+    return [CLOUDS[cloud] for cloud, m in PROFILES.items() if package in m.packages]
+
+
+def _in_order(profiles: Iterable[CloudProfile]) -> list[CloudProfile]:
+    """`profiles` in the registry's order."""
+    chosen = {p.cloud for p in profiles}
+    return [CLOUDS[cloud] for cloud in PROFILES if cloud in chosen]
+
+
 def upgrade_exposures(resources: Sequence[tuple[str, str, Mapping[str, Any]]]) -> list[UpgradeExposure]:
     """Every registered worker pool's upgrade exposure, whichever cloud it belongs to: each profile
     reads only its own resources, so the policy pack judges programs without knowing their cloud."""
-    return [e for p in CLOUDS.values() if p.read_upgrades for e in p.read_upgrades(resources)]
+    tokens = {type_token for type_token, _, _ in resources}
+    profiles = {id(p): p for token in tokens for p in _readers(token)}
+    return [e for p in _in_order(profiles.values()) if p.read_upgrades for e in p.read_upgrades(resources)]
 
 
 def registered_pools(type_token: str, name: str, inputs: Mapping[str, Any]) -> list[RegisteredPool]:
     """The node pools any registration declares, whichever cloud it belongs to (none for the rest):
     the policy pack judges programs without knowing their cloud."""
-    return [pool for p in CLOUDS.values() for pool in p.read_pools(type_token, name, inputs)]
+    return [pool for p in _readers(type_token) for pool in p.read_pools(type_token, name, inputs)]
 
 
 def load_price_table(path: Path | None = None) -> prices.PriceTable:
@@ -165,24 +197,26 @@ def hourly_price(
 
 def login_problems(kubeconfig: str) -> list[str]:
     """Why a kubeconfig would stop `pulumi up` at a login prompt, whichever cloud's plugin it runs."""
-    return kubeconfigs.login_problems(kubeconfig, (p.login_problem for p in CLOUDS.values()))
+    checks = (import_module(m.kubeconfig).login_problem for m in PROFILES.values())
+    return kubeconfigs.login_problems(kubeconfig, checks)
 
 
 def offline_outputs(type_token: str, name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
     """What the cloud of a registration (type token, resource name, inputs) would compute for it, for
     the mocks (`spotkube.testing.SpotkubeMocks`, which the offline plan runs on)."""
-    return {key: value for p in CLOUDS.values() for key, value in p.offline_outputs(type_token, name, inputs).items()}
+    return {key: value for p in _readers(type_token)
+            for key, value in p.offline_outputs(type_token, name, inputs).items()}
 
 
 def offline_id(type_token: str, name: str, inputs: Mapping[str, Any]) -> str | None:
     """The id the cloud of a registration would give it, where its programs read it (Azure's ARM ids,
     which role assignments are scoped to); None where any id does."""
-    return next((i for p in CLOUDS.values() if (i := p.offline_id(type_token, name, inputs)) is not None), None)
+    return next((i for p in _readers(type_token) if (i := p.offline_id(type_token, name, inputs)) is not None), None)
 
 
 def offline_answer(token: str) -> dict[str, Any]:
     """A provider function's answer for the mocks: its cloud's, else empty (spotkube doesn't call it)."""
-    return next((dict(answer) for p in CLOUDS.values() if (answer := p.offline_answer(token)) is not None), {})
+    return next((dict(answer) for p in _readers(token) if (answer := p.offline_answer(token)) is not None), {})
 
 
 def bundled_catalog() -> catalog.Catalog:
