@@ -27,31 +27,35 @@ registry (`spotkube.clouds.offline_answer` and `offline_outputs`). It imports Pu
 from __future__ import annotations
 
 from collections.abc import Mapping
+from importlib import import_module
 from typing import Any
 
 import pulumi
 
 from spotkube.clouds import offline_answer, offline_id, offline_outputs
-from spotkube.clouds.aks.offline import CLIENT_CONFIG as AZURE_CLIENT_CONFIG
-from spotkube.clouds.aks.offline import USER_KUBECONFIG as AKS_USER_KUBECONFIG
-from spotkube.clouds.aks.resources import CLIENT_CONFIG_INVOKE as AZURE_CLIENT_CONFIG_TOKEN
-from spotkube.clouds.aks.resources import USER_CREDENTIALS_INVOKE as AKS_CREDENTIALS_TOKEN
-from spotkube.clouds.gke.offline import CA_CERTIFICATE as GKE_CA_CERTIFICATE
-from spotkube.clouds.gke.offline import DNS_ENDPOINT as GKE_DNS_ENDPOINT
-from spotkube.clouds.gke.offline import ENDPOINT as GKE_ENDPOINT
 
-__all__ = [
-    "AKS_CREDENTIALS_TOKEN",
-    "AKS_USER_KUBECONFIG",
-    "AZURE_CLIENT_CONFIG",
-    "AZURE_CLIENT_CONFIG_TOKEN",
-    "GKE_CA_CERTIFICATE",
-    "GKE_DNS_ENDPOINT",
-    "GKE_ENDPOINT",
-    "SpotkubeMocks",
-    "call_result",
-    "computed_outputs",
-]
+#: The clouds' fake answers a consumer's tests compare with, by the name this module hands each out
+#: under: (module, name). Imported when first asked for, so that a plan loads only its own cloud's.
+_FIXTURES = {
+    "AZURE_CLIENT_CONFIG": ("spotkube.clouds.aks.offline", "CLIENT_CONFIG"),
+    "AKS_USER_KUBECONFIG": ("spotkube.clouds.aks.offline", "USER_KUBECONFIG"),
+    "AZURE_CLIENT_CONFIG_TOKEN": ("spotkube.clouds.aks.resources", "CLIENT_CONFIG_INVOKE"),
+    "AKS_CREDENTIALS_TOKEN": ("spotkube.clouds.aks.resources", "USER_CREDENTIALS_INVOKE"),
+    "GKE_CA_CERTIFICATE": ("spotkube.clouds.gke.offline", "CA_CERTIFICATE"),
+    "GKE_DNS_ENDPOINT": ("spotkube.clouds.gke.offline", "DNS_ENDPOINT"),
+    "GKE_ENDPOINT": ("spotkube.clouds.gke.offline", "ENDPOINT"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """One of the clouds' fake answers (`_FIXTURES`), as the module constant it was."""
+    if name not in _FIXTURES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, attribute = _FIXTURES[name]
+    return getattr(import_module(module), attribute)
+
+
+__all__ = [*_FIXTURES, "SpotkubeMocks", "call_result", "computed_outputs"]
 
 
 def computed_outputs(type_token: str, name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:

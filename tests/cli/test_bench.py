@@ -12,6 +12,7 @@ from types import ModuleType
 
 import pytest
 
+from spotkube.clouds import PROFILES
 from spotkube.components.offline import run_stack
 from spotkube.platform.project import Project
 
@@ -91,3 +92,21 @@ def test_each_run_the_benchmark_measures_works(child: tuple[str, ...]) -> None:
                           capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     assert float(done.stdout.strip().splitlines()[-1]) > 0  # the child's own peak memory, in MiB
+
+
+@pytest.mark.parametrize(("stack", "other"), [("aks-dev-uksouth", "gke"), ("gke-dev-us-central1", "aks")])
+def test_a_plan_loads_only_its_own_cloud_and_its_own_command(stack: str, other: str) -> None:
+    """A plan pays for loading its stack's cloud and the plan command, not for the other cloud's profile
+    nor for the modules of the commands it doesn't run."""
+    probe = ("import contextlib, io, sys\n"
+             "from spotkube.cli.app import app\n"
+             "with contextlib.redirect_stdout(io.StringIO()):\n"
+             f"    try: app(['plan', '--stack', {stack!r}, '--format', 'json', '--project', {str(REPO)!r}])\n"
+             "    except SystemExit as done: assert done.code in (0, None), done.code\n"
+             "print(sorted(m for m in sys.modules if m.startswith(('spotkube.clouds.', 'spotkube.cli.'))))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, check=True)
+    loaded = done.stdout.strip().splitlines()[-1]
+    assert PROFILES[other].profile not in loaded
+    assert PROFILES[stack.split("-")[0]].profile in loaded
+    assert "spotkube.cli.commands" not in loaded
+    assert "spotkube.cli.doctor_views" not in loaded

@@ -4,18 +4,24 @@ Each cloud is one folder here (`aks/`, `gke/`) whose `profile` module says every
 code needs to know about it (`spotkube.platform.cloud.CloudProfile`). The neutral code takes the
 registry as an argument and never imports a cloud; the functions below hand it over, so callers that
 don't know the stack's cloud (the CLI, the stack program, the judges) ask here. Adding a cloud is a
-folder and one line in `CLOUDS`.
+folder and one line in `PROFILES`.
+
+A cloud's modules load when its profile is first asked for: a plan of an AKS stack never loads GKE's.
+Whatever needs every cloud (`CLOUDS.values()`, the price table, the catalog, a message listing the
+other clouds' settings) loads them all.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from importlib import import_module
 from importlib.resources.abc import Traversable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
-from spotkube.clouds.aks import profile as aks
-from spotkube.clouds.gke import profile as gke
 from spotkube.platform import bootstrap, catalog, kubeconfigs, plan, project, validation
 from spotkube.platform.bootstrap import BootstrapSpec
 from spotkube.platform.cloud import CloudProfile, RegisteredPool
@@ -25,12 +31,73 @@ from spotkube.platform.input_messages import KeyStyle
 from spotkube.platform.maintenance import UpgradeExposure
 from spotkube.platform.spec import PlatformSpec
 
-CLOUDS: dict[str, CloudProfile] = {p.cloud: p for p in (aks.PROFILE, gke.PROFILE)}
+
+@dataclass(frozen=True)
+class CloudModules:
+    """Where a cloud's knowledge lives, so that it loads only where a stack of that cloud needs it."""
+
+    #: The module whose `PROFILE` says everything the neutral code needs to know about the cloud.
+    profile: str
+    #: The module of its data, which every plan reads for every cloud: `CATALOG_FILE` (its part of the
+    #: GPU catalog) and `PRICING` (how it appears in the price table).
+    data: str
+    #: The module whose `login_problem` judges every kubeconfig a program hands a Kubernetes provider.
+    kubeconfig: str
+    #: The Pulumi packages (a type token's first part) of the resources and functions the profile reads.
+    packages: tuple[str, ...]
+
+
+#: Every cloud spotkube knows, by name.
+PROFILES: dict[str, CloudModules] = {
+    "aks": CloudModules("spotkube.clouds.aks.profile", "spotkube.clouds.aks.catalog", "spotkube.clouds.aks.kubeconfig",
+                        ("azure-native",)),
+    "gke": CloudModules("spotkube.clouds.gke.profile", "spotkube.clouds.gke.catalog", "spotkube.clouds.gke.kubeconfig",
+                        ("gcp",)),
+}
+
+
+class Registry(Mapping[str, CloudProfile]):
+    """The clouds by name, each profile imported on first use: its name is known without loading it."""
+
+    def __getitem__(self, cloud: str) -> CloudProfile:
+        found: CloudProfile = import_module(PROFILES[cloud].profile).PROFILE
+        return found
+
+    def __contains__(self, cloud: object) -> bool:
+        return cloud in PROFILES
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(PROFILES)
+
+    def __len__(self) -> int:
+        return len(PROFILES)
+
+
+class _Gathered(Mapping[str, Any]):
+    """A mapping gathered from every cloud's data module on first use."""
+
+    def __init__(self, gather: Callable[[Mapping[str, ModuleType]], dict[str, Any]]) -> None:
+        self._gather = gather
+
+    @functools.cached_property
+    def _values(self) -> dict[str, Any]:
+        return self._gather({cloud: import_module(m.data) for cloud, m in PROFILES.items()})
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+
+CLOUDS: Mapping[str, CloudProfile] = Registry()
 #: Every cloud's pricing facts, by the price table's name for the cloud (azure, gcp).
-PRICING: dict[str, prices.CloudPricing] = {p.facts.pricing.name: p.facts.pricing for p in CLOUDS.values()}
+PRICING: Mapping[str, prices.CloudPricing] = _Gathered(lambda data: {m.PRICING.name: m.PRICING for m in data.values()})
 #: Every cloud's shipped part of the GPU catalog, by the catalog's name for the cloud.
-CATALOG_PARTS: dict[str, Traversable] = {
-    c: p.facts.catalog_file for c, p in CLOUDS.items() if p.facts.catalog_file is not None}
+CATALOG_PARTS: Mapping[str, Traversable] = _Gathered(lambda data: {c: m.CATALOG_FILE for c, m in data.items()})
 
 
 def profile(cloud: Cloud | str) -> CloudProfile:
@@ -73,16 +140,32 @@ def read_spec(config: Mapping[str, str], proj: project.Project, stack: str) -> P
     return project.read_spec(config, proj, stack, CLOUDS)
 
 
+def _readers(token: str) -> list[CloudProfile]:
+    """The profiles that read a type token or function token: those of the clouds whose Pulumi package
+    it names (none for a Kubernetes resource or spotkube's own components)."""
+    package = token.partition(":")[0]
+    return [CLOUDS[cloud] for cloud, m in PROFILES.items() if package in m.packages]
+
+
+def _in_order(profiles: Iterable[CloudProfile]) -> list[CloudProfile]:
+    """`profiles` in the registry's order."""
+    chosen = {p.cloud for p in profiles}
+    return [CLOUDS[cloud] for cloud in PROFILES if cloud in chosen]
+
+
 def upgrade_exposures(resources: Sequence[tuple[str, str, Mapping[str, Any]]]) -> list[UpgradeExposure]:
     """Every registered worker pool's upgrade exposure, whichever cloud it belongs to: each profile
     reads only its own resources, so the policy pack judges programs without knowing their cloud."""
-    return [e for p in CLOUDS.values() if p.resources.read_upgrades for e in p.resources.read_upgrades(resources)]
+    tokens = {type_token for type_token, _, _ in resources}
+    profiles = {id(p): p for token in tokens for p in _readers(token)}
+    return [e for p in _in_order(profiles.values()) if p.resources.read_upgrades
+            for e in p.resources.read_upgrades(resources)]
 
 
 def registered_pools(type_token: str, name: str, inputs: Mapping[str, Any]) -> list[RegisteredPool]:
     """The node pools any registration declares, whichever cloud it belongs to (none for the rest):
     the policy pack judges programs without knowing their cloud."""
-    return [pool for p in CLOUDS.values() for pool in p.resources.read_pools(type_token, name, inputs)]
+    return [pool for p in _readers(type_token) for pool in p.resources.read_pools(type_token, name, inputs)]
 
 
 def load_price_table(path: Path | None = None) -> prices.PriceTable:
@@ -115,26 +198,27 @@ def hourly_price(
 
 def login_problems(kubeconfig: str) -> list[str]:
     """Why a kubeconfig would stop `pulumi up` at a login prompt, whichever cloud's plugin it runs."""
-    return kubeconfigs.login_problems(kubeconfig, (p.review.login_problem for p in CLOUDS.values()))
+    checks = (import_module(m.kubeconfig).login_problem for m in PROFILES.values())
+    return kubeconfigs.login_problems(kubeconfig, checks)
 
 
 def offline_outputs(type_token: str, name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
     """What the cloud of a registration (type token, resource name, inputs) would compute for it, for
     the mocks (`spotkube.testing.SpotkubeMocks`, which the offline plan runs on)."""
-    return {key: value for p in CLOUDS.values()
+    return {key: value for p in _readers(type_token)
             for key, value in p.resources.offline_outputs(type_token, name, inputs).items()}
 
 
 def offline_id(type_token: str, name: str, inputs: Mapping[str, Any]) -> str | None:
     """The id the cloud of a registration would give it, where its programs read it (Azure's ARM ids,
     which role assignments are scoped to); None where any id does."""
-    return next((i for p in CLOUDS.values()
+    return next((i for p in _readers(type_token)
                  if (i := p.resources.offline_id(type_token, name, inputs)) is not None), None)
 
 
 def offline_answer(token: str) -> dict[str, Any]:
     """A provider function's answer for the mocks: its cloud's, else empty (spotkube doesn't call it)."""
-    return next((dict(answer) for p in CLOUDS.values()
+    return next((dict(answer) for p in _readers(token)
                  if (answer := p.resources.offline_answer(token)) is not None), {})
 
 

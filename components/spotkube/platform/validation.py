@@ -296,7 +296,10 @@ def common_rules(spec: PlatformSpec, clouds: Clouds) -> RuleOutput:
     if channel is not None and channel not in channels:
         yield Problem(config_key("cluster.channel"), f"{shown(channel)} is not {_a(cloud.title)} channel; use one of "
                       f"{', '.join(channels)}")
-    other = next((p for p in clouds.values() if p is not cloud and spec.region in p.facts.regions), None)
+    # The clouds' region names never overlap, so the others (and their modules) are consulted only for a
+    # region that isn't the stack's own cloud's.
+    other = None if spec.region in cloud.facts.regions else \
+        next((p for p in clouds.values() if p is not cloud and spec.region in p.facts.regions), None)
     if other is not None:
         yield Problem(config_key("region"), f"{shown(spec.region)} is {_a(other.title)} region; "
                       f"{_a(cloud.title)} stack takes a region such as {cloud.facts.region_examples}")

@@ -16,6 +16,7 @@ An Output anywhere else is refused before anything is registered: those fields d
 
 from __future__ import annotations
 
+import functools
 import inspect
 import typing
 import weakref
@@ -53,12 +54,20 @@ def wired_cluster_args(cloud: Cloud) -> dict[str, tuple[bool, str]]:
     return wired_fields(profile(cloud).rules.spec_model.model_fields["cluster"].annotation)
 
 
-#: What the core's rules see in place of a wired Output until it resolves, by key, on every cloud: a
-#: value each rule accepts (a project id of the right shape, a GUID that isn't the nil GUID, a
-#: documentation CIDR from RFC 5737). It never reaches a resource; it shows only in `plan.spec`.
-PLACEHOLDERS: dict[str, str] = {
-    key: placeholder for cloud in CLOUDS for key, (_, placeholder) in wired_cluster_args(cloud).items()
-}
+@functools.cache
+def placeholders() -> dict[str, str]:
+    """What the core's rules see in place of a wired Output until it resolves, by key, on every cloud: a
+    value each rule accepts (a project id of the right shape, a GUID that isn't the nil GUID, a
+    documentation CIDR from RFC 5737). It never reaches a resource; it shows only in `plan.spec`.
+    Gathered on first use, which loads every cloud: a module constant would load them all at import."""
+    return {key: placeholder for cloud in CLOUDS for key, (_, placeholder) in wired_cluster_args(cloud).items()}
+
+
+def __getattr__(name: str) -> Any:
+    """`PLACEHOLDERS`: `placeholders()`, read as the module constant it was."""
+    if name == "PLACEHOLDERS":
+        return placeholders()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def wired_text(cloud: Cloud) -> str:

@@ -25,6 +25,7 @@ say where each price came from.
 
 from __future__ import annotations
 
+import collections
 import datetime
 import functools
 import json
@@ -126,6 +127,23 @@ class Unpriced(BaseModel):
         return (self.cloud, self.region, self.sku, self.kind, self.capacity)
 
 
+RowKey = tuple[str, str, str, str, str]
+#: The rows of the tables looked up last, by key, each beside the rows tuple it indexes: a plan looks
+#: up several prices per pool, and a scan of every row for each took longer than the pool's own review.
+#: Kept outside the table, whose private attributes its equality compares.
+_INDEXES: collections.OrderedDict[int, tuple[tuple[PriceRow, ...], dict[RowKey, PriceRow]]] = \
+    collections.OrderedDict()
+
+
+def _by_key(rows: tuple[PriceRow, ...]) -> dict[RowKey, PriceRow]:
+    found = _INDEXES.get(id(rows))
+    if found is None or found[0] is not rows:
+        found = _INDEXES[id(rows)] = (rows, {row.key: row for row in rows})
+        while len(_INDEXES) > 8:
+            _INDEXES.popitem(last=False)
+    return found[1]
+
+
 class PriceTable(BaseModel):
     """The whole table: USD rows, the day it was put together, and notes on what it covers."""
 
@@ -161,8 +179,7 @@ class PriceTable(BaseModel):
 
     def find(self, cloud: str, region: str, sku: str, kind: str, capacity: str) -> PriceRow | None:
         """The row with exactly this key, or None."""
-        wanted = (cloud, region, sku, kind, capacity)
-        return next((row for row in self.rows if row.key == wanted), None)
+        return _by_key(self.rows).get((cloud, region, sku, kind, capacity))
 
     @property
     def user_file(self) -> Path | None:

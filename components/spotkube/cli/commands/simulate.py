@@ -1,0 +1,123 @@
+"""`spotkube simulate`: a compiled pipeline's wall time and cost on a stack, evictions sampled."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from spotkube.cli import simulate_views, terminal
+from spotkube.cli.app import Format, FormatOption, PricesOption, ProjectOption, fail
+from spotkube.clouds import price_table
+from spotkube.components.offline import run_stack
+from spotkube.platform import stack_names
+from spotkube.platform.cost.simulate import DEFAULT_RUNS, DEFAULT_SEED
+from spotkube.platform.cost.simulate import simulate as run_simulation
+from spotkube.platform.errors import SpotkubeError
+from spotkube.platform.pipeline_reader import load_pool_contracts, read_pipeline
+from spotkube.platform.project import find_project
+from spotkube.review.program_review import stack_document
+from spotkube.review.simulation import Overrides, sim_steps, startup_samples
+
+_DURATION = re.compile(r"([0-9]+)(s|m|h|d)")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _duration(option: str, text: str) -> int:
+    """Whole seconds from `90s`, `30m`, `2h` or `1d`; anything else is a user error."""
+    match = _DURATION.fullmatch(text.strip())
+    if match is None or int(match[1]) == 0:
+        raise fail(f"{option} {text}: use a whole number above 0 followed by s, m, h or d, e.g. 30m or 2h")
+    return int(match[1]) * _UNIT_SECONDS[match[2]]
+
+
+def _pairs(option: str, pairs: list[str], what: str) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key or not value:
+            raise fail(f"{option} {pair}: use {what}")
+        out[key] = value
+    return out
+
+
+def _rate(pair: str, text: str) -> float:
+    try:
+        rate = float(text)
+    except ValueError:
+        rate = -1.0
+    if not 0 <= rate < 1:
+        raise fail(f"--eviction-rate {pair}: use POOL=RATE with RATE from 0 up to (not including) 1, e.g. 0.05")
+    return rate
+
+
+def simulate(
+    compiled: Annotated[list[Path], typer.Argument(
+        metavar="PIPELINE.yaml...", help="Pipeline(s) compiled by kfp.compiler.Compiler().compile(...).")],
+    stack: Annotated[str, typer.Option("--stack", "-s", metavar="NAME",
+                                       help="The stack whose pools the pipeline runs on.")],
+    runs: Annotated[int, typer.Option("--runs", min=1, max=1_000_000, metavar="N",
+                                      help="Runs to sample, 1 to 1,000,000.")] = DEFAULT_RUNS,
+    seed: Annotated[int, typer.Option("--seed", min=0, metavar="N",
+                                      help="Seed of the random generator: same seed, same figures.")]
+    = DEFAULT_SEED,
+    runtime: Annotated[list[str] | None, typer.Option(
+        "--runtime", metavar="STEP=DURATION",
+        help="A step's runtime, STEP=DURATION (e.g. train=3h); overrides what the step declares.")]
+    = None,
+    default_runtime: Annotated[str, typer.Option(
+        "--default-runtime", metavar="DURATION",
+        help="Runtime of a step that declares none (spotkube.pipelines.declare_timing).")]
+    = "1h",
+    eviction_rate: Annotated[list[str] | None, typer.Option(
+        "--eviction-rate", metavar="POOL=RATE",
+        help="A pool's eviction rate, POOL=RATE (share of node-hours evicted); default: "
+        "the stack's cost.evictionRate.")] = None,
+    node_start: Annotated[str, typer.Option(
+        "--node-start", metavar="DURATION",
+        help="How long a new node takes to be ready (VM, boot, driver, device plugin).")] = "5m",
+    out_of_capacity: Annotated[float, typer.Option(
+        "--out-of-capacity", min=0.0, max=1.0, metavar="SHARE",
+        help="Share of scale-ups of a spot or preemptible GPU pool that find no capacity, for the sampled "
+        "time to a running step (no cloud publishes it; docs/time-to-gpu.md).")] = 0.1,
+    output: FormatOption = Format.table,
+    prices: PricesOption = None,
+    project_dir: ProjectOption = Path("."),
+) -> None:
+    """Median and p90 wall time and cost of a compiled pipeline on a stack, with evictions, retries,
+    backoff, checkpoints and the wait for new nodes sampled (a seeded Monte Carlo), next to the linear
+    cost model's figure and the same work on demand. Several pipelines share one offline run of the stack."""
+    overrides = Overrides(
+        runtimes={step: _duration("--runtime", text)
+                  for step, text in _pairs("--runtime", runtime or [], "STEP=DURATION, e.g. train=3h").items()},
+        eviction_rates={pool: _rate(f"{pool}={text}", text)
+                        for pool, text in _pairs("--eviction-rate", eviction_rate or [], "POOL=RATE").items()},
+        default_runtime_seconds=_duration("--default-runtime", default_runtime),
+        node_start_seconds=_duration("--node-start", node_start),
+    )
+    try:
+        pipelines = [read_pipeline(path) for path in compiled]
+        project = find_project(project_dir)
+        name = stack_names.stack_name(project, stack)
+        run = run_stack(project, name)
+        contracts = run.outputs.get("poolContracts")
+        if contracts is None or contracts.secret:
+            raise fail(f"stack {name} exports no poolContracts output to place the pipeline's steps on")
+        _, pools = load_pool_contracts(contracts.value, f"stack {name}: poolContracts", name)
+        document = stack_document(run, price_table(prices))
+        simulations = []
+        for pipeline in pipelines:
+            steps = sim_steps(pipeline, run.spec, name, pools, document.cost, document.fallback, overrides)
+            simulations.append((pipeline.name, steps, run_simulation(steps, runs=runs, seed=seed)))
+        startups = startup_samples(document.startup, [s for _, steps, _ in simulations for s in steps],
+                                   out_of_capacity, runs=runs, seed=seed)
+    except SpotkubeError as err:
+        raise fail(str(err)) from None
+    if output is Format.json:
+        typer.echo(simulate_views.to_json(name, simulations, startups))
+    elif output is Format.markdown:
+        typer.echo(simulate_views.to_markdown(name, simulations, startups), nl=False)
+    else:
+        simulate_views.render(name, simulations, terminal.console(), startups)
