@@ -23,7 +23,7 @@ import kfp_manifests as m
 from spotkube import KubeflowPipelines, KubeflowPipelinesArgs
 from spotkube.clouds import parse_spec, plan_platform
 from spotkube.components.kubeflow import _kfp_transform
-from spotkube.components.offline import OfflineMocks, ProgramFailed, Recording, record_program
+from spotkube.components.offline import ProgramFailed, Recording, record_program
 from spotkube.platform import contract
 from spotkube.platform.addons import kfp_reference, kfp_transforms
 from spotkube.platform.addons.argo_retries import RetryRule
@@ -432,20 +432,6 @@ def test_generated_credentials_stay_secrets(default_install: Recording) -> None:
     assert default_install.outputs["accessKey"].secret is True
     assert default_install.outputs["secretKey"].secret is True
     assert default_install.outputs["namespace"].value == "kubeflow"
-
-
-@pytest.fixture
-def transforms_seen(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Callable[..., Any]]]:
-    """The transforms each registration carried (the mock monitor records them without running them)."""
-    seen: dict[str, list[Callable[..., Any]]] = {}
-    original = OfflineMocks.new_resource
-
-    def record(self: OfflineMocks, args: Any) -> tuple[str, dict]:
-        seen[args.name] = list(args.transforms)
-        return original(self, args)
-
-    monkeypatch.setattr(OfflineMocks, "new_resource", record)
-    return seen
 
 
 def test_both_steps_carry_the_kfp_transform_with_secret_credentials(

@@ -23,7 +23,7 @@ import kueue_manifests as m
 from spotkube import GkeGpuCluster, GkeGpuClusterArgs, Kueue, KueueArgs
 from spotkube.clouds import parse_spec, plan_platform
 from spotkube.components.kueue import KueueRequest
-from spotkube.components.offline import OfflineMocks, ProgramFailed, Recording, record_program, run_stack
+from spotkube.components.offline import ProgramFailed, Recording, record_program, run_stack
 from spotkube.platform.addons import kueue_preset, kueue_reference, kueue_transforms
 from spotkube.platform.contract import Placement, PoolContract, landing_pools
 from spotkube.platform.errors import SpecError
@@ -267,20 +267,6 @@ def test_the_queue_is_built_after_the_manifests_from_the_cluster_s_pools(default
         ("nvidia-l4-spot", "4"), ("nvidia-l4-on-demand", "2")]
     assert default_install.outputs["localQueue"].value == "spot-gpus"
     assert default_install.outputs["clusterQueue"].value == "spotkube-gpus"
-
-
-@pytest.fixture
-def transforms_seen(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Callable[..., Any]]]:
-    """The transforms each registration carried (the mock monitor records them without running them)."""
-    seen: dict[str, list[Callable[..., Any]]] = {}
-    original = OfflineMocks.new_resource
-
-    def record(self: OfflineMocks, args: Any) -> tuple[str, dict]:
-        seen[args.name] = list(args.transforms)
-        return original(self, args)
-
-    monkeypatch.setattr(OfflineMocks, "new_resource", record)
-    return seen
 
 
 def test_the_manifests_carry_the_kueue_transform(transforms_seen: dict[str, list[Callable[..., Any]]]) -> None:
