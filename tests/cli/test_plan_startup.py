@@ -66,10 +66,13 @@ def test_out_of_spot_adds_the_bound_and_the_on_demand_start(runs: dict[str, Stac
     assert spot.out_of_capacity == Span(610 + 300 + 240, 610 + 660 + 300)
 
 
-def test_gke_s_unbounded_fallback_is_said(documents: dict[str, PlanDocument]) -> None:
-    spot = next(s for s in documents["gke-prod-europe-west4"].startup if s.pool == "a100-spot")
+def test_gke_s_unbounded_fallback_is_said_tier_by_tier(documents: dict[str, PlanDocument]) -> None:
+    startup = {s.pool: s for s in documents["gke-prod-europe-west4"].startup}
+    spot, flex = startup["a100-spot"], startup["a100-flex"]
     assert spot.fallback is None
-    assert spot.fallback_note == "on-demand a100-ondemand, after a wait the plan can't bound (see the fallback)"
+    assert spot.fallback_note == ("flex-start a100-flex, then on-demand a100-ondemand, after a wait the plan can't "
+                                  "bound (see the fallback)")
+    assert flex.fallback_note == "on-demand a100-ondemand, after a wait the plan can't bound (see the fallback)"
     assert spot.node.kind == "assumption"
 
 

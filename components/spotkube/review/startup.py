@@ -51,8 +51,10 @@ def _with_fallback(estimate: PoolStartup, fallback: GpuFallback | None,
     if fallback is None or not fallback.on_demand_pools:
         return dataclasses.replace(estimate, fallback_note="no on-demand fallback: the step waits for capacity")
     if fallback.worst_case_seconds is None:
-        return dataclasses.replace(estimate, fallback_note=f"on-demand {', '.join(fallback.on_demand_pools)}, after a "
-                                   "wait the plan can't bound (see the fallback)")
+        mine = next((i for i, tier in enumerate(fallback.order) if estimate.pool in tier.pools), -1)
+        later = [f"{tier.capacity} {', '.join(tier.pools)}" for tier in fallback.order[mine + 1:]]
+        return dataclasses.replace(estimate, fallback_note=f"{', then '.join(later)}, after a wait the plan can't "
+                                   "bound (see the fallback)")
     then = own.get(fallback.on_demand_pools[0])
     return dataclasses.replace(estimate, fallback=Fallback(
         fallback.worst_case_seconds, fallback.on_demand_pools, None if then is None else then.total))
