@@ -46,8 +46,12 @@ def test_a_declared_image_is_pulled_at_the_cloud_s_rate(documents: dict[str, Pla
     assert t4.fallback is None and t4.fallback_note == "no on-demand fallback: the step waits for capacity"
 
 
-def test_an_undeclared_image_is_said_and_the_fallback_bound_stated(documents: dict[str, PlanDocument]) -> None:
-    startup = {s.pool: s for s in documents["aks-prod-eastus"].startup}
+def test_an_undeclared_image_is_said_and_the_fallback_bound_stated(runs: dict[str, StackRun],
+                                                                   documents: dict[str, PlanDocument]) -> None:
+    run, document = runs["aks-prod-eastus"], documents["aks-prod-eastus"]
+    unsized = run.spec.model_copy(update={"gpu_pools": tuple(p.model_copy(update={"image_gb": None})
+                                                             for p in run.spec.gpu_pools)})
+    startup = {s.pool: s for s in pool_startups(unsized, run.registrations, document.pools, document.fallback)}
     spot = startup["a100spot"]
     assert spot.total is None and spot.image.note == "image size not declared (imageGb)"
     assert spot.fallback is not None and spot.fallback.bound_seconds == 610
@@ -57,6 +61,9 @@ def test_an_undeclared_image_is_said_and_the_fallback_bound_stated(documents: di
 
 def test_out_of_spot_adds_the_bound_and_the_on_demand_start(runs: dict[str, StackRun],
                                                              documents: dict[str, PlanDocument]) -> None:
+    """aks-prod's own 12 GB image, and a 10 GB one: the pull grows with the size."""
+    stated = next(s for s in documents["aks-prod-eastus"].startup if s.pool == "a100spot")
+    assert stated.total == Span(300 + 288, 660 + 360)
     run, document = runs["aks-prod-eastus"], documents["aks-prod-eastus"]
     sized = run.spec.model_copy(update={"gpu_pools": tuple(p.model_copy(update={"image_gb": 10.0})
                                                            for p in run.spec.gpu_pools)})
