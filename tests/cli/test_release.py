@@ -179,10 +179,11 @@ def test_spotkube_plan_plans_every_stack_from_the_wheel(installed: Path, tmp_pat
 @pytest.fixture(scope="module")
 def gke_only(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh virtualenv with the README's GKE install: `spotkube[gke]` from a git URL at a commit, here a
-    `git+file://` URL of a clone of this repository at HEAD; its bin/ folder."""
+    `git+file://` URL of a clone of this repository at HEAD; its bin/ folder. The clone is shallow (HEAD's
+    tree, no history): uv fetches what the clone holds, and the history is not what is released."""
     folder = tmp_path_factory.mktemp("gke-only")
     clone = folder / "spotkube"
-    run("git", "clone", "--quiet", REPO, clone, cwd=folder)
+    run("git", "clone", "--quiet", "--depth", "1", f"file://{REPO}", clone, cwd=folder)
     commit = run("git", "rev-parse", "HEAD", cwd=REPO).strip()
     requirement = readme_install("spotkube[gke] @ git+")
     assert GITHUB_AT_COMMIT in requirement, requirement

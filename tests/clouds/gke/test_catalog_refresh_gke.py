@@ -55,6 +55,14 @@ def api() -> Iterator[CloudApis]:
         yield apis
 
 
+@pytest.fixture(scope="module")
+def served_api() -> Iterator[CloudApis]:
+    """served(), refreshed once for the module's tests that only read the refresh (each refresh is a
+    process of its own that loads Google's client libraries: seconds)."""
+    with serving(served()) as apis:
+        yield apis
+
+
 @dataclass(frozen=True)
 class Refreshed:
     """What `catalog_source.fetch` found, as the refresh's own process hands it back."""
@@ -87,8 +95,14 @@ def refreshed(api: CloudApis) -> Refreshed:
                      {k: GpuFacts.model_validate(v) for k, v in answer["new_gpus"].items()})
 
 
-def test_the_refresh_reads_every_page_of_both_lists(api: CloudApis) -> None:
-    refreshed(api)
+@pytest.fixture(scope="module")
+def found(served_api: CloudApis) -> Refreshed:
+    """One refresh of served_api, which the tests that read what it found share."""
+    return refreshed(served_api)
+
+
+def test_the_refresh_reads_every_page_of_both_lists(found: Refreshed, served_api: CloudApis) -> None:
+    api = served_api
     for kind, items in (("machineTypes", api.gcp_machine_types), ("acceleratorTypes", api.gcp_accelerator_types)):
         asked = api.asked(f"/compute/v1/projects/{PROJECT}/aggregated/{kind}")
         pages = -(-sum(len(v) for v in items.values()) // api.page_size)
@@ -97,8 +111,8 @@ def test_the_refresh_reads_every_page_of_both_lists(api: CloudApis) -> None:
                                                                      for n in range(1, pages))]
 
 
-def test_a_refresh_gives_back_every_machine_type_accepted_today(api: CloudApis) -> None:
-    section = refreshed(api).section
+def test_a_refresh_gives_back_every_machine_type_accepted_today(found: Refreshed) -> None:
+    section = found.section
     assert section.date == TODAY
     for name, machine in BUNDLED.machines.items():
         fresh = section.machine(name)
@@ -108,8 +122,8 @@ def test_a_refresh_gives_back_every_machine_type_accepted_today(api: CloudApis) 
         assert fresh.regions == machine.regions, name
 
 
-def test_a_refresh_gives_back_every_gpu_zone(api: CloudApis) -> None:
-    section = refreshed(api).section
+def test_a_refresh_gives_back_every_gpu_zone(found: Refreshed) -> None:
+    section = found.section
     for region in BUNDLED.regions:
         assert section.regions[region] == BUNDLED.regions[region]
         for gpu in BUNDLED.accelerators:
@@ -118,8 +132,7 @@ def test_a_refresh_gives_back_every_gpu_zone(api: CloudApis) -> None:
     assert section.accelerators["nvidia-b200"].description == "NVIDIA B200"
 
 
-def test_a_new_gpu_is_taken_under_compute_engines_name(api: CloudApis) -> None:
-    found = refreshed(api)
+def test_a_new_gpu_is_taken_under_compute_engines_name(found: Refreshed) -> None:
     a4x = found.section.machine("a4x-highgpu-4g")
     assert a4x is not None and (a4x.gpu.type, a4x.gpu.count) == ("nvidia-gb200", 4)
     assert a4x.regions == {"us-central1": ("us-central1-b",)}
@@ -127,19 +140,18 @@ def test_a_new_gpu_is_taken_under_compute_engines_name(api: CloudApis) -> None:
     assert found.new_gpus["nvidia-gb200"].memory_gb is None
 
 
-def test_deprecated_types_and_workstation_gpus_stay_out(api: CloudApis) -> None:
-    section = refreshed(api).section
+def test_deprecated_types_and_workstation_gpus_stay_out(found: Refreshed) -> None:
+    section = found.section
     assert section.machine("a2-oldgpu-1g") is None
     assert "nvidia-tesla-t4-vws" not in section.accelerators
 
 
-def test_families_without_gpus_are_recorded_but_not_n1(api: CloudApis) -> None:
-    assert refreshed(api).section.cpu_families == ("e2",)
+def test_families_without_gpus_are_recorded_but_not_n1(found: Refreshed) -> None:
+    assert found.section.cpu_families == ("e2",)
 
 
 def test_a_refreshed_catalog_plans_every_machine_in_every_zone_it_offers(
-        api: CloudApis, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    found = refreshed(api)
+        found: Refreshed, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     user = tmp_path / "catalog.json"
     write_catalog(with_cloud(bundled_catalog(), "gke", found.section, found.new_gpus), user)
     monkeypatch.setenv("SPOTKUBE_CATALOG", str(user))
