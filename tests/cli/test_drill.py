@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -21,8 +20,8 @@ from pathlib import Path
 import pytest
 from fake_kube import Change, FakeKube, fake_cli, kubelet_event, node, on_path, pipeline_pod
 
-REPO = Path(__file__).resolve().parents[2]
-SPOTKUBE = str(Path(sys.executable).with_name("spotkube"))
+from in_process import run_spotkube
+
 START = datetime.fromisoformat("2026-11-25T09:00:00+00:00")
 
 AKS_NODE = "aks-a100spot-12345678-vmss000000"
@@ -46,8 +45,8 @@ class Drill:
     record: Path
 
     def run(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([SPOTKUBE, "drill", "--kubeconfig", str(self.kubeconfig), *args], cwd=REPO,
-                              capture_output=True, text=True, timeout=300, check=False, env=on_path(self.bin))
+        """`spotkube drill` in this process (tests/in_process.py), the fake cloud CLI first on PATH."""
+        return run_spotkube("drill", "--kubeconfig", str(self.kubeconfig), *args, env=on_path(self.bin))
 
     @property
     def called(self) -> list[str] | None:
