@@ -188,11 +188,11 @@ def _edit(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new, 1))
 
 
-def test_diff_names_the_pool_the_property_and_the_cost_delta(repository: Path, spotkube_process: Run) -> None:
+def test_diff_names_the_pool_the_property_and_the_cost_delta(repository: Path, spotkube: Run) -> None:
     stack_file = repository / "stacks" / "Pulumi.aks-prod-eastus.yaml"
     _edit(stack_file, "machine: Standard_D8s_v3\n    min: 2", "machine: Standard_D8s_v3\n    min: 3")
     _git(repository, "commit", "-qam", "a bigger platform floor")
-    result = spotkube_process("plan", "-s", "aks-prod-eastus", "--diff", "HEAD~1", "--format", "markdown",
+    result = spotkube("plan", "-s", "aks-prod-eastus", "--diff", "HEAD~1", "--format", "markdown",
                               cwd=repository)
     assert result.returncode == 0, result.stderr
     assert "- pool platform update: min: 2 → 3" in result.stdout
@@ -200,33 +200,33 @@ def test_diff_names_the_pool_the_property_and_the_cost_delta(repository: Path, s
     # One more D8s_v3 node, $280.32, and its OS disk, a P10 at $19.71 (the idle floor's fixed lines).
     assert "idle floor $3,787.66 → $4,087.69 (+$300.03)" in result.stdout
     assert "count: " not in result.stdout  # ignoreChanges: count is the autoscaler's
-    as_json = json.loads(spotkube_process("plan", "-s", "aks-prod-eastus", "--diff", "HEAD~1", "-f", "json",
+    as_json = json.loads(spotkube("plan", "-s", "aks-prod-eastus", "--diff", "HEAD~1", "-f", "json",
                                   cwd=repository).stdout)
     (stack,) = as_json["stacks"]
     assert stack["cost"]["idleFloor"]["delta"] == 300.03
     assert [r["action"] for r in stack["resources"]] == ["update"]
 
 
-def test_diff_reports_replacements_and_why(repository: Path, spotkube_process: Run) -> None:
+def test_diff_reports_replacements_and_why(repository: Path, spotkube: Run) -> None:
     stack_file = repository / "stacks" / "Pulumi.aks-prod-eastus.yaml"
     _edit(stack_file, "machine: Standard_NC24ads_A100_v4\n      capacity: on-demand",
           "machine: Standard_NC48ads_A100_v4\n      capacity: on-demand")
     _git(repository, "commit", "-qam", "two GPUs")
-    result = spotkube_process("plan", "-s", "aks-prod-eastus", "--diff", "HEAD~1", cwd=repository)
+    result = spotkube("plan", "-s", "aks-prod-eastus", "--diff", "HEAD~1", cwd=repository)
     assert result.returncode == 0, result.stderr
     assert "replace (delete first)" in result.stdout
     assert "vmSize: AKS fixes it at creation" in " ".join(result.stdout.replace("│", " ").split())
 
 
 def test_diff_of_an_unchanged_tree_is_one_line_and_a_bad_ref_is_one_clear_error(
-        repository: Path, spotkube_process: Run) -> None:
-    same = spotkube_process("plan", "-s", "gke-dev-us-central1", "--diff", "HEAD", "-f", "markdown", cwd=repository)
+        repository: Path, spotkube: Run) -> None:
+    same = spotkube("plan", "-s", "gke-dev-us-central1", "--diff", "HEAD", "-f", "markdown", cwd=repository)
     assert same.returncode == 0, same.stderr
     assert [line for line in same.stdout.splitlines() if "gke-dev-us-central1" in line] == [
         "- gke-dev-us-central1: unchanged since HEAD"]
-    table = spotkube_process("plan", "-s", "gke-dev-us-central1", "--diff", "HEAD", cwd=repository)
+    table = spotkube("plan", "-s", "gke-dev-us-central1", "--diff", "HEAD", cwd=repository)
     assert table.stdout.strip() == "gke-dev-us-central1: unchanged since HEAD"
-    bad = spotkube_process("plan", "-s", "gke-dev-us-central1", "--diff", "no-such-ref", cwd=repository)
+    bad = spotkube("plan", "-s", "gke-dev-us-central1", "--diff", "no-such-ref", cwd=repository)
     assert bad.returncode == 2
     assert " ".join(bad.stderr.split()).startswith(
         f"error: --diff no-such-ref: no commit, branch or tag of that name in {repository}; give a ref `git log` "
@@ -269,12 +269,12 @@ def test_the_issue_s_bigger_platform_pool_reads_as_not_comparable_not_as_a_savin
     assert [u["pool"] for u in stack["cost"]["unpriced"]["new"]] == ["platform", "t4spot"]
 
 
-def test_diff_shows_a_new_stack_as_added(repository: Path, spotkube_process: Run) -> None:
+def test_diff_shows_a_new_stack_as_added(repository: Path, spotkube: Run) -> None:
     shutil.copy(repository / "stacks" / "Pulumi.gke-dev-us-central1.yaml",
                 repository / "stacks" / "Pulumi.gke-test-us-central1.yaml")
     _edit(repository / "stacks" / "Pulumi.gke-test-us-central1.yaml", "environment: dev", "environment: test")
-    result = spotkube_process("plan", "-s", "gke-test-us-central1", "--diff", "HEAD", "-f", "json", cwd=repository)
-    markdown = spotkube_process("plan", "-s", "gke-test-us-central1", "--diff", "HEAD", "-f", "markdown",
+    result = spotkube("plan", "-s", "gke-test-us-central1", "--diff", "HEAD", "-f", "json", cwd=repository)
+    markdown = spotkube("plan", "-s", "gke-test-us-central1", "--diff", "HEAD", "-f", "markdown",
                                 cwd=repository)
     assert result.returncode == 0, result.stderr
     (stack,) = json.loads(result.stdout)["stacks"]
