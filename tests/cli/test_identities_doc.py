@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
-from spotkube.cli.identities import DOC, expected
+from click.testing import Result
+from typer.testing import CliRunner
+
+from spotkube.cli.identities import DOC, app, expected
 from spotkube.platform.project import Project, find_project
 from spotkube.review.identities import END, START
 
 REPO = Path(__file__).resolve().parents[2]
-PYTHON = sys.executable
 
 
 def test_the_tables_are_up_to_date(repo_project: Project) -> None:
@@ -31,12 +31,12 @@ def test_check_fails_on_a_stale_copy_and_write_repairs_it(tmp_path: Path) -> Non
     doc = tmp_path / DOC
     doc.write_text(doc.read_text().replace("Azure Kubernetes Service Cluster User Role |", "Reader |", 1))
 
-    def run(command: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([PYTHON, "-m", "spotkube.cli.identities", command, "--project", str(tmp_path)],
-                              capture_output=True, text=True, timeout=300, check=False)
+    def run(command: str) -> Result:
+        """`python -m spotkube.cli.identities COMMAND` (its typer app), in this process."""
+        return CliRunner().invoke(app, [command, "--project", str(tmp_path)])
 
     stale = run("check")
-    assert stale.returncode == 1 and "out of date: docs/identities.md" in stale.stderr
-    assert run("write").returncode == 0
-    assert run("check").returncode == 0
+    assert stale.exit_code == 1 and "out of date: docs/identities.md" in stale.stderr
+    assert run("write").exit_code == 0
+    assert run("check").exit_code == 0
     assert doc.read_text() == expected(find_project(tmp_path))[1]
