@@ -12,6 +12,7 @@ traceback" still fails when there is one. A few tests still start the real entry
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 import sys
 import traceback
@@ -37,3 +38,16 @@ def run_spotkube(*args: str, cwd: Path = REPO,
         stderr += "".join(traceback.format_exception(result.exception))
     return subprocess.CompletedProcess([SPOTKUBE, *args], result.exit_code, result.stdout, stderr)
 
+
+
+def run_spotkube_process(*args: str, cwd: Path = REPO,
+                         env: Mapping[str, str | None] | None = None) -> subprocess.CompletedProcess[str]:
+    """`spotkube ARGS` in a process of its own, for commands that load Google's client libraries: they
+    register protobuf symbols (google.rpc.Status) that a test process which has already hosted Pulumi's
+    engine holds in another version, and whichever loads second fails, depending on the tests' order."""
+    merged = {**os.environ, **{k: v for k, v in (env or {}).items() if v is not None}}
+    for key, value in (env or {}).items():
+        if value is None:
+            merged.pop(key, None)
+    return subprocess.run([SPOTKUBE, *args], cwd=cwd, env=merged, capture_output=True, text=True, timeout=300,
+                          check=False)

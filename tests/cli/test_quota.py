@@ -20,6 +20,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from in_process import run_spotkube_process
+
 SpotkubeRun = Any  # tests/conftest.py's `spotkube` fixture: the command run as a subprocess
 
 
@@ -213,7 +215,9 @@ def test_gke_quotas_fall_back_as_compute_engine_counts_them(server: _Server, spo
     server.answers[f"/compute/v1/projects/{project}"] = (200, {
         "kind": "compute#project", "id": "4242", "name": project, "selfLink": base,
         "quotas": [gcp_quota("CPUS_ALL_REGIONS", 1000, 10), gcp_quota("GPUS_ALL_REGIONS", 0, 0)]})
-    result = spotkube("quota", "-s", "gke-prod-europe-west4", "--endpoint", server.endpoint, "--format", "json")
+    # Google's client libraries in a process of their own (tests/in_process.py says why).
+    result = run_spotkube_process("quota", "-s", "gke-prod-europe-west4", "--endpoint", server.endpoint,
+                                  "--format", "json")
     assert result.returncode == 1, result.stdout + result.stderr
     (stack,) = json.loads(result.stdout)["stacks"]
     checks = {c["quota"]: (c["need"], c["verdict"]) for c in stack["checks"]}
