@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
 
 from spotkube.cli import plan_views, report
 from spotkube.clouds.gke import resources as gke
-from spotkube.components.offline import StackRun
+from spotkube.components.offline import StackRun, run_stack
 from spotkube.platform import contract
 from spotkube.platform.contract import Placement, PoolContract, Requirement, Taint, Toleration
 from spotkube.platform.project import Project
@@ -196,3 +198,31 @@ def test_a_fallback_step_lands_on_both_clouds_and_the_platform_stays_out_of_the_
     for stack, document in documents.items():
         kubeflow = [p for p in document.placements.placements if p.namespace == "kubeflow"]
         assert kubeflow and all(p.pools == ("platform",) for p in kubeflow), stack
+
+
+def test_a_stack_with_a_flex_start_tier_plans_spot_flex_start_on_demand_each_with_its_price(
+        project_with_stack: Any) -> None:
+    """The middle tier, priced from the bundled table where a dated copy of Google's price list has it
+    (a2-highgpu-1g in us-central1): the fallback states spot, then flex-start, then on-demand, each with
+    its hourly price, and the scenario bills the flex-start hours at that price."""
+    config = {"cloud": "gke", "environment": "dev", "region": "us-central1",
+              "cluster": {"project": "spotkube-test"}, "kubeflow": {"enabled": False},
+              "gpuPools": [{"name": "a100-spot", "machine": "a2-highgpu-1g", "capacity": "spot", "max": 4},
+                           {"name": "a100-flex", "machine": "a2-highgpu-1g", "capacity": "flex-start", "max": 4,
+                            "maxRunHours": 48},
+                           {"name": "a100-ondemand", "machine": "a2-highgpu-1g", "capacity": "on-demand", "max": 2}],
+              "cost": {"hours": {"a100-flex": 100}}}
+    document = stack_document(run_stack(project_with_stack("gke-flex-us-central1", config), "gke-flex-us-central1"))
+    (a100,) = document.fallback
+    assert [(tier.capacity, tier.pools) for tier in a100.order] == [
+        ("spot", ("a100-spot",)), ("flex-start", ("a100-flex",)), ("on-demand", ("a100-ondemand",))]
+    line = document.cost.line("a100-flex")
+    assert line is not None
+    priced, cost = line
+    assert priced.price is not None and priced.price.usd_per_hour == Decimal("2.02038")
+    assert cost.scenario_usd == Decimal("202.04")
+    assert not [n for n in document.cost.notes if n.startswith("a100-flex,")], "nothing unpriced to explain"
+    rows = {gpu: order for gpu, order, _, _ in plan_views.fallback_rows(document)}
+    assert rows["nvidia-tesla-a100"].splitlines()[0].startswith("spot: a100-spot $1.93/h")
+    assert rows["nvidia-tesla-a100"].splitlines()[1].startswith("flex-start: a100-flex $2.02/h")
+    assert any(line.startswith("on-demand: a100-ondemand $3.67/h") for line in rows["nvidia-tesla-a100"].splitlines())

@@ -221,5 +221,5 @@ def sorted_calls(calls: Iterable[Call]) -> tuple[Call, ...]:
     unique = {(c.identity, c.what, c.permission, c.kind, c.scope, c.when, c.needed): c for c in calls}
     order = {identity: i for i, identity in enumerate(IDENTITIES)}
     return tuple(sorted(unique.values(), key=lambda c: (order[c.identity], not c.needed, c.kind, c.permission,
-                                                        c.what)))
+                                                        c.what, c.scope, c.when)))
 
