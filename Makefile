@@ -104,8 +104,8 @@ CORE_TESTS := tests/pipelines tests/review/test_pipeline_check.py tests/cli/test
 	tests/cli/test_cli.py tests/components/test_python_api.py tests/components/test_testing.py
 
 # Each run prints its progress by group as it goes, every line marked with its run; pipefail keeps
-# pytest's exit code, so any failing fails `make test`. `--dist loadscope` keeps a module's tests on
-# one worker, so a module-scoped fixture (a built wheel) is made once; each shipped stack's offline run
+# pytest's exit code, so any failing fails `make test`. `--dist worksteal` lets an idle worker take a
+# busy one's tests, so no heavy module runs alone at the end; each shipped stack's offline run
 # is made once per worker (`shipped_run` in tests/conftest.py). The release test (a wheel built,
 # installed and used) runs once, in the whole suite.
 .PHONY: test-docs test-all test-without-kfp
@@ -113,7 +113,7 @@ CORE_TESTS := tests/pipelines tests/review/test_pipeline_check.py tests/cli/test
 test-docs: $(STAMP)
 	@set -o pipefail; NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir $(SITE) 2>&1 | sed -u 's/^/[docs] /'
 test-all: $(STAMP) $(CRDS_STAMP)
-	@set -o pipefail; PYTHONUNBUFFERED=1 UV=$(abspath $(UV)) $(VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadscope 2>&1 \
+	@set -o pipefail; PYTHONUNBUFFERED=1 UV=$(abspath $(UV)) $(VENV)/bin/pytest -n $(TEST_WORKERS) --dist worksteal 2>&1 \
 		| sed -u 's/^/[all]  /'
 test-without-kfp: $(CORE_STAMP) $(CRDS_STAMP)
 	@set -o pipefail; PYTHONUNBUFFERED=1 $(CORE_VENV)/bin/pytest -m "not release" $(CORE_TESTS) 2>&1 | sed -u 's/^/[core] /'
