@@ -133,7 +133,7 @@ dist: $(STAMP)
 	rm -rf build components/spotkube.egg-info
 
 ## How fast the plan is against the floor the Pulumi SDKs set, per stack and for 1, 10 and 50 GPU
-## pools, best of 3; exits 1 when a target is missed (docs/speed.md).
+## pools, best of 5; exits 1 when a target is missed (docs/speed.md).
 bench: $(STAMP)
 	$(PY) bench/plan_speed.py
 

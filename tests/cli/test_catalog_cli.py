@@ -3,7 +3,8 @@
 The refresh signs in as it would on a runner (Azure's managed identity endpoint, Google's metadata
 server) and reads both clouds' APIs, all served on 127.0.0.1 in the real APIs' shapes
 (tests/cloud_apis.py); the plan then states the refreshed catalog's date and source, and a GPU
-pool on a size no catalog knows plans with its acknowledgeable warning.
+pool on a size no catalog knows plans with its acknowledgeable warning. The refresh runs as a process
+of its own (Google's client libraries), the plans in the test's process (tests/in_process.py).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from cloud_apis import (
     gcp_types,
     serving,
 )
+from in_process import run_spotkube
 from spotkube.clouds import bundled_catalog
 from spotkube.platform.catalog import UNKNOWN_OFFER, UNLISTED_SIZE, load_catalog_file
 from spotkube.platform.project import Project
@@ -77,8 +79,9 @@ def refresh(spotkube: Callable[..., subprocess.CompletedProcess[str]], apis: Clo
                     *extra)
 
 
-def plan_json(spotkube: Callable[..., subprocess.CompletedProcess[str]], project: Project) -> dict[str, Any]:
-    done = spotkube("plan", "-s", STACK, "--format", "json", cwd=project.root)
+def plan_json(project: Project) -> dict[str, Any]:
+    """The plan in this process: only the refresh loads Google's client libraries."""
+    done = run_spotkube("plan", "-s", STACK, "--format", "json", cwd=project.root)
     assert done.returncode == 0, done.stderr
     stack: dict[str, Any] = json.loads(done.stdout)["stacks"][0]
     return stack
@@ -88,7 +91,7 @@ def test_refresh_reads_both_clouds_into_the_users_catalog_and_the_plan_says_so(
         spotkube: Callable[..., subprocess.CompletedProcess[str]], apis: CloudApis,
         project_with_stack: Callable[[str, dict[str, Any]], Project]) -> None:
     project = project_with_stack(STACK, CONFIG)
-    before = plan_json(spotkube, project)
+    before = plan_json(project)
     assert before["catalog"] == {
         "cloud": "aks", "date": CATALOG.cloud("aks").date.isoformat(), "source": CATALOG.cloud("aks").source,
         "from": "bundled", "warnings": before["catalog"]["warnings"]}
@@ -109,20 +112,19 @@ def test_refresh_reads_both_clouds_into_the_users_catalog_and_the_plan_says_so(
     assert {r.headers["authorization"] for r in apis.asked("/subscriptions/")} == {f"Bearer {AZURE_TOKEN}"}
     assert {r.headers["authorization"] for r in apis.asked("/compute/v1/")} == {f"Bearer {GCP_TOKEN}"}
 
-    after = plan_json(spotkube, project)
+    after = plan_json(project)
     assert after["catalog"]["date"] == today
     assert after["catalog"]["source"].startswith("Azure Resource SKUs API")
     assert after["catalog"]["from"] == written
-    table = " ".join(spotkube("plan", "-s", STACK, cwd=project.root).stdout.split())
+    table = " ".join(run_spotkube("plan", "-s", STACK, cwd=project.root).stdout.split())
     assert (f"GPU catalog (aks): {today}, Azure Resource SKUs API, as offered to the subscription it was read with "
             f"[your catalog file {written}]") in table
 
 
 def test_a_size_no_catalog_knows_plans_with_its_warning_and_id(
-        spotkube: Callable[..., subprocess.CompletedProcess[str]],
         project_with_stack: Callable[[str, dict[str, Any]], Project]) -> None:
     project = project_with_stack(STACK, CONFIG)
-    done = spotkube("plan", "-s", STACK, "--strict", "--format", "json", cwd=project.root)
+    done = run_spotkube("plan", "-s", STACK, "--strict", "--format", "json", cwd=project.root)
     assert done.returncode == 1
     stack = json.loads(done.stdout)["stacks"][0]
     warning, unknown = stack["catalog"]["warnings"]
@@ -136,7 +138,7 @@ def test_a_size_no_catalog_knows_plans_with_its_warning_and_id(
     pools = {p["name"]: p for p in stack["pools"]}
     assert pools["gb400"]["gpu"] == {"type": "nvidia-gb400", "count": 4}
     assert pools["a10"]["gpu"] == {"type": "nvidia-a10", "count": 1, "share": "1/6"}
-    printed = spotkube("plan", "-s", STACK, cwd=project.root).stdout
+    printed = run_spotkube("plan", "-s", STACK, cwd=project.root).stdout
     assert "1 × nvidia-a10 (1/6 of a GPU each)" in printed and "Standard_NV6ads_A10_v5" in printed
     table = " ".join(printed.split())
     assert (f"warning [{UNLISTED_SIZE}:gb400]: gb400: Standard_ND128isr_GB400_v7 is not in spotkube's catalog of"
@@ -194,13 +196,12 @@ def test_the_core_never_imports_the_cloud_sdks() -> None:
 
 
 def test_a_team_acknowledges_a_size_the_catalog_lags_behind(
-        spotkube: Callable[..., subprocess.CompletedProcess[str]],
         project_with_stack: Callable[[str, dict[str, Any]], Project]) -> None:
     """A size newer than the catalog is a warning a team can accept, with its reason, until a refresh."""
     reason = "GB400 pools ordered before the catalog lists them; refresh once Azure's SKU API shows it"
     acknowledged = {**CONFIG, "acknowledgements": [{"id": f"{UNLISTED_SIZE}:gb400", "reason": reason}]}
     project = project_with_stack(STACK, acknowledged)
-    done = spotkube("plan", "-s", STACK, "--strict", "--format", "json", cwd=project.root)
+    done = run_spotkube("plan", "-s", STACK, "--strict", "--format", "json", cwd=project.root)
     # Still unsafe for the stack's other warnings (a bare test stack), but no longer for this one.
     assert done.returncode == 1 and "warning [fallback-no-on-demand:nvidia-gb400]" in done.stderr
     assert UNLISTED_SIZE not in done.stderr

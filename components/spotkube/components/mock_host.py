@@ -58,7 +58,8 @@ def owned_event_loops() -> Iterator[None]:
 
 @contextmanager
 def no_full_collections() -> Iterator[None]:
-    """Run the program without full garbage collections, then restore the collector's thresholds.
+    """Run the program (or a whole `spotkube plan`, whose runs' objects live until it prints) without full
+    garbage collections, then restore the collector's thresholds.
 
     Pulumi keeps every Output, future and alias of a run alive until the run ends (an AKS AgentPool
     alone declares about 115 aliases, each an Output chain), so the heap grows by some 20,000 objects

@@ -96,7 +96,9 @@ class CatalogSourceError(SpotkubeError):
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # Built when first used: a plan validates the catalog as a whole, so its parts' own validators would
+    # be built at import for nothing.
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
 
 class GpuFacts(_Model):

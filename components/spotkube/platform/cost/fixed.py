@@ -33,7 +33,8 @@ EVERY_REGION = "*"
 class FixedPriceRow(BaseModel):
     """One sourced price of a fixed-cost item, in one region or in all of them."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # Built when first used, inside the table's validator (the plan never validates a row alone).
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
     item: str = Field(min_length=1)
     region: str = Field(min_length=1)

@@ -60,7 +60,8 @@ STACK_FILE = "stack file"
 class PriceRow(BaseModel):
     """One published hourly price: a machine (or a GPU) in a region at one capacity."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # Built when first used, inside the table's validator (the plan never validates a row alone).
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
     cloud: Cloud
     region: str = Field(pattern=r"^[a-z][a-z0-9-]*[a-z0-9]$")
@@ -112,7 +113,7 @@ class Unpriced(BaseModel):
     """A price the shipped table lacks on purpose: no public source had it, and the reason says which
     source was looked at. A plan of such a pool names it unpriced; the user's price file can add it."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     cloud: Cloud
     region: str = Field(pattern=r"^[a-z][a-z0-9-]*[a-z0-9]$")
