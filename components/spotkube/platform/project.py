@@ -33,9 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from spotkube.platform.cloud import Clouds
+from spotkube.platform.config_types import STACK_FILE_KEYS, config_types
 from spotkube.platform.errors import Problem, SpecError, StackNotFound
 from spotkube.platform.input_messages import cut, shown
-from spotkube.platform.reference import STACK_FILE_KEYS, config_types
 from spotkube.platform.spec import CONFIG_NAMESPACE, PlatformSpec, config_key
 from spotkube.platform.strict_yaml import CORE_TAGS, KeyPath, YamlDocument, dotted, load_yaml
 from spotkube.platform.validation import deployable, parse_spec

@@ -34,6 +34,7 @@ from spotkube.platform import coverage
 from spotkube.platform.args_source import args_files
 from spotkube.platform.catalog import bundled_catalog
 from spotkube.platform.cloud import Clouds
+from spotkube.platform.config_types import STACK_FILE_KEYS, config_types
 from spotkube.platform.cost.prices import load_table
 from spotkube.platform.spec import CONFIG_NAMESPACE, ClusterSettings, PlatformPool, PlatformSpec, SystemPool
 
@@ -78,17 +79,6 @@ def cloud_defaults(clouds: Clouds) -> Mapping[tuple[type[BaseModel], str], Mappi
         (PlatformPool, "machine"): {cloud: p.facts.default_machine for cloud, p in clouds.items()},
         (ClusterSettings, "channel"): {cloud: p.facts.default_channel for cloud, p in clouds.items()},
     }
-
-#: Keys a Pulumi stack file may carry next to `config`.
-STACK_FILE_KEYS: Mapping[str, dict[str, Any]] = {
-    "encryptionsalt": {"type": "string", "description": "Salt of the passphrase secrets provider."},
-    "secretsprovider": {"type": "string", "description": "The stack's secrets provider, e.g. a KMS URL."},
-    "encryptedkey": {"type": "string", "description": "The data key, encrypted by the secrets provider."},
-    "environment": {
-        "description": "Pulumi ESC environments whose values the stack imports.",
-        "anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "object"}],
-    },
-}
 
 _PLURAL = {"string": "strings", "integer": "integers", "number": "numbers", "boolean": "booleans", "object": "objects"}
 
@@ -310,33 +300,6 @@ def fields_summary(model: type[BaseModel]) -> str:
         shown = "" if field.is_required() else _short_default(_default(field))
         parts.append(f"{key} ({shown})" if shown else key)
     return ", ".join(parts)
-
-
-_PULUMI_SCALARS: dict[Any, str] = {str: "string", int: "integer", bool: "boolean"}
-
-
-def _pulumi_type(annotation: Any) -> str | None:
-    """Pulumi's config type of a spec field's type: a model or a mapping is an object, a tuple or a
-    list an array. Read from the type itself, because the program asks on every run (to know which
-    values to decode as JSON), and generating the spec's JSON Schema would cost it 30 ms each time."""
-    origin = typing.get_origin(annotation)
-    if origin in (tuple, list):
-        return "array"
-    if origin is dict or (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
-        return "object"
-    return _PULUMI_SCALARS.get(annotation)
-
-
-def config_types() -> dict[str, str]:
-    """Pulumi's config type (`string`, `object`, ...) of every top-level key: the same on every cloud."""
-    out = {}
-    for name, field in PlatformSpec.model_fields.items():
-        key = alias(name, field)
-        kind = _pulumi_type(field.annotation)
-        if kind is None:
-            raise ValueError(f"{key}: type {field.annotation!r} has no Pulumi config type")
-        out[key] = kind
-    return out
 
 
 def pulumi_config(clouds: Clouds) -> dict[str, dict[str, Any]]:
