@@ -502,8 +502,15 @@ def clusters_behind(opts: pulumi.ResourceOptions | None) -> list[ClusterOfProvid
     return list({id(c.cluster): c for c in found if c is not None}.values())
 
 
-def settled(value: pulumi.Input[Resolved], children: Sequence[pulumi.Resource]) -> pulumi.Output[Resolved]:
-    """`value`, resolved only once every child exists (its id known) and depending on all of them.
+def all_created(children: Sequence[pulumi.Resource]) -> pulumi.Output[list[Any]]:
+    """Every child's id, known only once the cloud created each child, as one Output that depends on all
+    of them: the cluster's outputs each wait on it (`settled`), so the children are gathered once."""
+    return pulumi.Output.all(*[child.id for child in children if isinstance(child, pulumi.CustomResource)])
+
+
+def settled(value: pulumi.Input[Resolved], created: pulumi.Output[list[Any]]) -> pulumi.Output[Resolved]:
+    """`value`, resolved only once every child exists (`created`, from `all_created`) and depending on all
+    of them.
 
     A cluster's outputs promise a cluster whose pools exist: a resource built on `cluster.kubeconfig`
     (or whatever a consumer reads in an `apply`) must not run while the GPU pools are still being
@@ -511,8 +518,7 @@ def settled(value: pulumi.Input[Resolved], children: Sequence[pulumi.Resource]) 
     id is what the engine itself waits for; the Output also carries the children as dependencies.
     A child that is unknown in a preview leaves the output unknown there, as the real value is.
     """
-    ids = [child.id for child in children if isinstance(child, pulumi.CustomResource)]
-    return pulumi.Output.all(pulumi.Output.from_input(value), *ids).apply(lambda values: values[0])
+    return pulumi.Output.all(pulumi.Output.from_input(value), created).apply(lambda values: values[0])
 
 
 def pool_contract_outputs(plan: PlatformPlan) -> list[dict]:

@@ -28,6 +28,7 @@ from spotkube.platform.spec import PlatformSpec
 from spotkube.shell.common import (
     ClusterPlan,
     Wiring,
+    all_created,
     built_from,
     child,
     kubernetes_provider,
@@ -226,14 +227,15 @@ class AksGpuCluster(pulumi.ComponentResource):
         if spec.cluster.autoscaler.expander == "priority":
             children.append(self._priority_expander(name, plan))
 
-        self.kubeconfig = settled(kubeconfig, children)
-        self.cluster_name = settled(cluster.name, children)
-        self.resource_group_name = settled(resource_group_name, children)
+        created = all_created(children)
+        self.kubeconfig = settled(kubeconfig, created)
+        self.cluster_name = settled(cluster.name, created)
+        self.resource_group_name = settled(resource_group_name, created)
         self.oidc_issuer_url = settled(cluster.oidc_issuer_profile.apply(
             lambda p: (p.issuer_url if p else None) or ""
-        ), children)
-        self.pool_contracts = settled(pool_contract_outputs(plan), children)
-        self.log_workspace_id = settled(workspace_id if workspace_id is not None else "", children)
+        ), created)
+        self.pool_contracts = settled(pool_contract_outputs(plan), created)
+        self.log_workspace_id = settled(workspace_id if workspace_id is not None else "", created)
         self.register_outputs({
             "kubeconfig": self.kubeconfig,
             "clusterName": self.cluster_name,

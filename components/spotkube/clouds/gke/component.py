@@ -27,6 +27,7 @@ from spotkube.platform.spec import PlatformSpec
 from spotkube.shell.common import (
     ClusterPlan,
     Wiring,
+    all_created,
     built_from,
     child,
     joined,
@@ -213,12 +214,13 @@ class GkeGpuCluster(pulumi.ComponentResource):
 
         # Every resource registered here: the outputs resolve only once all of them exist.
         children = [account, node_role, *registry_grants, cluster, *egress, *node_pools, self.provider, *classes]
-        self.kubeconfig = settled(kubeconfig, children)
-        self.cluster_name = settled(cluster.name, children)
-        self.endpoint = settled(cluster.endpoint, children)
-        self.workload_pool = settled(workload_pool, children)
-        self.node_service_account_email = settled(account.email, children)
-        self.pool_contracts = settled(pool_contract_outputs(plan), children)
+        created = all_created(children)
+        self.kubeconfig = settled(kubeconfig, created)
+        self.cluster_name = settled(cluster.name, created)
+        self.endpoint = settled(cluster.endpoint, created)
+        self.workload_pool = settled(workload_pool, created)
+        self.node_service_account_email = settled(account.email, created)
+        self.pool_contracts = settled(pool_contract_outputs(plan), created)
         self.register_outputs({
             "kubeconfig": self.kubeconfig,
             "clusterName": self.cluster_name,
