@@ -123,8 +123,8 @@ def deployable(spec: PlatformSpec, source: str, style: KeyStyle = "stack") -> Pl
 
 
 def read_bootstrap(config: Mapping[str, str], source: str) -> BootstrapSpec:
-    """`bootstrap.read_bootstrap` with every cloud's bootstrap settings (imported here: only the bootstrap
-    program reads them, never a plan)."""
+    """`bootstrap.read_bootstrap` with every cloud's bootstrap settings; `platform.bootstrap` is imported
+    here because only the bootstrap program needs it, never a plan."""
     from spotkube.platform import bootstrap
 
     return bootstrap.read_bootstrap(config, source, {c: p.commands.options.bootstrap for c, p in CLOUDS.items()})
