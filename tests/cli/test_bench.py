@@ -3,6 +3,7 @@ it reports is the measured process's own, not its parent's."""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import subprocess
@@ -12,9 +13,9 @@ from types import ModuleType
 
 import pytest
 
-from spotkube.clouds import PROFILES
+from spotkube.clouds import CLOUDS, PROFILES, load_stack_spec
 from spotkube.components.offline import run_stack
-from spotkube.platform.project import Project
+from spotkube.platform.project import Project, find_project
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -94,19 +95,47 @@ def test_each_run_the_benchmark_measures_works(child: tuple[str, ...]) -> None:
     assert float(done.stdout.strip().splitlines()[-1]) > 0  # the child's own peak memory, in MiB
 
 
-@pytest.mark.parametrize(("stack", "other"), [("aks-dev-uksouth", "gke"), ("gke-dev-us-central1", "aks")])
-def test_a_plan_loads_only_its_own_cloud_and_its_own_command(stack: str, other: str) -> None:
-    """A plan pays for loading its stack's cloud and the plan command, not for the other cloud's profile
-    nor for the modules of the commands it doesn't run."""
-    probe = ("import contextlib, io, sys\n"
+@functools.cache
+def modules_a_plan_loads(stack: str) -> list[str]:
+    """spotkube's modules in a fresh interpreter after `spotkube plan` of a shipped stack (which succeeds)."""
+    probe = ("import contextlib, io, json, sys\n"
              "from spotkube.cli.app import app\n"
              "with contextlib.redirect_stdout(io.StringIO()):\n"
              f"    try: app(['plan', '--stack', {stack!r}, '--format', 'json', '--project', {str(REPO)!r}])\n"
              "    except SystemExit as done: assert done.code in (0, None), done.code\n"
-             "print(sorted(m for m in sys.modules if m.startswith(('spotkube.clouds.', 'spotkube.cli.'))))")
+             "print(json.dumps(sorted(m for m in sys.modules if m.startswith('spotkube.'))))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, check=True)
-    loaded = done.stdout.strip().splitlines()[-1]
+    loaded: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
+    return loaded
+
+
+@pytest.mark.parametrize(("stack", "other"), [("aks-dev-uksouth", "gke"), ("gke-dev-us-central1", "aks")])
+def test_a_plan_loads_only_its_own_cloud_and_its_own_command(stack: str, other: str) -> None:
+    """A plan pays for loading its stack's cloud and the plan command, not for the other cloud's profile
+    nor for the modules of the commands it doesn't run."""
+    loaded = modules_a_plan_loads(stack)
     assert PROFILES[other].profile not in loaded
     assert PROFILES[stack.split("-")[0]].profile in loaded
-    assert "spotkube.cli.commands" not in loaded
+    assert not [m for m in loaded if m.startswith("spotkube.cli.commands")]
     assert "spotkube.cli.doctor_views" not in loaded
+
+
+#: What only spotkube's other commands read, in the neutral code: the commands' flags and the bootstrap's
+#: settings, doctor's live reads, the CI identities, the logs query, the price refresh.
+NEUTRAL_COMMAND_MODULES = ("spotkube.platform.cloud_options", "spotkube.platform.bootstrap", "spotkube.platform.doctor",
+                           "spotkube.platform.identities", "spotkube.platform.logs", "spotkube.platform.cost.refresh")
+#: The same in a cloud's folder, besides its `CommandSupport` module itself (the profile's `commands_module`).
+CLOUD_COMMAND_MODULES = ("access_api", "usage_api", "logs", "deploy", "options", "identities")
+
+
+@pytest.mark.parametrize("stack", find_project(REPO).stacks())
+def test_a_plan_loads_none_of_the_modules_only_other_commands_need(stack: str) -> None:
+    """The cloud's `CommandSupport` (new-stack's template, doctor's and quota's live reads, the CI
+    identities, the logs query, the drill) loads when a command asks the profile for it, never with a
+    plan of any shipped stack; the commands that need it work on, as their own tests show."""
+    cloud = load_stack_spec(find_project(REPO), stack).cloud
+    loaded = modules_a_plan_loads(stack)
+    assert PROFILES[cloud].profile in loaded
+    expected_absent = [CLOUDS[cloud].commands_module, *NEUTRAL_COMMAND_MODULES,
+                       *(f"spotkube.clouds.{cloud}.{name}" for name in CLOUD_COMMAND_MODULES)]
+    assert [m for m in expected_absent if m in loaded] == []

@@ -17,8 +17,8 @@ from spotkube.cli.app import app
 from spotkube.clouds import CLOUDS, load_stack_spec
 from spotkube.clouds.aks.options import AksNewStack
 from spotkube.clouds.gke import catalog as gke_catalog
+from spotkube.clouds.gke.commands import NEW_STACK_GPU_CHOICES
 from spotkube.clouds.gke.options import GkeNewStack
-from spotkube.clouds.gke.profile import NEW_STACK_GPU_CHOICES
 from spotkube.clouds.stack_template import DEPLOY_SECRETS, DEPLOY_VARIABLES, CloudName, create_stack, next_steps
 from spotkube.platform.project import Project, find_project
 from spotkube.platform.reference import MODELINE, stack_schema

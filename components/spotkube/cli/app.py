@@ -30,7 +30,6 @@ from spotkube.components.offline import run_stack
 from spotkube.platform import stack_names
 from spotkube.platform.cost import PRICES_ENV
 from spotkube.platform.errors import SpotkubeError
-from spotkube.platform.logs import LogTarget
 from spotkube.platform.project import describes_platform, find_project, stack_config
 from spotkube.platform.registration import BuiltCluster
 from spotkube.review.program_review import stack_documents
@@ -404,6 +403,8 @@ def logs(
 ) -> None:
     """The exact query and console link for a step's logs on the stack's cloud, which outlive the pod
     when spot takes its node: a Cloud Logging filter on GKE, a KQL query over ContainerLogV2 on AKS."""
+    from spotkube.platform.logs import LogTarget  # this command's own: a plan never loads it
+
     try:
         project = find_project(project_dir)
         name = stack_names.stack_name(project, stack)

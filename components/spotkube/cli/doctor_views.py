@@ -61,7 +61,7 @@ def check(run: StackRun, *, deploy: str | None, preview: str | None, endpoint: s
         except SpotkubeError as err:
             quota_problem = Finding("quota", "quota", "fail", f"the quota could not be read: {err}")
     report = doctor_report(run.stack, live, stack_calls(run.spec.cloud, run.registrations, run.invokes),
-                           cloud.facts.identities, who, quota)
+                           cloud.commands.identities, who, quota)
     if quota_problem is not None:
         report = DoctorReport(report.stack, report.where, (*report.findings, quota_problem))
     return report

@@ -20,16 +20,18 @@ from importlib import import_module
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from spotkube.platform import bootstrap, catalog, kubeconfigs, plan, project, validation
-from spotkube.platform.bootstrap import BootstrapSpec
+from spotkube.platform import catalog, kubeconfigs, plan, project, validation
 from spotkube.platform.cloud import CloudProfile, RegisteredPool
 from spotkube.platform.contract import Cloud
 from spotkube.platform.cost import prices
 from spotkube.platform.input_messages import KeyStyle
 from spotkube.platform.maintenance import UpgradeExposure
 from spotkube.platform.spec import PlatformSpec
+
+if TYPE_CHECKING:
+    from spotkube.platform.bootstrap import BootstrapSpec
 
 
 @dataclass(frozen=True)
@@ -121,7 +123,10 @@ def deployable(spec: PlatformSpec, source: str, style: KeyStyle = "stack") -> Pl
 
 
 def read_bootstrap(config: Mapping[str, str], source: str) -> BootstrapSpec:
-    """`bootstrap.read_bootstrap` with every cloud's bootstrap settings."""
+    """`bootstrap.read_bootstrap` with every cloud's bootstrap settings; `platform.bootstrap` is imported
+    here because only the bootstrap program needs it, never a plan."""
+    from spotkube.platform import bootstrap
+
     return bootstrap.read_bootstrap(config, source, {c: p.commands.options.bootstrap for c, p in CLOUDS.items()})
 
 

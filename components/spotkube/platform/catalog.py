@@ -44,14 +44,17 @@ from fractions import Fraction
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
-from spotkube.platform.cloud_options import CatalogRefreshOptions
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.input_messages import shown, validation_problems
 from spotkube.platform.user_files import UserFile
+
+if TYPE_CHECKING:
+    # Only a refresh request names it: the commands' options load with `catalog refresh`, not with a plan.
+    from spotkube.platform.cloud_options import CatalogRefreshOptions
 
 SCHEMA_VERSION = 1
 _BUNDLED_NAME = "catalog.json"

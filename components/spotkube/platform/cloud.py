@@ -8,29 +8,35 @@ scheduling contract can be read in one place (docs/architecture.md, "One profile
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib import import_module
 from importlib.resources.abc import Traversable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from spotkube.platform.addons.device_plugin import ManagedDevicePlugin
-from spotkube.platform.cloud_options import CommandOptions
 from spotkube.platform.component_names import ComponentNaming
 from spotkube.platform.contract import INTERRUPTIBLE, Capacity, Cloud, Taint
 from spotkube.platform.cost.fixed import FixedItem, FixedPriceTable
 from spotkube.platform.cost.prices import CloudPricing
-from spotkube.platform.cost.refresh import PriceSource
-from spotkube.platform.doctor import DoctorQuery, LiveAccess
 from spotkube.platform.errors import Problem
-from spotkube.platform.identities import IdentityFacts
 from spotkube.platform.kubeconfigs import ExecUserCheck
-from spotkube.platform.logs import LogQuery, LogTarget
 from spotkube.platform.maintenance import UpgradeReader
 from spotkube.platform.posture import PostureReader, Setting
 from spotkube.platform.preflight import CloudPreflight
 from spotkube.platform.quota import LiveQuota, PoolDemand, QuotaPlan, QuotaQuery
 from spotkube.platform.spec import GpuPool, GpuSpec, MaintenanceWindow, PlatformSpec
 from spotkube.platform.startup import ImageDelivery, StartupFigures
+
+if TYPE_CHECKING:
+    # Only `CommandSupport` names these: the modules behind them load with a command that runs, not with
+    # every plan (the annotations stay strings, and nothing resolves them at run time).
+    from spotkube.platform.cloud_options import CommandOptions
+    from spotkube.platform.cost.refresh import PriceSource
+    from spotkube.platform.doctor import DoctorQuery, LiveAccess
+    from spotkube.platform.identities import IdentityFacts
+    from spotkube.platform.logs import LogQuery, LogTarget
 
 #: How a cloud's GPU nodes get their device plugin: a DaemonSet spotkube deploys, or the cloud's own.
 PluginMode = Literal["daemonset", "cloud-managed"]
@@ -140,8 +146,8 @@ AutoscalerReader = Callable[[Sequence[tuple[str, str, Mapping[str, Any]]]], Auto
 
 @dataclass(frozen=True)
 class CloudFacts:
-    """What the cloud is and offers, as plain data: where it runs, which versions and defaults it has,
-    who its CI identities are. Nothing here judges a stack; the rules and the judges read it."""
+    """What the cloud is and offers, as plain data: where it runs, which versions and defaults it has.
+    Nothing here judges a stack; the rules and the judges read it."""
 
     #: The regions spotkube knows (a newer one needs `cluster.allowUnlistedRegion`), and what a
     #: region looks like on this cloud, for the messages.
@@ -166,8 +172,6 @@ class CloudFacts:
     #: Kubeflow's UI can link a step to the cloud's logs (KFP reads the cluster's name from GKE's
     #: metadata server, which only GKE nodes answer).
     kfp_cloud_logs_link: bool = False
-    #: The calls the CI identities make and the roles they hold (docs/identities.md).
-    identities: IdentityFacts | None = None
     #: The cloud's sourced figures for the time from a pending GPU step to a running one
     #: (`clouds/<cloud>/startup.json`); None where spotkube has none.
     startup_figures: Callable[[], StartupFigures] | None = None
@@ -302,8 +306,10 @@ class ReviewFacts:
 
 @dataclass(frozen=True)
 class CommandSupport:
-    """What spotkube's commands do on this cloud: its own flags, the new stack's template, and the
-    live reads and actions that need the cloud's SDK or CLI (imported only when a command runs)."""
+    """What spotkube's commands do on this cloud: its own flags, the new stack's template, the CI
+    identities' calls and roles, and the live reads and actions that need the cloud's SDK or CLI.
+    Each cloud's lives in `clouds/<cloud>/commands.py`, which loads when a command first asks for it
+    (`CloudProfile.commands`), never with a plan."""
 
     #: The cloud's own flags on spotkube's commands, and its bootstrap stack's settings.
     options: CommandOptions
@@ -327,6 +333,9 @@ class CommandSupport:
     log_query: Callable[[PlatformSpec, LogTarget], LogQuery] | None = None
     #: How `spotkube drill` evicts a node of this cloud; None when the cloud offers no such command.
     eviction_command: EvictionCommand | None = None
+    #: The calls the CI identities make and the roles they hold (docs/identities.md: `spotkube doctor`
+    #: and `python -m spotkube.cli.identities` read them).
+    identities: IdentityFacts | None = None
 
 
 @dataclass(frozen=True)
@@ -342,7 +351,21 @@ class CloudProfile:
     rules: SpecRules
     resources: ResourceFacts
     review: ReviewFacts
-    commands: CommandSupport
+    #: The module whose `COMMANDS` (a `CommandSupport`) says what spotkube's commands do on the cloud
+    #: (`clouds/<cloud>/commands.py`): named, not held, so a plan never loads what only commands need.
+    commands_module: str
+
+    @property
+    def commands(self) -> CommandSupport:
+        """The cloud's `CommandSupport`, its module imported the first time a command asks."""
+        return command_support(self.commands_module)
+
+
+@functools.cache
+def command_support(module: str) -> CommandSupport:
+    """A cloud's `CommandSupport`, from the module a profile names (imported once)."""
+    found: CommandSupport = import_module(module).COMMANDS
+    return found
 
 
 def covers(prefix: str, path: str) -> bool:

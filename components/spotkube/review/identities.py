@@ -1,7 +1,7 @@
 """What each CI identity calls and which of its roles allows it, as the tables of docs/identities.md.
 
 The calls come from the stacks' registrations and invokes through each cloud's profile
-(`CloudProfile.facts.identities`), so the tables can't drift from the program: `python -m
+(`CloudProfile.commands.identities`), so the tables can't drift from the program: `python -m
 spotkube.cli.identities check` fails when they would change. Pure module: the offline runs come in as
 arguments.
 """
@@ -29,7 +29,7 @@ REGENERATE = "python -m spotkube.cli.identities write"
 
 def stack_calls(cloud: str, registrations: Sequence[Registered], invokes: Sequence[Invoked]) -> list[Call]:
     """Every call both identities make for one stack, or none for a cloud whose profile says nothing."""
-    facts = CLOUDS[cloud].facts.identities
+    facts = CLOUDS[cloud].commands.identities
     return [] if facts is None else facts.calls(registrations, invokes)
 
 
@@ -91,7 +91,7 @@ def _custom_roles(facts: IdentityFacts) -> list[str]:
 def cloud_section(cloud: str, runs: Sequence[tuple[str, Sequence[Call]]]) -> str:
     """One cloud's tables: per identity, its roles and every call of the stacks `runs` (name, calls)."""
     profile = CLOUDS[cloud]
-    facts = profile.facts.identities
+    facts = profile.commands.identities
     if facts is None:
         return ""
     calls = sorted_calls(c for _, calls_of_stack in runs for c in calls_of_stack)

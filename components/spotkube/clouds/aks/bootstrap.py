@@ -33,16 +33,10 @@ import pulumi_azure_native as azure
 import pulumiverse_time as time
 from pulumi.dynamic import CreateResult, DiffResult, ResourceProvider
 
-from spotkube.clouds.aks.identities import (
-    ASSIGNMENTS,
-    DRILL_ROLE_ID,
-    EVICTION_DRILL,
-    RESOURCE_GROUP,
-    SUBSCRIPTION,
-    role_definition_id,
-)
+from spotkube.clouds.aks.identities import ASSIGNMENTS, EVICTION_DRILL, RESOURCE_GROUP, SUBSCRIPTION
 from spotkube.clouds.aks.provider_registration import DEFAULT_ENDPOINT, register
 from spotkube.clouds.aks.providers import required_namespaces
+from spotkube.clouds.aks.resources import DRILL_ROLE_ID, role_definition_id
 from spotkube.platform.bootstrap import SECRETS_PROVIDERS, BootstrapSpec
 from spotkube.platform.identities import GITHUB_ISSUER, Identity, Role
 from spotkube.platform.spec import PlatformSpec

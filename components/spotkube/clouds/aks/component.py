@@ -21,8 +21,8 @@ import pulumiverse_time as time
 from spotkube.clouds.aks import resources, supply
 from spotkube.clouds.aks.args import AksGpuClusterArgs
 from spotkube.clouds.aks.catalog import RBAC_CLUSTER_ADMIN_ROLE_ID
-from spotkube.clouds.aks.identities import DRILL_ROLE_ID, node_resource_group_id, role_definition_id
 from spotkube.clouds.aks.kubeconfig import with_kubelogin_mode
+from spotkube.clouds.aks.resources import DRILL_ROLE_ID, node_resource_group_id, role_definition_id
 from spotkube.platform.plan import PlatformPlan, PoolPlan
 from spotkube.platform.spec import PlatformSpec
 from spotkube.shell.common import (

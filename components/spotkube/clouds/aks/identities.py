@@ -27,6 +27,7 @@ from typing import Any
 
 from spotkube.clouds.aks import supply
 from spotkube.clouds.aks.catalog import RBAC_CLUSTER_ADMIN_ROLE_ID
+from spotkube.clouds.aks.resources import DRILL_ROLE_ID
 from spotkube.platform.cloud import mapping
 from spotkube.platform.identities import (
     QUOTA,
@@ -63,10 +64,6 @@ COVERS: dict[str, frozenset[str]] = {
     REGISTRY: frozenset({REGISTRY}),
     RESERVATION_GROUP: frozenset({RESERVATION_GROUP}),
 }
-#: The eviction drill's custom role's id, fixed so that the bootstrap defines it and the program assigns it
-#: by the same GUID: uuid5(NAMESPACE_URL, "https://spotkube.invalid/roles/eviction-drill"). A role
-#: definition's GUID is unique in the tenant, as its name is, like spotkube's other custom roles.
-DRILL_ROLE_ID = "be7e2d3a-1994-5ce6-8d7a-e25395b50652"
 SIMULATE_EVICTION = "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/simulateEviction/action"
 DATA_PLANE = "Microsoft.ContainerService/managedClusters"
 
@@ -105,24 +102,6 @@ NO_AZURE_CALL_PREFIXES = ("spotkube:", "pulumi:", "kubernetes:", "random:", "tim
 #: What `spotkube quota` reads (clouds/aks/usage_api.py).
 QUOTA_ACTIONS = ("Microsoft.Compute/locations/usages/read", "Microsoft.Compute/skus/read")
 EVERY_PREVIEW = "every preview and deploy of an existing cluster (the provider's kubeconfig)"
-
-
-def role_definition_id(scope_id: str, role: str) -> str | None:
-    """A role's definition id in the subscription of the resource `scope_id` (an ARM id
-    `/subscriptions/<id>/...`), the form Azure stores on an assignment; None when `scope_id` is no ARM id."""
-    parts = scope_id.split("/")
-    if len(parts) < 3 or parts[:2] != ["", "subscriptions"] or not parts[2]:
-        return None
-    return f"/subscriptions/{parts[2]}/providers/Microsoft.Authorization/roleDefinitions/{role}"
-
-
-def node_resource_group_id(cluster_id: str, node_resource_group: str | None) -> str | None:
-    """The ARM id of a cluster's node resource group (`MC_...`), in the cluster's subscription; None when
-    either is unknown."""
-    parts = cluster_id.split("/")
-    if len(parts) < 3 or parts[:2] != ["", "subscriptions"] or not parts[2] or not node_resource_group:
-        return None
-    return f"/subscriptions/{parts[2]}/resourceGroups/{node_resource_group}"
 
 
 def _assignment_scope(registration: Registered, drill_scope: str = NODE_RESOURCE_GROUP) -> str:

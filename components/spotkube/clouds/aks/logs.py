@@ -13,13 +13,11 @@ from __future__ import annotations
 import re
 import shlex
 
+from spotkube.clouds.aks.resources import WORKSPACE_ID_PATTERN
 from spotkube.platform.contract import KFP_RUN_ID_LABEL
 from spotkube.platform.logs import LogQuery, LogsError, LogTarget
 from spotkube.platform.spec import PlatformSpec
 
-#: A Log Analytics workspace's ARM resource id.
-WORKSPACE_ID_PATTERN = (r"/subscriptions/[0-9a-f-]{36}/resourceGroups/[-\w.()]{1,90}/providers/"
-                        r"Microsoft\.OperationalInsights/workspaces/[A-Za-z0-9][-A-Za-z0-9]{2,61}[A-Za-z0-9]")
 #: The portal page of a resource's logs: the workspace's Logs blade.
 PORTAL_LOGS = "https://portal.azure.com/#resource{workspace}/logs"
 

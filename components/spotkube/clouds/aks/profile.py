@@ -2,44 +2,34 @@
 
 Its validation rules (learn.microsoft.com/azure/aks: node pools, spot node pools, GPU clusters), GPU
 resolution from the VM size, defaults, how an AgentPool or an inline pool reads back from its
-inputs, the new-stack template, the price-table name and the device-plugin mode. The facts behind
-them, with their sources, are in docs/platform-facts.md#aks.
+inputs, the price-table name and the device-plugin mode. What only spotkube's commands need (the
+new-stack template, live reads, the drill) is in `commands`, which the profile names rather than
+imports. The facts behind them, with their sources, are in docs/platform-facts.md#aks.
 """
 
 from __future__ import annotations
 
-import datetime
 import re
-from collections.abc import Sequence
-from typing import Any
 
-from spotkube.clouds.aks import access_api as access_api
 from spotkube.clouds.aks import catalog as catalog
 from spotkube.clouds.aks import (
-    deploy,
     fixed_costs,
     gpu_sharing,
-    identities,
     kubeconfig,
     offline,
-    options,
     preflight,
     quota,
     resources,
     startup,
     supply,
-    usage_api,
 )
-from spotkube.clouds.aks import logs as aks_logs
-from spotkube.clouds.aks.logs import WORKSPACE_ID_PATTERN
-from spotkube.clouds.aks.resources import VERSIONED_NAME_MAX
+from spotkube.clouds.aks.resources import VERSIONED_NAME_MAX, WORKSPACE_ID_PATTERN
 from spotkube.clouds.aks.spec import AksGpuPool, AksSpec
 from spotkube.platform import contract
 from spotkube.platform.catalog import CloudCatalog, declared_gpu_problem, refresh_command
 from spotkube.platform.cloud import (
     CloudFacts,
     CloudProfile,
-    CommandSupport,
     GpuResolution,
     MachineFacts,
     ResourceFacts,
@@ -48,8 +38,7 @@ from spotkube.platform.cloud import (
     SpecRules,
 )
 from spotkube.platform.component_names import ComponentNaming
-from spotkube.platform.cost.refresh import Fetched, FetchSettings, PriceSource, PriceTarget
-from spotkube.platform.errors import NewStackError, Problem
+from spotkube.platform.errors import Problem
 from spotkube.platform.input_messages import did_you_mean, shown
 from spotkube.platform.maintenance import replaces_no_node_problem
 from spotkube.platform.spec import GpuSpec, alias, all_pools, config_key, set_by_user, worker_pools
@@ -246,24 +235,6 @@ def _unlisted_gpu(pool: AksGpuPool, section: CloudCatalog) -> GpuResolution:
                   f"`{refresh_command(catalog.CLOUD)}`{did_you_mean(pool.machine, section.machines, quoted=True)}")
 
 
-#: An AKS node's provider ID: the VM scale set instance behind it, in the cluster's node resource group.
-PROVIDER_ID = re.compile(r"^azure:///subscriptions/(?P<subscription>[^/]+)/resourceGroups/(?P<group>[^/]+)/providers/"
-                         r"Microsoft\.Compute/virtualMachineScaleSets/(?P<vmss>[^/]+)/virtualMachines/(?P<id>[0-9]+)$",
-                         re.IGNORECASE)
-
-
-def eviction_command(provider_id: str) -> tuple[str, ...] | None:
-    """`az vmss simulate-eviction`: Azure evicts the spot instance as it does when it reclaims capacity,
-    with the 30-second Preempt notice AKS drains the node on (learn.microsoft.com/azure/virtual-machine-
-    scale-sets/use-spot, "Simulate an eviction"). The subscription is the node's own, so the az CLI's
-    default subscription does not matter."""
-    match = PROVIDER_ID.fullmatch(provider_id)
-    if match is None:
-        return None
-    return ("az", "vmss", "simulate-eviction", "--subscription", match["subscription"], "--resource-group",
-            match["group"], "--name", match["vmss"], "--instance-id", match["id"])
-
-
 #: How to find the deployer's object id, for the message of a stack that names none.
 FIND_OBJECT_ID = ("a service principal or managed identity (CI): az ad sp show --id <appId> --query id -o tsv; "
                   "yourself: az ad signed-in-user show --query id -o tsv")
@@ -283,31 +254,6 @@ def deploy_rules(spec: AksSpec) -> RuleOutput:
                       "ServicePrincipal (an app or a managed identity, as CI's deploy identity is) or Group")
 
 
-def new_stack_config(environment: str, region: str, flags: options.AksNewStack) -> dict[str, Any]:
-    """An on-demand system and platform pool and a spot T4 pool from 0: AKS offers T4 widely; the
-    deployer as named by the flags; the guards the plan checks that need no network of the user's
-    switched on: Entra ID as the only way in, deletion protection, container logs kept in Log Analytics."""
-    if flags.deployer_object_id is None:
-        raise NewStackError("--deployer-object-id is required with --cloud aks: the identity that runs pulumi up, "
-                            f"which gets the RBAC Cluster Admin role on the cluster; find it with {FIND_OBJECT_ID}")
-    if not re.fullmatch(REGION_PATTERN, region):
-        raise NewStackError(f"--region {region}: not an Azure region name; use e.g. eastus, westeurope or uksouth")
-    return {
-        "cloud": "aks",
-        "environment": environment,
-        "region": region,
-        "systemPool": {"machine": DEFAULT_MACHINE, "min": 2, "max": 3},
-        "platformPool": {"machine": DEFAULT_MACHINE, "min": 1, "max": 3},
-        "gpuPools": [{
-            "name": "t4spot", "machine": "Standard_NC4as_T4_v3", "capacity": "spot",
-            "evictionPolicy": "Delete", "maxPrice": -1, "min": 0, "max": 4,
-        }],
-        "cluster": {"channel": "stable", "deployer": {"objectId": flags.deployer_object_id,
-                                                      "principalType": flags.deployer_type.value},
-                    "localAccountsDisabled": True, "deletionProtection": True, "logs": {"enabled": True}},
-    }
-
-
 def sign_in(spec: AksSpec) -> str:
     """spotkube rewrites AKS's device-code kubeconfig to the deployer's kubelogin mode."""
     return f"kubelogin --login {spec.cluster.deployer.login}"
@@ -316,20 +262,6 @@ def sign_in(spec: AksSpec) -> str:
 def price_refresh(region: str, machine: str) -> str:
     """Azure's Retail Prices API needs no credentials, so a missing price can be fetched."""
     return f"spotkube prices refresh --cloud azure --region {region} --sku {machine}"
-
-
-def _fetch_prices(targets: Sequence[PriceTarget], settings: FetchSettings, endpoint: str | None,
-                  today: datetime.date, credential: str | None) -> Fetched:
-    """The Retail Prices client, imported only when a refresh runs: a plan never loads requests."""
-    from spotkube.clouds.aks import retail_prices
-
-    return retail_prices.fetch(targets, settings, endpoint, today, credential)
-
-
-PRICE_SOURCE = PriceSource(
-    name="Azure Retail Prices API", endpoint="https://prices.azure.com/api/retail/prices", fetch=_fetch_prices,
-    examples="--region uksouth --sku Standard_NC4as_T4_v3",
-)
 
 
 def logs_cost_basis(spec: AksSpec) -> str | None:
@@ -363,7 +295,6 @@ PROFILE = CloudProfile(
         # Azure's Scheduled Events give a spot VM 30 seconds' notice (Preempt), and AKS drains the node
         # on it (docs/evictions.md#how-much-time-a-step-gets).
         workload_notice_seconds=30,
-        identities=identities.FACTS,
         startup_figures=startup.figures,
     ),
     machines=MachineFacts(
@@ -404,15 +335,5 @@ PROFILE = CloudProfile(
         fixed_prices=fixed_costs.fixed_prices,
         quota_plan=quota.quota_plan,
     ),
-    commands=CommandSupport(
-        options=options.OPTIONS,
-        new_stack_config=new_stack_config,
-        deploy=deploy.DEPLOY,
-        price_source=PRICE_SOURCE,
-        catalog_source="spotkube.clouds.aks.catalog_source",
-        read_quota=usage_api.read_quota,
-        read_access=access_api.read_access,
-        log_query=aks_logs.log_query,
-        eviction_command=eviction_command,
-    ),
+    commands_module="spotkube.clouds.aks.commands",
 )

@@ -21,7 +21,6 @@ from typing import Any
 import yaml
 
 from spotkube.clouds.aks import catalog, gpu_sharing
-from spotkube.clouds.aks.logs import WORKSPACE_ID_PATTERN
 from spotkube.clouds.aks.spec import AksPoolUpgrade
 from spotkube.clouds.aks.supply import RESERVATION_CREATE_ONLY, RESERVATION_TYPE
 from spotkube.platform import contract
@@ -57,6 +56,32 @@ AKS_DEFAULT_MAX_SURGE = "10%"
 #: The kubeconfigs of a cluster's users, and the deployer's own identity.
 USER_CREDENTIALS_INVOKE = "azure-native:containerservice:listManagedClusterUserCredentials"
 CLIENT_CONFIG_INVOKE = "azure-native:authorization:getClientConfig"
+
+# --- Azure resource ids ---------------------------------------------------------------------------
+
+#: The eviction drill's custom role's id, fixed so that the bootstrap defines it and the program assigns it
+#: by the same GUID: uuid5(NAMESPACE_URL, "https://spotkube.invalid/roles/eviction-drill"). A role
+#: definition's GUID is unique in the tenant, as its name is, like spotkube's other custom roles.
+DRILL_ROLE_ID = "be7e2d3a-1994-5ce6-8d7a-e25395b50652"
+
+
+def role_definition_id(scope_id: str, role: str) -> str | None:
+    """A role's definition id in the subscription of the resource `scope_id` (an ARM id
+    `/subscriptions/<id>/...`), the form Azure stores on an assignment; None when `scope_id` is no ARM id."""
+    parts = scope_id.split("/")
+    if len(parts) < 3 or parts[:2] != ["", "subscriptions"] or not parts[2]:
+        return None
+    return f"/subscriptions/{parts[2]}/providers/Microsoft.Authorization/roleDefinitions/{role}"
+
+
+def node_resource_group_id(cluster_id: str, node_resource_group: str | None) -> str | None:
+    """The ARM id of a cluster's node resource group (`MC_...`), in the cluster's subscription; None when
+    either is unknown."""
+    parts = cluster_id.split("/")
+    if len(parts) < 3 or parts[:2] != ["", "subscriptions"] or not parts[2] or not node_resource_group:
+        return None
+    return f"/subscriptions/{parts[2]}/resourceGroups/{node_resource_group}"
+
 
 # --- Names ----------------------------------------------------------------------------------------
 
@@ -295,6 +320,9 @@ CONTAINER_INSIGHTS_STREAMS = ["Microsoft-ContainerLogV2", "Microsoft-KubeEvents"
 #: The names azure-cli gives the extension and its association when it enables Container Insights.
 CONTAINER_INSIGHTS_EXTENSION = "ContainerInsightsExtension"
 WORKSPACE_SKU = "PerGB2018"
+#: A Log Analytics workspace's ARM resource id.
+WORKSPACE_ID_PATTERN = (r"/subscriptions/[0-9a-f-]{36}/resourceGroups/[-\w.()]{1,90}/providers/"
+                        r"Microsoft\.OperationalInsights/workspaces/[A-Za-z0-9][-A-Za-z0-9]{2,61}[A-Za-z0-9]")
 
 
 def workspace_inputs(plan: PlatformPlan, resource_group_name: Any) -> dict[str, Any]:

@@ -2,42 +2,34 @@
 
 Its validation rules (cloud.google.com/kubernetes-engine/docs), checked against the GPU catalog
 (`catalog`, docs/catalog.md); GPU resolution from the machine type; the zones a GPU pool defaults to;
-how a NodePool reads back from its inputs; the new-stack template; the price-table name and the
-device-plugin mode. The facts behind them, with their sources, are in docs/platform-facts.md#gke.
+how a NodePool reads back from its inputs; the price-table name and the device-plugin mode. What only
+spotkube's commands need (the new-stack template, live reads, the drill) is in `commands`, which the
+profile names rather than imports. The facts behind them, with their sources, are in
+docs/platform-facts.md#gke.
 """
 
 from __future__ import annotations
 
-import datetime
 import re
-from collections.abc import Sequence
-from typing import Any
 
-from spotkube.clouds.gke import access_api as access_api
 from spotkube.clouds.gke import catalog as catalog
 from spotkube.clouds.gke import (
-    deploy,
     device_plugin,
     fixed_costs,
     gpu_sharing,
-    identities,
     kubeconfig,
     offline,
-    options,
     preflight,
     quota,
     resources,
     startup,
-    usage_api,
 )
-from spotkube.clouds.gke import logs as gke_logs
 from spotkube.clouds.gke.resources import VERSIONED_NAME_MAX
 from spotkube.clouds.gke.spec import GkeGpuPool, GkePoolUpgrade, GkeSpec
 from spotkube.platform.catalog import declared_gpu_problem
 from spotkube.platform.cloud import (
     CloudFacts,
     CloudProfile,
-    CommandSupport,
     GpuResolution,
     MachineFacts,
     ResourceFacts,
@@ -46,8 +38,7 @@ from spotkube.platform.cloud import (
     SpecRules,
 )
 from spotkube.platform.component_names import ComponentNaming
-from spotkube.platform.cost.refresh import Fetched, FetchSettings, PriceSource, PriceTarget
-from spotkube.platform.errors import NewStackError, Problem
+from spotkube.platform.errors import Problem
 from spotkube.platform.input_messages import shown
 from spotkube.platform.maintenance import replaces_no_node_problem
 from spotkube.platform.spec import GpuSpec, alias, all_pools, config_key, set_by_user, worker_pools
@@ -85,13 +76,6 @@ FLEX_START_MIN_VERSION = (1, 32, 2, 1652000)
 FLEX_START_MIN_VERSION_TEXT = "1.32.2-gke.1652000"
 #: The longest run GKE gives a flex-start VM: 7 days.
 FLEX_START_MAX_RUN_HOURS = 168
-#: GKE GPU pools `new-stack` offers, best first: (GPU type, pool name, machine type, GPU count or
-#: None when the machine type fixes it). L4 is the usual price/performance pick for inference and
-#: fine-tuning; T4 is the most widely available fallback.
-NEW_STACK_GPU_CHOICES: tuple[tuple[str, str, str, int | None], ...] = (
-    ("nvidia-l4", "l4-spot", "g2-standard-8", None),
-    ("nvidia-tesla-t4", "t4-spot", "n1-standard-8", 1),
-)
 
 
 def _zones_in_region(region: str, path: str, zones: tuple[str, ...]) -> RuleOutput:
@@ -353,25 +337,6 @@ def pool_defaults(spec: GkeSpec, pool: GkeGpuPool) -> GkeGpuPool:
     return pool.model_copy(update={"zones": offering}) if offering else pool
 
 
-def _new_stack_gpu_pool(region: str) -> dict[str, Any]:
-    """A spot pool of the first GPU in NEW_STACK_GPU_CHOICES that the catalog names a zone of in the region
-    (in a region it doesn't know completely, the zones a source named: never a zone it guessed)."""
-    for gpu_type, name, machine, count in NEW_STACK_GPU_CHOICES:
-        if catalog.zones_offering(region, gpu_type):
-            pool: dict[str, Any] = {"name": name, "machine": machine, "capacity": "spot", "min": 0, "max": 4}
-            if count is not None:
-                pool["gpu"] = {"type": gpu_type, "count": count}
-            return pool
-    offered = ", ".join(gpu for gpu, *_ in NEW_STACK_GPU_CHOICES)
-    if catalog.region_zones(region) is None:
-        known = sorted({r for gpu, *_ in NEW_STACK_GPU_CHOICES for r in catalog.regions_with_zones(gpu)})
-        raise NewStackError(
-            f"--region {region}: spotkube's GPU catalog ({catalog.section().describe()}) names no zone of it "
-            f"offering {offered}; regions where it does: {', '.join(known)}"
-        )
-    raise NewStackError(f"--region {region}: offers none of {offered}; pick another region")
-
-
 def logs_cost_basis(spec: GkeSpec) -> str | None:
     """Cloud Logging bills the GiB ingested beyond a monthly free allotment per project: the plan
     states the basis, not a figure (docs/logs.md)."""
@@ -379,24 +344,6 @@ def logs_cost_basis(spec: GkeSpec) -> str | None:
     return (f"logs: Cloud Logging bills each GiB of {what} logs ingested beyond its monthly free allotment per "
             "project, kept 30 days in the _Default bucket; not priced here, as it depends on how much the steps "
             "print (cloud.google.com/stackdriver/pricing)")
-
-
-def new_stack_config(environment: str, region: str, flags: options.GkeNewStack) -> dict[str, Any]:
-    """On-demand system and platform pools and a spot pool of a GPU the region really offers, with the
-    guards the plan checks switched on: private nodes (out through Cloud NAT; the control plane stays
-    reachable through its IAM-guarded DNS endpoint) and deletion protection."""
-    if not flags.project:
-        raise NewStackError("--gcp-project is required with --cloud gke (the Google Cloud project id)")
-    return {
-        "cloud": "gke",
-        "environment": environment,
-        "region": region,
-        "systemPool": {"machine": DEFAULT_MACHINE, "min": 2, "max": 3},
-        "platformPool": {"machine": DEFAULT_MACHINE, "min": 1, "max": 3},
-        # Zones left out on purpose: spotkube fills in the zones of the region that offer the GPU.
-        "gpuPools": [_new_stack_gpu_pool(region)],
-        "cluster": {"project": flags.project, "channel": "REGULAR", "private": True, "deletionProtection": True},
-    }
 
 
 def sign_in(spec: GkeSpec) -> str:
@@ -408,23 +355,9 @@ def sign_in(spec: GkeSpec) -> str:
 
 
 
-#: A GKE node's provider ID: the Compute Engine instance behind it.
-PROVIDER_ID = re.compile(r"^gce://(?P<project>[^/]+)/(?P<zone>[^/]+)/(?P<instance>[^/]+)$")
 #: GKE wants 48 hours of maintenance availability in any 32 days: a weekly window of 12 hours
 #: (cloud.google.com/kubernetes-engine/docs/concepts/maintenance-windows-and-exclusions).
 MIN_WEEKLY_HOURS = 12
-
-
-def eviction_command(provider_id: str) -> tuple[str, ...] | None:
-    """`gcloud compute instances simulate-maintenance-event`: on a spot or preemptible VM Compute Engine
-    preempts it, with the 30-second notice and ACPI soft-off that start the kubelet's graceful node
-    shutdown (cloud.google.com/compute/docs/instances/simulating-host-maintenance). The project is the
-    node's own, so gcloud's default project does not matter."""
-    match = PROVIDER_ID.fullmatch(provider_id)
-    if match is None:
-        return None
-    return ("gcloud", "compute", "instances", "simulate-maintenance-event", match["instance"], "--zone",
-            match["zone"], "--project", match["project"])
 
 
 #: The environment variable `spotkube prices refresh` reads the Cloud Billing Catalog API key from.
@@ -434,23 +367,6 @@ BILLING_API_KEY_ENV = "SPOTKUBE_GCP_BILLING_API_KEY"
 def price_refresh(region: str, machine: str) -> str:
     """The Cloud Billing Catalog API answers any project's API key, given in the environment."""
     return f"{BILLING_API_KEY_ENV}=<API key> spotkube prices refresh --cloud gcp --region {region} --sku {machine}"
-
-
-def _fetch_prices(targets: Sequence[PriceTarget], settings: FetchSettings, endpoint: str | None,
-                  today: datetime.date, credential: str | None) -> Fetched:
-    """The Billing Catalog client, imported only when a refresh runs: a plan never loads requests."""
-    from spotkube.clouds.gke import billing_catalog
-
-    return billing_catalog.fetch(targets, settings, endpoint, today, credential)
-
-
-PRICE_SOURCE = PriceSource(
-    name="Cloud Billing Catalog API", endpoint="https://cloudbilling.googleapis.com", fetch=_fetch_prices,
-    credential_env=BILLING_API_KEY_ENV,
-    credential_hint="an API key of any Google Cloud project with the Cloud Billing API enabled "
-    "(console: APIs & Services > Credentials > Create credentials > API key, restricted to the Cloud Billing API)",
-    examples="--region us-central1 --sku g2-standard-8",
-)
 
 
 PROFILE = CloudProfile(
@@ -474,7 +390,6 @@ PROFILE = CloudProfile(
         # a workload pod gets 15 (docs/evictions.md#how-much-time-a-step-gets).
         workload_notice_seconds=15,
         kfp_cloud_logs_link=True,
-        identities=identities.FACTS,
         startup_figures=startup.figures,
         # GKE's cluster autoscaler serves ProvisioningRequests of this class for node pools with queued
         # provisioning (cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest).
@@ -521,15 +436,5 @@ PROFILE = CloudProfile(
         fixed_prices=fixed_costs.fixed_prices,
         quota_plan=quota.quota_plan,
     ),
-    commands=CommandSupport(
-        options=options.OPTIONS,
-        new_stack_config=new_stack_config,
-        deploy=deploy.DEPLOY,
-        price_source=PRICE_SOURCE,
-        catalog_source="spotkube.clouds.gke.catalog_source",
-        read_quota=usage_api.read_quota,
-        read_access=access_api.read_access,
-        log_query=gke_logs.log_query,
-        eviction_command=eviction_command,
-    ),
+    commands_module="spotkube.clouds.gke.commands",
 )

@@ -1,0 +1,91 @@
+"""AKS: what spotkube's commands do on Azure (`CloudProfile.commands`), apart from the plan.
+
+The new stack's template, how it is deployed from CI, the price list `prices refresh` reads, the live
+reads of `quota`, `doctor` and `logs`, the CI identities' calls and roles, and how `drill` evicts a node.
+A plan never needs them, so the profile names this module instead of importing it: it loads the first
+time a command asks (docs/architecture.md#one-folder-per-cloud).
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from spotkube.clouds.aks import access_api, deploy, identities, logs, options, usage_api
+from spotkube.clouds.aks.profile import DEFAULT_MACHINE, FIND_OBJECT_ID, REGION_PATTERN
+from spotkube.platform.cloud import CommandSupport
+from spotkube.platform.cost.refresh import Fetched, FetchSettings, PriceSource, PriceTarget
+from spotkube.platform.errors import NewStackError
+
+
+def new_stack_config(environment: str, region: str, flags: options.AksNewStack) -> dict[str, Any]:
+    """An on-demand system and platform pool and a spot T4 pool from 0: AKS offers T4 widely; the
+    deployer as named by the flags; the guards the plan checks that need no network of the user's
+    switched on: Entra ID as the only way in, deletion protection, container logs kept in Log Analytics."""
+    if flags.deployer_object_id is None:
+        raise NewStackError("--deployer-object-id is required with --cloud aks: the identity that runs pulumi up, "
+                            f"which gets the RBAC Cluster Admin role on the cluster; find it with {FIND_OBJECT_ID}")
+    if not re.fullmatch(REGION_PATTERN, region):
+        raise NewStackError(f"--region {region}: not an Azure region name; use e.g. eastus, westeurope or uksouth")
+    return {
+        "cloud": "aks",
+        "environment": environment,
+        "region": region,
+        "systemPool": {"machine": DEFAULT_MACHINE, "min": 2, "max": 3},
+        "platformPool": {"machine": DEFAULT_MACHINE, "min": 1, "max": 3},
+        "gpuPools": [{
+            "name": "t4spot", "machine": "Standard_NC4as_T4_v3", "capacity": "spot",
+            "evictionPolicy": "Delete", "maxPrice": -1, "min": 0, "max": 4,
+        }],
+        "cluster": {"channel": "stable", "deployer": {"objectId": flags.deployer_object_id,
+                                                      "principalType": flags.deployer_type.value},
+                    "localAccountsDisabled": True, "deletionProtection": True, "logs": {"enabled": True}},
+    }
+
+
+#: An AKS node's provider ID: the VM scale set instance behind it, in the cluster's node resource group.
+PROVIDER_ID = re.compile(r"^azure:///subscriptions/(?P<subscription>[^/]+)/resourceGroups/(?P<group>[^/]+)/providers/"
+                         r"Microsoft\.Compute/virtualMachineScaleSets/(?P<vmss>[^/]+)/virtualMachines/(?P<id>[0-9]+)$",
+                         re.IGNORECASE)
+
+
+def eviction_command(provider_id: str) -> tuple[str, ...] | None:
+    """`az vmss simulate-eviction`: Azure evicts the spot instance as it does when it reclaims capacity,
+    with the 30-second Preempt notice AKS drains the node on (learn.microsoft.com/azure/virtual-machine-
+    scale-sets/use-spot, "Simulate an eviction"). The subscription is the node's own, so the az CLI's
+    default subscription does not matter."""
+    match = PROVIDER_ID.fullmatch(provider_id)
+    if match is None:
+        return None
+    return ("az", "vmss", "simulate-eviction", "--subscription", match["subscription"], "--resource-group",
+            match["group"], "--name", match["vmss"], "--instance-id", match["id"])
+
+
+def _fetch_prices(targets: Sequence[PriceTarget], settings: FetchSettings, endpoint: str | None,
+                  today: datetime.date, credential: str | None) -> Fetched:
+    """The Retail Prices client, imported only when a refresh runs: a plan never loads requests."""
+    from spotkube.clouds.aks import retail_prices
+
+    return retail_prices.fetch(targets, settings, endpoint, today, credential)
+
+
+PRICE_SOURCE = PriceSource(
+    name="Azure Retail Prices API", endpoint="https://prices.azure.com/api/retail/prices", fetch=_fetch_prices,
+    examples="--region uksouth --sku Standard_NC4as_T4_v3",
+)
+
+
+COMMANDS = CommandSupport(
+    options=options.OPTIONS,
+    new_stack_config=new_stack_config,
+    deploy=deploy.DEPLOY,
+    price_source=PRICE_SOURCE,
+    catalog_source="spotkube.clouds.aks.catalog_source",
+    read_quota=usage_api.read_quota,
+    read_access=access_api.read_access,
+    log_query=logs.log_query,
+    eviction_command=eviction_command,
+    identities=identities.FACTS,
+)
