@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import gc
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -98,3 +99,14 @@ def pytest_configure(config: pytest.Config) -> None:
             os.unsetenv(name)
     if config.option.verbose <= 0:
         config.pluginmanager.register(GroupProgress(config), "spotkube-group-progress")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Leave what collection loaded out of every later garbage collection (`gc.freeze`).
+
+    Collection imports the Pulumi SDKs' type modules, pydantic, kfp and every test module: over a
+    million objects that live as long as the process. Each full collection walked all of them to free
+    the tests' garbage, and took a third of a worker's CPU time (24 full collections, 9 of 29 CPU s
+    on three CLI modules). Frozen, they stay where they are; what the tests create is still collected
+    as before."""
+    gc.freeze()

@@ -19,7 +19,6 @@ from __future__ import annotations
 import functools
 import inspect
 import typing
-import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -435,10 +434,12 @@ class ClusterOfProvider:
     cluster: GpuCluster
 
 
-#: Each cluster component's Kubernetes provider -> that cluster. An add-on given the provider in its
-#: options learns the cluster's cloud and pools from it, so a caller never has to repeat them (and
-#: can't contradict them). Weak keys: the map never keeps a provider alive.
-_CLUSTERS: weakref.WeakKeyDictionary[k8s.Provider, ClusterOfProvider] = weakref.WeakKeyDictionary()
+#: The attribute a cluster component's Kubernetes provider carries that cluster in. An add-on given the
+#: provider in its options learns the cluster's cloud and pools from it, so a caller never has to repeat
+#: them (and can't contradict them). On the provider itself rather than in a map: the cluster holds its
+#: provider, so even a weak-keyed map from providers to clusters kept every cluster ever built alive,
+#: with all its resources and outputs (about 7,000 objects a plan, in a process that plans many times).
+_CLUSTER_ATTRIBUTE = "_spotkube_cluster"
 @dataclass
 class Built:
     """What a program built while `built_clusters` watched: each spotkube cluster, in the order built,
@@ -486,9 +487,10 @@ def kubernetes_provider(
     """
     provider = k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig,
                             opts=child(cast(pulumi.Resource, parent), depends_on=depends_on or []))
-    _CLUSTERS[provider] = ClusterOfProvider(label, parent)
+    found = ClusterOfProvider(label, parent)
+    setattr(provider, _CLUSTER_ATTRIBUTE, found)
     for watcher in _WATCHERS:
-        watcher.clusters.append(_CLUSTERS[provider])
+        watcher.clusters.append(found)
     return provider
 
 
@@ -498,7 +500,7 @@ def clusters_behind(opts: pulumi.ResourceOptions | None) -> list[ClusterOfProvid
     if opts is None:
         return []
     providers = opts.providers.values() if isinstance(opts.providers, Mapping) else opts.providers or []
-    found = [_CLUSTERS.get(p) for p in [opts.provider, *providers] if isinstance(p, k8s.Provider)]
+    found = [getattr(p, _CLUSTER_ATTRIBUTE, None) for p in [opts.provider, *providers] if isinstance(p, k8s.Provider)]
     return list({id(c.cluster): c for c in found if c is not None}.values())
 
 
