@@ -101,12 +101,32 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(GroupProgress(config), "spotkube-group-progress")
 
 
-def pytest_collection_finish(session: pytest.Session) -> None:
-    """Leave what collection loaded out of every later garbage collection (`gc.freeze`).
 
-    Collection imports the Pulumi SDKs' type modules, pydantic, kfp and every test module: over a
-    million objects that live as long as the process. Each full collection walked all of them to free
-    the tests' garbage, and took a third of a worker's CPU time (24 full collections, 9 of 29 CPU s
-    on three CLI modules). Frozen, they stay where they are; what the tests create is still collected
-    as before."""
+
+#: How many objects may survive a full collection outside the frozen generation before they are frozen.
+FREEZE_AFTER = 100_000
+_full_collections_seen = [0]
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Leave what collection loaded out of every later garbage collection (`gc.freeze`): the test modules,
+    pydantic, kfp, the Pulumi SDKs' packages. They live as long as the process."""
     gc.freeze()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Before a test, freeze what the last full collection found alive, when that is a lot.
+
+    The first plans of a process load the SDKs' type modules: hundreds of thousands of functions,
+    properties and typing objects that never die. Each full collection walked all of them again to free
+    only a plan's garbage, and took a third of a worker's CPU time (27 full collections, 7 of 26 CPU s
+    on three CLI modules). Frozen, they are never walked again, and what the tests leave is still
+    collected. A fixture alive at that moment is frozen too and outlives its scope; only the few
+    freezes the SDKs' modules cause take any, so the memory stays bounded."""
+    collections = gc.get_stats()[2]["collections"]
+    if collections == _full_collections_seen[0]:
+        return
+    _full_collections_seen[0] = collections
+    if len(gc.get_objects(generation=2)) > FREEZE_AFTER:
+        gc.freeze()
