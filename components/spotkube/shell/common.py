@@ -519,7 +519,11 @@ def settled(value: pulumi.Input[Resolved], created: pulumi.Output[list[Any]]) ->
     created. An id is known only once the cloud created the resource, so waiting for every child's
     id is what the engine itself waits for; the Output also carries the children as dependencies.
     A child that is unknown in a preview leaves the output unknown there, as the real value is.
+    Plain data (the pool contracts) waits as it is: `Output.from_input` would wrap each of its nested
+    values in an Output of its own, some eighty a pool.
     """
+    if next(_outputs_in(value), None) is None:
+        return created.apply(lambda _: cast(Resolved, value))
     return pulumi.Output.all(pulumi.Output.from_input(value), created).apply(lambda values: values[0])
 
 
