@@ -16,8 +16,9 @@ spec = read_stack_spec(Path(__file__).parent)
 # more to load.
 cluster = cluster_component(spec).from_spec("spotkube", spec)
 
-# The add-ons deploy through the cluster's provider, after its pools exist.
-on_cluster = pulumi.ResourceOptions(providers=[cluster.provider], depends_on=[cluster])
+# The add-ons deploy through the cluster's provider, which waits for its pools and grants: depending on the
+# cluster component as well would make each add-on depend on every resource of the cluster, one by one.
+on_cluster = pulumi.ResourceOptions(providers=[cluster.provider])
 if spec.device_plugin.enabled and spec.gpu_pools:
     NvidiaDevicePlugin.from_spec("nvidia-device-plugin", spec, opts=on_cluster)
 if spec.kubeflow.enabled:

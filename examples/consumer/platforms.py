@@ -81,7 +81,7 @@ def training(environment: str, deployer_object_id: str) -> Training:
     NvidiaDevicePlugin.for_cluster("vision-training-gpus", cluster)
     pipelines = KubeflowPipelines(
         "vision-pipelines", args={"version": "2.17.0"},
-        opts=pulumi.ResourceOptions(providers=[cluster.provider], depends_on=[cluster]),
+        opts=pulumi.ResourceOptions(providers=[cluster.provider]),
     )
     return Training(group, runner_egress, cluster, pipelines)
 

@@ -111,7 +111,8 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
                                                  "it was built for; leave the provider out, for_cluster sets it")])
             return replace(DevicePluginRequest.for_spec(plan.spec), settings=settings)
         built = validated(request)
-        on_cluster = pulumi.ResourceOptions(providers=[cluster.provider], depends_on=[cluster])  # type: ignore[list-item]
+        # The provider waits for the cluster's pools and grants, so what deploys through it does too.
+        on_cluster = pulumi.ResourceOptions(providers=[cluster.provider])
         return built_from(cls, name, built, pulumi.ResourceOptions.merge(on_cluster, opts))
 
     @classmethod

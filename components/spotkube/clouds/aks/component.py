@@ -222,7 +222,8 @@ class AksGpuCluster(pulumi.ComponentResource):
             children.append(self._drill_right(name, label, plan, cluster))
         # Whatever deploys through the provider (the add-ons, a consumer's DaemonSet) waits for the
         # grants to take effect and for every pool, so it never races a GPU pool being created.
-        self.provider = kubernetes_provider(self, label, name, kubeconfig, depends_on=[*grants, *pools])
+        # The last pool (or maintenance configuration) of the chain comes after every other one.
+        self.provider = kubernetes_provider(self, label, name, kubeconfig, depends_on=[*grants, *pools[-1:]])
         children.append(self.provider)
         if spec.cluster.autoscaler.expander == "priority":
             children.append(self._priority_expander(name, plan))
