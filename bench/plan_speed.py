@@ -8,7 +8,7 @@ program (`spotkube.components.mock_host`): what any program building that stack 
 cannot go below (an azure-native AgentPool alone declares about 115 aliases, each
 an Output chain in `pulumi.Resource.__init__`). Each
 measurement runs in a fresh interpreter: its CPU time (user + system, from wait4; a busy machine
-hardly changes it, where it can double the wall time, which is shown beside it), and the peak resident
+changes it less than the wall time, which is shown beside it), and the peak resident
 memory of that process alone (VmHWM in /proc/self/status, which a new program image starts afresh;
 `ru_maxrss` would carry over the parent's peak through fork and exec). A plan and its floor run turn
 about and the best of several runs is kept. The plan is the real command, `spotkube plan --stack S
@@ -132,7 +132,7 @@ def _child_env() -> dict[str, str]:
 
 def run_child(*args: str) -> Measure:
     """One fresh interpreter running `--child ARGS`: its wall time, its CPU time (user + system, from
-    wait4: the other processes of a busy machine hardly change it) and its own peak memory."""
+    wait4: the other processes of a busy machine change it less than the wall time) and its own peak memory."""
     start = time.perf_counter()
     child = subprocess.Popen([sys.executable, __file__, "--child", *args], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True, env=_child_env())
@@ -237,8 +237,8 @@ def main() -> None:
         lines.append(f"floor of every type the floor builds ({len(every)}): {floor.wall_s:.2f} s, "
                      f"{floor.peak_mib:.0f} MiB")
         stacks = stacks[:1]
-    lines += ["Times are CPU seconds (user + system) of each fresh process, which a busy machine hardly "
-              "changes; wall seconds in brackets. The floor builds the same resources with the SDKs alone: its "
+    lines += ["Times are CPU seconds (user + system) of each fresh process, which a busy machine changes less than "
+              "the wall time; wall seconds in brackets. The floor builds the same resources with the SDKs alone: its "
               "share is the Pulumi SDKs' own.", "",
               "| stack | plan s | floor s | beyond floor s | plan × floor | plan MiB | floor MiB | memory × floor |",
               "|---|---|---|---|---|---|---|---|"]
