@@ -42,6 +42,7 @@ GKE_ARGS: GkeGpuClusterArgs = {
 }
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"
 AKS_CLUSTER = "azure-native:containerservice:ManagedCluster"
+AKS_POOL = "azure-native:containerservice:AgentPool"
 GKE_CLUSTER = "gcp:container/cluster:Cluster"
 
 
@@ -151,6 +152,18 @@ def test_the_caller_s_protect_is_never_weakened_in_dev(
 # --- the device plugin knows its cluster ----------------------------------------------------------
 
 
+def after(recording: Recording, urn: str) -> set[str]:
+    """Every resource the one at `urn` waits for, directly or through the resources it waits for."""
+    dependencies = {r.urn: r.dependencies for r in recording.registrations}
+    found: set[str] = set()
+    pending = list(dependencies[urn])
+    while pending:
+        if (current := pending.pop()) not in found:
+            found.add(current)
+            pending.extend(dependencies.get(current, ()))
+    return found
+
+
 def tolerated(daemonset: Registration) -> set[tuple[str, str | None]]:
     return {(t["key"], t.get("value")) for t in daemonset.inputs["spec"]["template"]["spec"]["tolerations"]}
 
@@ -165,8 +178,10 @@ def test_for_cluster_tolerates_every_gpu_pool_s_own_taint_and_uses_the_cluster_s
     assert ("team", "vision") in tolerated(daemonset), "the pool's own taint, never repeated by the caller"
     provider = only(recording, "pulumi:providers:kubernetes")
     assert daemonset.provider.startswith(provider.urn + "::")
-    component = only(recording, workloads.DEVICE_PLUGIN_TYPE)
-    assert only(recording, AKS_CLUSTER).urn in component.dependencies, "it waits for the cluster"
+    waits_for = after(recording, provider.urn)
+    pools = [r.urn for r in recording.registrations if r.type == AKS_POOL]
+    assert pools and set(pools) <= waits_for, "what deploys through the provider waits for every pool"
+    assert only(recording, AKS_CLUSTER).urn in waits_for
 
 
 def test_for_cluster_on_gke_deploys_nothing_whatever_the_caller_believes() -> None:
