@@ -14,7 +14,7 @@ memory of that process alone (VmHWM in /proc/self/status, which a new program im
 about and the best of several runs is kept. The plan is the real command, `spotkube plan --stack S
 --format json`.
 
-    python bench/plan_speed.py [--runs 3] [--markdown docs/speed.md]
+    python bench/plan_speed.py [--runs 5] [--markdown docs/speed.md]
     python bench/plan_speed.py --quick     # once, for CI: every floor builder, one stack, the start-up
                                            # steps, 2 GPU pools
 

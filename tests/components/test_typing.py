@@ -32,11 +32,13 @@ GkeGpuCluster("inference", args={
 
 
 @pytest.fixture
-def cache(request: pytest.FixtureRequest) -> Path:
+def cache(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """mypy's incremental cache, one per test (tests may run at once on different workers), kept in the
     virtualenv the tests run in: a second `make test` re-checks only what changed, as mypy does for a
     developer, instead of the SDKs' type modules each time (about 15 CPU s). A new virtualenv starts
-    it afresh."""
+    it afresh; outside a virtualenv it lasts one run."""
+    if sys.prefix == sys.base_prefix:
+        return tmp_path_factory.mktemp("mypy-cache")
     return Path(sys.prefix) / ".cache" / "spotkube-tests-mypy" / request.node.name
 
 

@@ -19,7 +19,7 @@ import yaml
 from pydantic import BaseModel
 
 from spotkube.clouds import CLOUDS, parse_spec
-from spotkube.platform import reference, spec
+from spotkube.platform import config_types, reference, spec
 from spotkube.platform.errors import SpecError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -156,7 +156,7 @@ def test_each_keys_pulumi_type_is_the_type_its_json_schema_gives() -> None:
     """The program reads a key's config type from the field's Python type (cheap, on every run); it
     must be what the spec's JSON Schema says, which Pulumi.yaml's declarations once came from."""
     schema = spec.PlatformSpec.model_json_schema(by_alias=True)
-    for key, kind in reference.config_types().items():
+    for key, kind in config_types.config_types().items():
         field = schema["properties"][key]
         assert kind == ("object" if "$ref" in field else field["type"]), key
 

@@ -440,6 +440,8 @@ class ClusterOfProvider:
 #: provider, so even a weak-keyed map from providers to clusters kept every cluster ever built alive,
 #: with all its resources and outputs (about 7,000 objects a plan, in a process that plans many times).
 _CLUSTER_ATTRIBUTE = "_spotkube_cluster"
+
+
 @dataclass
 class Built:
     """What a program built while `built_clusters` watched: each spotkube cluster, in the order built,
@@ -500,7 +502,8 @@ def clusters_behind(opts: pulumi.ResourceOptions | None) -> list[ClusterOfProvid
     if opts is None:
         return []
     providers = opts.providers.values() if isinstance(opts.providers, Mapping) else opts.providers or []
-    found = [getattr(p, _CLUSTER_ATTRIBUTE, None) for p in [opts.provider, *providers] if isinstance(p, k8s.Provider)]
+    found = [cast(ClusterOfProvider | None, getattr(p, _CLUSTER_ATTRIBUTE, None))
+             for p in [opts.provider, *providers] if isinstance(p, k8s.Provider)]
     return list({id(c.cluster): c for c in found if c is not None}.values())
 
 

@@ -159,7 +159,8 @@ class AksGpuCluster(pulumi.ComponentResource):
             reservations_ready: list[pulumi.Resource] = reservation_resources[-1:]
         else:
             reservations_ready = []
-        children += self._registry_grants(name, label, plan, cluster)
+        registry_grants = self._registry_grants(name, label, plan, cluster)
+        children += registry_grants
         if isinstance(workspace, pulumi.Resource):
             children.append(workspace)
         if workspace_id is not None:
@@ -222,8 +223,11 @@ class AksGpuCluster(pulumi.ComponentResource):
             children.append(self._drill_right(name, label, plan, cluster))
         # Whatever deploys through the provider (the add-ons, a consumer's DaemonSet) waits for the
         # grants to take effect and for every pool, so it never races a GPU pool being created.
-        # The last pool (or maintenance configuration) of the chain comes after every other one.
-        self.provider = kubernetes_provider(self, label, name, kubeconfig, depends_on=[*grants, *pools[-1:]])
+        # What is deployed through the provider may pull from the stack's registries: it waits for the
+        # AcrPull grants too. The last pool (or maintenance configuration) of the chain comes after every
+        # other one.
+        self.provider = kubernetes_provider(self, label, name, kubeconfig,
+                                            depends_on=[*grants, *registry_grants, *pools[-1:]])
         children.append(self.provider)
         if spec.cluster.autoscaler.expander == "priority":
             children.append(self._priority_expander(name, plan))
