@@ -277,9 +277,9 @@ def main() -> None:
         lines.append(f"| {label} | {loaded.cpu_s:.2f} | {loaded.cpu_s - previous:+.2f} | {loaded.peak_mib:.0f} |")
         previous = loaded.cpu_s
     # The last step's modules beyond the one before it, timed inside the interpreter that imports them.
-    before, everything = steps[-2][1], steps[-1][1]
-    own = [m for m in everything if m not in set(before)]
-    share = _best([run_child("imports", json.dumps(before), json.dumps(own))
+    before, everything = set(steps[-2][1]), steps[-1][1]
+    own = [m for m in everything if m not in before]
+    share = _best([run_child("imports", json.dumps(steps[-2][1]), json.dumps(own))
                    for _ in range(runs + (1 if warm else 0))]).timed_s or 0.0
     lines += ["", f"spotkube's own import share, its {len(own)} modules timed inside the interpreter after the rest: "
               f"{share:.3f} CPU s (target {IMPORT_TARGET:.2f} s): {'ok' if share <= IMPORT_TARGET else 'over'}"]
