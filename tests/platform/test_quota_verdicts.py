@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from spotkube.platform.quota import QuotaNeed, QuotaPlan, QuotaRef, Usage, compare, surge_percent
+from spotkube.platform.live_quota import Usage, compare
+from spotkube.platform.quota import QuotaNeed, QuotaPlan, QuotaRef, surge_percent
 
 E2 = QuotaNeed((QuotaRef("E2_CPUS"), QuotaRef("CPUS")), "E2 vCPUs", "vCPUs", 16, 4, ("system",))
 N1 = QuotaNeed((QuotaRef("CPUS"),), "N1 vCPUs", "vCPUs", 32, 8, ("t4",))

@@ -16,8 +16,8 @@ from spotkube.platform.startup import (
     Span,
     StartupFigures,
     image_time,
-    sample_startup,
 )
+from spotkube.platform.startup_sample import sample_startup
 
 
 def figure(low: float, high: float, *, per_gb: bool = False, max_gb: float | None = None) -> Figure:

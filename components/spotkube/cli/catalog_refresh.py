@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime
 import importlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from spotkube.clouds import bundled_catalog, profile
@@ -21,13 +20,13 @@ from spotkube.platform.catalog import (
     SCHEMA_VERSION,
     Catalog,
     CatalogSourceError,
-    RefreshRequest,
-    SourceResult,
     load_catalog_file,
     with_cloud,
     write_catalog,
 )
+from spotkube.platform.catalog_source import RefreshRequest, SourceResult
 from spotkube.platform.cloud_options import CatalogRefreshOptions
+from spotkube.platform.records import record
 
 #: The notes of a catalog file `catalog refresh` creates.
 NEW_FILE_NOTES = (
@@ -36,7 +35,7 @@ NEW_FILE_NOTES = (
 )
 
 
-@dataclass(frozen=True)
+@record
 class Refreshed:
     """What one cloud's refresh found, for the command's report."""
 

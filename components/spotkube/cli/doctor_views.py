@@ -22,12 +22,12 @@ from spotkube.platform import stack_names
 from spotkube.platform.doctor import DoctorQuery, Finding, SizeNeed
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.identities import Identity
+from spotkube.platform.live_quota import QuotaQuery
 from spotkube.platform.project import find_project
-from spotkube.platform.quota import QuotaQuery
 from spotkube.review.doctor import DoctorReport, doctor_report
 from spotkube.review.identities import stack_calls
+from spotkube.review.live_quota import live_report
 from spotkube.review.plan_document import pool_rows
-from spotkube.review.quota import live_report
 
 
 def principals(run: StackRun, deploy: str | None, preview: str | None) -> dict[Identity, str]:

@@ -21,7 +21,7 @@ import shutil
 import subprocess
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,7 @@ from spotkube.components.offline import StackRun
 from spotkube.platform import contract
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.pipeline_reader import load_pool_contracts
+from spotkube.platform.records import record
 from spotkube.platform.startup import PoolStartup, duration
 from spotkube.review.drill import (
     DrillReport,
@@ -64,7 +65,7 @@ def seconds(text: str, option: str) -> int:
     return int(match[1]) * {"s": 1, "m": 60, "h": 3600}[match[2]]
 
 
-@dataclass(frozen=True)
+@record
 class PoolFacts:
     """What the plan says about the drilled pool: its GPU type's other pools and fallback bound."""
 

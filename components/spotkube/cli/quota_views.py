@@ -9,7 +9,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from spotkube.platform.quota import QuotaCheck, QuotaReport
+from spotkube.platform.live_quota import QuotaCheck, QuotaReport
 
 _VERDICT = {"ok": "ok", "short": "SHORT", "tight": "tight now", "unknown": "unknown"}
 

@@ -11,7 +11,8 @@ from rich.console import Console
 from rich.table import Table
 
 from spotkube.platform.cost.simulate import SimResult, SimStep
-from spotkube.platform.startup import PoolStartup, StartupSample, duration
+from spotkube.platform.startup import PoolStartup, duration
+from spotkube.platform.startup_sample import StartupSample
 from spotkube.review.simulation import StartupSampled
 
 UNPRICED = "unpriced"

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from importlib import import_module
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -28,13 +27,14 @@ from spotkube.platform.contract import Cloud
 from spotkube.platform.cost import prices
 from spotkube.platform.input_messages import KeyStyle
 from spotkube.platform.maintenance import UpgradeExposure
+from spotkube.platform.records import record
 from spotkube.platform.spec import PlatformSpec
 
 if TYPE_CHECKING:
     from spotkube.platform.bootstrap import BootstrapSpec
 
 
-@dataclass(frozen=True)
+@record
 class CloudModules:
     """Where a cloud's knowledge lives, so that it loads only where a stack of that cloud needs it."""
 

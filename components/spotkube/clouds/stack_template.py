@@ -10,7 +10,6 @@ platform pools) and picks a GPU the region really offers, then the new file is v
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from spotkube.clouds import CLOUDS, load_stack_spec, parse_spec, profile
 from spotkube.platform.cloud_options import NewStackOptions
 from spotkube.platform.errors import SpecError, SpotkubeError
 from spotkube.platform.project import Project
+from spotkube.platform.records import record
 from spotkube.platform.reference import modeline
 from spotkube.platform.spec import CONFIG_NAMESPACE
 from spotkube.platform.stack_names import check_stack_name
@@ -34,7 +34,7 @@ class StackExists(SpotkubeError):
     """new-stack never overwrites a stack file."""
 
 
-@dataclass(frozen=True)
+@record
 class NewStack:
     """The stack file that was written, and the stack's name."""
 
@@ -101,7 +101,7 @@ REASONS: dict[str, str] = {
 OTHER_REASON = "new-stack could not avoid it when it wrote the stack; fix it and delete this, or give your own reason"
 
 
-@dataclass(frozen=True)
+@record
 class Accepted:
     """A warning new-stack acknowledged in the stack it wrote: the warning and the reason it gave."""
 

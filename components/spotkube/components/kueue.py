@@ -8,7 +8,6 @@ and the queue itself (flavors, ClusterQueue, LocalQueue, the ProvisioningRequest
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import pulumi
@@ -20,6 +19,7 @@ from spotkube.components.args import KueueArgs
 from spotkube.platform.addons import kfp_reference, kueue_preset, kueue_transforms
 from spotkube.platform.errors import Problem, SpecError
 from spotkube.platform.plan import PlatformPlan
+from spotkube.platform.records import record
 from spotkube.platform.spec import KueueSettings, PlatformSpec, parse_settings
 from spotkube.shell.common import (
     built_from,
@@ -38,7 +38,7 @@ ENABLED_REFUSAL = ("is not a key of these args: the component always installs Ku
 PIPELINES_NAMESPACE = kfp_reference.NAMESPACE
 
 
-@dataclass(frozen=True)
+@record
 class KueueRequest:
     """What the component builds: the settings, and the preset's objects from the cluster's GPU pools."""
 

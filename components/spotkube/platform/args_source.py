@@ -20,7 +20,7 @@ import textwrap
 import types
 import typing
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -28,6 +28,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from spotkube.platform.cloud import CloudProfile, Clouds
+from spotkube.platform.records import record
 from spotkube.platform.spec import (
     ClusterSettings,
     DevicePluginSettings,
@@ -61,7 +62,7 @@ that accepts an output, not `plain`)."""
 '''
 
 
-@dataclass(frozen=True)
+@record
 class Extra:
     """A key an args TypedDict has beyond its model's fields, declared here with its type and words."""
 
@@ -73,7 +74,7 @@ class Extra:
     first: bool = False
 
 
-@dataclass(frozen=True)
+@record
 class ArgsType:
     """One TypedDict to generate: its name, the model it mirrors, and how it differs from the model."""
 

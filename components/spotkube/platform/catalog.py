@@ -38,23 +38,19 @@ import functools
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.input_messages import shown, validation_problems
+from spotkube.platform.records import record
 from spotkube.platform.user_files import UserFile
-
-if TYPE_CHECKING:
-    # Only a refresh request names it: the commands' options load with `catalog refresh`, not with a plan.
-    from spotkube.platform.cloud_options import CatalogRefreshOptions
 
 SCHEMA_VERSION = 1
 _BUNDLED_NAME = "catalog.json"
@@ -167,7 +163,7 @@ class Accelerator(_Model):
 Availability = Literal["offered", "absent", "unknown"]
 
 
-@dataclass(frozen=True)
+@record
 class Offer:
     """What the catalog says about a machine in a region: offered (in `zones`, None when the zones
     are unknown), absent (the catalog knows the region completely), or unknown."""
@@ -435,32 +431,10 @@ def write_catalog(catalog: Catalog, path: Path) -> None:
     partial.replace(path)
 
 
-# --- Refreshing from a cloud's API -----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class RefreshRequest:
-    """What `spotkube catalog refresh` reads one cloud's API with (its profile's `catalog_source`): the
-    date the catalog part is stamped with, and the cloud's own flags (its `options.catalog_refresh`)."""
-
-    today: datetime.date
-    options: CatalogRefreshOptions
-
-
-@dataclass(frozen=True)
-class SourceResult:
-    """A cloud's part of the catalog as its API gave it, GPU facts for GPU types new to spotkube, and
-    what the user should be told (GPUs kept under the cloud's own name, machines left out)."""
-
-    section: CloudCatalog
-    gpus: Mapping[str, GpuFacts]
-    notes: tuple[str, ...] = ()
-
-
 # --- What the plan says about the catalog ----------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class CatalogWarning:
     """A warning about a pool's machine and the catalog, with an id a team can acknowledge it by."""
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from importlib import import_module
 from importlib.resources.abc import Traversable
 from typing import TYPE_CHECKING, Any, Literal
@@ -25,18 +25,14 @@ from spotkube.platform.kubeconfigs import ExecUserCheck
 from spotkube.platform.maintenance import UpgradeReader
 from spotkube.platform.posture import PostureReader, Setting
 from spotkube.platform.preflight import CloudPreflight
-from spotkube.platform.quota import LiveQuota, PoolDemand, QuotaPlan, QuotaQuery
+from spotkube.platform.quota import PoolDemand, QuotaPlan
+from spotkube.platform.records import record
 from spotkube.platform.spec import GpuPool, GpuSpec, MaintenanceWindow, PlatformSpec
 from spotkube.platform.startup import ImageDelivery, StartupFigures
 
 if TYPE_CHECKING:
-    # Only `CommandSupport` names these: the modules behind them load with a command that runs, not with
-    # every plan (the annotations stay strings, and nothing resolves them at run time).
-    from spotkube.platform.cloud_options import CommandOptions
-    from spotkube.platform.cost.refresh import PriceSource
-    from spotkube.platform.doctor import DoctorQuery, LiveAccess
-    from spotkube.platform.identities import IdentityFacts
-    from spotkube.platform.logs import LogQuery, LogTarget
+    # What a cloud's commands need: its module loads with the first command that asks, never with a plan.
+    from spotkube.platform.command_support import CommandSupport
 
 #: How a cloud's GPU nodes get their device plugin: a DaemonSet spotkube deploys, or the cloud's own.
 PluginMode = Literal["daemonset", "cloud-managed"]
@@ -45,7 +41,7 @@ RuleOutput = Iterator[Problem]
 GpuResolution = tuple[GpuSpec | None, str | None]
 
 
-@dataclass(frozen=True)
+@record
 class RegisteredPool:
     """One node pool read back from a registered resource's inputs, as the cloud API sees them.
 
@@ -94,7 +90,7 @@ class RegisteredPool:
 PoolReader = Callable[[str, str, Mapping[str, Any]], list[RegisteredPool]]
 
 
-@dataclass(frozen=True)
+@record
 class AutoscalerFacts:
     """How a cluster's autoscaler chooses between pools, as the registered resources tell it
     (review/fallback.py turns it into each GPU type's fallback order and worst case)."""
@@ -118,24 +114,6 @@ class AutoscalerFacts:
     tier_bounds: Mapping[str, str] = field(default_factory=dict)
 
 
-#: A node's provider ID (`spec.providerID`) -> the cloud CLI command that evicts that VM the way the
-#: cloud reclaims spot capacity, or None when the ID is not one of the cloud's.
-EvictionCommand = Callable[[str], tuple[str, ...] | None]
-
-
-@dataclass(frozen=True)
-class DeployAccess:
-    """How a stack of the cloud is deployed from CI, for `spotkube new-stack`'s next steps."""
-
-    #: What the deploy workflow reads from the stack's GitHub environment: (variable, what to put in it).
-    variables: tuple[tuple[str, str], ...]
-    #: The commands that let the environment's GitHub token sign in as the deploying identity, for a
-    #: stack's name.
-    trust: Callable[[str], list[str]]
-    #: The roles the deploying identity needs, in words.
-    roles: str
-
-
 #: Registered resources (type, name, inputs) and the stack's settings -> what they cost a month with no
 #: step running, besides the nodes (the idle floor's fixed lines, `clouds/<cloud>/fixed_costs.py`).
 FixedCostReader = Callable[[Sequence[tuple[str, str, Mapping[str, Any]]], PlatformSpec], list[FixedItem]]
@@ -144,7 +122,7 @@ FixedCostReader = Callable[[Sequence[tuple[str, str, Mapping[str, Any]]], Platfo
 AutoscalerReader = Callable[[Sequence[tuple[str, str, Mapping[str, Any]]]], AutoscalerFacts | None]
 
 
-@dataclass(frozen=True)
+@record
 class CloudFacts:
     """What the cloud is and offers, as plain data: where it runs, which versions and defaults it has.
     Nothing here judges a stack; the rules and the judges read it."""
@@ -180,7 +158,7 @@ class CloudFacts:
     provisioning_request_class: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class MachineFacts:
     """What the cloud's machines carry: their GPUs, architecture and how a GPU can be shared, from the
     cloud's part of the catalog (read when asked, because a user's refreshed catalog may name more)."""
@@ -210,7 +188,7 @@ class MachineFacts:
         return "daemonset" if self.managed_device_plugin is None else "cloud-managed"
 
 
-@dataclass(frozen=True)
+@record
 class SpecRules:
     """How a stack of the cloud is read and checked (`validation.parse_spec`), before anything is
     registered."""
@@ -234,7 +212,7 @@ class SpecRules:
     deploy_rules: Callable[[PlatformSpec], RuleOutput] = field(default=lambda spec: iter(()))
 
 
-@dataclass(frozen=True)
+@record
 class ResourceFacts:
     """The cloud's registered resources: what the component is called, how its resources read back,
     which changes replace them, and what the cloud computes for them under Pulumi's mocks."""
@@ -279,7 +257,7 @@ class ResourceFacts:
                 and not any(covers(p, path) for p in self.updatable_in_place.get(type_token, ())))
 
 
-@dataclass(frozen=True)
+@record
 class ReviewFacts:
     """What the judges (`review/`) ask the cloud about a program it registered: how its deployer signs
     in and the cloud's preflight rules, what its resources cost, and which quotas its pools need."""
@@ -304,41 +282,7 @@ class ReviewFacts:
     quota_plan: Callable[[Sequence[PoolDemand], Mapping[str, str]], QuotaPlan] | None = None
 
 
-@dataclass(frozen=True)
-class CommandSupport:
-    """What spotkube's commands do on this cloud: its own flags, the new stack's template, the CI
-    identities' calls and roles, and the live reads and actions that need the cloud's SDK or CLI.
-    Each cloud's lives in `clouds/<cloud>/commands.py`, which loads when a command first asks for it
-    (`CloudProfile.commands`), never with a plan."""
-
-    #: The cloud's own flags on spotkube's commands, and its bootstrap stack's settings.
-    options: CommandOptions
-    #: A new stack's config (`spotkube new-stack`: environment, region and the cloud's own flags, its
-    #: `options.new_stack`); raises NewStackError for flags the cloud lacks.
-    new_stack_config: Callable[[str, str, Any], dict[str, Any]]
-    #: How such a stack is then deployed from CI (`clouds/<cloud>/deploy.py`).
-    deploy: DeployAccess
-    #: The cloud's own price list, for `spotkube prices refresh`; None when spotkube can't read it.
-    price_source: PriceSource | None = None
-    #: The module whose `refresh(RefreshRequest, known_gpus) -> SourceResult` reads the cloud's GPU
-    #: machines from its API (`spotkube catalog refresh`); imported only then, since it needs the
-    #: cloud's SDK from the `refresh` extra.
-    catalog_source: str | None = None
-    #: The cloud's live quota limits and usage, through its own SDK (`spotkube quota`, `doctor`).
-    read_quota: Callable[[QuotaQuery], LiveQuota] | None = None
-    #: What `spotkube doctor` reads live before a first `up`: the APIs or providers enabled, the CI
-    #: identities' roles, the region's sizes (the `refresh` extra signs in).
-    read_access: Callable[[DoctorQuery], LiveAccess] | None = None
-    #: The query and console link for a step's logs once its pod is gone (`spotkube logs`).
-    log_query: Callable[[PlatformSpec, LogTarget], LogQuery] | None = None
-    #: How `spotkube drill` evicts a node of this cloud; None when the cloud offers no such command.
-    eviction_command: EvictionCommand | None = None
-    #: The calls the CI identities make and the roles they hold (docs/identities.md: `spotkube doctor`
-    #: and `python -m spotkube.cli.identities` read them).
-    identities: IdentityFacts | None = None
-
-
-@dataclass(frozen=True)
+@record
 class CloudProfile:
     """One cloud's facts, rules, resources, review and commands, as the core uses them: each group
     answers one kind of question, so a reader (or a new cloud) finds a field by what it is for."""

@@ -11,12 +11,12 @@ module: no Pulumi, no CLI framework.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from spotkube.platform.bootstrap import BootstrapSpec
+from spotkube.platform.records import record
 
 
 class CloudOptions(BaseModel):
@@ -31,7 +31,7 @@ def option(flag: str, metavar: str, help: str, default: Any = None, envvar: str 
                                                                        "envvar": envvar})
 
 
-@dataclass(frozen=True)
+@record
 class Flag:
     """One flag a cloud adds to a command, as the CLI declares it."""
 
@@ -122,7 +122,7 @@ class QuotaOptions(CloudOptions):
     account: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class CommandOptions:
     """A cloud's options models, one per command that takes flags of its own, and its bootstrap stack's
     settings (`BootstrapSpec` with the cloud's fields)."""

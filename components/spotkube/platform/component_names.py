@@ -16,16 +16,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from spotkube.platform.input_messages import shown
+from spotkube.platform.records import record
 
 NAME_PATTERN = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 #: Pulumi's auto-naming adds a random suffix to a physical name: a hyphen and 7 characters.
 AUTONAME_SUFFIX = 8
 
 
-@dataclass(frozen=True)
+@record
 class ComponentNaming:
     """What a cluster component's name becomes on one cloud."""
 

@@ -10,11 +10,12 @@ module: no Pulumi, no cloud SDK.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
 
 from spotkube.platform.identities import Assignment, Identity
-from spotkube.platform.quota import TimedQuery
+from spotkube.platform.live_quota import TimedQuery
+from spotkube.platform.records import record
 from spotkube.platform.spec import PlatformSpec
 
 #: What a live read that failed tells the user to do, on every cloud.
@@ -23,7 +24,7 @@ LIVE_READ_HINT = "Check the endpoint, the network and the identity's rights, the
 Level = Literal["ok", "warn", "fail"]
 
 
-@dataclass(frozen=True)
+@record
 class Finding:
     """One checked item: what (`check`: apis, roles, quota, sizes), about what, and the command that fixes it."""
 
@@ -42,7 +43,7 @@ class Finding:
                 "fix": self.fix}
 
 
-@dataclass(frozen=True)
+@record
 class SizeNeed:
     """A pool's machine (and GPU type, where the cloud lists it apart) in the zones the pool asks for
     (none: any zone of the region)."""
@@ -53,7 +54,7 @@ class SizeNeed:
     zones: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@record
 class DoctorQuery(TimedQuery):
     """What to read live: the stack, the types its program registers, its pools' sizes, whose roles to
     read (`principals`: an Azure object id, a Google IAM member or e-mail, per CI identity), where to ask
@@ -70,7 +71,7 @@ class DoctorQuery(TimedQuery):
 
 
 
-@dataclass(frozen=True)
+@record
 class LiveAccess:
     """A cloud's answer, and how to word its fixes.
 

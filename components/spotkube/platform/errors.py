@@ -7,10 +7,11 @@ print them as they are; nothing that raises them may leak a traceback.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from spotkube.platform.records import record
 
 
-@dataclass(frozen=True)
+@record
 class Problem:
     """One thing wrong with the input: the config key path and a sentence about it."""
 

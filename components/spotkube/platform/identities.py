@@ -21,6 +21,7 @@ from spotkube.platform.addons.kfp_kinds import RENDERED_KINDS
 from spotkube.platform.addons.kfp_transforms import KUBEFLOW_TYPE
 from spotkube.platform.addons.kueue_reference import RENDERED_KINDS as KUEUE_KINDS
 from spotkube.platform.addons.kueue_transforms import KUEUE_TYPE
+from spotkube.platform.records import record
 
 #: The two CI identities: `preview` runs `pulumi preview` (and `spotkube quota`) on pull requests,
 #: `deploy` runs `pulumi up` on main.
@@ -43,7 +44,7 @@ class Invoked(Protocol):
     token: str
 
 
-@dataclass(frozen=True)
+@record
 class Call:
     """One call an identity makes, and the permission the cloud checks for it, at which scope.
 
@@ -68,7 +69,7 @@ class Call:
 UNMAPPED = "(no permission known"
 
 
-@dataclass(frozen=True)
+@record
 class Role:
     """A role as the cloud defines it, or the part of a built-in role spotkube relies on.
 
@@ -103,7 +104,7 @@ def matches(pattern: str, permission: str) -> bool:
     return re.fullmatch(regex, permission, flags=re.IGNORECASE) is not None
 
 
-@dataclass(frozen=True)
+@record
 class Assignment:
     """A role an identity holds, where, and why; `condition` narrows it (Azure ABAC, IAM conditions)."""
 
@@ -202,7 +203,7 @@ def kind_preview_call(kind: KubernetesKind, permission: str, permission_kind: Pe
     return Call("preview", f"get {kind.kind}", permission, permission_kind, scope, why, needed=kind != SECRET)
 
 
-@dataclass(frozen=True)
+@record
 class IdentityFacts:
     """A cloud's part: the calls each identity makes for a stack (from its registrations and
     invokes), the roles each identity holds, and which scopes an assignment at a scope reaches."""

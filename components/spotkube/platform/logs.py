@@ -10,9 +10,9 @@ profile writes them (`CloudProfile.commands.log_query`). Pure module: no Pulumi.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from spotkube.platform.errors import SpotkubeError
+from spotkube.platform.records import record
 
 #: Where KFP standalone runs every pipeline pod.
 PIPELINE_NAMESPACE = "kubeflow"
@@ -26,7 +26,7 @@ class LogsError(SpotkubeError):
     """A pod name, run id, cluster or workspace `spotkube logs` can't put in a query."""
 
 
-@dataclass(frozen=True)
+@record
 class LogTarget:
     """Whose logs: one pod, or every pod of a KFP run; and, when known, the cluster's name and (AKS)
     the Log Analytics workspace, which only exist once the stack is deployed."""
@@ -48,7 +48,7 @@ class LogTarget:
                             "(a UUID such as 3f2b1c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d)")
 
 
-@dataclass(frozen=True)
+@record
 class LogQuery:
     """The query in the cloud's own language, the console page to run it in, a command-line equivalent
     and what the reader should know (a part only known after deployment, say)."""

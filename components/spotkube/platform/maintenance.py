@@ -12,12 +12,12 @@ Pure module: no Pulumi.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
 from spotkube.platform.errors import Problem
 from spotkube.platform.input_messages import shown
+from spotkube.platform.records import record
 from spotkube.platform.spec import MaintenanceWindow, PoolUpgrade, config_key
 
 DAY_ABBREVIATIONS = {"Monday": "Mon", "Tuesday": "Tue", "Wednesday": "Wed", "Thursday": "Thu", "Friday": "Fri",
@@ -58,7 +58,7 @@ def in_utc(window: MaintenanceWindow) -> MaintenanceWindow:
                                      "utc_offset": "+00:00"})
 
 
-@dataclass(frozen=True)
+@record
 class UpgradeExposure:
     """When and how the cloud upgrades one registered pool's nodes."""
 

@@ -27,6 +27,7 @@ import yaml
 from spotkube.platform import contract
 from spotkube.platform.contract import Placement, PoolContract, Requirement, Term, Toleration
 from spotkube.platform.errors import SpotkubeError
+from spotkube.platform.records import record
 
 #: KFP's default `backoff_max_duration`. Argo measures it from the start of the first attempt and
 #: ends later attempts at that deadline, so with it a spot step that runs over an hour is never
@@ -41,7 +42,7 @@ class PipelineCheckError(SpotkubeError):
 # --- Reading a compiled pipeline -----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class Retry:
     """A step's retry policy as compiled; `source` names the enclosing pipeline task it comes from
     when the step inherits it from a sub-pipeline's retry."""
@@ -53,7 +54,7 @@ class Retry:
     source: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class Step:
     """One task of the pipeline that runs a pod: its path in the DAG, its constraints and the timing
     it declares (`runtime_seconds`, `checkpoint_seconds`: the pod annotations of
@@ -73,7 +74,7 @@ class Step:
     queue: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class CompiledPipeline:
     """The pod-running steps of a compiled pipeline file, in the order the file lists them."""
 

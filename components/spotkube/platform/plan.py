@@ -12,12 +12,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from spotkube.platform import contract
 from spotkube.platform.cloud import CloudProfile
 from spotkube.platform.contract import Capacity, Cloud, PoolContract, Role, Taint
+from spotkube.platform.records import record
 from spotkube.platform.spec import GpuPool, PlatformSpec, PoolUpgrade, SpotPool
 
 #: Cluster-autoscaler priority expander tiers: the highest number wins among pools that fit.
@@ -26,7 +27,7 @@ ON_DEMAND_GPU_PRIORITY = 20
 DEFAULT_PRIORITY = 10
 
 
-@dataclass(frozen=True)
+@record
 class PoolPlan:
     """One node pool, fully decided. `labels` and `taints` are what its inputs declare; `name` is
     spotkube's name for it, `cloud_name` the name the cloud knows it by (see `versioned_name`)."""
@@ -72,7 +73,7 @@ class PoolPlan:
         return self.role in ("system", "platform")
 
 
-@dataclass(frozen=True)
+@record
 class PlatformPlan:
     """Everything the cloud components build, decided from a validated spec."""
 

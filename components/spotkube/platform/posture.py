@@ -11,13 +11,13 @@ Pure module: no Pulumi, no rendering.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from spotkube.platform.records import record
 from spotkube.platform.warnings import PlanWarning, slug
 
 
-@dataclass(frozen=True)
+@record
 class Setting:
     """One security-relevant property of a cluster: its name, its value in words, and what is weak
     about it (None when nothing is)."""
@@ -30,7 +30,7 @@ class Setting:
         return {"name": self.name, "value": self.value, "concern": self.concern}
 
 
-@dataclass(frozen=True)
+@record
 class ClusterPosture:
     """The security settings of one registered cluster resource."""
 

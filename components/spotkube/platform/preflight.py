@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
 from spotkube.platform.input_messages import KeyStyle
+from spotkube.platform.records import record
 from spotkube.platform.registration import Invoke, Registration
 from spotkube.platform.spec import PlatformSpec, user_key
 
@@ -25,7 +25,7 @@ KUBERNETES_PROVIDER = "pulumi:providers:kubernetes"
 SECRET_SIGNATURE = "4dabf18193072939515e22adb298388d"
 
 
-@dataclass(frozen=True)
+@record
 class Verdict:
     """One rule's answer: `detail` says why it holds, or what fails and what to declare instead."""
 
@@ -38,7 +38,7 @@ class Verdict:
         return {"rule": self.rule, "title": self.title, "ok": self.ok, "detail": self.detail}
 
 
-@dataclass(frozen=True)
+@record
 class Deployment:
     """What the rules read: the registrations, the provider calls, the settings and the stack file."""
 
@@ -69,7 +69,7 @@ def no_outcome(d: Deployment) -> Outcome:
     return None
 
 
-@dataclass(frozen=True)
+@record
 class CloudPreflight:
     """One cloud's part of the preflight's rules (`clouds/<cloud>/preflight.py`); the rules' names,
     titles and the answers when a cloud has nothing to say stay with the shared rules."""

@@ -27,7 +27,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from spotkube.platform.cloud import Clouds
 from spotkube.platform.config_types import STACK_FILE_KEYS, config_types
 from spotkube.platform.errors import Problem, SpecError, StackNotFound
 from spotkube.platform.input_messages import cut, shown
+from spotkube.platform.records import record
 from spotkube.platform.spec import CONFIG_NAMESPACE, PlatformSpec, config_key
 from spotkube.platform.strict_yaml import CORE_TAGS, KeyPath, YamlDocument, dotted, load_yaml
 from spotkube.platform.validation import deployable, parse_spec
@@ -44,7 +45,7 @@ from spotkube.platform.validation import deployable, parse_spec
 STACK_SECTIONS: tuple[str, ...] = ("config", *STACK_FILE_KEYS)
 
 
-@dataclass(frozen=True)
+@record
 class Project:
     """A Pulumi project directory: its name, stack folder and the config `Pulumi.yaml` declares.
 
@@ -244,7 +245,7 @@ def _yaml_only_problem(path: KeyPath, kind: str, text: str, tag: str, delivered:
             "plain YAML); remove the tag")
 
 
-@dataclass(frozen=True)
+@record
 class StackFile:
     """A stack file as the engine reads it: its `config:` values by full key, and where each key is."""
 

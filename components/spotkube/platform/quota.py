@@ -4,30 +4,26 @@ A first `pulumi up` that runs out of quota fails half-way, with the cluster and 
 created. Quota is counted per cloud in its own units (Azure: vCPUs per VM family, total regional
 vCPUs, Spot vCPUs; Google Cloud: CPUs per machine family, GPUs per type, preemptible quotas apart),
 so each cloud's profile turns the registered pools into `QuotaNeed`s; this module holds the neutral
-shape, the sums, and the verdict against live numbers. Pure module: no Pulumi, no cloud SDK.
+shape and the sums, which every plan shows; the verdict against live numbers is `live_quota`'s, which
+only `spotkube quota` and `doctor` load. Pure module: no Pulumi, no cloud SDK.
 
 How the needs are counted and checked: docs/quota.md.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import math
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from spotkube.platform.contract import Capacity
-from spotkube.platform.errors import SpotkubeError
-from spotkube.platform.input_messages import timeout_problem
-from spotkube.platform.spec import PlatformSpec
+from spotkube.platform.records import record
 
 #: Where a quota is counted: in the stack's region, or once for the whole subscription or project.
 Scope = Literal["region", "global"]
-Verdict = Literal["ok", "short", "tight", "unknown"]
 
 
-@dataclass(frozen=True)
+@record
 class PoolDemand:
     """One node pool at full scale, as the program registers it."""
 
@@ -41,7 +37,7 @@ class PoolDemand:
     max_surge: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class QuotaRef:
     """One quota a need may be counted against. `skip_if_zero`: a limit of 0 means the cloud never
     set this quota and counts the need against the next one instead (Google's preemptible quotas)."""
@@ -50,7 +46,7 @@ class QuotaRef:
     skip_if_zero: bool = False
 
 
-@dataclass(frozen=True)
+@record
 class QuotaNeed:
     """What some pools need of one quota: `full_scale` at every pool's max, `surge` on top during an
     upgrade. `quotas` lists where it is counted, in order: the first the cloud lists (and, where
@@ -81,7 +77,7 @@ class QuotaNeed:
                 "surge": self.surge, "need": self.total, "pools": list(self.pools)}
 
 
-@dataclass(frozen=True)
+@record
 class QuotaPlan:
     """Every quota a stack needs, the surge assumption in words, and what could not be counted."""
 
@@ -122,171 +118,3 @@ def summed(needs: Iterable[QuotaNeed]) -> tuple[QuotaNeed, ...]:
             seen.quotas, seen.title, seen.unit, seen.full_scale + need.full_scale, seen.surge + need.surge,
             tuple(dict.fromkeys((*seen.pools, *need.pools))), seen.scope)
     return tuple(merged.values())
-
-
-@dataclass(frozen=True)
-class Usage:
-    """One live quota: its limit and what is in use now, as the cloud reports them."""
-
-    limit: float
-    used: float
-
-
-@dataclass(frozen=True)
-class QuotaCheck:
-    """One quota the stack counts against, with the live numbers and the verdict.
-
-    `short`: the limit itself is below the need, so the apply fails whatever else runs there;
-    `tight`: the limit would do, but not with what is in use now (which includes this stack's own
-    nodes when it is deployed); `unknown`: the cloud lists none of the quotas.
-    """
-
-    quota: str
-    scope: Scope
-    unit: str
-    full_scale: int
-    surge: int
-    pools: tuple[str, ...]
-    limit: float | None
-    used: float | None
-    verdict: Verdict
-
-    @property
-    def need(self) -> int:
-        return self.full_scale + self.surge
-
-    @property
-    def message(self) -> str:
-        need = f"{self.quota}: needs {self.need} {self.unit} ({self.full_scale} at full scale + {self.surge} " \
-               f"upgrade surge; pools {', '.join(self.pools)})"
-        if self.verdict == "unknown" or self.limit is None or self.used is None:
-            return f"{need}, but the cloud lists no such quota here; check it by hand"
-        limit = f"limit {self.limit:g}, {self.used:g} in use"
-        if self.verdict == "short":
-            return f"{need}; {limit}: the limit is short by {self.need - self.limit:g}; ask for an increase"
-        if self.verdict == "tight":
-            free = self.limit - self.used
-            return (f"{need}; {limit}: only {free:g} free now (what is in use includes this stack's own nodes "
-                    "if it is deployed)")
-        return f"{need}; {limit}"
-
-    def to_json(self) -> dict[str, Any]:
-        return {"quota": self.quota, "scope": self.scope, "unit": self.unit, "fullScale": self.full_scale,
-                "surge": self.surge, "need": self.need, "pools": list(self.pools), "limit": self.limit,
-                "used": self.used, "verdict": self.verdict, "message": self.message}
-
-
-def _normal(name: str) -> str:
-    """Quota names compare without case and spaces: Azure's SKU and usage APIs spell families differently."""
-    return name.replace(" ", "").lower()
-
-
-def _resolve(need: QuotaNeed, live: Mapping[str, Usage]) -> str | None:
-    """The quota `need` counts against, given what the cloud lists; None when it lists none of them."""
-    for ref in need.quotas:
-        usage = live.get(_normal(ref.metric))
-        if usage is None or (ref.skip_if_zero and usage.limit == 0):
-            continue
-        return ref.metric
-    return None
-
-
-def compare(plan: QuotaPlan, regional: Mapping[str, Usage], global_: Mapping[str, Usage]) -> list[QuotaCheck]:
-    """Each quota the stack's needs land on, summed where several needs land on one (Google counts an
-    E2 and an N1 pool both against CPUS), with the live limit and usage and a verdict."""
-    live = {"region": {_normal(k): v for k, v in regional.items()},
-            "global": {_normal(k): v for k, v in global_.items()}}
-    landed: dict[tuple[str, str, str], list[QuotaNeed]] = {}
-    for need in plan.needs:
-        metric = _resolve(need, live[need.scope]) or need.quotas[0].metric
-        landed.setdefault((metric, need.scope, need.unit), []).append(need)
-    checks = []
-    for (metric, scope, unit), needs in landed.items():
-        usage = live[scope].get(_normal(metric))
-        full = sum(n.full_scale for n in needs)
-        surge = sum(n.surge for n in needs)
-        pools = tuple(dict.fromkeys(p for n in needs for p in n.pools))
-        verdict: Verdict
-        if usage is None:
-            verdict = "unknown"
-        elif usage.limit < full + surge:
-            verdict = "short"
-        elif usage.limit - usage.used < full + surge:
-            verdict = "tight"
-        else:
-            verdict = "ok"
-        checks.append(QuotaCheck(metric, scope, unit, full, surge, pools,  # type: ignore[arg-type]
-                                 None if usage is None else usage.limit, None if usage is None else usage.used,
-                                 verdict))
-    return checks
-
-
-@dataclass(frozen=True)
-class QuotaReport:
-    """The live comparison of one stack: where it was read, each check, and the plan's notes."""
-
-    stack: str
-    where: str
-    checks: tuple[QuotaCheck, ...]
-    surge: str
-    notes: tuple[str, ...] = ()
-
-    @property
-    def short(self) -> list[QuotaCheck]:
-        return [c for c in self.checks if c.verdict == "short"]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"stack": self.stack, "where": self.where, "surge": self.surge,
-                "checks": [c.to_json() for c in self.checks], "notes": list(self.notes),
-                "ok": not self.short}
-
-
-class TimedQuery:
-    """A live query whose timeout is refused before any request when no HTTP client can use it (0,
-    negative, infinite); the dataclasses that mix it in declare `timeout` themselves."""
-
-    timeout: float
-
-    def __post_init__(self) -> None:
-        if (problem := timeout_problem(self.timeout)) is not None:
-            raise SpotkubeError(problem)
-
-
-@dataclass(frozen=True)
-class QuotaQuery(TimedQuery):
-    """What to read live: the stack, the machines whose families the cloud may have to name, where
-    to ask (`endpoint`: the cloud's own by default, e.g. a sovereign cloud's or a proxy's otherwise)
-    and, on Azure, the subscription (`account`); Google Cloud reads the stack's project."""
-
-    spec: PlatformSpec
-    machines: tuple[str, ...]
-    endpoint: str | None = None
-    account: str | None = None
-    timeout: float = 30.0
-
-
-
-@dataclass(frozen=True)
-class LiveQuota:
-    """A cloud's answer: the region's quotas, the subscription's or project's, and each machine's quota
-    family when the cloud had to name it (`learnt`)."""
-
-    where: str
-    regional: Mapping[str, Usage]
-    global_: Mapping[str, Usage]
-    learnt: Mapping[str, str]
-
-
-def plain_http(endpoint: str | None) -> bool:
-    """A plain-HTTP endpoint (a local proxy or test server) is called without a credential: a token
-    must never travel unencrypted, and azure-core refuses to send one there anyway."""
-    return bool(endpoint) and str(endpoint).startswith("http://")
-
-
-def installed(*modules: str) -> bool:
-    """Whether every module can be imported (without importing it): the cloud SDKs are an extra."""
-    try:
-        return all(importlib.util.find_spec(name) is not None for name in modules)
-    except ModuleNotFoundError:  # a parent package is missing
-        return False
-

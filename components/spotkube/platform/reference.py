@@ -22,7 +22,6 @@ import re
 import types
 import typing
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +35,7 @@ from spotkube.platform.catalog import bundled_catalog
 from spotkube.platform.cloud import Clouds
 from spotkube.platform.config_types import STACK_FILE_KEYS, config_types
 from spotkube.platform.cost.prices import load_table
+from spotkube.platform.records import record
 from spotkube.platform.spec import CONFIG_NAMESPACE, ClusterSettings, PlatformPool, PlatformSpec, SystemPool
 
 README_START = "<!-- reference:start -->"
@@ -104,7 +104,7 @@ def nested_model(annotation: Any) -> tuple[type[BaseModel] | None, bool]:
     return None, False
 
 
-@dataclass(frozen=True)
+@record
 class Section:
     """One table of the reference: a model and where it sits in a stack, e.g. `gpuPools[].gpu`."""
 

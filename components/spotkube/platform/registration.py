@@ -13,14 +13,14 @@ Pure module: plain data, no Pulumi.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from spotkube.platform.contract import PoolContract
+from spotkube.platform.records import record
 from spotkube.platform.spec import PlatformSpec
 
 
-@dataclass(frozen=True)
+@record
 class Registration:
     """One resource (or component, or provider) the program registered, with the options that decide
     how a change lands. `inputs` are as registered: secrets still wrapped in Pulumi's marker."""
@@ -41,7 +41,7 @@ class Registration:
     providers: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class Invoke:
     """A provider function the program called (such as the deployer's client config) and its answer."""
 
@@ -49,7 +49,7 @@ class Invoke:
     result: Mapping[str, Any]
 
 
-@dataclass(frozen=True)
+@record
 class StackOutput:
     """A stack output: whether it is secret, and its value only when it is not."""
 
@@ -58,7 +58,7 @@ class StackOutput:
 
 
 
-@dataclass(frozen=True)
+@record
 class BuiltCluster:
     """One spotkube cluster component a program built: its name and URN (what it owns is below it in
     the tree, or deploys through its provider), the validated spec it planned from, and the pool

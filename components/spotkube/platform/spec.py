@@ -19,7 +19,6 @@ import ipaddress
 import re
 import typing
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Annotated, Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
@@ -40,6 +39,7 @@ from spotkube.platform.contract import KUEUE_LOCAL_QUEUE, Taint
 from spotkube.platform.errors import Problem, SpecError
 from spotkube.platform.input_messages import KeyStyle, cut, describe, python_path, shown
 from spotkube.platform.kubernetes_syntax import key_problem, value_problem
+from spotkube.platform.records import record
 from spotkube.platform.warnings import ID_PATTERN as WARNING_ID_PATTERN
 
 CONFIG_NAMESPACE = "spotkube"
@@ -96,7 +96,7 @@ NodeCount = Annotated[int, Field(ge=0, le=MAX_NODES), Strict(), BeforeValidator(
 CapacityName = Literal["spot", "preemptible", "flex-start", "on-demand"]
 
 
-@dataclass(frozen=True)
+@record
 class Wired:
     """Marks a cluster setting whose value a component's args may take from another resource's Output
     (`Annotated[Text | None, Wired(...)]`, or on a list's items). Until the Output resolves, the rules
@@ -107,7 +107,7 @@ class Wired:
     placeholder: str
 
 
-@dataclass(frozen=True)
+@record
 class RequiredArg:
     """Marks a setting a stack file may leave out, because its cloud's rules refuse the gap in their own
     words (the file, the key, how to find the value), but that the cloud's component needs all the same:

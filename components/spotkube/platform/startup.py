@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
+
+from spotkube.platform.records import record
 
 #: How a node gets the step's image: pulled whole, streamed as the container reads it, or already on
 #: the node's disk.
@@ -24,7 +25,7 @@ FigureKind = Literal["published", "reported", "assumption"]
 DELIVERIES: tuple[ImageDelivery, ...] = ("pull", "streaming", "preloaded")
 
 
-@dataclass(frozen=True)
+@record
 class Figure:
     """One sourced range of seconds (per GB of compressed image when `per_gb`)."""
 
@@ -58,7 +59,7 @@ class Figure:
                 "perGb": self.per_gb, "source": self.source, "date": self.date}
 
 
-@dataclass(frozen=True)
+@record
 class StartupFigures:
     """One cloud's figures: the node, and the image per delivery it offers (None: not offered)."""
 
@@ -77,7 +78,7 @@ class StartupFigures:
         return {"pull": self.pull, "streaming": self.streaming, "preloaded": self.preloaded}[delivery]
 
 
-@dataclass(frozen=True)
+@record
 class Span:
     """A (shortest, longest) time in seconds."""
 
@@ -101,7 +102,7 @@ def duration(seconds: float) -> str:
     return f"{minutes}m{secs}s" if minutes and secs else f"{minutes}m" if minutes else f"{secs}s"
 
 
-@dataclass(frozen=True)
+@record
 class ImageEstimate:
     """The image part: its span, or why there is none."""
 
@@ -128,7 +129,7 @@ def image_time(delivery: ImageDelivery, size_gb: float | None, figures: StartupF
     return ImageEstimate(delivery, size_gb, Span(figure.low_seconds * size_gb, figure.high_seconds * size_gb), figure)
 
 
-@dataclass(frozen=True)
+@record
 class Fallback:
     """What happens when the pool's capacity is out: how long before the next tier is tried, and that tier."""
 
@@ -138,7 +139,7 @@ class Fallback:
     then: Span | None
 
 
-@dataclass(frozen=True)
+@record
 class PoolStartup:
     """One GPU pool's expected time to a running step from 0 nodes."""
 
@@ -186,53 +187,3 @@ class PoolStartup:
                 "total": None if out is None else out.to_json()},
             "fallbackNote": self.fallback_note,
         }
-
-
-@dataclass(frozen=True)
-class StartupSample:
-    """Sampled times to a running step of one pool (seconds; None: the step was still waiting for
-    capacity at that percentile, as a pool without a bounded fallback does when its capacity is out)."""
-
-    pool: str
-    runs: int
-    out_of_capacity: float
-    p50: float | None
-    p90: float | None
-    p99: float | None
-    #: Share of the runs whose pool had no capacity and that went to the next tier.
-    fell_back: float
-    #: Share of the runs that waited for capacity with no bounded fallback.
-    waited: float
-
-
-def sample_startup(startup: PoolStartup, out_of_capacity: float, *, runs: int, seed: int) -> StartupSample | None:
-    """Sample the time to a running step: the node and the image uniformly in their ranges; on an
-    interruptible pool, with probability `out_of_capacity` its capacity is out, and the step waits the
-    fallback bound (the worst case the plan states), then the next tier's node and image, or, without a
-    bounded fallback, waits for capacity. None when the image time is unknown (no declared size)."""
-    if not 0 <= out_of_capacity <= 1:
-        raise ValueError(f"the out-of-capacity share must be from 0 to 1, got {out_of_capacity}")
-    node, image = startup.node_span, startup.image.span
-    if image is None:
-        return None
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    times = rng.uniform(node.low, node.high, runs) + rng.uniform(image.low, image.high, runs)
-    out = (rng.random(runs) < out_of_capacity) if startup.capacity != "on-demand" else np.zeros(runs, dtype=bool)
-    fallback = startup.fallback
-    then = fallback.then if fallback else None
-    if fallback is not None and then is not None:
-        tail = fallback.bound_seconds + rng.uniform(then.low, then.high, runs)
-        times = np.where(out, tail, times)
-        fell_back, waited = float(out.mean()), 0.0
-    else:
-        times = np.where(out, np.inf, times)
-        fell_back, waited = 0.0, float(out.mean())
-
-    def percentile(q: float) -> float | None:
-        value = float(np.quantile(times, q, method="inverted_cdf"))
-        return None if value == float("inf") else value
-
-    return StartupSample(startup.pool, runs, out_of_capacity, percentile(0.5), percentile(0.9), percentile(0.99),
-                         fell_back, waited)

@@ -30,7 +30,7 @@ import binascii
 import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import yaml
@@ -43,6 +43,7 @@ from yaml.scanner import Scanner
 
 from spotkube.platform.errors import Problem, SpecError
 from spotkube.platform.input_messages import shown
+from spotkube.platform.records import record
 
 #: A key path inside the document: mapping keys and list indexes.
 KeyPath = tuple[str | int, ...]
@@ -57,7 +58,7 @@ _PLAIN = "tag:spotkube,2026:plain"
 CORE_TAGS = frozenset({"!!str", "!!int", "!!float", "!!bool", "!!null", "!!map", "!!seq"})
 
 
-@dataclass(frozen=True)
+@record
 class YamlOnly:
     """A value the engine passes through but that only YAML has: a date, `!!binary`, a custom tag."""
 
@@ -69,7 +70,7 @@ class YamlOnly:
     delivered: Any  # what the engine makes of it
 
 
-@dataclass(frozen=True)
+@record
 class YamlDocument:
     """A file's values as the engine reads them, with the line of every key and list item."""
 

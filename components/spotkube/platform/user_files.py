@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import functools
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 import platformdirs
+
+from spotkube.platform.records import record
 
 #: The environment variables platformdirs finds the user's config directory by: XDG_CONFIG_HOME, then
 #: HOME, on Linux and macOS; on Windows its override of the local application data folder, else the
@@ -28,7 +29,7 @@ def _config_dir(*_environment: str | None) -> Path:
     return platformdirs.user_config_path("spotkube", appauthor=False)
 
 
-@dataclass(frozen=True)
+@record
 class UserFile:
     """One kind of user file: its name in the config directory and the variable that names it."""
 

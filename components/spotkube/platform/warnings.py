@@ -16,8 +16,9 @@ Pure module: no Pulumi.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
+
+from spotkube.platform.records import record
 
 #: A warning id: a kebab-case kind, then optionally `:` and a subject (a pool, a GPU type, an id).
 ID_PATTERN = r"^[a-z][a-z0-9]*(-[a-z0-9]+)*(:[A-Za-z0-9][A-Za-z0-9._/:-]*)?$"
@@ -27,7 +28,7 @@ UNTAGGED = "program-warning"
 _TAG = re.compile(r"^\[(?P<id>[a-z][a-z0-9:._/-]*)\] (?P<message>.*)$", re.DOTALL)
 
 
-@dataclass(frozen=True)
+@record
 class PlanWarning:
     """One warning: its stable `id` and the sentence a reader sees."""
 

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from spotkube.platform.records import record
 from spotkube.platform.spec import Acknowledgement
 from spotkube.platform.warnings import PlanWarning
 
 
-@dataclass(frozen=True)
+@record
 class AcknowledgedWarning:
     """A warning the stack accepts, with the acknowledgement that accepts it."""
 
@@ -34,7 +34,7 @@ class AcknowledgedWarning:
                 "reason": self.acknowledgement.reason, "expires": self.acknowledgement.expires}
 
 
-@dataclass(frozen=True)
+@record
 class Judged:
     """The warnings split by the stack's acknowledgements."""
 

@@ -12,7 +12,6 @@ Pure module: no Pulumi.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from spotkube.clouds import gpu_catalog, profile
@@ -24,11 +23,12 @@ from spotkube.platform.catalog import (
     CatalogWarning,
     refresh_command,
 )
+from spotkube.platform.records import record
 from spotkube.platform.spec import PlatformSpec
 from spotkube.platform.warnings import PlanWarning
 
 
-@dataclass(frozen=True)
+@record
 class CatalogNote:
     """The catalog a stack was judged with, and its warnings."""
 

@@ -36,6 +36,7 @@ from spotkube.platform.cost.prices import (
     with_stack_rows,
 )
 from spotkube.platform.plan import PlatformPlan, PoolPlan
+from spotkube.platform.records import record
 from spotkube.platform.spec import PlatformSpec
 from spotkube.platform.warnings import PlanWarning
 
@@ -54,7 +55,7 @@ FIGURE_WORDS: dict[Figure, str] = {"idleFloor": "idle floor", "scenario": "scena
                                    "onDemandEquivalent": "on-demand equivalent"}
 
 
-@dataclass(frozen=True)
+@record
 class CostedPool:
     """What pricing reads of one pool: the plan's pool (`spotkube cost` of a stack file, the warnings a
     component logs) or the pool a program registered (the offline plan), so both are priced alike."""
@@ -75,7 +76,7 @@ class CostedPool:
                    pool.max_price, pool.sharing)
 
 
-@dataclass(frozen=True)
+@record
 class PricedPool:
     """One pool with the prices found for it (None when no table has one)."""
 
@@ -111,7 +112,7 @@ class PricedPool:
         return (price.usd_per_hour / self.clients).quantize(Decimal("0.0001"))
 
 
-@dataclass(frozen=True)
+@record
 class UnpricedPool:
     """A pool without a price, as a reviewer needs it named: which machine, where, which totals it blocks."""
 

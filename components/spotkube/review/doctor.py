@@ -10,15 +10,15 @@ why. Pure module: the live answers come in as arguments.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from spotkube.platform.doctor import Finding, LiveAccess
 from spotkube.platform.identities import IDENTITIES, Assignment, Call, Identity, IdentityFacts, granting
-from spotkube.platform.quota import QuotaReport
+from spotkube.platform.live_quota import QuotaReport
+from spotkube.platform.records import record
 
 
-@dataclass(frozen=True)
+@record
 class DoctorReport:
     """Every finding of one stack, and where they were read."""
 

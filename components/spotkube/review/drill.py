@@ -22,6 +22,7 @@ from typing import Any
 
 from spotkube.platform import contract
 from spotkube.platform.cloud import items, mapping
+from spotkube.platform.records import record
 from spotkube.platform.startup import PoolStartup, Span
 
 #: Pod phases of a pod that still holds its node.
@@ -69,7 +70,7 @@ def workflow_node(pod: Mapping[str, Any]) -> tuple[str, str]:
     return str(labels_of(pod).get(contract.ARGO_WORKFLOW_LABEL, "")), ATTEMPT_SUFFIX.sub("", node)
 
 
-@dataclass(frozen=True)
+@record
 class Target:
     """The node the drill evicts and the pipeline pods on it."""
 
@@ -96,7 +97,7 @@ def choose_node(nodes: Sequence[Mapping[str, Any]], pods: Sequence[Mapping[str, 
                   running_on(name_of(chosen)))
 
 
-@dataclass(frozen=True)
+@record
 class Event:
     """One line of the timeline."""
 
@@ -291,7 +292,7 @@ def _event_time(event: Mapping[str, Any]) -> datetime | None:
                      or mapping(event.get("metadata")).get("creationTimestamp"))
 
 
-@dataclass(frozen=True)
+@record
 class ImagePull:
     """The kubelet's `Pulled` event for the step container: when, and how long it says the pull took
     (0 when the image was already on the node)."""
@@ -320,7 +321,7 @@ def step_pull(events: Sequence[Mapping[str, Any]]) -> ImagePull | None:
     return ImagePull(at, seconds)
 
 
-@dataclass(frozen=True)
+@record
 class StartupMeasure:
     """A retried step's way back to running, measured from the cluster's own timestamps, next to what
     the plan expects of the pool it landed on (from 0 nodes)."""
@@ -382,7 +383,7 @@ def measure_startup(observation: Observation, fate: PodFate, events: Sequence[Ma
                           expected, fell_back)
 
 
-@dataclass(frozen=True)
+@record
 class DrillReport:
     """The drill's result, for the timeline view and `--format json`."""
 

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from spotkube.clouds import profile
 from spotkube.platform.cloud import AutoscalerFacts
 from spotkube.platform.contract import FLEX_START
 from spotkube.platform.plan import FALLBACK_ORDER
+from spotkube.platform.records import record
 from spotkube.platform.registration import Registration
 from spotkube.platform.warnings import PlanWarning
 
@@ -48,7 +48,7 @@ class PoolLike(Protocol):
 RANK = {capacity: rank for rank, tier in enumerate(FALLBACK_ORDER) for capacity in tier}
 
 
-@dataclass(frozen=True)
+@record
 class Step:
     """Pools tried together (one priority tier, or one capacity where nothing ranks them), and what
     bounds the wait on them before the next step (`bound`, None when nothing is stated)."""
@@ -71,7 +71,7 @@ def _bound(facts: AutoscalerFacts, capacity: str, members: Sequence[PoolLike]) -
     return "; ".join(parts) or None
 
 
-@dataclass(frozen=True)
+@record
 class GpuFallback:
     """One GPU type's fallback."""
 

@@ -9,13 +9,14 @@ and returns typed results; the CLI's views render them.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any
 
 from spotkube.platform import contract
 from spotkube.platform.addons.argo_retries import RetryRule
 from spotkube.platform.contract import Placement, PoolContract
 from spotkube.platform.pipeline_reader import KFP_DEFAULT_RETRY_WINDOW_SECONDS, CompiledPipeline, Retry, Step
+from spotkube.platform.records import record
 
 #: Said once per stack when its spot steps rely on retries and the stack does not deploy spotkube's
 #: Kubeflow Pipelines, whose workflow defaults say why a step is retried. Argo's retry policies:
@@ -34,7 +35,7 @@ CLUSTER_RETRY_POLICY_NOTE = (
 # --- Checking ------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class StepResult:
     """Where one step can land (most preferred first), and what is wrong with it. `spot_pools` are
     the interruptible ones among them (spot or preemptible); `capacities` names each pool's capacity,
@@ -57,7 +58,7 @@ class StepResult:
         return f"{pool} ({capacity})" if pool in self.spot_pools and capacity else pool
 
 
-@dataclass(frozen=True)
+@record
 class CheckReport:
     """The verdict for one pipeline against one stack's pools."""
 

@@ -21,6 +21,7 @@ from spotkube.clouds import profile
 from spotkube.platform.addons import device_plugin as workloads
 from spotkube.platform.addons import kfp_reference, kfp_transforms, kueue_reference, kueue_transforms
 from spotkube.platform.contract import Cloud, Placement, PoolContract, landing_pools, why_nowhere
+from spotkube.platform.records import record
 from spotkube.platform.registration import Registration
 from spotkube.platform.spec import KubeflowSettings
 
@@ -35,7 +36,7 @@ DIRECTORY_TYPE = "kubernetes:kustomize/v2:Directory"
 CONFIGFILE_TYPE = "kubernetes:yaml/v2:ConfigFile"
 
 
-@dataclass(frozen=True)
+@record
 class WorkloadPlacement:
     """Where one workload can land, most preferred pool first; `reason` says why nowhere."""
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from spotkube.clouds import CLOUDS
 from spotkube.platform.cloud import covers
+from spotkube.platform.records import record
 from spotkube.review.costing import Figure, UnpricedPool
 
 Action = Literal["add", "remove", "update", "replace"]
@@ -25,7 +25,7 @@ POOL_FIELDS = ("role", "capacity", "machine", "gpu", "min", "max", "taints", "la
                "maxPrice", "zones", "cloudName")
 
 
-@dataclass(frozen=True)
+@record
 class Change:
     """One value that differs: where, before and after (None for absent)."""
 
@@ -37,7 +37,7 @@ class Change:
         return {"path": self.path, "old": self.old, "new": self.new}
 
 
-@dataclass(frozen=True)
+@record
 class ResourceDiff:
     """A resource that is added, removed, updated in place or replaced. Inputs under the resource's
     `ignoreChanges` are left out: Pulumi does not apply them."""
@@ -57,7 +57,7 @@ class ResourceDiff:
                 "deleteBeforeReplace": self.delete_before_replace}
 
 
-@dataclass(frozen=True)
+@record
 class NamedDiff:
     """A pool or a security setting that is added, removed or changed."""
 
@@ -73,7 +73,7 @@ class NamedDiff:
 DIFF_FIGURES: tuple[Figure, ...] = ("idleFloor", "scenario")
 
 
-@dataclass(frozen=True)
+@record
 class CostSide:
     """One side's monthly totals and its unpriced pools. A stack that is absent on a side costs $0.00
     there: nothing of it exists. A total is None when an unpriced pool would add to it."""
@@ -92,7 +92,7 @@ class CostSide:
                 "unpriced": [u.to_json() for u in self.unpriced]}
 
 
-@dataclass(frozen=True)
+@record
 class CostDelta:
     """Monthly totals before and after. A delta is a number only when both sides' totals cover every
     pool (like with like); otherwise it is None and `why_not` names the pools without a price."""
@@ -130,7 +130,7 @@ class CostDelta:
                                         "new": [u.to_json() for u in self.new.unpriced]}}
 
 
-@dataclass(frozen=True)
+@record
 class StackDiff:
     """Everything that differs for one stack between the base and the working tree."""
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from spotkube.clouds import RegisteredPool, gpu_catalog, profile
@@ -21,6 +21,7 @@ from spotkube.platform.maintenance import UpgradeExposure
 from spotkube.platform.posture import ClusterPosture, Setting, concern_warning
 from spotkube.platform.preflight import Verdict
 from spotkube.platform.quota import QuotaPlan
+from spotkube.platform.records import record
 from spotkube.platform.registration import Registration
 from spotkube.platform.spec import Acknowledgement
 from spotkube.platform.startup import PoolStartup
@@ -46,7 +47,7 @@ def _int(value: Any) -> int | None:
     return None if value is None else int(value)
 
 
-@dataclass(frozen=True)
+@record
 class PoolRow:
     """One node pool as the program registers it. Name, role and GPU type come from the contract's
     labels, which every spotkube pool carries; `cloud_name` is the name the cloud knows it by, which
@@ -160,7 +161,7 @@ def _share(machines: CloudCatalog, pool: RegisteredPool) -> str | None:
     return machine.gpu.share if machine else None
 
 
-@dataclass(frozen=True)
+@record
 class OtherResources:
     """The resources of one type that a program registers outside every spotkube cluster."""
 
@@ -171,7 +172,7 @@ class OtherResources:
         return {"type": self.type, "names": list(self.names)}
 
 
-@dataclass(frozen=True)
+@record
 class PlanDocument:
     """Everything the plan says about one spotkube cluster of a stack (most stacks build one)."""
 

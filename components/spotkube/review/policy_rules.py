@@ -20,13 +20,13 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from spotkube.clouds import registered_pools as node_pools
 from spotkube.clouds import upgrade_exposures
 from spotkube.platform import contract
 from spotkube.platform.cloud import mapping
+from spotkube.platform.records import record
 from spotkube.platform.registration import Registration, StackOutput
 
 K8S_SECRET = "kubernetes:core/v1:Secret"
@@ -133,7 +133,7 @@ def no_kfp_default_credentials(type_token: str, name: str, inputs: Mapping[str, 
 ResourceCheck = Callable[[str, str, Mapping[str, Any]], list[str]]
 
 
-@dataclass(frozen=True)
+@record
 class ResourceRule:
     """A guardrail checked on each registration: its policy name, a one-line summary, the check."""
 
@@ -190,7 +190,7 @@ def gpu_pools_upgrade_in_a_window(
 StackCheck = Callable[[Sequence[tuple[str, str, Mapping[str, Any]]]], list[tuple[str, str]]]
 
 
-@dataclass(frozen=True)
+@record
 class StackRule:
     """An advisory guardrail over all of a stack's registrations: its name, summary and check."""
 
@@ -208,7 +208,7 @@ ADVISORY_STACK_RULES: tuple[StackRule, ...] = (
 # --- Running them all -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class Finding:
     """One violation: which rule, the sentence it reported, and for a stack rule what it is about."""
 

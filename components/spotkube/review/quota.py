@@ -1,9 +1,9 @@
-"""The quota each stack needs, read from the pools the program registers, and its live verdict.
+"""The quota each stack needs, read from the pools the program registers.
 
 The plan counts what the registrations ask the cloud for (each pool's machine, GPUs, capacity and
 max nodes, as the pool table shows them), so the need can't drift from the program; the cloud's
-profile turns that into its own quota names (docs/quota.md). Pure module: the live numbers come in
-as arguments.
+profile turns that into its own quota names (docs/quota.md). The live verdict is `live_quota`'s, which
+only the commands that read the cloud load. Pure module.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from spotkube.clouds import profile
-from spotkube.platform.quota import LiveQuota, PoolDemand, QuotaPlan, QuotaReport, compare
+from spotkube.platform.quota import PoolDemand, QuotaPlan
 from spotkube.review.plan_document import PoolRow
 
 
@@ -27,11 +27,3 @@ def stack_quota(cloud: str, pools: Sequence[PoolRow], learnt: Mapping[str, str] 
     """The stack's quota need, or None for a cloud whose profile counts none."""
     plan = profile(cloud).review.quota_plan
     return None if plan is None else plan(pool_demands(pools), learnt or {})
-
-
-def live_report(stack: str, cloud: str, pools: Sequence[PoolRow], live: LiveQuota) -> QuotaReport:
-    """The need, with the families the cloud named, against the cloud's live limits and usage."""
-    plan = stack_quota(cloud, pools, live.learnt)
-    if plan is None:
-        return QuotaReport(stack, live.where, (), "", (f"spotkube counts no quota for {cloud}",))
-    return QuotaReport(stack, live.where, tuple(compare(plan, live.regional, live.global_)), plan.surge, plan.notes)

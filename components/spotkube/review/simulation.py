@@ -11,7 +11,6 @@ the worst case the plan states (review/fallback.py). Pure module: no Pulumi.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from decimal import Decimal
 
 from spotkube.platform import contract
@@ -20,8 +19,10 @@ from spotkube.platform.contract import Placement, PoolContract
 from spotkube.platform.cost.simulate import SECONDS_PER_HOUR, SimStep
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.pipeline_reader import CompiledPipeline, Retry
+from spotkube.platform.records import record
 from spotkube.platform.spec import PlatformSpec
-from spotkube.platform.startup import PoolStartup, StartupSample, sample_startup
+from spotkube.platform.startup import PoolStartup
+from spotkube.platform.startup_sample import StartupSample, sample_startup
 from spotkube.review.costing import CostReport
 from spotkube.review.fallback import GpuFallback
 from spotkube.review.pipeline_check import why_step_lands_nowhere, with_cluster_defaults
@@ -31,7 +32,7 @@ class SimulationError(SpotkubeError):
     """A pipeline that can't be simulated on a stack (a step that lands nowhere, a bad override)."""
 
 
-@dataclass(frozen=True)
+@record
 class Overrides:
     """What the command line adds: runtimes per step (seconds), eviction rates per pool, the runtime
     of a step that declares none, and how long a new node takes to start."""

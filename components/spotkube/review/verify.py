@@ -11,7 +11,6 @@ replacement node is ready for GPU work. Pure module.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from spotkube.platform import contract
@@ -19,6 +18,7 @@ from spotkube.platform.cloud import items, mapping
 from spotkube.platform.contract.placements import Toleration
 from spotkube.platform.doctor import Finding
 from spotkube.platform.identities import plural
+from spotkube.platform.records import record
 from spotkube.review.drill import is_ready, labels_of, name_of
 
 Obj = Mapping[str, Any]
@@ -28,7 +28,7 @@ BLOCKING = ("NoSchedule", "NoExecute")
 PROBE_IMAGE = "registry.k8s.io/pause:3.10"
 
 
-@dataclass(frozen=True)
+@record
 class ObjectRef:
     """A Kubernetes object the stack applies, and where the API serves it."""
 

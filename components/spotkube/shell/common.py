@@ -34,6 +34,7 @@ from spotkube.platform.contract import Cloud
 from spotkube.platform.errors import Problem, SpecError, SpotkubeError
 from spotkube.platform.input_messages import cut, did_you_mean, kind, shown
 from spotkube.platform.plan import PlatformPlan
+from spotkube.platform.records import record
 from spotkube.platform.spec import PlatformSpec, wired_fields
 from spotkube.platform.warnings import tagged
 from spotkube.review.catalog_check import catalog_note
@@ -167,7 +168,7 @@ def refuse_outputs(args: object, where: str, *, cluster: Cloud | None = None) ->
         raise SpecError(where, problems)
 
 
-@dataclass(frozen=True)
+@record
 class Wiring:
     """The wired cluster inputs as the cloud resources receive them: each is the validated spec's
     plain value, or the consumer's Output checked by the core's rules once it resolves."""
@@ -193,7 +194,7 @@ class Wiring:
         return resolved(self.authorized_ip_ranges, ranges)
 
 
-@dataclass(frozen=True)
+@record
 class ClusterPlan:
     """What a cluster component builds from: the plan, and the wired inputs its resources take."""
 
@@ -426,7 +427,7 @@ class GpuCluster(Protocol):
     provider: k8s.Provider
 
 
-@dataclass(frozen=True)
+@record
 class ClusterOfProvider:
     """The cluster component behind a Kubernetes provider, and its name in messages."""
 

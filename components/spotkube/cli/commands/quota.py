@@ -16,10 +16,10 @@ from spotkube.components.offline import run_stack
 from spotkube.platform import stack_names
 from spotkube.platform.cloud_options import QuotaOptions
 from spotkube.platform.errors import SpotkubeError
+from spotkube.platform.live_quota import QuotaQuery, QuotaReport
 from spotkube.platform.project import find_project
-from spotkube.platform.quota import QuotaQuery, QuotaReport
+from spotkube.review.live_quota import live_report
 from spotkube.review.plan_document import pool_rows
-from spotkube.review.quota import live_report
 
 
 @with_cloud_flags({cloud: p.commands.options.quota for cloud, p in CLOUDS.items()})

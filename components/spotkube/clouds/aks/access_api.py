@@ -35,7 +35,7 @@ from spotkube.platform.cost.refresh import FetchSettings
 from spotkube.platform.doctor import LIVE_READ_HINT, DoctorQuery, Finding, LiveAccess, SizeNeed
 from spotkube.platform.errors import SpotkubeError, first_line
 from spotkube.platform.identities import Assignment, Identity, Role
-from spotkube.platform.quota import installed, plain_http
+from spotkube.platform.live_quota import installed, plain_http
 
 SERVICE = "Azure Resource Manager"
 PROVIDERS_API = "2021-04-01"

@@ -38,9 +38,8 @@ from spotkube.platform.catalog import (
     CloudCatalog,
     Machine,
     MachineGpu,
-    RefreshRequest,
-    SourceResult,
 )
+from spotkube.platform.catalog_source import RefreshRequest, SourceResult
 from spotkube.platform.errors import first_line
 
 #: Azure Resource Manager in Azure's public cloud.

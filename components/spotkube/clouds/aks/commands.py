@@ -15,7 +15,7 @@ from typing import Any
 
 from spotkube.clouds.aks import access_api, deploy, identities, logs, options, usage_api
 from spotkube.clouds.aks.profile import DEFAULT_MACHINE, FIND_OBJECT_ID, REGION_PATTERN
-from spotkube.platform.cloud import CommandSupport
+from spotkube.platform.command_support import CommandSupport
 from spotkube.platform.cost.refresh import Fetched, FetchSettings, PriceSource, PriceTarget
 from spotkube.platform.errors import NewStackError
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from spotkube.platform.cloud import DeployAccess
+from spotkube.platform.command_support import DeployAccess
 from spotkube.platform.identities import GITHUB_ISSUER
 
 

@@ -15,7 +15,7 @@ import time
 import requests
 
 from spotkube.platform.errors import SpotkubeError
-from spotkube.platform.quota import plain_http
+from spotkube.platform.live_quota import plain_http
 
 #: Azure Resource Manager in Azure's public cloud.
 DEFAULT_ENDPOINT = "https://management.azure.com"

@@ -15,9 +15,9 @@ each with its reason. One list, which the bootstrap registers and doctor checks.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
 from spotkube.clouds.aks.identities import NO_AZURE_CALL_PREFIXES, RESOURCE_TYPES
+from spotkube.platform.records import record
 
 #: Namespaces Azure registers in every subscription (learn.microsoft.com/azure/azure-resource-manager/
 #: management/resource-providers-and-types, "registered by default"); registering them is never needed.
@@ -41,7 +41,7 @@ BOOTSTRAP_TYPES: Mapping[str, str] = {
 }
 
 
-@dataclass(frozen=True)
+@record
 class Namespaces:
     """The namespaces a program needs, and the registered types whose namespace spotkube doesn't know."""
 

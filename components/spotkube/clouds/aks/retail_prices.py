@@ -19,7 +19,6 @@ from __future__ import annotations
 import datetime
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
@@ -31,6 +30,7 @@ from spotkube.clouds.http import PriceFetchError, get_json, host, session
 from spotkube.platform.cost.prices import PriceRow
 from spotkube.platform.cost.refresh import Fetched, FetchSettings, PriceTarget
 from spotkube.platform.errors import SpotkubeError
+from spotkube.platform.records import record
 
 SERVICE = "Azure Retail Prices API"
 DEFAULT_ENDPOINT = "https://prices.azure.com/api/retail/prices"
@@ -76,7 +76,7 @@ def build_url(region: str, sku: str, endpoint: str = DEFAULT_ENDPOINT) -> str:
     return f"{endpoint}?{query}"
 
 
-@dataclass(frozen=True)
+@record
 class _Item:
     """The fields of one price item this client reads, checked for type."""
 

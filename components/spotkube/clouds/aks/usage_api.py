@@ -15,7 +15,7 @@ from typing import Any
 
 from spotkube.clouds.aks.quota import family
 from spotkube.platform.errors import SpotkubeError, first_line
-from spotkube.platform.quota import LiveQuota, QuotaQuery, Usage, installed, plain_http
+from spotkube.platform.live_quota import LiveQuota, QuotaQuery, Usage, installed, plain_http
 
 #: Azure Resource Manager, where the usage API lives in Azure's public cloud.
 DEFAULT_ENDPOINT = "https://management.azure.com"

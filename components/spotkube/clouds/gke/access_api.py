@@ -25,7 +25,7 @@ from spotkube.platform.cost.refresh import FetchSettings
 from spotkube.platform.doctor import LIVE_READ_HINT, DoctorQuery, Finding, LiveAccess, SizeNeed
 from spotkube.platform.errors import SpotkubeError, first_line
 from spotkube.platform.identities import Assignment, Identity, Role
-from spotkube.platform.quota import installed, plain_http
+from spotkube.platform.live_quota import installed, plain_http
 
 SERVICE_USAGE = "https://serviceusage.googleapis.com"
 RESOURCE_MANAGER = "https://cloudresourcemanager.googleapis.com"

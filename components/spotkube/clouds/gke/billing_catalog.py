@@ -30,7 +30,6 @@ from __future__ import annotations
 import datetime
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -41,6 +40,7 @@ from spotkube.clouds.http import PriceFetchError, get_json, session
 from spotkube.platform.cost.model import Capacity
 from spotkube.platform.cost.prices import PriceRow
 from spotkube.platform.cost.refresh import Fetched, FetchSettings, PriceTarget
+from spotkube.platform.records import record
 
 SERVICE = "Cloud Billing Catalog API"
 #: Compute Engine's service id in the catalog.
@@ -91,7 +91,7 @@ _USAGE = {"OnDemand": "on-demand", "Preemptible": "spot"}
 _UNIT = {"CPU": "h", "RAM": "GiBy.h", "GPU": "h"}
 
 
-@dataclass(frozen=True)
+@record
 class Shape:
     """What a machine type is billed for: vCPUs, GiB of memory, and the GPUs it comes with (a2, g2)."""
 
@@ -119,7 +119,7 @@ def machine_shape(machine: str) -> Shape | None:
     return Shape(vcpus, gib, *(fixed or (None, 0)))
 
 
-@dataclass(frozen=True)
+@record
 class Rate:
     """One SKU's hourly price in one region."""
 

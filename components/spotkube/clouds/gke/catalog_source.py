@@ -42,9 +42,8 @@ from spotkube.platform.catalog import (
     GpuFacts,
     Machine,
     MachineGpu,
-    RefreshRequest,
-    SourceResult,
 )
+from spotkube.platform.catalog_source import RefreshRequest, SourceResult
 
 #: What the catalog says it was read from.
 SOURCE = "Compute Engine API (machine types and accelerator types)"

@@ -15,7 +15,7 @@ from typing import Any
 
 from spotkube.clouds.gke import access_api, catalog, deploy, identities, logs, options, usage_api
 from spotkube.clouds.gke.profile import BILLING_API_KEY_ENV, DEFAULT_MACHINE
-from spotkube.platform.cloud import CommandSupport
+from spotkube.platform.command_support import CommandSupport
 from spotkube.platform.cost.refresh import Fetched, FetchSettings, PriceSource, PriceTarget
 from spotkube.platform.errors import NewStackError
 

@@ -6,7 +6,7 @@ Pulumi.
 
 from __future__ import annotations
 
-from spotkube.platform.cloud import DeployAccess
+from spotkube.platform.command_support import DeployAccess
 
 
 def trust(stack: str) -> list[str]:

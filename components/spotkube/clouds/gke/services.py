@@ -15,9 +15,9 @@ is the last table, each with its reason. Pure module: no Pulumi.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
 from spotkube.clouds.gke.identities import NO_GOOGLE_CALL_PREFIXES
+from spotkube.platform.records import record
 
 #: Enabled in every project, and the API every other API is enabled through; never enabled here.
 ENABLED_BY_DEFAULT = frozenset({"serviceusage.googleapis.com"})
@@ -73,7 +73,7 @@ def required_services() -> tuple[str, ...]:
     return tuple(sorted(every - ENABLED_BY_DEFAULT))
 
 
-@dataclass(frozen=True)
+@record
 class Services:
     """The services a program needs, and the registered types whose service spotkube doesn't know."""
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from spotkube.platform.errors import SpotkubeError, first_line
-from spotkube.platform.quota import LiveQuota, QuotaQuery, Usage, installed, plain_http
+from spotkube.platform.live_quota import LiveQuota, QuotaQuery, Usage, installed, plain_http
 
 NEEDS = ("compute.regions.get and compute.projects.get on the project (the preview reader role the bootstrap "
          "stack creates, docs/identities.md, or roles/compute.viewer)")

@@ -37,8 +37,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
+
+from spotkube.platform.records import record
 
 Phase = Literal["Failed", "Error"]
 #: The policy the defaults write. It must be explicit: KFP ships `OnError`, and once a policy is set
@@ -46,7 +47,7 @@ Phase = Literal["Failed", "Error"]
 RETRY_POLICY = "Always"
 
 
-@dataclass(frozen=True)
+@record
 class EvictionSign:
     """One way a node takes a pod away, as Argo records it in the failed node's message."""
 
@@ -155,7 +156,7 @@ def is_eviction(message: str) -> bool:
     return bool(_EVICTION.search(message))
 
 
-@dataclass(frozen=True)
+@record
 class RetryRule:
     """How many times a step is retried, by why its last attempt failed.
 

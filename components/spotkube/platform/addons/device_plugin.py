@@ -12,13 +12,14 @@ Pure module: no Pulumi.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, cast
 
 from spotkube.platform import contract
 from spotkube.platform.contract import Cloud, PoolContract, Taint
 from spotkube.platform.errors import Problem, SpecError
 from spotkube.platform.input_messages import kind, shown
+from spotkube.platform.records import record
 from spotkube.platform.spec import DevicePluginSettings, PlatformSpec, parse_settings
 
 #: The Pulumi type token of the component; the plan recognises its registrations by it.
@@ -36,7 +37,7 @@ DEVICE_PLUGIN_DIR = "/var/lib/kubelet/device-plugins"
 RESOURCES = {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}}
 
 
-@dataclass(frozen=True)
+@record
 class ManagedDevicePlugin:
     """The NVIDIA device plugin a cloud runs on its GPU nodes itself: spotkube then deploys none, since a
     second plugin would advertise each GPU twice, and the plan checks that every GPU pool still has one."""
@@ -51,7 +52,7 @@ class ManagedDevicePlugin:
     serves: Callable[[Mapping[str, str]], bool]
 
 
-@dataclass(frozen=True)
+@record
 class DevicePluginRequest:
     """What the device plugin component builds: for which cloud, with which settings, tolerating which
     extra taints (taints the GPU pools carry beyond the contract's own, such as a team's)."""

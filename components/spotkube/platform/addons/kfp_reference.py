@@ -21,8 +21,10 @@ docs/platform-facts.md#kfp-retry-defaults.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
+
+from spotkube.platform.records import record
 
 #: The KFP release this module describes (the git ref of the manifests).
 VERSION = "2.17.0"
@@ -35,7 +37,7 @@ WAIT_IMAGE = "docker.io/alpine:3.23"
 DEFAULT_REGISTRY = "docker.io"
 
 
-@dataclass(frozen=True)
+@record
 class ShippedDeployment:
     """The scheduling- and image-relevant part of one KFP Deployment, exactly as upstream ships it."""
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -36,6 +35,7 @@ import yaml
 from spotkube.platform import contract
 from spotkube.platform.addons import argo_retries, kfp_reference
 from spotkube.platform.addons.argo_retries import Phase, RetryRule
+from spotkube.platform.records import record
 from spotkube.platform.spec import KubeflowSettings
 
 #: The Pulumi type token of the component; the plan recognises its registrations by it.
@@ -78,7 +78,7 @@ def manifest_url(repository: str, path: str, version: str) -> str:
     return f"{repository}//{path}?ref={version}"
 
 
-@dataclass(frozen=True)
+@record
 class Credentials:
     """The generated values that replace KFP's defaults; opaque here (Pulumi secrets in the shell)."""
 

@@ -22,11 +22,11 @@ Objects are `kueue.x-k8s.io/v1beta2`, the storage version of Kueue v0.19. Pure m
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from spotkube.platform import contract
 from spotkube.platform.contract import Capacity, PoolContract
+from spotkube.platform.records import record
 
 API_VERSION = "kueue.x-k8s.io/v1beta2"
 CLUSTER_QUEUE = "spotkube-gpus"
@@ -49,7 +49,7 @@ class PlannedGpuPool(Protocol):
     def contract(self) -> PoolContract: ...
 
 
-@dataclass(frozen=True)
+@record
 class Flavor:
     """One ResourceFlavor and its nominal quota in the ClusterQueue: resource -> amount."""
 

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from spotkube.platform.input_messages import shown
 from spotkube.platform.kubernetes_syntax import TAINT_EFFECTS, key_problem, reserved_prefix, value_problem
+from spotkube.platform.records import record
 
 Cloud = Literal["aks", "gke"]
 Capacity = Literal["spot", "preemptible", "flex-start", "on-demand"]
@@ -187,7 +188,7 @@ KUBERNETES_LABEL_PREFIXES = ("kubernetes.io", "k8s.io")
 KUBELET_LABEL_PREFIXES = ("kubelet.kubernetes.io", "node.kubernetes.io")
 
 
-@dataclass(frozen=True)
+@record
 class CloudLabels:
     """What one cloud does with node labels and taints by itself, as data the contract's functions
     read: no function here tests a cloud's name. Adding a cloud adds its row to `CLOUD_LABELS` (this is
@@ -393,7 +394,7 @@ def is_gpu_resource(name: str) -> bool:
     return name == GPU_RESOURCE or name.startswith(MIG_RESOURCE_PREFIX)
 
 
-@dataclass(frozen=True)
+@record
 class GpuSharing:
     """How a pool's GPUs are shared, and what its nodes therefore advertise.
 
@@ -432,7 +433,7 @@ class GpuSharing:
                           partition=data.get("partition"), resource=str(data.get("resource") or GPU_RESOURCE))
 
 
-@dataclass(frozen=True)
+@record
 class PoolContract:
     """What a workload needs to know about a pool: the node labels and taints it will carry.
 

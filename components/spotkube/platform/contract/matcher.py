@@ -7,13 +7,13 @@ on the way kube-scheduler scores nodes (docs/architecture.md#the-matcher). Pure:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from spotkube.platform.contract.labels import COMPUTE_CLASS_LABEL, PoolContract
 from spotkube.platform.contract.placements import Placement
+from spotkube.platform.records import record
 
 
-@dataclass(frozen=True)
+@record
 class Verdict:
     """Whether a pod can land on a pool, and if not the first reason why (for error messages).
 

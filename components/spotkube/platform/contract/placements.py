@@ -8,7 +8,7 @@ apart, and a pipeline compiled against the neutral labels lands on every cloud a
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
 
 from spotkube.platform.contract.labels import (
@@ -32,9 +32,10 @@ from spotkube.platform.contract.labels import (
     is_gpu_resource,
     mig_resource,
 )
+from spotkube.platform.records import record
 
 
-@dataclass(frozen=True)
+@record
 class Toleration:
     """A pod toleration with the Kubernetes defaults: operator Equal, any effect."""
 
@@ -76,7 +77,7 @@ class Toleration:
         return Toleration(taint.key, "Equal", taint.value, taint.effect)
 
 
-@dataclass(frozen=True)
+@record
 class Requirement:
     """One node selector requirement (`matchExpressions` item)."""
 
@@ -123,7 +124,7 @@ class Requirement:
 Term = tuple[Requirement, ...]
 
 
-@dataclass(frozen=True)
+@record
 class Placement:
     """The scheduling-relevant part of a pod spec, read from or written into Kubernetes form.
 
@@ -220,7 +221,7 @@ NOT_SYSTEM = Requirement(ROLE_LABEL, "NotIn", ("system",))
 WHOLE_GPUS = Requirement(GPU_SHARING_LABEL, "DoesNotExist")
 
 
-@dataclass(frozen=True)
+@record
 class SharedGpu:
     """A step's request for a slice of a GPU: a MIG instance of a profile, or a time-shared or MPS GPU
     (optionally with a given number of clients per GPU). `mig_strategy` says how the cluster's device

@@ -16,13 +16,13 @@ from __future__ import annotations
 import datetime
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from spotkube.platform.cost.model import HOURS_PER_MONTH, to_cents
+from spotkube.platform.records import record
 
 #: How a row's price is counted: per hour the resource exists, per month, or per GiB a month.
 Per = Literal["hour", "month", "GiB-month"]
@@ -47,7 +47,8 @@ class FixedPriceRow(BaseModel):
 class FixedPriceTable(BaseModel):
     """A cloud's fixed-cost prices: rows by item and region, each with its source and date."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Built when first used, like every model here: only a plan that costs the stack reads the table.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     cloud: str
     rows: tuple[FixedPriceRow, ...]
@@ -64,7 +65,7 @@ def parse_fixed_prices(text: str) -> FixedPriceTable:
     return FixedPriceTable.model_validate(json.loads(text))
 
 
-@dataclass(frozen=True)
+@record
 class FixedItem:
     """Something a registered resource makes the cloud bill whether or not a step runs.
 
@@ -79,7 +80,7 @@ class FixedItem:
     note: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class FixedLine:
     """A fixed item with its price: the row found for it (None: unpriced) and its monthly cost."""
 
@@ -122,7 +123,7 @@ class FixedLine:
         }
 
 
-@dataclass(frozen=True)
+@record
 class FixedCosts:
     """Every fixed line of a stack; their total is known only when every line is priced."""
 

@@ -16,9 +16,10 @@ Nothing here imports Pulumi: the plan and the CLI call it before any cloud call 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Literal
+
+from spotkube.platform.records import record
 
 #: Hours in a billing month as both clouds' price pages count them (365 x 24 / 12).
 HOURS_PER_MONTH = 730
@@ -70,7 +71,7 @@ def _whole_percent(percent: Decimal) -> int:
     return int(percent.quantize(Decimal(1), rounding=ROUND_HALF_UP))
 
 
-@dataclass(frozen=True)
+@record
 class Assumptions:
     """How often spot capacity is taken back, and how much of an evicted step runs again.
 
@@ -104,7 +105,7 @@ class Assumptions:
         return 1 + self.eviction_rate * self.rework_fraction
 
 
-@dataclass(frozen=True)
+@record
 class PoolUsage:
     """One pool's prices and a month of its use: the input the model prices.
 
@@ -158,7 +159,7 @@ class PoolUsage:
         return self.capacity in EVICTABLE
 
 
-@dataclass(frozen=True)
+@record
 class PoolCost:
     """What one pool costs a month, in USD rounded to cents, next to the on-demand yardstick.
 
@@ -179,7 +180,7 @@ class PoolCost:
     saving_percent: int
 
 
-@dataclass(frozen=True)
+@record
 class StackCost:
     """Monthly totals over every pool of a stack, with the per-pool lines they add up from."""
 

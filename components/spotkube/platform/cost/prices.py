@@ -30,7 +30,6 @@ import datetime
 import functools
 import json
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from decimal import Decimal
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -41,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from spotkube.platform.cost.model import Capacity
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.input_messages import validation_problems
+from spotkube.platform.records import record
 from spotkube.platform.user_files import UserFile
 
 Cloud = Literal["azure", "gcp"]
@@ -90,7 +90,7 @@ class PriceRow(BaseModel):
         return (self.cloud, self.region, self.sku, self.kind, self.capacity)
 
 
-@dataclass(frozen=True)
+@record
 class CloudPricing:
     """How one cloud appears in the price table: a fact of its profile (`CloudProfile.facts.pricing`)."""
 
@@ -148,7 +148,9 @@ def _by_key(rows: tuple[PriceRow, ...]) -> dict[RowKey, PriceRow]:
 class PriceTable(BaseModel):
     """The whole table: USD rows, the day it was put together, and notes on what it covers."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Built when first used, like every model here: importing spotkube, or a command that prices
+    # nothing, never pays for its validator.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     currency: Literal["USD"]
     date: datetime.date
@@ -193,7 +195,7 @@ class PriceTable(BaseModel):
         return self._origins.get(row.key, BUNDLED)
 
 
-@dataclass(frozen=True)
+@record
 class Price:
     """An hourly price ready to use, with where it came from and how old it is.
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from spotkube.platform.cost.prices import Kind, PriceRow
 from spotkube.platform.input_messages import timeout_problem
+from spotkube.platform.records import record
 
 #: Seconds to wait for a connection and for each answer.
 DEFAULT_TIMEOUT_S = 30.0
@@ -30,7 +30,7 @@ DEFAULT_BACKOFF_MAX_S = 60.0
 DEFAULT_RETRY_AFTER_MAX_S = 120
 
 
-@dataclass(frozen=True)
+@record
 class FetchSettings:
     """How hard a refresh tries: per-request timeout, retries with backoff, and the Retry-After cap."""
 
@@ -47,7 +47,7 @@ class FetchSettings:
             raise ValueError("retries, backoff and the Retry-After cap can't be negative")
 
 
-@dataclass(frozen=True)
+@record
 class PriceTarget:
     """One thing to price: a machine in a region, with the GPUs a GKE N1 machine carries on top, or
     (`kind` accelerator) one such GPU on its own, as a price table row names it."""
@@ -59,7 +59,7 @@ class PriceTarget:
     kind: Kind = "machine"
 
 
-@dataclass(frozen=True)
+@record
 class Fetched:
     """What a price list answered: the rows found, and each target it has no price for, in words."""
 
@@ -71,7 +71,7 @@ class Fetched:
 Fetcher = Callable[[Sequence[PriceTarget], FetchSettings, "str | None", datetime.date, "str | None"], Fetched]
 
 
-@dataclass(frozen=True)
+@record
 class PriceSource:
     """A cloud's price list as `spotkube prices refresh` uses it."""
 

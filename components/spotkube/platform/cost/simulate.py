@@ -30,11 +30,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from spotkube.platform.cost.model import Assumptions, PoolUsage, pool_cost, to_cents
+from spotkube.platform.records import record
 
 if TYPE_CHECKING:
     import numpy as np
@@ -46,7 +46,7 @@ DEFAULT_RUNS = 2000
 DEFAULT_SEED = 0
 
 
-@dataclass(frozen=True)
+@record
 class SimStep:
     """One step as the simulator sees it: where it runs, its work, and how it survives an eviction.
 
@@ -88,7 +88,7 @@ class SimStep:
         return -math.log1p(-self.eviction_rate) if self.interruptible else 0.0
 
 
-@dataclass(frozen=True)
+@record
 class Distribution:
     """The median and 90th percentile of one figure over the sampled runs."""
 
@@ -96,7 +96,7 @@ class Distribution:
     p90: float
 
 
-@dataclass(frozen=True)
+@record
 class SimResult:
     """What the runs came to. Costs are None when a step's pool has no price."""
 

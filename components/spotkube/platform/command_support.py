@@ -1,0 +1,76 @@
+"""What spotkube's commands (not its plan) ask a cloud: the `CommandSupport` each cloud's
+`clouds/<cloud>/commands.py` defines as `COMMANDS`.
+
+Apart from the profile (`cloud.CloudProfile`), which every plan loads, so that a plan never pays for
+defining what only `new-stack`, `doctor`, `quota`, `logs`, `drill` and the refreshes use; the profile
+names the module and `CloudProfile.commands` imports it on first use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from spotkube.platform.records import record
+
+if TYPE_CHECKING:
+    # Named by the annotations only, which stay strings: nothing resolves them at run time.
+    from spotkube.platform.cloud_options import CommandOptions
+    from spotkube.platform.cost.refresh import PriceSource
+    from spotkube.platform.doctor import DoctorQuery, LiveAccess
+    from spotkube.platform.identities import IdentityFacts
+    from spotkube.platform.live_quota import LiveQuota, QuotaQuery
+    from spotkube.platform.logs import LogQuery, LogTarget
+    from spotkube.platform.spec import PlatformSpec
+
+
+#: A node's provider ID (`spec.providerID`) -> the cloud CLI command that evicts that VM the way the
+#: cloud reclaims spot capacity, or None when the ID is not one of the cloud's.
+EvictionCommand = Callable[[str], tuple[str, ...] | None]
+
+
+@record
+class DeployAccess:
+    """How a stack of the cloud is deployed from CI, for `spotkube new-stack`'s next steps."""
+
+    #: What the deploy workflow reads from the stack's GitHub environment: (variable, what to put in it).
+    variables: tuple[tuple[str, str], ...]
+    #: The commands that let the environment's GitHub token sign in as the deploying identity, for a
+    #: stack's name.
+    trust: Callable[[str], list[str]]
+    #: The roles the deploying identity needs, in words.
+    roles: str
+
+
+@record
+class CommandSupport:
+    """What spotkube's commands do on this cloud: its own flags, the new stack's template, the CI
+    identities' calls and roles, and the live reads and actions that need the cloud's SDK or CLI.
+    Each cloud's lives in `clouds/<cloud>/commands.py`, which loads when a command first asks for it
+    (`CloudProfile.commands`), never with a plan."""
+
+    #: The cloud's own flags on spotkube's commands, and its bootstrap stack's settings.
+    options: CommandOptions
+    #: A new stack's config (`spotkube new-stack`: environment, region and the cloud's own flags, its
+    #: `options.new_stack`); raises NewStackError for flags the cloud lacks.
+    new_stack_config: Callable[[str, str, Any], dict[str, Any]]
+    #: How such a stack is then deployed from CI (`clouds/<cloud>/deploy.py`).
+    deploy: DeployAccess
+    #: The cloud's own price list, for `spotkube prices refresh`; None when spotkube can't read it.
+    price_source: PriceSource | None = None
+    #: The module whose `refresh(RefreshRequest, known_gpus) -> SourceResult` reads the cloud's GPU
+    #: machines from its API (`spotkube catalog refresh`); imported only then, since it needs the
+    #: cloud's SDK from the `refresh` extra.
+    catalog_source: str | None = None
+    #: The cloud's live quota limits and usage, through its own SDK (`spotkube quota`, `doctor`).
+    read_quota: Callable[[QuotaQuery], LiveQuota] | None = None
+    #: What `spotkube doctor` reads live before a first `up`: the APIs or providers enabled, the CI
+    #: identities' roles, the region's sizes (the `refresh` extra signs in).
+    read_access: Callable[[DoctorQuery], LiveAccess] | None = None
+    #: The query and console link for a step's logs once its pod is gone (`spotkube logs`).
+    log_query: Callable[[PlatformSpec, LogTarget], LogQuery] | None = None
+    #: How `spotkube drill` evicts a node of this cloud; None when the cloud offers no such command.
+    eviction_command: EvictionCommand | None = None
+    #: The calls the CI identities make and the roles they hold (docs/identities.md: `spotkube doctor`
+    #: and `python -m spotkube.cli.identities` read them).
+    identities: IdentityFacts | None = None
