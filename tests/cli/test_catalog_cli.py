@@ -31,7 +31,7 @@ from cloud_apis import (
 )
 from in_process import run_spotkube
 from spotkube.clouds import bundled_catalog
-from spotkube.platform.catalog import UNKNOWN_OFFER, UNLISTED_SIZE, load_catalog_file
+from spotkube.platform.catalog import CATALOG_FILE, UNKNOWN_OFFER, UNLISTED_SIZE, catalog_text, load_catalog_file
 from spotkube.platform.project import Project
 
 CATALOG = bundled_catalog()
@@ -209,3 +209,26 @@ def test_a_team_acknowledges_a_size_the_catalog_lags_behind(
     assert not [w for w in stack["warnings"] if w["id"].startswith(UNLISTED_SIZE)]
     (accepted,) = [a for a in stack["acknowledged"] if a["acknowledgedAs"] == f"{UNLISTED_SIZE}:gb400"]
     assert accepted["reason"] == reason
+
+
+def test_a_catalog_file_rewritten_while_a_plan_runs_gives_the_plan_one_catalog(
+        project_with_stack: Callable[[str, dict[str, Any]], Project]) -> None:
+    """The user's catalog is read once per plan: a file that changes half-way (here, rewritten by the
+    stack's program, between the stack's validation and the review) can't give two pools two
+    catalogs. The next plan reads the file as it is then."""
+    def user_catalog(date: str, source: str) -> str:
+        part = {**json.loads(catalog_text(CATALOG.cloud("aks"))), "date": date, "source": source}
+        return json.dumps({"schemaVersion": 1, "clouds": {"aks": part}})
+
+    path = CATALOG_FILE.default()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(user_catalog("2027-01-05", "read before the plan"))
+    project = project_with_stack(STACK, {**CONFIG, "gpuPools": [A10_POOL]})
+    program = project.main.read_text()
+    rewrite = f"Path({str(path)!r}).write_text({user_catalog('2027-02-06', 'written by the program')!r})\n"
+    project.main.write_text(program.replace("\nimport pulumi\n", f"\nimport pulumi\n\n{rewrite}", 1))
+
+    first = plan_json(project)["catalog"]
+    assert (first["date"], first["source"]) == ("2027-01-05", "read before the plan")
+    second = plan_json(project)["catalog"]
+    assert (second["date"], second["source"]) == ("2027-02-06", "written by the program")

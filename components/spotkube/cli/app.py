@@ -30,6 +30,7 @@ from spotkube.components.offline import run_stack
 from spotkube.platform import stack_names
 from spotkube.platform.cost import PRICES_ENV
 from spotkube.platform.errors import SpotkubeError
+from spotkube.platform.plan_scope import one_plan
 from spotkube.platform.project import describes_platform, find_project, stack_config
 from spotkube.platform.registration import BuiltCluster
 from spotkube.review.program_review import stack_documents
@@ -266,8 +267,9 @@ def plan(
         if not names:
             raise fail("name a stack with --stack NAME, or use --all")
         table = price_table(prices)
-        documents = [document for name in terminal.progress(names, stderr=stderr)
-                     for document in stack_documents(run_stack(project, name), table)]
+        with one_plan():  # one reading of the user's catalog for the whole plan, program and review alike
+            documents = [document for name in terminal.progress(names, stderr=stderr)
+                         for document in stack_documents(run_stack(project, name), table)]
         wanted = None if all_stacks else names
         base = None
         for ref in terminal.progress([diff] if diff is not None else [], verb="planning the base", stderr=stderr):

@@ -37,6 +37,7 @@ from spotkube.clouds import CLOUDS, checked, load_stack_spec, offline_id
 from spotkube.components.mock_host import no_full_collections, owned_event_loops
 from spotkube.platform.contract import PoolContract
 from spotkube.platform.errors import SpotkubeError
+from spotkube.platform.plan_scope import one_plan
 from spotkube.platform.project import Project, describes_platform, program_config, stack_config
 from spotkube.platform.registration import BuiltCluster, Invoke, Registration, StackOutput
 from spotkube.platform.review_settings import CLUSTERS_KEY, ClusterReview
@@ -181,7 +182,13 @@ def run_stack(
     A stack whose `spotkube:` keys describe a whole platform (this repository's format) is validated
     as one before the program runs, so its errors name the stack file's keys. Any other project's
     stack may set `spotkube:clusters` (what the review accepts and assumes per cluster), which the
-    program need not read: it goes to each cluster's review."""
+    program need not read: it goes to each cluster's review. The validation and the program read the
+    user's files once (`plan_scope`)."""
+    with one_plan():
+        return _run_stack(project, stack, answers)
+
+
+def _run_stack(project: Project, stack: str, answers: Mapping[str, Mapping[str, Any]] | None) -> StackRun:
     config = stack_config(project, stack)
     source = project.relative(project.stack_file(stack))
     stack_spec = load_stack_spec(project, stack) if describes_platform(config) else None

@@ -49,6 +49,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.input_messages import shown, validation_problems
+from spotkube.platform.plan_scope import once
 from spotkube.platform.records import record
 from spotkube.platform.user_files import UserFile
 
@@ -353,12 +354,17 @@ def _user_catalog(path: Path, mtime_ns: int, size: int) -> Catalog:
 
 
 def _user_stamp(user_file: Path | None) -> tuple[Path, int, int] | None:
-    """The user's catalog file with its change stamp, or None when there is none.
+    """The user's catalog file with its change stamp, or None when there is none: looked up once per
+    plan (`plan_scope`), so that every pool of a plan reads the same catalog.
 
     The user file is `user_file` when given, else the file $SPOTKUBE_CATALOG names (both must
     exist), else `catalog.json` in the user's config directory when it exists: the same rule as the
     price file's.
     """
+    return once(("catalog file", user_file), lambda: _stamp(user_file))
+
+
+def _stamp(user_file: Path | None) -> tuple[Path, int, int] | None:
     path, problem = CATALOG_FILE.lookup(user_file)
     if problem is not None:
         raise CatalogFileError(f"{problem}; {_LAYOUT}")
@@ -389,7 +395,12 @@ def gpu_catalog(parts: CatalogParts, user_file: Path | None = None) -> Catalog:
 def cloud_part(cloud: str, bundled: Traversable, user_file: Path | None = None) -> CloudCatalog:
     """One cloud's part in use: the user's catalog file's when it has one, else the shipped file's.
 
-    A cloud asks this for itself (its profile can't reach the registry that knows every cloud)."""
+    A cloud asks this for itself (its profile can't reach the registry that knows every cloud), for
+    every machine it looks up: a plan finds the part once."""
+    return once(("catalog part", cloud, bundled, user_file), lambda: _cloud_part(cloud, bundled, user_file))
+
+
+def _cloud_part(cloud: str, bundled: Traversable, user_file: Path | None) -> CloudCatalog:
     stamp = _user_stamp(user_file)
     user = _user_catalog(*stamp).clouds if stamp is not None else {}
     return user[cloud] if cloud in user else bundled_part(bundled)

@@ -23,6 +23,7 @@ from spotkube.platform.cost.prices import CloudPricing
 from spotkube.platform.errors import Problem
 from spotkube.platform.kubeconfigs import ExecUserCheck
 from spotkube.platform.maintenance import UpgradeReader
+from spotkube.platform.plan_scope import once_about
 from spotkube.platform.posture import PostureReader, Setting
 from spotkube.platform.preflight import CloudPreflight
 from spotkube.platform.quota import PoolDemand, QuotaPlan
@@ -88,6 +89,17 @@ class RegisteredPool:
 
 #: (type token, resource name, inputs) -> the pools that registration declares.
 PoolReader = Callable[[str, str, Mapping[str, Any]], list[RegisteredPool]]
+
+
+def read_once_per_plan(read: PoolReader) -> PoolReader:
+    """A cloud's pool reader that reads each registration once per plan (`plan_scope`): the plan's
+    pool table, its startup, preflight, upgrades and each policy rule read the same registrations."""
+
+    @functools.wraps(read)
+    def reader(type_token: str, name: str, inputs: Mapping[str, Any]) -> list[RegisteredPool]:
+        return list(once_about(inputs, (read, type_token, name), lambda: tuple(read(type_token, name, inputs))))
+
+    return reader
 
 
 @record

@@ -21,6 +21,7 @@ from spotkube.clouds import profile, upgrade_exposures
 from spotkube.platform.cost import PriceTable
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.maintenance import UpgradeExposure, window_of
+from spotkube.platform.plan_scope import one_plan
 from spotkube.platform.posture import ClusterPosture, Setting
 from spotkube.platform.preflight import Deployment
 from spotkube.platform.registration import BuiltCluster, Invoke, Registration, StackOutput
@@ -204,9 +205,11 @@ def stack_documents(
     """Everything the plan says about each cluster the stack's program builds, in the order it built
     them. The pools show the very labels the cluster's `pool_contracts` output gives to workloads;
     the policy findings are the pack's, over the inputs as it sees them. `hours` overrides the cost
-    scenario per pool (`spotkube cost --hours`)."""
+    scenario per pool (`spotkube cost --hours`). Each registration's pools are read once, however many
+    judges read them (`plan_scope`)."""
     owner = owners(run.registrations, [c.urn for c in run.clusters])
-    return [_document(run, cluster, owner, table, hours) for cluster in run.clusters]
+    with one_plan():
+        return [_document(run, cluster, owner, table, hours) for cluster in run.clusters]
 
 
 def stack_document(run: ProgramRun, table: PriceTable | None = None) -> PlanDocument:

@@ -24,7 +24,7 @@ from spotkube.clouds.aks import catalog, gpu_sharing
 from spotkube.clouds.aks.spec import AksPoolUpgrade
 from spotkube.clouds.aks.supply import RESERVATION_CREATE_ONLY, RESERVATION_TYPE
 from spotkube.platform import contract
-from spotkube.platform.cloud import AutoscalerFacts, RegisteredPool, first, items, mapping
+from spotkube.platform.cloud import AutoscalerFacts, RegisteredPool, first, items, mapping, read_once_per_plan
 from spotkube.platform.component_names import AUTONAME_SUFFIX
 from spotkube.platform.input_messages import shown
 from spotkube.platform.maintenance import UpgradeExposure, window_text
@@ -299,6 +299,7 @@ def _registered_sharing(machine: Any, instance_profile: Any) -> str | None:
     return f"MIG {profile or '?'} (gpuInstanceProfile {instance_profile})"
 
 
+@read_once_per_plan
 def read_pools(type_token: str, name: str, inputs: Mapping[str, Any]) -> list[RegisteredPool]:
     """The pools a registration declares: a ManagedCluster's inline profiles, or one AgentPool."""
     if type_token == AGENT_POOL_TYPE:

@@ -24,7 +24,7 @@ from typing import Any
 from spotkube.clouds.gke import gpu_sharing
 from spotkube.clouds.gke.spec import GkeGpuPool, GkePoolUpgrade
 from spotkube.platform import contract
-from spotkube.platform.cloud import AutoscalerFacts, RegisteredPool, first, items, mapping
+from spotkube.platform.cloud import AutoscalerFacts, RegisteredPool, first, items, mapping, read_once_per_plan
 from spotkube.platform.component_names import AUTONAME_SUFFIX
 from spotkube.platform.input_messages import shown
 from spotkube.platform.maintenance import WEEKDAYS, UpgradeExposure, first_day_on_or_after, in_utc, window_text
@@ -405,6 +405,7 @@ def _registered_sharing(accelerators: Sequence[Mapping[str, Any]]) -> str | None
     return None
 
 
+@read_once_per_plan
 def read_pools(type_token: str, name: str, inputs: Mapping[str, Any]) -> list[RegisteredPool]:
     """The pools a registration declares: a NodePool, or pools inlined in a Cluster. spotkube removes
     the cluster's default pool at creation and inlines none."""

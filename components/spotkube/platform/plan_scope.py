@@ -1,0 +1,61 @@
+"""One answer per plan to the questions a plan asks over and over.
+
+A plan asks the same things hundreds of times: which user catalog file is in use and whether it changed
+(for every pool's machine, by the spec's validation, the program and the review), and which pools a
+registration declares (once for each judge that reads them). Within one plan the answers must not
+change either: a catalog file rewritten half-way through a plan must not give two pools two catalogs.
+Outside a plan (a long-lived process, a test between two files), every question is asked afresh, so a
+changed file is seen.
+
+A plan runs inside `one_plan()`: the offline run, the review and the CLI's `plan` enter it. It lives in a
+context variable, so the program's callbacks, which run as asyncio tasks started inside it, share it.
+Pure module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+_ANSWERS: ContextVar[dict[Hashable, Any] | None] = ContextVar("spotkube_plan_answers", default=None)
+
+
+@contextmanager
+def one_plan() -> Iterator[None]:
+    """Within it, `once` answers each question once; entered again inside, it is the same plan."""
+    if _ANSWERS.get() is not None:
+        yield
+        return
+    token = _ANSWERS.set({})
+    try:
+        yield
+    finally:
+        _ANSWERS.reset(token)
+
+
+def once(question: Hashable, answer: Callable[[], T]) -> T:
+    """`answer()`, computed once per plan for `question`; outside a plan, every time. An answer that
+    raises is not kept, so the error is raised again each time it is asked."""
+    answers = _ANSWERS.get()
+    if answers is None:
+        return answer()
+    if question not in answers:
+        answers[question] = answer()
+    return answers[question]
+
+
+def once_about(subject: object, question: Hashable, answer: Callable[[], T]) -> T:
+    """`once` for a question about an object that can't be a key (a registration's inputs, a mapping):
+    by its identity, keeping it alive for the plan so that no other object takes its identity over."""
+    answers = _ANSWERS.get()
+    if answers is None:
+        return answer()
+    key = (id(subject), question)
+    kept = answers.get(key)
+    if kept is None or kept[0] is not subject:
+        kept = answers[key] = (subject, answer())
+    return kept[1]
