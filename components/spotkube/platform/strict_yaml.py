@@ -95,16 +95,9 @@ def dotted(path: KeyPath) -> str:
     return out or "the document"
 
 
-class _Loader(Reader, Scanner, Parser, Composer, BaseResolver):
-    """PyYAML's reader, scanner, parser and composer; plain scalars keep a marker tag to be resolved
-    by yaml.v3's rules, and the non-specific tag `!` means text, as in yaml.v3."""
-
-    def __init__(self, stream: str | bytes) -> None:
-        Reader.__init__(self, stream)
-        Scanner.__init__(self)
-        Parser.__init__(self)
-        Composer.__init__(self)
-        BaseResolver.__init__(self)
+class _Composer(Composer):
+    """PyYAML's composer; plain scalars keep a marker tag to be resolved by yaml.v3's rules, and the
+    non-specific tag `!` means text, as in yaml.v3."""
 
     def compose_scalar_node(self, anchor: str | None) -> Node:
         event = self.peek_event()
@@ -113,8 +106,38 @@ class _Loader(Reader, Scanner, Parser, Composer, BaseResolver):
         return super().compose_scalar_node(anchor)
 
 
+class _Loader(Reader, Scanner, Parser, _Composer, BaseResolver):
+    """PyYAML's own reader, scanner and parser, in Python: the one whose messages a user reads."""
+
+    def __init__(self, stream: str | bytes) -> None:
+        Reader.__init__(self, stream)
+        Scanner.__init__(self)
+        Parser.__init__(self)
+        Composer.__init__(self)
+        BaseResolver.__init__(self)
+
+
 # Every plain scalar without a tag gets the marker; quoted ones keep PyYAML's default, `!!str`.
 _Loader.add_implicit_resolver(_PLAIN, re.compile(r"", re.DOTALL), None)
+
+#: Whether PyYAML has libyaml, whose parser (in C) reads a stack file about ten times faster than
+#: PyYAML's own; a PyYAML built without it reads every file with its own parser.
+LIBYAML: bool = yaml.__with_libyaml__
+
+if LIBYAML:
+    from yaml._yaml import CParser
+
+    class _LibyamlLoader(_Composer, CParser, BaseResolver):
+        """libyaml's events, composed by the same composer as `_Loader`'s, so that tags, anchors and
+        nesting (a Python recursion, bounded) are handled alike: libyaml's own composer recurses in
+        C, where a deeply nested file would crash the process instead of raising."""
+
+        def __init__(self, stream: str | bytes) -> None:
+            CParser.__init__(self, stream)
+            Composer.__init__(self)
+            BaseResolver.__init__(self)
+
+    _LibyamlLoader.add_implicit_resolver(_PLAIN, re.compile(r"", re.DOTALL), None)
 
 
 def _short(tag: str) -> str:
@@ -431,10 +454,56 @@ def load_yaml(data: str | bytes, source: str, describe: Callable[[KeyPath], str]
     `source` names the file in messages; `describe` spells a key path for them (by default
     `config.spotkube:gpuPools[0].name`). An empty document is `None`.
     """
+    node = _read_by_libyaml(data)
+    if node is _UNREAD:
+        node = _read_by_pyyaml(data, source)
+    if node is None:
+        return YamlDocument(None)
+    builder = _Builder(describe)
+    try:
+        value = builder.build(node, ())
+    except _Stop as stop:
+        raise SpecError(source, [*builder.problems, stop.problem]) from None
+    except RecursionError:
+        raise SpecError(source, [Problem("file", f"nests more than {MAX_DEPTH} levels deep")]) from None
+    if builder.problems:
+        raise SpecError(source, builder.problems)
+    return YamlDocument(value, builder.lines, tuple(builder.yaml_only))
+
+
+#: What `_read_by_libyaml` returns for a file it did not read.
+_UNREAD = Node("", "", None, None)
+#: Where libyaml accepts what PyYAML's parser refuses (found by comparing the two on generated files,
+#: tests/platform/test_strict_yaml_libyaml.py): tabs, tags other than the non-specific `! `, `?` in a
+#: flow collection, a comment right after a block scalar's header (`|#`), a byte order mark (U+FEFF)
+#: anywhere; and UTF-16, where these characters are not single bytes. A file with any of them, anywhere
+#: (in a comment or a quoted text too), is PyYAML's to read.
+_PYYAML_ONLY = re.compile(rb"[\t?]|!(?![ \n])|[|>][-+0-9]*#|\xef\xbb\xbf|^(?:\xff\xfe|\xfe\xff)")
+
+
+def _read_by_libyaml(data: str | bytes) -> Node | None:
+    """The document's nodes as libyaml's parser reads it, or `_UNREAD` for a file it can't read, for any
+    reason: PyYAML's own parser then reads it again, so that what a user reads about a broken file is
+    always PyYAML's message, word for word."""
+    if not LIBYAML or _PYYAML_ONLY.search(data if isinstance(data, bytes) else data.encode("utf-8", "replace")):
+        return _UNREAD
+    try:
+        loader = _LibyamlLoader(data)
+        try:
+            node: Node | None = loader.get_single_node()
+        finally:
+            loader.dispose()
+    except Exception:  # the file is read again, by the parser whose errors the messages quote
+        return _UNREAD
+    return node
+
+
+def _read_by_pyyaml(data: str | bytes, source: str) -> Node | None:
+    """The document's nodes as PyYAML's own parser reads it, or SpecError saying where it isn't YAML."""
     loader = None
     try:
         loader = _Loader(data)
-        node = loader.get_single_node()
+        node: Node | None = loader.get_single_node()
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         where = f"line {mark.line + 1}" if mark else "file"
@@ -453,15 +522,4 @@ def load_yaml(data: str | bytes, source: str, describe: Callable[[KeyPath], str]
     finally:
         if loader is not None:
             loader.dispose()
-    if node is None:
-        return YamlDocument(None)
-    builder = _Builder(describe)
-    try:
-        value = builder.build(node, ())
-    except _Stop as stop:
-        raise SpecError(source, [*builder.problems, stop.problem]) from None
-    except RecursionError:
-        raise SpecError(source, [Problem("file", f"nests more than {MAX_DEPTH} levels deep")]) from None
-    if builder.problems:
-        raise SpecError(source, builder.problems)
-    return YamlDocument(value, builder.lines, tuple(builder.yaml_only))
+    return node
