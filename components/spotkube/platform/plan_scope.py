@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 T = TypeVar("T")
 
@@ -43,9 +43,10 @@ def once(question: Hashable, answer: Callable[[], T]) -> T:
     answers = _ANSWERS.get()
     if answers is None:
         return answer()
-    if question not in answers:
-        answers[question] = answer()
-    return answers[question]
+    if question in answers:
+        return cast(T, answers[question])
+    answers[question] = found = answer()
+    return found
 
 
 def once_about(subject: object, question: Hashable, answer: Callable[[], T]) -> T:
@@ -56,6 +57,8 @@ def once_about(subject: object, question: Hashable, answer: Callable[[], T]) -> 
         return answer()
     key = (id(subject), question)
     kept = answers.get(key)
-    if kept is None or kept[0] is not subject:
-        kept = answers[key] = (subject, answer())
-    return kept[1]
+    if kept is not None and kept[0] is subject:
+        return cast(T, kept[1])
+    found = answer()
+    answers[key] = (subject, found)
+    return found
