@@ -16,7 +16,7 @@ from yaml.parser import Parser
 
 from spotkube.platform import strict_yaml
 from spotkube.platform.errors import SpecError
-from spotkube.platform.strict_yaml import MAX_DEPTH, load_yaml
+from spotkube.platform.strict_yaml import MAX_DEPTH, load_yaml, safe_load
 
 
 @contextmanager
@@ -126,3 +126,35 @@ def test_libyaml_and_pyyaml_read_a_generated_file_alike(text: str) -> None:
                                   "\u2028", "\ufeff", "é", "|-", ">+", "|2"]), max_size=30).map("".join))
 def test_libyaml_and_pyyaml_read_any_text_alike(text: str) -> None:
     assert read(text, with_libyaml=True) == read(text, with_libyaml=False)
+
+
+# --- YAML a program registered, read as yaml.safe_load reads it --------------------------------------
+
+
+def safe_loaded(text: str, *, with_libyaml: bool) -> tuple[str, Any]:
+    with libyaml(with_libyaml):
+        try:
+            return "read", repr(safe_load(text))
+        except Exception as err:  # PyYAML's constructors raise ValueError and others for a bad `!!int`
+            return "refused", f"{type(err).__name__}: {err}"
+
+
+def test_libyaml_reads_the_priority_expanders_tiers(monkeypatch: pytest.MonkeyPatch) -> None:
+    tiers = {10: [f"^aks-gpu{i}-[0-9]+-vmss$" for i in range(50)], 20: ["^aks-od-[0-9]+-vmss$"]}
+    text = yaml.safe_dump(tiers, sort_keys=False)
+    monkeypatch.setattr(Parser, "get_event", _pyyaml_not_asked)
+    assert safe_load(text) == tiers
+
+
+@settings(max_examples=300, deadline=None)
+@given(stack_files())
+def test_safe_load_is_yaml_safe_load_whichever_parser_reads_it(text: str) -> None:
+    assert safe_loaded(text, with_libyaml=True) == safe_loaded(text, with_libyaml=False)
+    assert safe_loaded(text, with_libyaml=False)[1] == safe_loaded_by_pyyaml(text)[1]
+
+
+def safe_loaded_by_pyyaml(text: str) -> tuple[str, Any]:
+    try:
+        return "read", repr(yaml.safe_load(text))
+    except Exception as err:
+        return "refused", f"{type(err).__name__}: {err}"

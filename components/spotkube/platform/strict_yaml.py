@@ -35,10 +35,11 @@ from typing import Any
 
 import yaml
 from yaml.composer import Composer
+from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.parser import Parser
 from yaml.reader import Reader, ReaderError
-from yaml.resolver import BaseResolver
+from yaml.resolver import BaseResolver, Resolver
 from yaml.scanner import Scanner
 
 from spotkube.platform.errors import Problem, SpecError
@@ -138,6 +139,15 @@ if LIBYAML:
             BaseResolver.__init__(self)
 
     _LibyamlLoader.add_implicit_resolver(_PLAIN, re.compile(r"", re.DOTALL), None)
+
+    class _LibyamlSafeLoader(Composer, CParser, SafeConstructor, Resolver):
+        """`yaml.SafeLoader` on libyaml's events: PyYAML's composer, as `_LibyamlLoader`'s."""
+
+        def __init__(self, stream: str | bytes) -> None:
+            CParser.__init__(self, stream)
+            Composer.__init__(self)
+            SafeConstructor.__init__(self)
+            Resolver.__init__(self)
 
 
 def _short(tag: str) -> str:
@@ -523,3 +533,19 @@ def _read_by_pyyaml(data: str | bytes, source: str) -> Node | None:
         if loader is not None:
             loader.dispose()
     return node
+
+
+def safe_load(text: str) -> Any:
+    """`yaml.safe_load(text)`, parsed by libyaml where it reads the text as PyYAML's own parser does (and
+    by PyYAML's parser elsewhere, whose errors are then raised): the review reads YAML a program
+    registered, such as the priority expander's tiers, which grow with every GPU pool."""
+    if LIBYAML and not _PYYAML_ONLY.search(text.encode("utf-8", "replace")):
+        try:
+            loader = _LibyamlSafeLoader(text)
+            try:
+                return loader.get_single_data()
+            finally:
+                loader.dispose()
+        except Exception:  # read again below, by the parser whose errors callers know
+            pass
+    return yaml.safe_load(text)

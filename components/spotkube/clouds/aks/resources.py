@@ -31,6 +31,7 @@ from spotkube.platform.maintenance import UpgradeExposure, window_text
 from spotkube.platform.plan import PlatformPlan, PoolPlan, autoscaler_priorities, versioned_name
 from spotkube.platform.posture import ClusterPosture, Setting, flag, listed
 from spotkube.platform.spec import MaintenanceSettings, MaintenanceWindow, PoolUpgrade
+from spotkube.platform.strict_yaml import safe_load
 
 CLUSTER_TYPE = "azure-native:containerservice:ManagedCluster"
 AGENT_POOL_TYPE = "azure-native:containerservice:AgentPool"
@@ -522,7 +523,7 @@ def seconds(text: Any, default: int) -> int:
 
 
 def _priorities(inputs: Mapping[str, Any]) -> dict[int, list[str]] | None:
-    tiers = yaml.safe_load(str(mapping(inputs.get("data")).get("priorities") or "")) or {}
+    tiers = safe_load(str(mapping(inputs.get("data")).get("priorities") or "")) or {}
     if not isinstance(tiers, Mapping):
         return None
     return {int(k): [str(r) for r in items(v)] for k, v in tiers.items()}
