@@ -6,6 +6,9 @@ unquoted date becomes Go's time text, and a key that is not text, a repeated key
 makes the whole file fail. `spotkube plan` must see what `pulumi up` sees, so PyYAML parses and
 composes the file (marks, anchors, aliases), and this module builds the values from the composed
 nodes with yaml.v3's rules, ported below. Why and with which sources: docs/platform-facts.md#pulumi-config.
+PyYAML's parser in C (libyaml) reads a file about ten times faster than its parser in Python, and
+reads it where both read it alike (`_PYYAML_ONLY` says where they don't); the Python parser reads
+every other file, and every file libyaml can't read, so each message is the Python parser's.
 
 Refused, with the line and the key path, as the engine refuses them (its own messages are terse):
 - a key that repeats in a mapping (yaml.v3: "mapping key already defined");
