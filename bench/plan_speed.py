@@ -137,7 +137,7 @@ class Measure:
 BYTECODE = Path(tempfile.gettempdir()) / "spotkube-bench-bytecode"
 
 
-def _child_env() -> dict[str, str]:
+def child_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     return {**env, "PYTHONPYCACHEPREFIX": str(BYTECODE)}
 
@@ -147,7 +147,7 @@ def run_child(*args: str) -> Measure:
     wait4: the other processes of a busy machine change it less than the wall time) and its own peak memory."""
     start = time.perf_counter()
     child = subprocess.Popen([sys.executable, __file__, "--child", *args], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, env=_child_env())
+                             stderr=subprocess.PIPE, text=True, env=child_env())
     stdout, stderr = "", ""
     with child:
         _, status, usage = os.wait4(child.pid, 0)
