@@ -6,7 +6,8 @@ twice its value. valgrind's cachegrind counts the instructions each process exec
 code gives the same count, to a few hundredths of a percent (with `PYTHONHASHSEED=0` and compiled
 bytecode), so a change's effect shows however loaded the machine is. Each figure is also converted to
 CPU time at the floor's own rate (its instructions per CPU second, from its best of three runs): an
-estimate, since how many instructions a second a processor runs depends on the code.
+estimate, since how many instructions a second a processor runs depends on the code, and a low one for
+a pool, whose registration under a parent runs fewer a second than the bare floor's (docs/speed.md).
 
     python bench/instructions.py        # about 5 minutes on 2 cores; needs valgrind
 
