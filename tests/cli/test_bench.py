@@ -123,7 +123,10 @@ def test_a_plan_loads_only_its_own_cloud_and_its_own_command(stack: str, other: 
 #: What only spotkube's other commands read, in the neutral code: the commands' flags and the bootstrap's
 #: settings, doctor's live reads, the CI identities, the logs query, the price refresh.
 NEUTRAL_COMMAND_MODULES = ("spotkube.platform.cloud_options", "spotkube.platform.bootstrap", "spotkube.platform.doctor",
-                           "spotkube.platform.identities", "spotkube.platform.logs", "spotkube.platform.cost.refresh")
+                           "spotkube.platform.identities", "spotkube.platform.logs", "spotkube.platform.cost.refresh",
+                           "spotkube.platform.command_support", "spotkube.platform.live_quota",
+                           "spotkube.platform.catalog_source", "spotkube.platform.startup_sample",
+                           "spotkube.review.live_quota")
 #: The same in a cloud's folder, besides its `CommandSupport` module itself (the profile's `commands_module`).
 CLOUD_COMMAND_MODULES = ("access_api", "usage_api", "logs", "deploy", "options", "identities")
 
