@@ -8,6 +8,9 @@ the state, so the time and memory measured are those of loading the SDK type mod
 through Pulumi's runtime: what any program building that stack pays, and spotkube cannot go below.
 spotkube's own mocks are not used here: they answer through every cloud's modules (specs, catalogs,
 pydantic), and loading those is spotkube's cost, which the plan must carry and the floor must not.
+
+`build_parented_pools` is not the floor: it measures how much of what a GPU pool adds beyond the floor
+is still the SDK's own work, for pools registered as any component must register them.
 """
 
 from __future__ import annotations
@@ -273,6 +276,61 @@ def build_floor(types: list[str]) -> None:
             BUILDERS[type_token](n)
         pulumi.export("done", True)
 
+    _host(program)
+
+
+#: The cluster a pool needs, then its pools: `build_parented_pools` builds these same resources bare.
+PARENTED_POOL_TYPES = ("azure-native:resources:ResourceGroup", "azure-native:containerservice:ManagedCluster")
+POOL_TYPE = "azure-native:containerservice:AgentPool"
+
+#: A spot GPU pool's fields in the SDK's names: the kinds and sizes of values any program sends for one
+#: (labels to target it, the taints that keep other pods off, the spot settings), none of spotkube's code.
+SPOT_GPU_POOL: dict[str, object] = {
+    "mode": "User", "vm_size": "Standard_NC4as_T4_v3", "os_type": "Linux", "type": "VirtualMachineScaleSets",
+    "enable_auto_scaling": True, "min_count": 0, "max_count": 4, "count": 0,
+    "scale_set_priority": "Spot", "scale_set_eviction_policy": "Delete", "spot_max_price": -1,
+    "node_taints": ["kubernetes.azure.com/scalesetpriority=spot:NoSchedule", "nvidia.com/gpu=present:NoSchedule"],
+}
+#: The pool fields AKS can't change in place, which a program replaces the pool for.
+CREATE_ONLY = ["scaleSetPriority", "scaleSetEvictionPolicy", "spotMaxPrice", "osType", "gpuProfile",
+               "availabilityZones", "gpuInstanceProfile", "capacityReservationGroupID"]
+
+
+def build_parented_pools(count: int) -> None:
+    """A cluster and `count` spot GPU pools registered as any component must register them, with the SDKs
+    alone: children of a component, with a pool's real fields, the group's and cluster's names as
+    outputs, and each pool waiting for the one before (AKS runs one agent-pool operation at a time).
+
+    Why: the floor's bare pool (only the arguments its SDK class requires, no parent) leaves out work
+    that is the SDK's own. Under a parent, `pulumi.Resource.__init__` resolves each of the AgentPool's
+    some 115 aliases against the parent's URN, one more Output each; the inputs are serialised and the
+    dependencies checked for cycles. What these pools cost beyond the same resources built bare is that
+    share of the SDK's, which no program registering its pools this way can avoid.
+    """
+    def program() -> None:
+        import pulumi_azure_native as azure
+
+        component = pulumi.ComponentResource("floor:index:Cluster", "floor")
+        under = pulumi.ResourceOptions(parent=component)
+        group = azure.resources.ResourceGroup("floor-rg", opts=under)
+        cluster = azure.containerservice.ManagedCluster("floor-aks", resource_group_name=group.name, opts=under)
+        previous: list[pulumi.Resource] = []
+        for n in range(count):
+            labels = {"example.com/pool": f"gpu{n}", "example.com/capacity": "spot", "example.com/role": "gpu",
+                      "example.com/accelerator": "nvidia-tesla-t4", "kubernetes.azure.com/scalesetpriority": "spot"}
+            previous = [azure.containerservice.AgentPool(  # type: ignore[call-overload]
+                f"floor-gpu{n}", resource_group_name=group.name, resource_name_=cluster.name,
+                agent_pool_name=f"gpu{n}", node_labels=labels, **SPOT_GPU_POOL,
+                opts=pulumi.ResourceOptions(parent=component, depends_on=previous, ignore_changes=["count"],
+                                            replace_on_changes=CREATE_ONLY, delete_before_replace=True))]
+        component.register_outputs({})
+        pulumi.export("done", True)
+
+    _host(program)
+
+
+def _host(program: Callable[[], None]) -> None:
+    """Run `program` under Pulumi's documented mocks, hosted as the offline plan hosts its program."""
     echo = EchoMocks()
     with no_full_collections(), owned_event_loops():
         settings.reset_options(project="floor", stack="floor", preview=False)

@@ -15,7 +15,9 @@ It measures, in fresh interpreters under `valgrind --tool=cachegrind`:
 - spotkube's own import share: the instructions of importing the modules of spotkube's that a plan of
   aks-dev-uksouth loads, after everything before them (`plan_speed.start_up`'s last step);
 - each GPU pool beyond the floor: `spotkube plan` and its floor for 1 and 50 GPU pools (the stacks
-  `plan_speed.py` generates), (plan 50 - floor 50 - plan 1 + floor 1) / 49.
+  `plan_speed.py` generates), (plan 50 - floor 50 - plan 1 + floor 1) / 49;
+- of that, the SDK's own share: `floor.py`'s parented pools against the same resources bare, the same
+  way, so that what is left is spotkube's own.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from floor import PARENTED_POOL_TYPES, POOL_TYPE
 from plan_speed import (
     IMPORT_TARGET,
     POOL_TARGET_MS,
@@ -76,8 +79,11 @@ def main() -> None:
         floor_cpu = {n: min(run_child("floor", floors[n]).cpu_s for _ in range(3)) for n in POOLS}
     finally:
         shutil.rmtree(generated)
+    parented = {n: instructions("parented", str(n)) for n in POOLS}
+    bare = {n: instructions("floor", json.dumps([*PARENTED_POOL_TYPES, *[POOL_TYPE] * n])) for n in POOLS}
     first, last = POOLS
     per_pool = ((plan[last] - floor[last]) - (plan[first] - floor[first])) / (last - first)
+    sdk_share = ((parented[last] - bare[last]) - (parented[first] - bare[first])) / (last - first)
     # The floor's own CPU seconds per instruction, from what each pool adds to it.
     rate = (floor_cpu[last] - floor_cpu[first]) / (floor[last] - floor[first])
     print(f"spotkube's own import share ({len(everything) - len(before)} modules): {share / 1e6:.0f} M instructions, "
@@ -85,6 +91,9 @@ def main() -> None:
     print(f"each GPU pool beyond the floor: {per_pool / 1e6:.1f} M instructions, about {per_pool * rate * 1e3:.1f} "
           f"CPU ms at the floor's rate (target {POOL_TARGET_MS:.0f} ms); the floor's pool: "
           f"{(floor[last] - floor[first]) / (last - first) / 1e6:.1f} M")
+    print(f"  of which the SDK's own work for a pool registered as a component must register it: "
+          f"{sdk_share / 1e6:.1f} M; spotkube's own: {(per_pool - sdk_share) / 1e6:.1f} M, about "
+          f"{(per_pool - sdk_share) * rate * 1e3:.1f} CPU ms")
     print(f"the floor's rate: {1 / rate / 1e9:.2f} G instructions per CPU second")
 
 
