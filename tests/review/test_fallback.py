@@ -6,11 +6,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 
 from spotkube.clouds import parse_spec, plan_platform
 from spotkube.platform.cloud import AutoscalerFacts
 from spotkube.platform.plan import autoscaler_priorities
-from spotkube.review.fallback import GpuFallback, duration, gpu_fallback, missing_fallbacks, stack_fallback
+from spotkube.review.fallback import RANK, GpuFallback, duration, gpu_fallback, missing_fallbacks, stack_fallback
 
 CLUSTER = "azure-native:containerservice:ManagedCluster"
 CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
@@ -155,3 +157,19 @@ def test_a_queued_pool_is_no_fallback_of_its_gpu_type() -> None:
 
 def _fallbacks(autoscaler: AutoscalerFacts) -> list[GpuFallback]:
     return [gpu_fallback("nvidia-tesla-a100", [p for p in FLEX_POOLS if not p.queued], autoscaler)]
+
+
+@given(st.lists(st.tuples(st.sampled_from(["spot", "on-demand"]), st.integers(0, 4)), min_size=1, max_size=8))
+def test_a_fallback_is_guaranteed_exactly_when_every_earlier_pool_outranks_every_later_one(
+    pools: list[tuple[str, int]],
+) -> None:
+    """The guarantee as the priority expander defines it, pool by pool: each spot pool has a higher
+    priority than each on-demand pool of its GPU type (found in one pass, however many pools)."""
+    named = [Pool(f"p{i}", capacity, "nvidia-a100-80gb") for i, (capacity, _) in enumerate(pools)]
+    tiers: dict[int, list[str]] = {}
+    for pool, (_, tier) in zip(named, pools, strict=True):
+        tiers.setdefault(tier, []).append(f"^aks-{pool.name}-[0-9]+-vmss$")
+    (a100,) = stack_fallback("aks", aks(PROFILE, tiers), named)
+    every_pair_ordered = all(t1 > t2 for (c1, t1) in pools for (c2, t2) in pools if RANK[c1] < RANK[c2])  # type: ignore[index]
+    has_both = {"spot", "on-demand"} <= {capacity for capacity, _ in pools}
+    assert a100.guaranteed == (every_pair_ordered and has_both)

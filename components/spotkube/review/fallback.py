@@ -149,9 +149,8 @@ def gpu_fallback(gpu_type: str, pools: Sequence[PoolLike], facts: AutoscalerFact
     ahead = order[:first_on_demand] if first_on_demand is not None else order
     spot_ahead = sum(len(s.pools) for s in ahead if s.capacity != "on-demand")
     interruptible = [p.name for p in pools if p.capacity != "on-demand"]
-    guaranteed = facts.priorities is not None and None not in [t for t, _ in ranked] and all(
-        t1 > t2 for t1, p1 in ranked for t2, p2 in ranked  # type: ignore[operator]
-        if RANK.get(p1.capacity, len(RANK)) < RANK.get(p2.capacity, len(RANK)))
+    guaranteed = (facts.priorities is not None and None not in [t for t, _ in ranked]
+                  and _earlier_capacity_ranks_higher(ranked))  # type: ignore[arg-type]
     warning = note = None
     worst = None
     if first_on_demand is None:
@@ -173,6 +172,21 @@ def gpu_fallback(gpu_type: str, pools: Sequence[PoolLike], facts: AutoscalerFact
         worst_case_seconds=worst, formula=facts.formula if first_on_demand is not None and interruptible else None,
         warning=warning, note=note,
     )
+
+
+def _earlier_capacity_ranks_higher(ranked: Sequence[tuple[int, PoolLike]]) -> bool:
+    """Whether every pool of an earlier capacity (spot, then flex-start, then on-demand) has a higher
+    priority than every pool of a later one. One pass from the last capacity back, keeping the highest
+    priority after it, instead of comparing every pair: a stack may have dozens of pools of one GPU."""
+    by_rank: dict[int, list[int]] = {}
+    for tier, pool in ranked:
+        by_rank.setdefault(RANK.get(pool.capacity, len(RANK)), []).append(tier)
+    highest_after: int | None = None
+    for rank in sorted(by_rank, reverse=True):
+        if highest_after is not None and min(by_rank[rank]) <= highest_after:
+            return False
+        highest_after = max([*by_rank[rank], *([] if highest_after is None else [highest_after])])
+    return True
 
 
 def _no_fallback(gpu_type: str, interruptible: Sequence[str]) -> str:
