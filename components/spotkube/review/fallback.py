@@ -18,6 +18,7 @@ It excludes the on-demand node's own start, and assumes the spot pools are not r
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from typing import Any, Protocol
@@ -181,11 +182,11 @@ def _earlier_capacity_ranks_higher(ranked: Sequence[tuple[int, PoolLike]]) -> bo
     by_rank: dict[int, list[int]] = {}
     for tier, pool in ranked:
         by_rank.setdefault(RANK.get(pool.capacity, len(RANK)), []).append(tier)
-    highest_after: int | None = None
+    highest_after = -math.inf
     for rank in sorted(by_rank, reverse=True):
-        if highest_after is not None and min(by_rank[rank]) <= highest_after:
+        if min(by_rank[rank]) <= highest_after:
             return False
-        highest_after = max([*by_rank[rank], *([] if highest_after is None else [highest_after])])
+        highest_after = max(highest_after, *by_rank[rank])
     return True
 
 
