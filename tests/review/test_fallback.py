@@ -159,17 +159,21 @@ def _fallbacks(autoscaler: AutoscalerFacts) -> list[GpuFallback]:
     return [gpu_fallback("nvidia-tesla-a100", [p for p in FLEX_POOLS if not p.queued], autoscaler)]
 
 
-@given(st.lists(st.tuples(st.sampled_from(["spot", "on-demand"]), st.integers(0, 4)), min_size=1, max_size=8))
+@given(st.lists(st.tuples(st.sampled_from([*RANK, "unknown"]), st.integers(0, 4)), min_size=1, max_size=8))
 def test_a_fallback_is_guaranteed_exactly_when_every_earlier_pool_outranks_every_later_one(
     pools: list[tuple[str, int]],
 ) -> None:
-    """The guarantee as the priority expander defines it, pool by pool: each spot pool has a higher
-    priority than each on-demand pool of its GPU type (found in one pass, however many pools)."""
+    """The guarantee as the priority expander defines it, pool by pool: each pool of an earlier capacity
+    (spot or preemptible, then flex-start, then on-demand, then any other) has a higher priority than
+    each pool of a later one of its GPU type, and there is an on-demand pool to fall back to (found in
+    one pass, however many pools)."""
     named = [Pool(f"p{i}", capacity, "nvidia-a100-80gb") for i, (capacity, _) in enumerate(pools)]
     tiers: dict[int, list[str]] = {}
     for pool, (_, tier) in zip(named, pools, strict=True):
         tiers.setdefault(tier, []).append(f"^aks-{pool.name}-[0-9]+-vmss$")
     (a100,) = stack_fallback("aks", aks(PROFILE, tiers), named)
-    every_pair_ordered = all(t1 > t2 for (c1, t1) in pools for (c2, t2) in pools if RANK[c1] < RANK[c2])  # type: ignore[index]
-    has_both = {"spot", "on-demand"} <= {capacity for capacity, _ in pools}
-    assert a100.guaranteed == (every_pair_ordered and has_both)
+    rank = {**RANK, "unknown": len(RANK)}
+    every_pair_ordered = all(t1 > t2 for (c1, t1) in pools for (c2, t2) in pools if rank[c1] < rank[c2])
+    capacities = {capacity for capacity, _ in pools}
+    falls_back = "on-demand" in capacities and bool(capacities - {"on-demand"})
+    assert a100.guaranteed == (every_pair_ordered and falls_back)
