@@ -494,11 +494,16 @@ _UNREAD = Node("", "", None, None)
 _PYYAML_ONLY = re.compile(rb"[\t?]|!(?![ \n])|[|>][-+0-9]*#|\xef\xbb\xbf|^(?:\xff\xfe|\xfe\xff)")
 
 
+def _libyaml_reads(data: str | bytes) -> bool:
+    """Whether libyaml is there and reads `data` as PyYAML's own parser does (`_PYYAML_ONLY`)."""
+    return LIBYAML and not _PYYAML_ONLY.search(data if isinstance(data, bytes) else data.encode("utf-8", "replace"))
+
+
 def _read_by_libyaml(data: str | bytes) -> Node | None:
     """The document's nodes as libyaml's parser reads it, or `_UNREAD` for a file it can't read, for any
     reason: PyYAML's own parser then reads it again, so that what a user reads about a broken file is
     always PyYAML's message, word for word."""
-    if not LIBYAML or _PYYAML_ONLY.search(data if isinstance(data, bytes) else data.encode("utf-8", "replace")):
+    if not _libyaml_reads(data):
         return _UNREAD
     try:
         loader = _LibyamlLoader(data)
@@ -542,7 +547,7 @@ def safe_load(text: str) -> Any:
     """`yaml.safe_load(text)`, parsed by libyaml where it reads the text as PyYAML's own parser does (and
     by PyYAML's parser elsewhere, whose errors are then raised): the review reads YAML a program
     registered, such as the priority expander's tiers, which grow with every GPU pool."""
-    if LIBYAML and not _PYYAML_ONLY.search(text.encode("utf-8", "replace")):
+    if _libyaml_reads(text):
         try:
             loader = _LibyamlSafeLoader(text)
             try:

@@ -186,7 +186,7 @@ def _earlier_capacity_ranks_higher(ranked: Sequence[tuple[int, PoolLike]]) -> bo
     for rank in sorted(by_rank, reverse=True):
         if min(by_rank[rank]) <= highest_after:
             return False
-        highest_after = max(highest_after, *by_rank[rank])
+        highest_after = max(by_rank[rank])  # above every later one, as the check just found
     return True
 
 
