@@ -22,7 +22,7 @@ from pulumi.runtime import mocks, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from spotkube.components.mock_host import no_full_collections, owned_event_loops
+from spotkube.components.mock_host import alias_urns_left_to_the_engine, no_full_collections, owned_event_loops
 
 
 def _resource_group(n: int) -> None:
@@ -332,7 +332,7 @@ def build_parented_pools(count: int) -> None:
 def _host(program: Callable[[], None]) -> None:
     """Run `program` under Pulumi's documented mocks, hosted as the offline plan hosts its program."""
     echo = EchoMocks()
-    with no_full_collections(), owned_event_loops():
+    with no_full_collections(), owned_event_loops(), alias_urns_left_to_the_engine():
         settings.reset_options(project="floor", stack="floor", preview=False)
         mocks.set_mocks(echo, project="floor", stack="floor", preview=False, monitor=mocks.MockMonitor(echo))
         _sync_await(run_pulumi_func(program))

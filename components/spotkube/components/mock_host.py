@@ -1,7 +1,7 @@
-"""How a process hosts a program run under Pulumi's mocks: on event loops it owns and closes, and
-without full garbage collections. It imports nothing but the standard library, so the benchmark's
-floor (`bench/floor.py`) runs the SDKs exactly as the offline plan does without loading any of
-spotkube's own modules."""
+"""How a process hosts a program run under Pulumi's mocks: on event loops it owns and closes, without
+full garbage collections, and without the alias URNs nothing reads. It imports nothing of spotkube's,
+so the benchmark's floor (`bench/floor.py`) runs the SDKs exactly as the offline plan does without
+loading any of spotkube's own modules."""
 
 from __future__ import annotations
 
@@ -13,6 +13,11 @@ import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from typing import Any
+
+from pulumi import resource as sdk_resource
+from pulumi.runtime import settings
+from pulumi.runtime.proto import resource_pb2
 
 
 @contextmanager
@@ -87,3 +92,36 @@ def _no_collection_at_exit() -> None:
     Frozen objects are left out of every collection (`gc.freeze`), so freezing them as the process
     exits skips that walk; nothing is freed or finalized any differently while it runs."""
     atexit.register(gc.freeze)
+
+
+@contextmanager
+def alias_urns_left_to_the_engine() -> Iterator[None]:
+    """Within it, `pulumi.Resource.__init__` computes a URN for each of a resource's aliases only when the
+    monitor can't take the aliases as they are declared.
+
+    Why: the constructor turns every alias into a URN, an Output chain each, that under a parent also
+    waits on the parent's URN, and keeps them in `_aliases`. Only the SDK's way for an engine without
+    alias specs reads them (`all_aliases`, when the resource's children register). An engine with alias
+    specs, which Pulumi's mock monitor has, is sent each alias as declared (`prepare_aliases`) and works
+    out the URNs itself, so in a mocked run these URNs are work nobody reads. An azure-native AgentPool
+    declares about 115 aliases: under a component they cost some 140 M instructions, about 25 CPU ms, a
+    pool, most of what registering it costs (counted with cachegrind, docs/speed.md). What is
+    registered, aliases included, is unchanged. Upstream: pulumi/pulumi#10010.
+
+    An SDK that no longer computes them there (no `collapse_alias_to_urn` in `pulumi.resource`) is left
+    as it is."""
+    collapse = getattr(sdk_resource, "collapse_alias_to_urn", None)
+    if collapse is None:
+        yield
+        return
+
+    def only_if_read(alias: Any, name: str, type_: str, parent: Any) -> Any:
+        if settings.monitor_supports_feature(resource_pb2.RESOURCE_MONITOR_FEATURE_ALIAS_SPECS):
+            return None
+        return collapse(alias, name, type_, parent)
+
+    sdk_resource.collapse_alias_to_urn = only_if_read  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sdk_resource.collapse_alias_to_urn = collapse

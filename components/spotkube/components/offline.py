@@ -34,7 +34,7 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from spotkube.clouds import CLOUDS, checked, load_stack_spec, offline_id
-from spotkube.components.mock_host import no_full_collections, owned_event_loops
+from spotkube.components.mock_host import alias_urns_left_to_the_engine, no_full_collections, owned_event_loops
 from spotkube.platform.contract import PoolContract
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.plan_scope import one_plan
@@ -283,7 +283,7 @@ def record_program(
     logger.setLevel(logging.INFO)
     capture = _LogCapture()
     logger.addHandler(capture)
-    with no_full_collections(), owned_event_loops(), built_clusters() as built:
+    with no_full_collections(), owned_event_loops(), alias_urns_left_to_the_engine(), built_clusters() as built:
         settings.reset_options(project=project, stack=stack, preview=False)
         pulumi.runtime.set_all_config(dict(config), list(secret_keys))
         mocks.set_mocks(offline_mocks, project=project, stack=stack, preview=False,
