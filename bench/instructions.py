@@ -9,7 +9,7 @@ CPU time at the floor's own rate (its instructions per CPU second, from its best
 estimate, since how many instructions a second a processor runs depends on the code, and a low one for
 a pool, whose registration under a parent runs fewer a second than the bare floor's (docs/speed.md).
 
-    python bench/instructions.py        # about 8 minutes on 2 cores; needs valgrind
+    python bench/instructions.py        # about 2.5 minutes on 2 cores; needs valgrind
 
 It measures, in fresh interpreters under `valgrind --tool=cachegrind`:
 - spotkube's own import share: the instructions of importing the modules of spotkube's that a plan of

@@ -66,13 +66,14 @@ def no_full_collections() -> Iterator[None]:
     """Run the program (or a whole `spotkube plan`, whose runs' objects live until it prints) without full
     garbage collections, then restore the collector's thresholds.
 
-    Pulumi keeps every Output, future and alias of a run alive until the run ends (an AKS AgentPool
-    alone declares about 115 aliases, each an Output chain), so the heap grows by some 20,000 objects
-    a pool, to a million at 50 GPU pools. Each full collection walks all of it and finds almost
-    nothing to free (12 of them freed 1,200 objects and took 2 CPU s at 50 pools). The young
-    generations still collect what the run drops, so the peak memory doesn't change. Measured on
-    CPython 3.11, whose collector has three generations; an incremental collector (3.14) may ignore
-    the third threshold, and the run is then merely as slow as before.
+    Pulumi keeps every Output and future of a run alive until the run ends, so the heap only grows
+    while the program runs, and each full collection walks all of it to free almost nothing. Measured
+    while the constructor still made an Output chain for each alias (an AKS AgentPool declares about
+    115; `alias_urns_left_to_the_engine`), when the heap grew by some 20,000 objects a pool: 12 full
+    collections freed 1,200 objects and took 2 CPU s at 50 pools. The young generations still collect
+    what the run drops, so the peak memory doesn't change. Measured on CPython 3.11, whose collector has
+    three generations; an incremental collector (3.14) may ignore the third threshold, and the run is
+    then merely as slow as before.
     """
     thresholds = gc.get_threshold()
     gc.set_threshold(thresholds[0], thresholds[1], 1_000_000)
@@ -104,7 +105,7 @@ def alias_urns_left_to_the_engine() -> Iterator[None]:
     alias specs reads them (`all_aliases`, when the resource's children register). An engine with alias
     specs, which Pulumi's mock monitor has, is sent each alias as declared (`prepare_aliases`) and works
     out the URNs itself, so in a mocked run these URNs are work nobody reads. An azure-native AgentPool
-    declares about 115 aliases: under a component they cost some 140 M instructions, about 25 CPU ms, a
+    declares about 115 aliases: under a component they cost some 150 M instructions, about 25 CPU ms, a
     pool, most of what registering it costs (counted with cachegrind, docs/speed.md). What is
     registered, aliases included, is unchanged. Upstream: pulumi/pulumi#10010.
 
