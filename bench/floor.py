@@ -302,9 +302,10 @@ def build_parented_pools(count: int) -> None:
     outputs, and each pool waiting for the one before (AKS runs one agent-pool operation at a time).
 
     Why: the floor's bare pool (only the arguments its SDK class requires, no parent) leaves out work
-    that is the SDK's own. Under a parent, `pulumi.Resource.__init__` resolves each of the AgentPool's
-    some 115 aliases against the parent's URN, one more Output each; the inputs are serialised and the
-    dependencies checked for cycles. What these pools cost beyond the same resources built bare is that
+    that is the SDK's own: the inputs are serialised, the parent's URN awaited and the dependencies
+    checked for cycles. (Under a parent, `pulumi.Resource.__init__` would also resolve each of the
+    AgentPool's 110 aliases against the parent's URN, which `_host` leaves out, as the plan does:
+    `mock_host.alias_urns_left_to_the_engine`.) What these pools cost beyond the same resources built bare is that
     share of the SDK's, which no program registering its pools this way can avoid.
     """
     def program() -> None:

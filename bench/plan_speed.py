@@ -190,7 +190,8 @@ class Pair:
 
 def measure_pair(plan: tuple[str, ...], floor: tuple[str, ...], *, runs: int, warm: bool) -> Pair:
     """The best of `runs` of a plan and of its floor, run turn about so that both meet the same load,
-    after one unmeasured run of each that compiles the bytecode (`warm`)."""
+    after one unmeasured run of each that compiles the bytecode (`warm`), and what the plan took beyond
+    the floor in each of the runs."""
     if warm:
         run_child(*plan)
         run_child(*floor)

@@ -3,6 +3,8 @@ are left out, and what reaches the engine stays exactly what the SDK sends on it
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable
 from typing import Any
 
 import pulumi
@@ -14,6 +16,7 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from spotkube.components.mock_host import alias_urns_left_to_the_engine, owned_event_loops
+from spotkube.components.offline import record_program
 
 
 class EchoMocks(pulumi.runtime.Mocks):
@@ -54,17 +57,16 @@ def program() -> None:
         parent=platform, aliases=[pulumi.Alias(type_="test:index:OldPool"), pulumi.Alias(name="old-gpu")]))
 
 
-def sent_aliases(alias_specs: bool, *, left_to_the_engine: bool) -> dict[str, list[Any]]:
-    """Each registration's aliases as the monitor received them (specs, or URNs), by name."""
+def sent_aliases(alias_specs: bool, *, left_to_the_engine: bool,
+                 run: Callable[[], None] = program) -> dict[str, list[Any]]:
+    """Each registration's aliases as the monitor received them (specs, or URNs), by name. The context is
+    entered before the mocks are set, as `record_program` enters it."""
     monitor = CapturingMonitor(alias_specs)
-    with owned_event_loops():
+    hosting = alias_urns_left_to_the_engine() if left_to_the_engine else contextlib.nullcontext()
+    with owned_event_loops(), hosting:
         settings.reset_options(project="host", stack="test", preview=False)
         mocks.set_mocks(monitor.mocks, project="host", stack="test", preview=False, monitor=monitor)
-        if left_to_the_engine:
-            with alias_urns_left_to_the_engine():
-                _sync_await(run_pulumi_func(program))
-        else:
-            _sync_await(run_pulumi_func(program))
+        _sync_await(run_pulumi_func(run))
     return {r.name: sorted([*(a.SerializeToString(deterministic=True) for a in r.aliases), *r.aliasURNs])
             for r in monitor.requests}
 
@@ -91,6 +93,30 @@ def test_alias_urns_are_computed_only_for_an_engine_that_reads_them(
     monkeypatch.setattr(sdk_resource, "collapse_alias_to_urn", counted)
     sent_aliases(alias_specs, left_to_the_engine=True)
     assert len(computed) == urns
+
+
+def test_the_offline_run_computes_no_alias_urn(monkeypatch: pytest.MonkeyPatch) -> None:
+    collapse = sdk_resource.collapse_alias_to_urn
+    computed: list[str] = []
+
+    def counted(alias: Any, name: str, type_: str, parent: Any) -> Any:
+        computed.append(name)
+        return collapse(alias, name, type_, parent)
+
+    monkeypatch.setattr(sdk_resource, "collapse_alias_to_urn", counted)
+    recording = record_program(program, project="host", stack="test", config={})
+    assert [r.name for r in recording.registrations] == ["platform", "gpu"]
+    assert computed == []
+
+
+@pytest.mark.parametrize("left_to_the_engine", [True, False], ids=["hosted", "the SDK alone"])
+def test_an_alias_pulumi_refuses_fails_the_run_as_it_fails_a_preview(left_to_the_engine: bool) -> None:
+    def nameless_alias() -> None:
+        pulumi.ComponentResource("test:index:Pool", "gpu", None, pulumi.ResourceOptions(
+            aliases=[pulumi.Alias(name=None)]))
+
+    with pytest.raises(Exception, match="No valid 'name' passed in for alias"):
+        sent_aliases(True, left_to_the_engine=left_to_the_engine, run=nameless_alias)
 
 
 def test_the_sdk_is_as_it_was_after_the_run_even_a_failed_one() -> None:
