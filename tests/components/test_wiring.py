@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import logging
 import uuid
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -81,13 +82,15 @@ def record(program: Callable[[], None]) -> Recording:
 
 
 def _forget_failed_outputs() -> None:
-    """Collect the futures a failed program leaves behind now, quietly. A real program exits at its
-    first error; in one test process they would otherwise be collected during a later test, each
-    logging "Future exception was never retrieved"."""
+    """Collect the futures and coroutines a failed program leaves behind now, quietly. A real program
+    exits at its first error; in one test process they would otherwise be collected during a later test,
+    each logging "Future exception was never retrieved" or warning that a coroutine was never awaited."""
     asyncio_log = logging.getLogger("asyncio")
     disabled, asyncio_log.disabled = asyncio_log.disabled, True
     try:
-        gc.collect()
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "coroutine .* was never awaited", RuntimeWarning)
+            gc.collect()
     finally:
         asyncio_log.disabled = disabled
 
