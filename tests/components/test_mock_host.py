@@ -79,34 +79,32 @@ def test_the_engine_receives_the_same_aliases(alias_specs: bool) -> None:
     assert len(hosted["gpu"]) == (2 if alias_specs else 5)
 
 
+@pytest.fixture
+def urns_computed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the resources whose aliases the SDK turned into URNs, one entry an alias."""
+    collapse = sdk_resource.collapse_alias_to_urn
+    computed: list[str] = []
+
+    def counted(alias: Any, name: str, type_: str, parent: Any) -> Any:
+        computed.append(name)
+        return collapse(alias, name, type_, parent)
+
+    monkeypatch.setattr(sdk_resource, "collapse_alias_to_urn", counted)
+    return computed
+
+
 @pytest.mark.parametrize(("alias_specs", "urns"), [(True, 0), (False, 3)], ids=["alias specs", "alias URNs"])
 def test_alias_urns_are_computed_only_for_an_engine_that_reads_them(
-    monkeypatch: pytest.MonkeyPatch, alias_specs: bool, urns: int,
+    urns_computed: list[str], alias_specs: bool, urns: int,
 ) -> None:
-    collapse = sdk_resource.collapse_alias_to_urn
-    computed: list[str] = []
-
-    def counted(alias: Any, name: str, type_: str, parent: Any) -> Any:
-        computed.append(name)
-        return collapse(alias, name, type_, parent)
-
-    monkeypatch.setattr(sdk_resource, "collapse_alias_to_urn", counted)
     sent_aliases(alias_specs, left_to_the_engine=True)
-    assert len(computed) == urns
+    assert len(urns_computed) == urns
 
 
-def test_the_offline_run_computes_no_alias_urn(monkeypatch: pytest.MonkeyPatch) -> None:
-    collapse = sdk_resource.collapse_alias_to_urn
-    computed: list[str] = []
-
-    def counted(alias: Any, name: str, type_: str, parent: Any) -> Any:
-        computed.append(name)
-        return collapse(alias, name, type_, parent)
-
-    monkeypatch.setattr(sdk_resource, "collapse_alias_to_urn", counted)
+def test_the_offline_run_computes_no_alias_urn(urns_computed: list[str]) -> None:
     recording = record_program(program, project="host", stack="test", config={})
     assert [r.name for r in recording.registrations] == ["platform", "gpu"]
-    assert computed == []
+    assert urns_computed == []
 
 
 @pytest.mark.parametrize("left_to_the_engine", [True, False], ids=["hosted", "the SDK alone"])
