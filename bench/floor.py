@@ -305,8 +305,8 @@ def build_parented_pools(count: int) -> None:
     that is the SDK's own: the inputs are serialised, the parent's URN awaited and the dependencies
     checked for cycles. (Under a parent, `pulumi.Resource.__init__` would also resolve each of the
     AgentPool's 110 aliases against the parent's URN, which `_host` leaves out, as the plan does:
-    `mock_host.alias_urns_left_to_the_engine`.) What these pools cost beyond the same resources built bare is that
-    share of the SDK's, which no program registering its pools this way can avoid.
+    `mock_host.alias_urns_left_to_the_engine`.) What these pools cost beyond the same resources built
+    bare is that share of the SDK's, which no program registering its pools this way can avoid.
     """
     def program() -> None:
         import pulumi_azure_native as azure
