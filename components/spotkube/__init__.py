@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any
 #: from its cloud's spec (`AksGpuClusterArgs`, `GkeGpuClusterArgs` and their nested types).
 _EXPORTS = {
     "AksGpuCluster": "spotkube.clouds.aks.component",
+    "AksGpuNodePool": "spotkube.clouds.aks.node_pool",
     "GkeGpuCluster": "spotkube.clouds.gke.component",
+    "GkeGpuNodePool": "spotkube.clouds.gke.node_pool",
     "NvidiaDevicePlugin": "spotkube.components.device_plugin",
     "KubeflowPipelines": "spotkube.components.kubeflow",
     "Kueue": "spotkube.components.kueue",
@@ -25,6 +27,7 @@ _EXPORTS = {
         "AksDeployerArgs",
         "AksGpuArgs",
         "AksGpuClusterArgs",
+        "AksGpuNodePoolArgs",
         "AksGpuPoolArgs",
         "AksGpuSharingArgs",
         "AksMaintenanceArgs",
@@ -43,6 +46,7 @@ _EXPORTS = {
         "GkeDeployerArgs",
         "GkeGpuArgs",
         "GkeGpuClusterArgs",
+        "GkeGpuNodePoolArgs",
         "GkeGpuPoolArgs",
         "GkeGpuSharingArgs",
         "GkeMaintenanceArgs",
@@ -63,7 +67,8 @@ _EXPORTS = {
 }
 #: The cluster components that need a cloud's SDK, which the base install leaves out: the extra that
 #: brings it, and the SDK's module.
-_EXTRAS = {"AksGpuCluster": ("aks", "pulumi_azure_native"), "GkeGpuCluster": ("gke", "pulumi_gcp")}
+_EXTRAS = {"AksGpuCluster": ("aks", "pulumi_azure_native"), "AksGpuNodePool": ("aks", "pulumi_azure_native"),
+           "GkeGpuCluster": ("gke", "pulumi_gcp"), "GkeGpuNodePool": ("gke", "pulumi_gcp")}
 
 __all__ = [
     "AksAutoscalerArgs",
@@ -75,6 +80,8 @@ __all__ = [
     "AksGpuArgs",
     "AksGpuCluster",
     "AksGpuClusterArgs",
+    "AksGpuNodePool",
+    "AksGpuNodePoolArgs",
     "AksGpuPoolArgs",
     "AksGpuSharingArgs",
     "AksMaintenanceArgs",
@@ -93,6 +100,8 @@ __all__ = [
     "GkeGpuArgs",
     "GkeGpuCluster",
     "GkeGpuClusterArgs",
+    "GkeGpuNodePool",
+    "GkeGpuNodePoolArgs",
     "GkeGpuPoolArgs",
     "GkeGpuSharingArgs",
     "GkeMaintenanceArgs",
@@ -122,6 +131,7 @@ if TYPE_CHECKING:
         AksDeployerArgs,
         AksGpuArgs,
         AksGpuClusterArgs,
+        AksGpuNodePoolArgs,
         AksGpuPoolArgs,
         AksGpuSharingArgs,
         AksMaintenanceArgs,
@@ -133,6 +143,7 @@ if TYPE_CHECKING:
         AksSystemPoolArgs,
     )
     from spotkube.clouds.aks.component import AksGpuCluster
+    from spotkube.clouds.aks.node_pool import AksGpuNodePool
     from spotkube.clouds.gke.args import (
         GkeAutoscalerArgs,
         GkeBusyPeriodArgs,
@@ -141,6 +152,7 @@ if TYPE_CHECKING:
         GkeDeployerArgs,
         GkeGpuArgs,
         GkeGpuClusterArgs,
+        GkeGpuNodePoolArgs,
         GkeGpuPoolArgs,
         GkeGpuSharingArgs,
         GkeMaintenanceArgs,
@@ -152,6 +164,7 @@ if TYPE_CHECKING:
         GkeSystemPoolArgs,
     )
     from spotkube.clouds.gke.component import GkeGpuCluster
+    from spotkube.clouds.gke.node_pool import GkeGpuNodePool
     from spotkube.components.args import (
         DevicePluginSettingsArgs,
         KubeflowPipelinesArgs,

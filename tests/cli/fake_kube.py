@@ -106,7 +106,8 @@ class FakeKube:
 
     def _play(self) -> None:
         """Wait for the cloud CLI, then apply the script, one change per `pace`."""
-        while not self.trigger.exists():
+        # The fake CLI creates the file and then writes the time: wait for the text, not the file alone.
+        while not (self.trigger.exists() and self.trigger.read_text().strip()):
             if self.stopping:
                 return
             time.sleep(0.02)

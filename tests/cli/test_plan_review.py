@@ -116,15 +116,20 @@ def test_strict_fails_on_warnings_and_the_default_does_not(
 
 def test_every_component_and_its_children_are_in_the_resource_list(repo_project: Project) -> None:
     document = stack_document(run_stack(repo_project, "aks-prod-eastus"))
-    by_name = {r.name: r for r in document.resources}
+    by_name = {(r.name, r.kind): r for r in document.resources if r.kind != "component"}
+    by_name |= {r.name: r for r in document.resources if r.kind == "component"}
     directory = by_name["kubeflow-pipelines-platform-agnostic"]
     assert directory.kind == "component" and directory.parent == "kubeflow-pipelines"
     assert "rendered by the Kubernetes provider at deploy time" in (directory.note or "")
     assert by_name["kubeflow-pipelines"].note == "expands to 2 × Directory, 3 × RandomPassword"
     assert by_name["spotkube"].kind == "component"
-    assert by_name["spotkube-k8s"].kind == "provider"
+    assert by_name[("spotkube-k8s", "provider")].kind == "provider"
+    # Each pool is an AksGpuNodePool of the cluster; its AgentPool names the cluster as its former parent.
     assert by_name["spotkube-a100spot"].path == ("spotkube", "spotkube-a100spot")
-    assert by_name["spotkube-a100spot"].delete_before_replace
+    assert by_name["spotkube-a100spot"].note == "expands to 1 × AgentPool"
+    agent_pool = by_name[("spotkube-a100spot", "resource")]
+    assert agent_pool.path == ("spotkube", "spotkube-a100spot", "spotkube-a100spot")
+    assert agent_pool.delete_before_replace and agent_pool.former_parents == ("spotkube",)
 
 
 def test_details_mask_every_secret(repo_project: Project, spotkube: Run) -> None:
@@ -134,7 +139,7 @@ def test_details_mask_every_secret(repo_project: Project, spotkube: Run) -> None
     provider = next(r for r in stack["resources"] if r["type"] == "pulumi:providers:kubernetes")
     assert provider["inputs"]["kubeconfig"] == "[secret]"
     assert "certificate-authority-data" not in result.stdout  # the kubeconfig's body never shows
-    agent_pool = next(r for r in stack["resources"] if r["name"] == "spotkube-t4spot")
+    agent_pool = next(r for r in stack["resources"] if r["name"] == "spotkube-t4spot" and r["kind"] == "resource")
     assert agent_pool["inputs"]["minCount"] == 0 and agent_pool["inputs"]["vmSize"] == "Standard_NC4as_T4_v3"
     plain = json.loads(spotkube("plan", "-s", "aks-dev-uksouth", "--format", "json").stdout)
     assert all("inputs" not in r for r in plain["stacks"][0]["resources"])

@@ -11,7 +11,6 @@ from typing import Any
 import pulumi
 import pytest
 from pulumi.provider.experimental.component import ComponentProvider
-from pydantic import BaseModel
 from pydantic.alias_generators import to_camel
 
 import spotkube
@@ -49,9 +48,9 @@ def test_every_public_name_resolves_and_pure_modules_stay_free_of_pulumi() -> No
         == "False"
 
 
-def _pairs(cloud: CloudProfile) -> list[tuple[type, type[BaseModel], tuple[str, ...]]]:
-    """(the public TypedDict, the model it is generated from, the model's keys it leaves out)."""
-    return [(getattr(spotkube, a.name), a.model, a.exclude) for a in args_source.cluster_args(cloud)]
+def _pairs(cloud: CloudProfile) -> list[tuple[type, args_source.ArgsType]]:
+    """(the public TypedDict, what it is generated from)."""
+    return [(getattr(spotkube, a.name), a) for a in args_source.cluster_args(cloud)]
 
 
 PAIRS = [(cloud, *pair) for cloud in CLOUDS.values() for pair in _pairs(cloud)]
@@ -64,19 +63,23 @@ def _unwrap(hint: Any) -> tuple[Any, bool]:
     return hint, False
 
 
-@pytest.mark.parametrize(("cloud", "typed", "model", "exclude"), PAIRS,
-                         ids=[f"{t.__name__}" for _, t, _, _ in PAIRS])
+@pytest.mark.parametrize(("cloud", "typed", "made"), PAIRS, ids=[f"{t.__name__}" for _, t, _ in PAIRS])
 def test_each_args_type_has_its_model_s_keys_required_ness_and_wiring(
-    cloud: CloudProfile, typed: type, model: type[BaseModel], exclude: tuple[str, ...]
+    cloud: CloudProfile, typed: type, made: args_source.ArgsType
 ) -> None:
+    model, extras = made.model, {extra.name: extra for extra in made.extra}
     hints = typing.get_type_hints(typed, include_extras=True)
-    assert list(hints) == [name for name in model.model_fields if name not in exclude]
+    assert list(hints) == [*(e.name for e in made.extra if e.first),
+                           *(name for name in model.model_fields if name not in made.exclude),
+                           *(e.name for e in made.extra if not e.first)]
     wired = wired_fields(model)
     for name, hint in hints.items():
         kind, optional = _unwrap(hint)
-        assert optional == (not args_source.required_arg(model.model_fields[name])), name
+        extra = extras.get(name)
+        required = extra.required if extra else args_source.required_arg(model.model_fields[name])
+        assert optional == (not required), name
         accepts_output = "Output" in repr(kind)
-        assert accepts_output == (name in wired), name
+        assert accepts_output == (extra.annotation.startswith("Input[") if extra else name in wired), name
 
 
 def test_what_the_clouds_rules_require_the_args_require_on_the_way_down() -> None:
@@ -108,6 +111,11 @@ def test_the_schema_keeps_every_description_of_the_models(schema: dict[str, Any]
             if args.model is cloud.rules.spec_model:
                 properties = schema["resources"][f"spotkube:index:{cloud.title.capitalize()}GpuCluster"][
                     "inputProperties"]
+            elif args.name == f"{cloud.resources.node_pool.component}Args":
+                properties = schema["resources"][f"spotkube:index:{cloud.resources.node_pool.component}"][
+                    "inputProperties"]
+                for extra in args.extra:
+                    assert properties[to_camel(extra.name)]["description"] == extra.description, extra.name
             else:
                 properties = schema["types"][f"spotkube:index:{args.name}"]["properties"]
             for name, info in args.model.model_fields.items():

@@ -339,10 +339,19 @@ def _registrations(monitor: RecordingMonitor, offline_mocks: OfflineMocks) -> li
             dependencies=tuple(request.dependencies),
             provider=request.provider,
             providers=tuple(request.providers.values()),
+            moved_from=_moved_from(request),
         )
         for request, urn in monitor.requests
         if request.type != "pulumi:pulumi:Stack"
     ]
+
+
+def _moved_from(request: Any) -> tuple[str, ...]:
+    """The former parents a registration's aliases name, with its own type and name (a resource moved
+    under a new component). The aliases of other API versions' types, which every azure-native and
+    Kubernetes resource sends, name none."""
+    return tuple(alias.spec.parentUrn for alias in request.aliases
+                 if alias.HasField("spec") and alias.spec.parentUrn and not alias.spec.type and not alias.spec.name)
 
 
 def _read_output(value: Any) -> StackOutput:

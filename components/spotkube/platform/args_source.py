@@ -304,7 +304,21 @@ def cluster_args(cloud: CloudProfile) -> list[ArgsType]:
     component = cluster_args_name(cloud).removesuffix("Args")
     out.append(ArgsType(cluster_args_name(cloud), root, f"The args of `{component}`: {about[:1].lower()}{about[1:]}",
                         exclude=NOT_CLUSTER_ARGS, nested=names))
+    out.append(node_pool_args(cloud, names))
     return out
+
+
+def node_pool_args(cloud: CloudProfile, nested: Mapping[type[BaseModel], str]) -> ArgsType:
+    """The args of the cloud's pool component: the keys that name the cluster it joins, then the keys of
+    one entry of the cluster component's `gpu_pools`."""
+    facts = cloud.resources.node_pool
+    pool_model = next(nested_models(cloud.rules.spec_model.model_fields["gpu_pools"].annotation))
+    extras = tuple(Extra(key.name, key.annotation, key.required, key.description, first=True)
+                   for key in facts.target)
+    return ArgsType(f"{facts.component}Args", pool_model,
+                    f"The args of `{facts.component}`: one pool, GPU or CPU, added to a cluster spotkube may not have "
+                    f"made (an entry of `{cloud.resources.component}`'s `gpu_pools` and the cluster it joins). A "
+                    "machine without a GPU makes a CPU pool.", extra=extras, nested=nested)
 
 
 def _docstring_of(model: type[BaseModel]) -> str:

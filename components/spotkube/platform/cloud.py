@@ -225,6 +225,30 @@ class SpecRules:
 
 
 @record
+class TargetKey:
+    """One key a pool component (`AksGpuNodePool`) takes to find the cluster it adds its pool to."""
+
+    name: str
+    #: Its type in the generated args (`Input[str]` where another resource's output may give it).
+    annotation: str
+    description: str
+    #: Where its value goes in the one-pool platform the pool is validated as (`region`,
+    #: `cluster.project`); None for a key only the component reads (the cluster's id).
+    spec_key: str | None = None
+    required: bool = True
+
+
+@record
+class NodePoolFacts:
+    """The cloud's pool component, which adds one pool to a cluster spotkube may not have made."""
+
+    #: Its class, as `spotkube` exports it (`AksGpuNodePool`).
+    component: str
+    #: The keys that say which cluster the pool joins, before the pool's own (`cluster_id`, `region`...).
+    target: tuple[TargetKey, ...]
+
+
+@record
 class ResourceFacts:
     """The cloud's registered resources: what the component is called, how its resources read back,
     which changes replace them, and what the cloud computes for them under Pulumi's mocks."""
@@ -233,6 +257,8 @@ class ResourceFacts:
     #: becomes in the cloud (`clouds/<cloud>/resources.py`), checked before anything is registered.
     component: str
     component_naming: ComponentNaming
+    #: The pool component, which the cluster component builds its pools with too.
+    node_pool: NodePoolFacts
     read_pools: PoolReader
     #: The cluster resource's security settings, for the plan's posture section.
     read_posture: PostureReader

@@ -39,6 +39,9 @@ class Registration:
     provider: str = ""
     #: A component's providers for its children, by reference (`urn::id`), as its options name them.
     providers: tuple[str, ...] = ()
+    #: The URNs of the parents it had before it moved under its parent, from its aliases: the engine
+    #: keeps the resource (and `plan --diff` compares it with itself there) instead of replacing it.
+    moved_from: tuple[str, ...] = ()
 
 
 @record

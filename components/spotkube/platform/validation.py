@@ -402,3 +402,49 @@ def resolve(spec: PlatformSpec, clouds: Clouds) -> tuple[PlatformSpec, list[Prob
                 spec.kubeflow.step_grace_period_seconds or cloud.facts.workload_notice_seconds}),
     })
     return resolved, problems
+
+
+#: The environment a pool added to someone else's cluster is validated in: a pool's rules don't depend
+#: on it, and the cluster's own environment is its owner's business.
+EXTERNAL_ENVIRONMENT = "external"
+#: Where a pool component's own keys sit in the one-pool platform it is validated as.
+_POOL_LISTS = ("gpu_pools", "spot_pools")
+
+
+def parse_node_pool(values: Mapping[str, Any], cloud: CloudProfile, source: str, clouds: Clouds) -> PlatformSpec:
+    """One pool for a cluster spotkube may not have made (the pool component's args, without the keys
+    only the component reads), validated as the one pool of a platform: it meets every rule a pool of
+    a spotkube cluster meets, and the problems are named by the component's own keys (`max_price`,
+    `region`). A machine without a GPU (and no `gpu` declared) is a CPU pool, as `spot_pools` holds."""
+    target = {key.name: key.spec_key for key in cloud.resources.node_pool.target}
+    pool = {k: v for k, v in values.items() if k not in target}
+    platform: dict[str, Any] = {"cloud": cloud.cloud, "environment": EXTERNAL_ENVIRONMENT,
+                                "kubeflow": {"enabled": False}}
+    renamed = {spec_key: name for name, spec_key in target.items() if spec_key is not None}
+    for spec_key, name in renamed.items():
+        if name not in values:
+            continue
+        *sections, leaf = spec_key.split(".")
+        holder = platform
+        for section in sections:
+            holder = holder.setdefault(section, {})
+        holder[leaf] = values[name]
+    machine = pool.get("machine")
+    cpu = "gpu" not in pool and isinstance(machine, str) and cloud.machines.gpu(machine) is None
+    kind = _POOL_LISTS[1] if cpu else _POOL_LISTS[0]
+    platform[kind] = [pool]
+    try:
+        return parse_spec(platform, source, clouds, "python")
+    except SpecError as err:
+        raise SpecError(source, [Problem(_pool_key(p.path, kind, renamed), p.message) for p in err.problems]) from None
+
+
+def _pool_key(path: str, kind: str, renamed: Mapping[str, str]) -> str:
+    """A one-pool platform's key path as the pool component spells it."""
+    inside = f"{kind}[0]"
+    if path == inside:
+        return "args"
+    if path.startswith(inside + "."):
+        return path.removeprefix(inside + ".")
+    return next((name + path.removeprefix(key) for key, name in renamed.items()
+                 if path == key or path.startswith(key + ".")), path)

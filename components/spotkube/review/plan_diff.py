@@ -194,6 +194,12 @@ def _key(resource: Mapping[str, Any]) -> tuple[str, str, str]:
 def resource_diffs(cloud: str, old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]) -> tuple[
         ResourceDiff, ...]:
     before, after = {_key(r): r for r in old}, {_key(r): r for r in new}
+    # A resource that moved under a new parent with an alias to the old one is the same resource.
+    for key, resource in list(after.items()):
+        former = next((k for k in ((p, key[1], key[2]) for p in resource.get("formerParents") or ())
+                       if k in before and k not in after), None)
+        if key not in before and former is not None:
+            before[key] = before.pop(former)
     out = []
     for key in sorted(before.keys() | after.keys()):
         parent, type_token, name = key

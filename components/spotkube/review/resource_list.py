@@ -37,6 +37,8 @@ class Resource:
     delete_before_replace: bool = False
     ignore_changes: tuple[str, ...] = ()
     inputs: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    #: The names of the parents it had before it moved under this one (its aliases keep it).
+    former_parents: tuple[str, ...] = ()
 
     @property
     def parent(self) -> str:
@@ -53,6 +55,8 @@ class Resource:
                                "replaceOnChanges": list(self.replace_on_changes),
                                "deleteBeforeReplace": self.delete_before_replace,
                                "ignoreChanges": list(self.ignore_changes)}
+        if self.former_parents:
+            row["formerParents"] = list(self.former_parents)
         if details:
             row["inputs"] = self.inputs
         return row
@@ -105,6 +109,6 @@ def resource_list(
     return tuple(sorted(
         Resource(path(r), r.type, r.name, _kind(r), _note(r, inputs.get(r.urn, {}), children.get(r.urn, [])),
                  r.protect, tuple(r.replace_on_changes), r.delete_before_replace, tuple(r.ignore_changes),
-                 inputs.get(r.urn, {}))
+                 inputs.get(r.urn, {}), tuple(urn.rpartition("::")[2] for urn in r.moved_from))
         for r in registrations
     ))

@@ -450,6 +450,9 @@ class Built:
 
     clusters: list[ClusterOfProvider] = field(default_factory=list)
     addons: list[tuple[GpuCluster, str, Any]] = field(default_factory=list)
+    #: Each pool component built on a cluster spotkube didn't make here, with what it built from
+    #: (`shell.pools.PoolBuild`).
+    pools: list[tuple[pulumi.ComponentResource, Any]] = field(default_factory=list)
 
 
 #: What `built_clusters` is watching: each cluster component and add-on built meanwhile is added to each.
@@ -469,6 +472,11 @@ def built_clusters() -> Iterator[Built]:
         yield found
     finally:
         _WATCHERS.remove(found)
+
+
+def pool_watchers() -> list[Built]:
+    """Whatever `built_clusters` is watching now, for the pool components to report to."""
+    return list(_WATCHERS)
 
 
 def deployed_onto(opts: pulumi.ResourceOptions | None, key: str, settings: Any) -> None:

@@ -144,9 +144,16 @@ def test_the_autoscaler_gives_up_on_a_pool_after_the_bounded_provision_time(dev:
 
 
 def test_every_child_is_parented_to_the_component(dev: Recording) -> None:
+    """Each pool is an `AksGpuNodePool` of the cluster, its AgentPool aliased to the cluster, where it was
+    registered before the pool component existed, so an existing stack keeps it."""
     component = only(dev, "spotkube:index:AksGpuCluster", "ml")
     children = [r for r in dev.registrations if r is not component]
-    assert children and all(r.parent == component.urn for r in children)
+    pools = {r.urn: r for r in children if r.type == "spotkube:index:AksGpuNodePool"}
+    assert sorted(r.name for r in pools.values()) == ["ml-platform", "ml-t4demand", "ml-t4spot"]
+    agent_pools = [r for r in children if r.type == "azure-native:containerservice:AgentPool"]
+    assert sorted(r.name for r in agent_pools) == sorted(r.name for r in pools.values())
+    assert all(pools[r.parent].name == r.name and r.moved_from == (component.urn,) for r in agent_pools)
+    assert all(r.parent == component.urn for r in children if r not in agent_pools)
 
 
 def test_kubeconfig_is_secret_and_contracts_are_not(dev: Recording) -> None:

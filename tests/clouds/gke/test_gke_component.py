@@ -221,7 +221,12 @@ def test_every_child_is_parented_to_the_component(dev: Recording) -> None:
     children = [r for r in dev.registrations if r is not component]
     assert children, "the component registered nothing"
     assert {r.type for r in children} >= {NODE_POOL, CLUSTER, ACCOUNT, IAM_MEMBER, "pulumi:providers:kubernetes"}
-    assert all(r.parent == component.urn for r in children)
+    # Each NodePool is a `GkeGpuNodePool`'s, aliased to the cluster it was registered under before.
+    pools = {r.urn: r for r in children if r.type == "spotkube:index:GkeGpuNodePool"}
+    node_pools = [r for r in children if r.type == NODE_POOL]
+    assert node_pools and sorted(r.name for r in node_pools) == sorted(r.name for r in pools.values())
+    assert all(pools[r.parent].name == r.name and r.moved_from == (component.urn,) for r in node_pools)
+    assert all(r.parent == component.urn for r in children if r not in node_pools)
 
 
 #: What gcloud's `get-credentials --dns-endpoint` writes for a user (api_lib/container/kubeconfig.py,

@@ -340,3 +340,44 @@ class AksGpuClusterArgs(TypedDict):
     """CPU pools on spot VMs for batch steps, each scaling min..max."""
     cluster: AksClusterArgs
     """Cluster-wide settings."""
+
+
+class AksGpuNodePoolArgs(TypedDict):
+    """The args of `AksGpuNodePool`: one pool, GPU or CPU, added to a cluster spotkube may not have made (an entry of `AksGpuCluster`'s `gpu_pools` and the cluster it joins). A machine without a GPU makes a CPU pool."""
+
+    cluster_id: Input[str]
+    """The AKS cluster the pool joins: its Azure resource id, `/subscriptions/<id>/resourceGroups/<group>/providers/Microsoft.ContainerService/managedClusters/<name>`; another resource's output (a `ManagedCluster`'s `id`) is fine."""
+    region: str
+    """The cluster's Azure region, e.g. uksouth or eastus: it decides the pool's zones, prices and quota."""
+    name: str
+    """Pool name, unique in the stack: 1-12 lower-case letters and digits, starting with a letter."""
+    machine: str
+    """GPU VM size, e.g. Standard_NC4as_T4_v3; retired sizes are refused, with their replacement named."""
+    min: NotRequired[int]
+    """Minimum nodes, at most `max`; 0 means an idle pool costs nothing. Default: `0`."""
+    max: NotRequired[int]
+    """Maximum nodes. Default: `4`."""
+    zones: NotRequired[list[str]]
+    """Availability zones `"1"` to `"3"`; empty = regional."""
+    labels: NotRequired[dict[str, str]]
+    """Extra node labels in Kubernetes' syntax (keys `[prefix/]name`, names and values of at most 63 letters, digits, `-`, `_` and `.`); the prefixes `spotkube.io/`, `kubernetes.io/`, `k8s.io/` and the cloud's own node-label prefix are reserved; `node.kubernetes.io/` and `kubelet.kubernetes.io/` are accepted."""
+    capacity: NotRequired[AksGpuPoolCapacity]
+    """`spot` or, for a GPU pool only, `on-demand` (a fallback pool). Default: `spot`."""
+    taints: NotRequired[list[str]]
+    """Extra taints, as `key=value:Effect` with Kubernetes' syntax for the key and value and Effect NoSchedule, PreferNoSchedule or NoExecute; the prefixes `spotkube.io/` and the cloud's own are reserved."""
+    upgrade: NotRequired[AksPoolUpgradeArgs]
+    """How AKS replaces the nodes when it upgrades them (on-demand pools only: AKS takes none on spot pools)."""
+    gpu: NotRequired[AksGpuArgs]
+    """GPU type and count; unset = filled in from the VM size, which fixes them."""
+    sharing: NotRequired[AksGpuSharingArgs]
+    """Split each GPU into MIG instances (docs/gpu-sharing.md); unset = every pod gets whole GPUs."""
+    image_gb: NotRequired[float]
+    """Compressed size in GB of the image the pool's steps run, for the plan's time to a running step (docs/time-to-gpu.md); unset = the plan says the image size is not declared."""
+    eviction_policy: NotRequired[AksGpuPoolEvictionPolicy]
+    """Spot pools: what happens to an evicted node; deallocated nodes still count against quota. Default: `Delete`."""
+    max_price: NotRequired[float]
+    """Spot pools: the most to pay, in USD/hour with up to 5 decimals, or -1: never evict on price, pay at most the on-demand price. Default: `-1`."""
+    capacity_reservation_group: NotRequired[AksCapacityReservationArgs]
+    """On-demand pools only: the capacity reservation group the pool's nodes are placed in, so an on-demand fallback finds capacity (docs/cost.md: a reservation is paid whether used or not). The cluster then runs as a user-assigned identity with Contributor on the group's resource group, as AKS requires."""
+    artifact_streaming: NotRequired[bool]
+    """AKS artifact streaming (preview) from a Premium ACR in `cluster.registries`; refused while the installed pulumi-azure-native has no API version with the AgentPool's artifactStreamingProfile. Default: `false`."""

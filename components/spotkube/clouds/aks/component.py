@@ -22,6 +22,7 @@ from spotkube.clouds.aks import resources, supply
 from spotkube.clouds.aks.args import AksGpuClusterArgs
 from spotkube.clouds.aks.catalog import RBAC_CLUSTER_ADMIN_ROLE_ID
 from spotkube.clouds.aks.kubeconfig import with_kubelogin_mode
+from spotkube.clouds.aks.node_pool import AgentPoolTarget, AksGpuNodePool
 from spotkube.clouds.aks.resources import DRILL_ROLE_ID, node_resource_group_id, role_definition_id
 from spotkube.platform.plan import PlatformPlan, PoolPlan
 from spotkube.platform.spec import PlatformSpec
@@ -45,6 +46,7 @@ from spotkube.shell.common import (
     unanswered,
 )
 from spotkube.shell.outputs import PoolContractOutput
+from spotkube.shell.pools import PoolBuild
 
 #: Where the kubeconfig comes from, as a warning names it when missing.
 CREDENTIALS_SOURCE = "azure-native's listManagedClusterUserCredentials"
@@ -175,20 +177,14 @@ class AksGpuCluster(pulumi.ComponentResource):
         pools: list[pulumi.Resource] = []
         for pool in plan.node_pools:
             # AKS refuses a second agent-pool operation on a cluster while one runs (409
-            # OperationNotAllowed; Azure/AKS#1913), so each pool waits for the one before it.
-            previous = [azure.containerservice.AgentPool(
-                f"{name}-{pool.name}",
-                resource_group_name=resource_group_name,
-                resource_name_=cluster_name,
-                **resources.agent_pool_inputs(pool, groups.get(pool.name)),
-                opts=child(
-                    self,
-                    ignore_changes=list(resources.AGENT_POOL_IGNORED),
-                    replace_on_changes=list(resources.CREATE_ONLY_POOL_FIELDS),
-                    delete_before_replace=not pool.hosts_control_plane,
-                    depends_on=previous,
-                ),
-            )]
+            # OperationNotAllowed; Azure/AKS#1913), so each pool waits for the one before it. The pool
+            # component's AgentPool was this component's own child before: its alias keeps it.
+            previous = [AksGpuNodePool.on_cluster(
+                f"{name}-{pool.name}", PoolBuild(plan, pool, {}, external=False),
+                AgentPoolTarget(resource_group_name, cluster_name, groups.get(pool.name), tuple(previous),
+                                moved_from=self),
+                opts=child(self),
+            ).agent_pool]
             pools += previous
 
         # When AKS may upgrade the cluster and reimage nodes: after the pools, which it also refuses to

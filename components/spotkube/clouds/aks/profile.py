@@ -32,10 +32,12 @@ from spotkube.platform.cloud import (
     CloudProfile,
     GpuResolution,
     MachineFacts,
+    NodePoolFacts,
     ResourceFacts,
     ReviewFacts,
     RuleOutput,
     SpecRules,
+    TargetKey,
 )
 from spotkube.platform.component_names import ComponentNaming
 from spotkube.platform.errors import Problem
@@ -277,6 +279,15 @@ def logs_cost_basis(spec: AksSpec) -> str | None:
             "(azure.microsoft.com/pricing/details/monitor)")
 
 
+NODE_POOL = NodePoolFacts("AksGpuNodePool", (
+    TargetKey("cluster_id", "Input[str]", "The AKS cluster the pool joins: its Azure resource id, `/subscriptions/<id>/"
+              "resourceGroups/<group>/providers/Microsoft.ContainerService/managedClusters/<name>`; another "
+              "resource's output (a `ManagedCluster`'s `id`) is fine."),
+    TargetKey("region", "str", "The cluster's Azure region, e.g. uksouth or eastus: it decides the pool's zones, "
+              "prices and quota.", "region"),
+))
+
+
 PROFILE = CloudProfile(
     cloud="aks",
     title="AKS",
@@ -313,6 +324,7 @@ PROFILE = CloudProfile(
     ),
     resources=ResourceFacts(
         component="AksGpuCluster",
+        node_pool=NODE_POOL,
         component_naming=ComponentNaming(resources.longest_component_name, resources.component_name_becomes),
         read_pools=resources.read_pools,
         read_posture=resources.read_posture,

@@ -75,6 +75,20 @@ def role_definition_id(scope_id: str, role: str) -> str | None:
     return f"/subscriptions/{parts[2]}/providers/Microsoft.Authorization/roleDefinitions/{role}"
 
 
+#: A managed cluster's ARM id, as `AksGpuNodePool`'s `cluster_id` takes it.
+CLUSTER_ID_PATTERN = re.compile(
+    r"^/subscriptions/[^/]+/resourceGroups/(?P<group>[^/]+)/providers/Microsoft\.ContainerService/"
+    r"managedClusters/(?P<name>[^/]+)$", flags=re.IGNORECASE)
+CLUSTER_ID_ACCEPTED = ("a managed cluster's Azure resource id, /subscriptions/<id>/resourceGroups/<group>/providers/"
+                       "Microsoft.ContainerService/managedClusters/<name> (az aks show --query id -o tsv)")
+
+
+def cluster_of_id(cluster_id: object) -> tuple[str, str] | None:
+    """The resource group and name of a managed cluster's ARM id; None when it is not one."""
+    match = CLUSTER_ID_PATTERN.match(cluster_id) if isinstance(cluster_id, str) else None
+    return (match["group"], match["name"]) if match else None
+
+
 def node_resource_group_id(cluster_id: str, node_resource_group: str | None) -> str | None:
     """The ARM id of a cluster's node resource group (`MC_...`), in the cluster's subscription; None when
     either is unknown."""

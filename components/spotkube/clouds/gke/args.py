@@ -311,3 +311,50 @@ class GkeGpuClusterArgs(TypedDict):
     """CPU pools on spot or preemptible VMs for batch steps, each scaling min..max."""
     cluster: GkeClusterArgs
     """Cluster-wide settings."""
+
+
+class GkeGpuNodePoolArgs(TypedDict):
+    """The args of `GkeGpuNodePool`: one pool, GPU or CPU, added to a cluster spotkube may not have made (an entry of `GkeGpuCluster`'s `gpu_pools` and the cluster it joins). A machine without a GPU makes a CPU pool."""
+
+    cluster_id: Input[str]
+    """The GKE cluster the pool joins: its id, `projects/<project>/locations/<region>/clusters/<name>`, or its name; another resource's output (a `gcp.container.Cluster`'s `id`) is fine."""
+    region: str
+    """The cluster's region, e.g. us-central1 (a regional cluster): it decides the pool's zones, prices and quota."""
+    project: Input[str]
+    """The Google Cloud project the cluster is in, e.g. my-ml-platform."""
+    service_account: NotRequired[Input[str]]
+    """The e-mail of the service account the pool's nodes run as; unset: the cluster's default (Compute Engine's default service account unless the cluster names another). spotkube's own clusters give theirs a least-privilege account."""
+    name: str
+    """Pool name, unique in the stack: `[a-z]([-a-z0-9]{0,38}[a-z0-9])?`."""
+    machine: str
+    """Machine type with GPUs (a2, a3, g2: e.g. g2-standard-8) or an N1 type with `gpu` (e.g. n1-standard-8)."""
+    min: NotRequired[int]
+    """Minimum nodes, at most `max`; 0 means an idle pool costs nothing. Default: `0`."""
+    max: NotRequired[int]
+    """Maximum nodes. Default: `4`."""
+    zones: NotRequired[list[str]]
+    """Zones of the region. Empty = regional, except a GPU pool, which gets every zone of the region that offers its GPU (from the bundled zone table)."""
+    labels: NotRequired[dict[str, str]]
+    """Extra node labels in Kubernetes' syntax (keys `[prefix/]name`, names and values of at most 63 letters, digits, `-`, `_` and `.`); the prefixes `spotkube.io/`, `kubernetes.io/`, `k8s.io/` and the cloud's own node-label prefix are reserved; `node.kubernetes.io/` and `kubelet.kubernetes.io/` are accepted."""
+    capacity: NotRequired[GkeSystemPoolCapacity]
+    """`spot`, `preemptible` (at most 24 hours per VM) or, for a GPU pool only, `flex-start` (Dynamic Workload Scheduler: discounted, provisioned when capacity is free, at most 7 days per VM; the tier between spot and on-demand) or `on-demand` (a fallback pool). Default: `spot`."""
+    taints: NotRequired[list[str]]
+    """Extra taints, as `key=value:Effect` with Kubernetes' syntax for the key and value and Effect NoSchedule, PreferNoSchedule or NoExecute; the prefixes `spotkube.io/` and the cloud's own are reserved."""
+    upgrade: NotRequired[GkePoolUpgradeArgs]
+    """How GKE replaces the nodes when it upgrades them."""
+    gpu: NotRequired[GkeGpuArgs]
+    """GPU type and count; unset = filled in from the machine type. N1 machine types need it."""
+    sharing: NotRequired[GkeGpuSharingArgs]
+    """Share each GPU among pods by MIG, time-sharing or MPS (docs/gpu-sharing.md); unset = every pod gets whole GPUs."""
+    image_gb: NotRequired[float]
+    """Compressed size in GB of the image the pool's steps run, for the plan's time to a running step (docs/time-to-gpu.md); unset = the plan says the image size is not declared."""
+    gpu_driver: NotRequired[GkeGpuPoolGpuDriver]
+    """The NVIDIA driver version GKE installs; `INSTALLATION_DISABLED` if you install it yourself. Default: `DEFAULT`."""
+    image_streaming: NotRequired[bool]
+    """GKE image streaming (`gcfs_config`): a step starts while its image streams from Artifact Registry; needs the Container File System API (containerfilesystem.googleapis.com) in the project. Default: `false`."""
+    secondary_boot_disk: NotRequired[GkeSecondaryBootDiskArgs]
+    """A disk image of preloaded container images attached to every new node; needs `imageStreaming`."""
+    queued_provisioning: NotRequired[bool]
+    """With `capacity: flex-start` only: nodes come only through ProvisioningRequests (Kueue's admission check, `queued-provisioning.gke.io`), all of a request's nodes at once; the pool then stays out of its GPU type's compute class (docs/evictions.md#the-flex-start-tier-on-gke). Default: `false`."""
+    max_run_hours: NotRequired[int]
+    """With `capacity: flex-start` only: hours a node may run before GKE deletes it, 1 to 168 (7 days); unset = GKE's 7 days."""

@@ -20,6 +20,7 @@ import pulumi_kubernetes as k8s
 from spotkube.clouds.gke import resources
 from spotkube.clouds.gke.args import GkeGpuClusterArgs
 from spotkube.clouds.gke.kubeconfig import gke_kubeconfig
+from spotkube.clouds.gke.node_pool import GkeGpuNodePool, NodePoolTarget
 from spotkube.clouds.gke.spec import GkeClusterSettings
 from spotkube.platform.contract import COMPUTE_CLASS_PREFIX
 from spotkube.platform.plan import PlatformPlan, compute_class_priorities
@@ -45,6 +46,7 @@ from spotkube.shell.common import (
     unanswered,
 )
 from spotkube.shell.outputs import PoolContractOutput
+from spotkube.shell.pools import PoolBuild
 
 #: The one role GKE nodes need for their system tasks (logging, monitoring), instead of the Editor
 #: role the default compute service account usually holds. Pulling private images from Artifact
@@ -173,20 +175,12 @@ class GkeGpuCluster(pulumi.ComponentResource):
         egress = self._egress(name, plan, wiring)
         node_pools: list[pulumi.Resource] = []
         for pool in plan.pools:
-            node_pools.append(gcp.container.NodePool(
-                f"{name}-{pool.name}",
-                **resources.node_pool_inputs(pool, project=project, location=spec.region, cluster=cluster.name,
-                                             service_account=account.email,
-                                             images=resources.image_config(resources.gpu_pool_spec(spec, pool.name))),
-                opts=child(
-                    self,
-                    ignore_changes=list(resources.NODE_POOL_IGNORED),
-                    # A spot or GPU pool keeps its name, so its replacement waits for it to go; a
-                    # control-plane pool's name is versioned, so its replacement comes up first.
-                    delete_before_replace=not pool.hosts_control_plane,
-                    depends_on=[node_role],
-                ),
-            ))
+            # The pool component's NodePool was this component's own child before: its alias keeps it.
+            node_pools.append(GkeGpuNodePool.on_cluster(
+                f"{name}-{pool.name}", PoolBuild(plan, pool, {}, external=False),
+                NodePoolTarget(project, spec.region, cluster.name, account.email, (node_role,), moved_from=self),
+                opts=child(self),
+            ).node_pool)
 
         # What only GKE can tell (the cluster's name, endpoint and CA) is required: a test's plain mocks
         # may leave it out, and the kubeconfig then stays unknown rather than point nowhere.

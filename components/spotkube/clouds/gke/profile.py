@@ -32,10 +32,12 @@ from spotkube.platform.cloud import (
     CloudProfile,
     GpuResolution,
     MachineFacts,
+    NodePoolFacts,
     ResourceFacts,
     ReviewFacts,
     RuleOutput,
     SpecRules,
+    TargetKey,
 )
 from spotkube.platform.component_names import ComponentNaming
 from spotkube.platform.errors import Problem
@@ -369,6 +371,20 @@ def price_refresh(region: str, machine: str) -> str:
     return f"{BILLING_API_KEY_ENV}=<API key> spotkube prices refresh --cloud gcp --region {region} --sku {machine}"
 
 
+NODE_POOL = NodePoolFacts("GkeGpuNodePool", (
+    TargetKey("cluster_id", "Input[str]", "The GKE cluster the pool joins: its id, "
+              "`projects/<project>/locations/<region>/clusters/<name>`, or its name; another resource's output "
+              "(a `gcp.container.Cluster`'s `id`) is fine."),
+    TargetKey("region", "str", "The cluster's region, e.g. us-central1 (a regional cluster): it decides the "
+              "pool's zones, prices and quota.", "region"),
+    TargetKey("project", "Input[str]", "The Google Cloud project the cluster is in, e.g. my-ml-platform.",
+              "cluster.project"),
+    TargetKey("service_account", "Input[str]", "The e-mail of the service account the pool's nodes run as; "
+              "unset: the cluster's default (Compute Engine's default service account unless the cluster "
+              "names another). spotkube's own clusters give theirs a least-privilege account.", required=False),
+))
+
+
 PROFILE = CloudProfile(
     cloud="gke",
     title="GKE",
@@ -414,6 +430,7 @@ PROFILE = CloudProfile(
     ),
     resources=ResourceFacts(
         component="GkeGpuCluster",
+        node_pool=NODE_POOL,
         component_naming=ComponentNaming(resources.longest_component_name, resources.component_name_becomes),
         read_pools=resources.read_pools,
         read_posture=resources.read_posture,

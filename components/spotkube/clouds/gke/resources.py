@@ -207,6 +207,30 @@ def cloud_pool_name(pool: PoolPlan, service_account_id: str) -> str:
                           separator=VERSION_SEPARATOR, digits=VERSION_DIGITS)
 
 
+#: A GKE cluster's id, as `GkeGpuNodePool`'s `cluster_id` may give it (or the cluster's name alone).
+CLUSTER_ID_PATTERN = re.compile(r"^projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)/clusters/(?P<name>[^/]+)$")
+CLUSTER_NAME_PATTERN = re.compile(r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$")
+
+
+def cluster_id_problem(cluster_id: object, project: object, region: str) -> str | None:
+    """Why a plain `cluster_id` can't name the regional cluster of `project` and `region`, or None (an
+    Output is GKE's to judge once it resolves)."""
+    if not isinstance(cluster_id, str):
+        return None
+    match = CLUSTER_ID_PATTERN.match(cluster_id)
+    if match is None:
+        if CLUSTER_NAME_PATTERN.match(cluster_id):
+            return None
+        return (f"{cluster_id!r} is neither a cluster id, projects/<project>/locations/<region>/clusters/<name>, nor a "
+                "cluster's name (lower-case letters, digits and hyphens, at most 40)")
+    if isinstance(project, str) and match["project"] != project:
+        return f"{cluster_id!r} is in project {match['project']!r}, not in {project!r}; give the cluster's own project"
+    if match["location"] != region:
+        return (f"{cluster_id!r} is in {match['location']!r}, not in region {region!r}; spotkube's pools join "
+                "regional clusters: give the cluster's region")
+    return None
+
+
 def node_pool_inputs(pool: PoolPlan, *, project: Any, location: str, cluster: Any,
                      service_account: Any, images: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """A NodePool's inputs; `project`, `cluster` and `service_account` may be other resources' outputs,
