@@ -56,6 +56,8 @@ class KubeflowPipelinesArgs(TypedDict):
     """With `exposeUi` only: CIDRs allowed to reach the UI (the Service's loadBalancerSourceRanges)."""
     storage_class: NotRequired[str]
     """StorageClass of the MySQL and SeaweedFS volumes; unset = the cluster's default class."""
+    platform_pool_labels: NotRequired[dict[str, str]]
+    """On a cluster spotkube didn't make: node labels that pick the untainted on-demand pool KFP's own services run on, e.g. `kubernetes.azure.com/agentpool: system` (AKS) or `cloud.google.com/gke-nodepool: default-pool` (GKE); unset = spotkube's platform pool."""
     eviction_retry_limit: NotRequired[int]
     """Retries of a step whose pod a node took away (spot eviction, node shutdown, drain, node lost): Argo's limit in the workflow defaults, for steps that don't call set_retry (a step's own limit wins). Ten survives a bad evening on spot capacity; each eviction costs a restart from the last checkpoint, not a failed run. Default: `10`."""
     failure_retry_limit: NotRequired[int]

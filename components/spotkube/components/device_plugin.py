@@ -14,6 +14,7 @@ reference to another package's schema and fails for a component of this one), so
 component still checks `cloud` against that cluster and tolerates its pools' taints.
 """
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 import pulumi
@@ -31,6 +32,7 @@ from spotkube.shell.common import (
     checked_args,
     child,
     clusters_behind,
+    deployed_onto_pools,
     refuse_outputs,
     validated,
 )
@@ -116,6 +118,36 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
         return built_from(cls, name, built, pulumi.ResourceOptions.merge(on_cluster, opts))
 
     @classmethod
+    def for_pools(
+        cls, name: str, pools: Sequence[pulumi.ComponentResource], args: DevicePluginSettingsArgs | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> "NvidiaDevicePlugin":
+        """The plugin for spotkube's pool components (`AksGpuNodePool`, `GkeGpuNodePool`) on a cluster
+        spotkube may not have made: their cloud decides what is deployed, and their own taints are
+        tolerated. Deploy it through the cluster's Kubernetes provider (`opts`); `args` holds the
+        plugin's own settings."""
+        source = f"NvidiaDevicePlugin {name!r}"
+
+        def request() -> DevicePluginRequest:
+            builds = [getattr(pool, "build", None) for pool in pools] if isinstance(pools, list | tuple) else []
+            if not builds or any(b is None for b in builds):
+                raise pulumi.RunError(f"{source}: pools: give a list of the pool components the plugin serves "
+                                      "(AksGpuNodePool or GkeGpuNodePool)")
+            clouds = sorted({b.plan.cloud for b in builds})
+            if len(clouds) > 1:
+                raise SpecError(source, [Problem("pools", f"are on {' and '.join(clouds)}: one plugin serves "
+                                                 "one cluster; make one per cluster")])
+            values = checked_args({} if args is None else args, DevicePluginSettingsArgs, f"{source} args",
+                                  refused={"enabled": ENABLED_REFUSAL})
+            refuse_outputs(values, f"{source} args")
+            settings = parse_settings(DevicePluginSettings, values, f"{source} args")
+            request = replace(DevicePluginRequest.for_spec(builds[0].plan.spec), settings=settings)
+            return request.tolerating(t for b in builds for t in DevicePluginRequest.for_spec(b.plan.spec).extra_taints)
+        plugin = built_from(cls, name, validated(request), opts)
+        deployed_onto_pools(plugin, pools, "device_plugin", plugin.settings, opts)
+        return plugin
+
+    @classmethod
     def from_spec(
         cls, name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions | None = None
     ) -> "NvidiaDevicePlugin":
@@ -141,6 +173,7 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
             k8s.apps.v1.DaemonSet(
                 name, metadata=manifest["metadata"], spec=manifest["spec"], opts=child(self)
             )
+        self.settings = request.settings
         self.mode = pulumi.Output.from_input(mode)
         self.register_outputs({"mode": self.mode})
 

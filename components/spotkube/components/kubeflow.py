@@ -117,7 +117,7 @@ class KubeflowPipelines(pulumi.ComponentResource):
         from a stack's cloud; the Python args name no cloud, so they get no link)."""
         settings, cloud_logs_link = built
         super().__init__(kfp_transforms.KUBEFLOW_TYPE, name, {}, opts)
-        deployed_onto(opts, "kubeflow", settings)
+        deployed_onto(opts, "kubeflow", settings, self)
 
         # Fixed names and no keepers: generated once, then stable for the life of the stack.
         passwords = [

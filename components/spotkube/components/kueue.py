@@ -134,7 +134,7 @@ class Kueue(pulumi.ComponentResource):
     def _build(self, name: str, request: KueueRequest, opts: pulumi.ResourceOptions | None) -> None:
         settings = request.settings
         super().__init__(kueue_transforms.KUEUE_TYPE, name, {}, opts)
-        deployed_onto(opts, "kueue", settings)
+        deployed_onto(opts, "kueue", settings, self)
         manifests = ConfigFile(
             f"{name}-manifests", file=kueue_transforms.manifest_url(settings.version),
             opts=child(self, transforms=[_kueue_transform([PIPELINES_NAMESPACE])]),

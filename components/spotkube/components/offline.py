@@ -43,6 +43,7 @@ from spotkube.platform.registration import BuiltCluster, Invoke, Registration, S
 from spotkube.platform.review_settings import CLUSTERS_KEY, ClusterReview
 from spotkube.platform.spec import PlatformSpec
 from spotkube.shell.common import Built, ClusterOfProvider, built_clusters
+from spotkube.shell.pools import PoolBuild
 from spotkube.testing import SpotkubeMocks
 
 #: How Pulumi shows a secret value in a preview's details.
@@ -121,13 +122,16 @@ class OfflineMocks(SpotkubeMocks):
 
     def __init__(self, answers: Mapping[str, Mapping[str, Any]] | None = None) -> None:
         self.inputs: dict[tuple[str, str], dict[str, Any]] = {}
+        #: The id each resource got, by (type, name).
+        self.ids: dict[tuple[str, str], str] = {}
         self.invokes: list[Invoke] = []
         self.answers = dict(answers or {})
 
     def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str, dict]:
         self.inputs[(args.typ, args.name)] = args.inputs
         _, state = super().new_resource(args)
-        return offline_id(args.typ, args.name, args.inputs) or f"{args.name}-offline-id", state
+        self.ids[(args.typ, args.name)] = offline_id(args.typ, args.name, args.inputs) or f"{args.name}-offline-id"
+        return self.ids[(args.typ, args.name)], state
 
     def call(self, args: mocks.MockCallArgs) -> dict:
         result = dict(self.answers[args.token]) if args.token in self.answers else super().call(args)
@@ -296,7 +300,9 @@ def record_program(
         finally:
             logger.removeHandler(capture)
         outputs = {name: _read_output(value) for name, value in (getattr(root, "outputs", None) or {}).items()}
-        clusters = [_built(found, built) for found in built.clusters]
+        by_id = {offline_mocks.ids[(request.type, request.name)]: urn for request, urn in monitor.requests
+                 if (request.type, request.name) in offline_mocks.ids}
+        clusters = [*(_built(found, built) for found in built.clusters), *_external_clusters(built, by_id)]
     return Recording(_registrations(monitor, offline_mocks), outputs, capture.lines, offline_mocks.invokes, clusters)
 
 
@@ -313,6 +319,42 @@ def _built(found: ClusterOfProvider, built: Built) -> BuiltCluster:
         else tuple(PoolContract.from_json(pool) for pool in contracts.value),
         label=found.label,
     )
+
+
+def _external_clusters(built: Built, by_id: Mapping[str, str]) -> list[BuiltCluster]:
+    """Each cluster spotkube didn't make here that pool components joined, as the review reads it: the
+    pools added to it (one spec holding them all, as a cluster's would), their contracts, the settings
+    of the add-ons deployed onto its pools, and the cluster resource itself when the program registers
+    it too (`by_id`: each registration's URN by the id the cloud gave it), whose autoscaler and own pools
+    the review then reads instead of naming them unchecked."""
+    joined: dict[tuple[str, str], list[tuple[pulumi.ComponentResource, PoolBuild]]] = {}
+    for component, build in built.pools:
+        cluster_id = str(_sync_await(pulumi.Output.from_input(build.target["cluster_id"]).future()))
+        joined.setdefault((build.plan.cloud, cluster_id), []).append((component, build))
+    clusters = []
+    for (cloud, cluster_id), pools in joined.items():
+        specs = [build.plan.spec for _, build in pools]
+        name = cluster_id.rstrip("/").rpartition("/")[2]
+        components = {id(component) for component, _ in pools}
+        addons = [(addon, key, settings) for addon, owner, key, settings in built.pool_addons
+                  if id(owner) in components]
+        spec = specs[0].model_copy(update={
+            "gpu_pools": tuple(p for s in specs for p in s.gpu_pools),
+            "spot_pools": tuple(p for s in specs for p in s.spot_pools),
+            **{key: settings for _, key, settings in addons}})
+        members = [*(component for component, _ in pools), *(owned for found, _, _ in addons for owned in found)]
+        # What deploys through the same provider as the add-ons on these pools (Kubeflow Pipelines) is here too.
+        providers = {id(p) for found, _, _ in addons for p in found[1:]}
+        through = [(found, key, settings) for found, key, settings in built.provider_addons
+                   if any(id(p) in providers for p in found[1:])]
+        members += [owned for found, _, _ in through for owned in found]
+        spec = spec.model_copy(update={key: settings for _, key, settings in through})
+        urns = [_sync_await(m.urn.future()) for m in members]
+        clusters.append(BuiltCluster(
+            name=name, urn=f"external:{cloud}:{cluster_id}", spec=spec,
+            contracts=tuple(build.contract for _, build in pools), external=True,
+            members=tuple(dict.fromkeys(urns)), context=(by_id[cluster_id],) if cluster_id in by_id else ()))
+    return clusters
 
 
 class ProgramFailed(SpotkubeError):

@@ -19,6 +19,7 @@ from spotkube.platform.input_messages import KeyStyle
 from spotkube.platform.records import record
 from spotkube.platform.registration import Invoke, Registration
 from spotkube.platform.spec import PlatformSpec, user_key
+from spotkube.platform.warnings import PlanWarning
 
 KUBERNETES_PROVIDER = "pulumi:providers:kubernetes"
 #: Pulumi's marker for a secret value in serialised inputs.
@@ -48,6 +49,8 @@ class Deployment:
     source: str
     #: How the settings were written: a stack file's `spotkube:` keys, or a cluster component's args.
     style: KeyStyle = "stack"
+    #: Pools added to a cluster spotkube didn't make: the fixes go in the program's own resources.
+    external: bool = False
 
     def of_type(self, type_token: str) -> list[Registration]:
         return [r for r in self.registrations if r.type == type_token]
@@ -70,6 +73,18 @@ def no_outcome(d: Deployment) -> Outcome:
 
 
 @record
+class ExternalCluster:
+    """A cluster spotkube didn't make, as the review sees it: its name, the pools spotkube added (in the
+    spec), what the program registered onto it, and the cluster's own resource when the program registers
+    it too (`context`; empty when the cluster comes from elsewhere)."""
+
+    name: str
+    spec: PlatformSpec
+    registrations: Sequence[Registration]
+    context: Sequence[Registration] = ()
+
+
+@record
 class CloudPreflight:
     """One cloud's part of the preflight's rules (`clouds/<cloud>/preflight.py`); the rules' names,
     titles and the answers when a cloud has nothing to say stay with the shared rules."""
@@ -86,6 +101,9 @@ class CloudPreflight:
     serial_operations: CloudCheck
     #: `control-plane-replacement`: what only this cloud's pools risk (AKS: the inline system pool).
     control_plane_problems: Callable[[Deployment], list[str]]
+    #: What the cloud's pools on a cluster spotkube didn't make depend on that only the cluster's owner can
+    #: set (`ExternalCluster`): each a warning with its fix, or none where the program shows it is set.
+    external_cluster: Callable[[ExternalCluster], list[PlanWarning]] = lambda cluster: []
     #: What the `control-plane-replacement` rule's passing answer adds for this cloud (AKS: how its
     #: inline system pool's fixed fields are handled); nothing for a cloud without such a pool.
     control_plane_notes: tuple[str, ...] = ()

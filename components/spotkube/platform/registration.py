@@ -73,3 +73,12 @@ class BuiltCluster:
     contracts: tuple[PoolContract, ...] | None
     #: How the component names itself in its log lines (`AksGpuCluster 'ml'`).
     label: str = ""
+    #: A cluster spotkube didn't make in this program, which pool components joined (`AksGpuNodePool`):
+    #: its review is of what the program added to it, and names the cluster settings it can't check.
+    external: bool = False
+    #: The URNs, besides its own, whose subtrees it owns: an external cluster's pool components and the
+    #: add-ons deployed onto its pools.
+    members: tuple[str, ...] = ()
+    #: An external cluster's own resource, when the program registers it too: read for what the pools
+    #: depend on (its autoscaler, its own pools), never reviewed as spotkube's.
+    context: tuple[str, ...] = ()

@@ -596,6 +596,12 @@ class KubeflowSettings(_Model):
         pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$",
         description="StorageClass of the MySQL and SeaweedFS volumes; unset = the cluster's default class.",
     )
+    platform_pool_labels: dict[Text, Text] = Field(
+        default_factory=dict,
+        description="On a cluster spotkube didn't make: node labels that pick the untainted on-demand pool KFP's "
+        "own services run on, e.g. `kubernetes.azure.com/agentpool: system` (AKS) or "
+        "`cloud.google.com/gke-nodepool: default-pool` (GKE); unset = spotkube's platform pool.",
+    )
     eviction_retry_limit: Annotated[int, Field(ge=0, le=100), Strict(), BeforeValidator(_whole_number)] = Field(
         default=10,
         description="Retries of a step whose pod a node took away (spot eviction, node shutdown, drain, node "

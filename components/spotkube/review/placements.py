@@ -66,13 +66,13 @@ class StackPlacements:
     errors: list[str] = field(default_factory=list)
 
 
-def kfp_deployments_as_applied() -> list[dict[str, Any]]:
+def kfp_deployments_as_applied(settings: KubeflowSettings | None = None) -> list[dict[str, Any]]:
     """KFP's Deployments as shipped, after spotkube's transform: what the cluster will schedule.
 
-    The transform's Deployment changes do not depend on the settings or the credentials (those
-    only reach Secrets, the Argo ConfigMap, the UI Service and volumes), so the defaults stand in.
+    Of the settings, only the pool KFP's services run on (`platform_pool_labels`) reaches the Deployments
+    (the rest reach Secrets, the Argo ConfigMap, the UI Service and volumes), and no credential does.
     """
-    return [kfp_transforms.transform(d, KubeflowSettings(), kfp_transforms.NO_CREDENTIALS) or d
+    return [kfp_transforms.transform(d, settings or KubeflowSettings(), kfp_transforms.NO_CREDENTIALS) or d
             for d in kfp_reference.shipped_deployments()]
 
 
@@ -127,9 +127,11 @@ def _described_note(directory: str) -> str:
 
 
 def stack_placements(
-    cloud: Cloud, registrations: Sequence[Registration], pools: Sequence[PoolContract]
+    cloud: Cloud, registrations: Sequence[Registration], pools: Sequence[PoolContract],
+    kubeflow: KubeflowSettings | None = None,
 ) -> StackPlacements:
-    """Placements of everything the stack deploys, with notes and errors, against its pools."""
+    """Placements of everything the stack deploys, with notes and errors, against its pools; `kubeflow`
+    says where KFP's services are placed (its defaults: on spotkube's platform pool)."""
     result = StackPlacements()
     for resource in registrations:
         kind = WORKLOAD_KINDS.get(resource.type)
@@ -139,7 +141,8 @@ def stack_placements(
             resource.inputs.get("directory", "")
         ):
             note = _described_note(str(resource.inputs["directory"]))
-            result.placements += [placement_of(d, "Deployment", pools, note) for d in kfp_deployments_as_applied()]
+            result.placements += [placement_of(d, "Deployment", pools, note)
+                                  for d in kfp_deployments_as_applied(kubeflow)]
         elif is_kueue_manifest(resource):
             note = _kueue_note(str(resource.inputs["file"]))
             result.placements.append(placement_of(kueue_controller_as_applied(), "Deployment", pools, note))

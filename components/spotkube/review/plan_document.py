@@ -218,6 +218,9 @@ class PlanDocument:
     #: What stands between a pending GPU step and a running one besides capacity, as registered: each GPU
     #: pool's capacity reservation and how its nodes get images, and the nodes' registry read grants.
     supply: tuple[Setting, ...] = ()
+    #: A cluster spotkube didn't make, which the program adds pools to: what those pools depend on that only
+    #: the cluster's owner can set, each a warning with its fix (none where the program shows it is set).
+    external: tuple[PlanWarning, ...] | None = None
 
     @property
     def title(self) -> str:
@@ -242,7 +245,8 @@ class PlanDocument:
         fallback = [PlanWarning(warning_id(f.gpu_type), f.warning) for f in self.fallback if f.warning]
         catalog = self.catalog.plan_warnings() if self.catalog else []
         advisories = [PlanWarning(f.warning_id, f"policy {f.rule} (advisory): {f.message}") for f in self.advisories]
-        return [*self.program_warnings, *self.cost.warnings, *concerns, *fallback, *catalog, *advisories]
+        return [*self.program_warnings, *self.cost.warnings, *concerns, *fallback, *catalog, *advisories,
+                *(self.external or ())]
 
     @functools.cached_property
     def judged(self) -> Judged:
@@ -268,6 +272,7 @@ class PlanDocument:
         return {
             "stack": self.stack,
             "cluster": self.cluster,
+            **({"external": True} if self.external is not None else {}),
             "cloud": self.cloud,
             "region": self.region,
             "environment": self.environment,

@@ -44,7 +44,8 @@ def credentials_need_no_person(d: Deployment) -> Verdict:
             continue
         problems += [f"provider {provider.name}: {p}" for p in login_problems(str(kubeconfig))]
     if problems:
-        return Verdict(rule, title, False, f"{d.key('cluster.deployer.login')}: " + "; ".join(problems))
+        where = "the kubeconfig of your Kubernetes provider" if d.external else d.key("cluster.deployer.login")
+        return Verdict(rule, title, False, f"{where}: " + "; ".join(problems))
     return Verdict(rule, title, True, f"signs in with {profile(d.spec.cloud).review.sign_in(d.spec)}")
 
 

@@ -17,13 +17,15 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any, Protocol
 
-from spotkube.clouds import profile, upgrade_exposures
+from spotkube.clouds import RegisteredPool, profile, registered_pools, upgrade_exposures
+from spotkube.platform import contract
+from spotkube.platform.contract import ACCELERATOR_LABEL, PoolContract
 from spotkube.platform.cost import PriceTable
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.maintenance import UpgradeExposure, window_of
 from spotkube.platform.plan_scope import one_plan
 from spotkube.platform.posture import ClusterPosture, Setting
-from spotkube.platform.preflight import Deployment
+from spotkube.platform.preflight import Deployment, ExternalCluster
 from spotkube.platform.registration import BuiltCluster, Invoke, Registration, StackOutput
 from spotkube.platform.spec import PlatformSpec
 from spotkube.platform.warnings import PlanWarning, from_log
@@ -66,17 +68,17 @@ class ProgramRun(Protocol):
     def stack_spec(self) -> PlatformSpec | None: ...
 
 
-def owners(registrations: Sequence[Registration], clusters: Sequence[str]) -> dict[str, str | None]:
-    """Each registration's cluster (by URN), or None: a cluster owns what is below it in the tree and
-    what deploys through a provider it owns; a component of the program's own (an add-on, a wrapper)
-    belongs to the one cluster its children belong to."""
+def owners(registrations: Sequence[Registration], clusters: Sequence[BuiltCluster]) -> dict[str, str | None]:
+    """Each registration's cluster (by URN), or None: a cluster owns what is below it in the tree (or
+    below one of its members) and what deploys through a provider it owns; a component of the program's
+    own (an add-on, a wrapper) belongs to the one cluster its children belong to."""
     by_urn = {r.urn: r for r in registrations}
-    wanted = set(clusters)
+    wanted = {urn: c.urn for c in clusters for urn in (c.urn, *c.members)}
 
     @functools.cache
     def owner(urn: str) -> str | None:
         if urn in wanted:
-            return urn
+            return wanted[urn]
         found = by_urn.get(urn)
         if found is None:
             return None
@@ -150,10 +152,33 @@ def _upgrades(spec: PlatformSpec, seen_by_pack: Sequence[Registration]) -> tuple
 
 def _deployment(run: ProgramRun, cluster: BuiltCluster, mine: Sequence[Registration]) -> Deployment:
     """What the preflight judges of one cluster, with where its fixes go: the stack file's keys when the
-    stack describes the platform, else the component's args."""
+    stack describes the platform, else the component's args, else (a cluster spotkube didn't make) the
+    program's own resources."""
     if run.stack_spec is not None:
         return Deployment(mine, list(run.invokes), cluster.spec, run.source)
+    if cluster.external:
+        return Deployment(mine, list(run.invokes), cluster.spec, f"{run.source} (cluster {cluster.name})", "python",
+                          external=True)
     return Deployment(mine, list(run.invokes), cluster.spec, f"{cluster.label} args", "python")
+
+
+def registered_contract(cloud: str, region: str, pool: RegisteredPool) -> PoolContract:
+    """The contract of a pool spotkube didn't make, from its registration: the labels its nodes carry
+    (declared, the cloud's own, the kubelet's) and its taints, so workloads placed on it can be judged."""
+    capacity, accelerator = pool.capacity, pool.labels.get(ACCELERATOR_LABEL)
+    labels = {**(contract.well_known_labels(pool.machine, profile(cloud).machines.arch(pool.machine), region)
+                 if pool.machine else {}),
+              **pool.labels, **contract.cloud_added_labels(cloud, pool.cloud_name, capacity, None)}
+    role = "system" if pool.system else "gpu" if pool.has_gpu else "batch"
+    return PoolContract(pool.cloud_name, role, capacity, accelerator, pool.gpu_count, labels,
+                        tuple(sorted(pool.taints, key=str)))
+
+
+def _contracts(cloud: str, region: str, cluster: BuiltCluster, context: Sequence[Registration]) -> list[PoolContract]:
+    """The cluster's pool contracts, and on an external cluster those of the pools its own resource
+    registers (`context`: the team's system pool), which the add-ons may be placed on."""
+    return [*(cluster.contracts or ()), *(registered_contract(cloud, region, pool) for r in context
+                                         for pool in registered_pools(r.type, r.name, r.inputs))]
 
 
 def _document(run: ProgramRun, cluster: BuiltCluster, owner: Mapping[str, str | None],
@@ -163,11 +188,13 @@ def _document(run: ProgramRun, cluster: BuiltCluster, owner: Mapping[str, str | 
     seen_by_pack = [r for r in run.seen_by_pack if owner[r.urn] == cluster.urn]
     # The policy pack judges every resource of a stack: what no cluster owns is judged with each cluster.
     judged = [r for r in run.seen_by_pack if owner[r.urn] in (cluster.urn, None)]
-    contracts = list(cluster.contracts) if cluster.contracts is not None else None
+    # An external cluster's own resource, when the program registers it: read, never owned.
+    context = [r for r in run.seen_by_pack if r.urn in cluster.context]
+    contracts = _contracts(spec.cloud, spec.region, cluster, context) if cluster.contracts is not None else None
     pools = pool_rows(spec.cloud, mine, contracts)
-    fallback = stack_fallback(spec.cloud, seen_by_pack, pools)
-    placements = (stack_placements(spec.cloud, mine, contracts) if contracts is not None else StackPlacements(
-        notes=[f"placements unknown: {cluster.name}'s pool_contracts output can't be read"]))
+    fallback = stack_fallback(spec.cloud, [*context, *seen_by_pack], pools)
+    unknown = StackPlacements(notes=[f"placements unknown: {cluster.name}'s pool_contracts output can't be read"])
+    placements = stack_placements(spec.cloud, mine, contracts, spec.kubeflow) if contracts is not None else unknown
     return PlanDocument(
         stack=run.stack,
         cloud=spec.cloud,
@@ -196,6 +223,8 @@ def _document(run: ProgramRun, cluster: BuiltCluster, owner: Mapping[str, str | 
         shares_stack=len(run.clusters) > 1,
         others=_others([r for r in run.registrations if owner[r.urn] is None]),
         startup=pool_startups(spec, mine, pools, fallback),
+        external=tuple(profile(spec.cloud).review.preflight.external_cluster(
+            ExternalCluster(cluster.name, spec, mine, context))) if cluster.external else None,
     )
 
 
@@ -207,7 +236,7 @@ def stack_documents(
     the policy findings are the pack's, over the inputs as it sees them. `hours` overrides the cost
     scenario per pool (`spotkube cost --hours`). Each registration's pools are read once, however many
     judges read them (`plan_scope`)."""
-    owner = owners(run.registrations, [c.urn for c in run.clusters])
+    owner = owners(run.registrations, run.clusters)
     with one_plan():
         return [_document(run, cluster, owner, table, hours) for cluster in run.clusters]
 

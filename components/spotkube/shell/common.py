@@ -453,6 +453,12 @@ class Built:
     #: Each pool component built on a cluster spotkube didn't make here, with what it built from
     #: (`shell.pools.PoolBuild`).
     pools: list[tuple[pulumi.ComponentResource, Any]] = field(default_factory=list)
+    #: Each add-on deployed onto such pools: (the add-on and the providers it deploys through, one of the
+    #: pool components, spec key, settings).
+    pool_addons: list[tuple[list[pulumi.Resource], pulumi.Resource, str, Any]] = field(default_factory=list)
+    #: Each add-on deployed through a provider of no spotkube cluster: (the add-on and its providers, spec
+    #: key, settings); reviewed with the external cluster whose pools' add-ons use the same provider.
+    provider_addons: list[tuple[list[pulumi.Resource], str, Any]] = field(default_factory=list)
 
 
 #: What `built_clusters` is watching: each cluster component and add-on built meanwhile is added to each.
@@ -479,12 +485,37 @@ def pool_watchers() -> list[Built]:
     return list(_WATCHERS)
 
 
-def deployed_onto(opts: pulumi.ResourceOptions | None, key: str, settings: Any) -> None:
+def deployed_onto_pools(addon: pulumi.Resource, pools: Sequence[pulumi.Resource], key: str, settings: Any,
+                        opts: pulumi.ResourceOptions | None) -> None:
+    """An add-on deployed onto pool components on a cluster spotkube didn't make here, for that
+    cluster's review: the add-on and the Kubernetes providers it deploys through belong to it, with its
+    settings (`device_plugin`, `kubeflow`)."""
+    owned = [addon, *_providers(opts)]
+    for watcher in _WATCHERS:
+        watcher.pool_addons += [(owned, pool, key, settings) for pool in pools[:1]]
+
+
+def deployed_onto(opts: pulumi.ResourceOptions | None, key: str, settings: Any,
+                  addon: pulumi.Resource | None = None) -> None:
     """An add-on's settings (`kubeflow`: KubeflowSettings), for the review of each spotkube cluster it
-    deploys into: a cluster built from component args has no add-on settings of its own."""
-    for found in clusters_behind(opts):
+    deploys into: a cluster built from component args has no add-on settings of its own. Through any
+    other provider, the add-on (`addon`) is reviewed with the cluster spotkube didn't make that the
+    provider deploys into, once pool components on it are known to use that provider too."""
+    clusters = clusters_behind(opts)
+    for found in clusters:
         for watcher in _WATCHERS:
             watcher.addons.append((found.cluster, key, settings))
+    if not clusters and addon is not None:
+        for watcher in _WATCHERS:
+            watcher.provider_addons.append(([addon, *_providers(opts)], key, settings))
+
+
+def _providers(opts: pulumi.ResourceOptions | None) -> list[k8s.Provider]:
+    """The Kubernetes providers options name."""
+    if opts is None:
+        return []
+    providers = opts.providers.values() if isinstance(opts.providers, Mapping) else opts.providers or []
+    return [p for p in [opts.provider, *providers] if isinstance(p, k8s.Provider)]
 
 
 def kubernetes_provider(

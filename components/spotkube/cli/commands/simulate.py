@@ -11,14 +11,15 @@ import typer
 from spotkube.cli import simulate_views, terminal
 from spotkube.cli.app import Format, FormatOption, PricesOption, ProjectOption, fail
 from spotkube.clouds import price_table
-from spotkube.components.offline import run_stack
+from spotkube.components.offline import StackRun, run_stack
 from spotkube.platform import stack_names
 from spotkube.platform.cost.simulate import DEFAULT_RUNS, DEFAULT_SEED
 from spotkube.platform.cost.simulate import simulate as run_simulation
 from spotkube.platform.errors import SpotkubeError
-from spotkube.platform.pipeline_reader import load_pool_contracts, read_pipeline
+from spotkube.platform.pipeline_reader import read_pipeline
 from spotkube.platform.project import find_project
-from spotkube.review.program_review import stack_document
+from spotkube.platform.registration import BuiltCluster
+from spotkube.review.program_review import stack_documents
 from spotkube.review.simulation import Overrides, sim_steps, startup_samples
 
 _DURATION = re.compile(r"([0-9]+)(s|m|h|d)")
@@ -43,6 +44,18 @@ def _pairs(option: str, pairs: list[str], what: str) -> dict[str, str]:
     return out
 
 
+def _cluster(run: StackRun, name: str | None) -> BuiltCluster:
+    """The cluster the pipeline runs on: the one the program builds or joins, or the one `--cluster` names."""
+    names = [c.name for c in run.clusters]
+    if name is None and len(names) == 1:
+        return run.clusters[0]
+    found = next((c for c in run.clusters if c.name == name), None)
+    if found is None:
+        given = f"--cluster {name}: not a cluster" if name else "the program builds or joins several clusters"
+        raise fail(f"stack {run.stack}: {given}; name one with --cluster: {', '.join(names)}")
+    return found
+
+
 def _rate(pair: str, text: str) -> float:
     try:
         rate = float(text)
@@ -58,6 +71,10 @@ def simulate(
         metavar="PIPELINE.yaml...", help="Pipeline(s) compiled by kfp.compiler.Compiler().compile(...).")],
     stack: Annotated[str, typer.Option("--stack", "-s", metavar="NAME",
                                        help="The stack whose pools the pipeline runs on.")],
+    cluster: Annotated[str | None, typer.Option(
+        "--cluster", metavar="NAME",
+        help="The cluster whose pools the pipeline runs on, when the stack's program builds or joins several.")]
+    = None,
     runs: Annotated[int, typer.Option("--runs", min=1, max=1_000_000, metavar="N",
                                       help="Runs to sample, 1 to 1,000,000.")] = DEFAULT_RUNS,
     seed: Annotated[int, typer.Option("--seed", min=0, metavar="N",
@@ -102,14 +119,14 @@ def simulate(
         project = find_project(project_dir)
         name = stack_names.stack_name(project, stack)
         run = run_stack(project, name)
-        contracts = run.outputs.get("poolContracts")
-        if contracts is None or contracts.secret:
-            raise fail(f"stack {name} exports no poolContracts output to place the pipeline's steps on")
-        _, pools = load_pool_contracts(contracts.value, f"stack {name}: poolContracts", name)
-        document = stack_document(run, price_table(prices))
+        chosen = _cluster(run, cluster)
+        if chosen.contracts is None:
+            raise fail(f"stack {name}: {chosen.name}'s pool contracts can't be read to place the pipeline's steps on")
+        document = next(d for d in stack_documents(run, price_table(prices)) if d.cluster == chosen.name)
         simulations = []
         for pipeline in pipelines:
-            steps = sim_steps(pipeline, run.spec, name, pools, document.cost, document.fallback, overrides)
+            steps = sim_steps(pipeline, chosen.spec, name, list(chosen.contracts), document.cost, document.fallback,
+                              overrides)
             simulations.append((pipeline.name, steps, run_simulation(steps, runs=runs, seed=seed)))
         startups = startup_samples(document.startup, [s for _, steps, _ in simulations for s in steps],
                                    out_of_capacity, runs=runs, seed=seed)

@@ -75,4 +75,5 @@ def login_problem(name: str, exec_: Mapping[str, Any]) -> str | None:
     if login not in INTERACTIVE_LOGINS:
         return None
     return (f"user {name!r} runs `kubelogin --login {login}`, which waits for a person; "
-            "set spotkube:cluster.deployer.login to azurecli, workloadidentity, spn or msi")
+            "sign in with azurecli, workloadidentity, spn or msi instead (spotkube:cluster.deployer.login on a "
+            "spotkube cluster; `kubelogin convert-kubeconfig -l azurecli` on a kubeconfig of your own)")

@@ -21,11 +21,13 @@ from spotkube.platform.preflight import (
     KUBERNETES_PROVIDER,
     CloudPreflight,
     Deployment,
+    ExternalCluster,
     Outcome,
     depends_on,
     unreachable_by_address,
     waited_for,
 )
+from spotkube.platform.warnings import PlanWarning
 
 
 def data_plane_rights(d: Deployment) -> Outcome:
@@ -134,6 +136,39 @@ def control_plane_problems(d: Deployment) -> list[str]:
     return problems
 
 
+
+
+def external_cluster(cluster: ExternalCluster) -> list[PlanWarning]:
+    """What spotkube's pools on an AKS cluster it didn't make depend on and can't set: the autoscaler's
+    spot-first ranking (`expander: priority` and its ConfigMap), a reserved pool's grant for the cluster
+    identity, and the API server the add-ons deploy through. Read from the cluster's own resource when
+    the program registers it; otherwise each is named, with its fix."""
+    found: list[PlanWarning] = []
+    name, spec = cluster.name, cluster.spec
+    managed = [r for r in cluster.context if r.type == CLUSTER_TYPE]
+    pools = [*spec.gpu_pools, *spec.spot_pools]
+    ranks = any(p.capacity == "spot" for p in pools) and any(p.capacity == "on-demand" for p in pools)
+    if ranks and not managed:
+        found.append(PlanWarning(f"external-autoscaler:{name}", (
+            f"cluster {name}'s autoscaler is not in this program, so spotkube can't check that it tries spot "
+            "before on-demand: set its autoScalerProfile.expander to priority and the ConfigMap kube-system/"
+            "cluster-autoscaler-priority-expander ranking the spot pools' scale sets (aks-<pool>-*) above the "
+            "on-demand ones (docs/components.md#what-the-clusters-owner-sets)")))
+    for pool in spec.gpu_pools:
+        if pool.capacity_reservation_group is not None:
+            found.append(PlanWarning(f"external-reservation-identity:{pool.name}", (
+                f"{pool.name}: AKS places the reserved VMs as cluster {name}'s identity, which must be a "
+                "user-assigned identity with Contributor on the capacity reservation group's resource group; "
+                "spotkube can't grant that on a cluster it didn't make")))
+    providers = [r for r in cluster.registrations if r.type == KUBERNETES_PROVIDER]
+    if providers and not managed:
+        found.append(PlanWarning(f"external-api-server:{name}", (
+            f"the add-ons deploy to cluster {name}, whose API server this program doesn't register: `pulumi up` "
+            "must run where it is reachable (inside the cluster's network when it is private, or from an "
+            "address among its authorized ranges)")))
+    return found
+
+
 PREFLIGHT = CloudPreflight(
     pool_types=(AGENT_POOL_TYPE,),
     data_plane_rights=data_plane_rights,
@@ -141,5 +176,6 @@ PREFLIGHT = CloudPreflight(
     node_egress=node_egress,
     serial_operations=serial_operations,
     control_plane_problems=control_plane_problems,
+    external_cluster=external_cluster,
     control_plane_notes=("the AKS system pool's fixed fields are refused with the migration instead",),
 )

@@ -73,3 +73,11 @@ def computed_outputs(type_token: str, name: str, inputs: Mapping[str, Any]) -> d
 def call_answer(token: str) -> dict[str, Any] | None:
     """The GKE component calls no provider function."""
     return None
+
+
+def resource_id(type_token: str, name: str, inputs: Mapping[str, Any]) -> str | None:
+    """The id pulumi-gcp gives a cluster, `projects/<project>/locations/<location>/clusters/<name>`, which a
+    program hands a pool component (`GkeGpuNodePool`'s `cluster_id`); None for any other resource."""
+    if type_token != CLUSTER_TYPE:
+        return None
+    return f"projects/{inputs.get('project')}/locations/{inputs.get('location')}/clusters/{inputs.get('name') or name}"

@@ -11,14 +11,18 @@ from __future__ import annotations
 
 from spotkube.clouds.gke.resources import CLUSTER_TYPE, NODE_POOL_TYPE, ROUTER_NAT_TYPE
 from spotkube.platform.addons import kfp_reference
+from spotkube.platform.contract import COMPUTE_CLASS_PREFIX
 from spotkube.platform.preflight import (
+    KUBERNETES_PROVIDER,
     CloudPreflight,
     Deployment,
+    ExternalCluster,
     Outcome,
     kubeconfig_server,
     no_outcome,
     unreachable_by_address,
 )
+from spotkube.platform.warnings import PlanWarning
 
 
 def api_server_reachable(d: Deployment) -> Outcome:
@@ -75,6 +79,48 @@ def control_plane_problems(d: Deployment) -> list[str]:
     return []
 
 
+def external_cluster(cluster: ExternalCluster) -> list[PlanWarning]:
+    """What spotkube's pools on a GKE cluster it didn't make depend on and can't set: Workload Identity
+    (the pools' nodes serve GKE's metadata server, which GKE refuses on a cluster without it), the
+    ComputeClass per GPU type that falls back from spot to on-demand (a `GkeGpuCluster` makes them), the
+    nodes' service account and egress, and the API server the add-ons deploy through. Read from the
+    cluster's own resource when the program registers it; otherwise each is named, with its fix."""
+    found: list[PlanWarning] = []
+    name, spec = cluster.name, cluster.spec
+    clusters = [r for r in cluster.context if r.type == CLUSTER_TYPE]
+    identity = clusters and (clusters[0].inputs.get("workloadIdentityConfig") or {}).get("workloadPool")
+    if not identity:
+        where = "isn't in this program" if not clusters else "has no workloadIdentityConfig.workloadPool"
+        found.append(PlanWarning(f"external-workload-identity:{name}", (
+            f"cluster {name} {where}: spotkube's pools run GKE's metadata server (workloadMetadataConfig "
+            "GKE_METADATA), which GKE refuses on a cluster without Workload Identity; set the cluster's "
+            "workload pool to <project>.svc.id.goog")))
+    gpu_types = sorted({p.gpu.type for p in spec.gpu_pools if p.gpu is not None and not p.queued_provisioning})
+    for gpu in gpu_types:
+        found.append(PlanWarning(f"external-compute-class:{gpu}", (
+            f"no ComputeClass {COMPUTE_CLASS_PREFIX}{gpu} on cluster {name}: its pools carry the class's label and "
+            "taint, so steps reach them through the class, which falls back from spot to on-demand; create it "
+            "through your Kubernetes provider (docs/components.md#what-the-clusters-owner-sets)")))
+    for pool in (*spec.gpu_pools, *spec.spot_pools):
+        if not _has_service_account(cluster, pool.name):
+            found.append(PlanWarning(f"external-service-account:{pool.name}", (
+                f"{pool.name}'s nodes run as the cluster's default service account (Compute Engine's, often an "
+                "Editor of the project); give the pool a least-privilege one: service_account")))
+    providers = [r for r in cluster.registrations if r.type == KUBERNETES_PROVIDER]
+    if providers and not clusters:
+        found.append(PlanWarning(f"external-api-server:{name}", (
+            f"the add-ons deploy to cluster {name}, whose API server and node egress this program doesn't "
+            "register: `pulumi up` must reach the API server, and private nodes need Cloud NAT to pull "
+            "Kubeflow's public images")))
+    return found
+
+
+def _has_service_account(cluster: ExternalCluster, pool: str) -> bool:
+    """Whether the program gives the pool's NodePool a service account of its own."""
+    return any(r.type == NODE_POOL_TYPE and (r.inputs.get("nodeConfig") or {}).get("serviceAccount")
+               for r in cluster.registrations if r.name == pool or (r.inputs.get("name") == pool))
+
+
 PREFLIGHT = CloudPreflight(
     pool_types=(NODE_POOL_TYPE,),
     data_plane_rights=no_outcome,
@@ -82,4 +128,5 @@ PREFLIGHT = CloudPreflight(
     node_egress=node_egress,
     serial_operations=serial_operations,
     control_plane_problems=control_plane_problems,
+    external_cluster=external_cluster,
 )

@@ -440,6 +440,7 @@ PROFILE = CloudProfile(
         updatable_in_place=resources.UPDATABLE_IN_PLACE,
         offline_outputs=offline.computed_outputs,
         offline_answer=offline.call_answer,
+        offline_id=offline.resource_id,
         image_delivery=startup.image_delivery,
         read_supply=resources.read_supply,
     ),
