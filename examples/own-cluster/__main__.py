@@ -54,10 +54,16 @@ gke = gcp.container.Cluster(
     "inference", project=project, location="us-central1", initial_node_count=1, remove_default_node_pool=True,
     workload_identity_config={"workload_pool": f"{project}.svc.id.goog"}, deletion_protection=False,
 )
+nodes = gcp.serviceaccount.Account("inference-nodes", account_id="inference-nodes", project=project)
+# Spot L4 nodes for the GPU steps, and spot CPU nodes for the steps around them, from zero.
 l4 = GkeGpuNodePool("l4spot", args={
-    "cluster_id": gke.id, "region": "us-central1", "project": project,
+    "cluster_id": gke.id, "region": "us-central1", "project": project, "service_account": nodes.email,
     "name": "l4spot", "machine": "g2-standard-8", "max": 4,
+})
+cpu = GkeGpuNodePool("cpuspot", args={
+    "cluster_id": gke.id, "region": "us-central1", "project": project, "service_account": nodes.email,
+    "name": "cpuspot", "machine": "n2-standard-8", "max": 10,
 })
 
 pulumi.export("aksPools", [h100.contract, a100.contract])
-pulumi.export("gkePools", [l4.contract])
+pulumi.export("gkePools", [l4.contract, cpu.contract])

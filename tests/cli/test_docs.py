@@ -103,7 +103,8 @@ def python_kind(block: Block) -> str:
         return "pipeline"
     if "@pulumi.runtime.test" in block.code:
         return "unit test"
-    if re.search(r"^from spotkube import .*(AksGpuCluster|GkeGpuCluster)", block.code, re.M):
+    if re.search(r"^from spotkube import .*(AksGpuCluster|GkeGpuCluster|AksGpuNodePool|GkeGpuNodePool)",
+                 block.code, re.M):
         return "program"
     return "unknown"
 

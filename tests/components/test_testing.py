@@ -21,7 +21,7 @@ import yaml
 from pulumi.runtime import settings
 
 import spotkube.testing
-from spotkube import AksGpuCluster, GkeGpuCluster, KubeflowPipelines, NvidiaDevicePlugin
+from spotkube import AksGpuCluster, AksGpuNodePool, GkeGpuCluster, GkeGpuNodePool, KubeflowPipelines, NvidiaDevicePlugin
 from spotkube.components.mock_host import owned_event_loops
 from spotkube.platform import contract
 from spotkube.testing import SpotkubeMocks
@@ -158,6 +158,33 @@ def test_under_a_plain_mocks_everything_registers_and_the_kubeconfig_stays_unkno
     unanswered = [w for w in run.warnings if "spotkube.testing.SpotkubeMocks" in w]
     assert unanswered, run.warnings
     assert all(w.startswith(("AksGpuCluster 'ml': ", "GkeGpuCluster 'ml': ")) for w in unanswered)
+
+
+def pools_on_a_teams_clusters() -> dict[str, pulumi.Output[Any]]:
+    """A consumer's program that adds spotkube's pools to clusters it made itself."""
+    import pulumi_azure_native as azure
+    import pulumi_gcp as gcp
+
+    group = azure.resources.ResourceGroup("team", location="eastus")
+    aks = azure.containerservice.ManagedCluster("team", resource_group_name=group.name, location="eastus",
+                                                dns_prefix="team")
+    gke = gcp.container.Cluster("team", project="vision-ml-dev", location="us-central1", initial_node_count=1)
+    h100 = AksGpuNodePool("h100spot", args={"cluster_id": aks.id, "region": "eastus", "name": "h100spot",
+                                            "machine": "Standard_NC40ads_H100_v5"})
+    l4 = GkeGpuNodePool("l4spot", args={"cluster_id": gke.id, "region": "us-central1", "project": "vision-ml-dev",
+                                        "name": "l4spot", "machine": "g2-standard-8"})
+    return {"h100": h100.contract, "l4": l4.contract}
+
+
+def test_under_spotkube_mocks_pools_on_a_teams_clusters_hand_out_their_contracts() -> None:
+    run = run_under(SpotkubeMocks(), pools_on_a_teams_clusters)
+    assert {("azure-native:containerservice:AgentPool", "h100spot"), ("gcp:container/nodePool:NodePool", "l4spot")} \
+        <= set(run.registered)
+    (h100_known, h100), (l4_known, l4) = run.values["h100"], run.values["l4"]
+    assert h100_known and l4_known
+    assert "kubernetes.azure.com/scalesetpriority=spot:NoSchedule" in h100["taints"]
+    assert l4["labels"]["cloud.google.com/gke-nodepool"] == "l4spot"
+    assert not [w for w in run.warnings if "spotkube.testing" in w]
 
 
 def test_under_spotkube_mocks_the_aks_kubeconfig_is_the_rewritten_aks_one() -> None:

@@ -77,3 +77,5 @@ class KueueArgs(TypedDict):
     """Kueue release: the tag whose `manifests.yaml` is applied. Default: `v0.19.2`."""
     local_queue: NotRequired[str]
     """Name of the LocalQueue in Kubeflow's namespace; a step sent with `to_queue(task, queue=...)` names it. Default: `spot-gpus`."""
+    platform_pool_labels: NotRequired[dict[str, str]]
+    """On a cluster spotkube didn't make: node labels that pick the untainted on-demand pool Kueue's controller runs on, as for Kubeflow Pipelines; unset = spotkube's platform pool."""

@@ -7,7 +7,7 @@ and the queue itself (flavors, ClusterQueue, LocalQueue, the ProvisioningRequest
 `spotkube.platform.addons.kueue_preset` from the cluster's GPU pools.
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pulumi
@@ -18,7 +18,7 @@ from spotkube.clouds import plan_platform, profile
 from spotkube.components.args import KueueArgs
 from spotkube.platform.addons import kfp_reference, kueue_preset, kueue_transforms
 from spotkube.platform.errors import Problem, SpecError
-from spotkube.platform.plan import PlatformPlan
+from spotkube.platform.plan import PlatformPlan, PoolPlan
 from spotkube.platform.records import record
 from spotkube.platform.spec import KueueSettings, PlatformSpec, parse_settings
 from spotkube.shell.common import (
@@ -27,6 +27,7 @@ from spotkube.shell.common import (
     child,
     clusters_behind,
     deployed_onto,
+    deployed_onto_pools,
     refuse_outputs,
     validated,
 )
@@ -47,19 +48,24 @@ class KueueRequest:
 
     @staticmethod
     def for_plan(plan: PlatformPlan, settings: KueueSettings) -> "KueueRequest":
-        """The preset of a cluster's plan: its pools say which take nodes by provisioning request, its
-        cloud which request class serves them."""
-        queued = tuple(pool.name for pool in plan.gpu_pools if pool.queued)
-        objects = kueue_preset.preset(plan.gpu_pools, PIPELINES_NAMESPACE, settings.local_queue,
-                                      queued, profile(plan.cloud).facts.provisioning_request_class)
+        """The preset of a cluster's plan."""
+        return KueueRequest.for_pools(plan.gpu_pools, plan.cloud, settings)
+
+    @staticmethod
+    def for_pools(gpu_pools: Sequence[PoolPlan], cloud: str, settings: KueueSettings) -> "KueueRequest":
+        """The preset of GPU pools: they say which take nodes by provisioning request, their cloud which
+        request class serves them."""
+        queued = tuple(pool.name for pool in gpu_pools if pool.queued)
+        objects = kueue_preset.preset(gpu_pools, PIPELINES_NAMESPACE, settings.local_queue,
+                                      queued, profile(cloud).facts.provisioning_request_class)
         return KueueRequest(settings, tuple(objects))
 
 
-def _kueue_transform(namespaces: Sequence[str]) -> pulumi.ResourceTransform:
+def _kueue_transform(namespaces: Sequence[str], platform_pool_labels: Mapping[str, str]) -> pulumi.ResourceTransform:
     """The Pulumi adapter around `kueue_transforms.transform`; it leaves untouched objects alone."""
 
     def transform(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
-        changed = kueue_transforms.transform(args.props, namespaces)
+        changed = kueue_transforms.transform(args.props, namespaces, platform_pool_labels)
         return None if changed is None else pulumi.ResourceTransformResult(props=changed, opts=args.opts)
 
     return transform
@@ -121,6 +127,33 @@ class Kueue(pulumi.ComponentResource):
         self._build(name, validated(request), opts)
 
     @classmethod
+    def for_pools(cls, name: str, pools: Sequence[pulumi.ComponentResource], args: KueueArgs | None = None,
+                  opts: pulumi.ResourceOptions | None = None) -> "Kueue":
+        """Kueue on a cluster spotkube may not have made, with its queue over spotkube's pool components
+        (`AksGpuNodePool`, `GkeGpuNodePool`) there: their GPU pools give the quota. Deploy it through the
+        cluster's Kubernetes provider (`opts`); `platform_pool_labels` in `args` picks the pool its
+        controller runs on."""
+        source = f"Kueue {name!r}"
+
+        def request() -> KueueRequest:
+            builds = [getattr(pool, "build", None) for pool in pools] if isinstance(pools, list | tuple) else []
+            if not builds or any(b is None for b in builds):
+                raise pulumi.RunError(f"{source}: pools: give a list of the pool components the queue serves "
+                                      "(AksGpuNodePool or GkeGpuNodePool)")
+            values = checked_args({} if args is None else args, KueueArgs, f"{source} args",
+                                  refused={"enabled": ENABLED_REFUSAL})
+            refuse_outputs(values, f"{source} args")
+            settings = parse_settings(KueueSettings, values, f"{source} args")
+            gpu_pools = tuple(b.pool for b in builds if b.pool.role == "gpu")
+            if not gpu_pools:
+                raise SpecError(source, [Problem("pools", "hold no GPU pool, so the queue would have no quota and "
+                                                 "admit no step; give the GPU pools")])
+            return KueueRequest.for_pools(gpu_pools, builds[0].plan.cloud, settings)
+        queue = built_from(cls, name, validated(request), opts)
+        deployed_onto_pools(queue, pools, "kueue", queue.settings, opts)
+        return queue
+
+    @classmethod
     def from_spec(cls, name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions | None = None) -> "Kueue":
         """The stack's Kueue, from a spec `parse_spec` has already accepted."""
 
@@ -134,10 +167,11 @@ class Kueue(pulumi.ComponentResource):
     def _build(self, name: str, request: KueueRequest, opts: pulumi.ResourceOptions | None) -> None:
         settings = request.settings
         super().__init__(kueue_transforms.KUEUE_TYPE, name, {}, opts)
+        self.settings = settings
         deployed_onto(opts, "kueue", settings, self)
         manifests = ConfigFile(
             f"{name}-manifests", file=kueue_transforms.manifest_url(settings.version),
-            opts=child(self, transforms=[_kueue_transform([PIPELINES_NAMESPACE])]),
+            opts=child(self, transforms=[_kueue_transform([PIPELINES_NAMESPACE], settings.platform_pool_labels)]),
         )
         # The preset's kinds are Kueue's CRDs, and its webhooks validate them: both come with the manifests.
         for obj in request.preset:

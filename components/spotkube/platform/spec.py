@@ -703,6 +703,11 @@ class KueueSettings(_Model):
         description="Name of the LocalQueue in Kubeflow's namespace; a step sent with `to_queue(task, queue=...)` "
         "names it.",
     )
+    platform_pool_labels: dict[Text, Text] = Field(
+        default_factory=dict,
+        description="On a cluster spotkube didn't make: node labels that pick the untainted on-demand pool Kueue's "
+        "controller runs on, as for Kubeflow Pipelines; unset = spotkube's platform pool.",
+    )
 
     @field_validator("version")
     @classmethod

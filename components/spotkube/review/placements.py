@@ -23,7 +23,7 @@ from spotkube.platform.addons import kfp_reference, kfp_transforms, kueue_refere
 from spotkube.platform.contract import Cloud, Placement, PoolContract, landing_pools, why_nowhere
 from spotkube.platform.records import record
 from spotkube.platform.registration import Registration
-from spotkube.platform.spec import KubeflowSettings
+from spotkube.platform.spec import KubeflowSettings, KueueSettings
 
 #: Registered resources whose pod template the plan judges, by type token.
 WORKLOAD_KINDS = {
@@ -76,10 +76,11 @@ def kfp_deployments_as_applied(settings: KubeflowSettings | None = None) -> list
             for d in kfp_reference.shipped_deployments()]
 
 
-def kueue_controller_as_applied() -> dict[str, Any]:
+def kueue_controller_as_applied(settings: KueueSettings | None = None) -> dict[str, Any]:
     """Kueue's controller Deployment as the release ships it, after spotkube's transform."""
     shipped = kueue_reference.shipped_controller_deployment()
-    return kueue_transforms.transform(shipped, [kfp_reference.NAMESPACE]) or shipped
+    labels = settings.platform_pool_labels if settings is not None else {}
+    return kueue_transforms.transform(shipped, [kfp_reference.NAMESPACE], labels) or shipped
 
 
 def is_kueue_manifest(resource: Registration) -> bool:
@@ -128,10 +129,10 @@ def _described_note(directory: str) -> str:
 
 def stack_placements(
     cloud: Cloud, registrations: Sequence[Registration], pools: Sequence[PoolContract],
-    kubeflow: KubeflowSettings | None = None,
+    kubeflow: KubeflowSettings | None = None, kueue: KueueSettings | None = None,
 ) -> StackPlacements:
     """Placements of everything the stack deploys, with notes and errors, against its pools; `kubeflow`
-    says where KFP's services are placed (its defaults: on spotkube's platform pool)."""
+    and `kueue` say where their services are placed (by default on spotkube's platform pool)."""
     result = StackPlacements()
     for resource in registrations:
         kind = WORKLOAD_KINDS.get(resource.type)
@@ -145,7 +146,7 @@ def stack_placements(
                                   for d in kfp_deployments_as_applied(kubeflow)]
         elif is_kueue_manifest(resource):
             note = _kueue_note(str(resource.inputs["file"]))
-            result.placements.append(placement_of(kueue_controller_as_applied(), "Deployment", pools, note))
+            result.placements.append(placement_of(kueue_controller_as_applied(kueue), "Deployment", pools, note))
     # Registration order comes from the mocks' worker threads; the plan must not change with it. The
     # sort is stable, so KFP's Deployments keep their shipped order.
     result.placements.sort(key=lambda p: (p.namespace, p.kind))

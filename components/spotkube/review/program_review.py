@@ -194,7 +194,8 @@ def _document(run: ProgramRun, cluster: BuiltCluster, owner: Mapping[str, str | 
     pools = pool_rows(spec.cloud, mine, contracts)
     fallback = stack_fallback(spec.cloud, [*context, *seen_by_pack], pools)
     unknown = StackPlacements(notes=[f"placements unknown: {cluster.name}'s pool_contracts output can't be read"])
-    placements = stack_placements(spec.cloud, mine, contracts, spec.kubeflow) if contracts is not None else unknown
+    placements = (unknown if contracts is None
+                  else stack_placements(spec.cloud, mine, contracts, spec.kubeflow, spec.kueue))
     return PlanDocument(
         stack=run.stack,
         cloud=spec.cloud,

@@ -113,7 +113,7 @@ class AksGpuNodePool(pulumi.ComponentResource):
         self.build = build
         report_pool(self, build)
         self.contract = agent_pool.id.apply(lambda _: build.contract.to_json())
-        self.pool_name = agent_pool.name.apply(lambda found: found or pool.cloud_name)
+        self.pool_name = agent_pool.id.apply(lambda _: pool.cloud_name)
         self.register_outputs({"contract": self.contract, "poolName": self.pool_name})
 
 

@@ -107,7 +107,7 @@ class GkeGpuNodePool(pulumi.ComponentResource):
         self.build = build
         report_pool(self, build)
         self.contract = node_pool.id.apply(lambda _: build.contract.to_json())
-        self.pool_name = node_pool.name.apply(lambda found: found or pool.cloud_name)
+        self.pool_name = node_pool.id.apply(lambda _: pool.cloud_name)
         self.register_outputs({"contract": self.contract, "poolName": self.pool_name})
 
 

@@ -95,27 +95,14 @@ def _name(obj: Mapping[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("name") or "")
 
 
-def platform_placement(settings: KubeflowSettings) -> contract.Placement:
-    """Where KFP's own services run: spotkube's platform pool, or the pool `platform_pool_labels` picks
-    on a cluster spotkube didn't make."""
-    if not settings.platform_pool_labels:
-        return contract.on_platform_pool()
-    return contract.Placement(required=(tuple(contract.Requirement(key, "In", (value,))
-                                              for key, value in sorted(settings.platform_pool_labels.items())),))
-
-
-def keep_on_platform_pool(workload: Mapping[str, Any],
-                          placement: contract.Placement | None = None) -> dict[str, Any]:
+def keep_on_platform_pool(workload: Mapping[str, Any], labels: Mapping[str, str] | None = None) -> dict[str, Any]:
     """A Deployment or StatefulSet whose pods may only land on the platform pool (on-demand, no GPU), or
-    where `placement` says (`platform_placement`).
+    on the pool `labels` pick (`KubeflowSettings.platform_pool_labels`).
 
     The contract's requirements are ANDed into any node affinity the workload already has, so an
     upstream constraint (a zone, an architecture) still holds; its nodeSelector is kept as it is.
     """
-    spec = workload.get("spec") or {}
-    template = spec.get("template") or {}
-    pod_spec = contract.constrain_pod_spec(template.get("spec") or {}, placement or contract.on_platform_pool())
-    return {**workload, "spec": {**spec, "template": {**template, "spec": pod_spec}}}
+    return contract.constrain_workload(workload, contract.on_platform_pool_of(labels or {}))
 
 
 def _with_string_data(secret: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
@@ -348,7 +335,7 @@ def transform(obj: Mapping[str, Any], settings: KubeflowSettings, credentials: C
     kind, name = obj.get("kind"), _name(obj)
     changed: dict[str, Any] | None = None
     if kind in CONTROL_PLANE_KINDS:
-        changed = keep_on_platform_pool(obj, platform_placement(settings))
+        changed = keep_on_platform_pool(obj, settings.platform_pool_labels)
         if kind == "Deployment" and name == MYSQL_DEPLOYMENT:
             changed = require_mysql_root_password(changed)
         if kind == "Deployment" and name == UI_DEPLOYMENT:

@@ -45,15 +45,6 @@ def manifest_url(version: str) -> str:
     return f"{RELEASES}/{version}/manifests.yaml"
 
 
-def keep_on_platform_pool(workload: Mapping[str, Any]) -> dict[str, Any]:
-    """A Deployment or StatefulSet whose pods may only land on the platform pool; any upstream node
-    affinity is ANDed with it and its nodeSelector kept."""
-    spec = workload.get("spec") or {}
-    template = spec.get("template") or {}
-    pod_spec = contract.constrain_pod_spec(template.get("spec") or {}, contract.on_platform_pool())
-    return {**workload, "spec": {**spec, "template": {**template, "spec": pod_spec}}}
-
-
 def manager_configuration(configmap: Mapping[str, Any]) -> dict[str, Any]:
     """The manager's `Configuration` in the ConfigMap, parsed (empty when it has none)."""
     text = (configmap.get("data") or {}).get(kueue_reference.CONFIG_KEY) or ""
@@ -85,13 +76,15 @@ def configure_manager(configmap: Mapping[str, Any], namespaces: Sequence[str]) -
     return {**configmap, "data": data}
 
 
-def transform(obj: Mapping[str, Any], namespaces: Sequence[str]) -> dict[str, Any] | None:
+def transform(obj: Mapping[str, Any], namespaces: Sequence[str],
+              platform_pool_labels: Mapping[str, str] | None = None) -> dict[str, Any] | None:
     """The object as spotkube applies it, or None when spotkube leaves it as the release ships it.
-    `namespaces` are the ones whose pods Kueue may queue (the pipelines')."""
+    `namespaces` are the ones whose pods Kueue may queue (the pipelines'); the controller runs on the
+    platform pool, or on the pool `platform_pool_labels` pick on a cluster spotkube didn't make."""
     kind = obj.get("kind")
     name = str((obj.get("metadata") or {}).get("name") or "")
     if kind in CONTROL_PLANE_KINDS:
-        return keep_on_platform_pool(obj)
+        return contract.constrain_workload(obj, contract.on_platform_pool_of(platform_pool_labels or {}))
     if kind == "ConfigMap" and name == kueue_reference.CONFIGMAP:
         return configure_manager(obj, namespaces)
     return None

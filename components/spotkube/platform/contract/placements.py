@@ -345,6 +345,22 @@ def on_platform_pool() -> Placement:
     ),))
 
 
+def on_platform_pool_of(labels: Mapping[str, str]) -> Placement:
+    """The platform pool, or on a cluster spotkube didn't make, the pool these node labels pick (the
+    team's own untainted on-demand pool); no labels: `on_platform_pool`."""
+    if not labels:
+        return on_platform_pool()
+    return Placement(required=(tuple(Requirement(key, "In", (value,)) for key, value in sorted(labels.items())),))
+
+
+def constrain_workload(workload: Mapping[str, Any], placement: Placement) -> dict[str, Any]:
+    """A Deployment or StatefulSet whose pods also obey `placement` (`constrain_pod_spec` on its template)."""
+    spec = workload.get("spec") or {}
+    template = spec.get("template") or {}
+    pod_spec = constrain_pod_spec(template.get("spec") or {}, placement)
+    return {**workload, "spec": {**spec, "template": {**template, "spec": pod_spec}}}
+
+
 def on_any_gpu_pool() -> Placement:
     """Every GPU pool whatever its capacity, and no other: node agents such as the device plugin."""
     return Placement(

@@ -1,0 +1,111 @@
+"""`spotkube plan` in a team's repository that adds spotkube's pools and add-ons to clusters it built
+itself (examples/own-cluster, copied to a fresh folder): each cluster is reviewed as external, with the
+pools the program adds, where its workloads land, their cost, fallback and quota, and what only the
+cluster's owner can set named as warnings."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from in_process import run_spotkube
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "own-cluster"
+Run = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    copy = tmp_path_factory.mktemp("team") / "own-cluster"
+    shutil.copytree(EXAMPLE, copy)
+    return copy
+
+
+@pytest.fixture(scope="module")
+def planned(folder: Path) -> dict[str, Any]:
+    result = run_spotkube("plan", "-s", "dev", "--format", "json", cwd=folder)
+    assert result.returncode == 0, result.stderr
+    return {d["cluster"]: d for d in json.loads(result.stdout)["stacks"]}
+
+
+def ids(document: dict[str, Any]) -> set[str]:
+    return {w["id"] for w in document["warnings"]}
+
+
+def test_each_team_cluster_is_reviewed_as_external_with_the_pools_the_program_adds(planned: dict[str, Any]) -> None:
+    assert set(planned) == {"vision", "inference"}
+    assert all(d["external"] for d in planned.values())
+    aks, gke = planned["vision"], planned["inference"]
+    assert {p["name"]: (p["capacity"], p["machine"]) for p in aks["pools"]} == {
+        "h100spot": ("spot", "Standard_NC40ads_H100_v5"), "a100demand": ("on-demand", "Standard_NC24ads_A100_v4")}
+    assert sorted(p["name"] for p in gke["pools"]) == ["cpuspot", "l4spot"]
+    # The team's own cluster is read, not reviewed as spotkube's: no security warnings about it.
+    assert not {i for i in ids(aks) | ids(gke) if i.startswith("security-")}
+
+
+def test_kubeflow_lands_on_the_teams_own_pool_and_the_device_plugin_on_the_gpu_pools(planned: dict[str, Any]) -> None:
+    placements = {p["workload"]: p["pools"] for p in planned["vision"]["placements"]}
+    assert placements["ml-pipeline"] == ["system"]
+    assert sorted(placements["nvidia-device-plugin-daemonset"]) == ["a100demand", "h100spot"]
+    assert planned["vision"]["errors"] == []
+
+
+def test_what_only_the_clusters_owner_can_set_is_named(planned: dict[str, Any]) -> None:
+    assert "external-compute-class:nvidia-l4" in ids(planned["inference"])
+    # The team's GKE cluster is in the program with Workload Identity on, and its pools name their nodes'
+    # service account: nothing to name there.
+    assert not {"external-workload-identity:inference", "external-service-account:l4spot"} & ids(planned["inference"])
+
+
+def test_the_strict_plan_fails_until_the_team_acknowledges_them(folder: Path, spotkube: Run) -> None:
+    strict = spotkube("plan", "-s", "dev", "--strict", cwd=folder)
+    assert strict.returncode == 1
+    assert "[external-compute-class:nvidia-l4]" in " ".join(strict.stdout.split())
+
+
+def test_a_cluster_the_program_does_not_register_has_its_settings_named(tmp_path: Path, spotkube: Run) -> None:
+    """Pools joined to clusters made elsewhere (their ids given): the autoscaler, the API server and
+    Workload Identity can't be read, so each is named."""
+    shutil.copy(EXAMPLE / "Pulumi.yaml", tmp_path)
+    shutil.copy(EXAMPLE / "Pulumi.dev.yaml", tmp_path)
+    (tmp_path / "__main__.py").write_text('''
+import pulumi
+import pulumi_kubernetes as k8s
+from spotkube import AksGpuNodePool, GkeGpuNodePool, NvidiaDevicePlugin
+
+aks = ("/subscriptions/00000000-0000-4000-8000-000000000000/resourceGroups/team-rg/providers/"
+       "Microsoft.ContainerService/managedClusters/team-aks")
+spot = AksGpuNodePool("a100spot", args={"cluster_id": aks, "region": "eastus", "name": "a100spot",
+                                         "machine": "Standard_NC24ads_A100_v4"})
+demand = AksGpuNodePool("a100demand", args={"cluster_id": aks, "region": "eastus", "name": "a100demand",
+                                             "machine": "Standard_NC24ads_A100_v4", "capacity": "on-demand"},
+                        opts=pulumi.ResourceOptions(depends_on=[spot]))
+provider = k8s.Provider("team", kubeconfig="apiVersion: v1\\nkind: Config\\n")
+NvidiaDevicePlugin.for_pools("nvidia", [spot, demand], opts=pulumi.ResourceOptions(provider=provider))
+GkeGpuNodePool("l4spot", args={"cluster_id": "inference", "region": "us-central1", "project": "vision-ml-dev",
+                               "name": "l4spot", "machine": "g2-standard-8"})
+''')
+    result = spotkube("plan", "-s", "dev", "--format", "json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    documents = {d["cluster"]: d for d in json.loads(result.stdout)["stacks"]}
+    assert {"external-autoscaler:team-aks", "external-api-server:team-aks"} <= ids(documents["team-aks"])
+    assert {"external-workload-identity:inference", "external-service-account:l4spot"} <= ids(documents["inference"])
+
+
+def test_simulate_runs_a_pipeline_on_the_cluster_it_names(folder: Path, spotkube: Run) -> None:
+    pipeline = REPO / "examples" / "pipelines" / "train_checkpointed.yaml"
+    several = spotkube("simulate", "-s", "dev", str(pipeline), cwd=folder)
+    assert several.returncode == 2
+    assert "name one with --cluster: vision, inference" in " ".join(several.stderr.split())
+    named = spotkube("simulate", "-s", "dev", "--cluster", "inference", "--runs", "200", "-f", "json", str(pipeline),
+                     cwd=folder)
+    assert named.returncode == 0, named.stderr
+    steps = {s["name"]: s for s in json.loads(named.stdout)["simulations"][0]["steps"]}
+    assert (steps["stage-dataset"]["pool"], steps["train"]["pool"]) == ("cpuspot", "l4spot")
