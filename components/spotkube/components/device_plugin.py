@@ -36,6 +36,7 @@ from spotkube.shell.common import (
     refuse_outputs,
     validated,
 )
+from spotkube.shell.pools import pool_builds
 
 #: Why `enabled` is refused rather than honoured: a component that registered nothing would still
 #: offer a `mode` and sit in the plan as if it served the GPU pools.
@@ -129,10 +130,7 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
         source = f"NvidiaDevicePlugin {name!r}"
 
         def request() -> DevicePluginRequest:
-            builds = [getattr(pool, "build", None) for pool in pools] if isinstance(pools, list | tuple) else []
-            if not builds or any(b is None for b in builds):
-                raise pulumi.RunError(f"{source}: pools: give a list of the pool components the plugin serves "
-                                      "(AksGpuNodePool or GkeGpuNodePool)")
+            builds = pool_builds(pools, source, "the plugin serves")
             clouds = sorted({b.plan.cloud for b in builds})
             if len(clouds) > 1:
                 raise SpecError(source, [Problem("pools", f"are on {' and '.join(clouds)}: one plugin serves "

@@ -31,6 +31,7 @@ from spotkube.shell.common import (
     refuse_outputs,
     validated,
 )
+from spotkube.shell.pools import pool_builds
 
 #: Why `enabled` is not an arg (see the class docstring).
 ENABLED_REFUSAL = ("is not a key of these args: the component always installs Kueue; to install none, don't create "
@@ -136,10 +137,7 @@ class Kueue(pulumi.ComponentResource):
         source = f"Kueue {name!r}"
 
         def request() -> KueueRequest:
-            builds = [getattr(pool, "build", None) for pool in pools] if isinstance(pools, list | tuple) else []
-            if not builds or any(b is None for b in builds):
-                raise pulumi.RunError(f"{source}: pools: give a list of the pool components the queue serves "
-                                      "(AksGpuNodePool or GkeGpuNodePool)")
+            builds = pool_builds(pools, source, "the queue serves")
             values = checked_args({} if args is None else args, KueueArgs, f"{source} args",
                                   refused={"enabled": ENABLED_REFUSAL})
             refuse_outputs(values, f"{source} args")

@@ -82,6 +82,16 @@ def pool_from_args(cloud: Cloud, args: object, typed: type, where: str) -> PoolB
     return validated(parse)
 
 
+def pool_builds(pools: object, source: str, what: str) -> list[PoolBuild]:
+    """What each of an add-on's pool components (`NvidiaDevicePlugin.for_pools`, `Kueue.for_pools`) was
+    built from; anything else is refused with `source` and what the add-on serves (`what`)."""
+    builds = [getattr(pool, "build", None) for pool in pools] if isinstance(pools, list | tuple) else []
+    if not builds or not all(isinstance(b, PoolBuild) for b in builds):
+        raise pulumi.RunError(f"{source}: pools: give a list of the pool components {what} (AksGpuNodePool or "
+                              "GkeGpuNodePool)")
+    return [b for b in builds if isinstance(b, PoolBuild)]
+
+
 def report_pool(component: pulumi.ComponentResource, build: PoolBuild) -> None:
     """Tell the review (`shell.common.built_clusters`) about a pool a program added to a cluster
     spotkube didn't make here; a spotkube cluster's own pools are reviewed with their cluster."""
