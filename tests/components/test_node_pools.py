@@ -120,6 +120,9 @@ def test_bad_pool_args_are_refused_before_anything_is_registered(args: dict[str,
 def test_a_cluster_id_that_is_no_cluster_and_a_missing_region_are_named() -> None:
     wrong = refusal(lambda: AksGpuNodePool("p", args={"cluster_id": "team-aks", "region": "eastus", **H100}))
     assert "cluster_id: 'team-aks' is not a managed cluster's Azure resource id" in wrong
+    number = refusal(lambda: GkeGpuNodePool("p", args={"cluster_id": 5, "region": "us-central1",  # type: ignore[typeddict-item]
+                                                       "project": "vision-ml-dev", **L4}))
+    assert "GkeGpuNodePool 'p' args: cluster_id: 5 is a number; give text: The GKE cluster the pool joins" in number
     missing = refusal(lambda: AksGpuNodePool("p", args={"cluster_id": CLUSTER_ID, **H100}))  # type: ignore[typeddict-item]
     assert "AksGpuNodePool 'p' args: region: is required" in missing
 

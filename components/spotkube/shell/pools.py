@@ -17,6 +17,7 @@ import pulumi
 from spotkube.clouds import CLOUDS, plan_platform, profile
 from spotkube.platform.contract import Cloud, PoolContract
 from spotkube.platform.errors import Problem, SpecError
+from spotkube.platform.input_messages import kind, shown
 from spotkube.platform.plan import PlatformPlan, PoolPlan
 from spotkube.platform.records import record
 from spotkube.platform.validation import parse_node_pool
@@ -61,6 +62,12 @@ def pool_from_args(cloud: Cloud, args: object, typed: type, where: str) -> PoolB
         if missing:
             raise SpecError(where, [Problem(key, "is required: " + next(
                 t.description for t in facts.target if t.name == key)) for key in missing])
+        untyped = [key for key in facts.target if key.name in values and not is_output(values[key.name])
+                   and not (isinstance(values[key.name], str) and values[key.name])]
+        if untyped:
+            raise SpecError(where, [Problem(key.name, f"{shown(values[key.name])} is "
+                                            f"{'empty' if values[key.name] == '' else kind(values[key.name])}; "
+                                            f"give text: {key.description}") for key in untyped])
         plain = dict(values)
         for key in facts.target:
             if key.name in inputs and is_output(plain.get(key.name)):
