@@ -32,7 +32,9 @@ def bench_module(name: str) -> ModuleType:
 
 def test_the_floor_builds_every_type_the_stacks_register(repo_project: Project) -> None:
     floor = bench_module("floor")
-    for stack in repo_project.stacks():
+    stacks = repo_project.stacks()
+    assert stacks, "the repository ships stacks"
+    for stack in stacks:
         registered = [r.type for r in run_stack(repo_project, stack).registrations]
         assert floor.missing_builders(registered) == [], stack
 

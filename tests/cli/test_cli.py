@@ -30,7 +30,9 @@ def spotkube(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
 def test_plan_all_as_table_shows_every_stack_and_pool(repo_project: Project) -> None:
     result = spotkube("plan", "--all")
     assert result.returncode == 0, result.stderr
-    for stack in repo_project.stacks():
+    stacks = repo_project.stacks()
+    assert stacks, "the repository ships stacks"
+    for stack in stacks:
         assert stack in result.stdout
     assert "t4spot" in result.stdout
     assert "nvidia.com/gpu=present:NoSchedule" in result.stdout
@@ -46,6 +48,7 @@ def test_plan_all_as_json_has_the_stable_shape(repo_project: Project) -> None:
     for stack in stacks:
         assert {"stack", "cloud", "region", "pools", "resources", "outputs"} <= set(stack)
         assert stack["outputs"]["kubeconfig"] == {"secret": True}
+        assert stack["pools"], stack["stack"]
         for pool in stack["pools"]:
             assert {"name", "role", "capacity", "machine", "gpu", "min", "max", "taints", "labels",
                     "evictionPolicy", "maxPrice", "zones"} <= set(pool)

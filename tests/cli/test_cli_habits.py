@@ -113,7 +113,8 @@ def test_help_shows_real_placeholders_and_whole_sentences(command: tuple[str, ..
         if line.strip():
             paragraph.append(line.strip())
             continue
-        for inner in paragraph[:-1]:  # every line but a paragraph's last is filled to the width
+        # every line but a paragraph's last is filled to the width
+        for inner in paragraph[:-1]:  # loop may be empty: a one-line paragraph, as `spotkube -h` has
             assert len(inner) > 55, (inner, paragraph)
         paragraph = []
 
@@ -151,7 +152,9 @@ def test_columns_80_fits_every_shipped_stack_and_keeps_taints_whole(
     result = run("plan", "--all", env={"COLUMNS": "80"})
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    for stack in repo_project.stacks():
+    stacks = repo_project.stacks()
+    assert stacks, "the repository ships stacks"
+    for stack in stacks:
         assert any(line.startswith(f"{stack}  (") for line in lines), stack
     too_wide = [line for line in lines if len(line) > 80]
     assert too_wide == []
@@ -171,6 +174,7 @@ def test_the_plan_fits_any_width_without_cutting_a_taint(documents: list[PlanDoc
 
 def test_pool_tables_have_columns_at_120(documents: list[PlanDocument]) -> None:
     """A PR comment or a 120-column pipe sees each pool as a row of columns, not a block of lines."""
+    assert documents, "the shipped stacks' plans"
     for document in documents:
         out = io.StringIO()
         Console(file=out, width=120, color_system=None).print(plan_views.pool_table(document, 120))
@@ -187,6 +191,7 @@ def test_no_table_cuts_a_name_a_type_or_a_taint(documents: list[PlanDocument], w
     plan_views.render_table(documents, Console(file=out, width=width, color_system=None))
     words = {word.rstrip(",;") for line in out.getvalue().splitlines() for cell in re.split(r"[│┃]", line)
              for word in cell.split()}
+    assert documents, "the shipped stacks' plans"
     for document in documents:
         expected = {r.type for r in document.resources} | {r.name for r in document.resources}
         expected |= {pool.machine for pool in document.pools} | {t for pool in document.pools for t in pool.taints}

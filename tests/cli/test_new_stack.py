@@ -105,7 +105,7 @@ def test_a_gke_region_outside_the_complete_five_gets_a_gpu_pool_in_zones_a_sourc
     (document,) = json.loads(plan.stdout)["stacks"]
     gpu = next(p for p in document["pools"] if p["role"] == "gpu")
     assert gpu["machine"] == "g2-standard-8" and gpu["zones"] == ["asia-southeast1-b"]
-    assert all(pool["priced"] for pool in document["cost"]["pools"])
+    assert document["cost"]["pools"] and all(pool["priced"] for pool in document["cost"]["pools"])
     # Its prices are the Cloud Billing Catalog API's as a dated copy read them months ago: noted, not failed.
     (note,) = document["cost"]["priceNotes"]
     assert note.startswith("prices older than 90 days (the oldest read 2026-07-30")
@@ -214,6 +214,7 @@ def test_new_stack_names_exactly_what_the_workflows_read(workflow: str) -> None:
     assert read == {name for variables in DEPLOY_VARIABLES.values() for name, _ in variables}
     assert set(re.findall(r"\$\{\{ secrets\.(\w+) \}\}", text)) == set(DEPLOY_SECRETS)
     steps = [step for job in yaml.safe_load(text)["jobs"].values() for step in job.get("steps", [])]
+    assert DEPLOY_VARIABLES["gke"], "new-stack names gke's variables"
     for name, _ in DEPLOY_VARIABLES["gke"]:
         (step,) = [s for s in steps if f"vars.{name} " in json.dumps(s)]
         assert step["if"] == "startsWith(matrix.stack, 'gke-')"

@@ -26,10 +26,13 @@ def test_the_shipped_stacks_pass_strict_with_every_acknowledgement_shown(spotkub
     result = spotkube("plan", "--all", "--strict", "--format", "json")
 
     assert result.returncode == 0, result.stderr
-    for stack in json.loads(result.stdout)["stacks"]:
+    stacks = json.loads(result.stdout)["stacks"]
+    assert stacks, "the shipped stacks"
+    for stack in stacks:
         assert stack["warnings"] == [], stack["stack"]
         config = _config(stack["stack"])
         acknowledged = {a["acknowledgedAs"]: a for a in stack["acknowledged"]}
+        assert config["acknowledgements"], stack["stack"]
         for item in config["acknowledgements"]:  # each one explained and matched
             assert item["reason"].strip()
             assert acknowledged[item["id"]]["reason"] == item["reason"]

@@ -50,6 +50,7 @@ def compute_classes(run: StackRun) -> dict[str, dict]:
 
 
 def test_every_gpu_type_of_every_stack_has_its_fallback_stated(documents: dict[str, PlanDocument]) -> None:
+    assert documents, "the shipped stacks' plans"
     for stack, document in documents.items():
         gpus = {pool.gpu_type for pool in document.pools if pool.gpu_type}
         assert {f.gpu_type for f in document.fallback} == gpus, stack
@@ -193,8 +194,11 @@ def test_a_fallback_step_lands_on_both_clouds_and_the_platform_stays_out_of_the_
     gke = contract.spot_gpu("nvidia-tesla-a100", fallback_to_on_demand=True)
     assert contract.landing_pools(gke, contracts(runs["gke-prod-europe-west4"])) == [
         "a100-spot", "a100-flex", "a100-ondemand"]
-    for spec in (d["spec"]["template"]["spec"] for d in kfp_deployments_as_applied()):
+    specs = [d["spec"]["template"]["spec"] for d in kfp_deployments_as_applied()]
+    assert specs, "KFP's Deployments as applied"
+    for spec in specs:
         assert contract.COMPUTE_CLASS_LABEL not in json.dumps(spec)
+    assert documents, "the shipped stacks' plans"
     for stack, document in documents.items():
         kubeflow = [p for p in document.placements.placements if p.namespace == "kubeflow"]
         assert kubeflow and all(p.pools == ("platform",) for p in kubeflow), stack

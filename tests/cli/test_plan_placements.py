@@ -56,9 +56,13 @@ def test_every_shipped_stack_places_both_components_and_nothing_is_unsafe(
 
 
 def test_kfp_deployments_land_only_on_the_platform_pool(documents: dict[str, dict[str, Any]]) -> None:
+    assert documents, "the shipped stacks' plans"
     for name, document in documents.items():
         pools = roles(document)
-        for entry in (e for e in document["placements"] if e["namespace"] == "kubeflow"):
+        kubeflow = [e for e in document["placements"] if e["namespace"] == "kubeflow"]
+        assert kubeflow, name
+        for entry in kubeflow:
+            assert entry["pools"], (name, entry["workload"])
             for pool in entry["pools"]:
                 role, capacity, has_gpu = pools[pool]
                 assert (role, capacity, has_gpu) == ("platform", "on-demand", False), (name, entry["workload"], pool)
@@ -67,9 +71,9 @@ def test_kfp_deployments_land_only_on_the_platform_pool(documents: dict[str, dic
 
 
 def test_the_device_plugin_lands_on_every_gpu_pool_on_aks(documents: dict[str, dict[str, Any]]) -> None:
-    for document in documents.values():
-        if document["cloud"] != "aks":
-            continue
+    aks = [document for document in documents.values() if document["cloud"] == "aks"]
+    assert aks, "a shipped aks stack"
+    for document in aks:
         (plugin,) = [e for e in document["placements"] if e["kind"] == "DaemonSet"]
         assert sorted(plugin["pools"]) == sorted(p for p, (_, _, gpu) in roles(document).items() if gpu)
         assert plugin["namespace"] == "kube-system"
@@ -139,6 +143,7 @@ def test_plan_exits_1_with_a_clear_message_when_a_workload_lands_nowhere(
 def test_plan_pool_labels_are_the_pool_contracts_output(repo_project: Project,
                                                        documents: dict[str, dict[str, Any]]) -> None:
     """The plan shows the very node labels and zones the stack exports to workloads."""
+    assert documents, "the shipped stacks' plans"
     for name, document in documents.items():
         exported = run_stack(repo_project, name).outputs["poolContracts"].value
         by_name = {c["name"]: c for c in exported}

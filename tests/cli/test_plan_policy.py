@@ -137,6 +137,7 @@ def test_plan_and_pack_agree_on_a_gpu_pool_without_a_window(runs: dict[str, Stac
 
 
 def test_plan_and_pack_agree_on_every_shipped_stack(runs: dict[str, StackRun]) -> None:
+    assert runs, "the shipped stacks"
     for stack, run in runs.items():
         assert plan_verdict(run) == pack_verdict(run) == set(), stack
 
@@ -211,7 +212,9 @@ def _doctored_runs(runs: dict[str, StackRun]) -> Iterator[tuple[str, StackRun]]:
 
 
 def test_plan_and_pack_agree_on_doctored_registrations(runs: dict[str, StackRun]) -> None:
-    for case, run in _doctored_runs(runs):
+    cases = list(_doctored_runs(runs))
+    assert cases, "the doctored registrations"
+    for case, run in cases:
         plan, pack = plan_verdict(run), pack_verdict(run)
         assert plan, case  # the doctoring really breaks a rule...
         assert plan == pack, case  # ...and both report exactly the same violations

@@ -142,7 +142,8 @@ def test_details_mask_every_secret(repo_project: Project, spotkube: Run) -> None
     agent_pool = next(r for r in stack["resources"] if r["name"] == "spotkube-t4spot" and r["kind"] == "resource")
     assert agent_pool["inputs"]["minCount"] == 0 and agent_pool["inputs"]["vmSize"] == "Standard_NC4as_T4_v3"
     plain = json.loads(spotkube("plan", "-s", "aks-dev-uksouth", "--format", "json").stdout)
-    assert all("inputs" not in r for r in plain["stacks"][0]["resources"])
+    resources = plain["stacks"][0]["resources"]
+    assert resources and all("inputs" not in r for r in resources)
 
 
 def test_json_is_always_versioned_stacks_matches_its_schema_and_is_byte_stable(spotkube: Run,

@@ -34,6 +34,7 @@ def documents(runs: dict[str, StackRun]) -> dict[str, PlanDocument]:
 
 
 def test_every_gpu_pool_has_its_time_to_a_running_step(documents: dict[str, PlanDocument]) -> None:
+    assert set(documents) == {"aks-dev-uksouth", "aks-prod-eastus", "gke-prod-europe-west4"}
     for stack, document in documents.items():
         assert [s.pool for s in document.startup] == [p.name for p in document.pools if p.gpu_type], stack
 

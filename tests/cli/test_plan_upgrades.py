@@ -38,6 +38,7 @@ def runs(repo_project: Project, shipped_run: Callable[[str], StackRun]) -> dict[
 
 
 def test_every_gpu_pool_of_every_shipped_stack_is_upgraded_only_in_a_window(runs: dict[str, StackRun]) -> None:
+    assert runs, "the shipped stacks"
     for stack, run in runs.items():
         document = stack_document(run)
         gpu = [u for u in document.upgrades if u.gpu]

@@ -59,14 +59,22 @@ def test_only_the_plain_pull_request_trigger_runs_a_pull_request_s_code() -> Non
 
 def test_a_pull_request_s_jobs_run_in_no_environment_but_preview() -> None:
     """A stack's environment holds its deploy identity's OIDC trust; only `preview` is for pull requests."""
-    for path in pr_workflows():
-        for name, job in load(path)["jobs"].items():
+    workflows = pr_workflows()
+    assert workflows, "the pull request workflows"
+    for path in workflows:
+        jobs = load(path)["jobs"]
+        assert jobs, path.name
+        for name, job in jobs.items():
             assert environment(job) in (None, "preview"), f"{path.name}: {name} runs in {environment(job)!r}"
 
 
 def test_only_the_preview_environment_s_jobs_get_a_pulumi_token_or_a_cloud_identity() -> None:
-    for path in pr_workflows():
-        for name, job in load(path)["jobs"].items():
+    workflows = pr_workflows()
+    assert workflows, "the pull request workflows"
+    for path in workflows:
+        jobs = load(path)["jobs"]
+        assert jobs, path.name
+        for name, job in jobs.items():
             text = json.dumps(job)
             holds = "secrets.PULUMI" in text or (job.get("permissions") or {}).get("id-token") == "write"
             if holds:
@@ -125,7 +133,9 @@ def test_each_prod_stack_s_secrets_provider_is_the_key_the_bootstrap_makes(
 ) -> None:
     providers = {stack: url for recording in bootstrap.values()
                  for stack, url in recording.outputs[SECRETS_PROVIDERS].value.items()}
-    for stack in repo_project.stacks():
+    stacks = repo_project.stacks()
+    assert stacks, "the repository ships stacks"
+    for stack in stacks:
         declared = yaml.safe_load(repo_project.stack_file(stack).read_text()).get("secretsprovider")
         if load_stack_spec(repo_project, stack).is_prod:
             assert declared == providers[stack], stack

@@ -142,14 +142,20 @@ def test_a_manual_deploy_runs_the_one_chosen_stack_which_must_exist(repo_project
 
 
 def test_least_privilege_and_no_persisted_credentials() -> None:
+    assert WORKFLOWS, "the repository's workflows"
     for path in WORKFLOWS:
         workflow = load(path.name)
         assert workflow["permissions"] == {}, path.name
+        assert workflow["jobs"], path.name
         for job in workflow["jobs"].values():
             assert "write-all" not in str(job.get("permissions")), path.name
-        for checkout in steps_using(workflow, "actions/checkout"):
+        checkouts = steps_using(workflow, "actions/checkout")
+        assert checkouts, path.name
+        for checkout in checkouts:
             assert checkout["with"]["persist-credentials"] is False, path.name
-        for step in (s for job in workflow["jobs"].values() for s in job.get("steps", []) if "uses" in s):
+        actions = [s for job in workflow["jobs"].values() for s in job.get("steps", []) if "uses" in s]
+        assert actions, path.name
+        for step in actions:
             assert re.fullmatch(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}", step["uses"]), step["uses"]
 
 

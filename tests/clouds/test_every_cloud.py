@@ -148,7 +148,7 @@ def test_a_gpu_step_lands_spot_first_and_a_steady_step_on_demand_without_gpus(pl
 
 def test_every_pool_and_fixed_line_is_priced(planned: CloudRun) -> None:
     cost = planned.document.cost
-    assert cost.unpriced == [] and all(p.priced for p in cost.pools)
+    assert cost.unpriced == [] and cost.pools and all(p.priced for p in cost.pools)
     assert cost.stack_cost.idle_floor_usd > 0  # the on-demand system pool runs all month
     gpu = planned.plan.gpu_pools[0].name
     assert cost.line(gpu) is not None

@@ -32,7 +32,9 @@ def test_no_two_clouds_share_a_region_name() -> None:
 
 
 def test_each_registration_is_read_as_every_cloud_together_reads_it(repo_project: Project) -> None:
-    for stack in repo_project.stacks():
+    stacks = repo_project.stacks()
+    assert stacks, "the repository ships stacks"
+    for stack in stacks:
         run = run_stack(repo_project, stack)
         resources = [(r.type, r.name, r.inputs) for r in run.registrations]
         for token, name, inputs in resources:

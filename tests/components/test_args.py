@@ -31,6 +31,7 @@ def schema() -> dict[str, Any]:
 
 
 def test_pulumi_analyzer_accepts_every_component(schema: dict[str, Any]) -> None:
+    assert components(), "spotkube exports its components"
     for component in components():
         resource = schema["resources"][f"spotkube:index:{component.__name__}"]
         assert resource["isComponent"] is True
@@ -41,7 +42,7 @@ def test_every_public_name_resolves_and_pure_modules_stay_free_of_pulumi() -> No
     import subprocess
     import sys
 
-    assert all(getattr(spotkube, name) for name in spotkube.__all__)
+    assert spotkube.__all__ and all(getattr(spotkube, name) for name in spotkube.__all__)
     code = ("import sys, spotkube.platform.contract, spotkube.platform.plan, spotkube.platform.spec, "
             "spotkube.platform.args_source; print('pulumi' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() \
@@ -96,6 +97,7 @@ def test_what_the_clouds_rules_require_the_args_require_on_the_way_down() -> Non
 
 
 def test_the_cluster_args_are_the_spec_without_what_a_cluster_component_does_not_take() -> None:
+    assert CLOUDS, "the registered clouds"
     for cloud in CLOUDS.values():
         typed = getattr(spotkube, args_source.cluster_args_name(cloud))
         keys = set(typing.get_type_hints(typed))
@@ -106,18 +108,23 @@ def test_the_cluster_args_are_the_spec_without_what_a_cluster_component_does_not
 def test_the_schema_keeps_every_description_of_the_models(schema: dict[str, Any]) -> None:
     """The analyzer reads descriptions from the generated source: each one reaches the schema as the
     model words it (with its default), on every cloud's types."""
+    assert CLOUDS, "the registered clouds"
     for cloud in CLOUDS.values():
-        for args in args_source.cluster_args(cloud):
+        cluster_args = args_source.cluster_args(cloud)
+        assert cluster_args, cloud.title
+        for args in cluster_args:
             if args.model is cloud.rules.spec_model:
                 properties = schema["resources"][f"spotkube:index:{cloud.title.capitalize()}GpuCluster"][
                     "inputProperties"]
             elif args.name == f"{cloud.resources.node_pool.component}Args":
                 properties = schema["resources"][f"spotkube:index:{cloud.resources.node_pool.component}"][
                     "inputProperties"]
+                assert args.extra, args.name
                 for extra in args.extra:
                     assert properties[to_camel(extra.name)]["description"] == extra.description, extra.name
             else:
                 properties = schema["types"][f"spotkube:index:{args.name}"]["properties"]
+            assert args.model.model_fields, args.name
             for name, info in args.model.model_fields.items():
                 if name in args.exclude:
                     continue

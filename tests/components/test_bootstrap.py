@@ -78,9 +78,10 @@ def test_aks_trusts_only_the_repository_s_environments(plans: dict[str, Recordin
         "spotkube-deploy": {f"repo:{repo}:environment:{stack}" for stack in config["stacks"]},  # type: ignore[union-attr]
     }
     # Azure refuses two credential writes on one identity at once: each waits for the one before.
-    for found in by_identity.values():
-        for before, after in itertools.pairwise(found):
-            assert before.urn in after.dependencies
+    pairs = [pair for found in by_identity.values() for pair in itertools.pairwise(found)]
+    assert pairs, "spotkube-deploy has a credential per stack"
+    for before, after in pairs:
+        assert before.urn in after.dependencies
 
 
 def test_aks_assigns_exactly_the_documented_roles_at_their_scopes(plans: dict[str, Recording]) -> None:

@@ -62,8 +62,9 @@ def test_aks_registers_the_namespace_of_every_type_the_program_registers(
 def test_aks_makes_the_identities_only_once_their_namespace_is_registered(bootstrap: dict[str, Recording]) -> None:
     recording = bootstrap["aks"]
     urns = {r.inputs["namespace"]: r.urn for r in recording.registrations if r.type == DYNAMIC}
-    for identity in (r for r in recording.registrations
-                     if r.type == "azure-native:managedidentity:UserAssignedIdentity"):
+    identities = [r for r in recording.registrations if r.type == "azure-native:managedidentity:UserAssignedIdentity"]
+    assert identities, "the bootstrap's identities"
+    for identity in identities:
         assert urns["Microsoft.ManagedIdentity"] in identity.dependencies, identity.name
     subscriptions = {r.inputs["subscription_id"] for r in recording.registrations if r.type == DYNAMIC}
     assert len(subscriptions) == 1 and re.fullmatch(r"[0-9a-f-]{36}", subscriptions.pop())
@@ -85,7 +86,9 @@ def test_aks_assigns_a_custom_role_only_after_waiting_for_it_to_replicate(bootst
     definitions = {r.urn: r for r in recording.registrations
                    if r.type == "azure-native:authorization:RoleDefinition"}
     assert definitions
-    for assignment in (r for r in recording.registrations if r.type == "azure-native:authorization:RoleAssignment"):
+    assignments = [r for r in recording.registrations if r.type == "azure-native:authorization:RoleAssignment"]
+    assert assignments, "the bootstrap's role assignments"
+    for assignment in assignments:
         custom = {u for u in assignment.dependencies if u in definitions}
         assert custom <= _waits_for(recording, assignment, "azure-native:authorization:RoleDefinition"), \
             assignment.name
@@ -102,9 +105,9 @@ def test_gke_enables_the_api_of_every_type_the_program_registers_and_what_the_wo
     assert set(enabled) == {"spotkube-dev-example", "spotkube-prod-example"}
     assert {"iamcredentials.googleapis.com", "sts.googleapis.com", "container.googleapis.com",
             "compute.googleapis.com", "iam.googleapis.com"} <= enabled["spotkube-dev-example"]
-    for stack, program in shipped.items():
-        if not stack.startswith("gke-"):
-            continue
+    gke = {stack: program for stack, program in shipped.items() if stack.startswith("gke-")}
+    assert gke, "a shipped gke stack"
+    for stack, program in gke.items():
         project = next(r.inputs["project"] for r in program.registrations if r.type == "gcp:container/cluster:Cluster")
         apis = services.services_of({r.type for r in program.registrations} | {r.type for r in recording.registrations})
         unknown = sorted(token for token, api in apis.items() if api is None)

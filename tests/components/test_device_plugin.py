@@ -121,6 +121,7 @@ def test_on_aks_the_daemonset_lands_on_exactly_the_gpu_pools(stack_runs: dict[st
 
 def test_on_gke_nothing_is_deployed_and_the_plan_says_why(stack_runs: dict[str, StackRun]) -> None:
     gke = {name: run for name, run in stack_runs.items() if run.spec.cloud == "gke"}
+    assert gke, "a shipped gke stack"
     for name, run in gke.items():
         assert [r for r in run.registrations if r.type == COMPONENT], f"{name}: the component is still declared"
         assert not daemonsets(run), name
@@ -131,6 +132,7 @@ def test_on_gke_nothing_is_deployed_and_the_plan_says_why(stack_runs: dict[str, 
 
 
 def test_no_pool_of_any_shipped_stack_gets_two_plugins(stack_runs: dict[str, StackRun]) -> None:
+    assert stack_runs, "the shipped stacks"
     for name, run in stack_runs.items():
         pools = pool_contracts(run)
         plugins = workloads.plugins_per_pool(pools, [pod_spec(d) for d in daemonsets(run)],

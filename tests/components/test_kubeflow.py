@@ -402,7 +402,9 @@ def test_platform_agnostic_waits_for_the_cluster_scoped_resources(default_instal
 def test_both_steps_deploy_through_the_given_provider_as_children(default_install: Recording) -> None:
     provider = only(default_install, "pulumi:providers:kubernetes", "cluster-k8s")
     component = only(default_install, "spotkube:index:KubeflowPipelines", "kfp")
-    for directory in (r for r in default_install.registrations if r.type == DIRECTORY):
+    directories = [r for r in default_install.registrations if r.type == DIRECTORY]
+    assert [d.name for d in directories] == ["kfp-cluster-scoped", "kfp-platform-agnostic"]
+    for directory in directories:
         assert directory.provider.startswith(provider.urn + "::"), directory.provider
         assert directory.parent == component.urn
 

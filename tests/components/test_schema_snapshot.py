@@ -63,6 +63,7 @@ def test_every_exported_component_is_hosted() -> None:
 def test_schema_matches_the_snapshot() -> None:
     schema = json.loads(provider.schema())
     assert schema["name"] == "spotkube" and schema["version"] == spotkube.__version__
+    assert provider.components(), "the provider's components"
     for component in provider.components():
         assert f"spotkube:index:{component.__name__}" in schema["resources"]
     if UPDATE:

@@ -123,7 +123,9 @@ def test_every_resource_uses_known_types_and_properties(name: str) -> None:
 
 def test_every_reference_names_a_declared_config_key_or_a_real_output() -> None:
     config = set(PROGRAM.get("config", {}))
-    for name, prop in references({"resources": RESOURCES, "outputs": PROGRAM["outputs"]}):
+    found = list(references({"resources": RESOURCES, "outputs": PROGRAM["outputs"]}))
+    assert found, "the example's ${...} references"
+    for name, prop in found:
         if prop is None:
             assert name in config or name in RESOURCES, f"${{{name}}} is neither config nor a resource"
         else:

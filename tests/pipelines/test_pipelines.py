@@ -197,9 +197,11 @@ def test_train_checkpointed_asks_for_a_spot_gpu_with_retries_and_keeps_its_volum
 
 def test_the_examples_use_only_neutral_labels(download_csvs: Path, train_checkpointed: Path) -> None:
     for path in (download_csvs, train_checkpointed):
-        for config in documents(path)[1].values():
-            for term in config.get("nodeAffinity", []):
-                assert all(e["key"].startswith(f"{contract.LABEL_PREFIX}/") for e in term["matchExpressions"])
+        terms = [term for config in documents(path)[1].values() for term in config.get("nodeAffinity", [])]
+        assert terms, f"{path.name}: no step is placed by node affinity"
+        for term in terms:
+            assert term["matchExpressions"], path.name
+            assert all(e["key"].startswith(f"{contract.LABEL_PREFIX}/") for e in term["matchExpressions"])
 
 
 def test_train_checkpointed_compiled_once_lands_on_aks_and_gke(train_checkpointed: Path) -> None:

@@ -153,7 +153,7 @@ def test_the_expression_has_only_the_arms_that_can_be_true() -> None:
 
 def test_the_pattern_needs_no_escaping_in_an_expr_string_or_yaml() -> None:
     assert '"' not in EVICTION_PATTERN and "\\" not in EVICTION_PATTERN
-    assert all(sign.source and sign.cause for sign in EVICTION_SIGNS)
+    assert EVICTION_SIGNS and all(sign.source and sign.cause for sign in EVICTION_SIGNS)
     rendered = kfp_transforms.transform(kfp_reference.shipped_workflow_controller_configmap(), KubeflowSettings(),
                                         kfp_transforms.NO_CREDENTIALS)
     assert rendered is not None

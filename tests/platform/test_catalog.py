@@ -57,6 +57,7 @@ def gke_pool(machine: str) -> dict[str, Any]:
 def test_the_shipped_catalog_is_what_its_files_say() -> None:
     text = bundled_facts_path().read_text()
     assert catalog_text(parse_catalog(text, "catalog.json")) == text  # written by catalog_text, nothing by hand
+    assert set(CATALOG_PARTS) == {"aks", "gke"}
     for cloud, file in CATALOG_PARTS.items():
         part = file.read_text("utf-8")
         assert catalog_text(parse_part(part, cloud)) == part, cloud
@@ -65,7 +66,7 @@ def test_the_shipped_catalog_is_what_its_files_say() -> None:
     assert set(catalog.clouds) == {"aks", "gke"}
     assert not parse_catalog(text, "catalog.json").clouds  # the neutral file holds no cloud's part
     for cloud, section in catalog.clouds.items():
-        assert section.source and section.date, cloud
+        assert section.source and section.date and section.machines, cloud
         for name, machine in section.machines.items():
             assert catalog.gpu(machine.gpu.type) is not None, (cloud, name)
 

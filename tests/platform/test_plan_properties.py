@@ -376,7 +376,9 @@ def test_spot_and_preemptible_pools_carry_their_clouds_interruptible_taint_and_o
 ) -> None:
     plan = planned(values)
     pools = by_name(plan)
-    for want in configured_pools(values):
+    wanted = list(configured_pools(values))
+    assert wanted, "a stack configures its system pool at least"
+    for want in wanted:
         pool = pools[want.name]
         assert pool.capacity == want.capacity, f"{want.path}: capacity changed on the way to the plan"
         assert pool.contract.capacity == want.capacity
@@ -400,7 +402,9 @@ def test_spot_and_preemptible_pools_carry_their_clouds_interruptible_taint_and_o
 def test_every_gpu_pool_carries_the_gpu_taint_and_names_its_gpu(values: dict[str, Any]) -> None:
     plan = planned(values)
     pools = by_name(plan)
-    for want in configured_pools(values):
+    wanted = list(configured_pools(values))
+    assert wanted, "a stack configures its system pool at least"
+    for want in wanted:
         pool = pools[want.name]
         if want.role != "gpu":
             assert pool.gpu_type is None and pool.gpu_count == 0
@@ -435,10 +439,13 @@ def test_system_and_platform_pools_are_never_interruptible(values: dict[str, Any
 def test_pool_sizes_are_kept_min_never_above_max_and_the_system_pool_never_empty(values: dict[str, Any]) -> None:
     plan = planned(values)
     pools = by_name(plan)
+    assert plan.pools, "a plan has its system pool at least"
     for pool in plan.pools:
         assert 0 <= pool.min <= pool.max <= MAX_NODES, f"{pool.name}: min {pool.min}, max {pool.max}"
     assert plan.system_pool.min >= 1
-    for want in configured_pools(values):
+    wanted = list(configured_pools(values))
+    assert wanted, "a stack configures its system pool at least"
+    for want in wanted:
         pool = pools[want.name]
         if "max" in want.fields:
             assert pool.max == want.fields["max"]
@@ -474,13 +481,15 @@ def test_each_pool_can_be_targeted_alone_by_its_pool_label(values: dict[str, Any
 def test_users_taints_and_labels_are_kept_and_no_taint_is_declared_twice(values: dict[str, Any]) -> None:
     plan = planned(values)
     pools = by_name(plan)
-    for want in configured_pools(values):
+    wanted = list(configured_pools(values))
+    assert wanted, "a stack configures its system pool at least"
+    for want in wanted:
         pool = pools[want.name]
         assert len(set(pool.taints)) == len(pool.taints), f"{want.path}: duplicate taints {pool.taints}"
         assert pool.contract.taints == pool.taints
-        for text in want.fields.get("taints", ()):
+        for text in want.fields.get("taints", ()):  # loop may be empty: a drawn pool need not set taints
             assert Taint.parse(text) in pool.taints, f"{want.path}: taint {text} lost"
-        for key, value in want.fields.get("labels", {}).items():
+        for key, value in want.fields.get("labels", {}).items():  # loop may be empty: nor labels
             assert pool.labels.get(key) == value, f"{want.path}: label {key} lost"
             assert pool.contract.labels.get(key) == value
         assert pool.labels[contract.ROLE_LABEL] == want.role
@@ -493,9 +502,9 @@ def test_gke_gpu_pools_run_only_in_zones_that_offer_their_gpu(values: dict[str, 
     plan = planned(values)
     pools = by_name(plan)
     region = values["region"]
-    for want in configured_pools(values):
-        if want.role != "gpu":
-            continue
+    gpu = [want for want in configured_pools(values) if want.role == "gpu"]
+    assert gpu, "the strategy draws one GPU pool at least"
+    for want in gpu:
         pool = pools[want.name]
         assert pool.zones, f"{want.path}: no zones, so GKE would spread it over zones without {pool.gpu_type}"
         offering = gke_catalog.zones_offering(region, pool.gpu_type or "") or ()
@@ -536,6 +545,7 @@ def test_a_spot_gpu_step_lands_exactly_on_interruptible_pools_of_its_gpu(values:
     plan = planned(values)
     own_taints = tuple({Toleration.for_taint(Taint.parse(t)) for g in configured_pools(values)
                         for t in g.fields.get("taints", ())})
+    assert plan.gpu_pools, "the strategy draws one GPU pool at least"
     for gpu_type in {p.gpu_type for p in plan.gpu_pools}:
         step = contract.spot_gpu(gpu_type)
         step = replace(step, tolerations=(*step.tolerations, *own_taints))  # the stack's own taints aside

@@ -67,6 +67,7 @@ def test_every_row_comes_from_the_clouds_own_price_list() -> None:
     """A bundled row is the cloud's list price (read from its API, directly or through a dated copy),
     never a worked example's: the articles' UK South prices are the stack's own (`cost.prices`)."""
     own_list = {"azure": "Azure Retail Prices API", "gcp": "Cloud Billing Catalog API"}
+    assert TABLE.rows, "the bundled price table's rows"
     for price in TABLE.rows:
         assert price.source.startswith(own_list[price.cloud]), price.key
         assert "article" not in price.source, price.key

@@ -88,6 +88,7 @@ def test_every_pool_is_priced_or_the_plan_says_why(stack: str) -> None:
     cloud = profile(plan.cloud).facts.pricing.name
     report = price_plan(plan, table=TABLE)
 
+    assert plan.pools, stack
     for pool in plan.pools:
         key = (cloud, plan.spec.region, pool.machine)
         if pool.name in report.priced_pools:
@@ -110,7 +111,9 @@ def test_every_pool_is_priced_or_the_plan_says_why(stack: str) -> None:
 
 def test_the_shipped_stacks_are_priced_whole() -> None:
     """Every shipped stack's totals cover all its pools offline, from the bundled table and its own prices."""
-    for name, plan in shipped().items():
+    plans = shipped()
+    assert plans, "the shipped stacks"
+    for name, plan in plans.items():
         report = price_plan(plan, table=TABLE)
         assert all(report.total(f) is not None for f in ("idleFloor", "scenario", "onDemandEquivalent")), name
 

@@ -189,7 +189,7 @@ def test_a_bad_file_is_one_error_naming_the_file_the_row_and_what_is_accepted(
         price_table(path)
 
     text = str(caught.value)
-    assert all(line.startswith(f"{path}: ") for line in text.splitlines()), text
+    assert text and all(line.startswith(f"{path}: ") for line in text.splitlines()), text
     for message in messages:
         assert message in text
 

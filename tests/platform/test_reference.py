@@ -95,6 +95,7 @@ def test_markers_are_required() -> None:
 
 
 def test_modeline_is_the_first_line_and_replaces_an_old_one() -> None:
+    assert STACKS, "the shipped stack files"
     for path in STACKS:
         assert path.read_text().splitlines()[0] == reference.MODELINE, _relative(path)
     old = "# yaml-language-server: $schema=old.json\nconfig: {}\n"
@@ -123,9 +124,11 @@ def test_readme_has_a_table_for_every_nested_model() -> None:
     assert {"systemPool", "gpuPools[]", "gpuPools[].gpu", "cluster.deployer", "cost.workloads[]"} <= set(paths)
     for path, by_cloud in paths.items():
         assert f"**`{path}`**" in text
+        assert by_cloud, path
         if len(set(by_cloud.values())) > 1:  # the clouds' fields differ: a table per cloud
             for cloud in by_cloud:
                 assert f"**`{path}`** ({CLOUDS[cloud].title}): " in text, (path, cloud)
+    assert spec.CONFIG_KEYS, "the spec's config keys"
     for key in spec.CONFIG_KEYS:
         assert f"| `{key}` |" in text
 
@@ -156,7 +159,9 @@ def test_each_keys_pulumi_type_is_the_type_its_json_schema_gives() -> None:
     """The program reads a key's config type from the field's Python type (cheap, on every run); it
     must be what the spec's JSON Schema says, which Pulumi.yaml's declarations once came from."""
     schema = spec.PlatformSpec.model_json_schema(by_alias=True)
-    for key, kind in config_types.config_types().items():
+    types = config_types.config_types()
+    assert types, "the keys' config types"
+    for key, kind in types.items():
         field = schema["properties"][key]
         assert kind == ("object" if "$ref" in field else field["type"]), key
 

@@ -82,6 +82,7 @@ def test_every_cloud_s_figures_are_sourced_and_dated(cloud: str) -> None:
     read = CLOUDS[cloud].facts.startup_figures
     assert read is not None
     figures = read()
+    assert DELIVERIES, "the image deliveries"
     for delivery in DELIVERIES:
         found = figures.image(delivery)
         assert found is None or found.low_seconds <= found.high_seconds

@@ -111,7 +111,9 @@ def test_the_sizes_teams_run_on_plan_wherever_the_catalog_offers_them(cloud: str
 
 def test_every_region_in_the_catalog_is_one_spotkube_knows() -> None:
     for cloud in ("aks", "gke"):
-        for machine in CATALOG.cloud(cloud).machines:
+        machines = CATALOG.cloud(cloud).machines
+        assert machines, f"the {cloud} catalog lists no machine"
+        for machine in machines:
             assert set(CATALOG.cloud(cloud).regions_offering(machine)) <= CLOUDS[cloud].facts.regions, machine
 
 
@@ -187,7 +189,9 @@ def test_without_a_declaration_the_refusal_says_how_to_declare_or_refresh(
 def test_no_message_says_a_gpu_machine_has_no_gpu(cloud: str, region: str, machine: str) -> None:
     """The cases that used to say so ("'a4-highgpu-8g' carries no GPU"), and every machine in the catalog."""
     assert parse_spec(stack(cloud, region, {"machine": machine}), "test").gpu_pools[0].gpu is not None
-    for name in CATALOG.cloud(cloud).machines:
+    machines = CATALOG.cloud(cloud).machines
+    assert machine in machines
+    for name in machines:
         assert profile(cloud).machines.gpu(name) is not None
         assert not CARRIES_NO_GPU[cloud](name), name
 

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from spotkube.clouds import parse_spec, plan_platform
 from spotkube.platform.cloud import AutoscalerFacts
-from spotkube.platform.plan import autoscaler_priorities
-from spotkube.review.fallback import RANK, GpuFallback, duration, gpu_fallback, missing_fallbacks, stack_fallback
+from spotkube.platform.plan import autoscaler_priorities, missing_fallbacks
+from spotkube.review.fallback import RANK, GpuFallback, duration, gpu_fallback, stack_fallback
 
 CLUSTER = "azure-native:containerservice:ManagedCluster"
 CONFIG_MAP = "kubernetes:core/v1:ConfigMap"

@@ -75,6 +75,7 @@ def first(regs: list[Registration], type_token: str, role: str, capacity: str | 
 
 
 def test_every_stack_passes_every_rule(runs: dict[str, StackRun]) -> None:
+    assert runs, "the shipped stacks"
     for stack, run in runs.items():
         assert list(check_registrations(run.registrations)) == [], stack
         assert list(check_outputs(run.outputs)) == [], stack
@@ -82,6 +83,7 @@ def test_every_stack_passes_every_rule(runs: dict[str, StackRun]) -> None:
 
 def test_the_rules_really_looked_at_each_stack(runs: dict[str, StackRun]) -> None:
     """Guard against a vacuous pass: each stack's pools and kubeconfig reached the rules."""
+    assert runs, "the shipped stacks"
     for stack, run in runs.items():
         pools = [p for r in run.registrations for p in node_pools(r.type, r.name, r.inputs)]
         assert sum(p.system for p in pools) == 1, stack
@@ -267,6 +269,7 @@ def test_plain_kubeconfig_output(runs: dict[str, StackRun]) -> None:
 def test_every_rule_has_a_failing_case_here() -> None:
     """A rule added to the pack without a doctored case in this file is caught."""
     source = Path(__file__).read_text()
+    assert policy_rules.RESOURCE_RULES, "the pack's resource rules"
     for rule in policy_rules.RESOURCE_RULES:
         assert f'"{rule.name}"' in source, rule.name
 

@@ -18,8 +18,9 @@ from rich.table import Table
 
 from spotkube.cli.terminal import fit_columns
 from spotkube.platform.cost.fixed import FixedLine
+from spotkube.platform.cost.pricing import UNPRICED, Figure, PricedPool
 from spotkube.platform.warnings import PlanWarning
-from spotkube.review.costing import UNPRICED, CostReport, Figure, PricedPool, price_origin
+from spotkube.review.costing import CostReport, price_origin
 
 #: A total that an unpriced pool would add to.
 NOT_KNOWN = "not known"

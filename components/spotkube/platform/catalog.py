@@ -37,7 +37,7 @@ import datetime
 import functools
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from decimal import Decimal
 from fractions import Fraction
 from importlib import resources
@@ -51,7 +51,9 @@ from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.input_messages import shown, validation_problems
 from spotkube.platform.plan_scope import once
 from spotkube.platform.records import record
+from spotkube.platform.spec import PlatformSpec
 from spotkube.platform.user_files import UserFile
+from spotkube.platform.warnings import PlanWarning
 
 SCHEMA_VERSION = 1
 _BUNDLED_NAME = "catalog.json"
@@ -456,6 +458,11 @@ class CatalogWarning:
     def __str__(self) -> str:
         return f"[{self.id}] {self.pool}: {self.message}"
 
+    def plan_warning(self) -> PlanWarning:
+        """The warning as the plan's: `catalog-unlisted-size:<pool>` (or `catalog-unknown-offer:<pool>`),
+        so a stack acknowledges one pool's, or every pool's by the bare kind."""
+        return PlanWarning(f"{self.id}:{self.pool}", f"{self.pool}: {self.message}")
+
     def to_json(self) -> dict[str, str]:
         return {"id": self.id, "pool": self.pool, "message": self.message}
 
@@ -463,3 +470,31 @@ class CatalogWarning:
 def refresh_command(cloud: str) -> str:
     """The command that refreshes one cloud's part of the user's catalog."""
     return f"spotkube catalog refresh --cloud {cloud}"
+
+
+def catalog_warnings(spec: PlatformSpec, catalog: Catalog, knows: Callable[[str], bool]) -> tuple[CatalogWarning, ...]:
+    """A warning per GPU pool of the resolved `spec` whose machine the stack's cloud's part of `catalog`
+    doesn't know (`knows`: the cloud's own test, which knows sizes a catalog may lack), then one per GPU
+    pool whose machine it knows but not whether the stack's region offers it. A region it knows without
+    the machine is the cloud's rules' to refuse.
+
+    Here, beside the catalog, so the plan's judges and the cluster components (which log them under
+    `pulumi up`) run the one rule."""
+    section = catalog.cloud(spec.cloud)
+    unlisted = tuple(
+        CatalogWarning(UNLISTED_SIZE, pool.name, (
+            f"{pool.machine} is not in spotkube's catalog of {section.date.isoformat()} ({section.source}); its GPUs "
+            f"are taken as declared: {pool.gpu.count} × {pool.gpu.type}. Check them against the cloud's documentation, "
+            f"or run `{refresh_command(spec.cloud)}` so the catalog knows {pool.machine}"))
+        for pool in spec.gpu_pools if pool.gpu is not None and not knows(pool.machine)
+    )
+    unknown = tuple(
+        CatalogWarning(UNKNOWN_OFFER, pool.name, (
+            f"spotkube's catalog of {section.date.isoformat()} knows {pool.machine} but not whether {spec.region} "
+            f"offers it: none of its sources read that region (regions where it is offered: "
+            f"{', '.join(section.regions_offering(pool.machine)) or 'none known'}). Check the region with the cloud, "
+            f"or run `{refresh_command(spec.cloud)}`"))
+        for pool in spec.gpu_pools
+        if section.machine(pool.machine) is not None and section.offer(pool.machine, spec.region).status == "unknown"
+    )
+    return unlisted + unknown

@@ -5,21 +5,26 @@ to trust (which pool is tainted how, which pool the autoscaler prefers) is decid
 data that tests can check without Pulumi.
 
 Why control-plane pools get versioned names: docs/architecture.md#replacing-pools-safely.
+
+The fallback's completeness is decided here too, beside the order it follows (`FALLBACK_ORDER`): a
+GPU type without an on-demand pool has no fallback, which the plan warns about and the cluster
+components log under `pulumi up`, from the one rule (`missing_fallbacks`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from spotkube.platform import contract
 from spotkube.platform.cloud import CloudProfile
 from spotkube.platform.contract import Capacity, Cloud, PoolContract, Role, Taint
 from spotkube.platform.records import record
 from spotkube.platform.spec import GpuPool, PlatformSpec, PoolUpgrade, SpotPool
+from spotkube.platform.warnings import PlanWarning
 
 #: Cluster-autoscaler priority expander tiers: the highest number wins among pools that fit.
 SPOT_PRIORITY = 30
@@ -259,3 +264,50 @@ def compute_class_priorities(plan: PlatformPlan) -> dict[str, list[list[str]]]:
         tiers = [[p.cloud_name for p in pools if p.capacity in tier] for tier in FALLBACK_ORDER]
         classes[contract.compute_class(gpu_type)] = [tier for tier in tiers if tier]
     return classes
+
+
+class FallbackPool(Protocol):
+    """What the fallback's completeness reads of a pool: a planned pool (`PoolPlan`), or one a program
+    registered (the plan's fallback, `review/fallback.py`). Read-only, as a plan's pool is."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def capacity(self) -> str: ...
+    @property
+    def gpu_type(self) -> str | None: ...
+    @property
+    def queued(self) -> bool:
+        """Nodes only through provisioning requests: never part of the autoscaler's fallback."""
+        ...
+
+
+FallbackPoolT = TypeVar("FallbackPoolT", bound=FallbackPool)
+
+
+def fallback_pools(pools: Sequence[FallbackPoolT]) -> dict[str, list[FallbackPoolT]]:
+    """Each GPU type's pools the autoscaler may grow, by GPU type: a queued pool's nodes come only through
+    provisioning requests that name it, so it is no step of any fallback."""
+    by_gpu: dict[str, list[FallbackPoolT]] = {}
+    for pool in pools:
+        if pool.gpu_type and not pool.queued:
+            by_gpu.setdefault(pool.gpu_type, []).append(pool)
+    return dict(sorted(by_gpu.items()))
+
+
+def no_fallback_text(gpu_type: str, interruptible: Sequence[str]) -> str:
+    """What a GPU type without an on-demand pool risks: its interruptible pools' steps wait out a stock-out."""
+    return (f"no on-demand fallback for {gpu_type}: when {', '.join(interruptible)} is out of capacity, its steps "
+            "wait until capacity returns")
+
+
+def fallback_warning_id(gpu_type: str) -> str:
+    """The id of a GPU type's no-fallback warning, which a stack acknowledges it by."""
+    return f"fallback-no-on-demand:{gpu_type}"
+
+
+def missing_fallbacks(pools: Sequence[FallbackPool]) -> list[PlanWarning]:
+    """The no-fallback warnings from the pools alone: whether a GPU type has an on-demand pool needs no
+    autoscaler settings, so the cluster components log them under `pulumi up` as the plan states them."""
+    return [PlanWarning(fallback_warning_id(gpu), no_fallback_text(gpu, [p.name for p in members]))
+            for gpu, members in fallback_pools(pools).items() if all(p.capacity != "on-demand" for p in members)]

@@ -9,6 +9,8 @@ an acknowledgement of the bare kind covers every subject.
 
 A Pulumi program reports a warning with `pulumi.log.warn(tagged(id, message))`; the offline plan reads
 the id back from the log line (`from_log`). A log line without a tag still shows, as `program-warning`.
+The cluster components log the plan's own warnings too, marked `LOGGED_PLAN_WARNING`, from the same
+rules the plan runs (the cost, fallback and catalog rules beside their facts in this layer).
 
 Pure module: no Pulumi.
 """
@@ -24,6 +26,10 @@ from spotkube.platform.records import record
 ID_PATTERN = r"^[a-z][a-z0-9]*(-[a-z0-9]+)*(:[A-Za-z0-9][A-Za-z0-9._/:-]*)?$"
 #: The id of a program log warning that carries no `[id]` tag of its own.
 UNTAGGED = "program-warning"
+#: How a cluster component tags the plan's warnings it logs under `pulumi up`
+#: (`AksGpuCluster 'ml': plan warning: cost: ...`). The offline plan computes them itself, with the
+#: price file its user chose, so it leaves these log lines out rather than show each warning twice.
+LOGGED_PLAN_WARNING = "plan warning"
 
 _TAG = re.compile(r"^\[(?P<id>[a-z][a-z0-9:._/-]*)\] (?P<message>.*)$", re.DOTALL)
 

@@ -1,9 +1,11 @@
 """What a planned platform costs a month: the plan's pools priced with the bundled table, the user's
 price file and the stack's own prices.
 
-This joins three pure pieces (the pools, the price table, the cost model) and adds the warnings a
-FinOps-minded reviewer wants next to the numbers: prices we do not have, spot max prices that
-would cost more than on-demand or evict at once, and GPU pools that cost money while idle.
+This joins three pure pieces (the pools priced with the price table, the cost model, the cloud's facts)
+into the report a FinOps-minded reviewer reads: per-pool prices and monthly totals, and next to them the
+warnings about prices we do not have, spot max prices that would cost more than on-demand or evict at
+once, and GPU pools that cost money while idle. Those warnings are the neutral layer's rules
+(`spotkube.platform.cost.pricing`), the same the cluster components log under `pulumi up`.
 
 A pool without a price is "unpriced", never $0.00: its figures are None (null in JSON). A total is
 shown only when it covers every pool (like with like): an unpriced pool that would add to a total
@@ -18,98 +20,28 @@ import datetime
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Any
 
 from spotkube.clouds import price_table, profile
-from spotkube.platform.contract import GpuSharing
-from spotkube.platform.cost import Assumptions, PoolCost, PoolUsage, StackCost, hourly_price, stack_cost
+from spotkube.platform.cost import Assumptions, PoolCost, PoolUsage, StackCost, stack_cost
 from spotkube.platform.cost.fixed import FixedCosts
-from spotkube.platform.cost.model import HOURS_PER_MONTH, to_cents
-from spotkube.platform.cost.prices import (
-    BUNDLED,
-    STACK_FILE,
-    CloudPricing,
-    Price,
-    PriceRow,
-    PriceTable,
-    user_file_path,
-    with_stack_rows,
+from spotkube.platform.cost.model import HOURS_PER_MONTH
+from spotkube.platform.cost.prices import BUNDLED, STACK_FILE, CloudPricing, Price, PriceTable
+from spotkube.platform.cost.pricing import (
+    UNPRICED,
+    CostedPool,
+    Figure,
+    PricedPool,
+    missing_prices,
+    priced_pools,
 )
-from spotkube.platform.plan import PlatformPlan, PoolPlan
+from spotkube.platform.plan import PlatformPlan
 from spotkube.platform.records import record
 from spotkube.platform.spec import PlatformSpec
 from spotkube.platform.warnings import PlanWarning
 
-#: The word for a figure spotkube has no price for, in every view.
-UNPRICED = "unpriced"
-#: How a cluster component tags the plan's warnings it logs under `pulumi up`
-#: (`AksGpuCluster 'ml': plan warning: cost: ...`). The offline plan computes them itself, with the
-#: price file its user chose, so it leaves these log lines out rather than show each warning twice.
-LOGGED_PLAN_WARNING = "plan warning"
-
-Figure = Literal["idleFloor", "scenario", "onDemandEquivalent"]
 #: The monthly totals, as the JSON names them.
 FIGURES: tuple[Figure, ...] = ("idleFloor", "scenario", "onDemandEquivalent")
-#: The totals in words.
-FIGURE_WORDS: dict[Figure, str] = {"idleFloor": "idle floor", "scenario": "scenario",
-                                   "onDemandEquivalent": "on-demand equivalent"}
-
-
-@record
-class CostedPool:
-    """What pricing reads of one pool: the plan's pool (`spotkube cost` of a stack file, the warnings a
-    component logs) or the pool a program registered (the offline plan), so both are priced alike."""
-
-    name: str
-    role: str
-    capacity: str
-    machine: str
-    gpu_type: str | None
-    gpu_count: int
-    min: int
-    max_price: float | None
-    sharing: GpuSharing | None = None
-
-    @classmethod
-    def planned(cls, pool: PoolPlan) -> CostedPool:
-        return cls(pool.name, pool.role, pool.capacity, pool.machine, pool.gpu_type, pool.gpu_count, pool.min,
-                   pool.max_price, pool.sharing)
-
-
-@record
-class PricedPool:
-    """One pool with the prices found for it (None when no table has one)."""
-
-    pool: CostedPool
-    hours: Decimal
-    price: Price | None
-    on_demand: Price | None
-
-    @property
-    def priced(self) -> bool:
-        """Both prices are known: the pool's own and the on-demand yardstick."""
-        return self.price is not None and self.on_demand is not None
-
-    @property
-    def blocks(self) -> tuple[Figure, ...]:
-        """The totals this pool leaves unknown: none when priced; the idle floor when it keeps nodes
-        (min > 0); the scenario and its on-demand yardstick when the scenario gives it hours."""
-        if self.priced:
-            return ()
-        out: list[Figure] = ["idleFloor"] if self.pool.min > 0 else []
-        return (*out, "scenario", "onDemandEquivalent") if self.hours > 0 else tuple(out)
-
-    @property
-    def clients(self) -> int:
-        """Pods one node serves at once on its GPUs: its GPU slices when shared, else 1."""
-        sharing = self.pool.sharing
-        return self.pool.gpu_count * sharing.slices_per_gpu if sharing else 1
-
-    def per_client(self, price: Price | None) -> Decimal | None:
-        """What one client (one slice of a shared GPU) costs an hour at `price`, to the cent's hundredth."""
-        if price is None:
-            return None
-        return (price.usd_per_hour / self.clients).quantize(Decimal("0.0001"))
 
 
 @record
@@ -270,16 +202,9 @@ class CostReport:
         }
 
 
-def _missing(priced: PricedPool) -> tuple[str, ...]:
-    missing = [priced.pool.capacity] if priced.price is None else []
-    if priced.on_demand is None and priced.pool.capacity != "on-demand":
-        missing.append("on-demand")
-    return tuple(missing)
-
-
 def _recorded_gap(table: PriceTable, cloud: str, region: str, priced: PricedPool) -> str | None:
     """The reason the table records for a missing machine price of the pool (its own capacity first)."""
-    keys = [(cloud, region, priced.pool.machine, "machine", capacity) for capacity in _missing(priced)]
+    keys = [(cloud, region, priced.pool.machine, "machine", capacity) for capacity in missing_prices(priced)]
     return next((gap.reason for key in keys for gap in table.unpriced if gap.key == key), None)
 
 
@@ -323,86 +248,6 @@ def _pool_json(priced: PricedPool, line: PoolCost | None) -> dict[str, Any]:
     }
 
 
-def scenario_hours(spec: PlatformSpec) -> dict[str, Decimal]:
-    """Node-hours per pool from the stack's cost scenario: per pool plus per workload class."""
-    settings = spec.cost
-    hours = {name: Decimal(str(value)) for name, value in settings.hours.items()}
-    for workload in settings.workloads:
-        hours[workload.pool] = hours.get(workload.pool, Decimal(0)) + Decimal(str(workload.hours))
-    return hours
-
-
-def stack_prices(spec: PlatformSpec, table: PriceTable) -> PriceTable:
-    """`table` with the stack's own prices (`spotkube:cost.prices`) over it, in the stack's cloud and region."""
-    pricing = profile(spec.cloud).facts.pricing
-    rows = [PriceRow.model_validate({"cloud": pricing.name, "region": spec.region, "sku": p.sku,
-                                     "kind": p.kind, "capacity": p.capacity,
-                                     "usdPerHour": Decimal(str(p.usd_per_hour)), "source": p.source, "date": p.date},
-                                    context={pricing.name: pricing})
-            for p in spec.cost.prices]
-    return with_stack_rows(table, rows)
-
-
-def _price(spec: PlatformSpec, pool: CostedPool, capacity: str, table: PriceTable) -> Price | None:
-    return hourly_price(profile(spec.cloud).facts.pricing, spec.region, pool.machine, capacity,
-                        pool.gpu_type, pool.gpu_count, table=table)
-
-
-def _unpriced_warning(spec: PlatformSpec, priced: PricedPool, table: PriceTable) -> PlanWarning:
-    """Which price is missing, from which tables, which totals it leaves unknown, and how to supply it."""
-    pool, region = priced.pool, spec.region
-    cloud = profile(spec.cloud)
-    missing = list(_missing(priced))
-    what = pool.machine
-    if any(table.find(cloud.facts.pricing.name, region, pool.machine, "machine", c) for c in missing):
-        # The machine has its row, so what is missing is the GPU billed on top of it (GCP N1).
-        what += f" with {pool.gpu_count} × {pool.gpu_type} (no {pool.gpu_type} accelerator row)"
-    tables = f"the bundled table (dated {table.date.isoformat()})"
-    if table.user_file is not None:
-        tables = f"the bundled table or the user price file {table.user_file}"
-    target = table.user_file or user_file_path()
-    fix = f"add a row for it to your price file {target} or to the stack's cost.prices"
-    if cloud.review.price_refresh is not None:
-        command = cloud.review.price_refresh(region, pool.machine)
-        if target != user_file_path():
-            command += f" --table {target}"
-        fix = f"run `{command}`, which writes it to your price file {target}, or add the row there yourself"
-    blocked = " and ".join(FIGURE_WORDS[f] for f in priced.blocks if f != "onDemandEquivalent")
-    return PlanWarning(
-        f"cost-unpriced:{pool.name}",
-        f"{pool.name}: {UNPRICED}: no {' or '.join(missing)} price for {what} in {region} in {tables}, so the "
-        f"stack's {blocked} can't be totalled. To price it, {fix}")
-
-
-def _warnings(spec: PlatformSpec, priced: PricedPool, table: PriceTable) -> list[PlanWarning]:
-    pool = priced.pool
-    out: list[PlanWarning] = []
-    if priced.price is None or priced.on_demand is None:
-        if priced.blocks:
-            out.append(_unpriced_warning(spec, priced, table))
-        if pool.role == "gpu" and pool.min > 0:
-            out.append(PlanWarning(f"cost-idle-gpu:{pool.name}",
-                                   f"{pool.name}: GPU pool min is {pool.min}, so it keeps {pool.min} GPU node(s) "
-                                   f"running while idle ({UNPRICED}); use min 0 to scale to zero"))
-        return out
-    if pool.max_price is not None and pool.max_price != -1:
-        cap = Decimal(f"{pool.max_price:g}")
-        if cap > priced.on_demand.usd_per_hour:
-            out.append(PlanWarning(f"cost-max-price-above-on-demand:{pool.name}",
-                                   f"{pool.name}: maxPrice ${cap}/h is above the on-demand price "
-                                   f"${priced.on_demand.usd_per_hour}/h; spot could cost more than on-demand"))
-        if cap < priced.price.usd_per_hour:
-            out.append(PlanWarning(f"cost-max-price-below-spot:{pool.name}",
-                                   f"{pool.name}: maxPrice ${cap}/h is below the current spot price "
-                                   f"${priced.price.usd_per_hour}/h; nodes would be evicted at once or never start"))
-    if pool.role == "gpu" and pool.min > 0:
-        idle = to_cents(pool.min * HOURS_PER_MONTH * priced.price.usd_per_hour)
-        out.append(PlanWarning(f"cost-idle-gpu:{pool.name}",
-                               f"{pool.name}: GPU pool min is {pool.min}, so it costs ${idle}/month while idle; "
-                               "use min 0 to scale to zero"))
-    return out
-
-
 def price_plan(
     plan: PlatformPlan, *, hours: Mapping[str, Decimal] | None = None, table: PriceTable | None = None,
     today: datetime.date | None = None,
@@ -426,35 +271,32 @@ def price_pools(
     ($SPOTKUBE_PRICES, or the per-user default when it exists) merged over it. The stack's own prices
     (`cost.prices`) go over either. A user file that can't be used raises PriceFileError.
     """
-    table = stack_prices(spec, table if table is not None else price_table())
-    work = {**scenario_hours(spec), **(hours or {})}
-    priced = [
-        PricedPool(pool, work.get(pool.name, Decimal(0)),
-                   _price(spec, pool, pool.capacity, table), _price(spec, pool, "on-demand", table))
-        for pool in pools
-    ]
+    cloud = profile(spec.cloud)
+    pricing = cloud.facts.pricing
+    priced = priced_pools(spec, pools, table if table is not None else price_table(), pricing,
+                          cloud.review.price_refresh, hours=hours)
+    table = priced.table
     usages = [
         PoolUsage(p.pool.name, p.pool.capacity, p.price.usd_per_hour, p.on_demand.usd_per_hour,
                   p.pool.min, p.hours)
-        for p in priced if p.price is not None and p.on_demand is not None
+        for p in priced.pools if p.price is not None and p.on_demand is not None
     ]
     spec_cost = spec.cost
     assumptions = Assumptions(Decimal(str(spec_cost.eviction_rate)), Decimal(str(spec_cost.rework_fraction)))
     user_file = str(table.user_file) if table.user_file is not None else None
-    cloud = profile(spec.cloud).facts.pricing
-    unpriced = [UnpricedPool(p.pool.name, p.pool.machine, _separate_gpu(cloud, p.pool), spec.region,
-                             _missing(p), p.blocks, _recorded_gap(table, cloud.name, spec.region, p))
-                for p in priced if not p.priced]
-    report = CostReport(stack_cost(usages, assumptions), priced, table.date.isoformat(), user_file=user_file,
-                        unpriced=unpriced, today=today or datetime.date.today())
-    for p in priced:
-        report.warnings.extend(_warnings(spec, p, table))
+    unpriced = [UnpricedPool(p.pool.name, p.pool.machine, _separate_gpu(pricing, p.pool), spec.region,
+                             missing_prices(p), p.blocks, _recorded_gap(table, pricing.name, spec.region, p))
+                for p in priced.pools if not p.priced]
+    report = CostReport(stack_cost(usages, assumptions), list(priced.pools), table.date.isoformat(),
+                        warnings=list(priced.warnings), user_file=user_file, unpriced=unpriced,
+                        today=today or datetime.date.today())
+    for p in priced.pools:
         if p.pool.sharing is not None and p.price is not None:
             report.basis.append(
                 f"{p.pool.name}: a shared GPU costs ${p.per_client(p.price)}/h per client ({p.pool.capacity} "
                 f"${p.price.usd_per_hour}/h over {p.clients} clients: {p.pool.gpu_count} × {p.pool.gpu_type}, "
                 f"{p.pool.sharing.text()})")
-    logs = profile(spec.cloud).review.logs_cost_basis(spec)
+    logs = cloud.review.logs_cost_basis(spec)
     if logs:
         report.basis.append(logs)
     return report

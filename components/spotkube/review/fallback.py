@@ -14,6 +14,9 @@ and moves on at its next scan. With N spot pools of a GPU type ranked above its 
 
 It excludes the on-demand node's own start, and assumes the spot pools are not retried in between
 (each failed pool is backed off for 5 minutes or more, longer than a scan).
+
+Whether a GPU type has an on-demand fallback at all is the neutral layer's rule, beside the order
+(`platform.plan.missing_fallbacks`), so the cluster components warn with the same words under `pulumi up`.
 """
 
 from __future__ import annotations
@@ -26,19 +29,15 @@ from typing import Any, Protocol
 from spotkube.clouds import profile
 from spotkube.platform.cloud import AutoscalerFacts
 from spotkube.platform.contract import FLEX_START
-from spotkube.platform.plan import FALLBACK_ORDER
+from spotkube.platform.plan import FALLBACK_ORDER, FallbackPool, fallback_pools, no_fallback_text
 from spotkube.platform.records import record
 from spotkube.platform.registration import Registration
-from spotkube.platform.warnings import PlanWarning
 
 
-class PoolLike(Protocol):
-    name: str
+class PoolLike(FallbackPool, Protocol):
+    """What the fallback as deployed reads of a pool, besides what its completeness reads."""
+
     cloud_name: str
-    capacity: str
-    gpu_type: str | None
-    #: Nodes only through provisioning requests: never part of the autoscaler's fallback.
-    queued: bool
 
     @property
     def max_run_seconds(self) -> int | None: ...
@@ -155,7 +154,7 @@ def gpu_fallback(gpu_type: str, pools: Sequence[PoolLike], facts: AutoscalerFact
     warning = note = None
     worst = None
     if first_on_demand is None:
-        warning = _no_fallback(gpu_type, interruptible)
+        warning = no_fallback_text(gpu_type, interruptible)
     elif not interruptible:
         note = f"{gpu_type} runs on on-demand only"
     else:
@@ -190,33 +189,6 @@ def _earlier_capacity_ranks_higher(ranked: Sequence[tuple[int, PoolLike]]) -> bo
     return True
 
 
-def _no_fallback(gpu_type: str, interruptible: Sequence[str]) -> str:
-    return (f"no on-demand fallback for {gpu_type}: when {', '.join(interruptible)} is out of capacity, its steps "
-            "wait until capacity returns")
-
-
-def _by_gpu(pools: Sequence[PoolLike]) -> dict[str, list[PoolLike]]:
-    """Each GPU type's pools the autoscaler may grow: a queued pool's nodes come only through provisioning
-    requests that name it, so it is no step of any fallback."""
-    by_gpu: dict[str, list[PoolLike]] = {}
-    for pool in pools:
-        if pool.gpu_type and not pool.queued:
-            by_gpu.setdefault(pool.gpu_type, []).append(pool)
-    return dict(sorted(by_gpu.items()))
-
-
-def warning_id(gpu_type: str) -> str:
-    """The id of a GPU type's no-fallback warning, which a stack acknowledges it by."""
-    return f"fallback-no-on-demand:{gpu_type}"
-
-
-def missing_fallbacks(pools: Sequence[PoolLike]) -> list[PlanWarning]:
-    """The plan's no-fallback warnings from the pools alone: whether a GPU type has an on-demand pool
-    needs no autoscaler settings, so the cluster components can log them under `pulumi up`."""
-    return [PlanWarning(warning_id(gpu), _no_fallback(gpu, [p.name for p in members]))
-            for gpu, members in _by_gpu(pools).items() if all(p.capacity != "on-demand" for p in members)]
-
-
 def stack_fallback(
     cloud: str, resources: Sequence[Registration], pools: Sequence[PoolLike]
 ) -> tuple[GpuFallback, ...]:
@@ -225,4 +197,4 @@ def stack_fallback(
     facts = reader([(r.type, r.name, r.inputs) for r in resources]) if reader else None
     if facts is None:
         return ()
-    return tuple(gpu_fallback(gpu, members, facts) for gpu, members in _by_gpu(pools).items())
+    return tuple(gpu_fallback(gpu, members, facts) for gpu, members in fallback_pools(pools).items())

@@ -15,8 +15,9 @@ from typing import Any, Literal
 
 from spotkube.clouds import CLOUDS
 from spotkube.platform.cloud import covers
+from spotkube.platform.cost.pricing import Figure
 from spotkube.platform.records import record
-from spotkube.review.costing import Figure, UnpricedPool
+from spotkube.review.costing import UnpricedPool
 
 Action = Literal["add", "remove", "update", "replace"]
 Status = Literal["added", "removed", "changed", "unchanged"]

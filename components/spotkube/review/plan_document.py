@@ -18,6 +18,7 @@ from spotkube.clouds import RegisteredPool, gpu_catalog, profile
 from spotkube.platform.catalog import CloudCatalog
 from spotkube.platform.contract import ACCELERATOR_LABEL, NO_ACCELERATOR, POOL_LABEL, ROLE_LABEL, PoolContract
 from spotkube.platform.maintenance import UpgradeExposure
+from spotkube.platform.plan import fallback_warning_id
 from spotkube.platform.posture import ClusterPosture, Setting, concern_warning
 from spotkube.platform.preflight import Verdict
 from spotkube.platform.quota import QuotaPlan
@@ -29,7 +30,7 @@ from spotkube.platform.warnings import PlanWarning
 from spotkube.review.acknowledgements import AcknowledgedWarning, Judged, judge
 from spotkube.review.catalog_check import CatalogNote
 from spotkube.review.costing import CostReport
-from spotkube.review.fallback import GpuFallback, warning_id
+from spotkube.review.fallback import GpuFallback
 from spotkube.review.placements import StackPlacements
 from spotkube.review.policy_rules import Finding
 from spotkube.review.resource_list import Resource
@@ -242,7 +243,7 @@ class PlanDocument:
         policy finding."""
         concerns = [w for cluster in self.posture for w in cluster.warnings]
         concerns += [w for w in map(concern_warning, self.addons) if w is not None]
-        fallback = [PlanWarning(warning_id(f.gpu_type), f.warning) for f in self.fallback if f.warning]
+        fallback = [PlanWarning(fallback_warning_id(f.gpu_type), f.warning) for f in self.fallback if f.warning]
         catalog = self.catalog.plan_warnings() if self.catalog else []
         advisories = [PlanWarning(f.warning_id, f"policy {f.rule} (advisory): {f.message}") for f in self.advisories]
         return [*self.program_warnings, *self.cost.warnings, *concerns, *fallback, *catalog, *advisories,

@@ -21,6 +21,7 @@ from spotkube.clouds import RegisteredPool, profile, registered_pools, upgrade_e
 from spotkube.platform import contract
 from spotkube.platform.contract import ACCELERATOR_LABEL, PoolContract
 from spotkube.platform.cost import PriceTable
+from spotkube.platform.cost.pricing import CostedPool
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.maintenance import UpgradeExposure, window_of
 from spotkube.platform.plan_scope import one_plan
@@ -28,10 +29,10 @@ from spotkube.platform.posture import ClusterPosture, Setting
 from spotkube.platform.preflight import Deployment, ExternalCluster
 from spotkube.platform.registration import BuiltCluster, Invoke, Registration, StackOutput
 from spotkube.platform.spec import PlatformSpec
-from spotkube.platform.warnings import PlanWarning, from_log
+from spotkube.platform.warnings import LOGGED_PLAN_WARNING, PlanWarning, from_log
 from spotkube.review.addons import addon_settings
 from spotkube.review.catalog_check import catalog_note
-from spotkube.review.costing import LOGGED_PLAN_WARNING, CostedPool, price_pools
+from spotkube.review.costing import price_pools
 from spotkube.review.fallback import stack_fallback
 from spotkube.review.fixed_costs import stack_fixed_costs
 from spotkube.review.placements import StackPlacements, stack_placements

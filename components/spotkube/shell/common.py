@@ -28,18 +28,17 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi.output import UNKNOWN
 
-from spotkube.clouds import CLOUDS, checked, deployable, parse_spec, plan_platform, profile
+from spotkube.clouds import CLOUDS, checked, deployable, gpu_catalog, parse_spec, plan_platform, price_table, profile
+from spotkube.platform.catalog import catalog_warnings
 from spotkube.platform.component_names import name_problem
 from spotkube.platform.contract import Cloud
+from spotkube.platform.cost.pricing import CostedPool, priced_pools
 from spotkube.platform.errors import Problem, SpecError, SpotkubeError
 from spotkube.platform.input_messages import cut, did_you_mean, kind, shown
-from spotkube.platform.plan import PlatformPlan
+from spotkube.platform.plan import PlatformPlan, missing_fallbacks
 from spotkube.platform.records import record
 from spotkube.platform.spec import PlatformSpec, wired_fields
-from spotkube.platform.warnings import tagged
-from spotkube.review.catalog_check import catalog_note
-from spotkube.review.costing import LOGGED_PLAN_WARNING, price_plan
-from spotkube.review.fallback import missing_fallbacks
+from spotkube.platform.warnings import LOGGED_PLAN_WARNING, tagged
 
 Validated = TypeVar("Validated")
 Resolved = TypeVar("Resolved")
@@ -337,17 +336,20 @@ def log_plan_warnings(component: pulumi.Resource, label: str, plan: PlatformPlan
     without an on-demand fallback, a machine the GPU catalog doesn't know), each once, as the plan
     words them (with their ids, where they have one).
 
-    The warnings come from the places the plan computes them, `price_plan`,
-    `fallback.missing_fallbacks` and `catalog_check.catalog_note`; a price file that can't be read
-    skips the cost warnings with its reason, because a warning must never stop a deployment. The
-    security concerns come from the cluster resource itself (`security_concerns`).
+    The warnings come from the rules the plan's judges run, in the neutral layer (`cost.pricing.priced_pools`,
+    `plan.missing_fallbacks`, `catalog.catalog_warnings`), with the cloud's facts from its profile; a
+    price file that can't be read skips the cost warnings with its reason, because a warning must never
+    stop a deployment. The security concerns come from the cluster resource itself (`security_concerns`).
     """
+    cloud = profile(plan.cloud)
+    pools = [CostedPool.planned(pool) for pool in plan.pools]
     try:
-        warnings = [str(w) for w in price_plan(plan).warnings]
+        priced = priced_pools(plan.spec, pools, price_table(), cloud.facts.pricing, cloud.review.price_refresh)
+        warnings = [str(w) for w in priced.warnings]
     except SpotkubeError as err:
         warnings = [tagged("cost-unreadable-prices", f"no cost warnings: {err}")]
     warnings += [str(w) for w in missing_fallbacks(plan.pools)]
-    warnings += [str(w) for w in catalog_note(plan.spec).plan_warnings()]
+    warnings += [str(w.plan_warning()) for w in catalog_warnings(plan.spec, gpu_catalog(), cloud.machines.known)]
     for warning in dict.fromkeys(warnings):
         pulumi.log.warn(f"{label}: {LOGGED_PLAN_WARNING}: {warning}", resource=component)
 

@@ -71,6 +71,7 @@ def test_the_sdk_documents_a_format_for_every_field_spotkube_sets() -> None:
 
 def test_every_registered_autoscaler_setting_is_one_the_provider_accepts(aks_runs: dict[str, StackRun]) -> None:
     fields = sdk_fields()
+    assert aks_runs, "the shipped aks stacks"
     for stack, run in aks_runs.items():
         (cluster,) = [r for r in run.registrations if r.type == CLUSTER_TYPE]
         profile: dict[str, Any] = dict(cluster.inputs["autoScalerProfile"])
@@ -92,6 +93,7 @@ def test_the_profile_rules_are_no_looser_than_the_sdk_s_formats() -> None:
     """Each value spotkube's rules accept also matches the format the SDK documents for it."""
     fields = sdk_fields()
     samples = {"scan_interval": ["10s", "10", "30s"], "new_pod_scale_up_delay": ["0s", "2m", "1h"]}
+    assert set(samples) < set(AUTOSCALER_FORMATS), "each sample is of a setting with a format"
     for name, (ours, _) in AUTOSCALER_FORMATS.items():
         wire = alias(AutoscalerSettings(), name)
         theirs = documented_pattern(fields[wire][1])

@@ -40,7 +40,9 @@ def real(role: Role) -> Role:
 
 
 def test_the_data_says_where_it_comes_from() -> None:
-    assert DATA["read"] and all(s.startswith("https://github.com/MicrosoftDocs/") for s in DATA["source"])
+    assert DATA["read"] and DATA["source"]
+    assert all(s.startswith("https://github.com/MicrosoftDocs/") for s in DATA["source"])
+    assert BUILT_IN, "the built-in roles the data holds"
     for role in BUILT_IN.values():
         assert not role.custom
 

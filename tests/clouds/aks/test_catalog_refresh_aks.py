@@ -93,6 +93,7 @@ def test_the_refresh_reads_every_page_with_a_bearer_token(api: CloudApis) -> Non
 def test_a_refresh_gives_back_every_size_accepted_today(api: CloudApis) -> None:
     section = refreshed(api).section
     assert section.date == TODAY
+    assert BUNDLED.machines, "the bundled sizes"
     for name, machine in BUNDLED.machines.items():
         fresh = section.machine(name)
         assert fresh is not None, name
@@ -220,7 +221,9 @@ def test_azure_families_map_to_neutral_names_whatever_their_spelling(family: str
 
 def test_every_mapped_gpu_and_every_size_has_gpu_facts() -> None:
     catalog = bundled_catalog()
-    for gpu in {*aks.AZURE_GPU_FAMILIES.values(), *(m.gpu.type for m in BUNDLED.machines.values())}:
+    gpus = {*aks.AZURE_GPU_FAMILIES.values(), *(m.gpu.type for m in BUNDLED.machines.values())}
+    assert gpus, "the mapped and bundled GPUs"
+    for gpu in gpus:
         facts = catalog.gpu(gpu)
         assert facts is not None and facts.memory_gb and facts.mig is not None, gpu
     for name, machine in BUNDLED.machines.items():

@@ -114,6 +114,7 @@ def test_the_refresh_reads_every_page_of_both_lists(found: Refreshed, served_api
 def test_a_refresh_gives_back_every_machine_type_accepted_today(found: Refreshed) -> None:
     section = found.section
     assert section.date == TODAY
+    assert BUNDLED.machines, "the bundled machine types"
     for name, machine in BUNDLED.machines.items():
         fresh = section.machine(name)
         assert fresh is not None, name
@@ -124,6 +125,7 @@ def test_a_refresh_gives_back_every_machine_type_accepted_today(found: Refreshed
 
 def test_a_refresh_gives_back_every_gpu_zone(found: Refreshed) -> None:
     section = found.section
+    assert BUNDLED.regions and BUNDLED.accelerators, "the bundled regions and GPUs"
     for region in BUNDLED.regions:
         assert section.regions[region] == BUNDLED.regions[region]
         for gpu in BUNDLED.accelerators:
@@ -156,6 +158,7 @@ def test_a_refreshed_catalog_plans_every_machine_in_every_zone_it_offers(
     write_catalog(with_cloud(bundled_catalog(), "gke", found.section, found.new_gpus), user)
     monkeypatch.setenv("SPOTKUBE_CATALOG", str(user))
     for name, machine in {**BUNDLED.machines, "a4x-highgpu-4g": found.section.machines["a4x-highgpu-4g"]}.items():
+        assert machine.regions, name
         for region, zones in machine.regions.items():
             pool = {"name": "gpu", "machine": name, "capacity": "spot", "min": 0, "max": 2}
             values: dict[str, Any] = {"cloud": "gke", "environment": "dev", "region": region, "gpuPools": [pool],

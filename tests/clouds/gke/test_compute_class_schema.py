@@ -75,11 +75,12 @@ def test_every_registered_compute_class_meets_gke_s_crd_schema(compute_classes: 
 
 
 def test_every_registered_compute_class_uses_only_fields_gke_documents(compute_classes: list[dict[str, Any]]) -> None:
+    assert compute_classes, "the shipped gke stacks' compute classes"
     for compute_class in compute_classes:
         assert unknown_fields(compute_class, REFERENCE_FIELDS) == [], compute_class["metadata"]["name"]
         # The CRD's rule: "Nodepool field cannot be set along with other fields".
-        assert all(set(priority) == {"nodepools"} and priority["nodepools"]
-                   for priority in compute_class["spec"]["priorities"])
+        priorities = compute_class["spec"]["priorities"]
+        assert priorities and all(set(priority) == {"nodepools"} and priority["nodepools"] for priority in priorities)
 
 
 def test_the_schema_check_can_fail() -> None:

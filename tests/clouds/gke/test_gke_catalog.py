@@ -38,6 +38,7 @@ def test_every_gpu_in_the_rules_and_machines_is_in_the_vocabulary() -> None:
 
 
 def test_every_gpu_has_somewhere_to_go_and_zones() -> None:
+    assert gke.accelerators(), "the catalog's GPUs"
     for gpu in gke.accelerators():
         assert gpu in gke.N1_ACCELERATOR_COUNTS or gke.machine_types_for(gpu)
         assert any(gke.zones_offering(region, gpu) for region in gke.REGIONS)
@@ -275,13 +276,12 @@ def test_catalog_knows_the_required_regions() -> None:
 
 
 def test_zone_names_belong_to_their_region() -> None:
-    for region in gke.gpu_regions():
-        for zone in gke.region_zones(region) or ():
-            assert re.fullmatch(rf"{re.escape(region)}-[a-z]", zone)
-    for gpu in gke.accelerators():
-        for region in gke.REGIONS:
-            for zone in gke.zones_offering(region, gpu) or ():
-                assert re.fullmatch(rf"{re.escape(region)}-[a-z]", zone)
+    listed = [(region, zone) for region in gke.gpu_regions() for zone in gke.region_zones(region) or ()]
+    offering = [(region, zone) for gpu in gke.accelerators() for region in gke.REGIONS
+                for zone in gke.zones_offering(region, gpu) or ()]
+    assert listed and offering, "the catalog's zones"
+    for region, zone in listed + offering:
+        assert re.fullmatch(rf"{re.escape(region)}-[a-z]", zone)
 
 
 def test_zones_offering() -> None:

@@ -187,6 +187,7 @@ def test_gpu_driver_setting_reaches_the_pool_and_turns_secure_boot_off_only_for_
 def test_initial_node_count_is_ignored_and_only_spot_and_gpu_pools_are_deleted_before_replacement(
     dev: Recording,
 ) -> None:
+    assert set(pools(dev)) == {"system", "platform", "l4-spot", "t4-preemptible", "l4-ondemand"}
     for name, registration in pools(dev).items():
         assert "initialNodeCount" in registration.ignore_changes
         control_plane = name in ("system", "platform")
@@ -278,6 +279,7 @@ def test_nodes_run_as_a_dedicated_least_privilege_service_account(dev: Recording
 
 
 def test_node_metadata_and_workload_identity(dev: Recording) -> None:
+    assert of_type(dev, NODE_POOL), "the dev stack's node pools"
     for registration in of_type(dev, NODE_POOL):
         config = registration.inputs["nodeConfig"]
         assert config["metadata"] == {"disable-legacy-endpoints": "true"}
@@ -402,7 +404,9 @@ def _imports(module: Path) -> set[str]:
 def test_cloud_folders_never_import_each_other() -> None:
     clouds = Path(gke.__file__).parents[1]
     for here, other, other_sdk in (("gke", "aks", "pulumi_azure_native"), ("aks", "gke", "pulumi_gcp")):
-        for module in (clouds / here).glob("*.py"):
+        modules = sorted((clouds / here).glob("*.py"))
+        assert modules, here
+        for module in modules:
             imported = _imports(module)
             assert other_sdk not in imported, module
             assert not any(name.startswith(f"spotkube.clouds.{other}") for name in imported), module

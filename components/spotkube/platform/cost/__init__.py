@@ -1,4 +1,5 @@
-"""Cost: the spot-vs-on-demand cost model and the bundled price table (its Azure client is a tool).
+"""Cost: the spot-vs-on-demand cost model and the bundled price table (its Azure client is a tool), and
+the pricing of a platform's pools with the warnings their prices raise (`pricing`).
 
 Pure Python with no Pulumi import, so `spotkube plan` can price a stack before touching a cloud.
 """
