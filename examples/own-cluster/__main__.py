@@ -22,6 +22,9 @@ cluster = azure.containerservice.ManagedCluster(
     identity={"type": "SystemAssigned"},
     agent_pool_profiles=[{"name": "system", "mode": "System", "vm_size": "Standard_D4s_v5", "count": 2,
                           "os_type": "Linux", "type": "VirtualMachineScaleSets"}],
+    # After `pulumi refresh` the cluster lists every pool, the ones added below included
+    # (pulumi-azure-native#1686): the cluster leaves its pools to their own resources.
+    opts=pulumi.ResourceOptions(ignore_changes=["agentPoolProfiles"]),
 )
 
 # Spot H100 nodes from zero, and an on-demand A100 pool to fall back to; AKS runs one pool operation

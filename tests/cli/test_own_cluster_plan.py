@@ -109,3 +109,66 @@ def test_simulate_runs_a_pipeline_on_the_cluster_it_names(folder: Path, spotkube
     assert named.returncode == 0, named.stderr
     steps = {s["name"]: s for s in json.loads(named.stdout)["simulations"][0]["steps"]}
     assert (steps["stage-dataset"]["pool"], steps["train"]["pool"]) == ("cpuspot", "l4spot")
+
+
+def plan_of(folder: Path, program: str, spotkube: Run) -> subprocess.CompletedProcess[str]:
+    shutil.copy(EXAMPLE / "Pulumi.yaml", folder)
+    shutil.copy(EXAMPLE / "Pulumi.dev.yaml", folder)
+    (folder / "__main__.py").write_text(program)
+    return spotkube("plan", "-s", "dev", cwd=folder)
+
+
+POOLS = '''
+import pulumi
+from spotkube import AksGpuNodePool
+
+aks = ("/subscriptions/00000000-0000-4000-8000-000000000000/resourceGroups/team-rg/providers/"
+       "Microsoft.ContainerService/managedClusters/team-aks")
+first = AksGpuNodePool("first", args={"cluster_id": aks, "region": "eastus", "name": "a100spot",
+                                      "machine": "Standard_NC24ads_A100_v4"})
+AksGpuNodePool("second", args={"cluster_id": aks.upper(), "region": "eastus", "name": "SECOND",
+                               "machine": "Standard_NC24ads_A100_v4", "capacity": "on-demand"}OPTIONS)
+'''
+
+
+def test_pools_on_one_aks_cluster_that_may_run_at_once_fail_the_preflight(tmp_path: Path, spotkube: Run) -> None:
+    """However its id is spelt, it is one cluster, and AKS runs one pool operation on it at a time."""
+    unchained = plan_of(tmp_path, POOLS.replace('"SECOND"', '"a100demand"').replace("OPTIONS", ""), spotkube)
+    assert unchained.returncode == 1
+    assert "AgentPools first and second of the cluster may run at once" in " ".join(unchained.stderr.split())
+    chained = plan_of(tmp_path, POOLS.replace('"SECOND"', '"a100demand"').replace(
+        "OPTIONS", ", opts=pulumi.ResourceOptions(depends_on=[first])"), spotkube)
+    assert chained.returncode == 0, chained.stderr
+
+
+def test_two_pools_of_one_name_or_two_regions_on_one_cluster_are_one_clear_error(
+        tmp_path: Path, spotkube: Run) -> None:
+    same = plan_of(tmp_path, POOLS.replace('"SECOND"', '"a100spot"').replace("OPTIONS", ""), spotkube)
+    assert same.returncode != 0 and "Traceback" not in same.stderr
+    assert "second and first: both add the pool 'a100spot'" in " ".join(same.stderr.split())
+    regions = plan_of(tmp_path, POOLS.replace('"SECOND"', '"a100demand"').replace(
+        '"region": "eastus", "name": "a100demand"', '"region": "westeurope", "name": "a100demand"')
+        .replace("OPTIONS", ""), spotkube)
+    assert "name the regions eastus and westeurope" in " ".join(regions.stderr.split())
+
+
+def test_a_pool_outside_the_subnet_the_clusters_pools_join_is_named(tmp_path: Path, spotkube: Run) -> None:
+    program = '''
+import pulumi
+import pulumi_azure_native as azure
+from spotkube import AksGpuNodePool
+
+subnet = ("/subscriptions/00000000-0000-4000-8000-000000000000/resourceGroups/team-rg/providers/"
+          "Microsoft.Network/virtualNetworks/team/subnets/nodes")
+cluster = azure.containerservice.ManagedCluster("team", resource_group_name="team-rg", location="eastus",
+    dns_prefix="team", agent_pool_profiles=[{"name": "system", "mode": "System", "vm_size": "Standard_D4s_v5",
+                                             "count": 2, "vnet_subnet_id": subnet}])
+inside = AksGpuNodePool("inside", args={"cluster_id": cluster.id, "region": "eastus", "vnet_subnet_id": subnet,
+                                        "name": "inside", "machine": "Standard_NC24ads_A100_v4"})
+AksGpuNodePool("outside", args={"cluster_id": cluster.id, "region": "eastus", "name": "outside",
+                                "machine": "Standard_NC24ads_A100_v4"},
+               opts=pulumi.ResourceOptions(depends_on=[inside]))
+'''
+    result = plan_of(tmp_path, program, spotkube)
+    assert result.returncode == 0, result.stderr
+    assert "[external-vnet-subnet:outside]" in result.stdout and "external-vnet-subnet:inside" not in result.stdout

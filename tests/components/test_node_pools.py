@@ -189,3 +189,31 @@ def test_the_add_ons_for_pools_refuse_what_is_no_pool_or_pools_of_two_clouds() -
     with pytest.raises(ProgramFailed, match="Kueue 'kueue': pools: hold no GPU pool"):
         run(lambda: Kueue.for_pools("kueue", [AksGpuNodePool("cpu", args={
             "cluster_id": CLUSTER_ID, "region": "eastus", **cpu})]))
+
+
+def test_a_service_account_that_is_no_e_mail_is_refused() -> None:
+    message = refusal(lambda: GkeGpuNodePool("p", args={"cluster_id": GKE_CLUSTER_ID, "region": "us-central1",
+                                                       "project": "vision-ml-dev", "service_account": "nope", **L4}))
+    assert "GkeGpuNodePool 'p' args: service_account: 'nope' is not a service account's e-mail" in message
+
+
+def test_one_add_on_serves_the_pools_of_one_cluster() -> None:
+    other = CLUSTER_ID.replace("team-aks", "other-aks")
+
+    def two_clusters() -> None:
+        first = AksGpuNodePool("h100spot", args={"cluster_id": CLUSTER_ID, "region": "eastus", **H100})
+        second = AksGpuNodePool("other", args={"cluster_id": other, "region": "eastus", **H100})
+        Kueue.for_pools("kueue", [first, second])
+
+    with pytest.raises(ProgramFailed, match=r"Kueue .kueue.: pools: are on .*other-aks and .*team-aks: one add-on"):
+        run(two_clusters)
+
+
+def test_a_pool_on_a_cluster_in_the_teams_network_joins_its_subnet() -> None:
+    subnet = ("/subscriptions/00000000-0000-4000-8000-000000000000/resourceGroups/team-rg/providers/"
+              "Microsoft.Network/virtualNetworks/team/subnets/nodes")
+    recording = run(lambda: AksGpuNodePool("h100spot", args={"cluster_id": CLUSTER_ID, "region": "eastus",
+                                                             "vnet_subnet_id": subnet, **H100}))
+    assert only(recording, AGENT_POOL).inputs["vnetSubnetID"] == subnet
+    assert "vnetSubnetID" not in only(run(lambda: AksGpuNodePool("h100spot", args={
+        "cluster_id": CLUSTER_ID, "region": "eastus", **H100})), AGENT_POOL).inputs

@@ -124,6 +124,8 @@ def test_the_snapshot_marks_exactly_the_wired_inputs_as_accepting_outputs() -> N
         "GkeClusterArgs.subnetwork",
         "GkeClusterArgs.authorizedIpRanges[]",
         "AksGpuNodePool.clusterId",
+        "AksGpuNodePool.vnetSubnetId",
+        "AksGpuNodePool.podSubnetId",
         "GkeGpuNodePool.clusterId",
         "GkeGpuNodePool.project",
         "GkeGpuNodePool.serviceAccount",

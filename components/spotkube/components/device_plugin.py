@@ -131,10 +131,6 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
 
         def request() -> DevicePluginRequest:
             builds = pool_builds(pools, source, "the plugin serves")
-            clouds = sorted({b.plan.cloud for b in builds})
-            if len(clouds) > 1:
-                raise SpecError(source, [Problem("pools", f"are on {' and '.join(clouds)}: one plugin serves "
-                                                 "one cluster; make one per cluster")])
             values = checked_args({} if args is None else args, DevicePluginSettingsArgs, f"{source} args",
                                   refused={"enabled": ENABLED_REFUSAL})
             refuse_outputs(values, f"{source} args")

@@ -137,11 +137,11 @@ class Kueue(pulumi.ComponentResource):
         source = f"Kueue {name!r}"
 
         def request() -> KueueRequest:
-            builds = pool_builds(pools, source, "the queue serves")
             values = checked_args({} if args is None else args, KueueArgs, f"{source} args",
                                   refused={"enabled": ENABLED_REFUSAL})
             refuse_outputs(values, f"{source} args")
             settings = parse_settings(KueueSettings, values, f"{source} args")
+            builds = pool_builds(pools, source, "the queue serves")
             gpu_pools = tuple(b.pool for b in builds if b.pool.role == "gpu")
             if not gpu_pools:
                 raise SpecError(source, [Problem("pools", "hold no GPU pool, so the queue would have no quota and "

@@ -330,9 +330,13 @@ def _external_clusters(built: Built, by_id: Mapping[str, str]) -> list[BuiltClus
     joined: dict[tuple[str, str], list[tuple[pulumi.ComponentResource, PoolBuild]]] = {}
     for component, build in built.pools:
         cluster_id = str(_sync_await(pulumi.Output.from_input(build.target["cluster_id"]).future()))
-        joined.setdefault((build.plan.cloud, cluster_id), []).append((component, build))
+        # Azure's resource ids are case-insensitive: one cluster, however a program spells its id.
+        same = next((key for key in joined if key[0] == build.plan.cloud and key[1].lower() == cluster_id.lower()),
+                     (build.plan.cloud, cluster_id))
+        joined.setdefault(same, []).append((component, build))
     clusters = []
     for (cloud, cluster_id), pools in joined.items():
+        _one_cluster(cluster_id, [(c.pulumi_resource_name, b) for c, b in pools])
         specs = [build.plan.spec for _, build in pools]
         name = cluster_id.rstrip("/").rpartition("/")[2]
         components = {id(component) for component, _ in pools}
@@ -355,6 +359,21 @@ def _external_clusters(built: Built, by_id: Mapping[str, str]) -> list[BuiltClus
             contracts=tuple(build.contract for _, build in pools), external=True,
             members=tuple(dict.fromkeys(urns)), context=(by_id[cluster_id],) if cluster_id in by_id else ()))
     return clusters
+
+
+def _one_cluster(cluster_id: str, pools: Sequence[tuple[str, PoolBuild]]) -> None:
+    """Refuse pool components that can't all be on the cluster `cluster_id` names: two of one name (one
+    node pool in the cloud) or of two regions."""
+    names: dict[str, str] = {}
+    for component, build in pools:
+        other = names.setdefault(build.pool.name, component)
+        if other != component:
+            raise ProgramFailed(f"{component} and {other}: both add the pool {build.pool.name!r} to {cluster_id}; "
+                                "give each pool on a cluster a name of its own", [])
+    regions = sorted({build.plan.spec.region for _, build in pools})
+    if len(regions) > 1:
+        raise ProgramFailed(f"the pools on {cluster_id} name the regions {' and '.join(regions)}; a cluster is in one "
+                            "region: give every pool on it the cluster's region", [])
 
 
 class ProgramFailed(SpotkubeError):

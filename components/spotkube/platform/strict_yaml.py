@@ -487,11 +487,12 @@ def load_yaml(data: str | bytes, source: str, describe: Callable[[KeyPath], str]
 #: What `_read_by_libyaml` returns for a file it did not read.
 _UNREAD = Node("", "", None, None)
 #: Where libyaml accepts what PyYAML's parser refuses (found by comparing the two on generated files,
-#: tests/platform/test_strict_yaml_libyaml.py): tabs, tags other than the non-specific `! `, `?` in a
-#: flow collection, a comment right after a block scalar's header (`|#`), a byte order mark (U+FEFF)
-#: anywhere; and UTF-16, where these characters are not single bytes. A file with any of them, anywhere
-#: (in a comment or a quoted text too), is PyYAML's to read.
-_PYYAML_ONLY = re.compile(rb"[\t?]|!(?![ \n])|[|>][-+0-9]*#|\xef\xbb\xbf|^(?:\xff\xfe|\xfe\xff)")
+#: tests/platform/test_strict_yaml_libyaml.py): tabs, tags (even the non-specific `!`, which libyaml
+#: reads as '' before an empty node, `[! ]`, where PyYAML reads null), `?` in a flow collection, a comment
+#: right after a block scalar's header (`|#`), a byte order mark (U+FEFF) anywhere; and UTF-16, where
+#: these characters are not single bytes. A file with any of them, anywhere (in a comment or a quoted
+#: text too), is PyYAML's to read.
+_PYYAML_ONLY = re.compile(rb"[\t?!]|[|>][-+0-9]*#|\xef\xbb\xbf|^(?:\xff\xfe|\xfe\xff)")
 
 
 def _libyaml_reads(data: str | bytes) -> bool:

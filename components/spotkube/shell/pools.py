@@ -92,11 +92,20 @@ def pool_from_args(cloud: Cloud, args: object, typed: type, where: str) -> PoolB
 def pool_builds(pools: object, source: str, what: str) -> list[PoolBuild]:
     """What each of an add-on's pool components (`NvidiaDevicePlugin.for_pools`, `Kueue.for_pools`) was
     built from; anything else is refused with `source` and what the add-on serves (`what`)."""
-    builds = [getattr(pool, "build", None) for pool in pools] if isinstance(pools, list | tuple) else []
-    if not builds or not all(isinstance(b, PoolBuild) for b in builds):
+    found = [getattr(pool, "build", None) for pool in pools] if isinstance(pools, list | tuple) else []
+    builds = [b for b in found if isinstance(b, PoolBuild)]
+    if not builds or len(builds) != len(found):
         raise pulumi.RunError(f"{source}: pools: give a list of the pool components {what} (AksGpuNodePool or "
                               "GkeGpuNodePool)")
-    return [b for b in builds if isinstance(b, PoolBuild)]
+    clouds = sorted({b.plan.cloud for b in builds})
+    # An add-on serves one cluster: pools whose plain ids name two can't share it (an Output is the cloud's).
+    ids = {str(b.target["cluster_id"]).lower(): str(b.target["cluster_id"]) for b in builds
+           if b.external and isinstance(b.target.get("cluster_id"), str)}
+    if len(clouds) > 1 or len(ids) > 1:
+        where = " and ".join(clouds) if len(clouds) > 1 else " and ".join(sorted(ids.values()))
+        raise SpecError(source, [Problem("pools", f"are on {where}: one add-on serves one cluster; make one per "
+                                         "cluster")])
+    return builds
 
 
 def report_pool(component: pulumi.ComponentResource, build: PoolBuild) -> None:

@@ -349,6 +349,10 @@ class AksGpuNodePoolArgs(TypedDict):
     """The AKS cluster the pool joins: its Azure resource id, `/subscriptions/<id>/resourceGroups/<group>/providers/Microsoft.ContainerService/managedClusters/<name>`; another resource's output (a `ManagedCluster`'s `id`) is fine."""
     region: str
     """The cluster's Azure region, e.g. uksouth or eastus: it decides the pool's zones, prices and quota."""
+    vnet_subnet_id: NotRequired[Input[str]]
+    """The subnet of your virtual network the pool's nodes join, as the cluster's other pools do (Azure CNI; AKS wants all of a cluster's pools in a subnet or none); unset: the network AKS manages."""
+    pod_subnet_id: NotRequired[Input[str]]
+    """The subnet the pods get their addresses from, where the cluster's other pools name one (Azure CNI with dynamic pod IPs); unset: none."""
     name: str
     """Pool name, unique in the stack: 1-12 lower-case letters and digits, starting with a letter."""
     machine: str

@@ -181,7 +181,7 @@ class AksGpuCluster(pulumi.ComponentResource):
             # component's AgentPool was this component's own child before: its alias keeps it.
             previous = [AksGpuNodePool.on_cluster(
                 f"{name}-{pool.name}", PoolBuild(plan, pool, {}, external=False),
-                AgentPoolTarget(resource_group_name, cluster_name, groups.get(pool.name), tuple(previous),
+                AgentPoolTarget(resource_group_name, cluster_name, groups.get(pool.name), after=tuple(previous),
                                 moved_from=self),
                 opts=child(self),
             ).agent_pool]

@@ -37,6 +37,9 @@ class AgentPoolTarget:
     resource_group_name: pulumi.Input[str]
     cluster_name: pulumi.Input[str]
     reservation_group_id: pulumi.Input[str] | None = None
+    #: The subnets of the team's virtual network the nodes and the pods join (None: AKS's own network).
+    vnet_subnet_id: pulumi.Input[str] | None = None
+    pod_subnet_id: pulumi.Input[str] | None = None
     #: The resources the AgentPool waits for (the pool before it on the same cluster).
     after: tuple[pulumi.Resource, ...] = ()
     #: The AgentPool's parent before it moved under this component (an `AksGpuCluster`), kept as an alias
@@ -54,8 +57,9 @@ class AksGpuNodePool(pulumi.ComponentResource):
 
     What it registers: one `AgentPool`, named as this component, in the cluster `cluster_id` names.
 
-    Its args are `AksGpuNodePoolArgs`: `cluster_id` (an Output is fine), `region`, and the keys of one
-    entry of `AksGpuCluster`'s `gpu_pools`; they are checked before anything is registered. AKS runs one
+    Its args are `AksGpuNodePoolArgs`: `cluster_id` (an Output is fine), `region`, on a cluster in your
+    own virtual network `vnet_subnet_id` (and `pod_subnet_id`), and the keys of one entry of
+    `AksGpuCluster`'s `gpu_pools`; they are checked before anything is registered. AKS runs one
     pool operation per cluster at a time: give a second pool on the same cluster
     `depends_on=[first_pool]`.
 
@@ -104,6 +108,8 @@ class AksGpuNodePool(pulumi.ComponentResource):
             resource_group_name=target.resource_group_name,
             resource_name_=target.cluster_name,
             **resources.agent_pool_inputs(pool, target.reservation_group_id),
+            **{key: value for key, value in (("vnet_subnet_id", target.vnet_subnet_id),
+                                             ("pod_subnet_id", target.pod_subnet_id)) if value is not None},
             opts=pool_options(self, opts, list(target.after), target.moved_from,
                               ignore_changes=list(resources.AGENT_POOL_IGNORED),
                               replace_on_changes=list(resources.CREATE_ONLY_POOL_FIELDS),
@@ -134,6 +140,8 @@ def _external_target(build: PoolBuild, where: str) -> AgentPoolTarget:
         resource_group_name=then(parts, lambda found: found[0]),
         cluster_name=then(parts, lambda found: found[1]),
         reservation_group_id=reservation.id if reservation is not None else None,
+        vnet_subnet_id=build.target.get("vnet_subnet_id"),
+        pod_subnet_id=build.target.get("pod_subnet_id"),
     )
 
 

@@ -102,19 +102,22 @@ def _pool_chains(d: Deployment) -> list[str]:
     # What each pool waits for, directly or through others, found once: asking `depends_on` of every
     # pair walked the whole chain each time (cubic in the number of pools).
     waits_for = {p.urn: waited_for(p, by_urn) for p in pools}
+    # A cluster spotkube didn't make is one cluster, whose resource the deployment doesn't hold.
+    clusters = [(p.urn, p.name) for p in d.of_type(CLUSTER_TYPE)] if not d.external else [("", "the cluster")]
     problems = []
-    for cluster in d.of_type(CLUSTER_TYPE):
-        mine = [p for p in pools if cluster.urn in waits_for[p.urn]]
+    for urn, name in clusters:
+        mine = [p for p in pools if not urn or urn in waits_for[p.urn]]
         for i, first in enumerate(mine):
             for second in mine[i + 1:]:
                 if second.urn not in waits_for[first.urn] and first.urn not in waits_for[second.urn]:
-                    problems.append(f"AgentPools {first.name} and {second.name} of {cluster.name} may run at once")
+                    problems.append(f"AgentPools {first.name} and {second.name} of {name} may run at once")
     return problems
 
 
 def serial_operations(d: Deployment) -> Outcome:
-    """AKS refuses a second agent-pool operation while one runs (409 OperationNotAllowed)."""
-    if not d.of_type(CLUSTER_TYPE):
+    """AKS refuses a second agent-pool operation while one runs (409 OperationNotAllowed); on a cluster
+    spotkube didn't make, each pool component must depend on the one before it (`depends_on`)."""
+    if not d.of_type(CLUSTER_TYPE) and not (d.external and d.of_type(AGENT_POOL_TYPE)):
         return None
     problems = _pool_chains(d)
     if problems:
@@ -160,6 +163,13 @@ def external_cluster(cluster: ExternalCluster) -> list[PlanWarning]:
                 f"{pool.name}: AKS places the reserved VMs as cluster {name}'s identity, which must be a "
                 "user-assigned identity with Contributor on the capacity reservation group's resource group; "
                 "spotkube can't grant that on a cluster it didn't make")))
+    subnets = [p for c in managed for p in c.inputs.get("agentPoolProfiles") or () if p.get("vnetSubnetID")]
+    for pool in (r for r in cluster.registrations if r.type == AGENT_POOL_TYPE):
+        if subnets and not pool.inputs.get("vnetSubnetID"):
+            found.append(PlanWarning(f"external-vnet-subnet:{pool.name}", (
+                f"{pool.name}: cluster {name}'s pools join a subnet of its virtual network, and AKS wants all of a "
+                "cluster's pools in one or none; give the pool vnet_subnet_id (and pod_subnet_id where the "
+                "cluster's pools name one)")))
     providers = [r for r in cluster.registrations if r.type == KUBERNETES_PROVIDER]
     if providers and not managed:
         found.append(PlanWarning(f"external-api-server:{name}", (

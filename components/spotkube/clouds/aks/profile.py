@@ -285,6 +285,11 @@ NODE_POOL = NodePoolFacts("AksGpuNodePool", (
               "resource's output (a `ManagedCluster`'s `id`) is fine."),
     TargetKey("region", "str", "The cluster's Azure region, e.g. uksouth or eastus: it decides the pool's zones, "
               "prices and quota.", "region"),
+    TargetKey("vnet_subnet_id", "Input[str]", "The subnet of your virtual network the pool's nodes join, as the "
+              "cluster's other pools do (Azure CNI; AKS wants all of a cluster's pools in a subnet or none); unset: "
+              "the network AKS manages.", required=False),
+    TargetKey("pod_subnet_id", "Input[str]", "The subnet the pods get their addresses from, where the cluster's "
+              "other pools name one (Azure CNI with dynamic pod IPs); unset: none.", required=False),
 ))
 
 

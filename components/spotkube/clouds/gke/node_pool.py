@@ -116,8 +116,10 @@ def _external_target(build: PoolBuild, where: str) -> NodePoolTarget:
     region the args give."""
     given = build.target
     cluster_id, project = given["cluster_id"], given["project"]
-    problem = resources.cluster_id_problem(cluster_id, project, build.plan.spec.region)
-    if problem:
-        raise SpecError(where, [Problem("cluster_id", problem)])
+    problems = [Problem(key, problem) for key, problem in (
+        ("cluster_id", resources.cluster_id_problem(cluster_id, project, build.plan.spec.region)),
+        ("service_account", resources.service_account_problem(given.get("service_account")))) if problem]
+    if problems:
+        raise SpecError(where, problems)
     return NodePoolTarget(project=project, location=build.plan.spec.region, cluster=cluster_id,
                           service_account=given.get("service_account"))

@@ -212,6 +212,18 @@ CLUSTER_ID_PATTERN = re.compile(r"^projects/(?P<project>[^/]+)/locations/(?P<loc
 CLUSTER_NAME_PATTERN = re.compile(r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$")
 
 
+#: A service account's e-mail, as a NodePool's `node_config.service_account` takes it.
+SERVICE_ACCOUNT_PATTERN = re.compile(r"^[a-z0-9][-a-z0-9]*@[-a-z0-9.]+\.gserviceaccount\.com$")
+
+
+def service_account_problem(email: object) -> str | None:
+    """Why a plain `service_account` is no service account's e-mail, or None (an Output is GKE's to judge)."""
+    if not isinstance(email, str) or SERVICE_ACCOUNT_PATTERN.match(email):
+        return None
+    return (f"{email!r} is not a service account's e-mail; use <name>@<project>.iam.gserviceaccount.com (or "
+            "<number>-compute@developer.gserviceaccount.com, Compute Engine's default)")
+
+
 def cluster_id_problem(cluster_id: object, project: object, region: str) -> str | None:
     """Why a plain `cluster_id` can't name the regional cluster of `project` and `region`, or None (an
     Output is GKE's to judge once it resolves)."""
