@@ -172,3 +172,18 @@ AksGpuNodePool("outside", args={"cluster_id": cluster.id, "region": "eastus", "n
     result = plan_of(tmp_path, program, spotkube)
     assert result.returncode == 0, result.stderr
     assert "[external-vnet-subnet:outside]" in result.stdout and "external-vnet-subnet:inside" not in result.stdout
+
+
+def test_a_gpu_pool_of_the_teams_own_cluster_has_the_gpu_its_machine_carries() -> None:
+    """A pool spotkube didn't make carries no spotkube label: its GPU comes from its machine, as the cloud
+    labels such a node by itself, so a workload that asks for the GPU can be judged against it."""
+    from spotkube.clouds import registered_pools
+    from spotkube.review.program_review import registered_contract
+
+    (pool,) = [p for p in registered_pools("azure-native:containerservice:ManagedCluster", "team", {
+        "agentPoolProfiles": [{"name": "t4", "mode": "User", "vmSize": "Standard_NC4as_T4_v3", "count": 1}]})
+        if p.cloud_name == "t4"]
+    contract = registered_contract("aks", "eastus", pool)
+    assert (contract.accelerator, contract.gpu_count, contract.role) == ("nvidia-tesla-t4", 1, "gpu")
+    assert contract.labels["kubernetes.azure.com/agentpool"] == "t4"
+    assert contract.labels["node.kubernetes.io/instance-type"] == "Standard_NC4as_T4_v3"

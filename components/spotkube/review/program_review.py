@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from spotkube.clouds import RegisteredPool, profile, registered_pools, upgrade_exposures
 from spotkube.platform import contract
-from spotkube.platform.contract import ACCELERATOR_LABEL, PoolContract
+from spotkube.platform.contract import PoolContract
 from spotkube.platform.cost import PriceTable
 from spotkube.platform.cost.pricing import CostedPool
 from spotkube.platform.errors import SpotkubeError
@@ -166,10 +166,12 @@ def _deployment(run: ProgramRun, cluster: BuiltCluster, mine: Sequence[Registrat
 def registered_contract(cloud: str, region: str, pool: RegisteredPool) -> PoolContract:
     """The contract of a pool spotkube didn't make, from its registration: the labels its nodes carry
     (declared, the cloud's own, the kubelet's) and its taints, so workloads placed on it can be judged."""
-    capacity, accelerator = pool.capacity, pool.labels.get(ACCELERATOR_LABEL)
-    labels = {**(contract.well_known_labels(pool.machine, profile(cloud).machines.arch(pool.machine), region)
-                 if pool.machine else {}),
-              **pool.labels, **contract.cloud_added_labels(cloud, pool.cloud_name, capacity, None)}
+    machines = profile(cloud).machines
+    # Its GPU, as the cloud's catalog knows the machine: the cloud labels a GPU node by itself.
+    gpu = machines.gpu(pool.machine) if pool.machine and pool.has_gpu else None
+    capacity, accelerator = pool.capacity, gpu[0] if gpu else None
+    labels = {**(contract.well_known_labels(pool.machine, machines.arch(pool.machine), region) if pool.machine else {}),
+              **pool.labels, **contract.cloud_added_labels(cloud, pool.cloud_name, capacity, accelerator)}
     role = "system" if pool.system else "gpu" if pool.has_gpu else "batch"
     return PoolContract(pool.cloud_name, role, capacity, accelerator, pool.gpu_count, labels,
                         tuple(sorted(pool.taints, key=str)))
