@@ -192,10 +192,6 @@ class CloudCatalog(_Model):
     def machine(self, name: str) -> Machine | None:
         return self.machines.get(name)
 
-    def knows_region(self, region: str) -> bool:
-        """Whether the catalog knows everything the cloud offers in `region`."""
-        return region in self.regions
-
     def offer(self, machine: str, region: str) -> Offer:
         """Whether `machine` is offered in `region`, and in which zones."""
         entry = self.machines.get(machine)

@@ -90,9 +90,6 @@ class GpuFallback:
     def on_demand_pools(self) -> tuple[str, ...]:
         return tuple(p for s in self.order if s.capacity == "on-demand" for p in s.pools)
 
-    def order_text(self) -> str:
-        return " → ".join(f"{s.capacity} {', '.join(s.pools)}" for s in self.order)
-
     def worst_case_text(self) -> str:
         if not self.on_demand_pools:
             return "no on-demand fallback"
