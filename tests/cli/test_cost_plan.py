@@ -19,12 +19,12 @@ import yaml
 from typer.testing import CliRunner, Result
 
 from in_process import run_spotkube
+from planned_costs import price_plan
 from spotkube.cli.app import app
 from spotkube.clouds import parse_spec, plan_platform
 from spotkube.platform.cost import PRICES_ENV, default_user_file
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.project import Project
-from spotkube.review.costing import price_plan
 
 REPO = Path(__file__).resolve().parents[2]
 T4_UKSOUTH = "Standard_NC4as_T4_v3"

@@ -105,9 +105,9 @@ def test_the_registered_pools_read_back_as_planned(planned: CloudRun) -> None:
     assert set(read) == {p.name for p in planned.plan.pools}
     for pool in planned.plan.pools:
         back = read[pool.name]
-        assert (back.machine, back.capacity, back.min_nodes, back.max_nodes) == (
+        assert (back.machine, back.capacity, back.min, back.max) == (
             pool.machine, pool.capacity, pool.min, pool.max), pool.name
-        assert back.labels == pool.labels and back.taints == frozenset(pool.taints), pool.name
+        assert back.labels == pool.labels and back.parsed_taints == frozenset(pool.taints), pool.name
         assert (back.has_gpu, back.gpu_count) == (pool.gpu_type is not None, pool.gpu_count), pool.name
         assert back.system == (pool.role == "system"), pool.name
         assert not pool.zones or back.zones == pool.zones, pool.name

@@ -15,8 +15,8 @@ from spotkube.platform.plan_scope import once, one_plan
 
 def _pool(name: str) -> RegisteredPool:
     return RegisteredPool(where=f"AgentPool {name!r}", cloud_name=name, labels={}, machine="Standard_D4s_v5",
-                          gpu_count=0, has_gpu=False, capacity="on-demand", system=False, min_nodes=0,
-                          max_nodes=3, taint_texts=(), taints=frozenset(), zones=(), eviction_policy=None,
+                          gpu_count=0, has_gpu=False, capacity="on-demand", system=False, min=0,
+                          max=3, taints=(), parsed_taints=frozenset(), zones=(), eviction_policy=None,
                           max_price=None)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from planned_costs import price_plan
 from spotkube.clouds import (
     CLOUDS,
     bundled_catalog,
@@ -23,7 +24,6 @@ from spotkube.clouds.gke import catalog as gke_catalog
 from spotkube.platform.cost import PRICES_ENV
 from spotkube.platform.plan import PlatformPlan
 from spotkube.platform.project import find_project
-from spotkube.review.costing import price_plan
 
 #: The flags a new stack of each cloud is made with (`spotkube new-stack --deployer-object-id` on AKS,
 #: `--gcp-project` on GKE), by the fields of the cloud's options model.

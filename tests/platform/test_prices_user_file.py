@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from planned_costs import price_plan
 from spotkube.clouds import hourly_price, load_price_table, parse_spec, plan_platform, price_table
 from spotkube.platform.cost import (
     PRICES_ENV,
@@ -17,7 +18,6 @@ from spotkube.platform.cost import (
     default_user_file,
     user_file_path,
 )
-from spotkube.review.costing import price_plan
 
 BUNDLED = load_price_table()
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from planned_costs import price_plan
 from spotkube.clouds import CLOUDS, bundled_catalog, parse_spec, plan_platform, profile
 from spotkube.clouds.aks import catalog as aks
 from spotkube.clouds.gke import catalog as gke
@@ -30,7 +31,6 @@ from spotkube.platform.addons.device_plugin import (
 from spotkube.platform.catalog import UNKNOWN_OFFER, UNLISTED_SIZE
 from spotkube.platform.errors import SpecError
 from spotkube.review.catalog_check import catalog_note
-from spotkube.review.costing import price_plan
 
 AKS_SIZES = {
     "Standard_ND96asr_v4": ("nvidia-tesla-a100", 8, None),

@@ -16,9 +16,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from planned_costs import price_plan
 from spotkube.clouds import parse_spec, plan_platform
 from spotkube.platform.cost.prices import PriceRow, PriceTable
-from spotkube.review.costing import FIGURES, CostReport, price_plan
+from spotkube.review.costing import FIGURES, CostReport
 from spotkube.review.plan_diff import DIFF_FIGURES, stack_diff
 
 SIZES = (2, 4, 8, 16, 32, 64)

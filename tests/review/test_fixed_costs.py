@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
+from planned_costs import price_plan
 from spotkube.clouds import CLOUDS, plan_platform
 from spotkube.components.offline import StackRun
 from spotkube.platform.cost.fixed import FixedCosts, FixedLine
 from spotkube.platform.registration import Registration
-from spotkube.review.costing import price_plan
 from spotkube.review.fixed_costs import stack_fixed_costs
 
 AKS_CLUSTER = "azure-native:containerservice:ManagedCluster"

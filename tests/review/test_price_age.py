@@ -7,10 +7,11 @@ from __future__ import annotations
 import datetime
 from pathlib import Path
 
+from planned_costs import price_plan
 from spotkube.clouds import load_price_table, load_stack_spec, plan_platform
 from spotkube.platform.plan import PlatformPlan
 from spotkube.platform.project import find_project
-from spotkube.review.costing import STALE_AFTER_DAYS, price_plan
+from spotkube.review.costing import STALE_AFTER_DAYS
 
 REPO = Path(__file__).resolve().parents[2]
 TABLE = load_price_table()

@@ -23,7 +23,7 @@ from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 import spotkube
 from spotkube.cli import terminal
-from spotkube.clouds import CLOUDS, load_stack_spec, plan_platform, price_table
+from spotkube.clouds import CLOUDS, load_stack_spec, price_table
 from spotkube.clouds import profile as cloud_profile
 from spotkube.components.mock_host import no_full_collections
 from spotkube.components.offline import run_stack
@@ -31,7 +31,7 @@ from spotkube.platform import stack_names
 from spotkube.platform.cost import PRICES_ENV
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.plan_scope import one_plan
-from spotkube.platform.project import describes_platform, find_project, stack_config
+from spotkube.platform.project import find_project
 from spotkube.platform.registration import BuiltCluster
 from spotkube.review.program_review import stack_documents
 
@@ -326,19 +326,23 @@ def _one_cluster(clusters: Sequence[BuiltCluster], wanted: str | None, source: s
     raise fail(f"{source}: {said}; the program builds {', '.join(names)}: name one with --cluster NAME")
 
 
-def _hours(pairs: list[str], pools: list[str]) -> dict[str, Decimal]:
-    """Parse `--hours POOL=H` options; a pool the stack lacks or a bad number is a user error."""
-    hours: dict[str, Decimal] = {}
+def _hours(pairs: list[str]) -> dict[str, tuple[str, Decimal]]:
+    """`--hours POOL=H` options by pool, each as given and its hours (-1 when not a number)."""
+    hours: dict[str, tuple[str, Decimal]] = {}
     for pair in pairs:
         pool, sep, value = pair.partition("=")
         try:
-            amount = Decimal(value)
+            hours[pool] = (pair, Decimal(value) if sep else Decimal(-1))
         except InvalidOperation:
-            amount = Decimal(-1)
-        if not sep or pool not in pools or amount < 0:
-            raise fail(f"--hours {pair}: use POOL=HOURS with HOURS >= 0 and POOL one of {', '.join(pools)}")
-        hours[pool] = amount
+            hours[pool] = (pair, Decimal(-1))
     return hours
+
+
+def _check_hours(hours: dict[str, tuple[str, Decimal]], pools: list[str]) -> None:
+    """A pool the stack lacks or a bad number in `--hours` is a user error."""
+    for pool, (pair, amount) in hours.items():
+        if pool not in pools or amount < 0:
+            raise fail(f"--hours {pair}: use POOL=HOURS with HOURS >= 0 and POOL one of {', '.join(pools)}")
 
 
 @app.command(cls=SpotkubeCommand)
@@ -353,30 +357,22 @@ def cost(
         "The cluster to price, by its component's name, when the stack's program builds several."))] = None,
 ) -> None:
     """What a stack costs a month, with what-if node-hours per pool, and the fixed lines of its idle floor
-    (cluster fee, network, disks) read from what its program registers offline; needs no Pulumi CLI. A stack
-    that describes its platform under spotkube: is priced from its plan, another program's stack from the
-    pools it registers."""
+    (cluster fee, network, disks): the pools and resources its program registers offline, priced as the
+    plan prices them; needs no Pulumi CLI."""
     from spotkube.cli import cost_views
-    from spotkube.review.costing import price_plan
-    from spotkube.review.fixed_costs import stack_fixed_costs
 
     try:
         project = find_project(project_dir)
         stack = stack_names.stack_name(project, stack)
         table = price_table(prices)
-        if describes_platform(stack_config(project, stack)):
-            plan_ = plan_platform(load_stack_spec(project, stack))
-            what_if = _hours(hours or [], [p.name for p in plan_.pools])
-            run = run_stack(project, stack)
-            report_ = price_plan(plan_, hours=what_if, table=table)
-            report_.fixed = stack_fixed_costs(run.spec, run.registrations)
-        else:
-            run = run_stack(project, stack)
-            chosen = _one_cluster(run.clusters, cluster, run.source)
-            names = [p.name for d in stack_documents(run, table) if d.cluster == chosen for p in d.pools]
-            what_if = _hours(hours or [], names)
-            report_ = next(d.cost for d in stack_documents(run, table, hours=what_if) if d.cluster == chosen)
-            stack = f"{stack}/{chosen}" if len(run.clusters) > 1 else stack
+        run = run_stack(project, stack)
+        chosen = _one_cluster(run.clusters, cluster, run.source)
+        what_if = _hours(hours or [])
+        document = next(d for d in stack_documents(run, table, hours={p: h for p, (_, h) in what_if.items() if h >= 0})
+                        if d.cluster == chosen)
+        _check_hours(what_if, [p.pool.name for p in document.cost.pools])
+        report_ = document.cost
+        stack = f"{stack}/{chosen}" if len(run.clusters) > 1 else stack
     except SpotkubeError as err:
         raise fail(str(err)) from None
     if output is Format.json:

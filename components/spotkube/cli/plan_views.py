@@ -15,24 +15,25 @@ from rich.text import Text
 
 from spotkube.cli import cost_views
 from spotkube.cli.terminal import fit_columns
+from spotkube.platform.cloud import RegisteredPool
 from spotkube.platform.posture import Setting
 from spotkube.platform.preflight import Verdict
 from spotkube.platform.startup import PoolStartup, duration
 from spotkube.review.acknowledgements import AcknowledgedWarning
 from spotkube.review.fallback import GpuFallback
-from spotkube.review.plan_document import PlanDocument, PoolRow
+from spotkube.review.plan_document import PlanDocument
 from spotkube.review.resource_list import Resource
 
 
-def _gpu(pool: PoolRow) -> str:
+def _gpu(pool: RegisteredPool) -> str:
     """`1 × nvidia-a100-80gb`, with a partitioned size's share and its sharing as registered: `, MIG 1g.10gb`."""
     if not pool.gpu_type:
         return "-"
     share = f" ({pool.gpu_share} of a GPU each)" if pool.gpu_share else ""
-    return f"{pool.gpu_count} × {pool.gpu_type}{share}" + (f", {pool.sharing}" if pool.sharing else "")
+    return f"{pool.gpu_count} × {pool.gpu_type}{share}" + (f", {pool.gpu_sharing}" if pool.gpu_sharing else "")
 
 
-def _price(pool: PoolRow) -> str:
+def _price(pool: RegisteredPool) -> str:
     price = pool.max_price
     if price is None:
         return "-"
@@ -58,7 +59,7 @@ def catalog_lines(document: PlanDocument) -> list[str]:
 _POOL_COLUMNS = ("pool", "taints", "cost / month")
 
 
-def _pool_cells(document: PlanDocument, pool: PoolRow) -> tuple[str, ...]:
+def _pool_cells(document: PlanDocument, pool: RegisteredPool) -> tuple[str, ...]:
     """What a pool is (name; role and capacity; machine and GPUs; nodes; eviction and max price; zones),
     its taints one a line, and its cost: three columns, so that a pool's row keeps every value whole at
     120 columns, a GKE compute class taint included."""

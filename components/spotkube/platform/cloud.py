@@ -10,14 +10,25 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import field
+from dataclasses import KW_ONLY, field, replace
 from importlib import import_module
 from importlib.resources.abc import Traversable
 from typing import TYPE_CHECKING, Any, Literal
 
 from spotkube.platform.addons.device_plugin import ManagedDevicePlugin
 from spotkube.platform.component_names import ComponentNaming
-from spotkube.platform.contract import INTERRUPTIBLE, Capacity, Cloud, Taint
+from spotkube.platform.contract import (
+    ACCELERATOR_LABEL,
+    INTERRUPTIBLE,
+    NO_ACCELERATOR,
+    POOL_LABEL,
+    ROLE_LABEL,
+    Capacity,
+    Cloud,
+    GpuSharing,
+    PoolContract,
+    Taint,
+)
 from spotkube.platform.cost.fixed import FixedItem, FixedPriceTable
 from spotkube.platform.cost.prices import CloudPricing
 from spotkube.platform.errors import Problem
@@ -27,7 +38,7 @@ from spotkube.platform.plan_scope import once_about
 from spotkube.platform.posture import PostureReader, Setting
 from spotkube.platform.preflight import CloudPreflight
 from spotkube.platform.quota import PoolDemand, QuotaPlan
-from spotkube.platform.records import record
+from spotkube.platform.records import NOT_IN_JSON, OMITTED_WHEN_NONE, camel_json, record
 from spotkube.platform.spec import GpuPool, GpuSpec, MaintenanceWindow, PlatformSpec
 from spotkube.platform.startup import ImageDelivery, StartupFigures
 
@@ -43,36 +54,50 @@ GpuResolution = tuple[GpuSpec | None, str | None]
 
 
 @record
-class RegisteredPool:
-    """One node pool read back from a registered resource's inputs, as the cloud API sees them.
+class PoolGpu:
+    """A registered pool's GPUs: the type its accelerator label names, per node, and for a size that gets a
+    part of one GPU, that part ("1/6")."""
 
-    The plan's pool table and the policy pack's guardrails both read pools this way, so they can
-    never disagree about what a registration asks the cloud for. `capacity` comes from the cloud
-    fields (what is really requested), not from spotkube's capacity label (which only claims it).
+    type: str
+    count: int
+    share: str | None = field(default=None, metadata=OMITTED_WHEN_NONE)
+
+
+@record
+class RegisteredPool:
+    """One node pool as the program registers it: the one read-side record of a pool. Each cloud's
+    reader makes it from a registered resource's inputs, as the cloud API sees them; the plan's pool table
+    and JSON (`camel_json`, in field order), its cost, quota, fallback and startup, and the policy pack's
+    guardrails all read it, so they can never disagree about what a registration asks the cloud for.
+
+    `capacity` comes from the cloud fields (what is really requested), not from spotkube's capacity
+    label (which only claims it). `name` and `role` come from the contract's labels, which every
+    spotkube pool carries; `cloud_name` is the name the cloud knows it by, which differs for a
+    control-plane pool whose name is versioned. The plan completes the record with the pool's contract
+    when the stack exports it (`with_contract`): `labels` then holds every node label (declared,
+    cloud-added, well-known) and `zone_labels` the zone label's values.
     """
 
-    where: str
+    name: str = field(init=False)
     cloud_name: str
-    labels: Mapping[str, str]
-    machine: str | None
-    gpu_count: int
-    has_gpu: bool
+    role: str = field(init=False)
     capacity: Capacity
-    system: bool
-    min_nodes: Any
-    max_nodes: Any
-    taint_texts: tuple[str, ...]
-    taints: frozenset[Taint]
-    zones: tuple[str, ...]
+    #: The machine as registered ("" when the registration names none).
+    machine: str
+    gpu: PoolGpu | None = field(init=False)
+    #: The autoscaling limits as registered (None: not set, or not a number).
+    min: int | None
+    max: int | None
+    #: The taints as registered (`key=value:Effect`).
+    taints: tuple[str, ...]
+    labels: Mapping[str, str]
+    #: A spot pool's eviction policy and max price (-1: up to on-demand), as registered; None on other pools.
     eviction_policy: str | None
-    max_price: Any
-    #: The size to use instead, when the machine is retired.
-    retired_in_favour_of: str | None = None
+    max_price: float | None
+    zones: tuple[str, ...]
+    zone_labels: tuple[str, ...] | None = field(default=None, metadata=OMITTED_WHEN_NONE)
     #: How the GPUs are shared, in words, as the registration asks for it (None: whole GPUs).
     gpu_sharing: str | None = None
-    #: Extra nodes an upgrade adds, as registered: a count ("1") or a percent of the pool ("33%"); None
-    #: leaves the cloud's default. The quota's surge counts it.
-    max_surge: str | None = None
     #: Whether the registration makes the nodes obtainable only through provisioning requests (GKE's queued
     #: provisioning): the autoscaler's fallback never grows such a pool.
     queued: bool = False
@@ -81,10 +106,65 @@ class RegisteredPool:
     #: How the nodes get container images beyond a plain pull, in words, as registered (streaming, a
     #: disk of preloaded images); None: each node pulls them.
     images: str | None = None
+    _: KW_ONLY
+    #: Which registration declares the pool, for the policy's messages (`AgentPool 'spotkube-gpu'`).
+    where: str = field(metadata=NOT_IN_JSON)
+    #: The GPUs of one node as the cloud's fields or catalog count them, and whether the pool has any
+    #: (by its machine, its accelerators or a GPU label).
+    gpu_count: int = field(metadata=NOT_IN_JSON)
+    has_gpu: bool = field(metadata=NOT_IN_JSON)
+    system: bool = field(metadata=NOT_IN_JSON)
+    #: The registered taints that parse, for the rules that look for one.
+    parsed_taints: frozenset[Taint] = field(metadata=NOT_IN_JSON)
+    #: The size to use instead, when the machine is retired.
+    retired_in_favour_of: str | None = field(default=None, metadata=NOT_IN_JSON)
+    #: Extra nodes an upgrade adds, as registered: a count ("1") or a percent of the pool ("33%"); None
+    #: leaves the cloud's default. The quota's surge counts it.
+    max_surge: str | None = field(default=None, metadata=NOT_IN_JSON)
+    #: The pool's contract, when the stack exports it (`with_contract`): how its GPUs are shared.
+    contract: PoolContract | None = field(default=None, metadata=NOT_IN_JSON)
+    #: The part of one physical GPU each of the node's GPUs is ("1/6"), for partitioned sizes.
+    gpu_share: str | None = field(default=None, metadata=NOT_IN_JSON)
+
+    def __post_init__(self) -> None:
+        accelerator = self.labels.get(ACCELERATOR_LABEL, NO_ACCELERATOR)
+        object.__setattr__(self, "name", self.labels.get(POOL_LABEL, self.cloud_name))
+        object.__setattr__(self, "role", self.labels.get(ROLE_LABEL, "unknown"))
+        object.__setattr__(self, "gpu", None if accelerator == NO_ACCELERATOR
+                           else PoolGpu(accelerator, self.gpu_count, self.gpu_share))
 
     @property
     def interruptible(self) -> bool:
         return self.capacity in INTERRUPTIBLE
+
+    @property
+    def gpu_type(self) -> str | None:
+        return self.gpu.type if self.gpu else None
+
+    @property
+    def sharing(self) -> GpuSharing | None:
+        """How the contract shares the pool's GPUs (what one node's price is split over)."""
+        return self.contract.sharing if self.contract else None
+
+    def to_json(self) -> dict[str, Any]:
+        """The pool as the plan's JSON shows it: its fields in order, in camelCase (`camel_json`)."""
+        shown: dict[str, Any] = camel_json(self)
+        return shown
+
+    def with_contract(self, pool_contract: PoolContract | None, gpu_share: str | None) -> RegisteredPool:
+        """The pool with what the plan knows beyond its registration: its contract, when the stack exports
+        it (every node label, the zones' labels, the GPUs of a node the cloud's fields don't count), and
+        the part of a GPU its machine's GPUs are."""
+        if pool_contract is None:
+            return replace(self, labels=dict(sorted(self.labels.items())), gpu_share=gpu_share)
+        return replace(self, labels=pool_contract.to_json()["labels"], zone_labels=tuple(pool_contract.zones),
+                       gpu_count=self.gpu_count or pool_contract.gpu_count, contract=pool_contract,
+                       gpu_share=gpu_share)
+
+
+def node_count(value: Any) -> int | None:
+    """A registered node count as a number of nodes (None when unset, or not a number: a wired output)."""
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 #: (type token, resource name, inputs) -> the pools that registration declares.

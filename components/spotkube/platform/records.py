@@ -18,9 +18,11 @@ from __future__ import annotations
 import dataclasses
 import operator
 import reprlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, dataclass_transform
+
+from pydantic.alias_generators import to_camel
 
 _T = TypeVar("_T")
 
@@ -74,3 +76,27 @@ def record(cls: type[_T]) -> type[_T]:
         if wanted:
             setattr(made, name, method)
     return made
+
+
+#: A field's metadata that keeps it out of its record's JSON (`camel_json`): what only code reads.
+NOT_IN_JSON: dict[str, Any] = {"json": False}
+#: A field's metadata that leaves its key out of the JSON while the value is None.
+OMITTED_WHEN_NONE: dict[str, Any] = {"json": "omitted when None"}
+
+
+def camel_json(value: Any) -> Any:
+    """A record as JSON, generated from its fields in their order: each key the field's name in camelCase
+    (pydantic's `to_camel`, as the stack keys are spelled), nested records, mappings and sequences alike.
+    A field marked `NOT_IN_JSON` is left out; one marked `OMITTED_WHEN_NONE` is left out while None."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        shown = {}
+        for found in dataclasses.fields(value):
+            mode, item = found.metadata.get("json", True), getattr(value, found.name)
+            if mode is not False and not (mode is not True and item is None):
+                shown[to_camel(found.name)] = camel_json(item)
+        return shown
+    if isinstance(value, Mapping):
+        return {str(key): camel_json(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [camel_json(item) for item in value]
+    return value

@@ -29,13 +29,13 @@ from spotkube.platform.cost.model import HOURS_PER_MONTH
 from spotkube.platform.cost.prices import BUNDLED, STACK_FILE, CloudPricing, Price, PriceTable
 from spotkube.platform.cost.pricing import (
     UNPRICED,
-    CostedPool,
     Figure,
+    PoolToPrice,
     PricedPool,
     missing_prices,
     priced_pools,
+    stack_prices,
 )
-from spotkube.platform.plan import PlatformPlan
 from spotkube.platform.records import record
 from spotkube.platform.spec import PlatformSpec
 from spotkube.platform.warnings import PlanWarning
@@ -208,7 +208,7 @@ def _recorded_gap(table: PriceTable, cloud: str, region: str, priced: PricedPool
     return next((gap.reason for key in keys for gap in table.unpriced if gap.key == key), None)
 
 
-def _separate_gpu(pricing: CloudPricing, pool: CostedPool) -> str | None:
+def _separate_gpu(pricing: CloudPricing, pool: PoolToPrice) -> str | None:
     """The GPUs billed on top of the machine (GKE N1), which the pool's price must include too."""
     if not pool.gpu_type or not pool.gpu_count or not pricing.gpus_billed_separately(pool.machine):
         return None
@@ -248,17 +248,8 @@ def _pool_json(priced: PricedPool, line: PoolCost | None) -> dict[str, Any]:
     }
 
 
-def price_plan(
-    plan: PlatformPlan, *, hours: Mapping[str, Decimal] | None = None, table: PriceTable | None = None,
-    today: datetime.date | None = None,
-) -> CostReport:
-    """Price every pool of a plan (`price_pools` over the plan's pools)."""
-    return price_pools(plan.spec, [CostedPool.planned(pool) for pool in plan.pools], hours=hours, table=table,
-                       today=today)
-
-
 def price_pools(
-    spec: PlatformSpec, pools: Sequence[CostedPool], *, hours: Mapping[str, Decimal] | None = None,
+    spec: PlatformSpec, pools: Sequence[PoolToPrice], *, hours: Mapping[str, Decimal] | None = None,
     table: PriceTable | None = None, today: datetime.date | None = None,
 ) -> CostReport:
     """Price the pools of one platform with its region and cost scenario (`spec`); `hours` overrides the
@@ -273,24 +264,22 @@ def price_pools(
     """
     cloud = profile(spec.cloud)
     pricing = cloud.facts.pricing
-    priced = priced_pools(spec, pools, table if table is not None else price_table(), pricing,
-                          cloud.review.price_refresh, hours=hours)
-    table = priced.table
+    table = stack_prices(spec, table if table is not None else price_table(), pricing)
+    priced, warnings = priced_pools(spec, pools, table, pricing, cloud.review.price_refresh, hours=hours)
     usages = [
-        PoolUsage(p.pool.name, p.pool.capacity, p.price.usd_per_hour, p.on_demand.usd_per_hour,
-                  p.pool.min, p.hours)
-        for p in priced.pools if p.price is not None and p.on_demand is not None
+        PoolUsage(p.pool.name, p.pool.capacity, p.price.usd_per_hour, p.on_demand.usd_per_hour, p.floor, p.hours)
+        for p in priced if p.price is not None and p.on_demand is not None
     ]
     spec_cost = spec.cost
     assumptions = Assumptions(Decimal(str(spec_cost.eviction_rate)), Decimal(str(spec_cost.rework_fraction)))
     user_file = str(table.user_file) if table.user_file is not None else None
     unpriced = [UnpricedPool(p.pool.name, p.pool.machine, _separate_gpu(pricing, p.pool), spec.region,
                              missing_prices(p), p.blocks, _recorded_gap(table, pricing.name, spec.region, p))
-                for p in priced.pools if not p.priced]
-    report = CostReport(stack_cost(usages, assumptions), list(priced.pools), table.date.isoformat(),
-                        warnings=list(priced.warnings), user_file=user_file, unpriced=unpriced,
+                for p in priced if not p.priced]
+    report = CostReport(stack_cost(usages, assumptions), list(priced), table.date.isoformat(),
+                        warnings=list(warnings), user_file=user_file, unpriced=unpriced,
                         today=today or datetime.date.today())
-    for p in priced.pools:
+    for p in priced:
         if p.pool.sharing is not None and p.price is not None:
             report.basis.append(
                 f"{p.pool.name}: a shared GPU costs ${p.per_client(p.price)}/h per client ({p.pool.capacity} "

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from spotkube.platform.cloud import RegisteredPool
 from spotkube.platform.live_quota import LiveQuota, QuotaReport, compare
-from spotkube.review.plan_document import PoolRow
 from spotkube.review.quota import stack_quota
 
 
-def live_report(stack: str, cloud: str, pools: Sequence[PoolRow], live: LiveQuota) -> QuotaReport:
+def live_report(stack: str, cloud: str, pools: Sequence[RegisteredPool], live: LiveQuota) -> QuotaReport:
     """The need, with the families the cloud named, against the cloud's live limits and usage."""
     plan = stack_quota(cloud, pools, live.learnt)
     if plan is None:

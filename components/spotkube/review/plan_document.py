@@ -16,7 +16,7 @@ from typing import Any
 
 from spotkube.clouds import RegisteredPool, gpu_catalog, profile
 from spotkube.platform.catalog import CloudCatalog
-from spotkube.platform.contract import ACCELERATOR_LABEL, NO_ACCELERATOR, POOL_LABEL, ROLE_LABEL, PoolContract
+from spotkube.platform.contract import PoolContract
 from spotkube.platform.maintenance import UpgradeExposure
 from spotkube.platform.plan import fallback_warning_id
 from spotkube.platform.posture import ClusterPosture, Setting, concern_warning
@@ -44,121 +44,28 @@ SCHEMA_VERSION = 2
 BASE_SCHEMA_VERSIONS = (1, 2)
 
 
-def _int(value: Any) -> int | None:
-    return None if value is None else int(value)
-
-
-@record
-class PoolRow:
-    """One node pool as the program registers it. Name, role and GPU type come from the contract's
-    labels, which every spotkube pool carries; `cloud_name` is the name the cloud knows it by, which
-    differs for a control-plane pool whose name is versioned. `labels` and `zone_labels` are the
-    contract's when the stack exports it (every node label: declared, cloud-added, well-known)."""
-
-    name: str
-    cloud_name: str
-    role: str
-    capacity: str
-    machine: str
-    gpu_type: str | None
-    gpu_count: int
-    min: int | None
-    max: int | None
-    taints: tuple[str, ...]
-    labels: dict[str, str]
-    eviction_policy: str | None
-    max_price: Any
-    zones: tuple[str, ...]
-    zone_labels: tuple[str, ...] | None = None
-    #: How the pool's GPUs are shared, as registered (`MIG 1g.10gb`, `time-sharing, 4 clients per GPU`).
-    sharing: str | None = None
-    #: The part of one physical GPU each of the node's GPUs is ("1/6"), for partitioned sizes.
-    gpu_share: str | None = None
-    #: Extra nodes an upgrade adds, as registered ("1", "33%"); None: the cloud's default.
-    max_surge: str | None = None
-    #: Nodes only through provisioning requests (GKE's queued provisioning), as registered.
-    queued: bool = False
-    #: How long one node may run before the cloud deletes it, in seconds, as registered (None: no limit).
-    max_run_seconds: int | None = None
-    #: How the nodes get container images beyond a plain pull, as registered (streaming, preloaded disk).
-    images: str | None = None
-
-    @classmethod
-    def registered(cls, pool: RegisteredPool, contract: PoolContract | None, gpu_share: str | None = None) -> PoolRow:
-        accelerator = pool.labels.get(ACCELERATOR_LABEL, NO_ACCELERATOR)
-        return cls(
-            name=pool.labels.get(POOL_LABEL, pool.cloud_name),
-            cloud_name=pool.cloud_name,
-            role=pool.labels.get(ROLE_LABEL, "unknown"),
-            capacity=pool.capacity,
-            machine=pool.machine or "",
-            gpu_type=None if accelerator == NO_ACCELERATOR else accelerator,
-            gpu_count=pool.gpu_count or (contract.gpu_count if contract else 0),
-            min=_int(pool.min_nodes),
-            max=_int(pool.max_nodes),
-            taints=pool.taint_texts,
-            labels=contract.to_json()["labels"] if contract else dict(sorted(pool.labels.items())),
-            eviction_policy=pool.eviction_policy if pool.interruptible else None,
-            max_price=pool.max_price if pool.interruptible else None,
-            zones=pool.zones,
-            zone_labels=tuple(contract.zones) if contract else None,
-            sharing=pool.gpu_sharing,
-            gpu_share=gpu_share if accelerator != NO_ACCELERATOR else None,
-            max_surge=pool.max_surge,
-            queued=pool.queued,
-            max_run_seconds=pool.max_run_seconds,
-            images=pool.images,
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        row = {
-            "name": self.name,
-            "cloudName": self.cloud_name,
-            "role": self.role,
-            "capacity": self.capacity,
-            "machine": self.machine,
-            "gpu": None if self.gpu_type is None else {"type": self.gpu_type, "count": self.gpu_count,
-                                                       **({"share": self.gpu_share} if self.gpu_share else {})},
-            "min": self.min,
-            "max": self.max,
-            "taints": list(self.taints),
-            "labels": self.labels,
-            "evictionPolicy": self.eviction_policy,
-            "maxPrice": self.max_price,
-            "zones": list(self.zones),
-        }
-        if self.zone_labels is not None:
-            row["zoneLabels"] = list(self.zone_labels)
-        row["gpuSharing"] = self.sharing
-        if self.queued or self.max_run_seconds is not None:
-            row["queued"] = self.queued
-            row["maxRunSeconds"] = self.max_run_seconds
-        row["images"] = self.images
-        return row
-
-
 #: Row order of the plan: the system pool, the platform pool, then the others by name.
 _ROLE_ORDER = {"system": 0, "platform": 1}
 
 
 def pool_rows(
     cloud: str, resources: Sequence[Registration], contracts: Sequence[PoolContract] | None = None
-) -> tuple[PoolRow, ...]:
+) -> tuple[RegisteredPool, ...]:
     """The pools the program registers, read back from their inputs by the cloud's profile (as the
-    policy pack reads them), in a stable order: the mock monitor records registrations from worker
-    threads, so their order changes from run to run, and a plan (and its PR comment) must not."""
+    policy pack reads them) and completed with their contracts, in a stable order: the mock monitor
+    records registrations from worker threads, so their order changes from run to run, and a plan (and
+    its PR comment) must not."""
     by_name = {c.name: c for c in contracts or ()}
     read = profile(cloud).resources.read_pools
-    registered = [pool for r in resources for pool in read(r.type, r.name, r.inputs)]
     machines = gpu_catalog().cloud(cloud)
-    rows = [PoolRow.registered(pool, by_name.get(pool.labels.get(POOL_LABEL, pool.cloud_name)), _share(machines, pool))
-            for pool in registered]
+    rows = [pool.with_contract(by_name.get(pool.name), _share(machines, pool))
+            for r in resources for pool in read(r.type, r.name, r.inputs)]
     return tuple(sorted(rows, key=lambda row: (_ROLE_ORDER.get(row.role, len(_ROLE_ORDER)), row.name)))
 
 
 def _share(machines: CloudCatalog, pool: RegisteredPool) -> str | None:
     """The part of one GPU each GPU of the pool's machine is, when the catalog says it is a part."""
-    machine = machines.machine(pool.machine or "")
+    machine = machines.machine(pool.machine)
     return machine.gpu.share if machine else None
 
 
@@ -181,7 +88,7 @@ class PlanDocument:
     cloud: str
     region: str
     environment: str
-    pools: tuple[PoolRow, ...]
+    pools: tuple[RegisteredPool, ...]
     resources: tuple[Resource, ...]
     #: Output name -> whether it is a secret (a secret's value is never read).
     outputs: dict[str, bool]

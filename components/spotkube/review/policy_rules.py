@@ -40,10 +40,6 @@ KFP_DEFAULT_CREDENTIALS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def _count(value: float) -> str:
-    return f"{value:g}"
-
-
 # --- Resource rules -------------------------------------------------------------------------------
 
 
@@ -54,7 +50,7 @@ def gpu_pools_carry_gpu_taint(type_token: str, name: str, inputs: Mapping[str, A
         f"{pool.where}: GPU pool ({pool.machine}) lacks the taint {contract.GPU_TAINT}; add it so only "
         "pods that request GPUs land there"
         for pool in node_pools(type_token, name, inputs)
-        if pool.has_gpu and contract.GPU_TAINT not in pool.taints
+        if pool.has_gpu and contract.GPU_TAINT not in pool.parsed_taints
     ]
 
 
@@ -68,10 +64,10 @@ def spot_pools_delete_and_scale_to_zero(type_token: str, name: str, inputs: Mapp
         if pool.eviction_policy not in (None, "Delete"):
             messages.append(f"{pool.where}: spot pool uses eviction policy {pool.eviction_policy!r}; use 'Delete' "
                             "(deallocated nodes still count against quota and hamper scaling)")
-        if pool.min_nodes is None:
+        if pool.min is None:
             messages.append(f"{pool.where}: spot pool has no autoscaling minimum; enable the autoscaler with min 0")
-        elif pool.min_nodes != 0:
-            messages.append(f"{pool.where}: spot pool has min {_count(pool.min_nodes)}; use min 0 so an idle "
+        elif pool.min != 0:
+            messages.append(f"{pool.where}: spot pool has min {pool.min}; use min 0 so an idle "
                             "pool costs nothing")
     return messages
 

@@ -21,7 +21,6 @@ from spotkube.clouds import RegisteredPool, profile, registered_pools, upgrade_e
 from spotkube.platform import contract
 from spotkube.platform.contract import PoolContract
 from spotkube.platform.cost import PriceTable
-from spotkube.platform.cost.pricing import CostedPool
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.maintenance import UpgradeExposure, window_of
 from spotkube.platform.plan_scope import one_plan
@@ -36,7 +35,7 @@ from spotkube.review.costing import price_pools
 from spotkube.review.fallback import stack_fallback
 from spotkube.review.fixed_costs import stack_fixed_costs
 from spotkube.review.placements import StackPlacements, stack_placements
-from spotkube.review.plan_document import OtherResources, PlanDocument, PoolRow, pool_rows
+from spotkube.review.plan_document import OtherResources, PlanDocument, pool_rows
 from spotkube.review.policy_rules import check_outputs, check_registrations, check_stack
 from spotkube.review.preflight import preflight
 from spotkube.review.quota import stack_quota
@@ -123,15 +122,11 @@ def _program_warnings(log: Sequence[str], others: Sequence[BuiltCluster]) -> tup
                  if line.startswith("warning") and tag not in line and not any(t in line for t in theirs))
 
 
-def _costed(rows: Sequence[PoolRow], cluster: BuiltCluster) -> list[CostedPool]:
-    """The registered pools as pricing reads them, in the order the cluster's contracts list them
-    (the plan's: system, platform, then the stack's own order)."""
-    contracts = {c.name: c for c in cluster.contracts or ()}
-    order = {name: i for i, name in enumerate(contracts)}
-    ranked = sorted(rows, key=lambda row: order.get(row.name, len(order)))
-    return [CostedPool(row.name, row.role, row.capacity, row.machine, row.gpu_type, row.gpu_count, row.min or 0,
-                       row.max_price, contracts[row.name].sharing if row.name in contracts else None)
-            for row in ranked]
+def _plan_order(pools: Sequence[RegisteredPool], cluster: BuiltCluster) -> list[RegisteredPool]:
+    """The registered pools in the order the cluster's contracts list them (the plan's: system, platform,
+    then the stack's own order), as the cost lists them."""
+    order = {c.name: i for i, c in enumerate(cluster.contracts or ())}
+    return sorted(pools, key=lambda pool: order.get(pool.name, len(order)))
 
 
 def _others(registrations: Sequence[Registration]) -> tuple[OtherResources, ...]:
@@ -174,7 +169,7 @@ def registered_contract(cloud: str, region: str, pool: RegisteredPool) -> PoolCo
               **pool.labels, **contract.cloud_added_labels(cloud, pool.cloud_name, capacity, accelerator)}
     role = "system" if pool.system else "gpu" if pool.has_gpu else "batch"
     return PoolContract(pool.cloud_name, role, capacity, accelerator, pool.gpu_count, labels,
-                        tuple(sorted(pool.taints, key=str)))
+                        tuple(sorted(pool.parsed_taints, key=str)))
 
 
 def _contracts(cloud: str, region: str, cluster: BuiltCluster, context: Sequence[Registration]) -> list[PoolContract]:
@@ -207,7 +202,7 @@ def _document(run: ProgramRun, cluster: BuiltCluster, owner: Mapping[str, str | 
         pools=pools,
         resources=resource_list(mine, run.shown_inputs),
         outputs={name: out.secret for name, out in sorted(run.outputs.items())},
-        cost=dataclasses.replace(price_pools(spec, _costed(pools, cluster), hours=hours, table=table),
+        cost=dataclasses.replace(price_pools(spec, _plan_order(pools, cluster), hours=hours, table=table),
                                  fixed=stack_fixed_costs(spec, mine)),
         placements=placements,
         preflight=tuple(preflight(_deployment(run, cluster, mine))),

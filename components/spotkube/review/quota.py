@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from spotkube.clouds import profile
+from spotkube.platform.cloud import RegisteredPool
 from spotkube.platform.quota import PoolDemand, QuotaPlan
-from spotkube.review.plan_document import PoolRow
 
 
-def pool_demands(pools: Sequence[PoolRow]) -> list[PoolDemand]:
+def pool_demands(pools: Sequence[RegisteredPool]) -> list[PoolDemand]:
     """Each registered pool at full scale; a pool whose max is unknown (a wired output) counts as 0."""
     return [PoolDemand(name=p.name, machine=p.machine, capacity=p.capacity,  # type: ignore[arg-type]
                        max_nodes=p.max or 0, gpu_type=p.gpu_type, gpu_count=p.gpu_count if p.gpu_type else 0,
@@ -23,7 +23,9 @@ def pool_demands(pools: Sequence[PoolRow]) -> list[PoolDemand]:
             for p in pools]
 
 
-def stack_quota(cloud: str, pools: Sequence[PoolRow], learnt: Mapping[str, str] | None = None) -> QuotaPlan | None:
+def stack_quota(
+    cloud: str, pools: Sequence[RegisteredPool], learnt: Mapping[str, str] | None = None
+) -> QuotaPlan | None:
     """The stack's quota need, or None for a cloud whose profile counts none."""
     plan = profile(cloud).review.quota_plan
     return None if plan is None else plan(pool_demands(pools), learnt or {})

@@ -10,11 +10,11 @@ import dataclasses
 from collections.abc import Sequence
 
 from spotkube.clouds import profile
+from spotkube.platform.cloud import RegisteredPool
 from spotkube.platform.registration import Registration
 from spotkube.platform.spec import PlatformSpec
 from spotkube.platform.startup import Fallback, ImageDelivery, PoolStartup, StartupFigures, image_time
 from spotkube.review.fallback import GpuFallback
-from spotkube.review.plan_document import PoolRow
 
 
 def _deliveries(cloud: str, resources: Sequence[Registration]) -> dict[str, ImageDelivery]:
@@ -24,11 +24,11 @@ def _deliveries(cloud: str, resources: Sequence[Registration]) -> dict[str, Imag
             for r in resources for pool in cloud_profile.resources.read_pools(r.type, r.name, r.inputs)}
 
 
-def _own(row: PoolRow, figures: StartupFigures, delivery: ImageDelivery, size_gb: float | None) -> PoolStartup:
+def _own(row: RegisteredPool, figures: StartupFigures, delivery: ImageDelivery, size_gb: float | None) -> PoolStartup:
     return PoolStartup(row.name, row.capacity, row.gpu_type or "", figures.node, image_time(delivery, size_gb, figures))
 
 
-def pool_startups(spec: PlatformSpec, resources: Sequence[Registration], pools: Sequence[PoolRow],
+def pool_startups(spec: PlatformSpec, resources: Sequence[Registration], pools: Sequence[RegisteredPool],
                   fallback: Sequence[GpuFallback]) -> tuple[PoolStartup, ...]:
     """One estimate per GPU pool, in the plan's pool order; none on a cloud without figures."""
     read = profile(spec.cloud).facts.startup_figures

@@ -32,7 +32,7 @@ from spotkube.clouds import CLOUDS, checked, deployable, gpu_catalog, parse_spec
 from spotkube.platform.catalog import catalog_warnings
 from spotkube.platform.component_names import name_problem
 from spotkube.platform.contract import Cloud
-from spotkube.platform.cost.pricing import CostedPool, priced_pools
+from spotkube.platform.cost.pricing import priced_pools, stack_prices
 from spotkube.platform.errors import Problem, SpecError, SpotkubeError
 from spotkube.platform.input_messages import cut, did_you_mean, kind, shown
 from spotkube.platform.plan import PlatformPlan, missing_fallbacks
@@ -342,10 +342,10 @@ def log_plan_warnings(component: pulumi.Resource, label: str, plan: PlatformPlan
     stop a deployment. The security concerns come from the cluster resource itself (`security_concerns`).
     """
     cloud = profile(plan.cloud)
-    pools = [CostedPool.planned(pool) for pool in plan.pools]
+    pricing = cloud.facts.pricing
     try:
-        priced = priced_pools(plan.spec, pools, price_table(), cloud.facts.pricing, cloud.review.price_refresh)
-        warnings = [str(w) for w in priced.warnings]
+        table = stack_prices(plan.spec, price_table(), pricing)
+        warnings = [str(w) for w in priced_pools(plan.spec, plan.pools, table, pricing, cloud.review.price_refresh)[1]]
     except SpotkubeError as err:
         warnings = [tagged("cost-unreadable-prices", f"no cost warnings: {err}")]
     warnings += [str(w) for w in missing_fallbacks(plan.pools)]

@@ -86,8 +86,8 @@ def test_the_pool_contract_advertises_seven_slices_per_gpu(prod: Recording) -> N
 
 def test_the_plan_shows_each_pool_s_sharing(prod: Recording) -> None:
     rows = {row.name: row for row in pool_rows("aks", prod.registrations)}
-    assert rows["a100mig"].sharing == "MIG 1g.10gb (gpuInstanceProfile MIG1g)"
-    assert rows["a100whole"].sharing is None
+    assert rows["a100mig"].gpu_sharing == "MIG 1g.10gb (gpuInstanceProfile MIG1g)"
+    assert rows["a100whole"].gpu_sharing is None
     assert rows["a100mig"].to_json()["gpuSharing"] == "MIG 1g.10gb (gpuInstanceProfile MIG1g)"
 
 
@@ -129,7 +129,7 @@ def test_a_stack_s_own_workspace_is_used_and_dev_keeps_logs_on_the_node_by_defau
 
 
 def test_the_plan_states_the_log_cost_basis_not_a_figure() -> None:
-    from spotkube.review.costing import price_plan
+    from planned_costs import price_plan
 
     report = price_plan(plan_platform(parse_spec({"cloud": "aks", **PROD}, "test")))
     (basis,) = [line for line in report.basis if line.startswith("container logs")]

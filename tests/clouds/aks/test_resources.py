@@ -48,9 +48,9 @@ def assert_read_back(read: RegisteredPool, pool: PoolPlan) -> None:
     assert read.cloud_name == pool.cloud_name and read.labels[POOL_LABEL] == pool.name
     assert read.machine == pool.machine
     assert read.capacity == pool.capacity
-    assert (read.min_nodes, read.max_nodes) == (pool.min, pool.max)
+    assert (read.min, read.max) == (pool.min, pool.max)
     assert read.labels == pool.labels
-    assert read.taint_texts == tuple(str(t) for t in pool.taints) and read.taints == frozenset(pool.taints)
+    assert read.taints == tuple(str(t) for t in pool.taints) and read.parsed_taints == frozenset(pool.taints)
     assert read.zones == pool.zones
     assert (read.has_gpu, read.gpu_count) == (pool.gpu_type is not None, pool.gpu_count)
     assert (read.eviction_policy, read.max_price) == (pool.eviction_policy, pool.max_price)

@@ -78,7 +78,7 @@ def test_contracts_carry_gke_s_sharing_labels_and_advertise_the_slices(recording
 
 
 def test_the_plan_shows_each_pool_s_sharing(recording: Recording) -> None:
-    rows = {row.name: row.sharing for row in pool_rows("gke", recording.registrations)}
+    rows = {row.name: row.gpu_sharing for row in pool_rows("gke", recording.registrations)}
     assert rows["a100-mig"] == "MIG 1g.5gb (gpu_partition_size)"
     assert rows["l4-shared"] == "TIME_SHARING, 4 clients per GPU (gpu_sharing_config)"
     assert rows["l4-whole"] is None

@@ -24,7 +24,15 @@ from spotkube.clouds.aks import catalog, gpu_sharing
 from spotkube.clouds.aks.spec import AksPoolUpgrade
 from spotkube.clouds.aks.supply import RESERVATION_CREATE_ONLY, RESERVATION_TYPE
 from spotkube.platform import contract
-from spotkube.platform.cloud import AutoscalerFacts, RegisteredPool, first, items, mapping, read_once_per_plan
+from spotkube.platform.cloud import (
+    AutoscalerFacts,
+    RegisteredPool,
+    first,
+    items,
+    mapping,
+    node_count,
+    read_once_per_plan,
+)
 from spotkube.platform.component_names import AUTONAME_SUFFIX
 from spotkube.platform.input_messages import shown
 from spotkube.platform.maintenance import UpgradeExposure, window_text
@@ -281,18 +289,18 @@ def _pool(where: str, name: str, profile: Mapping[str, Any]) -> RegisteredPool:
         where=where,
         cloud_name=name,
         labels=labels,
-        machine=machine,
+        machine=str(machine or ""),
         gpu_count=(gpu or ("", 0))[1],
         has_gpu=gpu is not None or labelled_gpu,
         capacity="spot" if spot else "on-demand",
         system=profile.get("mode") == "System" or labels.get(contract.ROLE_LABEL) == "system",
-        min_nodes=first(profile, "minCount"),
-        max_nodes=first(profile, "maxCount"),
-        taint_texts=tuple(str(t) for t in items(profile.get("nodeTaints"))),
-        taints=_taints(profile.get("nodeTaints")),
+        min=node_count(first(profile, "minCount")),
+        max=node_count(first(profile, "maxCount")),
+        taints=tuple(str(t) for t in items(profile.get("nodeTaints"))),
+        parsed_taints=_taints(profile.get("nodeTaints")),
         zones=tuple(str(z) for z in items(profile.get("availabilityZones"))),
-        eviction_policy=profile.get("scaleSetEvictionPolicy"),
-        max_price=profile.get("spotMaxPrice"),
+        eviction_policy=profile.get("scaleSetEvictionPolicy") if spot else None,
+        max_price=profile.get("spotMaxPrice") if spot else None,
         retired_in_favour_of=catalog.RETIRED_VM_SIZES.get(machine or ""),
         gpu_sharing=_registered_sharing(machine, profile.get("gpuInstanceProfile")),
         max_surge=_max_surge(profile.get("upgradeSettings")),
@@ -658,6 +666,6 @@ def read_upgrades(resources: Sequence[tuple[str, str, Mapping[str, Any]]]) -> li
         (pool,) = read_pools(kind, name, inputs)
         if pool.labels.get(contract.ROLE_LABEL) not in ("gpu", "batch"):
             continue
-        exposures.append(UpgradeExposure(pool.labels.get(contract.POOL_LABEL, pool.cloud_name), pool.has_gpu,
+        exposures.append(UpgradeExposure(pool.name, pool.has_gpu,
                                          window, _replacement(inputs), busy))
     return sorted(exposures, key=lambda e: e.pool)

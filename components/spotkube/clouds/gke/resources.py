@@ -24,7 +24,15 @@ from typing import Any
 from spotkube.clouds.gke import gpu_sharing
 from spotkube.clouds.gke.spec import GkeGpuPool, GkePoolUpgrade
 from spotkube.platform import contract
-from spotkube.platform.cloud import AutoscalerFacts, RegisteredPool, first, items, mapping, read_once_per_plan
+from spotkube.platform.cloud import (
+    AutoscalerFacts,
+    RegisteredPool,
+    first,
+    items,
+    mapping,
+    node_count,
+    read_once_per_plan,
+)
 from spotkube.platform.component_names import AUTONAME_SUFFIX
 from spotkube.platform.input_messages import shown
 from spotkube.platform.maintenance import WEEKDAYS, UpgradeExposure, first_day_on_or_after, in_utc, window_text
@@ -397,15 +405,15 @@ def _pool(where: str, name: str, inputs: Mapping[str, Any]) -> RegisteredPool:
         where=where,
         cloud_name=name,
         labels=labels,
-        machine=config.get("machineType"),
+        machine=str(config.get("machineType") or ""),
         gpu_count=sum(int(a.get("count") or 0) for a in accelerators),
         has_gpu=bool(accelerators) or labelled_gpu,
         capacity=_capacity(config),
         system=labels.get(contract.ROLE_LABEL) == "system",
-        min_nodes=first(scaling, "totalMinNodeCount", "minNodeCount"),
-        max_nodes=first(scaling, "totalMaxNodeCount", "maxNodeCount"),
-        taint_texts=tuple(str(t) for t in taints),
-        taints=frozenset(taints),
+        min=node_count(first(scaling, "totalMinNodeCount", "minNodeCount")),
+        max=node_count(first(scaling, "totalMaxNodeCount", "maxNodeCount")),
+        taints=tuple(str(t) for t in taints),
+        parsed_taints=frozenset(taints),
         zones=tuple(str(z) for z in items(inputs.get("nodeLocations"))),
         eviction_policy=None,
         max_price=None,
@@ -648,7 +656,7 @@ def _class_members(resources: Sequence[tuple[str, str, Mapping[str, Any]]]) -> d
     for kind, name, inputs in resources:
         for pool in read_pools(kind, name, inputs):
             label = pool.labels.get(contract.COMPUTE_CLASS_LABEL)
-            if label and contract.Taint(contract.COMPUTE_CLASS_LABEL, label) in pool.taints:
+            if label and contract.Taint(contract.COMPUTE_CLASS_LABEL, label) in pool.parsed_taints:
                 members[pool.cloud_name] = label
     return members
 
@@ -830,7 +838,7 @@ def read_upgrades(resources: Sequence[tuple[str, str, Mapping[str, Any]]]) -> li
         for pool in read_pools(kind, name, inputs):
             if pool.labels.get(contract.ROLE_LABEL) not in ("gpu", "batch"):
                 continue
-            exposures.append(UpgradeExposure(pool.labels.get(contract.POOL_LABEL, pool.cloud_name), pool.has_gpu,
+            exposures.append(UpgradeExposure(pool.name, pool.has_gpu,
                                              window, _replacement(inputs), busy,
                                              what="node upgrades and image updates"))
     return sorted(exposures, key=lambda e: e.pool)

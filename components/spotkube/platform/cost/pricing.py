@@ -45,9 +45,10 @@ FIGURE_WORDS: dict[Figure, str] = {"idleFloor": "idle floor", "scenario": "scena
 PriceRefresh = Callable[[str, str], str] | None
 
 
-class PlannedPool(Protocol):
-    """What pricing reads of a planned pool (`platform.plan.PoolPlan`, which this module can't import:
-    the plan reads the clouds' facts, which hold the cost model's). Read-only, as a plan's pool is."""
+class PoolToPrice(Protocol):
+    """What pricing reads of a pool: a pool as registered (`platform.cloud.RegisteredPool`: the plan and
+    `spotkube cost`) or as planned (`platform.plan.PoolPlan`: the warnings a cluster component logs under
+    `pulumi up`), so both are priced alike. Read-only, as both are."""
 
     @property
     def name(self) -> str: ...
@@ -62,7 +63,7 @@ class PlannedPool(Protocol):
     @property
     def gpu_count(self) -> int: ...
     @property
-    def min(self) -> int: ...
+    def min(self) -> int | None: ...
     @property
     def max_price(self) -> float | None: ...
     @property
@@ -70,34 +71,18 @@ class PlannedPool(Protocol):
 
 
 @record
-class CostedPool:
-    """What pricing reads of one pool: the plan's pool (`spotkube cost` of a stack file, the warnings a
-    component logs) or the pool a program registered (the offline plan), so both are priced alike."""
-
-    name: str
-    role: str
-    capacity: str
-    machine: str
-    gpu_type: str | None
-    gpu_count: int
-    min: int
-    max_price: float | None
-    sharing: GpuSharing | None = None
-
-    @classmethod
-    def planned(cls, pool: PlannedPool) -> CostedPool:
-        return cls(pool.name, pool.role, pool.capacity, pool.machine, pool.gpu_type, pool.gpu_count, pool.min,
-                   pool.max_price, pool.sharing)
-
-
-@record
 class PricedPool:
     """One pool with the prices found for it (None when no table has one)."""
 
-    pool: CostedPool
+    pool: PoolToPrice
     hours: Decimal
     price: Price | None
     on_demand: Price | None
+
+    @property
+    def floor(self) -> int:
+        """The nodes the pool keeps with no work (its registered minimum; none when unset)."""
+        return self.pool.min or 0
 
     @property
     def priced(self) -> bool:
@@ -110,7 +95,7 @@ class PricedPool:
         (min > 0); the scenario and its on-demand yardstick when the scenario gives it hours."""
         if self.priced:
             return ()
-        out: list[Figure] = ["idleFloor"] if self.pool.min > 0 else []
+        out: list[Figure] = ["idleFloor"] if self.floor > 0 else []
         return (*out, "scenario", "onDemandEquivalent") if self.hours > 0 else tuple(out)
 
     @property
@@ -124,16 +109,6 @@ class PricedPool:
         if price is None:
             return None
         return (price.usd_per_hour / self.clients).quantize(Decimal("0.0001"))
-
-
-@record
-class PricedPools:
-    """A platform's pools as priced, in their order, with the warnings their prices raise and the table
-    that priced them (the stack's own prices over the table given)."""
-
-    pools: tuple[PricedPool, ...]
-    warnings: tuple[PlanWarning, ...]
-    table: PriceTable
 
 
 def missing_prices(priced: PricedPool) -> tuple[str, ...]:
@@ -164,7 +139,7 @@ def stack_prices(spec: PlatformSpec, table: PriceTable, pricing: CloudPricing) -
 
 
 def _price(
-    spec: PlatformSpec, pool: CostedPool, capacity: str, table: PriceTable, pricing: CloudPricing
+    spec: PlatformSpec, pool: PoolToPrice, capacity: str, table: PriceTable, pricing: CloudPricing
 ) -> Price | None:
     return hourly_price(pricing, spec.region, pool.machine, capacity, pool.gpu_type, pool.gpu_count, table=table)
 
@@ -202,7 +177,7 @@ def _warnings(spec: PlatformSpec, priced: PricedPool, table: PriceTable, pricing
     if priced.price is None or priced.on_demand is None:
         if priced.blocks:
             out.append(_unpriced_warning(spec, priced, table, pricing, refresh))
-        if pool.role == "gpu" and pool.min > 0:
+        if pool.role == "gpu" and priced.floor > 0:
             out.append(PlanWarning(f"cost-idle-gpu:{pool.name}",
                                    f"{pool.name}: GPU pool min is {pool.min}, so it keeps {pool.min} GPU node(s) "
                                    f"running while idle ({UNPRICED}); use min 0 to scale to zero"))
@@ -217,8 +192,8 @@ def _warnings(spec: PlatformSpec, priced: PricedPool, table: PriceTable, pricing
             out.append(PlanWarning(f"cost-max-price-below-spot:{pool.name}",
                                    f"{pool.name}: maxPrice ${cap}/h is below the current spot price "
                                    f"${priced.price.usd_per_hour}/h; nodes would be evicted at once or never start"))
-    if pool.role == "gpu" and pool.min > 0:
-        idle = to_cents(pool.min * HOURS_PER_MONTH * priced.price.usd_per_hour)
+    if pool.role == "gpu" and priced.floor > 0:
+        idle = to_cents(priced.floor * HOURS_PER_MONTH * priced.price.usd_per_hour)
         out.append(PlanWarning(f"cost-idle-gpu:{pool.name}",
                                f"{pool.name}: GPU pool min is {pool.min}, so it costs ${idle}/month while idle; "
                                "use min 0 to scale to zero"))
@@ -226,18 +201,16 @@ def _warnings(spec: PlatformSpec, priced: PricedPool, table: PriceTable, pricing
 
 
 def priced_pools(
-    spec: PlatformSpec, pools: Sequence[CostedPool], table: PriceTable, pricing: CloudPricing, refresh: PriceRefresh,
+    spec: PlatformSpec, pools: Sequence[PoolToPrice], table: PriceTable, pricing: CloudPricing, refresh: PriceRefresh,
     *, hours: Mapping[str, Decimal] | None = None,
-) -> PricedPools:
-    """Price the pools of one platform with its region and cost scenario (`spec`), from `table` with the
-    stack's own prices over it, and say what their prices warn about, pool by pool. `hours` overrides the
-    scenario per pool (what-if questions); `pricing` and `refresh` are the stack's cloud's."""
-    table = stack_prices(spec, table, pricing)
+) -> tuple[tuple[PricedPool, ...], tuple[PlanWarning, ...]]:
+    """Price the pools of one platform with its region and cost scenario (`spec`), from `table` (with the
+    stack's own prices over it: `stack_prices`), and say what their prices warn about, pool by pool. `hours`
+    overrides the scenario per pool (what-if questions); `pricing` and `refresh` are the stack's cloud's."""
     work = {**scenario_hours(spec), **(hours or {})}
     priced = tuple(
         PricedPool(pool, work.get(pool.name, Decimal(0)), _price(spec, pool, pool.capacity, table, pricing),
                    _price(spec, pool, "on-demand", table, pricing))
         for pool in pools
     )
-    warnings = tuple(w for p in priced for w in _warnings(spec, p, table, pricing, refresh))
-    return PricedPools(priced, warnings, table)
+    return priced, tuple(w for p in priced for w in _warnings(spec, p, table, pricing, refresh))
