@@ -1,5 +1,5 @@
-"""What a planned platform costs a month: the plan's pools priced with the bundled table, the user's
-price file and the stack's own prices.
+"""What a platform costs a month: the pools its program registers (or, for the warnings a component logs,
+those it plans) priced with the bundled table, the user's price file and the stack's own prices.
 
 This joins three pure pieces (the pools priced with the price table, the cost model, the cloud's facts)
 into the report a FinOps-minded reviewer reads: per-pool prices and monthly totals, and next to them the
