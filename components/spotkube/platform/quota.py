@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from spotkube.platform.contract import Capacity
 from spotkube.platform.records import record
@@ -23,18 +23,26 @@ from spotkube.platform.records import record
 Scope = Literal["region", "global"]
 
 
-@record
-class PoolDemand:
-    """One node pool at full scale, as the program registers it."""
+class PoolDemand(Protocol):
+    """What the quota reads of one node pool as the program registers it (`platform.cloud.RegisteredPool`):
+    it needs its machine's quota at full scale, `max` nodes (a wired, unknown max counts as 0)."""
 
-    name: str
-    machine: str
-    capacity: Capacity
-    max_nodes: int
-    gpu_type: str | None
-    gpu_count: int
-    #: Extra nodes an upgrade adds, as registered ("1", "33%"); None: the cloud's default.
-    max_surge: str | None = None
+    @property
+    def name(self) -> str: ...
+    @property
+    def machine(self) -> str: ...
+    @property
+    def capacity(self) -> Capacity: ...
+    @property
+    def max(self) -> int | None: ...
+    @property
+    def gpu_type(self) -> str | None: ...
+    @property
+    def gpu_count(self) -> int: ...
+    @property
+    def max_surge(self) -> str | None:
+        """Extra nodes an upgrade adds, as registered ("1", "33%"); None: the cloud's default."""
+        ...
 
 
 @record
@@ -99,10 +107,10 @@ def surge_nodes(pool: PoolDemand, default: int | str) -> int:
     """The nodes an upgrade adds to `pool` at full scale: its registered max surge, else the cloud's
     `default`; a count (`1`) or a percent of the pool (`"33%"`, rounded up). An empty pool surges nothing."""
     surge = str(pool.max_surge if pool.max_surge is not None else default).strip()
-    if not pool.max_nodes:
+    if not pool.max:
         return 0
     if surge.endswith("%"):
-        return surge_percent(pool.max_nodes, int(float(surge[:-1])))
+        return surge_percent(pool.max, int(float(surge[:-1])))
     return int(float(surge))
 
 

@@ -12,15 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from spotkube.clouds import profile
 from spotkube.platform.cloud import RegisteredPool
-from spotkube.platform.quota import PoolDemand, QuotaPlan
-
-
-def pool_demands(pools: Sequence[RegisteredPool]) -> list[PoolDemand]:
-    """Each registered pool at full scale; a pool whose max is unknown (a wired output) counts as 0."""
-    return [PoolDemand(name=p.name, machine=p.machine, capacity=p.capacity,  # type: ignore[arg-type]
-                       max_nodes=p.max or 0, gpu_type=p.gpu_type, gpu_count=p.gpu_count if p.gpu_type else 0,
-                       max_surge=p.max_surge)
-            for p in pools]
+from spotkube.platform.quota import QuotaPlan
 
 
 def stack_quota(
@@ -28,4 +20,4 @@ def stack_quota(
 ) -> QuotaPlan | None:
     """The stack's quota need, or None for a cloud whose profile counts none."""
     plan = profile(cloud).review.quota_plan
-    return None if plan is None else plan(pool_demands(pools), learnt or {})
+    return None if plan is None else plan(pools, learnt or {})

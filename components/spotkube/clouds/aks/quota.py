@@ -75,7 +75,7 @@ def quota_plan(pools: Sequence[PoolDemand], learnt: Mapping[str, str]) -> QuotaP
         if cores is None:
             notes.append(f"pool {pool.name}: {pool.machine} has no vCPU count in its name; its quota is not counted")
             continue
-        full = pool.max_nodes * cores
+        full = (pool.max or 0) * cores
         if pool.capacity == "spot":
             needs.append(QuotaNeed((QuotaRef(SPOT_CORES),), "Total Regional Spot vCPUs", "vCPUs", full, 0,
                                    (pool.name,)))

@@ -81,7 +81,7 @@ def quota_plan(pools: Sequence[PoolDemand], learnt: Mapping[str, str]) -> QuotaP
         # (docs/platform-facts.md#gke-flex-start-and-queued-provisioning).
         preemptible_quota = pool.capacity != "on-demand"
         flex = pool.capacity == "flex-start"
-        nodes, surge = pool.max_nodes, 0 if flex else surge_nodes(pool, DEFAULT_MAX_SURGE)
+        nodes, surge = pool.max or 0, 0 if flex else surge_nodes(pool, DEFAULT_MAX_SURGE)
         family = pool.machine.split("-", 1)[0].upper()
         regular = (QuotaRef(f"{family}_CPUS"), QuotaRef(CPUS)) if family != "N1" else (QuotaRef(CPUS),)
         if cores is not None:
