@@ -19,7 +19,7 @@ from spotkube.cli import terminal
 from spotkube.clouds import profile
 from spotkube.components.offline import StackRun, run_stack
 from spotkube.platform import stack_names
-from spotkube.platform.doctor import DoctorQuery, Finding, SizeNeed
+from spotkube.platform.doctor import DoctorQuery, Finding
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.identities import Identity
 from spotkube.platform.live_quota import QuotaQuery
@@ -48,10 +48,9 @@ def check(run: StackRun, *, deploy: str | None, preview: str | None, endpoint: s
     if cloud.commands.read_access is None:
         raise SpotkubeError(f"stack {run.stack}: spotkube can't check {cloud.title} live")
     rows = pool_rows(run.spec.cloud, run.registrations)
-    sizes = tuple(SizeNeed(r.name, r.machine, r.gpu_type, tuple(r.zones)) for r in rows)
     who = principals(run, deploy, preview)
     types = tuple(dict.fromkeys(r.type for r in run.registrations))
-    live = cloud.commands.read_access(DoctorQuery(run.spec, types, sizes, who, endpoint, account, timeout))
+    live = cloud.commands.read_access(DoctorQuery(run.spec, types, rows, who, endpoint, account, timeout))
     quota = None
     quota_problem: Finding | None = None
     if cloud.commands.read_quota is not None:

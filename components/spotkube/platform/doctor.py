@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from spotkube.platform.identities import Assignment, Identity
 from spotkube.platform.live_quota import TimedQuery
@@ -43,15 +43,18 @@ class Finding:
                 "fix": self.fix}
 
 
-@record
-class SizeNeed:
-    """A pool's machine (and GPU type, where the cloud lists it apart) in the zones the pool asks for
-    (none: any zone of the region)."""
+class PoolSize(Protocol):
+    """What the live size check reads of a registered pool (`platform.cloud.RegisteredPool`): its machine,
+    and GPU type where the cloud lists it apart, in the zones it asks for (none: any zone of the region)."""
 
-    pool: str
-    machine: str
-    gpu_type: str | None
-    zones: tuple[str, ...]
+    @property
+    def name(self) -> str: ...
+    @property
+    def machine(self) -> str: ...
+    @property
+    def gpu_type(self) -> str | None: ...
+    @property
+    def zones(self) -> tuple[str, ...]: ...
 
 
 @record
@@ -63,7 +66,7 @@ class DoctorQuery(TimedQuery):
 
     spec: PlatformSpec
     type_tokens: tuple[str, ...]
-    sizes: tuple[SizeNeed, ...]
+    sizes: tuple[PoolSize, ...]
     principals: Mapping[Identity, str]
     endpoint: str | None = None
     account: str | None = None

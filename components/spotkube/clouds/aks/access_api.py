@@ -32,7 +32,7 @@ from spotkube.clouds.aks.providers import needed_namespaces, register_command
 from spotkube.clouds.aks.spec import AksSpec
 from spotkube.clouds.aks.usage_api import DEFAULT_ENDPOINT, SUBSCRIPTION_VARIABLES
 from spotkube.platform.cost.refresh import FetchSettings
-from spotkube.platform.doctor import LIVE_READ_HINT, DoctorQuery, Finding, LiveAccess, SizeNeed
+from spotkube.platform.doctor import LIVE_READ_HINT, DoctorQuery, Finding, LiveAccess, PoolSize
 from spotkube.platform.errors import SpotkubeError, first_line
 from spotkube.platform.identities import Assignment, Identity, Role
 from spotkube.platform.live_quota import installed, plain_http
@@ -153,30 +153,30 @@ def _held(arm: _Arm, subscription: str, group: str | None, identity: Identity, p
     return tuple(held)
 
 
-def _offer(sku: Mapping[str, Any] | None, need: SizeNeed, region: str) -> Finding:
+def _offer(sku: Mapping[str, Any] | None, need: PoolSize, region: str) -> Finding:
     """Whether the region offers the pool's size to this subscription, in the pool's zones."""
-    where = f"pool {need.pool}: {need.machine} in {region}"
+    where = f"pool {need.name}: {need.machine} in {region}"
     other = "pick another size or region (`spotkube catalog refresh` lists what is offered)"
     if sku is None:
-        return Finding("sizes", need.pool, "fail", f"{where} is not offered", other)
+        return Finding("sizes", need.name, "fail", f"{where} is not offered", other)
     zones_restricted: set[str] = set()
     for restriction in sku.get("restrictions") or ():
         info = restriction.get("restrictionInfo") or {}
         if restriction.get("type") == "Location":
-            return Finding("sizes", need.pool, "fail", f"{where} is restricted for this subscription "
+            return Finding("sizes", need.name, "fail", f"{where} is restricted for this subscription "
                            f"({restriction.get('reasonCode') or 'no reason given'})",
                            f"{other}, or ask Azure support to lift the restriction")
         if restriction.get("type") == "Zone":
             zones_restricted |= {str(z) for z in info.get("zones") or ()}
     blocked = sorted(set(need.zones) & zones_restricted)
     if blocked:
-        return Finding("sizes", need.pool, "fail", f"{where} is restricted in zone(s) {', '.join(blocked)} for this "
+        return Finding("sizes", need.name, "fail", f"{where} is restricted in zone(s) {', '.join(blocked)} for this "
                        "subscription", f"drop those zones from the pool, or {other}")
-    return Finding("sizes", need.pool, "ok", f"{where} is offered" + (
+    return Finding("sizes", need.name, "ok", f"{where} is offered" + (
         f" in zone(s) {', '.join(need.zones)}" if need.zones else ""))
 
 
-def _sizes(arm: _Arm, subscription: str, region: str, sizes: tuple[SizeNeed, ...]) -> tuple[Finding, ...]:
+def _sizes(arm: _Arm, subscription: str, region: str, sizes: tuple[PoolSize, ...]) -> tuple[Finding, ...]:
     wanted = {need.machine for need in sizes}
     skus = {}
     for sku in arm.values(f"/subscriptions/{subscription}/providers/Microsoft.Compute/skus",

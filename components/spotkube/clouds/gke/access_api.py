@@ -22,7 +22,7 @@ from typing import Any
 from spotkube.clouds.gke.identities import PROJECT, read_role
 from spotkube.clouds.gke.services import enable_command, needed_services
 from spotkube.platform.cost.refresh import FetchSettings
-from spotkube.platform.doctor import LIVE_READ_HINT, DoctorQuery, Finding, LiveAccess, SizeNeed
+from spotkube.platform.doctor import LIVE_READ_HINT, DoctorQuery, Finding, LiveAccess, PoolSize
 from spotkube.platform.errors import SpotkubeError, first_line
 from spotkube.platform.identities import Assignment, Identity, Role
 from spotkube.platform.live_quota import installed, plain_http
@@ -126,7 +126,7 @@ def _held(google: _Google, project: str, principals: Mapping[Identity, str]) -> 
     return held
 
 
-def _sizes(google: _Google, project: str, zones: tuple[str, ...], sizes: tuple[SizeNeed, ...]) -> tuple[
+def _sizes(google: _Google, project: str, zones: tuple[str, ...], sizes: tuple[PoolSize, ...]) -> tuple[
         Finding, ...]:
     findings = []
     other = "pick other zones or another machine (`spotkube catalog refresh` lists what is offered)"
@@ -138,10 +138,10 @@ def _sizes(google: _Google, project: str, zones: tuple[str, ...], sizes: tuple[S
                        f"/compute/v1/projects/{project}/zones/{zone}/acceleratorTypes/{need.gpu_type}"))]
         what = need.machine + (f" with {need.gpu_type}" if need.gpu_type else "")
         if lacking:
-            findings.append(Finding("sizes", need.pool, "fail", f"pool {need.pool}: {what} is not offered in zone(s) "
+            findings.append(Finding("sizes", need.name, "fail", f"pool {need.name}: {what} is not offered in zone(s) "
                                     f"{', '.join(lacking)}", other))
         else:
-            findings.append(Finding("sizes", need.pool, "ok", f"pool {need.pool}: {what} is offered in zone(s) "
+            findings.append(Finding("sizes", need.name, "ok", f"pool {need.name}: {what} is offered in zone(s) "
                                     f"{', '.join(where)}"))
     return tuple(findings)
 
