@@ -180,7 +180,7 @@ def test_aks_authorized_ranges_merge_the_deployer_egress_once_resolved(aks: Reco
 
 def test_aks_registers_no_placeholder(aks: Recording) -> None:
     registered = {str(v) for r in aks.registrations for v in values_in(dict(r.inputs))}
-    assert not registered & set(common.PLACEHOLDERS.values())
+    assert not registered & set(common.placeholders().values())
 
 
 # --- GKE: the project, the network, the subnetwork and the authorized ranges -----------------------------
@@ -253,7 +253,7 @@ def test_gke_authorized_networks_take_the_wired_range_and_the_deployer(gke: Reco
 
 def test_gke_registers_no_placeholder(gke: Recording) -> None:
     registered = {str(v) for r in gke.registrations for v in values_in(dict(r.inputs))}
-    assert not registered & set(common.PLACEHOLDERS.values())
+    assert not registered & set(common.placeholders().values())
 
 
 # --- a wired value is checked when it resolves ---------------------------------------------------------------
@@ -314,7 +314,7 @@ def test_a_wired_value_skips_no_other_check() -> None:
 
 def test_wired_value_problems_reads_the_rules_of_the_resolved_value() -> None:
     spec = parse_spec({"cloud": "gke", "environment": "dev", "region": "us-central1",
-                       "cluster": {"project": common.PLACEHOLDERS["project"]}}, "test")
+                       "cluster": {"project": common.placeholders()["project"]}}, "test")
     assert common.wired_value_problems(spec, "project", None, PROJECT_ID) == []
     (problem,) = common.wired_value_problems(spec, "project", None, "x")
     assert (problem.path, problem.message.startswith("'x' is not a Google Cloud project id")) == \
@@ -333,7 +333,7 @@ def test_each_cloud_s_spec_marks_its_wired_cluster_args() -> None:
 def test_every_placeholder_passes_the_core_rules(cloud: str, key: str) -> None:
     """The placeholders stand in for Outputs while the other rules run, so no rule may refuse one."""
     is_list, placeholder = common.wired_cluster_args(cloud)[key]
-    assert common.PLACEHOLDERS[key] == placeholder
+    assert common.placeholders()[key] == placeholder
     cluster: dict[str, Any] = {"project": PROJECT_ID} if cloud == "gke" else {}
     cluster[key] = [placeholder] if is_list else placeholder
     spec = parse_spec({"cloud": cloud, "environment": "prod", "region": "uksouth" if cloud == "aks" else "us-central1",

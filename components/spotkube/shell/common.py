@@ -7,7 +7,7 @@ or here.
 Wired inputs. A few cluster args may be another resource's Output (`wired_cluster_args`: the cloud's
 spec marks them `Wired`). The core is pure and validates values, so the shell separates the two
 before it calls the core: an Output is replaced by a placeholder every rule accepts (the mark's
-`placeholder`, all of them in `PLACEHOLDERS`), so every other rule still
+`placeholder`, all of them in `placeholders()`), so every other rule still
 runs before anything is registered; the real Output goes to the resources (`Wiring`), behind an
 apply that runs the core's rules again with the resolved value and fails the deployment with the
 same message a plain value would get. Plain values, and specs from `from_spec`, keep the direct path.
@@ -60,13 +60,6 @@ def placeholders() -> dict[str, str]:
     documentation CIDR from RFC 5737). It never reaches a resource; it shows only in `plan.spec`.
     Gathered on first use, which loads every cloud: a module constant would load them all at import."""
     return {key: placeholder for cloud in CLOUDS for key, (_, placeholder) in wired_cluster_args(cloud).items()}
-
-
-def __getattr__(name: str) -> Any:
-    """`PLACEHOLDERS`: `placeholders()`, read as the module constant it was."""
-    if name == "PLACEHOLDERS":
-        return placeholders()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def wired_text(cloud: Cloud) -> str:
