@@ -34,34 +34,57 @@ DEFAULT_PRIORITY = 10
 
 @record
 class PoolPlan:
-    """One node pool, fully decided. `labels` and `taints` are what its inputs declare; `name` is
-    spotkube's name for it, `cloud_name` the name the cloud knows it by (see `versioned_name`)."""
+    """One node pool, fully decided: its contract (name, role, capacity, GPUs, taints and sharing, as the
+    workloads see them) and how it is built. `labels` are what its inputs declare; `cloud_name` is the name
+    the cloud knows it by (see `versioned_name`)."""
 
-    name: str
-    role: Role
-    capacity: Capacity
+    contract: PoolContract
     machine: str
-    gpu_type: str | None
-    gpu_count: int
     min: int
     max: int
     zones: tuple[str, ...]
     labels: dict[str, str]
-    taints: tuple[Taint, ...]
     eviction_policy: str | None
     max_price: float | None
     gpu_driver: str | None
-    contract: PoolContract
     cloud_name: str = ""
     #: How the cloud replaces the nodes when it upgrades them, as the stack set it (spot and GPU pools).
     upgrade: PoolUpgrade | None = None
-    #: How the pool's GPUs are shared among pods, None for whole GPUs (docs/gpu-sharing.md).
-    sharing: contract.GpuSharing | None = None
     #: Nodes come only through the cloud's provisioning requests (GKE's queued provisioning), never from
     #: the autoscaler's own scale-up: such a pool stays out of its GPU type's compute class.
     queued: bool = False
     #: How long one node may run before the cloud deletes it (a flex-start VM's run); None: no limit.
     max_run_hours: int | None = None
+
+    # What the contract holds, read from it (not copied), as the builders and the rules ask for it.
+    @property
+    def name(self) -> str:
+        return self.contract.name
+
+    @property
+    def role(self) -> Role:
+        return self.contract.role
+
+    @property
+    def capacity(self) -> Capacity:
+        return self.contract.capacity
+
+    @property
+    def gpu_type(self) -> str | None:
+        return self.contract.accelerator
+
+    @property
+    def gpu_count(self) -> int:
+        return self.contract.gpu_count
+
+    @property
+    def taints(self) -> tuple[Taint, ...]:
+        return self.contract.taints
+
+    @property
+    def sharing(self) -> contract.GpuSharing | None:
+        """How the pool's GPUs are shared among pods, None for whole GPUs (docs/gpu-sharing.md)."""
+        return self.contract.sharing
 
     @property
     def interruptible(self) -> bool:
@@ -158,14 +181,10 @@ def _pool(
         **contract.cloud_added_labels(cloud, name, capacity, accelerator, sharing),
     }
     return PoolPlan(
-        name=name, role=role, capacity=capacity, machine=machine, gpu_type=accelerator,
-        gpu_count=count, min=low, max=high, zones=zones, labels=labels, taints=taints,
-        eviction_policy=eviction_policy, max_price=max_price, gpu_driver=gpu_driver,
-        contract=PoolContract(name, role, capacity, accelerator, count, node_labels, taints,
-                              contract.zone_label_values(cloud, region, zones), sharing),
-        cloud_name=name,
-        sharing=sharing,
-        queued=queued,
+        PoolContract(name, role, capacity, accelerator, count, node_labels, taints,
+                     contract.zone_label_values(cloud, region, zones), sharing),
+        machine=machine, min=low, max=high, zones=zones, labels=labels, eviction_policy=eviction_policy,
+        max_price=max_price, gpu_driver=gpu_driver, cloud_name=name, queued=queued,
     )
 
 
