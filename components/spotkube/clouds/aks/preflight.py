@@ -106,7 +106,8 @@ def _pool_chains(d: Deployment) -> list[str]:
     clusters = [(p.urn, p.name) for p in d.of_type(CLUSTER_TYPE)] if not d.external else [("", "the cluster")]
     problems = []
     for urn, name in clusters:
-        mine = [p for p in pools if not urn or urn in waits_for[p.urn]]
+        # By name: registrations arrive in whatever order the engine's threads finish them.
+        mine = sorted((p for p in pools if not urn or urn in waits_for[p.urn]), key=lambda p: p.name)
         for i, first in enumerate(mine):
             for second in mine[i + 1:]:
                 if second.urn not in waits_for[first.urn] and first.urn not in waits_for[second.urn]:
