@@ -209,7 +209,7 @@ def test_a_registry_whose_owner_granted_nothing_is_named_with_the_owner_s_comman
     assert "lacks Role Based Access Control Administrator on the registry" in line
     assert "Microsoft.Authorization/roleAssignments/write" in line
     assert "fix: the registry's owner (stacks with cluster.registries): az role assignment create" in line
-    assert f"--scope {REGISTRY_SCOPE}" in line and "GuidEquals{7f951dda4ed34680a7ca43fe172d538d}" in line
+    assert f"--scope {REGISTRY_SCOPE}" in line and "GuidEquals {7f951dda-4ed3-4680-a7ca-43fe172d538d}" in line
 
 
 def test_roles_the_deployer_may_not_read_are_reported_not_a_crash(arm: tuple[FakeServer, Arm]) -> None:
@@ -364,3 +364,39 @@ def test_no_azure_credentials_is_one_line_saying_how_to_sign_in(tmp_path: Path) 
     assert result.returncode == 2, result.stdout + result.stderr
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith("error: no Azure credentials") and "sign in with `az login`" in line
+
+
+def test_a_person_s_credentials_send_a_quota_project_and_a_service_account_s_do_not() -> None:
+    """Google refuses most APIs to user credentials without a quota project: the one the person's ADC
+    names (`gcloud auth application-default set-quota-project`), else the stack's. Service accounts are
+    billed to their own project, and the header would need serviceusage.services.use."""
+    from google.auth import compute_engine
+    from google.oauth2 import credentials as user
+
+    from spotkube.clouds.gke.access_api import request_headers
+
+    person = user.Credentials(token="ya29.person")
+    assert request_headers(person, PROJECT) == {"Authorization": "Bearer ya29.person",
+                                               "x-goog-user-project": PROJECT}
+    billed = user.Credentials(token="ya29.person", quota_project_id="team-billing")
+    assert request_headers(billed, PROJECT)["x-goog-user-project"] == "team-billing"
+    machine = compute_engine.Credentials()
+    machine.token = "ya29.machine"
+    assert request_headers(machine, PROJECT) == {"Authorization": "Bearer ya29.machine"}
+
+
+def test_a_missing_grant_in_the_stack_s_own_group_points_at_the_bootstrap_not_a_second_assignment(
+        arm: tuple[FakeServer, Arm]) -> None:
+    """prod's reservation group lives in the stack's own group, where Azure takes one RBAC Administrator
+    assignment per principal: the bootstrap's, whose condition allows Contributor too. doctor never tells
+    anyone to add a second (RoleAssignmentExists)."""
+    server, state = arm
+    state.assignments[DEPLOYER] = [a for a in state.assignments[DEPLOYER] if a["properties"]["scope"] != GROUP_SCOPE]
+    result = aks(server)
+    assert result.returncode == 1
+    reservation = [line for line in result.stdout.splitlines() if line.startswith("  FAIL roles: deploy")
+                   and "capacity reservation group's resource group" in line]
+    assert reservation, result.stdout
+    for line in reservation:
+        assert "fix: rerun the bootstrap stack (infra/bootstrap): its one Role Based Access Control" in line
+        assert f"--scope {GROUP_SCOPE}" not in line

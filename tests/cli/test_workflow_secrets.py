@@ -187,6 +187,7 @@ def test_on_aks_only_the_deploy_identity_and_the_administrator_may_use_a_prod_ke
     assert [k.inputs["keyName"] for k in keys] == ["aks-prod-eastus"]
     (vault,) = [r for r in recording.registrations if r.type == "azure-native:keyvault:Vault"]
     assert vault.inputs["properties"]["enableRbacAuthorization"] is True, "no access policy grants anything"
+    assert vault.inputs["properties"]["accessPolicies"] == [], "required unless the vault is recovered"
     assert vault.inputs["properties"]["enablePurgeProtection"] is True and vault.protect
     on_keys = [r for r in recording.registrations if r.type == "azure-native:authorization:RoleAssignment"
                and "/providers/Microsoft.KeyVault/" in r.inputs["scope"]]
