@@ -111,8 +111,8 @@ def check(run: StackRun, cluster: Cluster, *, scale: bool, timeout_s: int) -> li
             findings.append(Finding(
                 "scale-up", pool.name, "warn", f"pool {pool.name} scales only through a ProvisioningRequest (queued "
                 "provisioning), which a probe pod doesn't make: --scale-up can't bring it up",
-                "run a workload through Kueue's queued-provisioning admission check (docs/evictions.md#the-flex-"
-                "start-tier-on-gke) and verify while its nodes are up"))
+                "run a workload through Kueue's queued-provisioning admission check "
+                "(docs/evictions.md#the-flex-start-tier-on-gke) and verify while its nodes are up"))
             continue
         findings.append(scale_up(cluster, pool, timeout_s))
     if scale:
