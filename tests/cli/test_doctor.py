@@ -400,3 +400,88 @@ def test_a_missing_grant_in_the_stack_s_own_group_points_at_the_bootstrap_not_a_
     for line in reservation:
         assert "fix: rerun the bootstrap stack (infra/bootstrap): its one Role Based Access Control" in line
         assert f"--scope {GROUP_SCOPE}" not in line
+
+
+# --- the stack's GitHub environment, read live ------------------------------------------------------
+
+GITHUB_REPOSITORY = "octo-org/ml-platform"
+REVIEWED = [{"id": 3755, "node_id": "MDQ6R2F0ZTM3NTU=", "type": "required_reviewers", "prevent_self_review": True,
+             "reviewers": [{"type": "Team", "reviewer": {"id": 1234567, "slug": "platform-leads"}}]},
+            {"id": 3756, "node_id": "MDQ6R2F0ZTM3NTY=", "type": "branch_policy"}]
+
+
+def github_environment(name: str, **rules: Any) -> dict[str, Any]:
+    """"Get an environment" as GitHub answers it for one the bootstrap made; `rules` override its fields."""
+    return {"id": 161088068, "node_id": "EN_kwDOAAABCDEFG0", "name": name,
+            "url": f"https://api.github.com/repos/{GITHUB_REPOSITORY}/environments/{name}",
+            "html_url": f"https://github.com/{GITHUB_REPOSITORY}/deployments/activity_log?environments_filter={name}",
+            "created_at": "2026-12-01T09:12:44Z", "updated_at": "2026-12-01T09:12:44Z", "can_admins_bypass": False,
+            "protection_rules": REVIEWED,
+            "deployment_branch_policy": {"protected_branches": True, "custom_branch_policies": False}, **rules}
+
+
+def variables(**values: str) -> dict[str, Any]:
+    return {"total_count": len(values), "variables": [
+        {"name": name, "value": value, "created_at": "2026-12-01T09:12:45Z", "updated_at": "2026-12-01T09:12:45Z"}
+        for name, value in values.items()]}
+
+
+BOOTSTRAPPED = {"ARM_CLIENT_ID": "46c3b3dd-1d00-5aa9-80e9-0ff1ce0ff1ce", "PULUMI_ORGANIZATION": "octo-org",
+                "PULUMI_TEAM": "spotkube-aks-prod-eastus", "SPOTKUBE_STACK": "aks-prod-eastus"}
+
+
+def with_github(arm: tuple[FakeServer, Arm], environment: dict[str, Any] | None,
+                found: dict[str, Any]) -> tuple[subprocess.CompletedProcess[str], list[Request]]:
+    server, state = arm
+    state.providers["Microsoft.Insights"] = "Registered"
+    state.skus[2]["restrictions"] = []
+    path = f"/repos/{GITHUB_REPOSITORY}/environments/aks-prod-eastus"
+
+    def respond(request: Request) -> Reply:
+        route = urlsplit(request.path).path
+        if route == path and environment is not None:
+            return Reply(body=environment)
+        if route == f"{path}/variables" and environment is not None:
+            return Reply(body=found)
+        return Reply(404, {"message": "Not Found", "status": "404"})
+
+    with serving() as github:
+        github.respond = respond
+        result = aks(server, "--github-repository", GITHUB_REPOSITORY, "--github-api", github.url())
+        return result, list(github.requests)
+
+
+def test_the_environment_the_bootstrap_made_is_ready(arm: tuple[FakeServer, Arm]) -> None:
+    result, asked = with_github(arm, github_environment("aks-prod-eastus"), variables(**BOOTSTRAPPED))
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    assert "ok   environment: GitHub environment aks-prod-eastus admits protected branches only" in out
+    assert "ok   environment: GitHub environment aks-prod-eastus requires a reviewer" in out
+    assert ("ok   environment: GitHub environment aks-prod-eastus exchanges its OIDC token for Pulumi Cloud team "
+            "spotkube-aks-prod-eastus's token in octo-org") in out
+    assert [urlsplit(r.path).path for r in asked][-1].endswith("/environments/aks-prod-eastus/variables")
+    assert not any("authorization" in r.headers for r in asked), "no token over plain HTTP"
+
+
+def test_a_missing_or_loosened_environment_is_named_with_the_bootstrap_as_the_fix(arm: tuple[FakeServer, Arm]) -> None:
+    missing, _ = with_github(arm, None, variables())
+    assert missing.returncode == 1
+    assert ("FAIL environment: GitHub environment aks-prod-eastus doesn't exist: a job naming it would create it with "
+            "no rules") in missing.stdout
+    loose = github_environment("aks-prod-eastus", protection_rules=[], deployment_branch_policy=None)
+    result, _ = with_github(arm, loose, variables(PULUMI_BACKEND_URL="s3://elsewhere", SPOTKUBE_STACK="x"))
+    assert result.returncode == 1
+    out = result.stdout
+    assert "FAIL environment: GitHub environment aks-prod-eastus admits any branch (no protected-branches rule)" in out
+    assert "FAIL environment: GitHub environment aks-prod-eastus is prod and requires no reviewer" in out
+    assert "has no SPOTKUBE_STACK=aks-prod-eastus, so deploy.yml refuses to run there" in out
+    assert "PULUMI_BACKEND_URL 's3://elsewhere' is no self-managed backend" in out
+    assert "fix: rerun the bootstrap stack (infra/bootstrap) with the stack in spotkube:stacks" in out
+
+
+def test_a_self_managed_backend_s_setting_is_checked(arm: tuple[FakeServer, Arm]) -> None:
+    result, _ = with_github(arm, github_environment("aks-prod-eastus"), variables(
+        PULUMI_BACKEND_URL="azblob://spotkube-state", SPOTKUBE_STACK="aks-prod-eastus"))
+    assert result.returncode == 0, result.stdout
+    assert ("ok   environment: GitHub environment aks-prod-eastus signs in to the self-managed backend "
+            "azblob://spotkube-state with its cloud identity") in result.stdout
