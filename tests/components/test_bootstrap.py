@@ -73,6 +73,7 @@ def test_every_platform_stack_gets_an_environment_with_a_branch_rule_and_prod_re
         plans: dict[str, Recording]) -> None:
     """A job naming a missing environment creates it with no rules: the bootstrap makes each stack's, which
     only protected branches enter, with required reviewers on prod; the preview's takes pull requests."""
+    assert set(plans) == {"aks", "gke"}
     for stack, recording in plans.items():
         made = {r.inputs["environment"]: r for r in of_type(
             recording, "github:index/repositoryEnvironment:RepositoryEnvironment")}
