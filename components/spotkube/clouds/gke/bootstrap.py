@@ -26,12 +26,15 @@ the provider's full resource name and the service account's email.
 import hashlib
 import re
 from collections.abc import Mapping
+from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
 import pulumiverse_time as time
+from pulumi.dynamic import CreateResult, DiffResult, ResourceProvider
 
 from spotkube.clouds.gke.identities import ASSIGNMENTS, REGISTRY_GRANTS
+from spotkube.clouds.gke.key_ring import DEFAULT_ENDPOINT, ensure_key_ring, ring_name
 from spotkube.clouds.gke.services import required_services
 from spotkube.clouds.gke.spec import GkeClusterSettings
 from spotkube.platform.bootstrap import SECRETS_PROVIDERS, BootstrapSpec
@@ -46,10 +49,9 @@ IAM_PROPAGATION = "90s"
 #: The most bytes Google accepts in a mapped `google.subject` (cloud.google.com/iam/docs/
 #: workload-identity-federation#mapping): longer GitHub subjects can't sign in.
 SUBJECT_BYTES = 127
-#: The key ring of the prod stacks' keys, in each prod stack's project. Key rings and keys can't be
-#: deleted, so both are protected; a rerun after a destroy finds the ring still there (409): import it
-#: first (`pulumi import gcp:kms/keyRing:KeyRing secrets-PROJECT projects/PROJECT/locations/global/keyRings/
-#: spotkube-secrets`, and each key likewise; docs/identities.md).
+#: The key ring of the prod stacks' keys, in each prod stack's project. Key rings can't be deleted, so the
+#: ring is ensured (made if missing, adopted if there: clouds/gke/key_ring.py) and a rerun after a destroy
+#: finds it; the keys are protected.
 KEY_RING = "spotkube-secrets"
 ENCRYPTER_DECRYPTER = "roles/cloudkms.cryptoKeyEncrypterDecrypter"
 
@@ -170,14 +172,15 @@ def ci_identities(spec: BootstrapSpec, stacks: Mapping[str, PlatformSpec]) -> di
         environment: variables(key) for key, (_, _, environments, _) in served.items() for environment in environments}
     prod = {stack: platform.cluster.project for stack, platform in stacks.items()
             if platform.is_prod and platform.cluster.project}
-    rings: dict[str, gcp.kms.KeyRing] = {}
+    rings: dict[str, KeyRing] = {}
     for stack, project in prod.items():
         if project not in rings:
-            rings[project] = gcp.kms.KeyRing(f"secrets-{project}", name=KEY_RING, location="global",
-                                             project=project, opts=pulumi.ResourceOptions(
-                                                 protect=True, depends_on=enabled[project]))
-        key = gcp.kms.CryptoKey(f"secrets-{stack}", name=key_name(stack), key_ring=rings[project].id,
-                                purpose="ENCRYPT_DECRYPT", opts=pulumi.ResourceOptions(protect=True))
+            rings[project] = KeyRing(f"secrets-{project}", project, "global", KEY_RING,
+                                     opts=pulumi.ResourceOptions(protect=True, depends_on=enabled[project]))
+        # The ring's name is known before it is ensured: the key names it and waits for it.
+        key = gcp.kms.CryptoKey(
+            f"secrets-{stack}", name=key_name(stack), key_ring=ring_name(project, "global", KEY_RING),
+            purpose="ENCRYPT_DECRYPT", opts=pulumi.ResourceOptions(protect=True, depends_on=[rings[project]]))
         gcp.kms.CryptoKeyIAMMember(
             f"deploy-secrets-{stack}", crypto_key_id=key.id, role=ENCRYPTER_DECRYPTER,
             member=accounts[f"deploy-{stack}"].email.apply(lambda email: f"serviceAccount:{email}"),
@@ -185,3 +188,25 @@ def ci_identities(spec: BootstrapSpec, stacks: Mapping[str, PlatformSpec]) -> di
     if prod:
         outputs[SECRETS_PROVIDERS] = {stack: secrets_provider(project, stack) for stack, project in prod.items()}
     return outputs
+
+
+class KeyRingProvider(ResourceProvider):
+    """The dynamic provider: create ensures the ring; a change of project, location or name ensures another."""
+
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        ring = ensure_key_ring(props["project"], props["location"], props["ring"], endpoint=props["endpoint"])
+        name = ring_name(props["project"], props["location"], props["ring"])
+        return CreateResult(id_=name, outs={**props, "created": str(ring.get("createTime") or "")})
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        changed = [key for key in ("project", "location", "ring", "endpoint") if olds.get(key) != news.get(key)]
+        return DiffResult(changes=bool(changed), replaces=changed, delete_before_replace=False)
+
+
+class KeyRing(pulumi.dynamic.Resource):
+    """A Cloud KMS key ring that survives the bootstrap's destroy and rerun."""
+
+    def __init__(self, name: str, project: str, location: str, ring: str,
+                 opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(KeyRingProvider(), name, {"project": project, "location": location, "ring": ring,
+                                                   "endpoint": DEFAULT_ENDPOINT, "created": None}, opts)
