@@ -133,6 +133,10 @@ def test_aks_assigns_exactly_the_documented_roles_at_their_scopes(plans: dict[st
         made.add((assignment.name.split("-", 1)[0], role, where))
         if assignment.name.startswith("preview-") and where == aks.RESOURCE_GROUP:
             assert inputs["scope"].endswith("/spotkube-aks-dev-uksouth"), "the preview reads non-prod only"
+        if where == aks.RESOURCE_GROUP and assignment.name.startswith("deploy-"):
+            # prod's group is its own identity's alone; the shared deploy identity holds nothing there
+            prod = assignment.name.startswith("deploy-aks-prod-eastus-")
+            assert inputs["scope"].endswith("/spotkube-aks-prod-eastus" if prod else "/spotkube-aks-dev-uksouth")
     assert made == {(a.identity, a.role.name if a.role.custom else a.role.id, a.scope)
                     for a in aks.ASSIGNMENTS if a.granted_by == "bootstrap"}
     reader = next(r for r in custom.values() if r.inputs["roleName"] == aks.PREVIEW_READER.name)
