@@ -170,7 +170,9 @@ def ci_identities(spec: BootstrapSpec, stacks: Mapping[str, PlatformSpec]) -> di
         planned += [(name, assignment, where, scope) for assignment in ASSIGNMENTS
                     if assignment.identity == identity and assignment.granted_by == "bootstrap"
                     and (drilled or not assignment.drills_only) for where, scope in scopes[assignment.scope]]
-    custom = {role.name: _custom_role(role, subscription, [scope for _, a, _, scope in planned if a.role == role])
+    # Each custom role is assignable exactly where it is assigned, each scope once (by its name in `planned`).
+    custom = {role.name: _custom_role(role, subscription, list({where: scope for _, a, where, scope in planned
+                                                                 if a.role == role}.values()))
               for role in {a.role.name: a.role for _, a, _, _ in planned if a.role.custom}.values()}
     for name, assignment, where, scope in planned:
         role = assignment.role
