@@ -210,3 +210,12 @@ def test_on_gke_only_the_deploy_service_account_may_use_a_prod_key(bootstrap: di
     own = prod_account_id("gke-prod-europe-west4")
     assert [(m.inputs["member"].split("@")[0], m.inputs["role"]) for m in members] == [
         (f"serviceAccount:{own}", "roles/cloudkms.cryptoKeyEncrypterDecrypter")]
+
+
+def test_a_self_managed_backend_keeps_each_prod_stack_s_state_apart(bootstrap: dict[str, Recording]) -> None:
+    """The preview's backend (the non-prod stacks', which it may read) is never a prod stack's: each prod
+    environment names a bucket of its own, which only its deploy identity is to be granted."""
+    urls = {name: output.value["PULUMI_BACKEND_URL"] for name, output in bootstrap["gke"].outputs.items()
+            if name != SECRETS_PROVIDERS}
+    assert urls == {"preview-gke": "gs://spotkube-example-state", "gke-dev-us-central1": "gs://spotkube-example-state",
+                    "gke-prod-europe-west4": "gs://spotkube-example-state-gke-prod-europe-west4"}

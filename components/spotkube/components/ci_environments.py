@@ -41,7 +41,8 @@ def environment_variables(spec: BootstrapSpec, stacks: Mapping[str, PlatformSpec
     for environment in spec.environments:
         cloud = identities[environment]
         assert isinstance(cloud, Mapping), "the cloud's bootstrap returns each environment's variables"
-        found[environment] = {**cloud, **spec.backend_variables(environment),
+        prod = environment in stacks and stacks[environment].is_prod
+        found[environment] = {**cloud, **spec.backend_variables(environment, prod),
                               **({STACK_VARIABLE: environment} if environment in stacks else {})}
     return found
 

@@ -71,6 +71,12 @@ class Reviewers(_Model):
         return self
 
 
+def prod_backend_url(backend_url: str, stack: str) -> str:
+    """A prod stack's own self-managed backend: the shared one's bucket or container name with the stack's
+    (lower-cased, as both clouds' names must be; anything else as `-`)."""
+    return f"{backend_url.rstrip('/')}-{re.sub(r'[^a-z0-9-]', '-', stack.lower())}"
+
+
 def team_name(environment: str) -> str:
     """The Pulumi Cloud team of a GitHub environment's jobs: `spotkube-<environment>`."""
     return f"spotkube-{environment}"
@@ -121,12 +127,14 @@ class BootstrapSpec(_Model):
         """Every GitHub environment that gets a federated credential: preview's, then one per stack."""
         return (self.preview, *self.stacks)
 
-    def backend_variables(self, environment: str) -> dict[str, str]:
-        """The variables a GitHub environment's jobs sign in to the Pulumi backend with."""
+    def backend_variables(self, environment: str, prod: bool = False) -> dict[str, str]:
+        """The variables a GitHub environment's jobs sign in to the Pulumi backend with. A self-managed
+        backend keeps each prod stack's state in a bucket or container of its own (`<backendUrl>-<stack>`),
+        so the grants that let the preview read the non-prod stacks' reach none of prod's."""
         if self.pulumi_organization is not None:
             return {ORGANIZATION_VARIABLE: self.pulumi_organization, TEAM_VARIABLE: team_name(environment)}
         assert self.backend_url is not None, "the validator requires one of the two"
-        return {BACKEND_VARIABLE: self.backend_url}
+        return {BACKEND_VARIABLE: prod_backend_url(self.backend_url, environment) if prod else self.backend_url}
 
 
 def _keys(model: type[BootstrapSpec]) -> list[str]:
