@@ -480,8 +480,14 @@ def test_a_missing_or_loosened_environment_is_named_with_the_bootstrap_as_the_fi
 
 
 def test_a_self_managed_backend_s_setting_is_checked(arm: tuple[FakeServer, Arm]) -> None:
+    """A prod stack's self-managed backend is its own (`<backendUrl>-<stack>`), never the one the preview reads."""
     result, _ = with_github(arm, github_environment("aks-prod-eastus"), variables(
-        PULUMI_BACKEND_URL="azblob://spotkube-state", SPOTKUBE_STACK="aks-prod-eastus"))
+        PULUMI_BACKEND_URL="azblob://spotkube-state-aks-prod-eastus", SPOTKUBE_STACK="aks-prod-eastus"))
     assert result.returncode == 0, result.stdout
     assert ("ok   environment: GitHub environment aks-prod-eastus signs in to the self-managed backend "
-            "azblob://spotkube-state with its cloud identity") in result.stdout
+            "azblob://spotkube-state-aks-prod-eastus with its cloud identity") in result.stdout
+    shared, _ = with_github(arm, github_environment("aks-prod-eastus"), variables(
+        PULUMI_BACKEND_URL="azblob://spotkube-state", SPOTKUBE_STACK="aks-prod-eastus"))
+    assert shared.returncode == 1
+    assert ("FAIL environment: GitHub environment aks-prod-eastus is prod and its backend azblob://spotkube-state is "
+            "not its own (a prod stack's ends with -aks-prod-eastus)") in shared.stdout

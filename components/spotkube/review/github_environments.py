@@ -19,6 +19,7 @@ from spotkube.platform.bootstrap import (
     ORGANIZATION_VARIABLE,
     STACK_VARIABLE,
     TEAM_VARIABLE,
+    prod_backend_url,
     team_name,
 )
 from spotkube.platform.doctor import Finding
@@ -57,15 +58,20 @@ def environment_findings(stack: str, prod: bool, environment: Mapping[str, Any] 
     if variables.get(STACK_VARIABLE) != stack:
         findings.append(Finding("environment", stack, "fail", f"GitHub environment {stack} has no {STACK_VARIABLE}="
                                 f"{stack}, so deploy.yml refuses to run there", RERUN))
-    findings.append(backend_finding(stack, variables))
+    findings.append(backend_finding(stack, prod, variables))
     return findings
 
 
-def backend_finding(stack: str, variables: Mapping[str, str]) -> Finding:
+def backend_finding(stack: str, prod: bool, variables: Mapping[str, str]) -> Finding:
     """How the environment's jobs sign in to the Pulumi backend, with no stored token: a self-managed
     backend's URL (azblob:// or gs://) or Pulumi Cloud's organization and the environment's team."""
     url = variables.get(BACKEND_VARIABLE)
     if url:
+        own = prod_backend_url("", stack)  # the suffix a prod stack's own backend ends with
+        if re.fullmatch(BACKEND_URL, url) and prod and not url.endswith(own):
+            return Finding("environment", stack, "fail", f"GitHub environment {stack} is prod and its backend {url} "
+                           f"is not its own (a prod stack's ends with {own}): whoever may read that backend reads "
+                           "prod's state", f"set spotkube:backendUrl and {RERUN}")
         if re.fullmatch(BACKEND_URL, url):
             return Finding("environment", stack, "ok", f"GitHub environment {stack} signs in to the self-managed "
                            f"backend {url} with its cloud identity")
