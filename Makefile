@@ -55,14 +55,14 @@ $(RUNTIME_STAMP): pyproject.toml constraints.txt | $(UV)
 	@touch $(RUNTIME_STAMP)
 
 $(STAMP): $(RUNTIME_STAMP)
-	@echo "==> adding the dev, pipelines, docs, refresh and drill extras to $(VENV)"
-	$(UV) pip install --quiet --python $(PY) -c constraints.txt -e ".[all,dev,pipelines,docs,refresh,drill]"
+	@echo "==> adding the dev, pipelines, docs, refresh, drill and bootstrap extras to $(VENV)"
+	$(UV) pip install --quiet --python $(PY) -c constraints.txt -e ".[all,dev,pipelines,docs,refresh,drill,bootstrap]"
 	@touch $(STAMP)
 
 $(CORE_STAMP): pyproject.toml constraints.txt | $(UV)
 	@echo "==> setting up $(CORE_VENV): spotkube without kfp, pinned by constraints.txt"
 	$(UV) venv --quiet --seed --allow-existing --python $(PYTHON) $(CORE_VENV)
-	$(UV) pip install --quiet --python $(CORE_VENV)/bin/python -c constraints.txt -e ".[all,dev,refresh,drill]"
+	$(UV) pip install --quiet --python $(CORE_VENV)/bin/python -c constraints.txt -e ".[all,dev,refresh,drill,bootstrap]"
 	@touch $(CORE_STAMP)
 
 # npm ci checks every package against the lockfile's sha512 and reuses npm's cache when it can.

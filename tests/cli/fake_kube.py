@@ -314,6 +314,13 @@ def kubelet_event(pod: str, reason: str, message: str, at: datetime, *, containe
 
 # --- A cluster at rest, for `spotkube verify` ------------------------------------------------------
 
+#: GET /version as an AKS 1.33 API server answers it.
+VERSION = {"major": "1", "minor": "33", "emulationMajor": "1", "emulationMinor": "33", "minCompatibilityMajor": "1",
+           "minCompatibilityMinor": "32", "gitVersion": "v1.33.2",
+           "gitCommit": "6e0e6b8b1c2c0a1f8c0e6b1c0d5d7c0a3e2f1b4d",
+           "gitTreeState": "clean", "buildDate": "2026-06-17T18:33:12Z", "goVersion": "go1.24.4", "compiler": "gc",
+           "platform": "linux/amd64"}
+
 
 def _plural(kind: str) -> str:
     lower = kind.lower()
@@ -366,6 +373,8 @@ class ClusterAtRest:
             def do_GET(self) -> None:
                 path = urlsplit(self.path).path
                 fake.requests.append(("GET", path))
+                if path == "/version":
+                    return self._json(200, VERSION)
                 for obj in fake.objects:
                     if path == _paths(obj)[0]:
                         return self._json(200, obj)

@@ -65,7 +65,9 @@ def test_a_created_reservation_is_a_fixed_cost_at_the_size_s_on_demand_price(
     assert line["monthly"] == round(row["usdPerHour"] * 730, 2)
     supply = {s["name"]: s["value"] for s in document["supply"]}
     assert supply["a100: capacity reservation"].startswith(f"group created by this stack: 1 × {A100} in the region")
-    assert supply["registry grant"] == f"AcrPull for the kubelet identity (every pool's nodes) on {REGISTRY}"
+    assert supply["registry grant"] == (f"AcrPull for the kubelet identity (every pool's nodes) on {REGISTRY}; "
+                                        "granted by its owner: the registry's owner lets the deploy identity assign "
+                                        "AcrPull there (docs/identities.md; spotkube doctor checks it)")
     assert supply["a100: artifact streaming"].startswith("off: each node pulls whole images; AKS's artifact "
                                                          "streaming is preview")
 
@@ -88,3 +90,16 @@ def test_the_shipped_prod_stack_shows_its_reservation_and_grant_in_the_plan_text
     assert "GPU supply" in text
     assert "fixed: capacity reservation Standard_NC24ads_A100_v4 × 1 VM(s) (regional)" in text
     assert "AcrPull for the kubelet identity" in text
+
+
+def test_a_registry_in_the_stack_s_own_group_is_the_bootstrap_s_to_allow(
+        project_with_stack: Callable[[str, dict[str, Any]], Project]) -> None:
+    """A registry in the resource group the bootstrap scopes the deployer to: its condition allows AcrPull
+    there (tests/components/test_bootstrap_grants.py), so no owner has anything to grant."""
+    document = stack({"create": {"count": 1}})
+    document["cluster"]["resourceGroupName"] = "spotkube-aks-dev-eastus"
+    own = ("/subscriptions/22222222-3333-4444-8555-666666666666/resourceGroups/spotkube-aks-dev-eastus/providers/"
+           "Microsoft.ContainerRegistry/registries/teamimages")
+    document["cluster"]["registries"] = [own]
+    supply = {s["name"]: s["value"] for s in plan_json(project_with_stack(STACK, document))["supply"]}
+    assert supply["registry grant"].endswith("; the bootstrap lets the deploy identity make it (the stack's own group)")

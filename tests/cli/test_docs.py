@@ -165,7 +165,8 @@ PULUMI_COMMANDS = {"install", "login", "stack", "preview", "up", "destroy", "ref
 PLACEHOLDER = re.compile(r"<[a-z][a-z ]*>")
 #: Someone else's repository, spelt so that this file doesn't name it either.
 ELSEWHERE = "github" + ".com/spotkube/spotkube"
-SPOTKUBE_SPECS = {"spotkube", "spotkube[pipelines]", "spotkube[refresh]", f"spotkube=={VERSION}",
+SPOTKUBE_SPECS = {"spotkube", "spotkube[pipelines]", "spotkube[refresh]", "spotkube[all,bootstrap]",
+                  f"spotkube=={VERSION}",
                   f"spotkube @ git+https://github.com/OWNER/spotkube@v{VERSION}",
                   # Before a release: a commit of the repository, or the wheel `make dist` builds (both
                   # installed as written by tests/cli/test_release.py).

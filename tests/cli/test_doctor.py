@@ -209,7 +209,7 @@ def test_a_registry_whose_owner_granted_nothing_is_named_with_the_owner_s_comman
     assert "lacks Role Based Access Control Administrator on the registry" in line
     assert "Microsoft.Authorization/roleAssignments/write" in line
     assert "fix: the registry's owner (stacks with cluster.registries): az role assignment create" in line
-    assert f"--scope {REGISTRY_SCOPE}" in line and "GuidEquals{7f951dda4ed34680a7ca43fe172d538d}" in line
+    assert f"--scope {REGISTRY_SCOPE}" in line and "GuidEquals {7f951dda-4ed3-4680-a7ca-43fe172d538d}" in line
 
 
 def test_roles_the_deployer_may_not_read_are_reported_not_a_crash(arm: tuple[FakeServer, Arm]) -> None:
@@ -364,3 +364,130 @@ def test_no_azure_credentials_is_one_line_saying_how_to_sign_in(tmp_path: Path) 
     assert result.returncode == 2, result.stdout + result.stderr
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith("error: no Azure credentials") and "sign in with `az login`" in line
+
+
+def test_a_person_s_credentials_send_a_quota_project_and_a_service_account_s_do_not() -> None:
+    """Google refuses most APIs to user credentials without a quota project: the one the person's ADC
+    names (`gcloud auth application-default set-quota-project`), else the stack's. Service accounts are
+    billed to their own project, and the header would need serviceusage.services.use."""
+    from google.auth import compute_engine
+    from google.oauth2 import credentials as user
+
+    from spotkube.clouds.gke.access_api import request_headers
+
+    person = user.Credentials(token="ya29.person")
+    assert request_headers(person, PROJECT) == {"Authorization": "Bearer ya29.person",
+                                               "x-goog-user-project": PROJECT}
+    billed = user.Credentials(token="ya29.person", quota_project_id="team-billing")
+    assert request_headers(billed, PROJECT)["x-goog-user-project"] == "team-billing"
+    machine = compute_engine.Credentials()
+    machine.token = "ya29.machine"
+    assert request_headers(machine, PROJECT) == {"Authorization": "Bearer ya29.machine"}
+
+
+def test_a_missing_grant_in_the_stack_s_own_group_points_at_the_bootstrap_not_a_second_assignment(
+        arm: tuple[FakeServer, Arm]) -> None:
+    """prod's reservation group lives in the stack's own group, where Azure takes one RBAC Administrator
+    assignment per principal: the bootstrap's, whose condition allows Contributor too. doctor never tells
+    anyone to add a second (RoleAssignmentExists)."""
+    server, state = arm
+    state.assignments[DEPLOYER] = [a for a in state.assignments[DEPLOYER] if a["properties"]["scope"] != GROUP_SCOPE]
+    result = aks(server)
+    assert result.returncode == 1
+    reservation = [line for line in result.stdout.splitlines() if line.startswith("  FAIL roles: deploy")
+                   and "capacity reservation group's resource group" in line]
+    assert reservation, result.stdout
+    for line in reservation:
+        assert "fix: rerun the bootstrap stack (infra/bootstrap): its one Role Based Access Control" in line
+        assert f"--scope {GROUP_SCOPE}" not in line
+
+
+# --- the stack's GitHub environment, read live ------------------------------------------------------
+
+GITHUB_REPOSITORY = "octo-org/ml-platform"
+REVIEWED = [{"id": 3755, "node_id": "MDQ6R2F0ZTM3NTU=", "type": "required_reviewers", "prevent_self_review": True,
+             "reviewers": [{"type": "Team", "reviewer": {"id": 1234567, "slug": "platform-leads"}}]},
+            {"id": 3756, "node_id": "MDQ6R2F0ZTM3NTY=", "type": "branch_policy"}]
+
+
+def github_environment(name: str, **rules: Any) -> dict[str, Any]:
+    """"Get an environment" as GitHub answers it for one the bootstrap made; `rules` override its fields."""
+    return {"id": 161088068, "node_id": "EN_kwDOAAABCDEFG0", "name": name,
+            "url": f"https://api.github.com/repos/{GITHUB_REPOSITORY}/environments/{name}",
+            "html_url": f"https://github.com/{GITHUB_REPOSITORY}/deployments/activity_log?environments_filter={name}",
+            "created_at": "2026-12-01T09:12:44Z", "updated_at": "2026-12-01T09:12:44Z", "can_admins_bypass": False,
+            "protection_rules": REVIEWED,
+            "deployment_branch_policy": {"protected_branches": True, "custom_branch_policies": False}, **rules}
+
+
+def variables(**values: str) -> dict[str, Any]:
+    return {"total_count": len(values), "variables": [
+        {"name": name, "value": value, "created_at": "2026-12-01T09:12:45Z", "updated_at": "2026-12-01T09:12:45Z"}
+        for name, value in values.items()]}
+
+
+BOOTSTRAPPED = {"ARM_CLIENT_ID": "46c3b3dd-1d00-5aa9-80e9-0ff1ce0ff1ce", "PULUMI_ORGANIZATION": "octo-org",
+                "PULUMI_TEAM": "spotkube-aks-prod-eastus", "SPOTKUBE_STACK": "aks-prod-eastus"}
+
+
+def with_github(arm: tuple[FakeServer, Arm], environment: dict[str, Any] | None,
+                found: dict[str, Any]) -> tuple[subprocess.CompletedProcess[str], list[Request]]:
+    server, state = arm
+    state.providers["Microsoft.Insights"] = "Registered"
+    state.skus[2]["restrictions"] = []
+    path = f"/repos/{GITHUB_REPOSITORY}/environments/aks-prod-eastus"
+
+    def respond(request: Request) -> Reply:
+        route = urlsplit(request.path).path
+        if route == path and environment is not None:
+            return Reply(body=environment)
+        if route == f"{path}/variables" and environment is not None:
+            return Reply(body=found)
+        return Reply(404, {"message": "Not Found", "status": "404"})
+
+    with serving() as github:
+        github.respond = respond
+        result = aks(server, "--github-repository", GITHUB_REPOSITORY, "--github-api", github.url())
+        return result, list(github.requests)
+
+
+def test_the_environment_the_bootstrap_made_is_ready(arm: tuple[FakeServer, Arm]) -> None:
+    result, asked = with_github(arm, github_environment("aks-prod-eastus"), variables(**BOOTSTRAPPED))
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    assert "ok   environment: GitHub environment aks-prod-eastus admits protected branches only" in out
+    assert "ok   environment: GitHub environment aks-prod-eastus requires a reviewer" in out
+    assert ("ok   environment: GitHub environment aks-prod-eastus exchanges its OIDC token for Pulumi Cloud team "
+            "spotkube-aks-prod-eastus's token in octo-org") in out
+    assert [urlsplit(r.path).path for r in asked][-1].endswith("/environments/aks-prod-eastus/variables")
+    assert not any("authorization" in r.headers for r in asked), "no token over plain HTTP"
+
+
+def test_a_missing_or_loosened_environment_is_named_with_the_bootstrap_as_the_fix(arm: tuple[FakeServer, Arm]) -> None:
+    missing, _ = with_github(arm, None, variables())
+    assert missing.returncode == 1
+    assert ("FAIL environment: GitHub environment aks-prod-eastus doesn't exist: a job naming it would create it with "
+            "no rules") in missing.stdout
+    loose = github_environment("aks-prod-eastus", protection_rules=[], deployment_branch_policy=None)
+    result, _ = with_github(arm, loose, variables(PULUMI_BACKEND_URL="s3://elsewhere", SPOTKUBE_STACK="x"))
+    assert result.returncode == 1
+    out = result.stdout
+    assert "FAIL environment: GitHub environment aks-prod-eastus admits any branch (no protected-branches rule)" in out
+    assert "FAIL environment: GitHub environment aks-prod-eastus is prod and requires no reviewer" in out
+    assert "has no SPOTKUBE_STACK=aks-prod-eastus, so deploy.yml refuses to run there" in out
+    assert "PULUMI_BACKEND_URL 's3://elsewhere' is no self-managed backend" in out
+    assert "fix: rerun the bootstrap stack (infra/bootstrap) with the stack in spotkube:stacks" in out
+
+
+def test_a_self_managed_backend_s_setting_is_checked(arm: tuple[FakeServer, Arm]) -> None:
+    """A prod stack's self-managed backend is its own (`<backendUrl>-<stack>`), never the one the preview reads."""
+    result, _ = with_github(arm, github_environment("aks-prod-eastus"), variables(
+        PULUMI_BACKEND_URL="azblob://spotkube-state-aks-prod-eastus", SPOTKUBE_STACK="aks-prod-eastus"))
+    assert result.returncode == 0, result.stdout
+    assert ("ok   environment: GitHub environment aks-prod-eastus signs in to the self-managed backend "
+            "azblob://spotkube-state-aks-prod-eastus with its cloud identity") in result.stdout
+    shared, _ = with_github(arm, github_environment("aks-prod-eastus"), variables(
+        PULUMI_BACKEND_URL="azblob://spotkube-state", SPOTKUBE_STACK="aks-prod-eastus"))
+    assert shared.returncode == 1
+    assert ("FAIL environment: GitHub environment aks-prod-eastus is prod and its backend azblob://spotkube-state is "
+            "not its own (a prod stack's ends with -aks-prod-eastus)") in shared.stdout

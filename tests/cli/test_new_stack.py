@@ -19,7 +19,13 @@ from spotkube.clouds.aks.options import AksNewStack
 from spotkube.clouds.gke import catalog as gke_catalog
 from spotkube.clouds.gke.commands import NEW_STACK_GPU_CHOICES
 from spotkube.clouds.gke.options import GkeNewStack
-from spotkube.clouds.stack_template import DEPLOY_SECRETS, DEPLOY_VARIABLES, CloudName, create_stack, next_steps
+from spotkube.clouds.stack_template import (
+    BOOTSTRAP_VARIABLES,
+    DEPLOY_VARIABLES,
+    CloudName,
+    create_stack,
+    next_steps,
+)
 from spotkube.platform.project import Project, find_project
 from spotkube.platform.reference import MODELINE, stack_schema
 
@@ -169,50 +175,45 @@ def test_a_project_without_the_schema_gets_no_modeline(project_copy: Path) -> No
 
 
 def test_new_stack_prints_every_step_left_as_a_command(project_copy: Path) -> None:
+    """The environment, its rules, variables and trust are the bootstrap's: deploy.yml refuses a stack
+    whose environment it didn't make, so new-stack names the bootstrap rerun, not commands by hand."""
     project = find_project(project_copy)
     created = create_stack(project, CloudName.aks, "prod", "westeurope", AKS_FLAGS)
     lines = next_steps(project, created, CloudName.aks, cwd=project_copy)
     commands = [line.strip() for line in lines if line.startswith("   ")]
-    assert commands[:7] == [
+    assert commands == [
         "spotkube plan --stack aks-prod-westeurope",
         "pulumi stack init aks-prod-westeurope",
-        'gh api --method PUT "repos/{owner}/{repo}/environments/aks-prod-westeurope" '
-        "-F 'deployment_branch_policy[protected_branches]=true' "
-        "-F 'deployment_branch_policy[custom_branch_policies]=false'",
-        'gh variable set ARM_CLIENT_ID --env aks-prod-westeurope --body "<client id of the identity that deploys>"',
-        'gh variable set ARM_TENANT_ID --env aks-prod-westeurope --body "<its Entra ID tenant id>"',
-        'gh variable set ARM_SUBSCRIPTION_ID --env aks-prod-westeurope --body "<the subscription to deploy into>"',
-        "gh secret set PULUMI_ACCESS_TOKEN --env aks-prod-westeurope",
+        "pulumi --cwd infra/bootstrap up -s aks",
+        'git add stacks/Pulumi.aks-prod-westeurope.yaml && git commit -m "Add stack aks-prod-westeurope"',
     ]
-    assert any("required reviewers" in line for line in lines), "prod environments wait for an approval"
-    (trust,) = [c for c in commands if c.startswith("az ad app federated-credential create")]
-    credential = json.loads(trust.split("--parameters ", 1)[1].strip("'"))
-    assert credential["subject"] == "repo:<owner>/<repo>:environment:aks-prod-westeurope"
-    assert credential["audiences"] == ["api://AzureADTokenExchange"]
-    assert commands[-1] == ('git add stacks/Pulumi.aks-prod-westeurope.yaml && '
-                            'git commit -m "Add stack aks-prod-westeurope"')
+    (step,) = [line for line in lines if line.startswith("3. ")]
+    assert "infra/bootstrap/Pulumi.aks.yaml" in step and "protected branches only, required reviewers" in step
+    assert "ARM_CLIENT_ID, ARM_TENANT_ID, ARM_SUBSCRIPTION_ID" in step and "no secret" in step
+    assert "a deploy identity of its own" in step
+    assert not any("gh secret" in line or "PULUMI_ACCESS_TOKEN" in line for line in lines)
 
 
-def test_a_dev_gke_stack_needs_no_reviewers_and_trusts_google(project_copy: Path) -> None:
+def test_a_dev_gke_stack_needs_no_reviewers_and_shares_the_deploy_identity(project_copy: Path) -> None:
     project = find_project(project_copy)
     created = create_stack(project, CloudName.gke, "dev", "us-east4", GkeNewStack(project="acme-ml"))
     lines = next_steps(project, created, CloudName.gke, cwd=project_copy)
-    assert not any("required reviewers" in line for line in lines)
-    assert "   gh variable set GCP_SERVICE_ACCOUNT --env gke-dev-us-east4 --body " \
-        '"<email of the service account that deploys>"' in lines
-    assert not any("ARM_" in line for line in lines)
-    assert any("roles/iam.workloadIdentityUser" in line for line in lines)
+    (step,) = [line for line in lines if line.startswith("3. ")]
+    assert "required reviewers" not in step and "the shared deploy identity" in step
+    assert "GCP_WORKLOAD_IDENTITY_PROVIDER, GCP_SERVICE_ACCOUNT" in step and "ARM_" not in step
+    assert "   pulumi --cwd infra/bootstrap up -s gke" in lines
 
 
 @pytest.mark.parametrize("workflow", ["deploy.yml", "preview.yml"])
 def test_new_stack_names_exactly_what_the_workflows_read(workflow: str) -> None:
-    """The variables and secrets new-stack tells you to create are the ones the workflows read, per
-    cloud: the GCP ones only in steps for gke- stacks."""
+    """The variables the bootstrap writes are the ones the workflows read, per cloud (the GCP ones only in
+    steps for gke- stacks), and no workflow reads a secret."""
     text = (REPO / ".github" / "workflows" / workflow).read_text()
     # DEPLOY_STACKS is the team's optional list of stacks deploy.yml deploys, not a stack's variable.
     read = set(re.findall(r"\$\{\{ vars\.(\w+) \}\}", text)) - {"DEPLOY_STACKS"}
-    assert read == {name for variables in DEPLOY_VARIABLES.values() for name, _ in variables}
-    assert set(re.findall(r"\$\{\{ secrets\.(\w+) \}\}", text)) == set(DEPLOY_SECRETS)
+    identities = {name for variables in DEPLOY_VARIABLES.values() for name, _ in variables}
+    assert read - identities <= set(BOOTSTRAP_VARIABLES) and identities <= read
+    assert not re.findall(r"\$\{\{ *secrets\.", text)
     steps = [step for job in yaml.safe_load(text)["jobs"].values() for step in job.get("steps", [])]
     assert DEPLOY_VARIABLES["gke"], "new-stack names gke's variables"
     for name, _ in DEPLOY_VARIABLES["gke"]:

@@ -7,12 +7,16 @@ pods, the priority expander ConfigMap and GKE's ComputeClasses.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from fake_kube import ClusterAtRest, node
 
 from in_process import run_spotkube
@@ -332,3 +336,65 @@ def test_context_picks_the_kubeconfig_s_context(cluster: tuple[ClusterAtRest, Pa
     unreachable = verify(kubeconfig, "--stack", "aks-prod-eastus")
     assert unreachable.returncode == 2 and "the Kubernetes API could not be reached" in unreachable.stderr
     assert "Traceback" not in unreachable.stderr
+
+
+def test_a_pool_that_scales_only_through_provisioning_requests_is_said_so_not_probed(tmp_path: Path) -> None:
+    """GKE's queued provisioning gives nodes only to a ProvisioningRequest, never to a pending pod: verify
+    --scale-up says it can't and creates nothing, instead of waiting out its timeout."""
+    for name in ("Pulumi.yaml", "stacks", "infra"):
+        source = REPO / name
+        (shutil.copytree if source.is_dir() else shutil.copy)(source, tmp_path / name)
+    stack_file = tmp_path / "stacks" / "Pulumi.gke-dev-us-central1.yaml"
+    document = yaml.safe_load(stack_file.read_text())
+    document["config"]["spotkube:gpuPools"].append({"name": "l4-queued", "machine": "g2-standard-8",
+                                                    "capacity": "flex-start", "max": 4, "queuedProvisioning": True})
+    stack_file.write_text(yaml.safe_dump(document))
+    fake = ClusterAtRest([]).start()
+    try:
+        result = verify(fake.kubeconfig(tmp_path / "kubeconfig"), "--stack", "gke-dev-us-central1", "--scale-up",
+                        "--timeout", "5s", "--project", str(tmp_path))
+    finally:
+        fake.stop()
+    assert ("warn scale-up: pool l4-queued scales only through a ProvisioningRequest (queued provisioning), which a "
+            "probe pod doesn't make: --scale-up can't bring it up") in result.stdout, result.stdout + result.stderr
+    assert ("POST", "/api/v1/namespaces/default/pods") in fake.requests, "the spot pool is still probed"
+    assert not any("spotkube-verify-l4-queued" in path for _, path in fake.requests)
+
+
+class _NotKubernetes(BaseHTTPRequestHandler):
+    """A web server at the kubeconfig's address that isn't an API server: every path a 404 page, or HTML."""
+
+    def do_GET(self) -> None:
+        body = b"<html><body>Welcome</body></html>"
+        self.send_response(200 if self.path == "/" or self.server.html_everywhere else 404)  # type: ignore[attr-defined]
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.mark.parametrize(("html_everywhere", "said"), [
+    (False, "is not a Kubernetes API server: GET /version answered 404; check the kubeconfig's server"),
+    (True, "answered GET /version with something that is not JSON: it is not a Kubernetes API server"),
+])
+def test_a_server_that_is_not_kubernetes_is_said_to_be_so(tmp_path: Path, html_everywhere: bool, said: str) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _NotKubernetes)
+    server.html_everywhere = html_everywhere  # type: ignore[attr-defined]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        kubeconfig = tmp_path / "kubeconfig"
+        kubeconfig.write_text(json.dumps({
+            "apiVersion": "v1", "kind": "Config", "current-context": "web",
+            "clusters": [{"name": "web", "cluster": {"server": f"http://127.0.0.1:{server.server_address[1]}"}}],
+            "contexts": [{"name": "web", "context": {"cluster": "web", "user": "u"}}],
+            "users": [{"name": "u", "user": {"token": "fake-token"}}]}))
+        result = verify(kubeconfig, "--stack", "aks-prod-eastus")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert said in result.stderr and "Traceback" not in result.stderr
+    assert "pulumi up" not in result.stdout + result.stderr

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -21,6 +22,7 @@ import pytest
 import yaml
 
 from spotkube.clouds import load_stack_spec
+from spotkube.clouds.gke.bootstrap import prod_account_id
 from spotkube.components.offline import Recording, record_stack
 from spotkube.platform.bootstrap import SECRETS_PROVIDERS
 from spotkube.platform.project import Project, find_project
@@ -57,28 +59,59 @@ def test_only_the_plain_pull_request_trigger_runs_a_pull_request_s_code() -> Non
         assert triggers(load(path)) == {"pull_request"}, path.name
 
 
+#: preview.yml's environment: each cloud's bootstrap makes its own preview environment.
+PREVIEW = "${{ startsWith(matrix.stack, 'gke-') && 'preview-gke' || 'preview-aks' }}"
+
+
 def test_a_pull_request_s_jobs_run_in_no_environment_but_preview() -> None:
-    """A stack's environment holds its deploy identity's OIDC trust; only `preview` is for pull requests."""
+    """A stack's environment holds its deploy identity's OIDC trust; only a cloud's preview environment is
+    for pull requests."""
     workflows = pr_workflows()
     assert workflows, "the pull request workflows"
     for path in workflows:
         jobs = load(path)["jobs"]
         assert jobs, path.name
         for name, job in jobs.items():
-            assert environment(job) in (None, "preview"), f"{path.name}: {name} runs in {environment(job)!r}"
+            assert environment(job) in (None, PREVIEW), f"{path.name}: {name} runs in {environment(job)!r}"
 
 
-def test_only_the_preview_environment_s_jobs_get_a_pulumi_token_or_a_cloud_identity() -> None:
+def test_no_job_a_pull_request_triggers_uses_a_stored_secret() -> None:
+    """A pull request's code runs in these jobs and can print whatever they hold: not one `secrets.*`
+    (GITHUB_TOKEN, GitHub's own per-job token, is `github.token` and stays allowed)."""
+    workflows = pr_workflows()
+    assert workflows, "the pull request workflows"
+    for path in workflows:
+        text = path.read_text()
+        used = set(re.findall(r"secrets\.([A-Za-z0-9_]+)", text)) - {"GITHUB_TOKEN"}
+        assert used == set(), f"{path.name} uses {sorted(used)}"
+        assert "secrets[" not in text and "toJSON(secrets" not in text, path.name
+
+
+def test_only_the_preview_environment_s_jobs_get_a_cloud_identity_or_a_pulumi_token() -> None:
     workflows = pr_workflows()
     assert workflows, "the pull request workflows"
     for path in workflows:
         jobs = load(path)["jobs"]
         assert jobs, path.name
         for name, job in jobs.items():
-            text = json.dumps(job)
-            holds = "secrets.PULUMI" in text or (job.get("permissions") or {}).get("id-token") == "write"
-            if holds:
-                assert environment(job) == "preview", f"{path.name}: {name}"
+            signs_in = (job.get("permissions") or {}).get("id-token") == "write"
+            if signs_in:
+                assert environment(job) == PREVIEW, f"{path.name}: {name}"
+
+
+def test_the_preview_signs_in_to_pulumi_by_oidc_exchange_or_to_a_self_managed_backend() -> None:
+    """No stored Pulumi token: Pulumi Cloud's token comes from exchanging the job's OIDC token for the
+    preview team's (which reads the non-prod stacks only), or the backend is a cloud bucket the preview
+    identity reads."""
+    job = load(WORKFLOWS / "preview.yml")["jobs"]["preview"]
+    assert "PULUMI_ACCESS_TOKEN" not in job.get("env", {})
+    assert job["env"]["PULUMI_BACKEND_URL"] == "${{ vars.PULUMI_BACKEND_URL }}"
+    (exchange,) = [s for s in job["steps"] if s.get("uses", "").startswith("pulumi/auth-actions@")]
+    assert exchange["if"] == "vars.PULUMI_BACKEND_URL == ''"
+    assert exchange["with"]["requested-token-type"] == "urn:pulumi:token-type:access_token:team"
+    assert exchange["with"]["scope"] == "team:${{ vars.PULUMI_TEAM }}"
+    names = [s.get("name") for s in job["steps"]]
+    assert names.index(exchange["name"]) < names.index("pulumi preview")
 
 
 def list_previewed(cwd: Path) -> list[str]:
@@ -154,6 +187,7 @@ def test_on_aks_only_the_deploy_identity_and_the_administrator_may_use_a_prod_ke
     assert [k.inputs["keyName"] for k in keys] == ["aks-prod-eastus"]
     (vault,) = [r for r in recording.registrations if r.type == "azure-native:keyvault:Vault"]
     assert vault.inputs["properties"]["enableRbacAuthorization"] is True, "no access policy grants anything"
+    assert vault.inputs["properties"]["accessPolicies"] == [], "required unless the vault is recovered"
     assert vault.inputs["properties"]["enablePurgeProtection"] is True and vault.protect
     on_keys = [r for r in recording.registrations if r.type == "azure-native:authorization:RoleAssignment"
                and "/providers/Microsoft.KeyVault/" in r.inputs["scope"]]
@@ -161,7 +195,9 @@ def test_on_aks_only_the_deploy_identity_and_the_administrator_may_use_a_prod_ke
     for assignment in on_keys:
         assert identities["spotkube-preview"] not in assignment.dependencies
     (deploy,) = [r for r in on_keys if r.name.startswith("deploy-")]
-    assert identities["spotkube-deploy"] in deploy.dependencies
+    # The prod stack's own deploy identity; the one the dev stacks share can't use the key.
+    assert identities["spotkube-deploy-aks-prod-eastus"] in deploy.dependencies
+    assert identities["spotkube-deploy"] not in deploy.dependencies
     assert deploy.inputs["roleDefinitionId"].endswith("/12338af0-0e69-4776-bea7-57ae8d297424")
 
 
@@ -171,5 +207,15 @@ def test_on_gke_only_the_deploy_service_account_may_use_a_prod_key(bootstrap: di
     assert [k.inputs["name"] for k in keys] == ["gke-prod-europe-west4"] and all(k.protect for k in keys)
     members = [r for r in recording.registrations if r.type.startswith("gcp:kms/")
                and r.type.endswith(("IAMMember", "IAMBinding", "IAMPolicy"))]
+    own = prod_account_id("gke-prod-europe-west4")
     assert [(m.inputs["member"].split("@")[0], m.inputs["role"]) for m in members] == [
-        ("serviceAccount:spotkube-deploy", "roles/cloudkms.cryptoKeyEncrypterDecrypter")]
+        (f"serviceAccount:{own}", "roles/cloudkms.cryptoKeyEncrypterDecrypter")]
+
+
+def test_a_self_managed_backend_keeps_each_prod_stack_s_state_apart(bootstrap: dict[str, Recording]) -> None:
+    """The preview's backend (the non-prod stacks', which it may read) is never a prod stack's: each prod
+    environment names a bucket of its own, which only its deploy identity is to be granted."""
+    urls = {name: output.value["PULUMI_BACKEND_URL"] for name, output in bootstrap["gke"].outputs.items()
+            if name != SECRETS_PROVIDERS}
+    assert urls == {"preview-gke": "gs://spotkube-example-state", "gke-dev-us-central1": "gs://spotkube-example-state",
+                    "gke-prod-europe-west4": "gs://spotkube-example-state-gke-prod-europe-west4"}

@@ -183,15 +183,13 @@ def test_deploy_waits_per_stack_and_never_cancels() -> None:
     assert pulumi["with"]["command"] == "up"
 
 
-def test_offline_plan_runs_no_privileged_trigger_and_its_one_secret_only_reads_gcp_prices() -> None:
+def test_offline_plan_runs_no_privileged_trigger_and_holds_no_secret() -> None:
+    """A pull request's code runs here; the GCP billing key stays out (the refresh reads Azure's keyless list)."""
     text = (REPO / ".github" / "workflows" / "offline-plan.yml").read_text()
     workflow = yaml.safe_load(text)
     assert set(triggers(workflow)) == {"pull_request"}
-    steps = workflow["jobs"]["plan"]["steps"]
-    with_secrets = [s["name"] for s in steps if "secrets." in json.dumps(s)]
-    assert with_secrets == ["Refresh prices"]
-    assert re.findall(r"secrets\.[A-Z_]+", text) == ["secrets.SPOTKUBE_GCP_BILLING_API_KEY"]
-    assert "secrets." not in json.dumps(workflow["jobs"]["tests"])
+    assert "secrets." not in text
+    assert "SPOTKUBE_GCP_BILLING_API_KEY" not in json.dumps(workflow)
 
 
 def test_the_plan_comment_does_not_wait_for_the_tests_which_still_run_beside_it() -> None:
@@ -214,14 +212,12 @@ def test_the_pr_plan_refreshes_prices_first_says_where_they_come_from_and_is_str
     names = list(steps)
     assert names.index("Refresh prices") < names.index("spotkube plan")
     refresh, plan = steps["Refresh prices"], steps["spotkube plan"]
-    assert refresh["env"]["SPOTKUBE_GCP_BILLING_API_KEY"] == "${{ secrets.SPOTKUBE_GCP_BILLING_API_KEY }}"
     assert refresh["env"]["SPOTKUBE_PRICES"] == plan["env"]["PRICE_FILE"]
     assert "spotkube prices refresh --format markdown > prices.md" in refresh["run"]
     assert "the bundled table is used" in refresh["run"], "a failed refresh says so and the plan goes on"
     assert "cat prices.md > plan.md" in plan["run"], "the comment starts with the prices' source and date"
     assert 'export SPOTKUBE_PRICES="$PRICE_FILE"' in plan["run"]
     assert "spotkube plan --all --strict --format markdown" in plan["run"]
-    assert "SPOTKUBE_GCP_BILLING_API_KEY" not in json.dumps(plan), "the key reaches the refresh only"
 
 
 @pytest.mark.parametrize("name", ["deploy.yml", "preview.yml"])
@@ -384,32 +380,51 @@ def test_a_tag_that_is_not_the_package_version_stops_the_release(tag: str, code:
 REPOSITORY = "octo-org/ml-platform"
 
 
-def github_environment(name: str, number: int) -> dict[str, Any]:
-    """One environment as GitHub's "List environments" answers it."""
+#: GitHub's answer for an environment whose only rule is "protected branches", as the bootstrap makes it.
+PROTECTED = {"protected_branches": True, "custom_branch_policies": False}
+#: The protection rules GitHub lists for one with required reviewers and that branch rule.
+REVIEWED = [{"id": 3755, "node_id": "MDQ6R2F0ZTM3NTU=", "type": "required_reviewers", "prevent_self_review": True,
+             "reviewers": [{"type": "Team", "reviewer": {"id": 1, "slug": "platform-leads"}}]},
+            {"id": 3756, "node_id": "MDQ6R2F0ZTM3NTY=", "type": "branch_policy"}]
+BRANCH_ONLY = [{"id": 3757, "node_id": "MDQ6R2F0ZTM3NTc=", "type": "branch_policy"}]
+
+
+def github_environment(name: str, number: int, rules: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One environment as GitHub's "List environments" answers it; `rules` replaces its protection fields
+    (by default none: an environment a job created by naming it)."""
     return {"id": 161088068 + number, "node_id": f"EN_kwDOAAABCDEFG{number}", "name": name,
             "url": f"https://api.github.com/repos/{REPOSITORY}/environments/{name}",
             "html_url": f"https://github.com/{REPOSITORY}/deployments/activity_log?environments_filter={name}",
             "created_at": "2026-11-20T09:12:44Z", "updated_at": "2026-11-20T09:12:44Z", "can_admins_bypass": True,
-            "protection_rules": [], "deployment_branch_policy": None}
+            "protection_rules": [], "deployment_branch_policy": None, **(rules or {})}
+
+
+def bootstrapped(prod: bool) -> dict[str, Any]:
+    """The protection the bootstrap gives an environment: protected branches, and reviewers on prod."""
+    return {"protection_rules": REVIEWED if prod else BRANCH_ONLY, "deployment_branch_policy": PROTECTED}
 
 
 @pytest.fixture
-def github() -> Iterator[tuple[FakeServer, list[str]]]:
-    """GitHub's environments API on 127.0.0.1, answering the names in the list it yields, 100 a page."""
-    created: list[str] = []
+def github() -> Iterator[tuple[FakeServer, dict[str, dict[str, Any] | None]]]:
+    """GitHub's environments API on 127.0.0.1, answering the environments in the dict it yields (name ->
+    protection fields, None for none), 100 a page."""
+    created: dict[str, dict[str, Any] | None] = {}
     path = f"/repos/{REPOSITORY}/environments"
 
     def respond(request: Request) -> Reply:
         if request.path.split("?")[0] != path:
             return Reply(404, {"message": "Not Found", "status": "404"})
         page = int(request.query.get("page", ["1"])[0])
-        names = created[(page - 1) * 100:page * 100]
+        names = list(created)[(page - 1) * 100:page * 100]
         return Reply(200, {"total_count": len(created),
-                           "environments": [github_environment(n, i) for i, n in enumerate(names)]})
+                           "environments": [github_environment(n, i, created[n]) for i, n in enumerate(names)]})
 
     with serving() as server:
         server.respond = respond
         yield server, created
+
+
+Environments = tuple[FakeServer, dict[str, dict[str, Any] | None]]
 
 
 def deploy_stacks(server: FakeServer, cwd: Path = REPO, chosen: str = "",
@@ -430,64 +445,119 @@ def test_the_deploy_step_reads_the_environments_of_its_own_repository_with_its_t
 
 
 def test_a_new_repository_deploys_no_example_stack_on_its_first_push(
-        github: tuple[FakeServer, list[str]], repo_project: Project) -> None:
+        github: Environments, repo_project: Project) -> None:
     server, _ = github
     code, printed, stacks = deploy_stacks(server)
     assert (code, stacks) == (0, [])
-    assert f"::notice::not deployed, not enabled (no GitHub environment of that name): " \
-           f"{', '.join(repo_project.stacks())}" in printed
+    assert ("::notice::not deployed, no GitHub environment made by the bootstrap: "
+            f"{', '.join(repo_project.stacks())}") in printed
     (asked,) = server.requests
     assert asked.headers["authorization"] == "Bearer ghs_test-token"
     assert asked.query["per_page"] == ["100"]
 
 
-def test_a_stack_deploys_once_the_team_created_its_environment(
-        github: tuple[FakeServer, list[str]], repo_project: Project, tmp_path: Path) -> None:
+def test_a_stack_deploys_once_the_bootstrap_made_its_environment(
+        github: Environments, repo_project: Project, tmp_path: Path) -> None:
     server, created = github
-    created += ["preview", "aks-dev-uksouth", "GKE-PROD-EUROPE-WEST4"]  # GitHub's names ignore case
+    created.update({"preview": None, "aks-dev-uksouth": bootstrapped(False),
+                    "GKE-PROD-EUROPE-WEST4": bootstrapped(True)})  # GitHub's names ignore case
     code, printed, stacks = deploy_stacks(server)
     assert (code, stacks) == (0, ["aks-dev-uksouth", "gke-prod-europe-west4"]), printed
     # A stack added by `spotkube new-stack` joins once its environment exists, on any page.
     shutil.copytree(REPO / "stacks", tmp_path / "stacks")
-    (tmp_path / "stacks" / "Pulumi.aks-qa-westeurope.yaml").write_text("config: {}\n")
-    created[:0] = [f"team-{n}" for n in range(100)]
-    created.append("aks-qa-westeurope")
+    (tmp_path / "stacks" / "Pulumi.aks-qa-westeurope.yaml").write_text("config:\n  spotkube:environment: qa\n")
+    teams = {f"team-{n}": None for n in range(100)}
+    created_before = dict(created)
+    created.clear()
+    created.update({**teams, **created_before, "aks-qa-westeurope": bootstrapped(False)})
     assert deploy_stacks(server, tmp_path)[2] == ["aks-dev-uksouth", "aks-qa-westeurope", "gke-prod-europe-west4"]
     assert {r.query["page"][0] for r in server.requests[1:]} == {"1", "2"}
 
 
-def test_an_explicit_list_is_exactly_what_deploys(github: tuple[FakeServer, list[str]]) -> None:
+@pytest.mark.parametrize(("rules", "lacks"), [
+    (None, "the protected-branches rule and required reviewers (a prod stack)"),
+    ({"deployment_branch_policy": {"protected_branches": False, "custom_branch_policies": True},
+      "protection_rules": REVIEWED}, "the protected-branches rule"),
+    (bootstrapped(False), "required reviewers (a prod stack)"),
+])
+def test_an_environment_without_the_bootstrap_s_rules_stops_the_run(
+        github: Environments, rules: dict[str, Any] | None, lacks: str) -> None:
+    """An environment a job created by naming it, or one whose rules were loosened by hand, lets any branch
+    sign in as its deploy identity: nothing deploys until the bootstrap's rules are back."""
     server, created = github
-    created.append("aks-prod-eastus")
+    created.update({"aks-dev-uksouth": bootstrapped(False), "aks-prod-eastus": rules})
+    code, printed, stacks = deploy_stacks(server)
+    assert (code, stacks) == (1, None)
+    assert (f"::error::aks-prod-eastus's GitHub environment lacks {lacks}; it was not made by the bootstrap "
+            "(infra/bootstrap), or was changed by hand: rerun the bootstrap") in printed
+
+
+def test_a_stack_file_whose_environment_can_t_be_read_needs_reviewers_like_prod(
+        github: Environments, tmp_path: Path) -> None:
+    server, created = github
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "stacks" / "Pulumi.aks-x-eastus.yaml").write_text("config: {spotkube:environment: dev}\n")
+    created["aks-x-eastus"] = bootstrapped(False)
+    code, printed, _ = deploy_stacks(server, tmp_path)
+    assert code == 1 and "aks-x-eastus's GitHub environment lacks required reviewers" in printed
+    created["aks-x-eastus"] = bootstrapped(True)
+    assert deploy_stacks(server, tmp_path)[::2] == (0, ["aks-x-eastus"])
+
+
+def test_an_explicit_list_narrows_the_run_and_each_stack_still_needs_its_environment(
+        github: Environments) -> None:
+    server, created = github
+    created.update({"aks-dev-uksouth": bootstrapped(False), "gke-dev-us-central1": bootstrapped(False),
+                    "aks-prod-eastus": bootstrapped(True)})
     code, printed, stacks = deploy_stacks(server, listed="aks-dev-uksouth, gke-dev-us-central1")
     assert (code, stacks) == (0, ["aks-dev-uksouth", "gke-dev-us-central1"]), printed
-    assert server.requests == [], "the list replaces the environments"
+    del created["gke-dev-us-central1"]
+    code, printed, stacks = deploy_stacks(server, listed="aks-dev-uksouth gke-dev-us-central1")
+    assert (code, stacks) == (1, None)
+    assert ("::error::no GitHub environment made by the bootstrap for gke-dev-us-central1: add the stack to the "
+            "bootstrap stack's spotkube:stacks and rerun it (infra/bootstrap, docs/identities.md)") in printed
     code, printed, stacks = deploy_stacks(server, listed="aks-dev-uksouth aks-dev-mars")
     assert (code, stacks) == (1, None)
     assert "::error::DEPLOY_STACKS names aks-dev-mars, which stacks/ lacks" in printed
 
 
-def test_a_manual_deploy_of_a_stack_nobody_enabled_is_refused(github: tuple[FakeServer, list[str]]) -> None:
-    """Dispatching a stack without its environment would create the environment, without the reviewers
-    a prod stack needs: refused, saying how to enable it."""
+def test_a_manual_deploy_of_a_stack_the_bootstrap_did_not_enable_is_refused(github: Environments) -> None:
+    """Dispatching a stack without its environment would create the environment with no rules: refused,
+    saying how to enable it."""
     server, created = github
-    created.append("aks-dev-uksouth")
+    created["aks-dev-uksouth"] = bootstrapped(False)
     assert deploy_stacks(server, chosen="aks-dev-uksouth")[::2] == (0, ["aks-dev-uksouth"])
     code, printed, stacks = deploy_stacks(server, chosen="aks-prod-eastus")
     assert (code, stacks) == (1, None)
-    assert ("::error::aks-prod-eastus is not enabled for deployment (no GitHub environment of that name): create "
-            "its GitHub environment in Settings -> Environments (with required reviewers for prod), or list it in "
-            "the DEPLOY_STACKS repository variable") in printed
+    assert "::error::no GitHub environment made by the bootstrap for aks-prod-eastus" in printed
 
 
-def test_environments_that_can_t_be_listed_stop_the_run_and_name_the_way_out(
-        github: tuple[FakeServer, list[str]]) -> None:
+def test_environments_that_can_t_be_listed_stop_the_run(github: Environments) -> None:
     server, _ = github
     server.respond = lambda request: Reply(403, {"message": "Resource not accessible by integration", "status": "403"})
     code, printed, stacks = deploy_stacks(server)
     assert (code, stacks) == (1, None)
-    assert "::error::could not list the repository's GitHub environments (HTTP Error 403: Forbidden)" in printed
-    assert "DEPLOY_STACKS repository variable" in printed
+    assert ("::error::could not list the repository's GitHub environments (HTTP Error 403: Forbidden); nothing is "
+            "deployed") in printed
+
+
+def _environment_guard(stack: str, made_for: str) -> subprocess.CompletedProcess[str]:
+    """deploy.yml's first step in the `up` job, run as GitHub would (bash)."""
+    (step,) = [s for s in load("deploy.yml")["jobs"]["up"]["steps"]
+               if s.get("name") == "Only the bootstrap's environment"]
+    return subprocess.run(["bash", "-e", "-c", step["run"]], capture_output=True, text=True, timeout=60, check=False,
+                          env={**os.environ, "STACK": stack, "MADE_FOR": made_for})
+
+
+def test_the_deploy_job_first_checks_its_environment_is_the_bootstrap_s() -> None:
+    """The bootstrap writes SPOTKUBE_STACK into each stack's environment; a job in any other runs nothing."""
+    job = load("deploy.yml")["jobs"]["up"]
+    first = job["steps"][0]
+    assert first["name"] == "Only the bootstrap's environment"
+    assert first["env"] == {"STACK": "${{ matrix.stack }}", "MADE_FOR": "${{ vars.SPOTKUBE_STACK }}"}
+    assert _environment_guard("aks-dev-uksouth", "aks-dev-uksouth").returncode == 0
+    refused = _environment_guard("aks-prod-eastus", "")
+    assert refused.returncode == 1 and "was not made by the bootstrap" in refused.stdout
 
 
 def test_deploy_verifies_the_running_platform_after_up_without_printing_the_kubeconfig() -> None:

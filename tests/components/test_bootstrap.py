@@ -15,6 +15,7 @@ import yaml
 
 from spotkube.clouds.aks import identities as aks
 from spotkube.clouds.gke import identities as gke
+from spotkube.clouds.gke.bootstrap import prod_account_id
 from spotkube.components.offline import ProgramFailed, Recording, Registration, record_stack
 from spotkube.platform.bootstrap import SECRETS_PROVIDERS
 from spotkube.platform.project import find_project
@@ -51,17 +52,44 @@ def test_the_outputs_are_exactly_the_variables_the_workflows_read(plans: dict[st
     preview: set[str] = set()
     deploy: set[str] = set()
     for stack, recording in plans.items():
-        environments = {"preview", *settings(stack)["stacks"]}  # type: ignore[misc]
+        environments = {f"preview-{stack}", *settings(stack)["stacks"]}  # type: ignore[misc]
         assert set(recording.outputs) == environments | {SECRETS_PROVIDERS}, "the example serves a prod stack"
         for name, output in recording.outputs.items():
             if name == SECRETS_PROVIDERS:
                 continue
             assert not output.secret and output.value, name
             assert all(value for value in output.value.values()), f"{stack}: {name} has an empty variable"
-            (preview if name == "preview" else deploy).update(output.value)
+            (preview if name.startswith("preview-") else deploy).update(output.value)
+            written = {(r.inputs["variableName"], r.inputs["value"]) for r in of_type(
+                recording, "github:index/actionsEnvironmentVariable:ActionsEnvironmentVariable")
+                if r.inputs["environment"] == name}
+            assert written == set(output.value.items()), f"{stack}: the bootstrap writes {name}'s variables"
     assert preview == read_vars("preview.yml")
     # DEPLOY_STACKS is the team's own repository variable (which stacks deploy.yml deploys), no identity's.
     assert deploy == read_vars("deploy.yml") - {"DEPLOY_STACKS"}
+
+
+def test_every_platform_stack_gets_an_environment_with_a_branch_rule_and_prod_reviewers(
+        plans: dict[str, Recording]) -> None:
+    """A job naming a missing environment creates it with no rules: the bootstrap makes each stack's, which
+    only protected branches enter, with required reviewers on prod; the preview's takes pull requests."""
+    assert set(plans) == {"aks", "gke"}
+    for stack, recording in plans.items():
+        made = {r.inputs["environment"]: r for r in of_type(
+            recording, "github:index/repositoryEnvironment:RepositoryEnvironment")}
+        platforms = settings(stack)["stacks"]
+        assert set(made) == {f"preview-{stack}", *platforms}  # type: ignore[misc]
+        for name, environment in made.items():
+            rule = environment.inputs.get("deploymentBranchPolicy")
+            if name.startswith("preview-"):
+                assert rule is None and not environment.inputs.get("reviewers")
+                continue
+            assert rule == {"protectedBranches": True, "customBranchPolicies": False}, name
+            if "-prod-" in name:
+                assert environment.inputs["reviewers"] == [{"users": [], "teams": [1234567]}], name
+                assert environment.inputs["preventSelfReview"] is True and environment.protect
+            else:
+                assert not environment.inputs.get("reviewers"), name
 
 
 def test_aks_trusts_only_the_repository_s_environments(plans: dict[str, Recording]) -> None:
@@ -74,12 +102,15 @@ def test_aks_trusts_only_the_repository_s_environments(plans: dict[str, Recordin
     subjects = {name: {c.inputs["subject"] for c in found} for name, found in by_identity.items()}
     repo = config["repository"]
     assert subjects == {
-        "spotkube-preview": {f"repo:{repo}:environment:preview"},
-        "spotkube-deploy": {f"repo:{repo}:environment:{stack}" for stack in config["stacks"]},  # type: ignore[union-attr]
+        "spotkube-preview": {f"repo:{repo}:environment:preview-aks"},
+        "spotkube-deploy": {f"repo:{repo}:environment:aks-dev-uksouth"},
+        # A prod stack's own identity, which no other environment signs in as.
+        "spotkube-deploy-aks-prod-eastus": {f"repo:{repo}:environment:aks-prod-eastus"},
     }
+    assert set(config["stacks"]) == {"aks-dev-uksouth", "aks-prod-eastus"}  # type: ignore[arg-type]
     # Azure refuses two credential writes on one identity at once: each waits for the one before.
     pairs = [pair for found in by_identity.values() for pair in itertools.pairwise(found)]
-    assert pairs, "spotkube-deploy has a credential per stack"
+    assert not pairs, "one credential per identity in the example"
     for before, after in pairs:
         assert before.urn in after.dependencies
 
@@ -99,8 +130,14 @@ def test_aks_assigns_exactly_the_documented_roles_at_their_scopes(plans: dict[st
         defined = [custom[urn].inputs["roleName"] for urn in assignment.dependencies if urn in custom]
         role = defined[0] if defined else inputs["roleDefinitionId"].rsplit("/", 1)[1]
         where = aks.SUBSCRIPTION if inputs["scope"].count("/") == 2 else aks.RESOURCE_GROUP
-        made.add((assignment.name.split("-", 1)[0], role, where, inputs.get("condition")))
-    assert made == {(a.identity, a.role.name if a.role.custom else a.role.id, a.scope, a.condition)
+        made.add((assignment.name.split("-", 1)[0], role, where))
+        if assignment.name.startswith("preview-") and where == aks.RESOURCE_GROUP:
+            assert inputs["scope"].endswith("/spotkube-aks-dev-uksouth"), "the preview reads non-prod only"
+        if where == aks.RESOURCE_GROUP and assignment.name.startswith("deploy-"):
+            # prod's group is its own identity's alone; the shared deploy identity holds nothing there
+            prod = assignment.name.startswith("deploy-aks-prod-eastus-")
+            assert inputs["scope"].endswith("/spotkube-aks-prod-eastus" if prod else "/spotkube-aks-dev-uksouth")
+    assert made == {(a.identity, a.role.name if a.role.custom else a.role.id, a.scope)
                     for a in aks.ASSIGNMENTS if a.granted_by == "bootstrap"}
     reader = next(r for r in custom.values() if r.inputs["roleName"] == aks.PREVIEW_READER.name)
     permissions = reader.inputs["permissions"][0]
@@ -117,10 +154,12 @@ def test_gke_trusts_only_the_repository_and_its_environments(plans: dict[str, Re
     impersonation = {r.name: r.inputs["member"] for r in of_type(recording, "gcp:serviceaccount/iAMMember:IAMMember")
                      if r.inputs["role"] == "roles/iam.workloadIdentityUser"}
     pool = "principal://iam.googleapis.com/projects/000000000000/locations/global/workloadIdentityPools/github-actions"
+    subject = f"{pool}/subject/repo:{config['repository']}:environment:"
     assert impersonation == {
-        "preview-preview": f"{pool}/subject/repo:{config['repository']}:environment:preview",
-        **{f"deploy-{stack}": f"{pool}/subject/repo:{config['repository']}:environment:{stack}"
-           for stack in config["stacks"]},  # type: ignore[union-attr]
+        "preview-preview-gke": f"{subject}preview-gke",
+        "deploy-gke-dev-us-central1": f"{subject}gke-dev-us-central1",
+        # The prod stack's own account, which no other environment may impersonate.
+        "deploy-gke-prod-europe-west4-gke-prod-europe-west4": f"{subject}gke-prod-europe-west4",
     }
 
 
@@ -130,14 +169,20 @@ def test_gke_binds_exactly_the_documented_roles_in_each_stack_s_project(plans: d
     bindings = {(r.inputs["project"], r.inputs["member"].split("@")[0].removeprefix("serviceAccount:spotkube-"),
                  r.inputs["role"].rsplit("/", 1)[-1], (r.inputs.get("condition") or {}).get("expression"))
                 for r in of_type(recording, "gcp:projects/iAMMember:IAMMember")}
+    # The dev stack's project is served by the shared deploy account, the prod stack's by its own.
+    accounts = {"spotkube-dev-example": "deploy",
+                "spotkube-prod-example": prod_account_id("gke-prod-europe-west4").removeprefix("spotkube-")}
     drilled = {"spotkube-dev-example"}  # gke-dev-us-central1 sets cluster.deployer.drills; the prod stack doesn't
     pulling = {"spotkube-prod-example"}  # gke-prod-europe-west4 sets cluster.registries; the dev stack doesn't
-    expected = {(p, a.identity, a.role.name.rsplit("/", 1)[-1], a.condition) for p in projects for a in gke.ASSIGNMENTS
-                if (not a.drills_only or p in drilled) and (a.role != gke.REGISTRY_GRANTS or p in pulling)}
+    previewed = {"spotkube-dev-example"}  # the preview reads non-prod only
+    expected = {(p, "preview" if a.identity == "preview" else accounts[p], a.role.name.rsplit("/", 1)[-1], a.condition)
+                for p in projects for a in gke.ASSIGNMENTS
+                if (not a.drills_only or p in drilled) and (a.role != gke.REGISTRY_GRANTS or p in pulling)
+                and (a.identity != "preview" or p in previewed)}
     assert bindings == expected
     roles = {(r.inputs["project"], r.inputs["roleId"]): r.inputs["permissions"]
              for r in of_type(recording, "gcp:projects/iAMCustomRole:IAMCustomRole")}
-    assert roles == {**{(p, gke.PREVIEW_READER.name): sorted(gke.PREVIEW_READER.permissions) for p in projects},
+    assert roles == {**{(p, gke.PREVIEW_READER.name): sorted(gke.PREVIEW_READER.permissions) for p in previewed},
                      **{(p, gke.EVICTION_DRILL.name): sorted(gke.EVICTION_DRILL.permissions) for p in drilled},
                      **{(p, gke.REGISTRY_GRANTS.name): sorted(gke.REGISTRY_GRANTS.permissions) for p in pulling}}
 

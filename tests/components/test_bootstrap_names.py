@@ -72,7 +72,7 @@ names = st.text(st.sampled_from("abcXYZ019-_.~ /"), min_size=1, max_size=130)
 @given(name=names)
 def test_an_environment_name_is_accepted_exactly_when_entra_takes_its_credential_name(name: str) -> None:
     values = {"cloud": "aks", "repository": "octo/platform", "stacks": ["aks-dev-uksouth"],
-              "previewEnvironment": name}
+              "previewEnvironment": name, "pulumiOrganization": "octo"}
     valid = ENTRA_CREDENTIAL_NAME.fullmatch(f"github-{name}") is not None
     try:
         parse_bootstrap(values, "Pulumi.aks.yaml", {c: p.commands.options.bootstrap for c, p in CLOUDS.items()})

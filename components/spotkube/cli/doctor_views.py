@@ -9,6 +9,7 @@ quota, and prints `review.doctor`'s findings. Exit 0 when nothing fails, 1 when 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Annotated
 
@@ -16,15 +17,18 @@ import typer
 from rich.markup import escape
 
 from spotkube.cli import terminal
+from spotkube.cli.github_api import DEFAULT_API, read_environment
 from spotkube.clouds import profile
 from spotkube.components.offline import StackRun, run_stack
 from spotkube.platform import stack_names
+from spotkube.platform.bootstrap import REPOSITORY
 from spotkube.platform.doctor import DoctorQuery, Finding
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.identities import Identity
 from spotkube.platform.live_quota import QuotaQuery
 from spotkube.platform.project import find_project
 from spotkube.review.doctor import DoctorReport, doctor_report
+from spotkube.review.github_environments import environment_findings
 from spotkube.review.identities import stack_calls
 from spotkube.review.live_quota import live_report
 from spotkube.review.plan_document import pool_rows
@@ -42,8 +46,9 @@ def principals(run: StackRun, deploy: str | None, preview: str | None) -> dict[I
 
 
 def check(run: StackRun, *, deploy: str | None, preview: str | None, endpoint: str | None, account: str | None,
-          timeout: float) -> DoctorReport:
-    """Read the cloud live and judge what the stack's first `up` needs."""
+          timeout: float, github: tuple[str, str] | None = None) -> DoctorReport:
+    """Read the cloud live and judge what the stack's first `up` needs; with `github` (repository, API),
+    the stack's GitHub environment too."""
     cloud = profile(run.spec.cloud)
     if cloud.commands.read_access is None:
         raise SpotkubeError(f"stack {run.stack}: spotkube can't check {cloud.title} live")
@@ -63,6 +68,11 @@ def check(run: StackRun, *, deploy: str | None, preview: str | None, endpoint: s
                            cloud.commands.identities, who, quota)
     if quota_problem is not None:
         report = DoctorReport(report.stack, report.where, (*report.findings, quota_problem))
+    if github is not None:
+        repository, api = github
+        environment = environment_findings(run.stack, run.spec.is_prod,
+                                           *read_environment(repository, run.stack, api, timeout))
+        report = DoctorReport(report.stack, report.where, (*report.findings, *environment))
     return report
 
 
@@ -86,6 +96,12 @@ def doctor(
     endpoint: Annotated[str | None, typer.Option(
         "--endpoint", metavar="URL", help="The cloud API to ask instead of the public one; a plain-HTTP endpoint is "
         "sent no credential.")] = None,
+    github_repository: Annotated[str | None, typer.Option(
+        "--github-repository", metavar="OWNER/REPO", envvar="GITHUB_REPOSITORY",
+        help="Also check the stack's GitHub environment there (its branch rule, reviewers on prod, the variables "
+        "the workflows sign in with), with $GITHUB_TOKEN.")] = None,
+    github_api: Annotated[str, typer.Option("--github-api", metavar="URL", envvar="GITHUB_API_URL",
+                                            help="GitHub's REST API (GitHub Enterprise: its own).")] = DEFAULT_API,
     timeout: Annotated[float, typer.Option("--timeout", metavar="SECONDS", help="Seconds per request.")] = 30.0,
     output: Annotated[str, typer.Option("--format", "-f", metavar="table|json", help="How to print it.")] = "table",
     project_dir: Annotated[Path, typer.Option("--project", metavar="DIR", help="Folder with Pulumi.yaml.")]
@@ -93,7 +109,8 @@ def doctor(
 ) -> None:
     """Before a stack's first `pulumi up`, with the deployer's credentials: check live that the cloud's APIs
     or resource providers are on, that the CI identities hold the roles the program needs, that the quota
-    suffices and that the region offers each pool's size. One line per item, with the command that fixes it.
+    suffices and that the region offers each pool's size; with --github-repository, that the stack's GitHub
+    environment has the bootstrap's rules and variables. One line per item, with the command that fixes it.
 
     Exit 0 when nothing is missing, 1 when something is, 2 on bad input or missing credentials.
     """
@@ -103,8 +120,10 @@ def doctor(
             raise SpotkubeError(f"--format {output}: use table or json")
         project = find_project(project_dir)
         run = run_stack(project, stack_names.stack_name(project, stack))
+        if github_repository is not None and not re.fullmatch(REPOSITORY, github_repository):
+            raise SpotkubeError(f"--github-repository {github_repository!r}: write OWNER/REPO")
         report = check(run, deploy=deploy, preview=preview, endpoint=endpoint, account=subscription,
-                       timeout=timeout)
+                       timeout=timeout, github=(github_repository, github_api) if github_repository else None)
     except SpotkubeError as err:
         stderr.print(f"[red]error:[/red] {escape(str(err))}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None

@@ -140,7 +140,21 @@ class Cluster:
             raise DrillError(f"the Kubernetes API could not be reached at {self.api_client.configuration.host} "
                              f"({type(reason).__name__}: {reason}); check the kubeconfig and the network") from None
         data = response.data
-        return json.loads(data) if data else {}
+        try:
+            return json.loads(data) if data else {}
+        except ValueError:
+            raise DrillError(f"{self.api_client.configuration.host} answered {method} {path} with something that is "
+                             "not JSON: it is not a Kubernetes API server; check the kubeconfig's server") from None
+
+    def kubernetes_version(self) -> str:
+        """The API server's version (`GET /version`): a server that isn't Kubernetes's (a proxy, a web page,
+        a wrong port) is said to be so, before its 404s read as objects the stack lacks."""
+        found = self.call("GET", "/version")
+        if not isinstance(found, dict) or not found.get("gitVersion") or "major" not in found:
+            answer = "404" if found is None else "no gitVersion"
+            raise DrillError(f"{self.api_client.configuration.host} is not a Kubernetes API server: GET /version "
+                             f"answered {answer}; check the kubeconfig's server")
+        return str(found["gitVersion"])
 
     def list(self, path: str, **query: str) -> list[dict[str, Any]]:
         """The items of a list path; none when the API doesn't serve it."""

@@ -94,11 +94,26 @@ def scale_up(cluster: Cluster, pool: contract.PoolContract, timeout_s: int,
                    f"kubectl -n {PROBE_NAMESPACE} get events; kubectl get nodes -l {contract.POOL_LABEL}={pool.name}")
 
 
+def _queued(run: StackRun) -> frozenset[str]:
+    """The pools whose nodes come only through a ProvisioningRequest (GKE's queued provisioning): GKE taints
+    them and gives nodes to no pending pod, so a probe pod can't bring one up."""
+    return frozenset(pool.name for pool in run.spec.gpu_pools if pool.by_provisioning_request())
+
+
 def check(run: StackRun, cluster: Cluster, *, scale: bool, timeout_s: int) -> list[Finding]:
+    cluster.kubernetes_version()
     pools = pools_of(run)
     nodes = cluster.list("/api/v1/nodes")
     findings: list[Finding] = []
+    queued = _queued(run)
     for pool in (p for p in pools if p.advertised() and not pool_nodes(nodes, p.name) and scale):
+        if pool.name in queued:
+            findings.append(Finding(
+                "scale-up", pool.name, "warn", f"pool {pool.name} scales only through a ProvisioningRequest (queued "
+                "provisioning), which a probe pod doesn't make: --scale-up can't bring it up",
+                "run a workload through Kueue's queued-provisioning admission check "
+                "(docs/evictions.md#the-flex-start-tier-on-gke) and verify while its nodes are up"))
+            continue
         findings.append(scale_up(cluster, pool, timeout_s))
     if scale:
         nodes = cluster.list("/api/v1/nodes")

@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from spotkube.clouds import CLOUDS, load_stack_spec, parse_spec, profile
+from spotkube.platform.bootstrap import BACKEND_VARIABLE, ORGANIZATION_VARIABLE, STACK_VARIABLE, TEAM_VARIABLE
 from spotkube.platform.cloud_options import NewStackOptions
 from spotkube.platform.errors import SpecError, SpotkubeError
 from spotkube.platform.project import Project
@@ -140,12 +141,13 @@ def acknowledge(project: Project, created: NewStack, warnings: Sequence[PlanWarn
     return items
 
 
-#: What `.github/workflows/deploy.yml` reads for a stack of each cloud, from the stack's GitHub
-#: environment (or the repository): variables, with what to put in them (each cloud's `deploy.py`),
-#: then secrets. tests/cli/test_new_stack.py checks that the workflows read exactly these.
+#: What `.github/workflows/deploy.yml` reads for a stack of each cloud from the stack's GitHub
+#: environment, which the bootstrap writes: the cloud identity's variables, with what is in them (each
+#: cloud's `deploy.py`), and the backend's and the stack's own (platform/bootstrap.py). No secret.
+#: tests/cli/test_new_stack.py checks that the workflows read exactly these.
 DEPLOY_VARIABLES: dict[str, tuple[tuple[str, str], ...]] = {
     cloud: p.commands.deploy.variables for cloud, p in CLOUDS.items()}
-DEPLOY_SECRETS = ("PULUMI_ACCESS_TOKEN",)
+BOOTSTRAP_VARIABLES = (STACK_VARIABLE, ORGANIZATION_VARIABLE, TEAM_VARIABLE, BACKEND_VARIABLE)
 
 
 def next_steps(project: Project, created: NewStack, cloud: CloudName, cwd: Path | None = None,
@@ -154,8 +156,8 @@ def next_steps(project: Project, created: NewStack, cloud: CloudName, cwd: Path 
     acknowledgements it wrote for the user to review.
 
     The workflows list stacks/ themselves, so no workflow needs editing; what they can't do is
-    create the Pulumi stack, the GitHub environment the deploy job runs in (named after the stack,
-    holding the variables and secret it reads) and the cloud's trust in that environment's token.
+    create the Pulumi stack, and the GitHub environment the deploy job runs in with its rules, its
+    variables and the cloud's trust in its token, which the bootstrap makes.
     """
     stack = created.stack
     here = (cwd or Path.cwd()).resolve()
@@ -166,15 +168,10 @@ def next_steps(project: Project, created: NewStack, cloud: CloudName, cwd: Path 
     git = f"git -C {_shown(root, here)}" if elsewhere else "git"
     stack_file = project.relative(created.path)
     facts = profile(cloud.value)
-    access = facts.commands.deploy
-    # Deployable from protected branches only (main): the deploy identity trusts every stack's environment and
-    # can decrypt prod's secrets, so no other branch may enter one (docs/identities.md).
-    environment = [f'gh api --method PUT "repos/{{owner}}/{{repo}}/environments/{stack}" '
-                   "-F 'deployment_branch_policy[protected_branches]=true' "
-                   "-F 'deployment_branch_policy[custom_branch_policies]=false'"]
-    environment += [f'gh variable set {name} --env {stack} --body "{value}"'
-                    for name, value in access.variables]
-    environment += [f"gh secret set {name} --env {stack}" for name in DEPLOY_SECRETS]
+    bootstrap = f"pulumi --cwd {_shown(root / 'infra' / 'bootstrap', here)}"
+    rules = "protected branches only" + (", required reviewers" if environment_needs_reviewers(stack) else "")
+    identity = "a deploy identity of its own" if environment_needs_reviewers(stack) else "the shared deploy identity"
+    variables = ", ".join(name for name, _ in facts.commands.deploy.variables)
     lines = [
         f"Left to do for {stack} (deploy.yml and preview.yml list stacks/ themselves; no workflow to edit):",
         "1. Check it offline, deploy preflight included:",
@@ -189,20 +186,12 @@ def next_steps(project: Project, created: NewStack, cloud: CloudName, cwd: Path 
         f"2. Create the Pulumi stack (its config stays in {stack_file}, as Pulumi.yaml's "
         f"stackConfigDir says; ORG/{stack} for an organization other than your default):",
         f"   {pulumi} stack init {stack}",
-        f"3. Create the GitHub environment deploy.yml runs {stack} in, with what it reads for "
-        f"{facts.title} (skip the variables already set for the whole repository):",
-        *(f"   {line}" for line in environment),
-    ]
-    if environment_needs_reviewers(created.stack):
-        lines.append("   then give it required reviewers (Settings > Environments), so a prod deploy waits for "
-                     "an approval.")
-    lines += [
-        f"   preview.yml runs every stack in the one `preview` environment: the first {facts.title} stack "
-        "needs these variables there too (for an identity that may only read).",
-        "4. Let that environment's GitHub token sign in as the deploying identity:",
-        *(f"   {line}" for line in access.trust(stack)),
-        f"   The identity needs the roles in docs/identities.md ({access.roles}); infra/bootstrap makes it with them.",
-        f"5. Commit the stack file; a push to main then deploys {stack}:",
+        f"3. Add {stack} to spotkube:stacks in infra/bootstrap/Pulumi.{cloud.value}.yaml and rerun the bootstrap. "
+        f"It makes the GitHub environment deploy.yml runs {stack} in ({rules}), writes its variables ({variables}, "
+        f"the Pulumi backend's and {STACK_VARIABLE}; no secret) and lets that environment's token sign in as "
+        f"{identity} (docs/identities.md); deploy.yml refuses the stack until then:",
+        f"   {bootstrap} up -s {cloud.value}",
+        f"4. Commit the stack file; a push to main then deploys {stack}:",
         f"   {git} add {stack_file} && {git} commit -m \"Add stack {stack}\"",
     ]
     return lines

@@ -36,9 +36,19 @@ def platform_stacks(spec: BootstrapSpec, platform_root: Path, source: str) -> di
             problems.append(Problem(f"spotkube:stacks[{i}]", f"{stack!r} is a {platform.cloud} stack; list only "
                                     f"{spec.cloud} stacks in a {spec.cloud} bootstrap stack"))
         found[stack] = platform
+    prod = [stack for stack, platform in found.items() if platform.is_prod]
+    if prod and spec.reviewers is None:
+        problems.append(Problem("spotkube:reviewers", f"is required: {', '.join(prod)} is prod, and its GitHub "
+                                "environment gets required reviewers; write e.g. {teams: [1234567]} (GitHub ids: "
+                                "`gh api orgs/ORG/teams/SLUG --jq .id`)"))
     if problems:
         raise SpecError(source, problems)
     return found
+
+
+def platform_project_name(program_dir: Path) -> str:
+    """The platform project's name (its Pulumi.yaml), which Pulumi Cloud's stack permissions name."""
+    return find_project(find_project(program_dir).root.parent.parent).name
 
 
 def read_bootstrap_stack(program_dir: Path) -> tuple[BootstrapSpec, dict[str, PlatformSpec]]:

@@ -44,6 +44,42 @@ def _environment_name(value: Any) -> Any:
 EnvironmentName = Annotated[Text, BeforeValidator(_environment_name), Field(pattern=ENVIRONMENT)]
 #: The bootstrap's output naming each prod stack's secrets provider (a key only its deploy identity uses).
 SECRETS_PROVIDERS = "secretsProviders"
+#: A self-managed Pulumi backend: Azure Blob Storage or Google Cloud Storage, authorised by the cloud identity.
+BACKEND_URL = r"^(azblob|gs)://[a-z0-9][a-z0-9._/-]{2,}$"
+#: The variable the bootstrap writes into each stack's GitHub environment: deploy.yml runs a stack only
+#: in an environment that names it, which a job that created an environment by naming it can't have.
+STACK_VARIABLE = "SPOTKUBE_STACK"
+#: The Pulumi Cloud team whose token a GitHub environment's jobs get (pulumi/auth-actions' scope).
+TEAM_VARIABLE = "PULUMI_TEAM"
+ORGANIZATION_VARIABLE = "PULUMI_ORGANIZATION"
+BACKEND_VARIABLE = "PULUMI_BACKEND_URL"
+
+
+class Reviewers(_Model):
+    """Who approves a prod stack's deploy job: GitHub's numeric ids, up to 6 users and 6 teams, each with at
+    least read access to the repository (`gh api users/NAME --jq .id`, `gh api orgs/ORG/teams/SLUG --jq .id`)."""
+
+    users: tuple[Annotated[int, Field(gt=0)], ...] = Field(default=(), max_length=6,
+                                                           description="User ids that may approve.")
+    teams: tuple[Annotated[int, Field(gt=0)], ...] = Field(default=(), max_length=6,
+                                                           description="Team ids that may approve.")
+
+    @model_validator(mode="after")
+    def _someone(self) -> Reviewers:
+        if not self.users and not self.teams:
+            raise ValueError("names nobody; list at least one GitHub user or team id under users or teams")
+        return self
+
+
+def prod_backend_url(backend_url: str, stack: str) -> str:
+    """A prod stack's own self-managed backend: the shared one's bucket or container name with the stack's
+    (lower-cased, as both clouds' names must be; anything else as `-`)."""
+    return f"{backend_url.rstrip('/')}-{re.sub(r'[^a-z0-9-]', '-', stack.lower())}"
+
+
+def team_name(environment: str) -> str:
+    """The Pulumi Cloud team of a GitHub environment's jobs: `spotkube-<environment>`."""
+    return f"spotkube-{environment}"
 
 
 class BootstrapSpec(_Model):
@@ -56,20 +92,49 @@ class BootstrapSpec(_Model):
     stacks: tuple[EnvironmentName, ...] = Field(
         min_length=1, description="The platform's stacks (stacks/Pulumi.NAME.yaml) the identities serve; deploy.yml "
         "runs each in a GitHub environment of its name.")
-    preview_environment: EnvironmentName = Field(default="preview",
-                                                 description="The GitHub environment preview.yml runs in.")
+    preview_environment: EnvironmentName | None = Field(
+        default=None, description="The GitHub environment preview.yml runs this cloud's stacks in; default "
+        "preview-<cloud> (each cloud's bootstrap owns its own, with its own variables).")
+    reviewers: Reviewers | None = Field(default=None, description="Required with a prod stack: who approves its "
+                                        "deploy job (its GitHub environment's required reviewers).")
+    pulumi_organization: Text | None = Field(
+        default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$", description="With Pulumi Cloud as the backend: "
+        "the organization, where the bootstrap registers GitHub's OIDC issuer and a team per GitHub environment, "
+        "so each job exchanges its OIDC token for its team's token (pulumi/auth-actions). Set this or backendUrl.")
+    backend_url: Text | None = Field(
+        default=None, pattern=BACKEND_URL, description="With a self-managed backend: its URL, azblob://CONTAINER "
+        "or gs://BUCKET, which the workflows log in to with the job's cloud identity. Set this or "
+        "pulumiOrganization.")
 
     @model_validator(mode="after")
     def _not_an_output(self) -> BootstrapSpec:
         if SECRETS_PROVIDERS in self.environments:
             raise ValueError(f"{SECRETS_PROVIDERS!r} names the bootstrap's secrets providers output; name the "
                              "environment otherwise")
+        if (self.pulumi_organization is None) == (self.backend_url is None):
+            raise ValueError("set exactly one of pulumiOrganization (Pulumi Cloud, signed in by OIDC exchange) and "
+                             "backendUrl (a self-managed azblob:// or gs:// backend): the workflows hold no stored "
+                             "Pulumi token")
         return self
+
+    @property
+    def preview(self) -> str:
+        """The GitHub environment of this cloud's previews."""
+        return self.preview_environment or f"preview-{self.cloud}"
 
     @property
     def environments(self) -> tuple[str, ...]:
         """Every GitHub environment that gets a federated credential: preview's, then one per stack."""
-        return (self.preview_environment, *self.stacks)
+        return (self.preview, *self.stacks)
+
+    def backend_variables(self, environment: str, prod: bool = False) -> dict[str, str]:
+        """The variables a GitHub environment's jobs sign in to the Pulumi backend with. A self-managed
+        backend keeps each prod stack's state in a bucket or container of its own (`<backendUrl>-<stack>`),
+        so the grants that let the preview read the non-prod stacks' reach none of prod's."""
+        if self.pulumi_organization is not None:
+            return {ORGANIZATION_VARIABLE: self.pulumi_organization, TEAM_VARIABLE: team_name(environment)}
+        assert self.backend_url is not None, "the validator requires one of the two"
+        return {BACKEND_VARIABLE: prod_backend_url(self.backend_url, environment) if prod else self.backend_url}
 
 
 def _keys(model: type[BootstrapSpec]) -> list[str]:
@@ -107,6 +172,11 @@ def parse_bootstrap(values: Mapping[str, Any], source: str, specs: Mapping[str, 
     return spec
 
 
+#: The settings Pulumi hands over as JSON, and what each must look like.
+STRUCTURED = {"stacks": "a list; write e.g. [aks-dev-uksouth, aks-prod-eastus]",
+              "reviewers": "a mapping; write e.g. {teams: [1234567]}"}
+
+
 def read_bootstrap(config: Mapping[str, str], source: str, specs: Mapping[str, type[BootstrapSpec]]) -> BootstrapSpec:
     """The settings from config as Pulumi hands them to the program: `stacks` as JSON, the rest as text."""
     prefix = _key("")
@@ -115,12 +185,11 @@ def read_bootstrap(config: Mapping[str, str], source: str, specs: Mapping[str, t
         if not key.startswith(prefix):
             continue
         name = key[len(prefix):]
-        if name == "stacks":
+        if name in STRUCTURED:
             try:
                 values[name] = json.loads(text)
             except json.JSONDecodeError:
-                raise SpecError(source, [Problem(_key(name), f"{shown(text)} is not a list; write e.g. "
-                                                 "[aks-dev-uksouth, aks-prod-eastus]")]) from None
+                raise SpecError(source, [Problem(_key(name), f"{shown(text)} is not {STRUCTURED[name]}")]) from None
         else:
             values[name] = text
     return parse_bootstrap(values, source, specs)

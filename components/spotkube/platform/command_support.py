@@ -33,13 +33,9 @@ EvictionCommand = Callable[[str], tuple[str, ...] | None]
 class DeployAccess:
     """How a stack of the cloud is deployed from CI, for `spotkube new-stack`'s next steps."""
 
-    #: What the deploy workflow reads from the stack's GitHub environment: (variable, what to put in it).
+    #: What the deploy workflow reads from the stack's GitHub environment, which the bootstrap writes:
+    #: (variable, what is in it).
     variables: tuple[tuple[str, str], ...]
-    #: The commands that let the environment's GitHub token sign in as the deploying identity, for a
-    #: stack's name.
-    trust: Callable[[str], list[str]]
-    #: The roles the deploying identity needs, in words.
-    roles: str
 
 
 @record

@@ -114,10 +114,11 @@ def test_azure_wildcards(pattern: str, permission: str, expected: bool) -> None:
 
 
 def test_the_deployer_may_assign_only_rbac_cluster_admin_and_with_drills_the_drill_role() -> None:
-    """On its groups RBAC Cluster Admin only; in the subscription (a node resource group exists only once the
-    cluster does) the eviction drill role only, and that only when a stack sets cluster.deployer.drills; on a
-    registry AcrPull only, and on a capacity reservation group's resource group Contributor only, each granted
-    by whoever owns them."""
+    """On its groups RBAC Cluster Admin (the bootstrap adds, in one condition, what each stack grants in
+    its own group: tests/components/test_bootstrap_grants.py); in the subscription (a node resource group
+    exists only once the cluster does) the eviction drill role only, and that only when a stack sets
+    cluster.deployer.drills; on a registry AcrPull only, and on a capacity reservation group's resource
+    group Contributor only, each granted by whoever owns them."""
     limited = {a.scope: a for a in identities.ASSIGNMENTS if a.role == identities.RBAC_ADMINISTRATOR}
     assert set(limited) == {identities.RESOURCE_GROUP, identities.SUBSCRIPTION, identities.REGISTRY,
                             identities.RESERVATION_GROUP}
@@ -130,5 +131,6 @@ def test_the_deployer_may_assign_only_rbac_cluster_admin_and_with_drills_the_dri
                         (identities.RESERVATION_GROUP, identities.CONTRIBUTOR)):
         condition = limited[scope].condition
         assert condition is not None
-        assert re.findall(r"GuidEquals\{(\w+)\}", condition) == [role.id.replace("-", "")] * 2
+        assert re.findall(r"GuidEquals \{([\w-]+)\}", condition) == [role.id] * 2
+        assert identities.allowed_roles(condition) == {role.id}
         assert "roleAssignments/write" in condition and "roleAssignments/delete" in condition

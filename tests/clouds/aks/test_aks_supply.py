@@ -93,6 +93,17 @@ def test_the_cluster_runs_as_a_user_assigned_identity_with_contributor_on_the_gr
     assert grant.inputs["principalType"] == "ServicePrincipal"
     assert grant.inputs["principalId"] == offline.computed_outputs(IDENTITY, identity.name, identity.inputs)[
         "principalId"]
+    # AKS checks the grant once, when it creates the pool: the pool waits as long as Azure may take.
+    (wait,) = [r for r in of_type(recording, "time:index/sleep:Sleep") if r.name.endswith("-reservation-propagation")]
+    assert wait.inputs["createDuration"] == "60m"
+    by_urn = {r.urn: r for r in recording.registrations}
+
+    def waits_for(registration: Registration, urn: str) -> bool:
+        """Whether `registration` depends on `urn`, directly or through what it depends on (the pools are serial)."""
+        return urn in registration.dependencies or any(
+            waits_for(by_urn[d], urn) for d in registration.dependencies if d in by_urn)
+
+    assert waits_for(pool(recording, "a100"), wait.urn)
 
 
 def test_an_existing_group_is_named_by_id_and_its_resource_group_gets_the_grant() -> None:

@@ -192,6 +192,13 @@ def _grant(subscription: str, group: str | None, outside: Mapping[str, set[str]]
         if assignment.role.custom:
             return (f"run the bootstrap stack (infra/bootstrap), which creates the custom role "
                     f"'{assignment.role.name}' and assigns it")
+        own = f"/subscriptions/{subscription}/resourceGroups/{group}".lower() if group else None
+        if assignment.scope in outside and any(scope.lower() == own for scope in outside[assignment.scope]):
+            # Azure keeps one assignment per principal, role and scope: in the stack's own group the
+            # bootstrap's RBAC Administrator assignment carries every role the stack grants there.
+            return ("rerun the bootstrap stack (infra/bootstrap): its one Role Based Access Control Administrator "
+                    "assignment on the stack's resource group allows this grant (a second one there is refused, "
+                    "RoleAssignmentExists)")
         if assignment.scope in outside:
             condition = (f" --condition-version 2.0 --condition \"{assignment.condition}\""
                          if assignment.condition else "")

@@ -240,6 +240,8 @@ class AksDeployerArgs(TypedDict):
     """How kubelogin signs the deployer in, nothing more (objectId says who it is): azurecli (the az CLI's account, a person's or CI's after azure/login), workloadidentity (a federated token, AZURE_FEDERATED_TOKEN_FILE), spn (a service principal secret) or msi (a managed identity on an Azure host). Default: `azurecli`."""
     grant_propagation_wait: NotRequired[str]
     """How long the first deployment waits after granting the deployer its Kubernetes rights before it creates objects (Azure RBAC assignments take minutes to apply). Default: `5m`."""
+    reservation_grant_wait: NotRequired[str]
+    """How long a deployment that grants the cluster identity Contributor for a capacity reservation group waits before it creates the reserved pools: AKS checks the grant once, when it creates a pool, and a pool made before the grant applies is made without its group (Azure allows up to an hour). Default: `60m`."""
 
 
 class AksMaintenanceWindowArgs(TypedDict):

@@ -33,12 +33,20 @@ import pulumi_azure_native as azure
 import pulumiverse_time as time
 from pulumi.dynamic import CreateResult, DiffResult, ResourceProvider
 
-from spotkube.clouds.aks.identities import ASSIGNMENTS, EVICTION_DRILL, RESOURCE_GROUP, SUBSCRIPTION
+from spotkube.clouds.aks.identities import (
+    ASSIGNMENTS,
+    EVICTION_DRILL,
+    RBAC_ADMINISTRATOR,
+    RESOURCE_GROUP,
+    SUBSCRIPTION,
+    grants_in_group,
+    only_roles,
+)
 from spotkube.clouds.aks.provider_registration import DEFAULT_ENDPOINT, register
 from spotkube.clouds.aks.providers import required_namespaces
 from spotkube.clouds.aks.resources import DRILL_ROLE_ID, role_definition_id
 from spotkube.platform.bootstrap import SECRETS_PROVIDERS, BootstrapSpec
-from spotkube.platform.identities import GITHUB_ISSUER, Identity, Role
+from spotkube.platform.identities import GITHUB_ISSUER, Assignment, Identity, Role
 from spotkube.platform.spec import PlatformSpec
 
 #: The audience Entra ID expects in a federated token (learn.microsoft.com/entra/workload-id/
@@ -98,6 +106,15 @@ def secrets_provider(vault: str, key: str) -> str:
     return f"azurekeyvault://{vault}.vault.azure.net/keys/{key}"
 
 
+def deployers(stacks: Mapping[str, PlatformSpec]) -> dict[str, tuple[str, ...]]:
+    """Each deploy identity's name and the stacks it serves: `spotkube-deploy` for every non-prod stack, and
+    one of its own per prod stack, so no identity a prod environment signs in as is trusted by another."""
+    shared = tuple(name for name, platform in stacks.items() if not platform.is_prod)
+    found = {IDENTITY_NAMES["deploy"]: shared} if shared else {}
+    return {**found, **{f"{IDENTITY_NAMES['deploy']}-{name}": (name,)
+                        for name, platform in stacks.items() if platform.is_prod}}
+
+
 def ci_identities(spec: BootstrapSpec, stacks: Mapping[str, PlatformSpec]) -> dict[str, pulumi.Input[object]]:
     """Create the identities, their trust and their roles; return each environment's variables, and
     `secretsProviders` (stack -> secrets provider URL) when a stack is prod."""
@@ -114,25 +131,26 @@ def ci_identities(spec: BootstrapSpec, stacks: Mapping[str, PlatformSpec]) -> di
         opts=pulumi.ResourceOptions(protect=platform.is_prod))
         for name, platform in stacks.items()}
     subscription = home.id.apply(_subscription)
-    registered = [ProviderRegistration(f"provider-{namespace}", subscription.apply(lambda s: s.split("/")[2]),
-                                       namespace) for namespace in required_namespaces()]
+    subscription_id = subscription.apply(lambda s: s.split("/")[2])
+    registered = [ProviderRegistration(f"provider-{namespace}", subscription_id, namespace)
+                  for namespace in required_namespaces()]
     after_registration = pulumi.ResourceOptions(depends_on=registered)
 
-    identities = {identity: azure.managedidentity.UserAssignedIdentity(
-        identity, resource_name_=name, resource_group_name=home.name, location=location, opts=after_registration)
-        for identity, name in IDENTITY_NAMES.items()}
-    trusted: dict[Identity, tuple[str, ...]] = {"preview": (spec.preview_environment,), "deploy": spec.stacks}
-    for identity, environments in trusted.items():
+    # identity key (its Pulumi name) -> (Identity, Azure name, the GitHub environments it trusts)
+    served = {IDENTITY_NAMES["preview"]: ("preview", (spec.preview,)),
+              **{name: ("deploy", environments) for name, environments in deployers(stacks).items()}}
+    identities = {name: azure.managedidentity.UserAssignedIdentity(
+        _key(name), resource_name_=name, resource_group_name=home.name, location=location, opts=after_registration)
+        for name in served}
+    for name, (_, environments) in served.items():
         previous: list[pulumi.Resource] = []
         for environment in environments:
             previous = [azure.managedidentity.FederatedIdentityCredential(
-                f"{identity}-{environment}", federated_identity_credential_resource_name=credential_name(environment),
-                resource_group_name=home.name, resource_name_=identities[identity].name, issuer=GITHUB_ISSUER,
+                f"{_key(name)}-{environment}", federated_identity_credential_resource_name=credential_name(environment),
+                resource_group_name=home.name, resource_name_=identities[name].name, issuer=GITHUB_ISSUER,
                 subject=subject(spec.repository, environment), audiences=[AUDIENCE],
                 opts=pulumi.ResourceOptions(depends_on=previous))]
 
-    scopes = {RESOURCE_GROUP: [(name, group.id) for name, group in groups.items()],
-              SUBSCRIPTION: [("subscription", subscription)]}
     drills = any(platform.cluster.deployer.drills for platform in stacks.values())
     if drills:
         # The program assigns it on each drilled cluster's node resource group (the deployer may assign
@@ -141,42 +159,63 @@ def ci_identities(spec: BootstrapSpec, stacks: Mapping[str, PlatformSpec]) -> di
             _slug(EVICTION_DRILL.name), role_definition_id=DRILL_ROLE_ID, role_name=EVICTION_DRILL.name,
             description=EVICTION_DRILL.description, role_type="CustomRole", scope=subscription,
             assignable_scopes=[subscription], permissions=[{"actions": list(EVICTION_DRILL.actions)}])
-    custom: dict[str, tuple[azure.authorization.RoleDefinition, time.Sleep]] = {}
-    for assignment in ASSIGNMENTS:
-        if assignment.granted_by != "bootstrap" or (assignment.drills_only and not drills):
-            continue
+    # The preview reads the non-prod stacks only: prod is never previewed from a pull request.
+    previewed = [name for name, platform in stacks.items() if not platform.is_prod]
+    planned: list[tuple[str, Assignment, str, pulumi.Output[str]]] = []
+    for name, (identity, environments) in served.items():
+        own = previewed if identity == "preview" else list(environments)
+        scopes = {RESOURCE_GROUP: [(stack, groups[stack].id) for stack in own],
+                  SUBSCRIPTION: [("subscription", subscription)]}
+        drilled = any(stacks[stack].cluster.deployer.drills for stack in own)
+        planned += [(name, assignment, where, scope) for assignment in ASSIGNMENTS
+                    if assignment.identity == identity and assignment.granted_by == "bootstrap"
+                    and (drilled or not assignment.drills_only) for where, scope in scopes[assignment.scope]]
+    # Each custom role is assignable exactly where it is assigned, each scope once (by its name in `planned`).
+    custom = {role.name: _custom_role(role, subscription, list({where: scope for _, a, where, scope in planned
+                                                                 if a.role == role}.values()))
+              for role in {a.role.name: a.role for _, a, _, _ in planned if a.role.custom}.values()}
+    for name, assignment, where, scope in planned:
         role = assignment.role
-        if role.custom and role.name not in custom:
-            custom[role.name] = _custom_role(role, subscription, [scope for _, scope in scopes[assignment.scope]])
-        for where, scope in scopes[assignment.scope]:
-            definition = (custom[role.name][0].id if role.custom
-                          else scope.apply(lambda s, role_id=role.id: role_definition_id(s, role_id)))
-            azure.authorization.RoleAssignment(
-                f"{assignment.identity}-{_slug(role.name)}-{where}",
-                principal_id=identities[assignment.identity].principal_id, principal_type="ServicePrincipal",
-                role_definition_id=definition, scope=scope, description=f"spotkube {assignment.identity}: "
-                f"{assignment.why}"[:1024], condition=assignment.condition,
-                condition_version="2.0" if assignment.condition else None,
-                opts=pulumi.ResourceOptions(depends_on=[custom[role.name][1]] if role.custom else []))
+        definition = (custom[role.name][0].id if role.custom
+                      else scope.apply(lambda s, role_id=role.id: role_definition_id(s, role_id)))
+        condition: pulumi.Input[str] | None = assignment.condition
+        if role == RBAC_ADMINISTRATOR and assignment.scope == RESOURCE_GROUP:
+            # One assignment per principal, role and scope: every role the stack grants there, in one condition.
+            condition = subscription_id.apply(lambda sid, stack=where: only_roles(grants_in_group(stacks[stack], sid)))
+        azure.authorization.RoleAssignment(
+            f"{_key(name)}-{_slug(role.name)}-{where}",
+            principal_id=identities[name].principal_id, principal_type="ServicePrincipal",
+            role_definition_id=definition, scope=scope, description=f"spotkube {assignment.identity}: "
+            f"{assignment.why}"[:1024], condition=condition, condition_version="2.0" if assignment.condition else None,
+            opts=pulumi.ResourceOptions(depends_on=[custom[role.name][1]] if role.custom else []))
 
-    def variables(identity: Identity) -> dict[str, pulumi.Output]:
-        return {"ARM_CLIENT_ID": identities[identity].client_id, "ARM_TENANT_ID": identities[identity].tenant_id,
-                "ARM_SUBSCRIPTION_ID": subscription.apply(lambda s: s.split("/")[2])}
+    def variables(name: str) -> dict[str, pulumi.Output]:
+        return {"ARM_CLIENT_ID": identities[name].client_id, "ARM_TENANT_ID": identities[name].tenant_id,
+                "ARM_SUBSCRIPTION_ID": subscription_id}
 
-    outputs: dict[str, pulumi.Input[object]] = {
-        spec.preview_environment: variables("preview"), **{stack: variables("deploy") for stack in spec.stacks}}
-    prod = [stack for stack, platform in stacks.items() if platform.is_prod]
+    outputs: dict[str, pulumi.Input[object]] = {spec.preview: variables(IDENTITY_NAMES["preview"])}
+    outputs |= {stack: variables(name) for name, served_stacks in deployers(stacks).items() for stack in served_stacks}
+    prod = {stack: identities[f"{IDENTITY_NAMES['deploy']}-{stack}"]
+            for stack, platform in stacks.items() if platform.is_prod}
     if prod:
-        outputs[SECRETS_PROVIDERS] = _prod_secrets(spec, prod, home, location, identities["deploy"], registered)
+        outputs[SECRETS_PROVIDERS] = _prod_secrets(spec, prod, home, location, registered)
     return outputs
 
 
+def _key(identity_name: str) -> str:
+    """An identity's Pulumi name: the first two keep theirs (`preview`, `deploy`), a prod stack's is
+    `deploy-<stack>`."""
+    return identity_name.removeprefix("spotkube-")
+
+
 def _prod_secrets(
-    spec: BootstrapSpec, prod: list[str], home: azure.resources.ResourceGroup, location: str,
-    deployer: azure.managedidentity.UserAssignedIdentity, registered: list[pulumi.Resource],
+    spec: BootstrapSpec, prod: Mapping[str, azure.managedidentity.UserAssignedIdentity],
+    home: azure.resources.ResourceGroup, location: str, registered: list[pulumi.Resource],
 ) -> dict[str, str]:
     """One vault with RBAC authorization and purge protection (a lost key is prod's state lost), a key
-    per prod stack, and Key Vault Crypto User on each key for the deploy identity and the administrator."""
+    per prod stack, and Key Vault Crypto User on each key for that stack's own deploy identity and the
+    administrator. `accessPolicies` is required unless the vault is recovered: an empty list, since RBAC
+    decides (learn.microsoft.com/rest/api/keyvault/keyvault/vaults/create-or-update)."""
     client = azure.authorization.get_client_config_output()
     kept = pulumi.ResourceOptions(protect=True, depends_on=registered)
     in_vault = pulumi.ResourceOptions(protect=True)
@@ -184,10 +223,10 @@ def _prod_secrets(
     vault = azure.keyvault.Vault(
         "secrets", vault_name=name, resource_group_name=home.name, location=location,
         properties={"tenant_id": client.tenant_id, "sku": {"family": "A", "name": "standard"},
-                    "enable_rbac_authorization": True, "enable_purge_protection": True,
+                    "access_policies": [], "enable_rbac_authorization": True, "enable_purge_protection": True,
                     "soft_delete_retention_in_days": 90}, opts=kept)
     providers = {}
-    for stack in prod:
+    for stack, deployer in prod.items():
         key = azure.keyvault.Key(
             f"secrets-{stack}", key_name=key_name(stack), vault_name=name, resource_group_name=home.name,
             properties={"kty": "RSA", "key_size": 2048, "key_ops": ["encrypt", "decrypt", "wrapKey", "unwrapKey"]},

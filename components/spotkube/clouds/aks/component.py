@@ -327,7 +327,7 @@ class AksGpuCluster(pulumi.ComponentResource):
             "groups as the cluster identity, which needs Contributor on the groups' resource group",
             opts=child(self)) for i, scope in enumerate(scopes.values())]
         wait = time.Sleep(f"{name}-reservation-propagation",
-                          create_duration=spec.cluster.deployer.grant_propagation_wait,
+                          create_duration=spec.cluster.deployer.reservation_grant_wait,
                           triggers={f"grant{i}": grant.id for i, grant in enumerate(grants)},
                           opts=child(self, depends_on=[*grants, *created]))
         return groups, [*created, *grants, wait]

@@ -22,12 +22,14 @@ Pure module: no Pulumi. The calls and roles, as tables: docs/identities.md.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from spotkube.clouds.aks import supply
 from spotkube.clouds.aks.catalog import RBAC_CLUSTER_ADMIN_ROLE_ID
 from spotkube.clouds.aks.resources import DRILL_ROLE_ID
+from spotkube.clouds.aks.spec import AksSpec
 from spotkube.platform.cloud import mapping
 from spotkube.platform.identities import (
     QUOTA,
@@ -230,17 +232,39 @@ PREVIEW_READER = Role(
         "rbac.authorization.k8s.io/roles", "scheduling.k8s.io/priorityclasses")))
 QUOTA_READER = Role("spotkube quota reader", "", custom=True, actions=QUOTA_ACTIONS,
                     description="Reads the subscription's compute quota and VM sizes, for `spotkube quota`.")
+def only_roles(role_ids: Iterable[str]) -> str:
+    """The ABAC condition that lets an identity assign (and remove) the given roles only, in the form of
+    Microsoft's "Constrain roles" example (learn.microsoft.com/azure/role-based-access-control/
+    delegate-role-assignments-examples): one condition per assignment, since Azure keeps one assignment
+    per principal, role and scope (a second is `RoleAssignmentExists`)."""
+    guids = ", ".join(sorted({role_id.lower() for role_id in role_ids}))
+    role = "Microsoft.Authorization/roleAssignments:RoleDefinitionId] ForAnyOfAnyValues:GuidEquals"
+    return ("((!(ActionMatches{'Microsoft.Authorization/roleAssignments/write'})) OR "
+            f"(@Request[{role} {{{guids}}})) AND "
+            "((!(ActionMatches{'Microsoft.Authorization/roleAssignments/delete'})) OR "
+            f"(@Resource[{role} {{{guids}}}))")
+
+
+_CONSTRAINED = re.compile(r"@(Request|Resource)\[Microsoft\.Authorization/roleAssignments:RoleDefinitionId\] "
+                          r"ForAnyOfAnyValues:GuidEquals ?\{([^}]*)\}")
+
+
+def allowed_roles(condition: str) -> frozenset[str]:
+    """The role ids a condition of `only_roles`' form lets its holder assign; a condition that constrains
+    writes and deletes differently, or isn't of that form, allows none (nothing is assumed)."""
+    found: dict[str, frozenset[str]] = {}
+    for source, guids in _CONSTRAINED.findall(condition):
+        found[source] = frozenset(g.strip().lower() for g in guids.split(",") if g.strip())
+    if set(found) != {"Request", "Resource"} or found["Request"] != found["Resource"] or only_roles(
+            found["Request"]) != condition:
+        return frozenset()
+    return found["Request"]
+
+
 #: The ABAC condition that lets the deployer assign one role only, RBAC Cluster Admin (to itself and the
-#: admin groups), in the form of Azure's own delegating built-in roles (e.g. "Azure Container Storage
-#: Owner"; learn.microsoft.com/azure/role-based-access-control/delegate-role-assignments-portal).
-ONLY_RBAC_CLUSTER_ADMIN = (
-    "((!(ActionMatches{'Microsoft.Authorization/roleAssignments/write'})) OR "
-    "(@Request[Microsoft.Authorization/roleAssignments:RoleDefinitionId] ForAnyOfAnyValues:GuidEquals{"
-    f"{RBAC_CLUSTER_ADMIN_ROLE_ID.replace('-', '')}}})) AND "
-    "((!(ActionMatches{'Microsoft.Authorization/roleAssignments/delete'})) OR "
-    "(@Resource[Microsoft.Authorization/roleAssignments:RoleDefinitionId] ForAnyOfAnyValues:GuidEquals{"
-    f"{RBAC_CLUSTER_ADMIN_ROLE_ID.replace('-', '')}}}))"
-)
+#: admin groups); at a stack's resource group the bootstrap widens it to the roles that stack assigns
+#: there (Contributor for a reservation group it creates, AcrPull for a registry in it).
+ONLY_RBAC_CLUSTER_ADMIN = only_roles([RBAC_CLUSTER_ADMIN_ROLE_ID])
 
 #: `az vmss simulate-eviction` on a spot node, for `spotkube drill --run` (drill.yml); nothing else.
 EVICTION_DRILL = Role(
@@ -248,23 +272,8 @@ EVICTION_DRILL = Role(
     description="Evicts a spot VM scale set instance as Azure does when it reclaims capacity, for spotkube's "
     "eviction drill.")
 #: The ABAC condition that lets the deployer assign the eviction drill role only (on a cluster's node
-#: resource group, which exists only once the cluster does), in the form of ONLY_RBAC_CLUSTER_ADMIN.
-ONLY_EVICTION_DRILL = (
-    "((!(ActionMatches{'Microsoft.Authorization/roleAssignments/write'})) OR "
-    "(@Request[Microsoft.Authorization/roleAssignments:RoleDefinitionId] ForAnyOfAnyValues:GuidEquals{"
-    f"{DRILL_ROLE_ID.replace('-', '')}}})) AND "
-    "((!(ActionMatches{'Microsoft.Authorization/roleAssignments/delete'})) OR "
-    "(@Resource[Microsoft.Authorization/roleAssignments:RoleDefinitionId] ForAnyOfAnyValues:GuidEquals{"
-    f"{DRILL_ROLE_ID.replace('-', '')}}}))"
-)
-
-def _only_role(role_id: str) -> str:
-    """The ABAC condition that lets an identity assign (and remove) one role only, as ONLY_RBAC_CLUSTER_ADMIN."""
-    guid = role_id.replace("-", "")
-    role = "Microsoft.Authorization/roleAssignments:RoleDefinitionId] ForAnyOfAnyValues:GuidEquals"
-    return ("((!(ActionMatches{'Microsoft.Authorization/roleAssignments/write'})) OR "
-            f"(@Request[{role}{{{guid}}})) AND ((!(ActionMatches{{'Microsoft.Authorization/roleAssignments/delete'}})) "
-            f"OR (@Resource[{role}{{{guid}}}))")
+#: resource group, which exists only once the cluster does).
+ONLY_EVICTION_DRILL = only_roles([DRILL_ROLE_ID])
 
 
 #: Who grants the rights a stack's registries and reservation groups need: they live where the bootstrap
@@ -282,7 +291,9 @@ ASSIGNMENTS: tuple[Assignment, ...] = (
     Assignment("preview", QUOTA_READER, SUBSCRIPTION, "reads the quota for the pull request's comment"),
     Assignment("deploy", CONTRIBUTOR, RESOURCE_GROUP, "creates, updates and deletes the cluster and its pools"),
     Assignment("deploy", RBAC_ADMINISTRATOR, RESOURCE_GROUP, "creates the deployer's and the admin groups' role "
-               "assignments on the cluster, and only those", condition=ONLY_RBAC_CLUSTER_ADMIN),
+               "assignments on the cluster, and the roles the stack grants in its own group: Contributor for a "
+               "capacity reservation group it creates, AcrPull for a registry there; one assignment whose condition "
+               "names every one of them", condition=ONLY_RBAC_CLUSTER_ADMIN),
     Assignment("deploy", QUOTA_READER, SUBSCRIPTION, "reads the quota before pulumi up"),
     Assignment("deploy", RBAC_CLUSTER_ADMIN, CLUSTER, "applies the Kubernetes objects: the program grants it to "
                "cluster.deployer.objectId, then waits for it to apply", granted_by="the program"),
@@ -295,12 +306,12 @@ ASSIGNMENTS: tuple[Assignment, ...] = (
     Assignment("preview", READER, REGISTRY, "reads the kubelet identity's AcrPull assignment on refresh",
                granted_by=REGISTRY_OWNER),
     Assignment("deploy", RBAC_ADMINISTRATOR, REGISTRY, "grants the kubelet identity AcrPull on the registry, and no "
-               "other role", condition=_only_role(supply.ACR_PULL_ROLE_ID), granted_by=REGISTRY_OWNER),
+               "other role", condition=only_roles([supply.ACR_PULL_ROLE_ID]), granted_by=REGISTRY_OWNER),
     Assignment("preview", READER, RESERVATION_GROUP, "reads the cluster identity's Contributor assignment on refresh",
                granted_by=RESERVATION_OWNER),
     Assignment("deploy", RBAC_ADMINISTRATOR, RESERVATION_GROUP, "grants the cluster's user-assigned identity "
                "Contributor there, which AKS requires to place a pool's VMs in a capacity reservation group, and no "
-               "other role", condition=_only_role(supply.CONTRIBUTOR_ROLE_ID), granted_by=RESERVATION_OWNER),
+               "other role", condition=only_roles([supply.CONTRIBUTOR_ROLE_ID]), granted_by=RESERVATION_OWNER),
 )
 
 
@@ -318,3 +329,22 @@ def read_role(definition: Mapping[str, Any]) -> Role:
                 not_actions=joined("notActions"), data_actions=joined("dataActions"),
                 not_data_actions=joined("notDataActions"), custom=definition.get("roleType") != "BuiltInRole",
                 description=str(definition.get("description", "")))
+
+
+def grants_in_group(spec: AksSpec, subscription_id: str) -> frozenset[str]:
+    """The roles a stack's program assigns inside its own resource group (which the bootstrap creates and
+    scopes the deployer's RBAC Administrator to): RBAC Cluster Admin on the cluster, Contributor for a
+    capacity reservation group it creates (AKS wants it on the group's resource group, the stack's own) or
+    one reserved in that group, AcrPull for a registry there. A grant anywhere else is its owner's."""
+    group = f"/subscriptions/{subscription_id}/resourceGroups/{spec.cluster.resource_group_name}".lower()
+
+    def inside(arm_id: str) -> bool:
+        return (supply.resource_group_id(arm_id) or "").lower() == group
+
+    roles = {RBAC_CLUSTER_ADMIN_ROLE_ID}
+    for pool in supply.reserved_pools(spec):
+        reservation = pool.capacity_reservation_group
+        if reservation is not None and (reservation.id is None or inside(reservation.id)):
+            roles.add(supply.CONTRIBUTOR_ROLE_ID)
+    roles |= {supply.ACR_PULL_ROLE_ID for registry in spec.cluster.registries if inside(registry)}
+    return frozenset(roles)

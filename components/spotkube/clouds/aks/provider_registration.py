@@ -3,14 +3,20 @@
 azure-native has no resource for it: registering is a POST (`/subscriptions/S/providers/NS/register`)
 and the provider makes resources of PUT endpoints only (pulumi/pulumi-azure-native#1075). So the
 bootstrap registers each namespace through a small dynamic resource (clouds/aks/bootstrap.py) whose
-creation calls `register`: Azure Resource Manager's REST API with the administrator's credentials
-(azure-identity's DefaultAzureCredential: the Azure CLI's login), then a wait until Azure says
-`Registered`. Deleting it unregisters nothing: other workloads of the subscription may use the namespace.
+creation calls `register`: Azure Resource Manager's REST API, signed in the way azure-native signs in
+the rest of the bootstrap (`arm_credential`: the same `ARM_*` variables, OIDC in CI, else the Azure
+CLI's login), then a wait until Azure says `Registered`. azure-identity's DefaultAzureCredential reads
+none of the `ARM_*` variables, so it would sign in as someone else, or no one, after the resource
+groups exist. Deleting it unregisters nothing: other workloads of the subscription may use the namespace.
 """
 
 from __future__ import annotations
 
+import os
 import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
 
 import requests
 
@@ -26,13 +32,59 @@ POLL_SECONDS = 10.0
 REQUEST_TIMEOUT = 30.0
 
 
+#: The audience Entra ID expects in a federated token, as azure-native asks GitHub for it.
+FEDERATED_AUDIENCE = "api://AzureADTokenExchange"
+
+
+def _on(environ: Mapping[str, str], name: str) -> bool:
+    return environ.get(name, "").strip().lower() in ("1", "true", "yes")
+
+
+def github_oidc_token(environ: Mapping[str, str]) -> str:
+    """The federated token azure-native would use: `ARM_OIDC_TOKEN`, the file `ARM_OIDC_TOKEN_FILE_PATH`
+    names, or one asked of the job's token endpoint (`ARM_OIDC_REQUEST_URL`/`_TOKEN`, else GitHub's own
+    `ACTIONS_ID_TOKEN_REQUEST_URL`/`_TOKEN`) for Entra's audience."""
+    if environ.get("ARM_OIDC_TOKEN"):
+        return environ["ARM_OIDC_TOKEN"]
+    if environ.get("ARM_OIDC_TOKEN_FILE_PATH"):
+        return Path(environ["ARM_OIDC_TOKEN_FILE_PATH"]).read_text(encoding="utf-8").strip()
+    url = environ.get("ARM_OIDC_REQUEST_URL") or environ.get("ACTIONS_ID_TOKEN_REQUEST_URL")
+    bearer = environ.get("ARM_OIDC_REQUEST_TOKEN") or environ.get("ACTIONS_ID_TOKEN_REQUEST_TOKEN")
+    if not url or not bearer:
+        raise SpotkubeError("ARM_USE_OIDC is set but no OIDC token is at hand: set ARM_OIDC_TOKEN, or run in a "
+                            "GitHub Actions job with `permissions: id-token: write`")
+    answer = requests.get(url, params={"audience": FEDERATED_AUDIENCE}, headers={"Authorization": f"Bearer {bearer}"},
+                          timeout=REQUEST_TIMEOUT)
+    if answer.status_code != 200:
+        raise SpotkubeError(f"the job's OIDC token endpoint answered {answer.status_code}; check the job's "
+                            "`permissions: id-token: write`")
+    return str(answer.json()["value"])
+
+
+def arm_credential(environ: Mapping[str, str]) -> Any:
+    """The credential azure-native would sign in with, from the same variables: OIDC (`ARM_USE_OIDC` with
+    `ARM_CLIENT_ID` and `ARM_TENANT_ID`), a client secret (`ARM_CLIENT_SECRET`), a managed identity
+    (`ARM_USE_MSI`), else the Azure CLI's login."""
+    from azure import identity  # the `bootstrap` extra
+
+    client, tenant = environ.get("ARM_CLIENT_ID"), environ.get("ARM_TENANT_ID")
+    if _on(environ, "ARM_USE_OIDC"):
+        if not client or not tenant:
+            raise SpotkubeError("ARM_USE_OIDC needs ARM_CLIENT_ID and ARM_TENANT_ID, as azure-native does")
+        return identity.ClientAssertionCredential(tenant, client, lambda: github_oidc_token(environ))
+    if environ.get("ARM_CLIENT_SECRET") and client and tenant:
+        return identity.ClientSecretCredential(tenant, client, environ["ARM_CLIENT_SECRET"])
+    if _on(environ, "ARM_USE_MSI"):
+        return identity.ManagedIdentityCredential(client_id=client or None)
+    return identity.AzureCliCredential(tenant_id=tenant or None)
+
+
 def _token(endpoint: str) -> dict[str, str]:
-    """The administrator's bearer token; none for a plain-HTTP endpoint (a test's local server)."""
+    """The bearer header for Azure Resource Manager; none for a plain-HTTP endpoint (a test's local server)."""
     if plain_http(endpoint):
         return {}
-    from azure.identity import DefaultAzureCredential  # the `refresh` extra, which the bootstrap's docs install
-
-    return {"Authorization": f"Bearer {DefaultAzureCredential().get_token(f'{DEFAULT_ENDPOINT}/.default').token}"}
+    token = arm_credential(os.environ).get_token(f"{DEFAULT_ENDPOINT}/.default").token
+    return {"Authorization": f"Bearer {token}"}
 
 
 def _state(answer: requests.Response, namespace: str) -> str:

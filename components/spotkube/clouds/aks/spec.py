@@ -301,6 +301,13 @@ class AksDeployerSettings(DeployerSettings):
         description="How long the first deployment waits after granting the deployer its Kubernetes "
         "rights before it creates objects (Azure RBAC assignments take minutes to apply).",
     )
+    reservation_grant_wait: Text = Field(
+        default="60m",
+        pattern=r"^[1-9][0-9]*(s|m)$",
+        description="How long a deployment that grants the cluster identity Contributor for a capacity reservation "
+        "group waits before it creates the reserved pools: AKS checks the grant once, when it creates a pool, and "
+        "a pool made before the grant applies is made without its group (Azure allows up to an hour).",
+    )
 
 
 class AksClusterLogs(ClusterLogs):

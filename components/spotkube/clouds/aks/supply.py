@@ -175,6 +175,17 @@ def _reservation_text(reservations: Sequence[Mapping[str, Any]]) -> str:
     return ", ".join(parts) or "no reservation"
 
 
+#: A grant outside every scope the bootstrap manages: whoever owns the scope lets the deploy identity make it.
+GRANTED_BY_OWNER = ("granted by its owner: the registry's owner lets the deploy identity assign AcrPull there "
+                    "(docs/identities.md; spotkube doctor checks it)")
+
+
+def _group_name(arm_id: str) -> str:
+    """The resource group name of an ARM id, lower-cased; empty when it names none."""
+    found = resource_group_id(arm_id)
+    return found.rsplit("/", 1)[-1].lower() if found else ""
+
+
 def read_supply(registered: Registered) -> list[Setting]:
     """Per pool, its capacity reservation group and artifact streaming; the kubelet identity's registry
     grants. What the plan shows in its GPU supply section."""
@@ -200,7 +211,12 @@ def read_supply(registered: Registered) -> list[Setting]:
     grants = sorted(str(inputs.get("scope")) for kind, _, inputs in registered
                     if kind == ROLE_ASSIGNMENT_TYPE and str(inputs.get("roleDefinitionId") or "").endswith(
                         f"/{ACR_PULL_ROLE_ID}"))
-    out += [Setting("registry grant", f"AcrPull for the kubelet identity (every pool's nodes) on {scope}")
+    # The cluster's group: the stack's own, where the bootstrap scopes the deployer's grants.
+    own = {str(inputs.get("resourceGroupName") or "").lower() for kind, _, inputs in registered
+           if kind == "azure-native:containerservice:ManagedCluster"}
+    out += [Setting("registry grant", f"AcrPull for the kubelet identity (every pool's nodes) on {scope}; "
+                    + ("the bootstrap lets the deploy identity make it (the stack's own group)"
+                       if _group_name(scope) in own else GRANTED_BY_OWNER))
             for scope in grants]
     return sorted(out, key=lambda s: s.name)
 

@@ -35,10 +35,23 @@ SCOPES = ("https://www.googleapis.com/auth/cloud-platform",)
 SIGN_IN = "run `gcloud auth application-default login` (CI: google-github-actions/auth)"
 
 
-def _token(endpoint: str | None) -> str | None:
-    """A bearer token from Application Default Credentials, or None for a plain-HTTP endpoint."""
+def request_headers(credentials: Any, project: str) -> dict[str, str]:
+    """The headers of every call: the bearer token and, for a person's Application Default Credentials, a
+    quota project (`x-goog-user-project`: the one their ADC names, else the stack's), without which
+    Google refuses most APIs to user credentials (403 "...requires a quota project"). Service accounts
+    are billed to their own project and send none: the header would need `serviceusage.services.use`."""
+    from google.oauth2 import credentials as user
+
+    headers = {"Authorization": f"Bearer {credentials.token}"}
+    quota = getattr(credentials, "quota_project_id", None) or (
+        project if isinstance(credentials, user.Credentials) else None)
+    return {**headers, "x-goog-user-project": str(quota)} if quota else headers
+
+
+def _headers(endpoint: str | None, project: str) -> dict[str, str]:
+    """The headers from Application Default Credentials, or none for a plain-HTTP endpoint."""
     if plain_http(endpoint):
-        return None
+        return {}
     if not installed("google.auth"):
         raise SpotkubeError("spotkube doctor signs in to Google Cloud with google-auth: pip install "
                             "'spotkube[refresh]'")
@@ -51,19 +64,19 @@ def _token(endpoint: str | None) -> str | None:
         credentials.refresh(Request())
     except exceptions.GoogleAuthError as err:
         raise SpotkubeError(f"no Google Cloud credentials ({first_line(err)}); {SIGN_IN}") from None
-    return str(credentials.token)
+    return request_headers(credentials, project)
 
 
 class _Google:
-    def __init__(self, endpoint: str | None, token: str | None, timeout: float) -> None:
+    def __init__(self, endpoint: str | None, headers: Mapping[str, str], timeout: float) -> None:
         self.endpoint = endpoint.rstrip("/") if endpoint else None
         self.settings = FetchSettings(timeout_s=timeout, retries=2)
         from spotkube.clouds import http  # requests: imported when doctor runs, not with every command
 
         self.http = http
         self.client = http.session(self.settings)
-        self.headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self.secret = token
+        self.headers = dict(headers)
+        self.secret = self.headers.get("Authorization", "").removeprefix("Bearer ") or None
 
     def url(self, base: str, path: str) -> str:
         return f"{self.endpoint or base}{path}"
@@ -164,7 +177,7 @@ def read_access(query: DoctorQuery) -> LiveAccess:
     project = str(getattr(spec.cluster, "project", "") or "")
     if not project:
         raise SpotkubeError("the stack names no Google Cloud project (spotkube:cluster.project)")
-    google = _Google(query.endpoint, _token(query.endpoint), query.timeout)
+    google = _Google(query.endpoint, _headers(query.endpoint, project), query.timeout)
     needed = needed_services(query.type_tokens)
     zones = tuple(getattr(spec.cluster, "zones", ()) or ())
     try:

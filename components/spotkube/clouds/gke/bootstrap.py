@@ -26,12 +26,15 @@ the provider's full resource name and the service account's email.
 import hashlib
 import re
 from collections.abc import Mapping
+from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
 import pulumiverse_time as time
+from pulumi.dynamic import CreateResult, DiffResult, ResourceProvider
 
 from spotkube.clouds.gke.identities import ASSIGNMENTS, REGISTRY_GRANTS
+from spotkube.clouds.gke.key_ring import DEFAULT_ENDPOINT, ensure_key_ring, ring_name
 from spotkube.clouds.gke.services import required_services
 from spotkube.clouds.gke.spec import GkeClusterSettings
 from spotkube.platform.bootstrap import SECRETS_PROVIDERS, BootstrapSpec
@@ -46,8 +49,9 @@ IAM_PROPAGATION = "90s"
 #: The most bytes Google accepts in a mapped `google.subject` (cloud.google.com/iam/docs/
 #: workload-identity-federation#mapping): longer GitHub subjects can't sign in.
 SUBJECT_BYTES = 127
-#: The key ring of the prod stacks' keys, in each prod stack's project. Key rings and keys can't be
-#: deleted: the keys are protected, and a rerun after a destroy imports the ring.
+#: The key ring of the prod stacks' keys, in each prod stack's project. Key rings can't be deleted, so the
+#: ring is ensured (made if missing, adopted if there: clouds/gke/key_ring.py) and a rerun after a destroy
+#: finds it; the keys are protected.
 KEY_RING = "spotkube-secrets"
 ENCRYPTER_DECRYPTER = "roles/cloudkms.cryptoKeyEncrypterDecrypter"
 
@@ -62,6 +66,12 @@ def key_name(stack: str) -> str:
 def secrets_provider(project: str, stack: str) -> str:
     """Pulumi's secrets provider URL for a stack's Cloud KMS key (`pulumi stack change-secrets-provider`)."""
     return f"gcpkms://projects/{project}/locations/global/keyRings/{KEY_RING}/cryptoKeys/{key_name(stack)}"
+
+
+def prod_account_id(stack: str) -> str:
+    """A prod stack's own deploy service account: account ids are 6-30 lowercase letters, digits and `-`, too
+    short for most stack names, so a hash of it (the display name says which stack)."""
+    return f"spotkube-deploy-{hashlib.sha256(stack.encode()).hexdigest()[:12]}"
 
 
 def subject(repository: str, environment: str) -> str:
@@ -102,69 +112,101 @@ def ci_identities(spec: BootstrapSpec, stacks: Mapping[str, PlatformSpec]) -> di
                            "attribute.environment": "assertion.environment"},
         attribute_condition=f"assertion.repository == '{spec.repository}'",
         oidc={"issuer_uri": GITHUB_ISSUER}, opts=at_home)
-    accounts = {identity: gcp.serviceaccount.Account(
-        identity, account_id=account_id, project=home, display_name=f"spotkube {identity} (GitHub Actions)",
-        opts=at_home)
-        for identity, account_id in ACCOUNT_IDS.items()}
+    # account key (its Pulumi name) -> (Identity, account id, the GitHub environments it trusts, its stacks)
+    served: dict[str, tuple[Identity, str, tuple[str, ...], tuple[str, ...]]] = {
+        "preview": ("preview", ACCOUNT_IDS["preview"], (spec.preview,),
+                    tuple(s for s, platform in stacks.items() if not platform.is_prod))}
+    shared = tuple(s for s, platform in stacks.items() if not platform.is_prod)
+    if shared:
+        served["deploy"] = ("deploy", ACCOUNT_IDS["deploy"], shared, shared)
+    served |= {f"deploy-{s}": ("deploy", prod_account_id(s), (s,), (s,))
+               for s, platform in stacks.items() if platform.is_prod}
+    accounts = {key: gcp.serviceaccount.Account(
+        key, account_id=account_id, project=home, display_name=f"spotkube {key} (GitHub Actions)", opts=at_home)
+        for key, (_, account_id, _, _) in served.items()}
     made = time.Sleep("accounts-propagation", create_duration=IAM_PROPAGATION,
-                      triggers={identity: account.unique_id for identity, account in accounts.items()},
+                      triggers={key: account.unique_id for key, account in accounts.items()},
                       opts=pulumi.ResourceOptions(depends_on=list(accounts.values())))
-    trusted: dict[Identity, tuple[str, ...]] = {"preview": (spec.preview_environment,), "deploy": spec.stacks}
-    for identity, environments in trusted.items():
+    for key, (_, _, environments, _) in served.items():
         for environment in environments:
             gcp.serviceaccount.IAMMember(
-                f"{identity}-{environment}", service_account_id=accounts[identity].name, role=WORKLOAD_IDENTITY_USER,
+                f"{key}-{environment}", service_account_id=accounts[key].name, role=WORKLOAD_IDENTITY_USER,
                 member=pool.name.apply(lambda name, env=environment: principal(name, spec.repository, env)),
                 opts=pulumi.ResourceOptions(depends_on=[made]))
 
-    drilled = {platform.cluster.project for platform in stacks.values() if platform.cluster.deployer.drills}
-    # Setting a repository's policy could also grant pushing to it: only where a stack names registries.
-    registries = {platform.cluster.project for platform in stacks.values()
-                  if isinstance(platform.cluster, GkeClusterSettings) and platform.cluster.registries}
-    for project in projects:
-        custom: dict[str, tuple[gcp.projects.IAMCustomRole, time.Sleep]] = {}
-        for assignment in ASSIGNMENTS:
-            if assignment.drills_only and project not in drilled:
-                continue
-            if assignment.role == REGISTRY_GRANTS and project not in registries:
-                continue
-            role = assignment.role
-            if role.custom and role.name not in custom:
-                defined = gcp.projects.IAMCustomRole(
-                    f"{role.name}-{project}", role_id=role.name, project=project, title=role.name,
-                    description=role.description, permissions=sorted(role.permissions), stage="GA",
-                    opts=pulumi.ResourceOptions(depends_on=enabled[project]))
-                custom[role.name] = (defined, time.Sleep(
-                    f"{role.name}-{project}-propagation", create_duration=IAM_PROPAGATION,
-                    triggers={"role": defined.name}, opts=pulumi.ResourceOptions(depends_on=[defined])))
-            gcp.projects.IAMMember(
-                f"{assignment.identity}-{role.name.removeprefix('roles/')}-{project}", project=project,
-                role=custom[role.name][0].name if role.custom else role.name,
-                member=accounts[assignment.identity].email.apply(lambda email: f"serviceAccount:{email}"),
-                condition={"title": "spotkube: only the nodes' role", "expression": assignment.condition}
-                if assignment.condition else None,
-                opts=pulumi.ResourceOptions(depends_on=[made, *enabled[project],
-                                                        *([custom[role.name][1]] if role.custom else [])]))
+    custom: dict[tuple[str, str], tuple[gcp.projects.IAMCustomRole, time.Sleep]] = {}
+    for key, (identity, _, _, own) in served.items():
+        for project in sorted({stacks[s].cluster.project for s in own if stacks[s].cluster.project}):
+            in_project = [stacks[s] for s in own if stacks[s].cluster.project == project]
+            drilled = any(platform.cluster.deployer.drills for platform in in_project)
+            # Setting a repository's policy could also grant pushing to it: only where a stack names registries.
+            pulls = any(isinstance(platform.cluster, GkeClusterSettings) and platform.cluster.registries
+                        for platform in in_project)
+            for assignment in ASSIGNMENTS:
+                if assignment.identity != identity or (assignment.drills_only and not drilled) or (
+                        assignment.role == REGISTRY_GRANTS and not pulls):
+                    continue
+                role = assignment.role
+                if role.custom and (role.name, project) not in custom:
+                    defined = gcp.projects.IAMCustomRole(
+                        f"{role.name}-{project}", role_id=role.name, project=project, title=role.name,
+                        description=role.description, permissions=sorted(role.permissions), stage="GA",
+                        opts=pulumi.ResourceOptions(depends_on=enabled[project]))
+                    custom[(role.name, project)] = (defined, time.Sleep(
+                        f"{role.name}-{project}-propagation", create_duration=IAM_PROPAGATION,
+                        triggers={"role": defined.name}, opts=pulumi.ResourceOptions(depends_on=[defined])))
+                defined_role = custom.get((role.name, project))
+                gcp.projects.IAMMember(
+                    f"{key}-{role.name.removeprefix('roles/')}-{project}", project=project,
+                    role=defined_role[0].name if defined_role else role.name,
+                    member=accounts[key].email.apply(lambda email: f"serviceAccount:{email}"),
+                    condition={"title": "spotkube: only the nodes' role", "expression": assignment.condition}
+                    if assignment.condition else None,
+                    opts=pulumi.ResourceOptions(depends_on=[made, *enabled[project],
+                                                            *([defined_role[1]] if defined_role else [])]))
 
-    def variables(identity: Identity) -> dict[str, pulumi.Output]:
-        return {"GCP_WORKLOAD_IDENTITY_PROVIDER": provider.name, "GCP_SERVICE_ACCOUNT": accounts[identity].email}
+    def variables(key: str) -> dict[str, pulumi.Output]:
+        return {"GCP_WORKLOAD_IDENTITY_PROVIDER": provider.name, "GCP_SERVICE_ACCOUNT": accounts[key].email}
 
     outputs: dict[str, pulumi.Input[object]] = {
-        spec.preview_environment: variables("preview"), **{stack: variables("deploy") for stack in spec.stacks}}
+        environment: variables(key) for key, (_, _, environments, _) in served.items() for environment in environments}
     prod = {stack: platform.cluster.project for stack, platform in stacks.items()
             if platform.is_prod and platform.cluster.project}
-    rings: dict[str, gcp.kms.KeyRing] = {}
+    rings: dict[str, KeyRing] = {}
     for stack, project in prod.items():
         if project not in rings:
-            rings[project] = gcp.kms.KeyRing(f"secrets-{project}", name=KEY_RING, location="global",
-                                             project=project, opts=pulumi.ResourceOptions(
-                                                 protect=True, depends_on=enabled[project]))
-        key = gcp.kms.CryptoKey(f"secrets-{stack}", name=key_name(stack), key_ring=rings[project].id,
-                                purpose="ENCRYPT_DECRYPT", opts=pulumi.ResourceOptions(protect=True))
+            rings[project] = KeyRing(f"secrets-{project}", project, "global", KEY_RING,
+                                     opts=pulumi.ResourceOptions(protect=True, depends_on=enabled[project]))
+        # The ring's name is known before it is ensured: the key names it and waits for it.
+        key = gcp.kms.CryptoKey(
+            f"secrets-{stack}", name=key_name(stack), key_ring=ring_name(project, "global", KEY_RING),
+            purpose="ENCRYPT_DECRYPT", opts=pulumi.ResourceOptions(protect=True, depends_on=[rings[project]]))
         gcp.kms.CryptoKeyIAMMember(
             f"deploy-secrets-{stack}", crypto_key_id=key.id, role=ENCRYPTER_DECRYPTER,
-            member=accounts["deploy"].email.apply(lambda email: f"serviceAccount:{email}"),
+            member=accounts[f"deploy-{stack}"].email.apply(lambda email: f"serviceAccount:{email}"),
             opts=pulumi.ResourceOptions(depends_on=[made]))
     if prod:
         outputs[SECRETS_PROVIDERS] = {stack: secrets_provider(project, stack) for stack, project in prod.items()}
     return outputs
+
+
+class KeyRingProvider(ResourceProvider):
+    """The dynamic provider: create ensures the ring; a change of project, location or name ensures another."""
+
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        ring = ensure_key_ring(props["project"], props["location"], props["ring"], endpoint=props["endpoint"])
+        name = ring_name(props["project"], props["location"], props["ring"])
+        return CreateResult(id_=name, outs={**props, "created": str(ring.get("createTime") or "")})
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        changed = [key for key in ("project", "location", "ring", "endpoint") if olds.get(key) != news.get(key)]
+        return DiffResult(changes=bool(changed), replaces=changed, delete_before_replace=False)
+
+
+class KeyRing(pulumi.dynamic.Resource):
+    """A Cloud KMS key ring that survives the bootstrap's destroy and rerun."""
+
+    def __init__(self, name: str, project: str, location: str, ring: str,
+                 opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(KeyRingProvider(), name, {"project": project, "location": location, "ring": ring,
+                                                   "endpoint": DEFAULT_ENDPOINT, "created": None}, opts)
