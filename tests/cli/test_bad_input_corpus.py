@@ -421,7 +421,7 @@ def _python_call(case: Bad) -> tuple[str, str, Any] | None:
         return "KubeflowPipelines", python_path(KubeflowSettings, inner) if inner else "args", (
             lambda: KubeflowPipelines(STACK, args))
     cluster_keys = {"environment", "region", "systemPool", "platformPool", "gpuPools", "spotPools", "cluster"}
-    model = CLOUDS[case.cloud].rules.spec_model
+    model = CLOUDS[case.cloud].spec_model
     args = _snake(model, {k: v for k, v in values.items() if k in cluster_keys})
     component = AksGpuCluster if case.cloud == "aks" else GkeGpuCluster
     return component.__name__, python_path(model, case.key), lambda: component(STACK, args)

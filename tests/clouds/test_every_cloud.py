@@ -24,7 +24,7 @@ import yaml
 from spotkube.clouds import CLOUDS, bundled_catalog, checked, parse_spec, plan_platform, read_spec, registered_pools
 from spotkube.components.offline import StackRun, run_stack
 from spotkube.platform import contract, reference
-from spotkube.platform.cloud import CloudProfile
+from spotkube.platform.cloud import Cloud
 from spotkube.platform.contract import POOL_LABEL
 from spotkube.platform.plan import PlatformPlan
 from spotkube.platform.project import Project, as_pulumi_config, stack_config
@@ -50,7 +50,7 @@ class CloudRun:
 
     def __init__(self, cloud: str, project: Project) -> None:
         self.cloud = cloud
-        self.profile: CloudProfile = CLOUDS[cloud]
+        self.profile: Cloud = CLOUDS[cloud]
         self.project = project
         self.stack = f"{cloud}-dev-minimal"
         self.run: StackRun = run_stack(project, self.stack)
@@ -83,7 +83,7 @@ def test_every_registered_cloud_brings_its_minimal_stack(cloud: str) -> None:
 def test_the_spec_round_trips_through_every_path(planned: CloudRun) -> None:
     """The stack file, the program's Pulumi config, the Python API and the component all hold one spec."""
     spec = planned.run.spec
-    assert spec.cloud == planned.cloud and isinstance(spec, planned.profile.rules.spec_model)
+    assert spec.cloud == planned.cloud and isinstance(spec, planned.profile.spec_model)
     # Written back in the stack file's spelling, it reads as the same spec (resolving is idempotent).
     assert parse_spec(spec.model_dump(mode="json", by_alias=True, exclude_unset=True), "round trip") == spec
     # The program reads the same spec from the strings Pulumi hands it.
@@ -152,7 +152,7 @@ def test_every_pool_and_fixed_line_is_priced(planned: CloudRun) -> None:
     assert cost.stack_cost.idle_floor_usd > 0  # the on-demand system pool runs all month
     gpu = planned.plan.gpu_pools[0].name
     assert cost.line(gpu) is not None
-    if planned.profile.review.fixed_prices is not None:
+    if planned.profile.fixed_prices is not None:
         assert cost.fixed is not None and cost.fixed.lines and not cost.fixed.unpriced
 
 

@@ -18,15 +18,15 @@ from spotkube.platform.project import Project
 def test_the_modules_every_plan_reads_are_the_profile_s_own(cloud: str) -> None:
     modules, profile = PROFILES[cloud], CLOUDS[cloud]
     data = import_module(modules.data)
-    assert data.PRICING is profile.facts.pricing
-    assert profile.facts.catalog_file == data.CATALOG_FILE
-    assert import_module(modules.kubeconfig).login_problem is profile.review.login_problem
+    assert data.PRICING is profile.pricing
+    assert profile.catalog_file == data.CATALOG_FILE
+    assert import_module(modules.kubeconfig).login_problem is profile.login_problem
 
 
 def test_no_two_clouds_share_a_region_name() -> None:
     """The validation asks the other clouds about a region only when the stack's own cloud lacks it."""
     clouds = list(CLOUDS.values())
-    shared = {(a.cloud, b.cloud): set(a.facts.regions) & set(b.facts.regions)
+    shared = {(a.cloud, b.cloud): set(a.regions) & set(b.regions)
               for a in clouds for b in clouds if a is not b}
     assert not any(shared.values()), shared
 
@@ -41,12 +41,12 @@ def test_each_registration_is_read_as_every_cloud_together_reads_it(repo_project
             every = list(CLOUDS.values())
             assert offline_outputs(token, name, inputs) == {
                 k: v for p in every
-                for k, v in p.resources.offline_outputs(token, name, inputs).items()}, (stack, token)
+                for k, v in p.offline_outputs(token, name, inputs).items()}, (stack, token)
             assert offline_id(token, name, inputs) == next(
-                (i for p in every if (i := p.resources.offline_id(token, name, inputs)) is not None),
+                (i for p in every if (i := p.offline_id(token, name, inputs)) is not None),
                 None), (stack, token)
             assert registered_pools(token, name, inputs) == [
-                pool for p in every for pool in p.resources.read_pools(token, name, inputs)], (stack, token)
+                pool for p in every for pool in p.read_pools(token, name, inputs)], (stack, token)
         assert upgrade_exposures(resources) == [
-            e for p in CLOUDS.values() if p.resources.read_upgrades
-            for e in p.resources.read_upgrades(resources)], stack
+            e for p in CLOUDS.values() if p.read_upgrades
+            for e in p.read_upgrades(resources)], stack

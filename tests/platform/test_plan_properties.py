@@ -26,7 +26,9 @@ from hypothesis import strategies as st
 
 from spotkube.clouds import parse_spec, plan_platform
 from spotkube.clouds.aks import catalog as aks_catalog
+from spotkube.clouds.aks.labels import AKS_SPOT_LABEL, AKS_SPOT_TAINT
 from spotkube.clouds.gke import catalog as gke_catalog
+from spotkube.clouds.gke.labels import GKE_PREEMPTIBLE_LABEL, GKE_PREEMPTIBLE_TAINT, GKE_SPOT_LABEL, GKE_SPOT_TAINT
 from spotkube.platform import contract
 from spotkube.platform.contract import Placement, Taint, Toleration, landing_pools
 from spotkube.platform.errors import SpecError
@@ -40,14 +42,14 @@ PROPERTY = settings(max_examples=40, deadline=None)
 #: Spelled out per (cloud, capacity) rather than through `contract.interruptible_taint`, which the
 #: plan itself uses: the test should not agree with the plan by calling the same function.
 INTERRUPTIBLE_TAINT = {
-    ("aks", "spot"): contract.AKS_SPOT_TAINT,
-    ("gke", "spot"): contract.GKE_SPOT_TAINT,
-    ("gke", "preemptible"): contract.GKE_PREEMPTIBLE_TAINT,
+    ("aks", "spot"): AKS_SPOT_TAINT,
+    ("gke", "spot"): GKE_SPOT_TAINT,
+    ("gke", "preemptible"): GKE_PREEMPTIBLE_TAINT,
 }
 INTERRUPTIBLE_LABEL = {
-    ("aks", "spot"): contract.AKS_SPOT_LABEL,
-    ("gke", "spot"): contract.GKE_SPOT_LABEL,
-    ("gke", "preemptible"): contract.GKE_PREEMPTIBLE_LABEL,
+    ("aks", "spot"): AKS_SPOT_LABEL,
+    ("gke", "spot"): GKE_SPOT_LABEL,
+    ("gke", "preemptible"): GKE_PREEMPTIBLE_LABEL,
 }
 #: Defaults the stack docs promise when a pool leaves a field out.
 WORKER_DEFAULT_CAPACITY = "spot"
@@ -383,7 +385,7 @@ def test_spot_and_preemptible_pools_carry_their_clouds_interruptible_taint_and_o
         assert pool.capacity == want.capacity, f"{want.path}: capacity changed on the way to the plan"
         assert pool.contract.capacity == want.capacity
         assert pool.contract.labels[contract.CAPACITY_LABEL] == want.capacity
-        interruptible = {t for t in pool.contract.taints if t in contract.INTERRUPTIBLE_TAINTS}
+        interruptible = {t for t in pool.contract.taints if t in contract.interruptible_taints()}
         if want.capacity == "on-demand":
             assert not pool.interruptible
             assert interruptible == set(), f"{want.path}: on-demand pool tainted as interruptible"
@@ -429,7 +431,7 @@ def test_system_and_platform_pools_are_never_interruptible(values: dict[str, Any
     for pool in control:
         assert pool.capacity == "on-demand" and not pool.interruptible
         assert pool.contract.labels[contract.CAPACITY_LABEL] == "on-demand"
-        assert not set(pool.contract.taints) & set(contract.INTERRUPTIBLE_TAINTS)
+        assert not set(pool.contract.taints) & set(contract.interruptible_taints())
         assert contract.GPU_TAINT not in pool.contract.taints
         assert pool.gpu_type is None
 

@@ -15,7 +15,6 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, ValidationError, model_validator
 
-from spotkube.platform.contract import Cloud
 from spotkube.platform.errors import Problem, SpecError
 from spotkube.platform.input_messages import describe, did_you_mean, shown
 from spotkube.platform.spec import CONFIG_NAMESPACE, Text, _Model
@@ -50,7 +49,7 @@ class BootstrapSpec(_Model):
     """The CI identities of one cloud, for the repository's workflows: the settings every cloud reads.
     Each cloud's subclass (its profile's `options.bootstrap`) adds its own."""
 
-    cloud: Cloud = Field(description="Which cloud's identities: `aks` or `gke`.")
+    cloud: str = Field(description="Which cloud's identities: `aks` or `gke`.")
     repository: Text = Field(pattern=REPOSITORY, description="The GitHub repository whose workflows sign in, "
                              "`owner/repo`: only its OIDC tokens are trusted.")
     stacks: tuple[EnvironmentName, ...] = Field(

@@ -148,7 +148,7 @@ def pool_rows(
     policy pack reads them), in a stable order: the mock monitor records registrations from worker
     threads, so their order changes from run to run, and a plan (and its PR comment) must not."""
     by_name = {c.name: c for c in contracts or ()}
-    read = profile(cloud).resources.read_pools
+    read = profile(cloud).read_pools
     registered = [pool for r in resources for pool in read(r.type, r.name, r.inputs)]
     machines = gpu_catalog().cloud(cloud)
     rows = [PoolRow.registered(pool, by_name.get(pool.labels.get(POOL_LABEL, pool.cloud_name)), _share(machines, pool))

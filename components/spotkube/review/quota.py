@@ -25,5 +25,5 @@ def pool_demands(pools: Sequence[PoolRow]) -> list[PoolDemand]:
 
 def stack_quota(cloud: str, pools: Sequence[PoolRow], learnt: Mapping[str, str] | None = None) -> QuotaPlan | None:
     """The stack's quota need, or None for a cloud whose profile counts none."""
-    plan = profile(cloud).review.quota_plan
+    plan = profile(cloud).quota_plan
     return None if plan is None else plan(pool_demands(pools), learnt or {})

@@ -15,7 +15,7 @@ from typing import Any
 import pulumi
 
 from spotkube.clouds import CLOUDS, plan_platform, profile
-from spotkube.platform.contract import Cloud, PoolContract
+from spotkube.platform.contract import PoolContract
 from spotkube.platform.errors import Problem, SpecError
 from spotkube.platform.input_messages import kind, shown
 from spotkube.platform.plan import PlatformPlan, PoolPlan
@@ -49,10 +49,10 @@ class PoolBuild:
         return self.pool.contract
 
 
-def pool_from_args(cloud: Cloud, args: object, typed: type, where: str) -> PoolBuild:
+def pool_from_args(cloud: str, args: object, typed: type, where: str) -> PoolBuild:
     """A pool component's args, checked and planned before anything is registered: only the target keys
     typed `Input[...]` may be Outputs (the cluster's id, the project), every other key decides the pool."""
-    facts = profile(cloud).resources.node_pool
+    facts = profile(cloud).node_pool
     inputs = {key.name for key in facts.target if key.annotation.startswith("Input[")}
     placeholders = {key: placeholder for key, (_, placeholder) in wired_cluster_args(cloud).items()}
 

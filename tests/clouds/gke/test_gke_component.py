@@ -21,6 +21,7 @@ from spotkube import GkeGpuCluster, GkeGpuClusterArgs
 from spotkube.clouds import parse_spec, plan_platform
 from spotkube.clouds.gke import component as gke
 from spotkube.clouds.gke import resources
+from spotkube.clouds.gke.labels import GKE_SPOT_TAINT
 from spotkube.clouds.gke.resources import taint_of
 from spotkube.components.offline import ProgramFailed, Recording, record_program
 from spotkube.platform import contract
@@ -158,7 +159,7 @@ def test_a_spot_cpu_pool_is_a_spot_node_pool_without_gpus() -> None:
     config = registered["nodeConfig"]
     assert config["spot"] is True and "preemptible" not in config
     assert "guestAccelerators" not in config
-    assert [taint_of(t) for t in config["taints"]] == [contract.GKE_SPOT_TAINT]
+    assert [taint_of(t) for t in config["taints"]] == [GKE_SPOT_TAINT]
     assert config["labels"][contract.CAPACITY_LABEL] == "spot"
     assert config["labels"][contract.ACCELERATOR_LABEL] == contract.NO_ACCELERATOR
     assert registered["autoscaling"]["locationPolicy"] == "ANY"

@@ -16,6 +16,7 @@ from spotkube.clouds.aks import (
     fixed_costs,
     gpu_sharing,
     kubeconfig,
+    labels,
     offline,
     preflight,
     quota,
@@ -27,18 +28,7 @@ from spotkube.clouds.aks.resources import VERSIONED_NAME_MAX, WORKSPACE_ID_PATTE
 from spotkube.clouds.aks.spec import AksGpuPool, AksSpec
 from spotkube.platform import contract
 from spotkube.platform.catalog import CloudCatalog, declared_gpu_problem, refresh_command
-from spotkube.platform.cloud import (
-    CloudFacts,
-    CloudProfile,
-    GpuResolution,
-    MachineFacts,
-    NodePoolFacts,
-    ResourceFacts,
-    ReviewFacts,
-    RuleOutput,
-    SpecRules,
-    TargetKey,
-)
+from spotkube.platform.cloud import Cloud, GpuResolution, NodePoolFacts, RuleOutput, TargetKey
 from spotkube.platform.component_names import ComponentNaming
 from spotkube.platform.errors import Problem
 from spotkube.platform.input_messages import did_you_mean, shown
@@ -279,6 +269,9 @@ def logs_cost_basis(spec: AksSpec) -> str | None:
             "(azure.microsoft.com/pricing/details/monitor)")
 
 
+#: What an AKS stack uses in place of another cloud's setting, for the message that refuses it.
+INSTEAD_OF = {"gpuDriver": "AKS installs the NVIDIA driver on GPU pools itself"}
+
 NODE_POOL = NodePoolFacts("AksGpuNodePool", (
     TargetKey("cluster_id", "Input[str]", "The AKS cluster the pool joins: its Azure resource id, `/subscriptions/<id>/"
               "resourceGroups/<group>/providers/Microsoft.ContainerService/managedClusters/<name>`; another "
@@ -293,64 +286,68 @@ NODE_POOL = NodePoolFacts("AksGpuNodePool", (
 ))
 
 
-PROFILE = CloudProfile(
-    cloud="aks",
-    title="AKS",
-    facts=CloudFacts(
-        regions=catalog.REGIONS,
-        region_examples="eastus, westeurope or uksouth",
-        default_machine=DEFAULT_MACHINE,
-        channels=CHANNELS,
-        default_channel="stable",
-        # AKS takes major.minor (the latest patch) or major.minor.patch (docs/platform-facts.md#aks).
-        version_pattern=r"^[1-9][0-9]*\.[0-9]+(\.[0-9]+)?$",
-        version_accepted="major.minor (e.g. 1.33, which takes its latest patch) or major.minor.patch (e.g. 1.33.2)",
-        pricing=catalog.PRICING,
-        catalog_file=catalog.CATALOG_FILE,
-        default_maintenance_window=resources.DEFAULT_WINDOW,
-        # Azure's Scheduled Events give a spot VM 30 seconds' notice (Preempt), and AKS drains the node
-        # on it (docs/evictions.md#how-much-time-a-step-gets).
-        workload_notice_seconds=30,
-        startup_figures=startup.figures,
-    ),
-    machines=MachineFacts(
-        arch=catalog.vm_size_arch,
-        gpu=catalog.gpu_vm_size,
-        gpu_types=lambda: catalog.section().gpu_types(),
-        known=lambda machine: catalog.section().machine(machine) is not None,
-        mig_profiles=gpu_sharing.mig_profiles,
-    ),
-    rules=SpecRules(
-        spec_model=AksSpec,
-        check=rules,
-        gpu_of=gpu_of,
-        instead_of={"gpuDriver": "AKS installs the NVIDIA driver on GPU pools itself"},
-        deploy_rules=deploy_rules,
-    ),
-    resources=ResourceFacts(
-        component="AksGpuCluster",
-        node_pool=NODE_POOL,
-        component_naming=ComponentNaming(resources.longest_component_name, resources.component_name_becomes),
-        read_pools=resources.read_pools,
-        read_posture=resources.read_posture,
-        read_autoscaler=resources.read_autoscaler,
-        read_upgrades=resources.read_upgrades,
-        create_only=resources.CREATE_ONLY,
-        offline_outputs=offline.computed_outputs,
-        offline_answer=offline.call_answer,
-        offline_id=offline.resource_id,
-        image_delivery=startup.image_delivery,
-        read_supply=supply.read_supply,
-    ),
-    review=ReviewFacts(
-        sign_in=sign_in,
-        login_problem=kubeconfig.login_problem,
-        preflight=preflight.PREFLIGHT,
-        price_refresh=price_refresh,
-        logs_cost_basis=logs_cost_basis,
-        fixed_items=fixed_costs.fixed_items,
-        fixed_prices=fixed_costs.fixed_prices,
-        quota_plan=quota.quota_plan,
-    ),
-    commands_module="spotkube.clouds.aks.commands",
-)
+class Aks(Cloud):
+    """Azure Kubernetes Service."""
+
+    cloud = "aks"
+    title = "AKS"
+    labels = labels.LABELS
+    regions = catalog.REGIONS
+    region_examples = "eastus, westeurope or uksouth"
+    default_region = "uksouth"
+    default_machine = DEFAULT_MACHINE
+    channels = CHANNELS
+    default_channel = "stable"
+    # AKS takes major.minor (the latest patch) or major.minor.patch (docs/platform-facts.md#aks).
+    version_pattern = r"^[1-9][0-9]*\.[0-9]+(\.[0-9]+)?$"
+    version_accepted = "major.minor (e.g. 1.33, which takes its latest patch) or major.minor.patch (e.g. 1.33.2)"
+    pricing = catalog.PRICING
+    catalog_file = catalog.CATALOG_FILE
+    default_maintenance_window = resources.DEFAULT_WINDOW
+    # Azure's Scheduled Events give a spot VM 30 seconds' notice (Preempt), and AKS drains the node on it
+    # (docs/evictions.md#how-much-time-a-step-gets).
+    workload_notice_seconds = 30
+    startup_figures = staticmethod(startup.figures)
+    commands_module = "spotkube.clouds.aks.commands"
+
+    machine_arch = staticmethod(catalog.vm_size_arch)
+    machine_gpu = staticmethod(catalog.gpu_vm_size)
+    mig_profiles = staticmethod(gpu_sharing.mig_profiles)
+
+    def gpu_types(self) -> frozenset[str]:
+        return catalog.section().gpu_types()
+
+    def knows_machine(self, machine: str) -> bool:
+        return catalog.section().machine(machine) is not None
+
+    spec_model = AksSpec
+    instead_of = INSTEAD_OF
+    check = staticmethod(rules)
+    gpu_of = staticmethod(gpu_of)
+    deploy_rules = staticmethod(deploy_rules)
+
+    component = "AksGpuCluster"
+    node_pool = NODE_POOL
+    component_naming = ComponentNaming(resources.longest_component_name, resources.component_name_becomes)
+    read_pools = staticmethod(resources.read_pools)
+    read_posture = staticmethod(resources.read_posture)
+    read_autoscaler = staticmethod(resources.read_autoscaler)
+    read_upgrades = staticmethod(resources.read_upgrades)
+    read_supply = staticmethod(supply.read_supply)
+    create_only = resources.CREATE_ONLY
+    offline_outputs = staticmethod(offline.computed_outputs)
+    offline_answer = staticmethod(offline.call_answer)
+    offline_id = staticmethod(offline.resource_id)
+    image_delivery = staticmethod(startup.image_delivery)
+
+    sign_in = staticmethod(sign_in)
+    login_problem = staticmethod(kubeconfig.login_problem)
+    preflight = preflight.PREFLIGHT
+    price_refresh = staticmethod(price_refresh)
+    logs_cost_basis = staticmethod(logs_cost_basis)
+    fixed_items = staticmethod(fixed_costs.fixed_items)
+    fixed_prices = staticmethod(fixed_costs.fixed_prices)
+    quota_plan = staticmethod(quota.quota_plan)
+
+
+PROFILE = Aks()

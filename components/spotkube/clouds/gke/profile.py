@@ -18,6 +18,7 @@ from spotkube.clouds.gke import (
     fixed_costs,
     gpu_sharing,
     kubeconfig,
+    labels,
     offline,
     preflight,
     quota,
@@ -27,18 +28,7 @@ from spotkube.clouds.gke import (
 from spotkube.clouds.gke.resources import VERSIONED_NAME_MAX
 from spotkube.clouds.gke.spec import GkeGpuPool, GkePoolUpgrade, GkeSpec
 from spotkube.platform.catalog import declared_gpu_problem
-from spotkube.platform.cloud import (
-    CloudFacts,
-    CloudProfile,
-    GpuResolution,
-    MachineFacts,
-    NodePoolFacts,
-    ResourceFacts,
-    ReviewFacts,
-    RuleOutput,
-    SpecRules,
-    TargetKey,
-)
+from spotkube.platform.cloud import Cloud, GpuResolution, NodePoolFacts, RuleOutput, TargetKey
 from spotkube.platform.component_names import ComponentNaming
 from spotkube.platform.errors import Problem
 from spotkube.platform.input_messages import shown
@@ -385,74 +375,75 @@ NODE_POOL = NodePoolFacts("GkeGpuNodePool", (
 ))
 
 
-PROFILE = CloudProfile(
-    cloud="gke",
-    title="GKE",
-    facts=CloudFacts(
-        regions=catalog.REGIONS,
-        region_examples="us-central1 or europe-west4",
-        default_machine=DEFAULT_MACHINE,
-        channels=CHANNELS,
-        default_channel="REGULAR",
-        # GKE takes a minor version, a patch or a full GKE version (docs/platform-facts.md#gke); spotkube
-        # refuses `latest`, which would upgrade the control plane on any later `pulumi up`.
-        version_pattern=r"^[1-9][0-9]*\.[0-9]+(\.[0-9]+(-gke\.[0-9]+)?)?$",
-        version_accepted="major.minor (e.g. 1.33), major.minor.patch (e.g. 1.33.2) or a GKE version (e.g. "
-        "1.33.2-gke.1111000); unset follows the release channel",
-        pricing=catalog.PRICING,
-        catalog_file=catalog.CATALOG_FILE,
-        default_maintenance_window=resources.DEFAULT_WINDOW,
-        # GKE gives a preempted node's pods 30 seconds and the kubelet keeps the last 15 for system pods:
-        # a workload pod gets 15 (docs/evictions.md#how-much-time-a-step-gets).
-        workload_notice_seconds=15,
-        kfp_cloud_logs_link=True,
-        startup_figures=startup.figures,
-        # GKE's cluster autoscaler serves ProvisioningRequests of this class for node pools with queued
-        # provisioning (cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest).
-        provisioning_request_class="queued-provisioning.gke.io",
-    ),
-    machines=MachineFacts(
-        arch=catalog.machine_arch,
-        gpu=catalog.accelerator_for_machine,
-        gpu_types=lambda: catalog.section().gpu_types(),
-        known=catalog.knows_machine,
-        mig_profiles=gpu_sharing.mig_profiles,
-        shared_gpu_modes=tuple(gpu_sharing.STRATEGIES),
-        max_clients_per_gpu=gpu_sharing.MAX_CLIENTS_PER_GPU,
-        managed_device_plugin=device_plugin.MANAGED_PLUGIN,
-    ),
-    rules=SpecRules(
-        spec_model=GkeSpec,
-        check=rules,
-        gpu_of=gpu_of,
-        instead_of=INSTEAD_OF,
-        pool_defaults=pool_defaults,
-    ),
-    resources=ResourceFacts(
-        component="GkeGpuCluster",
-        node_pool=NODE_POOL,
-        component_naming=ComponentNaming(resources.longest_component_name, resources.component_name_becomes),
-        read_pools=resources.read_pools,
-        read_posture=resources.read_posture,
-        read_autoscaler=resources.read_autoscaler,
-        read_upgrades=resources.read_upgrades,
-        create_only=resources.CREATE_ONLY,
-        updatable_in_place=resources.UPDATABLE_IN_PLACE,
-        offline_outputs=offline.computed_outputs,
-        offline_answer=offline.call_answer,
-        offline_id=offline.resource_id,
-        image_delivery=startup.image_delivery,
-        read_supply=resources.read_supply,
-    ),
-    review=ReviewFacts(
-        sign_in=sign_in,
-        login_problem=kubeconfig.login_problem,
-        preflight=preflight.PREFLIGHT,
-        price_refresh=price_refresh,
-        logs_cost_basis=logs_cost_basis,
-        fixed_items=fixed_costs.fixed_items,
-        fixed_prices=fixed_costs.fixed_prices,
-        quota_plan=quota.quota_plan,
-    ),
-    commands_module="spotkube.clouds.gke.commands",
-)
+class Gke(Cloud):
+    """Google Kubernetes Engine."""
+
+    cloud = "gke"
+    title = "GKE"
+    labels = labels.LABELS
+    regions = catalog.REGIONS
+    region_examples = "us-central1 or europe-west4"
+    default_machine = DEFAULT_MACHINE
+    channels = CHANNELS
+    default_channel = "REGULAR"
+    # GKE takes a minor version, a patch or a full GKE version (docs/platform-facts.md#gke); spotkube refuses
+    # `latest`, which would upgrade the control plane on any later `pulumi up`.
+    version_pattern = r"^[1-9][0-9]*\.[0-9]+(\.[0-9]+(-gke\.[0-9]+)?)?$"
+    version_accepted = ("major.minor (e.g. 1.33), major.minor.patch (e.g. 1.33.2) or a GKE version (e.g. "
+                        "1.33.2-gke.1111000); unset follows the release channel")
+    pricing = catalog.PRICING
+    catalog_file = catalog.CATALOG_FILE
+    default_maintenance_window = resources.DEFAULT_WINDOW
+    # GKE gives a preempted node's pods 30 seconds and the kubelet keeps the last 15 for system pods: a
+    # workload pod gets 15 (docs/evictions.md#how-much-time-a-step-gets).
+    workload_notice_seconds = 15
+    kfp_cloud_logs_link = True
+    startup_figures = staticmethod(startup.figures)
+    # GKE's cluster autoscaler serves ProvisioningRequests of this class for node pools with queued
+    # provisioning (cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest).
+    provisioning_request_class = "queued-provisioning.gke.io"
+    commands_module = "spotkube.clouds.gke.commands"
+
+    machine_arch = staticmethod(catalog.machine_arch)
+    machine_gpu = staticmethod(catalog.accelerator_for_machine)
+    knows_machine = staticmethod(catalog.knows_machine)
+    mig_profiles = staticmethod(gpu_sharing.mig_profiles)
+    shared_gpu_modes = tuple(gpu_sharing.STRATEGIES)
+    max_clients_per_gpu = gpu_sharing.MAX_CLIENTS_PER_GPU
+    managed_device_plugin = device_plugin.MANAGED_PLUGIN
+
+    def gpu_types(self) -> frozenset[str]:
+        return catalog.section().gpu_types()
+
+    spec_model = GkeSpec
+    instead_of = INSTEAD_OF
+    check = staticmethod(rules)
+    gpu_of = staticmethod(gpu_of)
+    pool_defaults = staticmethod(pool_defaults)
+
+    component = "GkeGpuCluster"
+    node_pool = NODE_POOL
+    component_naming = ComponentNaming(resources.longest_component_name, resources.component_name_becomes)
+    read_pools = staticmethod(resources.read_pools)
+    read_posture = staticmethod(resources.read_posture)
+    read_autoscaler = staticmethod(resources.read_autoscaler)
+    read_upgrades = staticmethod(resources.read_upgrades)
+    read_supply = staticmethod(resources.read_supply)
+    create_only = resources.CREATE_ONLY
+    updatable_in_place = resources.UPDATABLE_IN_PLACE
+    offline_outputs = staticmethod(offline.computed_outputs)
+    offline_answer = staticmethod(offline.call_answer)
+    offline_id = staticmethod(offline.resource_id)
+    image_delivery = staticmethod(startup.image_delivery)
+
+    sign_in = staticmethod(sign_in)
+    login_problem = staticmethod(kubeconfig.login_problem)
+    preflight = preflight.PREFLIGHT
+    price_refresh = staticmethod(price_refresh)
+    logs_cost_basis = staticmethod(logs_cost_basis)
+    fixed_items = staticmethod(fixed_costs.fixed_items)
+    fixed_prices = staticmethod(fixed_costs.fixed_prices)
+    quota_plan = staticmethod(quota.quota_plan)
+
+
+PROFILE = Gke()

@@ -43,7 +43,6 @@ from spotkube.platform.input_messages import validation_problems
 from spotkube.platform.records import record
 from spotkube.platform.user_files import UserFile
 
-Cloud = Literal["azure", "gcp"]
 Kind = Literal["machine", "accelerator"]
 
 #: The environment variable that names a user price file.
@@ -63,7 +62,7 @@ class PriceRow(BaseModel):
     # Built when first used, inside the table's validator (the plan never validates a row alone).
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
-    cloud: Cloud
+    cloud: str
     region: str = Field(pattern=r"^[a-z][a-z0-9-]*[a-z0-9]$")
     sku: str = Field(min_length=1)
     kind: Kind
@@ -79,7 +78,7 @@ class PriceRow(BaseModel):
         passes; a row built directly, without them, is checked for its shape only."""
         pricing = info.context
         cloud = pricing.get(self.cloud) if isinstance(pricing, Mapping) else None
-        problem = cloud.row_problem(self) if cloud is not None else None
+        problem = cloud.row_problem(self) if cloud is not None else _unknown_cloud(self.cloud, pricing)
         if problem:
             raise ValueError(problem)
         return self
@@ -92,7 +91,7 @@ class PriceRow(BaseModel):
 
 @record
 class CloudPricing:
-    """How one cloud appears in the price table: a fact of its profile (`CloudProfile.facts.pricing`)."""
+    """How one cloud appears in the price table: a fact of its profile (`Cloud.pricing`)."""
 
     #: The table's name for the cloud (azure, gcp).
     name: str
@@ -109,18 +108,33 @@ class CloudPricing:
 Pricing = Mapping[str, CloudPricing]
 
 
+def _unknown_cloud(cloud: str, pricing: Any) -> str | None:
+    """Why a row's cloud is none of the table's clouds (`pricing`, the validation context), if it is."""
+    if not isinstance(pricing, Mapping) or cloud in pricing:
+        return None
+    return f"cloud: {cloud!r} is not accepted; use {' or '.join(map(repr, pricing))}"
+
+
 class Unpriced(BaseModel):
     """A price the shipped table lacks on purpose: no public source had it, and the reason says which
     source was looked at. A plan of such a pool names it unpriced; the user's price file can add it."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
-    cloud: Cloud
+    cloud: str
     region: str = Field(pattern=r"^[a-z][a-z0-9-]*[a-z0-9]$")
     sku: str = Field(min_length=1)
     kind: Kind
     capacity: Capacity
     reason: str = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _a_known_cloud(self, info: ValidationInfo) -> Unpriced:
+        """Refuse a gap on a cloud the table doesn't have (the clouds' facts are the validation context)."""
+        problem = _unknown_cloud(self.cloud, info.context)
+        if problem:
+            raise ValueError(problem)
+        return self
 
     @property
     def key(self) -> tuple[str, str, str, str, str]:
@@ -355,7 +369,7 @@ class PriceFileError(SpotkubeError):
 
 #: What a row must hold, for error messages.
 ROW_FIELDS = (
-    "a row has cloud (azure or gcp), region, sku, kind (machine or accelerator), capacity (spot, "
+    "a row has cloud (the price table's name for it), region, sku, kind (machine or accelerator), capacity (spot, "
     "preemptible, flex-start or on-demand), usdPerHour (USD per node-hour, above 0), source (where the price "
     "comes from, e.g. your agreement) and date (YYYY-MM-DD)"
 )
