@@ -17,10 +17,10 @@ from spotkube.platform.project import Project
 @pytest.mark.parametrize("cloud", sorted(PROFILES))
 def test_the_modules_every_plan_reads_are_the_profile_s_own(cloud: str) -> None:
     modules, profile = PROFILES[cloud], CLOUDS[cloud]
-    data = import_module(modules.data)
+    data = import_module(modules.module("catalog"))
     assert data.PRICING is profile.pricing
     assert profile.catalog_file == data.CATALOG_FILE
-    assert import_module(modules.kubeconfig).login_problem is profile.login_problem
+    assert import_module(modules.module("kubeconfig")).login_problem is profile.login_problem
 
 
 def test_no_two_clouds_share_a_region_name() -> None:

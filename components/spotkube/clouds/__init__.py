@@ -36,7 +36,8 @@ if TYPE_CHECKING:
 @record
 class CloudModules:
     """A registered cloud: its folder (`spotkube.clouds.<name>`), whose modules load only where a stack of
-    that cloud needs them, and the Pulumi package its resources come from."""
+    that cloud needs them (`profile`, whose `PROFILE` is its `Cloud`; `catalog`, whose `CATALOG_FILE` and
+    `PRICING` every plan reads; `kubeconfig`, `labels`, `offline`, `args`...), and its Pulumi package."""
 
     name: str
     #: The Pulumi package (a type token's first part) of the resources and functions the cloud reads. Its
@@ -44,33 +45,10 @@ class CloudModules:
     package: str
 
     def module(self, name: str) -> str:
-        """One of its modules, by name within its folder (`component`, `args`...)."""
         return f"{__name__}.{self.name}.{name}"
 
     @property
-    def profile(self) -> str:
-        """The module whose `PROFILE` (a `Cloud`) says everything the neutral code needs to know about it."""
-        return self.module("profile")
-
-    @property
-    def data(self) -> str:
-        """The module of its data, which every plan reads for every cloud: `CATALOG_FILE` (its part of the
-        GPU catalog) and `PRICING` (how it appears in the price table)."""
-        return self.module("catalog")
-
-    @property
-    def kubeconfig(self) -> str:
-        """The module whose `login_problem` judges every kubeconfig a program hands a Kubernetes provider."""
-        return self.module("kubeconfig")
-
-    @property
-    def labels(self) -> str:
-        """The module whose `LABELS` are the cloud's own node labels and taints (the contract's row)."""
-        return self.module("labels")
-
-    @property
     def sdk(self) -> str:
-        """The Python module of the cloud's Pulumi SDK, which its components import."""
         return "pulumi_" + self.package.replace("-", "_")
 
 
@@ -80,14 +58,14 @@ PROFILES: dict[str, CloudModules] = {m.name: m for m in (
     CloudModules("gke", "gcp"),
 )}
 #: The contract reads each cloud's labels and taints by the cloud's name.
-contract.CLOUD_LABELS.update({name: import_module(m.labels).LABELS for name, m in PROFILES.items()})
+contract.CLOUD_LABELS.update({name: import_module(m.module("labels")).LABELS for name, m in PROFILES.items()})
 
 
 class Registry(Mapping[str, Cloud]):
     """The clouds by name, each profile imported on first use: its name is known without loading it."""
 
     def __getitem__(self, cloud: str) -> Cloud:
-        found: Cloud = import_module(PROFILES[cloud].profile).PROFILE
+        found: Cloud = import_module(PROFILES[cloud].module("profile")).PROFILE
         return found
 
     def __contains__(self, cloud: object) -> bool:
@@ -108,7 +86,7 @@ class _Gathered(Mapping[str, Any]):
 
     @functools.cached_property
     def _values(self) -> dict[str, Any]:
-        return self._gather({cloud: import_module(m.data) for cloud, m in PROFILES.items()})
+        return self._gather({cloud: import_module(m.module("catalog")) for cloud, m in PROFILES.items()})
 
     def __getitem__(self, key: str) -> Any:
         return self._values[key]
@@ -228,7 +206,7 @@ def hourly_price(
 
 def login_problems(kubeconfig: str) -> list[str]:
     """Why a kubeconfig would stop `pulumi up` at a login prompt, whichever cloud's plugin it runs."""
-    checks = (import_module(m.kubeconfig).login_problem for m in PROFILES.values())
+    checks = (import_module(m.module("kubeconfig")).login_problem for m in PROFILES.values())
     return kubeconfigs.login_problems(kubeconfig, checks)
 
 

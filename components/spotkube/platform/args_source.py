@@ -385,17 +385,11 @@ def exports_source(clouds: Clouds) -> str:
     from the registry on first use, so no cloud's module loads before it is asked for)."""
     lines = ['"""Every registered cloud\'s components and their args, as `spotkube` exports them, for type checkers:',
              f"generated from the registry by `{REGENERATE}`; do not edit.", '"""', ""]
-    exported: list[str] = []
     for cloud in sorted(clouds.values(), key=lambda c: c.cloud):
         folder = cloud.spec_model.__module__.rpartition(".")[0]
-        names = sorted(args.name for args in cluster_args(cloud))
-        lines += [f"from {folder}.args import (", *(f"    {name}," for name in names), ")",
-                  f"from {folder}.component import {cloud.component}",
-                  f"from {folder}.node_pool import {cloud.node_pool.component}"]
-        exported += [*names, cloud.component, cloud.node_pool.component]
-    listed = textwrap.wrap(", ".join(f'"{n}"' for n in sorted(exported)) + ",", 112, initial_indent="    ",
-                           subsequent_indent="    ")
-    lines += ["", "__all__ = [", *listed, "]"]
+        lines += [f"from {folder}.args import {name} as {name}" for name in sorted(a.name for a in cluster_args(cloud))]
+        lines += [f"from {folder}.{module} import {name} as {name}"
+                  for module, name in (("component", cloud.component), ("node_pool", cloud.node_pool.component))]
     return "\n".join(lines) + "\n"
 
 
