@@ -10,7 +10,8 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 #: Public name -> the module that defines it, for the names no cloud owns. Each registered cloud adds its
-#: cluster and pool components and their args, generated from its spec (`_cloud_exports`).
+#: cluster and pool components and their args, generated from its spec, all named after the cloud
+#: (`_cloud_exports`).
 _EXPORTS = {
     "NvidiaDevicePlugin": "spotkube.components.device_plugin",
     "KubeflowPipelines": "spotkube.components.kubeflow",
@@ -40,19 +41,26 @@ if TYPE_CHECKING:
 
 
 @functools.cache
-def _cloud_exports() -> dict[str, tuple[str, str | None, str]]:
-    """Each registered cloud's public names -> (the module that defines it, the SDK that module needs, which
-    the base install leaves out, and the extra that brings it). Read from the registry on first use."""
+def _cloud_exports(name: str) -> dict[str, tuple[str, str | None]]:
+    """A registered cloud's public names, each named after the cloud (`Aks...`) -> (the module that
+    defines it, the SDK that module needs, which the base install leaves out). Read from the registry
+    when a name of the cloud is first asked for, so that a program never loads another cloud's profile."""
     from spotkube.clouds import CLOUDS, PROFILES
     from spotkube.platform.args_source import cluster_args
 
-    exports: dict[str, tuple[str, str | None, str]] = {}
-    for name, modules in PROFILES.items():
-        cloud = CLOUDS[name]
-        exports[cloud.component] = (modules.module("component"), modules.sdk, name)
-        exports[cloud.node_pool.component] = (modules.module("node_pool"), modules.sdk, name)
-        exports.update((args.name, (modules.module("args"), None, name)) for args in cluster_args(cloud))
+    modules, cloud = PROFILES[name], CLOUDS[name]
+    exports: dict[str, tuple[str, str | None]] = {
+        cloud.component: (modules.module("component"), modules.sdk),
+        cloud.node_pool.component: (modules.module("node_pool"), modules.sdk),
+    }
+    exports.update((args.name, (modules.module("args"), None)) for args in cluster_args(cloud))
     return exports
+
+
+def _clouds() -> list[str]:
+    from spotkube.clouds import PROFILES
+
+    return list(PROFILES)
 
 
 def _installed_version() -> str:
@@ -71,11 +79,12 @@ def __getattr__(name: str) -> Any:
     if name == "__version__":
         value: Any = _installed_version()
     elif name == "__all__":
-        value = sorted([*_EXPORTS, *_cloud_exports()])
+        value = sorted([*_EXPORTS, *(n for cloud in _clouds() for n in _cloud_exports(cloud))])
     elif name in _EXPORTS:
         value = getattr(import_module(_EXPORTS[name]), name)
-    elif not name.startswith("_") and name in _cloud_exports():
-        module_name, sdk, extra = _cloud_exports()[name]
+    elif (cloud := next((c for c in _clouds() if name.startswith(c.capitalize())), None)) and (
+            name in _cloud_exports(cloud)):
+        module_name, sdk = _cloud_exports(cloud)[name]
         try:
             module = import_module(module_name)
         except ModuleNotFoundError as err:
@@ -83,7 +92,7 @@ def __getattr__(name: str) -> Any:
                 raise
             from spotkube.shell.extras import missing_extra
 
-            raise missing_extra(name, extra) from None
+            raise missing_extra(name, cloud) from None
         value = getattr(module, name)
     else:
         raise AttributeError(f"module 'spotkube' has no attribute {name!r}")
@@ -92,4 +101,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS, *_cloud_exports()})
+    return sorted({*globals(), *_EXPORTS, *(n for cloud in _clouds() for n in _cloud_exports(cloud))})

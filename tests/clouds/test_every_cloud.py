@@ -12,6 +12,7 @@ has: its spelling of the resources, its rules, its preflight, its catalog source
 
 from __future__ import annotations
 
+import ast
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -21,7 +22,17 @@ import jsonschema
 import pytest
 import yaml
 
-from spotkube.clouds import CLOUDS, bundled_catalog, checked, parse_spec, plan_platform, read_spec, registered_pools
+import spotkube
+from spotkube.clouds import (
+    CLOUDS,
+    PROFILES,
+    bundled_catalog,
+    checked,
+    parse_spec,
+    plan_platform,
+    read_spec,
+    registered_pools,
+)
 from spotkube.components.offline import StackRun, run_stack
 from spotkube.platform import contract, reference
 from spotkube.platform.cloud import Cloud
@@ -170,3 +181,33 @@ def test_the_reference_and_the_stack_schema_know_the_cloud(planned: CloudRun) ->
     # The cloud's part of the GPU catalog, which its rules and the plan read, knows the stack's GPU machine.
     section = bundled_catalog().cloud(planned.cloud)
     assert section.machine(planned.plan.gpu_pools[0].machine) is not None
+
+
+# --- the folder --------------------------------------------------------------------------------------
+
+
+def _imports(module: Path) -> set[str]:
+    tree = ast.parse(module.read_text())
+    names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    names |= {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    return names
+
+
+@pytest.mark.parametrize("cloud", sorted(CLOUDS))
+def test_a_cloud_s_folder_never_imports_another_cloud_or_its_sdk(cloud: str) -> None:
+    modules = sorted((Path(__file__).resolve().parents[2] / "components/spotkube/clouds" / cloud).glob("*.py"))
+    assert modules, cloud
+    others = [m for name, m in PROFILES.items() if name != cloud]
+    for module in modules:
+        imported = _imports(module)
+        assert not any(m.sdk in imported or any(n.startswith(m.module("")) for n in imported) for m in others), module
+
+
+@pytest.mark.parametrize("cloud", sorted(CLOUDS))
+def test_a_cloud_s_components_are_exported_under_its_name(cloud: str) -> None:
+    """`spotkube` finds a cloud's public names by the cloud's name they start with, loading no other cloud."""
+    profile = CLOUDS[cloud]
+    names = {profile.component, profile.node_pool.component}
+    assert all(name.startswith(cloud.capitalize()) for name in names)
+    assert names <= set(spotkube.__all__)
+    assert all(getattr(spotkube, name).__name__ == name for name in names)

@@ -11,6 +11,7 @@ import pytest
 
 from spotkube.clouds import CLOUDS, PROFILES, offline_id, offline_outputs, registered_pools, upgrade_exposures
 from spotkube.components.offline import run_stack
+from spotkube.platform.cloud import Cloud
 from spotkube.platform.project import Project
 
 
@@ -50,3 +51,16 @@ def test_each_registration_is_read_as_every_cloud_together_reads_it(repo_project
         assert upgrade_exposures(resources) == [
             e for p in CLOUDS.values() if p.read_upgrades
             for e in p.read_upgrades(resources)], stack
+
+
+def test_a_cloud_that_leaves_out_a_fact_is_refused_when_it_is_defined_naming_the_facts() -> None:
+    with pytest.raises(TypeError) as refused:
+        type("Half", (Cloud,), {"cloud": "half", "title": "Half"})
+    assert "the cloud Half gives no labels, regions, region_examples" in str(refused.value)
+
+
+def test_a_cloud_that_gives_every_fact_but_not_every_method_cannot_be_made() -> None:
+    facts = {name: getattr(CLOUDS[cloud], name) for cloud in CLOUDS for name in Cloud.__annotations__}
+    partial = type("Partial", (Cloud,), facts)
+    with pytest.raises(TypeError, match="abstract"):
+        partial()

@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from spotkube import NvidiaDevicePlugin, NvidiaDevicePluginArgs
-from spotkube.clouds import parse_spec, plan_platform, profile
+from spotkube.clouds import CLOUDS, parse_spec, plan_platform, profile
 from spotkube.clouds.gke.device_plugin import MANAGED_PLUGIN as GKE_PLUGIN
 from spotkube.clouds.gke.labels import GKE_NO_DEFAULT_DEVICE_PLUGIN_LABEL
 from spotkube.clouds.gke.spec import GkeSpec
@@ -240,7 +240,7 @@ def test_gpu_pools_with_their_own_taints_still_get_the_plugin() -> None:
 def platform_pools(draw: st.DrawFn) -> tuple[list[PoolContract], list[Taint]]:
     """Pools of the shapes spotkube builds: on-demand system and platform pools, spot or preemptible
     batch pools, GPU pools of any capacity, some with a user's own taint."""
-    cloud = draw(st.sampled_from(["aks", "gke"]))
+    cloud = draw(st.sampled_from(sorted(CLOUDS)))
     pools, extra = [], []
     for i in range(draw(st.integers(1, 8))):
         role = draw(st.sampled_from(["system", "platform", "batch", "gpu"]))

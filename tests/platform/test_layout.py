@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pytest
 
+from spotkube.clouds import CLOUDS as REGISTRY
+
 TESTS = Path(__file__).resolve().parents[1]
 REPO = TESTS.parent
 CLOUDS = REPO / "components" / "spotkube" / "clouds"
@@ -32,8 +34,8 @@ CLOUDS = REPO / "components" / "spotkube" / "clouds"
 CODE = ("components", "infra", "policy", "bench", "examples")
 #: The neutral code whose identifiers may name no cloud (see the module's docstring for what is left out).
 NEUTRAL_CODE = ("components", "infra", "policy")
-#: The clouds' names, and the price table's names for them.
-CLOUD_NAMES = frozenset({"aks", "gke", "azure", "gcp"})
+#: The registered clouds' names, and the price table's names for them.
+CLOUD_NAMES = frozenset({*REGISTRY, *(cloud.pricing.name for cloud in REGISTRY.values())})
 #: The words of an identifier that name a cloud, its vendor or its SDK: the clouds' names, Google's,
 #: Azure Resource Manager's and Entra ID's, and their SDKs' and CLIs' distinctive words.
 CLOUD_WORDS = CLOUD_NAMES | frozenset({"google", "googleapis", "gcloud", "gce", "arm", "azurerm", "entra", "msal",

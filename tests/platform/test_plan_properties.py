@@ -24,7 +24,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spotkube.clouds import parse_spec, plan_platform
+from spotkube.clouds import CLOUDS, parse_spec, plan_platform
 from spotkube.clouds.aks import catalog as aks_catalog
 from spotkube.clouds.aks.labels import AKS_SPOT_LABEL, AKS_SPOT_TAINT
 from spotkube.clouds.gke import catalog as gke_catalog
@@ -299,8 +299,14 @@ def gke_stacks(draw: st.DrawFn, min_gpu_pools: int = 0) -> dict[str, Any]:
     return values
 
 
-STACKS = st.one_of(aks_stacks(), gke_stacks())
-STACKS_WITH_GPUS = st.one_of(aks_stacks(min_gpu_pools=1), gke_stacks(min_gpu_pools=1))
+#: The generators of stacks, by cloud: the properties below hold for every cloud that has one.
+GENERATORS = {"aks": aks_stacks, "gke": gke_stacks}
+STACKS = st.one_of(*(generate() for _, generate in sorted(GENERATORS.items())))
+STACKS_WITH_GPUS = st.one_of(*(generate(min_gpu_pools=1) for _, generate in sorted(GENERATORS.items())))
+
+
+def test_every_generator_is_a_registered_cloud_s() -> None:
+    assert GENERATORS and set(GENERATORS) <= set(CLOUDS)
 
 # --- Reading the generated config back ------------------------------------------------------------
 
@@ -354,14 +360,13 @@ TOLERATE_EVERYTHING = (Toleration(operator="Exists"),)
 # --- Properties -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("stacks", [aks_stacks(), gke_stacks()], ids=["aks", "gke"])
+@pytest.mark.parametrize("cloud", sorted(GENERATORS))
 @settings(max_examples=60, deadline=None)
 @given(data=st.data())
-def test_generated_stacks_are_accepted_by_validation(stacks: st.SearchStrategy[dict[str, Any]],
-                                                     data: st.DataObject) -> None:
+def test_generated_stacks_are_accepted_by_validation(cloud: str, data: st.DataObject) -> None:
     """Guards the strategies: if this fails, either validation regressed or the generator drifted.
     More examples than the properties, per cloud, since every property relies on it."""
-    values = data.draw(stacks)
+    values = data.draw(GENERATORS[cloud]())
     try:
         spec = parse_spec(values, SOURCE)
     except SpecError as err:

@@ -58,6 +58,7 @@ EXTRA: dict[str, dict[str, Any]] = {"aks": {}, "gke": {"cluster": {"project": "a
 CARRIES_NO_GPU = {"aks": aks.carries_no_gpu, "gke": gke.carries_no_gpu}
 #: A region and a machine no catalog knows, per cloud.
 UNKNOWN_MACHINE = {"aks": ("eastus", "Standard_ND128isr_GB300_v6"), "gke": ("us-central1", "a5-highgpu-8g")}
+assert set(UNKNOWN_MACHINE) <= set(CLOUDS)
 
 
 def stack(cloud: str, region: str, pool: dict[str, Any]) -> dict[str, Any]:
@@ -109,12 +110,12 @@ def test_the_sizes_teams_run_on_plan_wherever_the_catalog_offers_them(cloud: str
     assert catalog_note(spec).warnings == ()
 
 
-def test_every_region_in_the_catalog_is_one_spotkube_knows() -> None:
-    for cloud in ("aks", "gke"):
-        machines = CATALOG.cloud(cloud).machines
-        assert machines, f"the {cloud} catalog lists no machine"
-        for machine in machines:
-            assert set(CATALOG.cloud(cloud).regions_offering(machine)) <= CLOUDS[cloud].regions, machine
+@pytest.mark.parametrize("cloud", sorted(CLOUDS))
+def test_every_region_in_the_catalog_is_one_spotkube_knows(cloud: str) -> None:
+    machines = CATALOG.cloud(cloud).machines
+    assert machines, f"the {cloud} catalog lists no machine"
+    for machine in machines:
+        assert set(CATALOG.cloud(cloud).regions_offering(machine)) <= CLOUDS[cloud].regions, machine
 
 
 # --- Where a size is offered ------------------------------------------------------------------------------
@@ -208,7 +209,7 @@ def test_a_machine_of_a_family_without_gpus_is_refused_even_when_declared(
         assert says in str(refused.value)
 
 
-@pytest.mark.parametrize("cloud", ["aks", "gke"])
+@pytest.mark.parametrize("cloud", sorted(UNKNOWN_MACHINE))
 @pytest.mark.parametrize("gpu_type", ["NVIDIA H100", "nvidia_h100", "-h100", "x" * 55])
 def test_a_declared_gpu_type_must_be_usable_as_a_label(cloud: str, gpu_type: str) -> None:
     region, machine = UNKNOWN_MACHINE[cloud]

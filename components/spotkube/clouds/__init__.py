@@ -238,33 +238,3 @@ def bundled_catalog() -> catalog.Catalog:
 def gpu_catalog(user_file: Path | None = None) -> catalog.Catalog:
     """`catalog.gpu_catalog` with every cloud's shipped part: the catalog a plan uses."""
     return catalog.gpu_catalog(CATALOG_PARTS, user_file)
-
-
-__all__ = [
-    "CATALOG_PARTS",
-    "CLOUDS",
-    "PRICING",
-    "Cloud",
-    "RegisteredPool",
-    "bundled_catalog",
-    "checked",
-    "deployable",
-    "gpu_catalog",
-    "hourly_price",
-    "load_price_table",
-    "load_stack_spec",
-    "load_user_price_table",
-    "login_problems",
-    "offline_answer",
-    "offline_id",
-    "offline_outputs",
-    "parse_spec",
-    "plan_platform",
-    "price_table",
-    "profile",
-    "read_bootstrap",
-    "read_spec",
-    "registered_pools",
-    "upgrade_exposures",
-]
-

@@ -271,12 +271,12 @@ def module_source(doc: str, classes: Sequence[ArgsType], cloud: Cloud | None = N
 
 def cluster_args_name(cloud: Cloud) -> str:
     """`AksGpuClusterArgs`: the args of the cloud's cluster component."""
-    return f"{cloud.title.capitalize()}GpuClusterArgs"
+    return f"{cloud.cloud.capitalize()}GpuClusterArgs"
 
 
 def _args_name(cloud: Cloud, model: type[BaseModel]) -> str:
     """`AksGpuPool` -> `AksGpuPoolArgs`, `GpuSpec` -> `AksGpuArgs`, `DeployerSettings` -> `GkeDeployerArgs`."""
-    prefix = cloud.title.capitalize()
+    prefix = cloud.cloud.capitalize()
     stem = model.__name__.removeprefix(prefix)
     for suffix in ("Settings", "Spec"):
         stem = stem.removesuffix(suffix)
@@ -344,35 +344,46 @@ def cloud_args_source(cloud: Cloud) -> str:
     return module_source(doc, cluster_args(cloud), cloud)
 
 
-DEVICE_PLUGIN_EXTRAS = (
-    Extra("cloud", "str", True, "The cluster's cloud: `aks` (deploys NVIDIA's plugin as a DaemonSet) or `gke` (keeps "
-          "GKE's managed plugin, deploys nothing). Python: use `NvidiaDevicePlugin.for_cluster(name, cluster)`, which "
-          "takes it from the cluster.", first=True),
-    Extra("extra_taints", "list[str]", False, "Taints your GPU pools carry beyond spotkube's own, as key=value:Effect; "
-          "the plugin tolerates them. Python: `NvidiaDevicePlugin.for_cluster` tolerates every GPU pool's own taints "
-          "without them."),
-)
-ADDON_ARGS = (
-    ArgsType("NvidiaDevicePluginArgs", DevicePluginSettings, "The args of `NvidiaDevicePlugin`: NVIDIA's device "
-             "plugin settings and the cluster's cloud and taints. `enabled` is not an arg: not creating the "
-             "component says so.", exclude=("enabled",), extra=DEVICE_PLUGIN_EXTRAS),
-    ArgsType("DevicePluginSettingsArgs", DevicePluginSettings, "The device plugin's own settings, for "
-             "`NvidiaDevicePlugin.for_cluster` (Python only): the cluster gives the cloud and the GPU pools' "
-             "taints.", exclude=("enabled",)),
-    ArgsType("KubeflowPipelinesArgs", KubeflowSettings, "The args of `KubeflowPipelines`: "
-             f"{_docstring_of(KubeflowSettings)}", exclude=("enabled",)),
-    ArgsType("KueueArgs", KueueSettings, f"The args of `Kueue`: {_docstring_of(KueueSettings)}",
-             exclude=("enabled",)),
-)
+def _plugin_of(cloud: Cloud) -> str:
+    """What the device plugin component does on a cloud, for its `cloud` arg's description."""
+    if cloud.device_plugin_mode == "daemonset":
+        return f"`{cloud.cloud}` (deploys NVIDIA's plugin as a DaemonSet)"
+    return f"`{cloud.cloud}` (keeps {cloud.title}'s managed plugin, deploys nothing)"
+
+
+def addon_args(clouds: Clouds) -> tuple[ArgsType, ...]:
+    """The add-ons' TypedDicts; the device plugin's `cloud` says what it does on each registered cloud."""
+    plugin_extras = (
+        Extra("cloud", "str", True, f"The cluster's cloud: {' or '.join(map(_plugin_of, clouds.values()))}. "
+              "Python: use `NvidiaDevicePlugin.for_cluster(name, cluster)`, which takes it from the cluster.",
+              first=True),
+        Extra("extra_taints", "list[str]", False, "Taints your GPU pools carry beyond spotkube's own, as "
+              "key=value:Effect; the plugin tolerates them. Python: `NvidiaDevicePlugin.for_cluster` tolerates "
+              "every GPU pool's own taints without them."),
+    )
+    return (
+        ArgsType("NvidiaDevicePluginArgs", DevicePluginSettings, "The args of `NvidiaDevicePlugin`: NVIDIA's device "
+                 "plugin settings and the cluster's cloud and taints. `enabled` is not an arg: not creating the "
+                 "component says so.", exclude=("enabled",), extra=plugin_extras),
+        ArgsType("DevicePluginSettingsArgs", DevicePluginSettings, "The device plugin's own settings, for "
+                 "`NvidiaDevicePlugin.for_cluster` (Python only): the cluster gives the cloud and the GPU pools' "
+                 "taints.", exclude=("enabled",)),
+        ArgsType("KubeflowPipelinesArgs", KubeflowSettings, "The args of `KubeflowPipelines`: "
+                 f"{_docstring_of(KubeflowSettings)}", exclude=("enabled",)),
+        ArgsType("KueueArgs", KueueSettings, f"The args of `Kueue`: {_docstring_of(KueueSettings)}",
+                 exclude=("enabled",)),
+    )
+
+
 ADDON_ARGS_PATH = PACKAGE / "components" / "args.py"
 
 
-def addon_args_source() -> str:
+def addon_args_source(clouds: Clouds) -> str:
     doc = (f"The typed args of the add-on components, generated from `spotkube.platform.spec` by `{REGENERATE}`; "
            "do not edit: change the models (or `spotkube.platform.args_source` for the keys they don't have) and "
            "regenerate. They are the components' public, cross-language API, as the cluster components' are; none "
            "of them accepts an Output.")
-    return module_source(doc, ADDON_ARGS)
+    return module_source(doc, addon_args(clouds))
 
 
 #: The module that names every registered cloud's public classes for type checkers.
@@ -396,6 +407,6 @@ def exports_source(clouds: Clouds) -> str:
 def args_files(clouds: Clouds) -> dict[Path, str]:
     """Every generated args module, and the exports module: path -> its text."""
     files = {args_module_path(cloud): cloud_args_source(cloud) for cloud in clouds.values()}
-    files[ADDON_ARGS_PATH] = addon_args_source()
+    files[ADDON_ARGS_PATH] = addon_args_source(clouds)
     files[EXPORTS_PATH] = exports_source(clouds)
     return files

@@ -68,6 +68,17 @@ def modeline(stack_dir: Path, root: Path) -> str | None:
 REGENERATE = "python -m spotkube.cli.reference write"
 
 
+def registry_description(name: str, clouds: Clouds) -> str | None:
+    """The description of a top-level key that names the registered clouds (`cloud`, `region`): the
+    shared spec's own says what it is without naming any cloud."""
+    if name == "cloud":
+        return f"Which cloud: {_or([_code(c) for c in clouds])}."
+    if name == "region":
+        regions = {c.title: c.default_region or c.region_examples.split()[0].rstrip(",") for c in clouds.values()}
+        return f"The cloud's region, e.g. {_or([f'{region} on {title}' for title, region in regions.items()])}."
+    return None
+
+
 def project_defaults(clouds: Clouds) -> Mapping[str, str]:
     """The model requires these keys (component args always give them), but a stack may leave them out:
     Pulumi.yaml then supplies these defaults, so a bare stack is a dev platform of the registry's first
@@ -245,7 +256,7 @@ def _table(model: type[BaseModel], path: str, header: str, clouds: Clouds) -> li
     top = model is PlatformSpec
     for name, field in model.model_fields.items():
         key = alias(name, field)
-        meaning = field.description or ""
+        meaning = (top and registry_description(name, clouds)) or field.description or ""
         inner, many = nested_model(field.annotation)
         if inner is not None:
             below = f"{path}.{key}" if path else key
@@ -324,9 +335,7 @@ def pulumi_config(clouds: Clouds) -> dict[str, dict[str, Any]]:
         inner, _ = nested_model(field.annotation)
         if kind == "array":
             declaration["items"] = {"type": "object" if inner else schema.get("items", {}).get("type", "string")}
-        description = field.description or ""
-        if name == "cloud":
-            description = f"Which cloud: {_or([_code(c) for c in clouds])}."
+        description = registry_description(name, clouds) or field.description or ""
         if inner is not None:
             summaries: dict[str, list[str]] = {}
             for profile in clouds.values():
@@ -428,7 +437,7 @@ def stack_schema(clouds: Clouds) -> dict[str, Any]:
     keys: dict[str, Any] = {}
     for name, field in PlatformSpec.model_fields.items():
         key = alias(name, field)
-        value: dict[str, Any] = {"description": field.description or ""}
+        value: dict[str, Any] = {"description": registry_description(name, clouds) or field.description or ""}
         if name == "cloud":
             value["enum"] = list(clouds)
         if key in project_defaults(clouds):

@@ -95,8 +95,8 @@ def pool_builds(pools: object, source: str, what: str) -> list[PoolBuild]:
     found = [getattr(pool, "build", None) for pool in pools] if isinstance(pools, list | tuple) else []
     builds = [b for b in found if isinstance(b, PoolBuild)]
     if not builds or len(builds) != len(found):
-        raise pulumi.RunError(f"{source}: pools: give a list of the pool components {what} (AksGpuNodePool or "
-                              "GkeGpuNodePool)")
+        components = " or ".join(cloud.node_pool.component for cloud in CLOUDS.values())
+        raise pulumi.RunError(f"{source}: pools: give a list of the pool components {what} ({components})")
     clouds = sorted({b.plan.cloud for b in builds})
     # An add-on serves one cluster: pools whose plain ids name two can't share it (an Output is the cloud's).
     ids = {str(b.target["cluster_id"]).lower(): str(b.target["cluster_id"]) for b in builds
