@@ -58,9 +58,7 @@ def _cloud_exports(name: str) -> dict[str, tuple[str, str | None]]:
 
 
 def _clouds() -> list[str]:
-    from spotkube.clouds import PROFILES
-
-    return list(PROFILES)
+    return list(import_module("spotkube.clouds").PROFILES)
 
 
 def _installed_version() -> str:

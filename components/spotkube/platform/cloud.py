@@ -351,10 +351,11 @@ class Cloud(ABC):
         """The basis the cluster's log backend is billed on, as the plan states it (None without one)."""
         return None
 
-    @property
+    @functools.cached_property
     def commands(self) -> CommandSupport:
         """The cloud's `CommandSupport`, its module imported the first time a command asks."""
-        return command_support(self.commands_module)
+        found: CommandSupport = import_module(self.commands_module).COMMANDS
+        return found
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """A cloud that leaves a fact without a value is refused when it is defined, naming the facts."""
@@ -362,13 +363,6 @@ class Cloud(ABC):
         missing = [name for name in Cloud.__annotations__ if not hasattr(cls, name)]
         if missing:
             raise TypeError(f"the cloud {cls.__name__} gives no {', '.join(missing)}")
-
-
-@functools.cache
-def command_support(module: str) -> CommandSupport:
-    """A cloud's `CommandSupport`, from the module a profile names (imported once)."""
-    found: CommandSupport = import_module(module).COMMANDS
-    return found
 
 
 def covers(prefix: str, path: str) -> bool:

@@ -62,6 +62,7 @@ def rules(spec: AksSpec) -> RuleOutput:
         if not pattern.fullmatch(pool.name):
             yield Problem(config_key(f"{path}.name"), f"{shown(pool.name)} is not a valid AKS pool name; use 1-12 "
                           "lower-case letters and digits, starting with a letter")
+
     machines = [("systemPool", spec.system_pool.machine), ("platformPool", spec.platform_pool.machine)]
     machines += [(path, worker.machine) for path, worker in worker_pools(spec)]
     for path, machine in machines:
@@ -96,11 +97,13 @@ def rules(spec: AksSpec) -> RuleOutput:
             yield Problem(config_key(f"cluster.adminGroupObjectIds[{i}]"), f"{shown(group)} is not an Entra ID group "
                           "object id; use the group's object id (a GUID such as 3f2b1c4d-...; az ad group show "
                           "--query id)")
+
     deployer = spec.cluster.deployer
     if deployer.object_id is not None and (not re.fullmatch(GUID_PATTERN, deployer.object_id)
                                            or deployer.object_id == NIL_GUID):
         yield Problem(config_key("cluster.deployer.objectId"), f"{shown(deployer.object_id)} is not an Entra ID "
                       f"object id (a GUID such as 3f2b1c4d-...); find it with {FIND_OBJECT_ID}")
+
     autoscaler = spec.cluster.autoscaler
     for name, (pattern, accepted) in AUTOSCALER_FORMATS.items():
         value = getattr(autoscaler, name)
@@ -193,25 +196,6 @@ def _sharing_rules(spec: AksSpec) -> RuleOutput:
                           "nvidia.com/gpu); use devicePlugin.migStrategy: single (the default) or min: 1 or more")
 
 
-def gpu_of(pool: AksGpuPool) -> GpuResolution:
-    """The GPU an AKS VM size carries, or the reason the pool's GPU settings are wrong.
-
-    A size the catalog doesn't know is taken with the GPUs the pool declares (the plan warns with
-    `catalog-unlisted-size`); without a declaration the message says so, and how to declare or refresh.
-    """
-    if pool.machine in catalog.RETIRED_VM_SIZES or not re.fullmatch(catalog.VM_SIZE_PATTERN, pool.machine):
-        return None, None  # already reported as retired, or as not an Azure VM size
-    section = catalog.section()
-    known = section.machine(pool.machine)
-    if known is None:
-        return _unlisted_gpu(pool, section)
-    gpu = GpuSpec(type=known.gpu.type, count=known.gpu.count)
-    if pool.gpu is not None and pool.gpu != gpu:
-        return None, (f"{pool.gpu.count} × {pool.gpu.type} does not match {pool.machine}, which carries "
-                      f"{gpu.count} × {gpu.type}; remove gpu or correct it")
-    return gpu, None
-
-
 def _unlisted_gpu(pool: AksGpuPool, section: CloudCatalog) -> GpuResolution:
     """A size the catalog doesn't know: a series without GPUs is refused, a declared GPU is taken."""
     date = section.date.isoformat()
@@ -230,43 +214,6 @@ def _unlisted_gpu(pool: AksGpuPool, section: CloudCatalog) -> GpuResolution:
 #: How to find the deployer's object id, for the message of a stack that names none.
 FIND_OBJECT_ID = ("a service principal or managed identity (CI): az ad sp show --id <appId> --query id -o tsv; "
                   "yourself: az ad signed-in-user show --query id -o tsv")
-
-
-def deploy_rules(spec: AksSpec) -> RuleOutput:
-    """The deployer must be named to deploy: its grant may never follow whoever runs Pulumi, or every
-    preview (run as the preview identity) would replace it, and a person's `pulumi up` would lock CI
-    out. Planning and pricing the pools need no deployer."""
-    deployer = spec.cluster.deployer
-    if deployer.object_id is None:
-        yield Problem(config_key("cluster.deployer.objectId"), "is required on AKS: the Entra ID object id of the "
-                      "identity that runs `pulumi up`, which gets the RBAC Cluster Admin role on the cluster whoever "
-                      f"plans or previews; find it with {FIND_OBJECT_ID}")
-    if deployer.principal_type is None:
-        yield Problem(config_key("cluster.deployer.principalType"), "is required on AKS with objectId: User, "
-                      "ServicePrincipal (an app or a managed identity, as CI's deploy identity is) or Group")
-
-
-def sign_in(spec: AksSpec) -> str:
-    """spotkube rewrites AKS's device-code kubeconfig to the deployer's kubelogin mode."""
-    return f"kubelogin --login {spec.cluster.deployer.login}"
-
-
-def price_refresh(region: str, machine: str) -> str:
-    """Azure's Retail Prices API needs no credentials, so a missing price can be fetched."""
-    return f"spotkube prices refresh --cloud azure --region {region} --sku {machine}"
-
-
-def logs_cost_basis(spec: AksSpec) -> str | None:
-    """Container Insights is billed per GB ingested into the workspace, which depends on what the steps
-    print: the plan states that basis and no figure (docs/logs.md)."""
-    logs = spec.cluster.logs
-    if not spec.switch(logs.enabled):
-        return None
-    where = "the stack's workspace" if logs.workspace_id else "the workspace spotkube creates"
-    return (f"container logs: Azure Monitor Log Analytics bills each GB of logs ingested into {where} "
-            f"(Analytics logs, pay-as-you-go), retention {logs.retention_days} days, of which the first 31 are "
-            "included; not priced here, as it depends on how much the steps print "
-            "(azure.microsoft.com/pricing/details/monitor)")
 
 
 #: What an AKS stack uses in place of another cloud's setting, for the message that refuses it.
@@ -323,8 +270,37 @@ class Aks(Cloud):
     spec_model = AksSpec
     instead_of = INSTEAD_OF
     check = staticmethod(rules)
-    gpu_of = staticmethod(gpu_of)
-    deploy_rules = staticmethod(deploy_rules)
+
+    def gpu_of(self, pool: AksGpuPool) -> GpuResolution:
+        """The GPU an AKS VM size carries, or the reason the pool's GPU settings are wrong.
+
+        A size the catalog doesn't know is taken with the GPUs the pool declares (the plan warns with
+        `catalog-unlisted-size`); without a declaration the message says so, and how to declare or refresh.
+        """
+        if pool.machine in catalog.RETIRED_VM_SIZES or not re.fullmatch(catalog.VM_SIZE_PATTERN, pool.machine):
+            return None, None  # already reported as retired, or as not an Azure VM size
+        section = catalog.section()
+        known = section.machine(pool.machine)
+        if known is None:
+            return _unlisted_gpu(pool, section)
+        gpu = GpuSpec(type=known.gpu.type, count=known.gpu.count)
+        if pool.gpu is not None and pool.gpu != gpu:
+            return None, (f"{pool.gpu.count} × {pool.gpu.type} does not match {pool.machine}, which carries "
+                          f"{gpu.count} × {gpu.type}; remove gpu or correct it")
+        return gpu, None
+
+    def deploy_rules(self, spec: AksSpec) -> RuleOutput:
+        """The deployer must be named to deploy: its grant may never follow whoever runs Pulumi, or every
+        preview (run as the preview identity) would replace it, and a person's `pulumi up` would lock CI
+        out. Planning and pricing the pools need no deployer."""
+        deployer = spec.cluster.deployer
+        if deployer.object_id is None:
+            yield Problem(config_key("cluster.deployer.objectId"), "is required on AKS: the Entra ID object id of "
+                          "the identity that runs `pulumi up`, which gets the RBAC Cluster Admin role on the cluster "
+                          f"whoever plans or previews; find it with {FIND_OBJECT_ID}")
+        if deployer.principal_type is None:
+            yield Problem(config_key("cluster.deployer.principalType"), "is required on AKS with objectId: User, "
+                          "ServicePrincipal (an app or a managed identity, as CI's deploy identity is) or Group")
 
     component = "AksGpuCluster"
     node_pool = NODE_POOL
@@ -340,11 +316,29 @@ class Aks(Cloud):
     offline_id = staticmethod(offline.resource_id)
     image_delivery = staticmethod(startup.image_delivery)
 
-    sign_in = staticmethod(sign_in)
+    def sign_in(self, spec: AksSpec) -> str:
+        """spotkube rewrites AKS's device-code kubeconfig to the deployer's kubelogin mode."""
+        return f"kubelogin --login {spec.cluster.deployer.login}"
+
     login_problem = staticmethod(kubeconfig.login_problem)
     preflight = preflight.PREFLIGHT
-    price_refresh = staticmethod(price_refresh)
-    logs_cost_basis = staticmethod(logs_cost_basis)
+
+    def price_refresh(self, region: str, machine: str) -> str:
+        """Azure's Retail Prices API needs no credentials, so a missing price can be fetched."""
+        return f"spotkube prices refresh --cloud azure --region {region} --sku {machine}"
+
+    def logs_cost_basis(self, spec: AksSpec) -> str | None:
+        """Container Insights is billed per GB ingested into the workspace, which depends on what the steps
+        print: the plan states that basis and no figure (docs/logs.md)."""
+        logs = spec.cluster.logs
+        if not spec.switch(logs.enabled):
+            return None
+        where = "the stack's workspace" if logs.workspace_id else "the workspace spotkube creates"
+        return (f"container logs: Azure Monitor Log Analytics bills each GB of logs ingested into {where} "
+                f"(Analytics logs, pay-as-you-go), retention {logs.retention_days} days, of which the first 31 are "
+                "included; not priced here, as it depends on how much the steps print "
+                "(azure.microsoft.com/pricing/details/monitor)")
+
     fixed_items = staticmethod(fixed_costs.fixed_items)
     fixed_prices = staticmethod(fixed_costs.fixed_prices)
     quota_plan = staticmethod(quota.quota_plan)

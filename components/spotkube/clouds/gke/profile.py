@@ -105,6 +105,7 @@ def older_than(version: str, minimum: tuple[int, int, int, int]) -> bool:
     match = re.fullmatch(r"(\d+)\.(\d+)(?:\.(\d+)(?:-gke\.(\d+))?)?", version.strip())
     if match is None:
         return False
+
     given = tuple(int(part) for part in match.groups() if part is not None)
     return given < minimum[:len(given)]
 
@@ -128,6 +129,7 @@ def rules(spec: GkeSpec) -> RuleOutput:
     elif not re.fullmatch(PROJECT_PATTERN, settings.project):
         yield Problem(config_key("cluster.project"), f"{shown(settings.project)} is not a Google Cloud project id; use "
                       "6-30 lower-case letters, digits and hyphens, starting with a letter")
+
     control_plane = [("systemPool", spec.system_pool)]
     control_plane += [("platformPool", spec.platform_pool)] if spec.platform_pool.enabled else []
     for path, pool in control_plane:
@@ -146,6 +148,7 @@ def rules(spec: GkeSpec) -> RuleOutput:
         if not catalog.is_valid_node_pool_name(pool.name):
             yield Problem(config_key(f"{path}.name"), f"{shown(pool.name)} is not a valid GKE node pool name; use 1-40 "
                           "lower-case letters, digits and hyphens, starting with a letter and not ending with a hyphen")
+
     cpu_pools = [("systemPool", spec.system_pool), ("platformPool", spec.platform_pool)]
     cpu_pools += [(f"spotPools[{i}]", p) for i, p in enumerate(spec.spot_pools)]
     for path, cpu_pool in cpu_pools:
@@ -156,11 +159,13 @@ def rules(spec: GkeSpec) -> RuleOutput:
             yield from _zones_in_region(spec.region, path, cpu_pool.zones)
     for path, worker in worker_pools(spec):
         yield from _upgrade_rules(path, worker.upgrade, isinstance(worker, GkeGpuPool))
+
     window = settings.maintenance.window
     if window is not None and len(window.days) * window.hours < MIN_WEEKLY_HOURS:
         yield Problem(config_key("cluster.maintenance.window"), f"{len(window.days)} day(s) of {window.hours} hours is "
                       f"less than the {MIN_WEEKLY_HOURS} hours a week GKE needs (48 hours in any 32 days); add days or "
                       "hours")
+
     region_problem = None
     for i, pool in enumerate(spec.gpu_pools):
         path = f"gpuPools[{i}]"
@@ -304,6 +309,7 @@ def gpu_of(pool: GkeGpuPool) -> GpuResolution:
         if error is None and not catalog.knows_machine(pool.machine):
             error = declared_gpu_problem(pool.gpu.type)
         return (None, error) if error else (pool.gpu, None)
+
     fixed = catalog.accelerator_for_machine(pool.machine)
     if fixed is not None:
         return GpuSpec(type=fixed[0], count=fixed[1]), None
@@ -317,36 +323,6 @@ def gpu_of(pool: GkeGpuPool) -> GpuResolution:
     return None, catalog.unlisted_machine_error(pool.machine)
 
 
-def pool_defaults(spec: GkeSpec, pool: GkeGpuPool) -> GkeGpuPool:
-    """Zones left empty become every zone of the region that offers the pool's GPU.
-
-    GKE would otherwise spread the pool over the cluster's zones, some without the GPU, and scale-ups
-    there fail. Filling them in here, not in the component, makes the plan show the real zones.
-    """
-    if pool.zones or pool.gpu is None:
-        return pool
-    offering = catalog.zones_offering(spec.region, pool.gpu.type)
-    return pool.model_copy(update={"zones": offering}) if offering else pool
-
-
-def logs_cost_basis(spec: GkeSpec) -> str | None:
-    """Cloud Logging bills the GiB ingested beyond a monthly free allotment per project: the plan
-    states the basis, not a figure (docs/logs.md)."""
-    what = "system components' and workloads'" if spec.cluster.logs.enabled is not False else "system components'"
-    return (f"logs: Cloud Logging bills each GiB of {what} logs ingested beyond its monthly free allotment per "
-            "project, kept 30 days in the _Default bucket; not priced here, as it depends on how much the steps "
-            "print (cloud.google.com/stackdriver/pricing)")
-
-
-def sign_in(spec: GkeSpec) -> str:
-    """The auth plugin as gcloud writes it: gcloud's credentials through the DNS endpoint (gcloud
-    refuses ADC there), Application Default Credentials through the IP endpoint."""
-    if spec.cluster.dns_endpoint is not False:
-        return "gke-gcloud-auth-plugin with gcloud's credentials (the DNS endpoint, as gcloud writes it)"
-    return "gke-gcloud-auth-plugin with Application Default Credentials (the IP endpoint)"
-
-
-
 #: GKE wants 48 hours of maintenance availability in any 32 days: a weekly window of 12 hours
 #: (cloud.google.com/kubernetes-engine/docs/concepts/maintenance-windows-and-exclusions).
 MIN_WEEKLY_HOURS = 12
@@ -354,11 +330,6 @@ MIN_WEEKLY_HOURS = 12
 
 #: The environment variable `spotkube prices refresh` reads the Cloud Billing Catalog API key from.
 BILLING_API_KEY_ENV = "SPOTKUBE_GCP_BILLING_API_KEY"
-
-
-def price_refresh(region: str, machine: str) -> str:
-    """The Cloud Billing Catalog API answers any project's API key, given in the environment."""
-    return f"{BILLING_API_KEY_ENV}=<API key> spotkube prices refresh --cloud gcp --region {region} --sku {machine}"
 
 
 NODE_POOL = NodePoolFacts("GkeGpuNodePool", (
@@ -391,6 +362,7 @@ class Gke(Cloud):
     version_pattern = r"^[1-9][0-9]*\.[0-9]+(\.[0-9]+(-gke\.[0-9]+)?)?$"
     version_accepted = ("major.minor (e.g. 1.33), major.minor.patch (e.g. 1.33.2) or a GKE version (e.g. "
                         "1.33.2-gke.1111000); unset follows the release channel")
+
     pricing = catalog.PRICING
     catalog_file = catalog.CATALOG_FILE
     default_maintenance_window = resources.DEFAULT_WINDOW
@@ -419,7 +391,17 @@ class Gke(Cloud):
     instead_of = INSTEAD_OF
     check = staticmethod(rules)
     gpu_of = staticmethod(gpu_of)
-    pool_defaults = staticmethod(pool_defaults)
+
+    def pool_defaults(self, spec: GkeSpec, pool: GkeGpuPool) -> GkeGpuPool:
+        """Zones left empty become every zone of the region that offers the pool's GPU.
+
+        GKE would otherwise spread the pool over the cluster's zones, some without the GPU, and scale-ups
+        there fail. Filling them in here, not in the component, makes the plan show the real zones.
+        """
+        if pool.zones or pool.gpu is None:
+            return pool
+        offering = catalog.zones_offering(spec.region, pool.gpu.type)
+        return pool.model_copy(update={"zones": offering}) if offering else pool
 
     component = "GkeGpuCluster"
     node_pool = NODE_POOL
@@ -436,11 +418,28 @@ class Gke(Cloud):
     offline_id = staticmethod(offline.resource_id)
     image_delivery = staticmethod(startup.image_delivery)
 
-    sign_in = staticmethod(sign_in)
+    def sign_in(self, spec: GkeSpec) -> str:
+        """The auth plugin as gcloud writes it: gcloud's credentials through the DNS endpoint (gcloud
+        refuses ADC there), Application Default Credentials through the IP endpoint."""
+        if spec.cluster.dns_endpoint is not False:
+            return "gke-gcloud-auth-plugin with gcloud's credentials (the DNS endpoint, as gcloud writes it)"
+        return "gke-gcloud-auth-plugin with Application Default Credentials (the IP endpoint)"
+
     login_problem = staticmethod(kubeconfig.login_problem)
     preflight = preflight.PREFLIGHT
-    price_refresh = staticmethod(price_refresh)
-    logs_cost_basis = staticmethod(logs_cost_basis)
+
+    def price_refresh(self, region: str, machine: str) -> str:
+        """The Cloud Billing Catalog API answers any project's API key, given in the environment."""
+        return f"{BILLING_API_KEY_ENV}=<API key> spotkube prices refresh --cloud gcp --region {region} --sku {machine}"
+
+    def logs_cost_basis(self, spec: GkeSpec) -> str | None:
+        """Cloud Logging bills the GiB ingested beyond a monthly free allotment per project: the plan
+        states the basis, not a figure (docs/logs.md)."""
+        what = "system components' and workloads'" if spec.cluster.logs.enabled is not False else "system components'"
+        return (f"logs: Cloud Logging bills each GiB of {what} logs ingested beyond its monthly free allotment per "
+                "project, kept 30 days in the _Default bucket; not priced here, as it depends on how much the steps "
+                "print (cloud.google.com/stackdriver/pricing)")
+
     fixed_items = staticmethod(fixed_costs.fixed_items)
     fixed_prices = staticmethod(fixed_costs.fixed_prices)
     quota_plan = staticmethod(quota.quota_plan)

@@ -367,17 +367,17 @@ class PriceFileError(SpotkubeError):
     """A user price file that can't be used: names the file, the row and key, and what is accepted."""
 
 
-#: What a row must hold, for error messages.
-ROW_FIELDS = (
-    "a row has cloud (the price table's name for it), region, sku, kind (machine or accelerator), capacity (spot, "
-    "preemptible, flex-start or on-demand), usdPerHour (USD per node-hour, above 0), source (where the price "
-    "comes from, e.g. your agreement) and date (YYYY-MM-DD)"
-)
-_FILE_LAYOUT = (
-    'a price file is a JSON object {"rows": [...]} with optional "currency" ("USD"), "date" '
-    '(YYYY-MM-DD, default: its newest row\'s date), "notes" (a list of text) and "unpriced" (prices no '
-    'source has: cloud, region, sku, kind, capacity and reason); ' + ROW_FIELDS
-)
+def _row_fields(pricing: Pricing) -> str:
+    """What a row must hold, for error messages."""
+    return (f"a row has cloud ({' or '.join(pricing)}), region, sku, kind (machine or accelerator), capacity (spot, "
+            "preemptible, flex-start or on-demand), usdPerHour (USD per node-hour, above 0), source (where the price "
+            "comes from, e.g. your agreement) and date (YYYY-MM-DD)")
+
+
+def _file_layout(pricing: Pricing) -> str:
+    return ('a price file is a JSON object {"rows": [...]} with optional "currency" ("USD"), "date" '
+            '(YYYY-MM-DD, default: its newest row\'s date), "notes" (a list of text) and "unpriced" (prices no '
+            'source has: cloud, region, sku, kind, capacity and reason); ' + _row_fields(pricing))
 
 
 def default_user_file() -> Path:
@@ -412,12 +412,12 @@ def parse_user_table(text: str, path: Path, pricing: Pricing) -> PriceTable:
         data: Any = json.loads(text, parse_float=Decimal)
     except json.JSONDecodeError as err:
         raise PriceFileError(f"{path}: not JSON (line {err.lineno}, column {err.colno}: {err.msg}); "
-                             f"{_FILE_LAYOUT}") from None
+                             f"{_file_layout(pricing)}") from None
     if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
-        raise PriceFileError(f'{path}: no "rows" list; {_FILE_LAYOUT}')
+        raise PriceFileError(f'{path}: no "rows" list; {_file_layout(pricing)}')
     unknown = sorted(set(data) - {"currency", "date", "notes", "rows", "unpriced"})
     if unknown:
-        raise PriceFileError(f"{path}: unknown key {', '.join(map(repr, unknown))}; {_FILE_LAYOUT}")
+        raise PriceFileError(f"{path}: unknown key {', '.join(map(repr, unknown))}; {_file_layout(pricing)}")
     rows: list[PriceRow] = []
     problems: list[str] = []
     for index, raw in enumerate(data["rows"]):
@@ -426,7 +426,7 @@ def parse_user_table(text: str, path: Path, pricing: Pricing) -> PriceTable:
         except ValidationError as err:
             problems += [f"{path}: rows[{index}] ({_row_name(raw)}): {p}" for p in validation_problems(err)]
     if problems:
-        raise PriceFileError("\n".join([*problems, f"{path}: {ROW_FIELDS}"]))
+        raise PriceFileError("\n".join([*problems, f"{path}: {_row_fields(pricing)}"]))
     fields = {"currency": "USD", "notes": (), **{k: v for k, v in data.items() if k != "rows"}}
     if "date" not in fields:
         fields["date"] = max((row.date for row in rows), default=datetime.date.min)
@@ -434,7 +434,7 @@ def parse_user_table(text: str, path: Path, pricing: Pricing) -> PriceTable:
         return PriceTable.model_validate({**fields, "rows": rows})
     except ValidationError as err:
         raise PriceFileError("\n".join(
-            [*(f"{path}: {p}" for p in validation_problems(err)), f"{path}: {_FILE_LAYOUT}"])) from None
+            [*(f"{path}: {p}" for p in validation_problems(err)), f"{path}: {_file_layout(pricing)}"])) from None
 
 
 def load_user_table(path: Path, pricing: Pricing) -> PriceTable:
@@ -478,7 +478,7 @@ def price_table(pricing: Pricing, user_file: Path | None = None) -> PriceTable:
     """
     path, problem = PRICE_FILE.lookup(user_file)
     if problem is not None:
-        raise PriceFileError(f"{problem}; {_FILE_LAYOUT}")
+        raise PriceFileError(f"{problem}; {_file_layout(pricing)}")
     if path is None:
         return load_table(pricing)
     return with_user_rows(load_table(pricing), load_user_table(path, pricing), path)
