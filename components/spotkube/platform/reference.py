@@ -446,7 +446,7 @@ def stack_schema(clouds: Clouds) -> dict[str, Any]:
     config = {
         "type": "object",
         "description": f"Config values: `{CONFIG_NAMESPACE}:` keys (checked here, and fully by `spotkube plan`) "
-        "and other namespaces' keys such as `azure-native:location` or `gcp:project` (not checked).",
+        "and other namespaces' keys, such as a cloud provider's own settings (not checked).",
         "properties": keys,
         "patternProperties": {
             # A key without namespace is the project's (`cloud` is `spotkube:cloud`); as a pattern, it is
