@@ -5,6 +5,8 @@ by the clouds whose Pulumi package it names exactly as all of them together read
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from importlib import import_module
 
 import pytest
@@ -64,3 +66,12 @@ def test_a_cloud_that_gives_every_fact_but_not_every_method_cannot_be_made() -> 
     partial = type("Partial", (Cloud,), facts)
     with pytest.raises(TypeError, match="abstract"):
         partial()
+
+
+def test_the_contract_knows_every_registered_cloud_s_taints_whatever_a_program_imports_first() -> None:
+    """A pipeline author may import only the contract; its spot placements still tolerate every cloud's."""
+    code = ("from spotkube.platform.contract import tolerate_interruptible\n"
+            "print(sorted(str(t.key) for t in tolerate_interruptible()))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    expected = sorted({t.key for p in CLOUDS.values() for t in p.labels.interruptible_taints.values()})
+    assert expected and done.stdout.strip() == str(expected)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib import import_module
 from typing import Any, Literal
 
 from spotkube.platform.input_messages import shown
@@ -190,19 +191,28 @@ class CloudLabels:
 CLOUD_LABELS: dict[str, CloudLabels] = {}
 
 
+def _rows() -> Mapping[str, CloudLabels]:
+    """The registered clouds' rows. The registry enters them as it loads; a program that imports only the
+    contract (a pipeline author's, placing steps with `spot_gpu`) has this load the registry, by name, so
+    its placements still tolerate every cloud's taints. That is the one way up from the platform to
+    `spotkube.clouds`, on purpose, and it names no cloud."""
+    if not CLOUD_LABELS:
+        import_module("spotkube.clouds")
+    return CLOUD_LABELS
+
+
 def cloud_labels(cloud: str) -> CloudLabels:
-    """A registered cloud's row; the message names the registry that loads the rows."""
-    found = CLOUD_LABELS.get(cloud)
+    """A registered cloud's row."""
+    found = _rows().get(cloud)
     if found is None:
-        raise LookupError(f"{cloud!r} is not a registered cloud (registered: {', '.join(CLOUD_LABELS) or 'none'}); "
-                          "the clouds' rows load with spotkube.clouds")
+        raise LookupError(f"{cloud!r} is not a registered cloud; registered: {', '.join(_rows())}")
     return found
 
 
 def interruptible_taints() -> tuple[Taint, ...]:
     """Every taint that marks interruptible capacity, on any registered cloud. A workload that tolerates
     all of them can be compiled once and still land on spot nodes of every cloud."""
-    return tuple(dict.fromkeys(taint for row in CLOUD_LABELS.values() for taint in row.interruptible_taints.values()))
+    return tuple(dict.fromkeys(taint for row in _rows().values() for taint in row.interruptible_taints.values()))
 
 
 def reserved_label_prefix(cloud: str, key: str) -> str | None:
