@@ -5,58 +5,17 @@ so that the pure modules (`spotkube.platform.contract`, `spotkube.pipelines`, `s
 can be used without loading Pulumi and the cloud SDKs: pipeline authors never need them.
 """
 
+import functools
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-#: Public name -> the module that defines it. Each cluster component has args of its own, generated
-#: from its cloud's spec (`AksGpuClusterArgs`, `GkeGpuClusterArgs` and their nested types).
+#: Public name -> the module that defines it, for the names no cloud owns. Each registered cloud adds its
+#: cluster and pool components and their args, generated from its spec, all named after the cloud
+#: (`_cloud_exports`).
 _EXPORTS = {
-    "AksGpuCluster": "spotkube.clouds.aks.component",
-    "AksGpuNodePool": "spotkube.clouds.aks.node_pool",
-    "GkeGpuCluster": "spotkube.clouds.gke.component",
-    "GkeGpuNodePool": "spotkube.clouds.gke.node_pool",
     "NvidiaDevicePlugin": "spotkube.components.device_plugin",
     "KubeflowPipelines": "spotkube.components.kubeflow",
     "Kueue": "spotkube.components.kueue",
-    **{name: "spotkube.clouds.aks.args" for name in (
-        "AksAutoscalerArgs",
-        "AksBusyPeriodArgs",
-        "AksCapacityReservationArgs",
-        "AksClusterArgs",
-        "AksClusterLogsArgs",
-        "AksDeployerArgs",
-        "AksGpuArgs",
-        "AksGpuClusterArgs",
-        "AksGpuNodePoolArgs",
-        "AksGpuPoolArgs",
-        "AksGpuSharingArgs",
-        "AksMaintenanceArgs",
-        "AksMaintenanceWindowArgs",
-        "AksPlatformPoolArgs",
-        "AksPoolUpgradeArgs",
-        "AksReservationCreateArgs",
-        "AksSpotPoolArgs",
-        "AksSystemPoolArgs",
-    )},
-    **{name: "spotkube.clouds.gke.args" for name in (
-        "GkeAutoscalerArgs",
-        "GkeBusyPeriodArgs",
-        "GkeClusterArgs",
-        "GkeClusterLogsArgs",
-        "GkeDeployerArgs",
-        "GkeGpuArgs",
-        "GkeGpuClusterArgs",
-        "GkeGpuNodePoolArgs",
-        "GkeGpuPoolArgs",
-        "GkeGpuSharingArgs",
-        "GkeMaintenanceArgs",
-        "GkeMaintenanceWindowArgs",
-        "GkePlatformPoolArgs",
-        "GkePoolUpgradeArgs",
-        "GkeSecondaryBootDiskArgs",
-        "GkeSpotPoolArgs",
-        "GkeSystemPoolArgs",
-    )},
     **{name: "spotkube.components.args" for name in (
         "DevicePluginSettingsArgs",
         "KubeflowPipelinesArgs",
@@ -65,116 +24,41 @@ _EXPORTS = {
     )},
     "PoolContractOutput": "spotkube.shell.outputs",
 }
-#: The cluster components that need a cloud's SDK, which the base install leaves out: the extra that
-#: brings it, and the SDK's module.
-_EXTRAS = {"AksGpuCluster": ("aks", "pulumi_azure_native"), "AksGpuNodePool": ("aks", "pulumi_azure_native"),
-           "GkeGpuCluster": ("gke", "pulumi_gcp"), "GkeGpuNodePool": ("gke", "pulumi_gcp")}
-
-__all__ = [
-    "AksAutoscalerArgs",
-    "AksBusyPeriodArgs",
-    "AksCapacityReservationArgs",
-    "AksClusterArgs",
-    "AksClusterLogsArgs",
-    "AksDeployerArgs",
-    "AksGpuArgs",
-    "AksGpuCluster",
-    "AksGpuClusterArgs",
-    "AksGpuNodePool",
-    "AksGpuNodePoolArgs",
-    "AksGpuPoolArgs",
-    "AksGpuSharingArgs",
-    "AksMaintenanceArgs",
-    "AksMaintenanceWindowArgs",
-    "AksPlatformPoolArgs",
-    "AksPoolUpgradeArgs",
-    "AksReservationCreateArgs",
-    "AksSpotPoolArgs",
-    "AksSystemPoolArgs",
-    "DevicePluginSettingsArgs",
-    "GkeAutoscalerArgs",
-    "GkeBusyPeriodArgs",
-    "GkeClusterArgs",
-    "GkeClusterLogsArgs",
-    "GkeDeployerArgs",
-    "GkeGpuArgs",
-    "GkeGpuCluster",
-    "GkeGpuClusterArgs",
-    "GkeGpuNodePool",
-    "GkeGpuNodePoolArgs",
-    "GkeGpuPoolArgs",
-    "GkeGpuSharingArgs",
-    "GkeMaintenanceArgs",
-    "GkeMaintenanceWindowArgs",
-    "GkePlatformPoolArgs",
-    "GkePoolUpgradeArgs",
-    "GkeSecondaryBootDiskArgs",
-    "GkeSpotPoolArgs",
-    "GkeSystemPoolArgs",
-    "KubeflowPipelines",
-    "KubeflowPipelinesArgs",
-    "Kueue",
-    "KueueArgs",
-    "NvidiaDevicePlugin",
-    "NvidiaDevicePluginArgs",
-    "PoolContractOutput",
-]
 
 if TYPE_CHECKING:
     __version__: str
-    from spotkube.clouds.aks.args import (
-        AksAutoscalerArgs,
-        AksBusyPeriodArgs,
-        AksCapacityReservationArgs,
-        AksClusterArgs,
-        AksClusterLogsArgs,
-        AksDeployerArgs,
-        AksGpuArgs,
-        AksGpuClusterArgs,
-        AksGpuNodePoolArgs,
-        AksGpuPoolArgs,
-        AksGpuSharingArgs,
-        AksMaintenanceArgs,
-        AksMaintenanceWindowArgs,
-        AksPlatformPoolArgs,
-        AksPoolUpgradeArgs,
-        AksReservationCreateArgs,
-        AksSpotPoolArgs,
-        AksSystemPoolArgs,
-    )
-    from spotkube.clouds.aks.component import AksGpuCluster
-    from spotkube.clouds.aks.node_pool import AksGpuNodePool
-    from spotkube.clouds.gke.args import (
-        GkeAutoscalerArgs,
-        GkeBusyPeriodArgs,
-        GkeClusterArgs,
-        GkeClusterLogsArgs,
-        GkeDeployerArgs,
-        GkeGpuArgs,
-        GkeGpuClusterArgs,
-        GkeGpuNodePoolArgs,
-        GkeGpuPoolArgs,
-        GkeGpuSharingArgs,
-        GkeMaintenanceArgs,
-        GkeMaintenanceWindowArgs,
-        GkePlatformPoolArgs,
-        GkePoolUpgradeArgs,
-        GkeSecondaryBootDiskArgs,
-        GkeSpotPoolArgs,
-        GkeSystemPoolArgs,
-    )
-    from spotkube.clouds.gke.component import GkeGpuCluster
-    from spotkube.clouds.gke.node_pool import GkeGpuNodePool
-    from spotkube.components.args import (
-        DevicePluginSettingsArgs,
-        KubeflowPipelinesArgs,
-        KueueArgs,
-        NvidiaDevicePluginArgs,
-    )
-    from spotkube.components.device_plugin import NvidiaDevicePlugin
-    from spotkube.components.kubeflow import KubeflowPipelines
-    from spotkube.components.kueue import Kueue
-    from spotkube.shell.outputs import PoolContractOutput
+    __all__: list[str]
+    # Every registered cloud's components and args (a module `spotkube.cli.reference write` generates).
+    from spotkube.clouds.exports import *  # noqa: F403
+    from spotkube.components.args import DevicePluginSettingsArgs as DevicePluginSettingsArgs
+    from spotkube.components.args import KubeflowPipelinesArgs as KubeflowPipelinesArgs
+    from spotkube.components.args import KueueArgs as KueueArgs
+    from spotkube.components.args import NvidiaDevicePluginArgs as NvidiaDevicePluginArgs
+    from spotkube.components.device_plugin import NvidiaDevicePlugin as NvidiaDevicePlugin
+    from spotkube.components.kubeflow import KubeflowPipelines as KubeflowPipelines
+    from spotkube.components.kueue import Kueue as Kueue
+    from spotkube.shell.outputs import PoolContractOutput as PoolContractOutput
+
+
+@functools.cache
+def _cloud_exports(name: str) -> dict[str, tuple[str, str | None]]:
+    """A registered cloud's public names, each named after the cloud (`Aks...`) -> (the module that
+    defines it, the SDK that module needs, which the base install leaves out). Read from the registry
+    when a name of the cloud is first asked for, so that a program never loads another cloud's profile."""
+    from spotkube.clouds import CLOUDS, PROFILES
+    from spotkube.platform.args_source import cluster_args
+
+    modules, cloud = PROFILES[name], CLOUDS[name]
+    exports: dict[str, tuple[str, str | None]] = {
+        cloud.component: (modules.module("component"), modules.sdk),
+        cloud.node_pool.component: (modules.module("node_pool"), modules.sdk),
+    }
+    exports.update((args.name, (modules.module("args"), None)) for args in cluster_args(cloud))
+    return exports
+
+
+def _clouds() -> list[str]:
+    return list(import_module("spotkube.clouds").PROFILES)
 
 
 def _installed_version() -> str:
@@ -189,19 +73,24 @@ def _installed_version() -> str:
 
 
 def __getattr__(name: str) -> Any:
-    """Import a public name's module on first access (PEP 562); `__version__` likewise."""
+    """Import a public name's module on first access (PEP 562); `__version__` and `__all__` likewise."""
     if name == "__version__":
         value: Any = _installed_version()
+    elif name == "__all__":
+        value = sorted([*_EXPORTS, *(n for cloud in _clouds() for n in _cloud_exports(cloud))])
     elif name in _EXPORTS:
+        value = getattr(import_module(_EXPORTS[name]), name)
+    elif (cloud := next((c for c in _clouds() if name.startswith(c.capitalize())), None)) and (
+            name in _cloud_exports(cloud)):
+        module_name, sdk = _cloud_exports(cloud)[name]
         try:
-            module = import_module(_EXPORTS[name])
+            module = import_module(module_name)
         except ModuleNotFoundError as err:
-            extra, sdk = _EXTRAS.get(name, ("", ""))
-            if not sdk or (err.name or "").partition(".")[0] != sdk:
+            if sdk is None or (err.name or "").partition(".")[0] != sdk:
                 raise
             from spotkube.shell.extras import missing_extra
 
-            raise missing_extra(name, extra) from None
+            raise missing_extra(name, cloud) from None
         value = getattr(module, name)
     else:
         raise AttributeError(f"module 'spotkube' has no attribute {name!r}")
@@ -210,4 +99,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+    return sorted({*globals(), *_EXPORTS, *(n for cloud in _clouds() for n in _cloud_exports(cloud))})

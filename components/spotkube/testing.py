@@ -26,36 +26,32 @@ registry (`spotkube.clouds.offline_answer` and `offline_outputs`). It imports Pu
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from importlib import import_module
 from typing import Any
 
 import pulumi
 
-from spotkube.clouds import offline_answer, offline_id, offline_outputs
+from spotkube.clouds import PROFILES, offline_answer, offline_id, offline_outputs
 
-#: The clouds' fake answers a consumer's tests compare with, by the name this module hands each out
-#: under: (module, name). Imported when first asked for, so that a plan loads only its own cloud's.
-_FIXTURES = {
-    "AZURE_CLIENT_CONFIG": ("spotkube.clouds.aks.offline", "CLIENT_CONFIG"),
-    "AKS_USER_KUBECONFIG": ("spotkube.clouds.aks.offline", "USER_KUBECONFIG"),
-    "AZURE_CLIENT_CONFIG_TOKEN": ("spotkube.clouds.aks.resources", "CLIENT_CONFIG_INVOKE"),
-    "AKS_CREDENTIALS_TOKEN": ("spotkube.clouds.aks.resources", "USER_CREDENTIALS_INVOKE"),
-    "GKE_CA_CERTIFICATE": ("spotkube.clouds.gke.offline", "CA_CERTIFICATE"),
-    "GKE_DNS_ENDPOINT": ("spotkube.clouds.gke.offline", "DNS_ENDPOINT"),
-    "GKE_ENDPOINT": ("spotkube.clouds.gke.offline", "ENDPOINT"),
-}
+
+@functools.cache
+def _fixtures() -> dict[str, Any]:
+    """The clouds' fake answers a consumer's tests compare with, by the name this module hands each out
+    under: each registered cloud's `offline.FIXTURES`. Imported when first asked for, so that a plan
+    loads only its own cloud's."""
+    return {name: value for modules in PROFILES.values()
+            for name, value in import_module(modules.module("offline")).FIXTURES.items()}
 
 
 def __getattr__(name: str) -> Any:
-    """One of the clouds' fake answers (`_FIXTURES`), as the module constant it was."""
-    if name not in _FIXTURES:
+    """One of the clouds' fake answers (`_fixtures`), as a module constant; `__all__` likewise."""
+    if name == "__all__":
+        return [*_fixtures(), "SpotkubeMocks", "call_result", "computed_outputs"]
+    if name.startswith("_") or name not in _fixtures():
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, attribute = _FIXTURES[name]
-    return getattr(import_module(module), attribute)
-
-
-__all__ = [*_FIXTURES, "SpotkubeMocks", "call_result", "computed_outputs"]
+    return _fixtures()[name]
 
 
 def computed_outputs(type_token: str, name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:

@@ -421,7 +421,7 @@ def _python_call(case: Bad) -> tuple[str, str, Any] | None:
         return "KubeflowPipelines", python_path(KubeflowSettings, inner) if inner else "args", (
             lambda: KubeflowPipelines(STACK, args))
     cluster_keys = {"environment", "region", "systemPool", "platformPool", "gpuPools", "spotPools", "cluster"}
-    model = CLOUDS[case.cloud].rules.spec_model
+    model = CLOUDS[case.cloud].spec_model
     args = _snake(model, {k: v for k, v in values.items() if k in cluster_keys})
     component = AksGpuCluster if case.cloud == "aks" else GkeGpuCluster
     return component.__name__, python_path(model, case.key), lambda: component(STACK, args)
@@ -459,10 +459,11 @@ def test_a_bad_input_is_refused_the_same_way_on_every_path(case: Bad, tmp_path: 
         _one_problem(str(refused.value), f"{component} {STACK!r} args", python_key, case, accepted)
 
 
-def test_the_corpus_is_large_and_covers_both_clouds() -> None:
+def test_the_corpus_is_large_and_covers_more_than_one_cloud() -> None:
     assert len(CASES) >= 100
     assert len({c.name for c in CASES}) == len(CASES)
-    assert {c.cloud for c in CASES} == {"aks", "gke"}
+    clouds = {c.cloud for c in CASES}
+    assert len(clouds) > 1 and clouds <= set(CLOUDS)
     assert sum("python" in c.paths for c in CASES) >= 90
 
 

@@ -153,8 +153,8 @@ def test_a_plan_loads_only_its_own_cloud_and_its_own_command(stack: str, other: 
     """A plan pays for loading its stack's cloud and the plan command, not for the other cloud's profile
     nor for the modules of the commands it doesn't run."""
     loaded = modules_a_plan_loads(stack)
-    assert PROFILES[other].profile not in loaded
-    assert PROFILES[stack.split("-")[0]].profile in loaded
+    assert PROFILES[other].module("profile") not in loaded
+    assert PROFILES[stack.split("-")[0]].module("profile") in loaded
     assert not [m for m in loaded if m.startswith("spotkube.cli.commands")]
     assert "spotkube.cli.doctor_views" not in loaded
 
@@ -177,7 +177,7 @@ def test_a_plan_loads_none_of_the_modules_only_other_commands_need(stack: str) -
     plan of any shipped stack; the commands that need it work on, as their own tests show."""
     cloud = load_stack_spec(find_project(REPO), stack).cloud
     loaded = modules_a_plan_loads(stack)
-    assert PROFILES[cloud].profile in loaded
+    assert PROFILES[cloud].module("profile") in loaded
     expected_absent = [CLOUDS[cloud].commands_module, *NEUTRAL_COMMAND_MODULES,
                        *(f"spotkube.clouds.{cloud}.{name}" for name in CLOUD_COMMAND_MODULES)]
     assert [m for m in expected_absent if m in loaded] == []

@@ -30,7 +30,7 @@ from cloud_apis import (
     serving,
 )
 from in_process import run_spotkube
-from spotkube.clouds import bundled_catalog
+from spotkube.clouds import CLOUDS, bundled_catalog
 from spotkube.platform.catalog import CATALOG_FILE, UNKNOWN_OFFER, UNLISTED_SIZE, catalog_text, load_catalog_file
 from spotkube.platform.project import Project
 
@@ -106,7 +106,7 @@ def test_refresh_reads_both_clouds_into_the_users_catalog_and_the_plan_says_so(
     assert f"5 regions ({today}, Azure Resource SKUs API" in lines[0]
     assert any(line.startswith("gke: ") and "Compute Engine API" in line for line in lines)
     catalog = load_catalog_file(Path(written))
-    assert set(catalog.clouds) == {"aks", "gke"}
+    assert set(catalog.clouds) == set(CLOUDS)
     assert catalog.cloud("aks").machines.keys() == CATALOG.cloud("aks").machines.keys()
     # Each SDK signed in through its cloud's usual chain, here served locally.
     assert {r.headers["authorization"] for r in apis.asked("/subscriptions/")} == {f"Bearer {AZURE_TOKEN}"}

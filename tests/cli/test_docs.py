@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from spotkube.clouds import CLOUDS
+
 REPO = Path(__file__).resolve().parents[2]
 SOURCES = [*sorted((REPO / "components").rglob("*.py")), *sorted((REPO / "docs").glob("*.md")),
            REPO / "README.md", REPO / "pyproject.toml", REPO / "Makefile", REPO / "infra" / "__main__.py",
@@ -171,7 +173,7 @@ SPOTKUBE_SPECS = {"spotkube", "spotkube[pipelines]", "spotkube[refresh]", "spotk
                   # Before a release: a commit of the repository, or the wheel `make dist` builds (both
                   # installed as written by tests/cli/test_release.py).
                   *(f"spotkube[{extra}] @ git+https://github.com/OWNER/spotkube@COMMIT"
-                    for extra in ("aks", "gke", "all")),
+                    for extra in (*CLOUDS, "all")),
                   f"./dist/spotkube-{VERSION}-py3-none-any.whl[all]"}
 
 

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import pytest
 
+from spotkube.clouds import PROFILES
+
 pytestmark = pytest.mark.release
 
 REPO = Path(__file__).resolve().parents[2]
@@ -111,7 +113,7 @@ def test_the_wheel_holds_every_module_its_data_and_no_tests(dist: Path) -> None:
     assert modules <= names, sorted(modules - names)
     assert {"spotkube/py.typed", "spotkube/platform/catalog.json", "spotkube/testing.py"} <= names
     # Each cloud's shipped catalog part and price rows, from its own folder.
-    shipped = {f"spotkube/clouds/{cloud}/{data}.json" for cloud in ("aks", "gke") for data in ("catalog", "prices")}
+    shipped = {f"spotkube/clouds/{cloud}/{data}.json" for cloud in PROFILES for data in ("catalog", "prices")}
     assert shipped <= names
     assert not [n for n in names if n.startswith(REPOSITORY_ONLY) or "/tests/" in n or n.startswith("test_")]
     metadata = email.parser.Parser().parsestr(metadata_text)
@@ -121,9 +123,10 @@ def test_the_wheel_holds_every_module_its_data_and_no_tests(dist: Path) -> None:
     requires = metadata.get_all("Requires-Dist") or []
     assert {r.split("<")[0].split(">")[0] for r in requires if "extra ==" not in r} == \
         {d.split("<")[0].split(">")[0] for d in PYPROJECT["dependencies"]}
-    assert {"pipelines", "aks", "gke", "all"} <= set(metadata.get_all("Provides-Extra") or [])
+    assert {"pipelines", *PROFILES, "all"} <= set(metadata.get_all("Provides-Extra") or [])
     base = [r for r in requires if "extra ==" not in r]
-    assert not [r for r in base if r.startswith(("pulumi-azure-native", "pulumi-gcp"))], "each cloud is its extra"
+    sdks = tuple(f"pulumi-{m.package}" for m in PROFILES.values())
+    assert not [r for r in base if r.startswith(sdks)], "each cloud is its extra"
     assert "spotkube = spotkube.cli.app:app" in entry_points
 
 

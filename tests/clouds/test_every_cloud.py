@@ -12,6 +12,7 @@ has: its spelling of the resources, its rules, its preflight, its catalog source
 
 from __future__ import annotations
 
+import ast
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -21,10 +22,20 @@ import jsonschema
 import pytest
 import yaml
 
-from spotkube.clouds import CLOUDS, bundled_catalog, checked, parse_spec, plan_platform, read_spec, registered_pools
+import spotkube
+from spotkube.clouds import (
+    CLOUDS,
+    PROFILES,
+    bundled_catalog,
+    checked,
+    parse_spec,
+    plan_platform,
+    read_spec,
+    registered_pools,
+)
 from spotkube.components.offline import StackRun, run_stack
 from spotkube.platform import contract, reference
-from spotkube.platform.cloud import CloudProfile
+from spotkube.platform.cloud import Cloud
 from spotkube.platform.contract import POOL_LABEL
 from spotkube.platform.plan import PlatformPlan
 from spotkube.platform.project import Project, as_pulumi_config, stack_config
@@ -50,7 +61,7 @@ class CloudRun:
 
     def __init__(self, cloud: str, project: Project) -> None:
         self.cloud = cloud
-        self.profile: CloudProfile = CLOUDS[cloud]
+        self.profile: Cloud = CLOUDS[cloud]
         self.project = project
         self.stack = f"{cloud}-dev-minimal"
         self.run: StackRun = run_stack(project, self.stack)
@@ -83,7 +94,7 @@ def test_every_registered_cloud_brings_its_minimal_stack(cloud: str) -> None:
 def test_the_spec_round_trips_through_every_path(planned: CloudRun) -> None:
     """The stack file, the program's Pulumi config, the Python API and the component all hold one spec."""
     spec = planned.run.spec
-    assert spec.cloud == planned.cloud and isinstance(spec, planned.profile.rules.spec_model)
+    assert spec.cloud == planned.cloud and isinstance(spec, planned.profile.spec_model)
     # Written back in the stack file's spelling, it reads as the same spec (resolving is idempotent).
     assert parse_spec(spec.model_dump(mode="json", by_alias=True, exclude_unset=True), "round trip") == spec
     # The program reads the same spec from the strings Pulumi hands it.
@@ -152,7 +163,7 @@ def test_every_pool_and_fixed_line_is_priced(planned: CloudRun) -> None:
     assert cost.stack_cost.idle_floor_usd > 0  # the on-demand system pool runs all month
     gpu = planned.plan.gpu_pools[0].name
     assert cost.line(gpu) is not None
-    if planned.profile.review.fixed_prices is not None:
+    if planned.profile.fixed_prices is not None:
         assert cost.fixed is not None and cost.fixed.lines and not cost.fixed.unpriced
 
 
@@ -170,3 +181,33 @@ def test_the_reference_and_the_stack_schema_know_the_cloud(planned: CloudRun) ->
     # The cloud's part of the GPU catalog, which its rules and the plan read, knows the stack's GPU machine.
     section = bundled_catalog().cloud(planned.cloud)
     assert section.machine(planned.plan.gpu_pools[0].machine) is not None
+
+
+# --- the folder --------------------------------------------------------------------------------------
+
+
+def _imports(module: Path) -> set[str]:
+    tree = ast.parse(module.read_text())
+    names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    names |= {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    return names
+
+
+@pytest.mark.parametrize("cloud", sorted(CLOUDS))
+def test_a_cloud_s_folder_never_imports_another_cloud_or_its_sdk(cloud: str) -> None:
+    modules = sorted((Path(__file__).resolve().parents[2] / "components/spotkube/clouds" / cloud).glob("*.py"))
+    assert modules, cloud
+    others = [m for name, m in PROFILES.items() if name != cloud]
+    for module in modules:
+        imported = _imports(module)
+        assert not any(m.sdk in imported or any(n.startswith(m.module("")) for n in imported) for m in others), module
+
+
+@pytest.mark.parametrize("cloud", sorted(CLOUDS))
+def test_a_cloud_s_components_are_exported_under_its_name(cloud: str) -> None:
+    """`spotkube` finds a cloud's public names by the cloud's name they start with, loading no other cloud."""
+    profile = CLOUDS[cloud]
+    names = {profile.component, profile.node_pool.component}
+    assert all(name.startswith(cloud.capitalize()) for name in names)
+    assert names <= set(spotkube.__all__)
+    assert all(getattr(spotkube, name).__name__ == name for name in names)

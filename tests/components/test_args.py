@@ -16,7 +16,7 @@ from pydantic.alias_generators import to_camel
 import spotkube
 from spotkube.clouds import CLOUDS
 from spotkube.platform import args_source
-from spotkube.platform.cloud import CloudProfile
+from spotkube.platform.cloud import Cloud
 from spotkube.platform.spec import wired_fields
 
 
@@ -49,7 +49,7 @@ def test_every_public_name_resolves_and_pure_modules_stay_free_of_pulumi() -> No
         == "False"
 
 
-def _pairs(cloud: CloudProfile) -> list[tuple[type, args_source.ArgsType]]:
+def _pairs(cloud: Cloud) -> list[tuple[type, args_source.ArgsType]]:
     """(the public TypedDict, what it is generated from)."""
     return [(getattr(spotkube, a.name), a) for a in args_source.cluster_args(cloud)]
 
@@ -66,7 +66,7 @@ def _unwrap(hint: Any) -> tuple[Any, bool]:
 
 @pytest.mark.parametrize(("cloud", "typed", "made"), PAIRS, ids=[f"{t.__name__}" for _, t, _ in PAIRS])
 def test_each_args_type_has_its_model_s_keys_required_ness_and_wiring(
-    cloud: CloudProfile, typed: type, made: args_source.ArgsType
+    cloud: Cloud, typed: type, made: args_source.ArgsType
 ) -> None:
     model, extras = made.model, {extra.name: extra for extra in made.extra}
     hints = typing.get_type_hints(typed, include_extras=True)
@@ -102,7 +102,7 @@ def test_the_cluster_args_are_the_spec_without_what_a_cluster_component_does_not
         typed = getattr(spotkube, args_source.cluster_args_name(cloud))
         keys = set(typing.get_type_hints(typed))
         assert keys == {"environment", "region", "system_pool", "platform_pool", "gpu_pools", "spot_pools", "cluster"}
-        assert keys | set(args_source.NOT_CLUSTER_ARGS) == set(cloud.rules.spec_model.model_fields)
+        assert keys | set(args_source.NOT_CLUSTER_ARGS) == set(cloud.spec_model.model_fields)
 
 
 def test_the_schema_keeps_every_description_of_the_models(schema: dict[str, Any]) -> None:
@@ -113,11 +113,11 @@ def test_the_schema_keeps_every_description_of_the_models(schema: dict[str, Any]
         cluster_args = args_source.cluster_args(cloud)
         assert cluster_args, cloud.title
         for args in cluster_args:
-            if args.model is cloud.rules.spec_model:
+            if args.model is cloud.spec_model:
                 properties = schema["resources"][f"spotkube:index:{cloud.title.capitalize()}GpuCluster"][
                     "inputProperties"]
-            elif args.name == f"{cloud.resources.node_pool.component}Args":
-                properties = schema["resources"][f"spotkube:index:{cloud.resources.node_pool.component}"][
+            elif args.name == f"{cloud.node_pool.component}Args":
+                properties = schema["resources"][f"spotkube:index:{cloud.node_pool.component}"][
                     "inputProperties"]
                 assert args.extra, args.name
                 for extra in args.extra:
@@ -139,7 +139,7 @@ def test_a_stale_args_module_is_noticed() -> None:
     aks = CLOUDS["aks"]
     path = args_source.args_module_path(aks)
     assert path.read_text() == args_source.cloud_args_source(aks)
-    field = aks.rules.spec_model.model_fields["region"]
+    field = aks.spec_model.model_fields["region"]
     original = field.description
     try:
         field.description = "Where the cluster runs."

@@ -18,8 +18,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from spotkube import NvidiaDevicePlugin, NvidiaDevicePluginArgs
-from spotkube.clouds import parse_spec, plan_platform, profile
+from spotkube.clouds import CLOUDS, parse_spec, plan_platform, profile
 from spotkube.clouds.gke.device_plugin import MANAGED_PLUGIN as GKE_PLUGIN
+from spotkube.clouds.gke.labels import GKE_NO_DEFAULT_DEVICE_PLUGIN_LABEL
 from spotkube.clouds.gke.spec import GkeSpec
 from spotkube.components.offline import ProgramFailed, Recording, StackRun, record_program
 from spotkube.platform import contract
@@ -100,7 +101,7 @@ def test_placement_comes_from_the_contract() -> None:
     assert spec["affinity"] == placement.affinity_k8s()
     assert spec["tolerations"] == placement.tolerations_k8s()
     tolerated = {(t["key"], t.get("value")) for t in spec["tolerations"]}
-    for taint in (contract.GPU_TAINT, *contract.INTERRUPTIBLE_TAINTS):
+    for taint in (contract.GPU_TAINT, *contract.interruptible_taints()):
         assert (taint.key, taint.value) in tolerated
 
 
@@ -136,7 +137,7 @@ def test_no_pool_of_any_shipped_stack_gets_two_plugins(stack_runs: dict[str, Sta
     for name, run in stack_runs.items():
         pools = pool_contracts(run)
         plugins = workloads.plugins_per_pool(pools, [pod_spec(d) for d in daemonsets(run)],
-                                             profile(run.spec.cloud).machines.managed_device_plugin)
+                                             profile(run.spec.cloud).managed_device_plugin)
         for pool in pools:
             expected = 1 if pool.accelerator else 0
             assert len(plugins[pool.name]) == expected, (name, pool.name, plugins[pool.name])
@@ -179,7 +180,7 @@ def test_nvidias_daemonset_beside_gkes_plugin_would_double_count_gpus() -> None:
 
 
 def test_a_pool_that_opts_out_of_gkes_plugin_is_flagged_without_another_plugin() -> None:
-    key, value = contract.GKE_NO_DEFAULT_DEVICE_PLUGIN_LABEL
+    key, value = GKE_NO_DEFAULT_DEVICE_PLUGIN_LABEL
     pools = gke_pools(labels={key: value}, gpuDriver="INSTALLATION_DISABLED")
     plugins = workloads.plugins_per_pool(pools, [], GKE_PLUGIN)
     assert plugins["l4-spot"] == [] and plugins["l4-ondemand"] == [GKE_PLUGIN.name]
@@ -239,7 +240,7 @@ def test_gpu_pools_with_their_own_taints_still_get_the_plugin() -> None:
 def platform_pools(draw: st.DrawFn) -> tuple[list[PoolContract], list[Taint]]:
     """Pools of the shapes spotkube builds: on-demand system and platform pools, spot or preemptible
     batch pools, GPU pools of any capacity, some with a user's own taint."""
-    cloud = draw(st.sampled_from(["aks", "gke"]))
+    cloud = draw(st.sampled_from(sorted(CLOUDS)))
     pools, extra = [], []
     for i in range(draw(st.integers(1, 8))):
         role = draw(st.sampled_from(["system", "platform", "batch", "gpu"]))

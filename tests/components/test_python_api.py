@@ -331,7 +331,7 @@ def test_the_cluster_logs_the_plan_s_security_concerns_from_its_registered_input
 
     run_ = run_stack(repo_project, stack)
     (cluster,) = [r for r in run_.registrations
-                  if profile(run_.spec.cloud).resources.read_posture(r.type, r.name, r.inputs, r.protect) is not None]
+                  if profile(run_.spec.cloud).read_posture(r.type, r.name, r.inputs, r.protect) is not None]
     logged: list[str] = []
     monkeypatch.setattr(pulumi.log, "warn", lambda message, resource=None: logged.append(message))
     transform = security_concerns(cast(pulumi.Resource, None), "AksGpuCluster 'ml'", run_.spec.cloud)

@@ -142,7 +142,7 @@ def test_the_wired_keys_are_the_ones_the_schema_marks() -> None:
     wired = {f"{cloud.capitalize()}ClusterArgs.{to_camel(key)}{'[]' if is_list else ''}"
              for cloud in CLOUDS for key, (is_list, _) in wired_cluster_args(cloud).items()}
     # A pool component's target keys typed `Input[...]` (the cluster it joins) may be outputs too.
-    targets = {f"{facts.component}.{to_camel(key.name)}" for facts in (p.resources.node_pool for p in CLOUDS.values())
+    targets = {f"{facts.component}.{to_camel(key.name)}" for facts in (p.node_pool for p in CLOUDS.values())
                for key in facts.target if key.annotation.startswith("Input[")}
     assert targets
     assert wired | targets == _accepting_outputs(json.loads(provider.schema()))

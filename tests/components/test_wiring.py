@@ -338,7 +338,7 @@ def test_every_placeholder_passes_the_core_rules(cloud: str, key: str) -> None:
     cluster[key] = [placeholder] if is_list else placeholder
     spec = parse_spec({"cloud": cloud, "environment": "prod", "region": "uksouth" if cloud == "aks" else "us-central1",
                        "cluster": cluster}, "test")
-    assert isinstance(spec, CLOUDS[cloud].rules.spec_model)
+    assert isinstance(spec, CLOUDS[cloud].spec_model)
 
 
 # --- Outputs where spotkube must read the value are refused before anything is registered -----------------

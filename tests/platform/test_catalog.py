@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from spotkube.clouds import CATALOG_PARTS, bundled_catalog, gpu_catalog, parse_spec
+from spotkube.clouds import CATALOG_PARTS, CLOUDS, bundled_catalog, gpu_catalog, parse_spec
 from spotkube.platform.catalog import (
     BUNDLED,
     CATALOG_ENV,
@@ -57,13 +57,13 @@ def gke_pool(machine: str) -> dict[str, Any]:
 def test_the_shipped_catalog_is_what_its_files_say() -> None:
     text = bundled_facts_path().read_text()
     assert catalog_text(parse_catalog(text, "catalog.json")) == text  # written by catalog_text, nothing by hand
-    assert set(CATALOG_PARTS) == {"aks", "gke"}
+    assert set(CATALOG_PARTS) == set(CLOUDS)
     for cloud, file in CATALOG_PARTS.items():
         part = file.read_text("utf-8")
         assert catalog_text(parse_part(part, cloud)) == part, cloud
         assert str(file).endswith(f"clouds/{cloud}/catalog.json")  # each cloud's part in its own folder
     catalog = bundled_catalog()
-    assert set(catalog.clouds) == {"aks", "gke"}
+    assert set(catalog.clouds) == set(CLOUDS)
     assert not parse_catalog(text, "catalog.json").clouds  # the neutral file holds no cloud's part
     for cloud, section in catalog.clouds.items():
         assert section.source and section.date and section.machines, cloud

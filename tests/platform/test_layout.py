@@ -12,11 +12,6 @@ examples build on AKS and GKE), and the names an import binds, which belong to t
 from and are checked there (`spotkube.testing` hands out the clouds' fixtures under their names, only
 where import-linter lets a module import a cloud).
 
-One module is exempt by design, for the names it defines: the scheduling contract's labels
-(`platform/contract/labels.py`) owns every label and taint, the clouds' own keys included
-(`GKE_SPOT_TAINT`, `AKS_SPOT_LABEL`), so no literal key appears anywhere else; its names say whose key
-each is. Every other module that uses one of those names is checked like any other.
-
 import-linter keeps the package's layers (`lint-imports`); the tests that mirror the lower layers must
 not lean on the top one either, so each can be read and run as a test of its own layer.
 """
@@ -30,6 +25,8 @@ from pathlib import Path
 
 import pytest
 
+from spotkube.clouds import CLOUDS as REGISTRY
+
 TESTS = Path(__file__).resolve().parents[1]
 REPO = TESTS.parent
 CLOUDS = REPO / "components" / "spotkube" / "clouds"
@@ -37,10 +34,8 @@ CLOUDS = REPO / "components" / "spotkube" / "clouds"
 CODE = ("components", "infra", "policy", "bench", "examples")
 #: The neutral code whose identifiers may name no cloud (see the module's docstring for what is left out).
 NEUTRAL_CODE = ("components", "infra", "policy")
-#: The scheduling contract's labels module, whose names say which cloud owns each key.
-CONTRACT_LABELS = REPO / "components" / "spotkube" / "platform" / "contract" / "labels.py"
-#: The clouds' names, and the price table's names for them.
-CLOUD_NAMES = frozenset({"aks", "gke", "azure", "gcp"})
+#: The registered clouds' names, and the price table's names for them.
+CLOUD_NAMES = frozenset({*REGISTRY, *(cloud.pricing.name for cloud in REGISTRY.values())})
 #: The words of an identifier that name a cloud, its vendor or its SDK: the clouds' names, Google's,
 #: Azure Resource Manager's and Entra ID's, and their SDKs' and CLIs' distinctive words.
 CLOUD_WORDS = CLOUD_NAMES | frozenset({"google", "googleapis", "gcloud", "gce", "arm", "azurerm", "entra", "msal",
@@ -134,9 +129,9 @@ def test_the_cloud_name_scan_leaves_other_strings_alone() -> None:
 
 def test_no_neutral_module_names_a_cloud_in_its_identifiers() -> None:
     files = neutral_code()
-    assert REPO / "infra" / "bootstrap" / "__main__.py" in files and CONTRACT_LABELS in files
-    offenders = {str(path.relative_to(REPO)): names for path in files if path != CONTRACT_LABELS
-                 and (names := cloud_names_in_identifiers(path.read_text(encoding="utf-8")))}
+    assert REPO / "infra" / "bootstrap" / "__main__.py" in files
+    offenders = {str(path.relative_to(REPO)): names for path in files
+                 if (names := cloud_names_in_identifiers(path.read_text(encoding="utf-8")))}
     assert offenders == {}
 
 

@@ -24,9 +24,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spotkube.clouds import parse_spec, plan_platform
+from spotkube.clouds import CLOUDS, parse_spec, plan_platform
 from spotkube.clouds.aks import catalog as aks_catalog
+from spotkube.clouds.aks.labels import AKS_SPOT_LABEL, AKS_SPOT_TAINT
 from spotkube.clouds.gke import catalog as gke_catalog
+from spotkube.clouds.gke.labels import GKE_PREEMPTIBLE_LABEL, GKE_PREEMPTIBLE_TAINT, GKE_SPOT_LABEL, GKE_SPOT_TAINT
 from spotkube.platform import contract
 from spotkube.platform.contract import Placement, Taint, Toleration, landing_pools
 from spotkube.platform.errors import SpecError
@@ -40,14 +42,14 @@ PROPERTY = settings(max_examples=40, deadline=None)
 #: Spelled out per (cloud, capacity) rather than through `contract.interruptible_taint`, which the
 #: plan itself uses: the test should not agree with the plan by calling the same function.
 INTERRUPTIBLE_TAINT = {
-    ("aks", "spot"): contract.AKS_SPOT_TAINT,
-    ("gke", "spot"): contract.GKE_SPOT_TAINT,
-    ("gke", "preemptible"): contract.GKE_PREEMPTIBLE_TAINT,
+    ("aks", "spot"): AKS_SPOT_TAINT,
+    ("gke", "spot"): GKE_SPOT_TAINT,
+    ("gke", "preemptible"): GKE_PREEMPTIBLE_TAINT,
 }
 INTERRUPTIBLE_LABEL = {
-    ("aks", "spot"): contract.AKS_SPOT_LABEL,
-    ("gke", "spot"): contract.GKE_SPOT_LABEL,
-    ("gke", "preemptible"): contract.GKE_PREEMPTIBLE_LABEL,
+    ("aks", "spot"): AKS_SPOT_LABEL,
+    ("gke", "spot"): GKE_SPOT_LABEL,
+    ("gke", "preemptible"): GKE_PREEMPTIBLE_LABEL,
 }
 #: Defaults the stack docs promise when a pool leaves a field out.
 WORKER_DEFAULT_CAPACITY = "spot"
@@ -297,8 +299,14 @@ def gke_stacks(draw: st.DrawFn, min_gpu_pools: int = 0) -> dict[str, Any]:
     return values
 
 
-STACKS = st.one_of(aks_stacks(), gke_stacks())
-STACKS_WITH_GPUS = st.one_of(aks_stacks(min_gpu_pools=1), gke_stacks(min_gpu_pools=1))
+#: The generators of stacks, by cloud: the properties below hold for every cloud that has one.
+GENERATORS = {"aks": aks_stacks, "gke": gke_stacks}
+STACKS = st.one_of(*(generate() for _, generate in sorted(GENERATORS.items())))
+STACKS_WITH_GPUS = st.one_of(*(generate(min_gpu_pools=1) for _, generate in sorted(GENERATORS.items())))
+
+
+def test_every_generator_is_a_registered_cloud_s() -> None:
+    assert GENERATORS and set(GENERATORS) <= set(CLOUDS)
 
 # --- Reading the generated config back ------------------------------------------------------------
 
@@ -352,14 +360,13 @@ TOLERATE_EVERYTHING = (Toleration(operator="Exists"),)
 # --- Properties -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("stacks", [aks_stacks(), gke_stacks()], ids=["aks", "gke"])
+@pytest.mark.parametrize("cloud", sorted(GENERATORS))
 @settings(max_examples=60, deadline=None)
 @given(data=st.data())
-def test_generated_stacks_are_accepted_by_validation(stacks: st.SearchStrategy[dict[str, Any]],
-                                                     data: st.DataObject) -> None:
+def test_generated_stacks_are_accepted_by_validation(cloud: str, data: st.DataObject) -> None:
     """Guards the strategies: if this fails, either validation regressed or the generator drifted.
     More examples than the properties, per cloud, since every property relies on it."""
-    values = data.draw(stacks)
+    values = data.draw(GENERATORS[cloud]())
     try:
         spec = parse_spec(values, SOURCE)
     except SpecError as err:
@@ -383,7 +390,7 @@ def test_spot_and_preemptible_pools_carry_their_clouds_interruptible_taint_and_o
         assert pool.capacity == want.capacity, f"{want.path}: capacity changed on the way to the plan"
         assert pool.contract.capacity == want.capacity
         assert pool.contract.labels[contract.CAPACITY_LABEL] == want.capacity
-        interruptible = {t for t in pool.contract.taints if t in contract.INTERRUPTIBLE_TAINTS}
+        interruptible = {t for t in pool.contract.taints if t in contract.interruptible_taints()}
         if want.capacity == "on-demand":
             assert not pool.interruptible
             assert interruptible == set(), f"{want.path}: on-demand pool tainted as interruptible"
@@ -429,7 +436,7 @@ def test_system_and_platform_pools_are_never_interruptible(values: dict[str, Any
     for pool in control:
         assert pool.capacity == "on-demand" and not pool.interruptible
         assert pool.contract.labels[contract.CAPACITY_LABEL] == "on-demand"
-        assert not set(pool.contract.taints) & set(contract.INTERRUPTIBLE_TAINTS)
+        assert not set(pool.contract.taints) & set(contract.interruptible_taints())
         assert contract.GPU_TAINT not in pool.contract.taints
         assert pool.gpu_type is None
 

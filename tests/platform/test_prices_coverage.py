@@ -85,7 +85,7 @@ def test_the_examples_cover_the_readme_and_every_shipped_stack() -> None:
 @pytest.mark.parametrize("stack", list(PLANS))
 def test_every_pool_is_priced_or_the_plan_says_why(stack: str) -> None:
     plan = PLANS[stack]
-    cloud = profile(plan.cloud).facts.pricing.name
+    cloud = profile(plan.cloud).pricing.name
     report = price_plan(plan, table=TABLE)
 
     assert plan.pools, stack
@@ -123,7 +123,7 @@ def test_every_size_the_catalog_offers_is_priced_or_says_why() -> None:
     gaps = {gap.key for gap in TABLE.unpriced}
     checked = 0
     for name, cloud in CLOUDS.items():
-        pricing = cloud.facts.pricing
+        pricing = cloud.pricing
         capacities = ("on-demand", "spot", "preemptible") if pricing.name == "gcp" else ("on-demand", "spot")
         for machine, entry in catalog.cloud(name).machines.items():
             for region in entry.regions:

@@ -24,8 +24,8 @@ from spotkube.platform.errors import SpecError
 
 REPO = Path(__file__).resolve().parents[2]
 STACKS = sorted(REPO.glob(reference.STACK_GLOB))
-ARGS_MODULES = [REPO / "components/spotkube/clouds/aks/args.py", REPO / "components/spotkube/clouds/gke/args.py",
-                REPO / "components/spotkube/components/args.py"]
+ARGS_MODULES = [*(REPO / "components/spotkube/clouds" / cloud / "args.py" for cloud in CLOUDS),
+                REPO / "components/spotkube/components/args.py", REPO / "components/spotkube/clouds/exports.py"]
 GENERATED_PATHS = [REPO / reference.REFERENCE_PATH, REPO / reference.COVERAGE_PATH, REPO / "Pulumi.yaml",
                    REPO / reference.SCHEMA_PATH, *STACKS, *ARGS_MODULES]
 
@@ -109,7 +109,7 @@ def test_modeline_is_the_first_line_and_replaces_an_old_one() -> None:
 
 
 SECTION_MODELS = [m for by_cloud in reference.cloud_sections(CLOUDS).values() for m in by_cloud.values()]
-MODELS = list(dict.fromkeys([spec.PlatformSpec, *(p.rules.spec_model for p in CLOUDS.values()), *SECTION_MODELS]))
+MODELS = list(dict.fromkeys([spec.PlatformSpec, *(p.spec_model for p in CLOUDS.values()), *SECTION_MODELS]))
 
 
 @pytest.mark.parametrize("model", MODELS, ids=lambda m: m.__name__)
@@ -169,7 +169,7 @@ def test_each_keys_pulumi_type_is_the_type_its_json_schema_gives() -> None:
 def test_every_spec_model_builds() -> None:
     """The spec models build their validators on first use; a model that can't be built (a validator
     naming a field it lacks, a type pydantic can't handle) fails here, not in a user's stack."""
-    assert {p.rules.spec_model for p in CLOUDS.values()} <= set(spec.PlatformSpec.__subclasses__())
+    assert {p.spec_model for p in CLOUDS.values()} <= set(spec.PlatformSpec.__subclasses__())
     models, seen = [spec._Model], set()
     while models:
         model = models.pop()
@@ -190,7 +190,7 @@ def test_pulumi_yaml_declares_every_key_with_its_default() -> None:
         assert "default" in declaration, key
     # The project defaults alone make a valid spec: a stack that sets nothing is a working platform.
     defaults = {key: declaration["default"] for key, declaration in config.items()}
-    assert CLOUDS[defaults["cloud"]].rules.spec_model.model_validate(defaults).cloud == "aks"
+    assert CLOUDS[defaults["cloud"]].spec_model.model_validate(defaults).cloud == "aks"
     # An object's description names the fields of each cloud where they differ.
     assert "Fields on AKS: " in config["cluster"]["description"]
     assert "Fields on GKE: " in config["cluster"]["description"]
@@ -332,7 +332,7 @@ def test_the_schema_has_a_branch_per_cloud(schema: dict[str, Any]) -> None:
     assert len(branches) == len(CLOUDS)
     for branch, (cloud, profile) in zip(branches, CLOUDS.items(), strict=True):
         config = branch["then"]["properties"]["config"]["properties"]
-        own = profile.rules.spec_model.model_fields["cluster"].annotation.__name__
+        own = profile.spec_model.model_fields["cluster"].annotation.__name__
         assert config["spotkube:cluster"] == {"allOf": [{"$ref": f"#/definitions/{own}"}],
                                               **{k: v for k, v in config["spotkube:cluster"].items()
                                                  if k != "allOf"}}, cloud

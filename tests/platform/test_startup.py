@@ -79,7 +79,7 @@ def test_a_range_must_run_from_low_to_high() -> None:
 
 @pytest.mark.parametrize("cloud", sorted(CLOUDS))
 def test_every_cloud_s_figures_are_sourced_and_dated(cloud: str) -> None:
-    read = CLOUDS[cloud].facts.startup_figures
+    read = CLOUDS[cloud].startup_figures
     assert read is not None
     figures = read()
     assert DELIVERIES, "the image deliveries"

@@ -58,6 +58,7 @@ EXTRA: dict[str, dict[str, Any]] = {"aks": {}, "gke": {"cluster": {"project": "a
 CARRIES_NO_GPU = {"aks": aks.carries_no_gpu, "gke": gke.carries_no_gpu}
 #: A region and a machine no catalog knows, per cloud.
 UNKNOWN_MACHINE = {"aks": ("eastus", "Standard_ND128isr_GB300_v6"), "gke": ("us-central1", "a5-highgpu-8g")}
+assert set(UNKNOWN_MACHINE) <= set(CLOUDS)
 
 
 def stack(cloud: str, region: str, pool: dict[str, Any]) -> dict[str, Any]:
@@ -67,7 +68,7 @@ def stack(cloud: str, region: str, pool: dict[str, Any]) -> dict[str, Any]:
 
 def regions_offering(cloud: str, machine: str) -> tuple[str, ...]:
     """The shipped catalog's regions for the machine, or, where it knows none, every region spotkube knows."""
-    return CATALOG.cloud(cloud).regions_offering(machine) or tuple(sorted(CLOUDS[cloud].facts.regions))
+    return CATALOG.cloud(cloud).regions_offering(machine) or tuple(sorted(CLOUDS[cloud].regions))
 
 
 SIZES = [("aks", machine, region) for machine in AKS_SIZES for region in regions_offering("aks", machine)]
@@ -92,7 +93,7 @@ def test_the_sizes_teams_run_on_plan_wherever_the_catalog_offers_them(cloud: str
     placement = contract.spot_gpu(gpu_type, gpus=count)
     assert contract.landing_pools(placement, plan.contracts()) == ["gpu"]
     # A device plugin serves its GPUs: spotkube's DaemonSet on AKS, GKE's own on GKE.
-    managed = profile(cloud).machines.managed_device_plugin
+    managed = profile(cloud).managed_device_plugin
     daemonsets = [device_plugin_daemonset(spec.device_plugin)["spec"]["template"]["spec"]] if managed is None else []
     assert plugins_per_pool(plan.contracts(), daemonsets, managed)["gpu"] == (
         [DAEMONSET_NAME] if managed is None else [managed.name])
@@ -109,12 +110,12 @@ def test_the_sizes_teams_run_on_plan_wherever_the_catalog_offers_them(cloud: str
     assert catalog_note(spec).warnings == ()
 
 
-def test_every_region_in_the_catalog_is_one_spotkube_knows() -> None:
-    for cloud in ("aks", "gke"):
-        machines = CATALOG.cloud(cloud).machines
-        assert machines, f"the {cloud} catalog lists no machine"
-        for machine in machines:
-            assert set(CATALOG.cloud(cloud).regions_offering(machine)) <= CLOUDS[cloud].facts.regions, machine
+@pytest.mark.parametrize("cloud", sorted(CLOUDS))
+def test_every_region_in_the_catalog_is_one_spotkube_knows(cloud: str) -> None:
+    machines = CATALOG.cloud(cloud).machines
+    assert machines, f"the {cloud} catalog lists no machine"
+    for machine in machines:
+        assert set(CATALOG.cloud(cloud).regions_offering(machine)) <= CLOUDS[cloud].regions, machine
 
 
 # --- Where a size is offered ------------------------------------------------------------------------------
@@ -157,7 +158,7 @@ def test_an_unlisted_machine_with_a_declared_gpu_plans_with_a_warning(
     spec = parse_spec(stack(cloud, region, pool), "test")
     planned = next(p for p in plan_platform(spec).pools if p.name == "gpu")
     assert (planned.gpu_type, planned.gpu_count) == (pool["gpu"]["type"], pool["gpu"]["count"])
-    defaults = profile(cloud).rules.pool_defaults(spec, spec.gpu_pools[0])
+    defaults = profile(cloud).pool_defaults(spec, spec.gpu_pools[0])
     assert planned.zones == tuple(pool.get("zones") or defaults.zones)
     (warning,) = catalog_note(spec).warnings
     section = CATALOG.cloud(cloud)
@@ -192,7 +193,7 @@ def test_no_message_says_a_gpu_machine_has_no_gpu(cloud: str, region: str, machi
     machines = CATALOG.cloud(cloud).machines
     assert machine in machines
     for name in machines:
-        assert profile(cloud).machines.gpu(name) is not None
+        assert profile(cloud).machine_gpu(name) is not None
         assert not CARRIES_NO_GPU[cloud](name), name
 
 
@@ -208,7 +209,7 @@ def test_a_machine_of_a_family_without_gpus_is_refused_even_when_declared(
         assert says in str(refused.value)
 
 
-@pytest.mark.parametrize("cloud", ["aks", "gke"])
+@pytest.mark.parametrize("cloud", sorted(UNKNOWN_MACHINE))
 @pytest.mark.parametrize("gpu_type", ["NVIDIA H100", "nvidia_h100", "-h100", "x" * 55])
 def test_a_declared_gpu_type_must_be_usable_as_a_label(cloud: str, gpu_type: str) -> None:
     region, machine = UNKNOWN_MACHINE[cloud]

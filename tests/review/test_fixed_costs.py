@@ -190,7 +190,7 @@ def test_spot_nodes_kept_at_idle_and_an_unknown_storage_class_are_named(runs: di
 
 @pytest.mark.parametrize("cloud", sorted(CLOUDS))
 def test_every_bundled_fixed_price_has_its_source_and_date(cloud: str) -> None:
-    prices = CLOUDS[cloud].review.fixed_prices
+    prices = CLOUDS[cloud].fixed_prices
     assert prices is not None
     table = prices()
     assert table.rows and all(row.source.strip() and row.date for row in table.rows)

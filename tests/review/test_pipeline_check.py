@@ -17,7 +17,7 @@ import yaml
 
 from spotkube.platform import contract
 from spotkube.platform.addons.argo_retries import RetryRule
-from spotkube.platform.contract import Capacity, Cloud, Placement, PoolContract, Requirement, Role, Toleration
+from spotkube.platform.contract import Capacity, Placement, PoolContract, Requirement, Role, Toleration
 from spotkube.platform.pipeline_reader import (
     PipelineCheckError,
     load_pool_contracts,
@@ -30,7 +30,7 @@ from spotkube.review.pipeline_check import CLUSTER_RETRY_POLICY_NOTE, check_pipe
 # --- pools of both clouds, built with the same pure contract functions the plan uses ------------
 
 
-def pool(cloud: Cloud, name: str, role: Role, capacity: Capacity, gpu: str | None = None, count: int = 0,
+def pool(cloud: str, name: str, role: Role, capacity: Capacity, gpu: str | None = None, count: int = 0,
          critical: bool = False) -> PoolContract:
     labels = {**contract.declared_labels(cloud, name, role, capacity, gpu),
               **contract.cloud_added_labels(cloud, name, capacity, gpu)}

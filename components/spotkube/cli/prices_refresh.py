@@ -77,7 +77,7 @@ class Outcome:
 
 def price_sources() -> dict[str, PriceSource | None]:
     """Each price table cloud name (azure, gcp) and its price list."""
-    return {profile.facts.pricing.name: profile.commands.price_source for profile in CLOUDS.values()}
+    return {profile.pricing.name: profile.commands.price_source for profile in CLOUDS.values()}
 
 
 def stack_targets(project: Project, stacks: Sequence[str]) -> dict[str, list[PriceTarget]]:
@@ -85,7 +85,7 @@ def stack_targets(project: Project, stacks: Sequence[str]) -> dict[str, list[Pri
     out: dict[str, list[PriceTarget]] = {}
     for stack in stacks:
         plan = plan_platform(load_stack_spec(project, stack))
-        cloud = CLOUDS[plan.cloud].facts.pricing.name
+        cloud = CLOUDS[plan.cloud].pricing.name
         out.setdefault(cloud, []).extend(PriceTarget(plan.spec.region, pool.machine, pool.gpu_type, pool.gpu_count)
                                          for pool in plan.pools)
     return out
@@ -106,7 +106,7 @@ def explicit_targets(clouds: Sequence[str], region: str | None, skus: Sequence[s
     if not region or not skus:
         raise RefreshRefused("name both --region and --sku (with --cloud), or neither to refresh what the stacks use")
     if not clouds:
-        clouds = [p.facts.pricing.name for p in CLOUDS.values() if region in p.facts.regions]
+        clouds = [p.pricing.name for p in CLOUDS.values() if region in p.regions]
     if len(clouds) != 1:
         raise RefreshRefused(f"--region and --sku need one --cloud, the price list they are in: "
                              f"{' or '.join(price_sources())}")

@@ -120,7 +120,7 @@ def check(run: StackRun, cluster: Cluster, *, scale: bool, timeout_s: int) -> li
     findings += gpu_findings(pools, nodes)
     live = {(str(d["metadata"].get("namespace")), name_of(d)): d for d in cluster.list("/apis/apps/v1/daemonsets")}
     deployed = _daemonsets(run)
-    managed = profile(run.spec.cloud).machines.managed_device_plugin
+    managed = profile(run.spec.cloud).managed_device_plugin
     if managed is None:
         plugins = [live[key] for key in deployed if key in live]
         described = "the device plugin DaemonSet " + ", ".join(f"{ns}/{n}" for ns, n in deployed)

@@ -1,7 +1,7 @@
 """Every cloud spotkube knows, in one registry (`CLOUDS`), and the platform's pure steps bound to it.
 
 Each cloud is one folder here (`aks/`, `gke/`) whose `profile` module says everything the cloud-neutral
-code needs to know about it (`spotkube.platform.cloud.CloudProfile`). The neutral code takes the
+code needs to know about it (`spotkube.platform.cloud.Cloud`). The neutral code takes the
 registry as an argument and never imports a cloud; the functions below hand it over, so callers that
 don't know the stack's cloud (the CLI, the stack program, the judges) ask here. Adding a cloud is a
 folder and one line in `PROFILES`.
@@ -21,9 +21,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from spotkube.platform import catalog, kubeconfigs, plan, project, validation
-from spotkube.platform.cloud import CloudProfile, RegisteredPool
-from spotkube.platform.contract import Cloud
+from spotkube.platform import catalog, contract, kubeconfigs, plan, project, validation
+from spotkube.platform.cloud import Cloud, RegisteredPool
 from spotkube.platform.cost import prices
 from spotkube.platform.input_messages import KeyStyle
 from spotkube.platform.maintenance import UpgradeExposure
@@ -36,33 +35,37 @@ if TYPE_CHECKING:
 
 @record
 class CloudModules:
-    """Where a cloud's knowledge lives, so that it loads only where a stack of that cloud needs it."""
+    """A registered cloud: its folder (`spotkube.clouds.<name>`), whose modules load only where a stack of
+    that cloud needs them (`profile`, whose `PROFILE` is its `Cloud`; `catalog`, whose `CATALOG_FILE` and
+    `PRICING` every plan reads; `kubeconfig`, `labels`, `offline`, `args`...), and its Pulumi package."""
 
-    #: The module whose `PROFILE` says everything the neutral code needs to know about the cloud.
-    profile: str
-    #: The module of its data, which every plan reads for every cloud: `CATALOG_FILE` (its part of the
-    #: GPU catalog) and `PRICING` (how it appears in the price table).
-    data: str
-    #: The module whose `login_problem` judges every kubeconfig a program hands a Kubernetes provider.
-    kubeconfig: str
-    #: The Pulumi packages (a type token's first part) of the resources and functions the profile reads.
-    packages: tuple[str, ...]
+    name: str
+    #: The Pulumi package (a type token's first part) of the resources and functions the cloud reads. Its
+    #: Python SDK (`pulumi_<package>`) comes with the extra named after the cloud (`spotkube[<name>]`).
+    package: str
 
+    def module(self, name: str) -> str:
+        return f"{__name__}.{self.name}.{name}"
 
-#: Every cloud spotkube knows, by name.
-PROFILES: dict[str, CloudModules] = {
-    "aks": CloudModules("spotkube.clouds.aks.profile", "spotkube.clouds.aks.catalog", "spotkube.clouds.aks.kubeconfig",
-                        ("azure-native",)),
-    "gke": CloudModules("spotkube.clouds.gke.profile", "spotkube.clouds.gke.catalog", "spotkube.clouds.gke.kubeconfig",
-                        ("gcp",)),
-}
+    @property
+    def sdk(self) -> str:
+        return "pulumi_" + self.package.replace("-", "_")
 
 
-class Registry(Mapping[str, CloudProfile]):
+#: Every cloud spotkube knows, by name: adding a cloud is its folder and one line here.
+PROFILES: dict[str, CloudModules] = {m.name: m for m in (
+    CloudModules("aks", "azure-native"),
+    CloudModules("gke", "gcp"),
+)}
+#: The contract reads each cloud's labels and taints by the cloud's name.
+contract.CLOUD_LABELS.update({name: import_module(m.module("labels")).LABELS for name, m in PROFILES.items()})
+
+
+class Registry(Mapping[str, Cloud]):
     """The clouds by name, each profile imported on first use: its name is known without loading it."""
 
-    def __getitem__(self, cloud: str) -> CloudProfile:
-        found: CloudProfile = import_module(PROFILES[cloud].profile).PROFILE
+    def __getitem__(self, cloud: str) -> Cloud:
+        found: Cloud = import_module(PROFILES[cloud].module("profile")).PROFILE
         return found
 
     def __contains__(self, cloud: object) -> bool:
@@ -83,7 +86,7 @@ class _Gathered(Mapping[str, Any]):
 
     @functools.cached_property
     def _values(self) -> dict[str, Any]:
-        return self._gather({cloud: import_module(m.data) for cloud, m in PROFILES.items()})
+        return self._gather({cloud: import_module(m.module("catalog")) for cloud, m in PROFILES.items()})
 
     def __getitem__(self, key: str) -> Any:
         return self._values[key]
@@ -95,14 +98,14 @@ class _Gathered(Mapping[str, Any]):
         return len(self._values)
 
 
-CLOUDS: Mapping[str, CloudProfile] = Registry()
+CLOUDS: Mapping[str, Cloud] = Registry()
 #: Every cloud's pricing facts, by the price table's name for the cloud (azure, gcp).
 PRICING: Mapping[str, prices.CloudPricing] = _Gathered(lambda data: {m.PRICING.name: m.PRICING for m in data.values()})
 #: Every cloud's shipped part of the GPU catalog, by the catalog's name for the cloud.
 CATALOG_PARTS: Mapping[str, Traversable] = _Gathered(lambda data: {c: m.CATALOG_FILE for c, m in data.items()})
 
 
-def profile(cloud: Cloud | str) -> CloudProfile:
+def profile(cloud: str) -> Cloud:
     """The profile of a cloud the spec has already accepted."""
     return CLOUDS[cloud]
 
@@ -145,14 +148,14 @@ def read_spec(config: Mapping[str, str], proj: project.Project, stack: str) -> P
     return project.read_spec(config, proj, stack, CLOUDS)
 
 
-def _readers(token: str) -> list[CloudProfile]:
+def _readers(token: str) -> list[Cloud]:
     """The profiles that read a type token or function token: those of the clouds whose Pulumi package
     it names (none for a Kubernetes resource or spotkube's own components)."""
     package = token.partition(":")[0]
-    return [CLOUDS[cloud] for cloud, m in PROFILES.items() if package in m.packages]
+    return [CLOUDS[cloud] for cloud, m in PROFILES.items() if package == m.package]
 
 
-def _in_order(profiles: Iterable[CloudProfile]) -> list[CloudProfile]:
+def _in_order(profiles: Iterable[Cloud]) -> list[Cloud]:
     """`profiles` in the registry's order."""
     chosen = {p.cloud for p in profiles}
     return [CLOUDS[cloud] for cloud in PROFILES if cloud in chosen]
@@ -163,14 +166,14 @@ def upgrade_exposures(resources: Sequence[tuple[str, str, Mapping[str, Any]]]) -
     reads only its own resources, so the policy pack judges programs without knowing their cloud."""
     tokens = {type_token for type_token, _, _ in resources}
     profiles = {id(p): p for token in tokens for p in _readers(token)}
-    return [e for p in _in_order(profiles.values()) if p.resources.read_upgrades
-            for e in p.resources.read_upgrades(resources)]
+    return [e for p in _in_order(profiles.values()) if p.read_upgrades
+            for e in p.read_upgrades(resources)]
 
 
 def registered_pools(type_token: str, name: str, inputs: Mapping[str, Any]) -> list[RegisteredPool]:
     """The node pools any registration declares, whichever cloud it belongs to (none for the rest):
     the policy pack judges programs without knowing their cloud."""
-    return [pool for p in _readers(type_token) for pool in p.resources.read_pools(type_token, name, inputs)]
+    return [pool for p in _readers(type_token) for pool in p.read_pools(type_token, name, inputs)]
 
 
 def load_price_table(path: Path | None = None) -> prices.PriceTable:
@@ -203,7 +206,7 @@ def hourly_price(
 
 def login_problems(kubeconfig: str) -> list[str]:
     """Why a kubeconfig would stop `pulumi up` at a login prompt, whichever cloud's plugin it runs."""
-    checks = (import_module(m.kubeconfig).login_problem for m in PROFILES.values())
+    checks = (import_module(m.module("kubeconfig")).login_problem for m in PROFILES.values())
     return kubeconfigs.login_problems(kubeconfig, checks)
 
 
@@ -211,20 +214,20 @@ def offline_outputs(type_token: str, name: str, inputs: Mapping[str, Any]) -> di
     """What the cloud of a registration (type token, resource name, inputs) would compute for it, for
     the mocks (`spotkube.testing.SpotkubeMocks`, which the offline plan runs on)."""
     return {key: value for p in _readers(type_token)
-            for key, value in p.resources.offline_outputs(type_token, name, inputs).items()}
+            for key, value in p.offline_outputs(type_token, name, inputs).items()}
 
 
 def offline_id(type_token: str, name: str, inputs: Mapping[str, Any]) -> str | None:
     """The id the cloud of a registration would give it, where its programs read it (Azure's ARM ids,
     which role assignments are scoped to); None where any id does."""
     return next((i for p in _readers(type_token)
-                 if (i := p.resources.offline_id(type_token, name, inputs)) is not None), None)
+                 if (i := p.offline_id(type_token, name, inputs)) is not None), None)
 
 
 def offline_answer(token: str) -> dict[str, Any]:
     """A provider function's answer for the mocks: its cloud's, else empty (spotkube doesn't call it)."""
     return next((dict(answer) for p in _readers(token)
-                 if (answer := p.resources.offline_answer(token)) is not None), {})
+                 if (answer := p.offline_answer(token)) is not None), {})
 
 
 def bundled_catalog() -> catalog.Catalog:
@@ -235,33 +238,3 @@ def bundled_catalog() -> catalog.Catalog:
 def gpu_catalog(user_file: Path | None = None) -> catalog.Catalog:
     """`catalog.gpu_catalog` with every cloud's shipped part: the catalog a plan uses."""
     return catalog.gpu_catalog(CATALOG_PARTS, user_file)
-
-
-__all__ = [
-    "CATALOG_PARTS",
-    "CLOUDS",
-    "PRICING",
-    "CloudProfile",
-    "RegisteredPool",
-    "bundled_catalog",
-    "checked",
-    "deployable",
-    "gpu_catalog",
-    "hourly_price",
-    "load_price_table",
-    "load_stack_spec",
-    "load_user_price_table",
-    "login_problems",
-    "offline_answer",
-    "offline_id",
-    "offline_outputs",
-    "parse_spec",
-    "plan_platform",
-    "price_table",
-    "profile",
-    "read_bootstrap",
-    "read_spec",
-    "registered_pools",
-    "upgrade_exposures",
-]
-

@@ -159,9 +159,9 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
     def _build(self, name: str, request: DevicePluginRequest, opts: pulumi.ResourceOptions | None) -> None:
         super().__init__(workloads.DEVICE_PLUGIN_TYPE, name, {}, opts)
         facts = profile(request.cloud)
-        mode = facts.machines.device_plugin_mode
-        if facts.machines.managed_device_plugin is not None:
-            pulumi.log.info(f"{name}: {facts.machines.managed_device_plugin.note}")
+        mode = facts.device_plugin_mode
+        if facts.managed_device_plugin is not None:
+            pulumi.log.info(f"{name}: {facts.managed_device_plugin.note}")
         else:
             manifest = workloads.device_plugin_daemonset(request.settings, request.extra_taints)
             k8s.apps.v1.DaemonSet(

@@ -110,7 +110,7 @@ class KubeflowPipelines(pulumi.ComponentResource):
                     "infra/__main__.py does")])
             return spec.kubeflow
         # The run page links a step to the cloud's logs only where KFP's lookup works (GKE).
-        return built_from(cls, name, (validated(settings), profile(spec.cloud).facts.kfp_cloud_logs_link), opts)
+        return built_from(cls, name, (validated(settings), profile(spec.cloud).kfp_cloud_logs_link), opts)
 
     def _build(self, name: str, built: tuple[KubeflowSettings, bool], opts: pulumi.ResourceOptions | None) -> None:
         """`built` is the checked settings and whether the UI links steps to the cloud's logs (known

@@ -58,7 +58,7 @@ class KueueRequest:
         request class serves them."""
         queued = tuple(pool.name for pool in gpu_pools if pool.queued)
         objects = kueue_preset.preset(gpu_pools, PIPELINES_NAMESPACE, settings.local_queue,
-                                      queued, profile(cloud).facts.provisioning_request_class)
+                                      queued, profile(cloud).provisioning_request_class)
         return KueueRequest(settings, tuple(objects))
 
 

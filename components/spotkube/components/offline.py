@@ -199,7 +199,7 @@ def _run_stack(project: Project, stack: str, answers: Mapping[str, Mapping[str, 
     reviews = {} if stack_spec is not None else ClusterReview.of_stack(config, source)
     recording = record_stack(project, stack, answers)
     if not recording.clusters:
-        components = " or ".join(cloud.resources.component for cloud in CLOUDS.values())
+        components = " or ".join(cloud.component for cloud in CLOUDS.values())
         raise NoCluster(f"{source}: the program ({project.relative(project.main)}) registers no spotkube cluster "
                         f"({components}), so there is nothing to review")
     unknown = sorted(set(reviews) - {c.name for c in recording.clusters})

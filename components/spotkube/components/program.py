@@ -58,4 +58,4 @@ def read_stack_spec(program_dir: Path) -> PlatformSpec:
 def cluster_component(spec: PlatformSpec) -> Any:
     """The cluster component class of the stack's cloud (`AksGpuCluster`, `GkeGpuCluster`), imported
     only now: each cloud SDK takes a second or more to load, and a stack needs only its own."""
-    return getattr(spotkube, profile(spec.cloud).resources.component)
+    return getattr(spotkube, profile(spec.cloud).component)

@@ -27,7 +27,7 @@ def known_gpu_types() -> frozenset[str]:
     """spotkube's cloud-neutral GPU vocabulary (GKE's accelerator names, which the AKS catalog maps its
     VM sizes onto): every cloud's GPU types in the GPU catalog in use. A type outside it is a typo, or a
     GPU no spotkube pool can carry."""
-    return frozenset().union(*(p.machines.gpu_types() for p in CLOUDS.values()))
+    return frozenset().union(*(p.gpu_types() for p in CLOUDS.values()))
 
 #: The most GPUs one spotkube node carries (the spec's limit for `gpu.count`).
 MAX_GPUS_PER_NODE = 16
@@ -45,7 +45,7 @@ def _gpu_count(count: Any, limit: int = MAX_GPUS_PER_NODE) -> int:
 
 def _gpu_type_hint(name: str) -> str:
     """When someone passes a machine name instead of a GPU type, say which GPU type it carries."""
-    carried = next((gpu for p in CLOUDS.values() if (gpu := p.machines.gpu(name))), None)
+    carried = next((gpu for p in CLOUDS.values() if (gpu := p.machine_gpu(name))), None)
     if carried:
         return f" ({name} is a machine; it carries {carried[0]})"
     return ""
@@ -93,12 +93,12 @@ class GpuTarget:
         if self.mig is not None and self.sharing is not None:
             raise PlacementError("mig and sharing are two ways to share a GPU; ask for one of them")
         if self.mig is not None:
-            profiles = sorted({m for p in CLOUDS.values() for m in p.machines.mig_profiles(str(self.gpu_type))})
+            profiles = sorted({m for p in CLOUDS.values() for m in p.mig_profiles(str(self.gpu_type))})
             if self.mig not in profiles:
                 offered = f"use one of {', '.join(profiles)}" if profiles else "it has no MIG; ask for whole GPUs"
                 raise PlacementError(f"mig={self.mig!r} is not a MIG profile of {self.gpu_type} on any cloud; "
                                      f"{offered}")
-        modes = sorted({m for p in CLOUDS.values() for m in p.machines.shared_gpu_modes})
+        modes = sorted({m for p in CLOUDS.values() for m in p.shared_gpu_modes})
         if self.sharing is not None and self.sharing not in modes:
             raise PlacementError(f"sharing={self.sharing!r} is not a way spotkube shares GPUs; use one of "
                                  f"{', '.join(modes)}, or mig='<profile>' for a MIG instance")

@@ -4,7 +4,7 @@ The args are the components' public, cross-language API: Pulumi's component anal
 package schema (and every language's SDK) from their TypedDicts, and it reads each key's
 description from the docstring under it in the module's *source* (`inspect.getsource`), so
 TypedDicts built at run time would lose every description. This module therefore writes them out:
-one module per cloud (`spotkube/clouds/<cloud>/args.py`, from `CloudProfile.rules.spec_model`) and one for
+one module per cloud (`spotkube/clouds/<cloud>/args.py`, from `Cloud.spec_model`) and one for
 the add-ons (`spotkube/components/args.py`). A cloud's types carry its title (`AksGpuPoolArgs`), so
 each cluster component has its own and an AKS user is never offered a GKE field, nor the reverse.
 
@@ -27,7 +27,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from spotkube.platform.cloud import CloudProfile, Clouds
+from spotkube.platform.cloud import Cloud, Clouds
 from spotkube.platform.records import record
 from spotkube.platform.spec import (
     ClusterSettings,
@@ -202,13 +202,13 @@ def _plain(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
 
-def default_words(model: type[BaseModel], name: str, info: FieldInfo, cloud: CloudProfile | None) -> str:
+def default_words(model: type[BaseModel], name: str, info: FieldInfo, cloud: Cloud | None) -> str:
     """` Default: X.` for a field the args may leave out, when its default says something."""
     filled = {(SystemPool, "machine"): "default_machine", (PlatformPool, "machine"): "default_machine",
               (ClusterSettings, "channel"): "default_channel"}
     for (shared, field_name), attribute in filled.items():
         if cloud is not None and field_name == name and issubclass(model, shared):
-            return f" Default: `{getattr(cloud.facts, attribute)}`."
+            return f" Default: `{getattr(cloud, attribute)}`."
     if info.is_required():
         return ""
     value = info.get_default(call_default_factory=True)
@@ -223,7 +223,7 @@ def _extra(extra: Extra) -> list[str]:
     return [f"    {extra.name}: {kind}", *_docstring(extra.description, "    ")]
 
 
-def _class(args: ArgsType, cloud: CloudProfile | None, literals: Literals) -> list[str]:
+def _class(args: ArgsType, cloud: Cloud | None, literals: Literals) -> list[str]:
     lines = [f"class {args.name}(TypedDict):", *_docstring(args.doc, "    "), ""]
     for extra in args.extra:
         lines += _extra(extra) if extra.first else []
@@ -238,7 +238,7 @@ def _class(args: ArgsType, cloud: CloudProfile | None, literals: Literals) -> li
     return lines
 
 
-def module_source(doc: str, classes: Sequence[ArgsType], cloud: CloudProfile | None = None) -> str:
+def module_source(doc: str, classes: Sequence[ArgsType], cloud: Cloud | None = None) -> str:
     """A module of TypedDicts, in the order given (nested ones first)."""
     needs_input = any(
         "Input[" in _python_type(info.annotation, c.nested, info)
@@ -269,23 +269,23 @@ def module_source(doc: str, classes: Sequence[ArgsType], cloud: CloudProfile | N
 # --- the modules ------------------------------------------------------------------------------------
 
 
-def cluster_args_name(cloud: CloudProfile) -> str:
+def cluster_args_name(cloud: Cloud) -> str:
     """`AksGpuClusterArgs`: the args of the cloud's cluster component."""
-    return f"{cloud.title.capitalize()}GpuClusterArgs"
+    return f"{cloud.cloud.capitalize()}GpuClusterArgs"
 
 
-def _args_name(cloud: CloudProfile, model: type[BaseModel]) -> str:
+def _args_name(cloud: Cloud, model: type[BaseModel]) -> str:
     """`AksGpuPool` -> `AksGpuPoolArgs`, `GpuSpec` -> `AksGpuArgs`, `DeployerSettings` -> `GkeDeployerArgs`."""
-    prefix = cloud.title.capitalize()
+    prefix = cloud.cloud.capitalize()
     stem = model.__name__.removeprefix(prefix)
     for suffix in ("Settings", "Spec"):
         stem = stem.removesuffix(suffix)
     return f"{prefix}{stem}Args"
 
 
-def cluster_args(cloud: CloudProfile) -> list[ArgsType]:
+def cluster_args(cloud: Cloud) -> list[ArgsType]:
     """The TypedDicts of a cloud's cluster component, nested ones first."""
-    root = cloud.rules.spec_model
+    root = cloud.spec_model
     order: list[type[BaseModel]] = []
 
     def visit(model: type[BaseModel], skip: Sequence[str] = ()) -> None:
@@ -308,16 +308,16 @@ def cluster_args(cloud: CloudProfile) -> list[ArgsType]:
     return out
 
 
-def node_pool_args(cloud: CloudProfile, nested: Mapping[type[BaseModel], str]) -> ArgsType:
+def node_pool_args(cloud: Cloud, nested: Mapping[type[BaseModel], str]) -> ArgsType:
     """The args of the cloud's pool component: the keys that name the cluster it joins, then the keys of
     one entry of the cluster component's `gpu_pools`."""
-    facts = cloud.resources.node_pool
-    pool_model = next(nested_models(cloud.rules.spec_model.model_fields["gpu_pools"].annotation))
+    facts = cloud.node_pool
+    pool_model = next(nested_models(cloud.spec_model.model_fields["gpu_pools"].annotation))
     extras = tuple(Extra(key.name, key.annotation, key.required, key.description, first=True)
                    for key in facts.target)
     return ArgsType(f"{facts.component}Args", pool_model,
                     f"The args of `{facts.component}`: one pool, GPU or CPU, added to a cluster spotkube may not have "
-                    f"made (an entry of `{cloud.resources.component}`'s `gpu_pools` and the cluster it joins). A "
+                    f"made (an entry of `{cloud.component}`'s `gpu_pools` and the cluster it joins). A "
                     "machine without a GPU makes a CPU pool.", extra=extras, nested=nested)
 
 
@@ -325,15 +325,15 @@ def _docstring_of(model: type[BaseModel]) -> str:
     return " ".join((model.__doc__ or "").split())
 
 
-def args_module_path(cloud: CloudProfile) -> Path:
+def args_module_path(cloud: Cloud) -> Path:
     """Where a cloud's args module lives: `args.py` beside its spec module."""
-    module = cloud.rules.spec_model.__module__
+    module = cloud.spec_model.__module__
     return PACKAGE.joinpath(*module.split(".")[1:]).with_name("args.py")
 
 
-def cloud_args_source(cloud: CloudProfile) -> str:
+def cloud_args_source(cloud: Cloud) -> str:
     component = cluster_args_name(cloud).removesuffix("Args")
-    doc = (f"The typed args of `{component}`, generated from `{cloud.rules.spec_model.__module__}` by `{REGENERATE}`; "
+    doc = (f"The typed args of `{component}`, generated from `{cloud.spec_model.__module__}` by `{REGENERATE}`; "
            "do not edit: change the models and regenerate (the reference test fails while this file is stale). "
            "They are the component's public, cross-language API: `pulumi package add` derives its schema from "
            "them and from the docstrings below. They use only primitives, lists, dicts and nested TypedDicts, each "
@@ -344,39 +344,69 @@ def cloud_args_source(cloud: CloudProfile) -> str:
     return module_source(doc, cluster_args(cloud), cloud)
 
 
-DEVICE_PLUGIN_EXTRAS = (
-    Extra("cloud", "str", True, "The cluster's cloud: `aks` (deploys NVIDIA's plugin as a DaemonSet) or `gke` (keeps "
-          "GKE's managed plugin, deploys nothing). Python: use `NvidiaDevicePlugin.for_cluster(name, cluster)`, which "
-          "takes it from the cluster.", first=True),
-    Extra("extra_taints", "list[str]", False, "Taints your GPU pools carry beyond spotkube's own, as key=value:Effect; "
-          "the plugin tolerates them. Python: `NvidiaDevicePlugin.for_cluster` tolerates every GPU pool's own taints "
-          "without them."),
-)
-ADDON_ARGS = (
-    ArgsType("NvidiaDevicePluginArgs", DevicePluginSettings, "The args of `NvidiaDevicePlugin`: NVIDIA's device "
-             "plugin settings and the cluster's cloud and taints. `enabled` is not an arg: not creating the "
-             "component says so.", exclude=("enabled",), extra=DEVICE_PLUGIN_EXTRAS),
-    ArgsType("DevicePluginSettingsArgs", DevicePluginSettings, "The device plugin's own settings, for "
-             "`NvidiaDevicePlugin.for_cluster` (Python only): the cluster gives the cloud and the GPU pools' "
-             "taints.", exclude=("enabled",)),
-    ArgsType("KubeflowPipelinesArgs", KubeflowSettings, "The args of `KubeflowPipelines`: "
-             f"{_docstring_of(KubeflowSettings)}", exclude=("enabled",)),
-    ArgsType("KueueArgs", KueueSettings, f"The args of `Kueue`: {_docstring_of(KueueSettings)}",
-             exclude=("enabled",)),
-)
+def _plugin_of(cloud: Cloud) -> str:
+    """What the device plugin component does on a cloud, for its `cloud` arg's description."""
+    if cloud.device_plugin_mode == "daemonset":
+        return f"`{cloud.cloud}` (deploys NVIDIA's plugin as a DaemonSet)"
+    return f"`{cloud.cloud}` (keeps {cloud.title}'s managed plugin, deploys nothing)"
+
+
+def addon_args(clouds: Clouds) -> tuple[ArgsType, ...]:
+    """The add-ons' TypedDicts; the device plugin's `cloud` says what it does on each registered cloud."""
+    plugin_extras = (
+        Extra("cloud", "str", True, f"The cluster's cloud: {' or '.join(map(_plugin_of, clouds.values()))}. "
+              "Python: use `NvidiaDevicePlugin.for_cluster(name, cluster)`, which takes it from the cluster.",
+              first=True),
+        Extra("extra_taints", "list[str]", False, "Taints your GPU pools carry beyond spotkube's own, as "
+              "key=value:Effect; the plugin tolerates them. Python: `NvidiaDevicePlugin.for_cluster` tolerates "
+              "every GPU pool's own taints without them."),
+    )
+    return (
+        ArgsType("NvidiaDevicePluginArgs", DevicePluginSettings, "The args of `NvidiaDevicePlugin`: NVIDIA's device "
+                 "plugin settings and the cluster's cloud and taints. `enabled` is not an arg: not creating the "
+                 "component says so.", exclude=("enabled",), extra=plugin_extras),
+        ArgsType("DevicePluginSettingsArgs", DevicePluginSettings, "The device plugin's own settings, for "
+                 "`NvidiaDevicePlugin.for_cluster` (Python only): the cluster gives the cloud and the GPU pools' "
+                 "taints.", exclude=("enabled",)),
+        ArgsType("KubeflowPipelinesArgs", KubeflowSettings, "The args of `KubeflowPipelines`: "
+                 f"{_docstring_of(KubeflowSettings)}", exclude=("enabled",)),
+        ArgsType("KueueArgs", KueueSettings, f"The args of `Kueue`: {_docstring_of(KueueSettings)}",
+                 exclude=("enabled",)),
+    )
+
+
 ADDON_ARGS_PATH = PACKAGE / "components" / "args.py"
 
 
-def addon_args_source() -> str:
+def addon_args_source(clouds: Clouds) -> str:
     doc = (f"The typed args of the add-on components, generated from `spotkube.platform.spec` by `{REGENERATE}`; "
            "do not edit: change the models (or `spotkube.platform.args_source` for the keys they don't have) and "
            "regenerate. They are the components' public, cross-language API, as the cluster components' are; none "
            "of them accepts an Output.")
-    return module_source(doc, ADDON_ARGS)
+    return module_source(doc, addon_args(clouds))
+
+
+#: The module that names every registered cloud's public classes for type checkers.
+EXPORTS_PATH = PACKAGE / "clouds" / "exports.py"
+
+
+def exports_source(clouds: Clouds) -> str:
+    """`spotkube.clouds.exports`: each registered cloud's components and args, imported under their names,
+    which `spotkube/__init__.py` star-imports for type checkers only (at run time it resolves each name
+    from the registry on first use, so no cloud's module loads before it is asked for)."""
+    lines = ['"""Every registered cloud\'s components and their args, as `spotkube` exports them, for type checkers:',
+             f"generated from the registry by `{REGENERATE}`; do not edit.", '"""', ""]
+    for cloud in sorted(clouds.values(), key=lambda c: c.cloud):
+        folder = cloud.spec_model.__module__.rpartition(".")[0]
+        lines += [f"from {folder}.args import {name} as {name}" for name in sorted(a.name for a in cluster_args(cloud))]
+        lines += [f"from {folder}.{module} import {name} as {name}"
+                  for module, name in (("component", cloud.component), ("node_pool", cloud.node_pool.component))]
+    return "\n".join(lines) + "\n"
 
 
 def args_files(clouds: Clouds) -> dict[Path, str]:
-    """Every generated args module: path -> its text."""
+    """Every generated args module, and the exports module: path -> its text."""
     files = {args_module_path(cloud): cloud_args_source(cloud) for cloud in clouds.values()}
-    files[ADDON_ARGS_PATH] = addon_args_source()
+    files[ADDON_ARGS_PATH] = addon_args_source(clouds)
+    files[EXPORTS_PATH] = exports_source(clouds)
     return files

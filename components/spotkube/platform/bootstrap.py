@@ -15,7 +15,6 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, ValidationError, model_validator
 
-from spotkube.platform.contract import Cloud
 from spotkube.platform.errors import Problem, SpecError
 from spotkube.platform.input_messages import describe, did_you_mean, shown
 from spotkube.platform.spec import CONFIG_NAMESPACE, Text, _Model
@@ -86,7 +85,7 @@ class BootstrapSpec(_Model):
     """The CI identities of one cloud, for the repository's workflows: the settings every cloud reads.
     Each cloud's subclass (its profile's `options.bootstrap`) adds its own."""
 
-    cloud: Cloud = Field(description="Which cloud's identities: `aks` or `gke`.")
+    cloud: Text = Field(description="Which cloud's identities: a registered cloud's name.")
     repository: Text = Field(pattern=REPOSITORY, description="The GitHub repository whose workflows sign in, "
                              "`owner/repo`: only its OIDC tokens are trusted.")
     stacks: tuple[EnvironmentName, ...] = Field(
@@ -154,6 +153,8 @@ def parse_bootstrap(values: Mapping[str, Any], source: str, specs: Mapping[str, 
                         f"{did_you_mean(key, known)}") for key in values if key not in known]
     cloud = values.get("cloud")
     model = specs.get(cloud, BootstrapSpec) if isinstance(cloud, str) else BootstrapSpec
+    if isinstance(cloud, str) and cloud not in specs:
+        problems.append(Problem(_key("cloud"), f"{shown(cloud)} is not accepted; use {' or '.join(map(repr, specs))}"))
     own = set(_keys(model))
     try:
         spec = model.model_validate({k: v for k, v in values.items() if k in own})

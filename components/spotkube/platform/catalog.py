@@ -10,7 +10,7 @@ stale. How it is built, refreshed and overridden: docs/catalog.md.
 
 Where the shipped copy lives: the GPU facts, which belong to no cloud, in `catalog.json` beside this
 module; each cloud's part in its own folder (`clouds/<cloud>/catalog.json`), which its profile names
-(`CloudProfile.facts.catalog_file`). This module never names a cloud: the registry hands the parts over.
+(`Cloud.catalog_file`). This module never names a cloud: the registry hands the parts over.
 
 What is in it:
 
@@ -276,7 +276,7 @@ def parse_catalog(text: str, where: str) -> Catalog:
 
 
 #: Each cloud's shipped part of the catalog, by the catalog's name for the cloud (aks, gke): the files
-#: the clouds' profiles name (`CloudProfile.facts.catalog_file`), handed over by the registry.
+#: the clouds' profiles name (`Cloud.catalog_file`), handed over by the registry.
 CatalogParts = Mapping[str, Traversable]
 
 

@@ -1,19 +1,20 @@
-"""What a cloud profile is: everything spotkube knows about one cloud, behind one shape.
+"""What a cloud is to the neutral code: the `Cloud` base class, which each cloud's folder subclasses.
 
-The rest of the core asks a profile instead of branching on the cloud's name, so adding a cloud
-means one new profile (and one new shell), not edits across the code base. Labels and taints are
-the exception on purpose: `contract` is the one module that spells them, for every cloud, so the
-scheduling contract can be read in one place (docs/architecture.md, "One profile per cloud").
+The rest of the core asks a cloud's instance (`spotkube.clouds.CLOUDS[name]`) instead of branching on
+the cloud's name, so adding a cloud means one new folder and one registry line, not edits across the
+code base (docs/architecture.md, "Adding a cloud"). Also here: the shapes a cloud reads registered
+resources into (`RegisteredPool`, `AutoscalerFacts`) and the helpers its readers share.
 """
 
 from __future__ import annotations
 
 import functools
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import KW_ONLY, field, replace
 from importlib import import_module
 from importlib.resources.abc import Traversable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from spotkube.platform.addons.device_plugin import ManagedDevicePlugin
 from spotkube.platform.component_names import ComponentNaming
@@ -24,7 +25,7 @@ from spotkube.platform.contract import (
     POOL_LABEL,
     ROLE_LABEL,
     Capacity,
-    Cloud,
+    CloudLabels,
     GpuSharing,
     PoolContract,
     Taint,
@@ -32,10 +33,9 @@ from spotkube.platform.contract import (
 from spotkube.platform.cost.fixed import FixedItem, FixedPriceTable
 from spotkube.platform.cost.prices import CloudPricing
 from spotkube.platform.errors import Problem
-from spotkube.platform.kubeconfigs import ExecUserCheck
 from spotkube.platform.maintenance import UpgradeReader
 from spotkube.platform.plan_scope import once_about
-from spotkube.platform.posture import PostureReader, Setting
+from spotkube.platform.posture import ClusterPosture, Setting
 from spotkube.platform.preflight import CloudPreflight
 from spotkube.platform.quota import PoolDemand, QuotaPlan
 from spotkube.platform.records import NOT_IN_JSON, OMITTED_WHEN_NONE, camel_json, record
@@ -215,96 +215,6 @@ AutoscalerReader = Callable[[Sequence[tuple[str, str, Mapping[str, Any]]]], Auto
 
 
 @record
-class CloudFacts:
-    """What the cloud is and offers, as plain data: where it runs, which versions and defaults it has.
-    Nothing here judges a stack; the rules and the judges read it."""
-
-    #: The regions spotkube knows (a newer one needs `cluster.allowUnlistedRegion`), and what a
-    #: region looks like on this cloud, for the messages.
-    regions: frozenset[str]
-    region_examples: str
-    #: Machines of the system and platform pools when a stack names none.
-    default_machine: str
-    channels: tuple[str, ...]
-    default_channel: str
-    #: A pinned `cluster.kubernetesVersion` as the cloud's API takes it, and in words.
-    version_pattern: str
-    version_accepted: str
-    #: How the price table names the cloud, which rows it can have, and how it bills GPUs.
-    pricing: CloudPricing
-    #: The cloud's shipped part of the GPU catalog (`clouds/<cloud>/catalog.json`); None when it ships none.
-    catalog_file: Traversable | None = None
-    #: The maintenance window a stack gets when it declares none.
-    default_maintenance_window: MaintenanceWindow | None = None
-    #: Seconds a workload pod really gets to stop when a spot node is reclaimed: the default of the
-    #: pipeline pods' terminationGracePeriodSeconds (`kubeflow.stepGracePeriodSeconds`).
-    workload_notice_seconds: int = 30
-    #: Kubeflow's UI can link a step to the cloud's logs (KFP reads the cluster's name from GKE's
-    #: metadata server, which only GKE nodes answer).
-    kfp_cloud_logs_link: bool = False
-    #: The cloud's sourced figures for the time from a pending GPU step to a running one
-    #: (`clouds/<cloud>/startup.json`); None where spotkube has none.
-    startup_figures: Callable[[], StartupFigures] | None = None
-    #: The ProvisioningRequest class the cloud's autoscaler serves for pools with queued provisioning (all
-    #: of a step's nodes at once); None: the cloud offers none.
-    provisioning_request_class: str | None = None
-
-
-@record
-class MachineFacts:
-    """What the cloud's machines carry: their GPUs, architecture and how a GPU can be shared, from the
-    cloud's part of the catalog (read when asked, because a user's refreshed catalog may name more)."""
-
-    #: The CPU architecture (amd64, arm64) of a machine's nodes.
-    arch: Callable[[str], str]
-    #: The GPU a machine carries by itself (type, count), or None.
-    gpu: Callable[[str], tuple[str, int] | None]
-    #: Every GPU type the cloud's catalog knows, in spotkube's neutral vocabulary.
-    gpu_types: Callable[[], frozenset[str]]
-    #: Whether a GPU pool's machine is one the cloud's rules and GPU catalog know; a GPU pool on any
-    #: other machine got its GPU from the pool's declaration, and the plan warns about it.
-    known: Callable[[str], bool] = field(default=lambda machine: True)
-    #: The MIG profiles a GPU type splits into on this cloud, each with its instances per GPU (none
-    #: for a GPU without MIG).
-    mig_profiles: Callable[[str], Mapping[str, int]] = field(default=lambda gpu_type: {})
-    #: Ways besides MIG this cloud shares one GPU among pods (GKE: time-sharing, MPS), and how many
-    #: pods at most.
-    shared_gpu_modes: tuple[str, ...] = ()
-    max_clients_per_gpu: int = 0
-    #: The device plugin the cloud runs itself on its GPU nodes; None when spotkube deploys NVIDIA's.
-    managed_device_plugin: ManagedDevicePlugin | None = None
-
-    @property
-    def device_plugin_mode(self) -> PluginMode:
-        """Whether spotkube deploys NVIDIA's plugin as a DaemonSet, or the cloud runs its own."""
-        return "daemonset" if self.managed_device_plugin is None else "cloud-managed"
-
-
-@record
-class SpecRules:
-    """How a stack of the cloud is read and checked (`validation.parse_spec`), before anything is
-    registered."""
-
-    #: The cloud's spec (`spotkube.clouds.<cloud>.spec`): the shared models with the cloud's own
-    #: fields. `validation.parse_spec` validates a stack of this cloud with it; the reference, the
-    #: stack schema and the component's args are generated from it.
-    spec_model: type[PlatformSpec]
-    #: The cloud's own validation rules, run after the shared ones.
-    check: Callable[[PlatformSpec], RuleOutput]
-    #: A GPU pool's GPU from its machine and settings.
-    gpu_of: Callable[[GpuPool], GpuResolution]
-    #: What this cloud offers in place of another cloud's setting, by the setting's key (or the key
-    #: of the section holding it), for the message that refuses the setting. Which settings belong to
-    #: another cloud is found in the other specs, not listed here.
-    instead_of: Mapping[str, str] = field(default_factory=dict)
-    #: Defaults that follow from a GPU pool's resolved GPU (GKE: the zones that offer it).
-    pool_defaults: Callable[[PlatformSpec, GpuPool], GpuPool] = field(default=lambda spec, pool: pool)
-    #: What deploying a platform needs beyond its settings' own rules (AKS: who deploys), checked
-    #: where a stack or a component is read for `pulumi up` (`validation.deployable`).
-    deploy_rules: Callable[[PlatformSpec], RuleOutput] = field(default=lambda spec: iter(()))
-
-
-@record
 class TargetKey:
     """One key a pool component (`AksGpuNodePool`) takes to find the cluster it adds its pool to."""
 
@@ -328,106 +238,211 @@ class NodePoolFacts:
     target: tuple[TargetKey, ...]
 
 
-@record
-class ResourceFacts:
-    """The cloud's registered resources: what the component is called, how its resources read back,
-    which changes replace them, and what the cloud computes for them under Pulumi's mocks."""
+class Cloud(ABC):
+    """One cloud, as the cloud-neutral code asks it: each cloud's folder defines one subclass
+    (`clouds/<cloud>/profile.py`), whose class attributes are the cloud's facts and whose methods are its
+    rules, its readers of registered resources and its part of the review. The neutral code calls these
+    instead of branching on the cloud's name; `spotkube.clouds.CLOUDS` holds one instance per cloud.
 
+    A fact without a value here must be given by the subclass: `__init_subclass__` names any it leaves
+    out when the cloud is defined, as the abstract methods do when it is instantiated. A method with a
+    body here is what a cloud without the feature answers.
+    """
+
+    # --- What the cloud is --------------------------------------------------------------------------
+    #: The cloud's name in a stack (`cloud: aks`) and how messages name it (AKS).
+    cloud: ClassVar[str]
+    title: ClassVar[str]
+    #: What the cloud does with node labels and taints by itself (`clouds/<cloud>/labels.py`).
+    labels: ClassVar[CloudLabels]
+    #: The regions spotkube knows (a newer one needs `cluster.allowUnlistedRegion`), and what a region
+    #: looks like on this cloud, for the messages.
+    regions: ClassVar[frozenset[str]]
+    region_examples: ClassVar[str]
+    #: Where a bare stack plans when this cloud is the project's default (the registry's first): Pulumi.yaml's
+    #: default region.
+    default_region: ClassVar[str | None] = None
+    #: Machines of the system and platform pools when a stack names none.
+    default_machine: ClassVar[str]
+    channels: ClassVar[tuple[str, ...]]
+    default_channel: ClassVar[str]
+    #: A pinned `cluster.kubernetesVersion` as the cloud's API takes it, and in words.
+    version_pattern: ClassVar[str]
+    version_accepted: ClassVar[str]
+    #: How the price table names the cloud, which rows it can have, and how it bills GPUs.
+    pricing: ClassVar[CloudPricing]
+    #: The cloud's shipped part of the GPU catalog (`clouds/<cloud>/catalog.json`); None when it ships none.
+    catalog_file: ClassVar[Traversable | None] = None
+    #: The maintenance window a stack gets when it declares none.
+    default_maintenance_window: ClassVar[MaintenanceWindow | None] = None
+    #: Seconds a workload pod really gets to stop when a spot node is reclaimed: the default of the
+    #: pipeline pods' terminationGracePeriodSeconds (`kubeflow.stepGracePeriodSeconds`).
+    workload_notice_seconds: ClassVar[int] = 30
+    #: Kubeflow's UI can link a step to the cloud's logs (KFP reads the cluster's name from GKE's
+    #: metadata server, which only GKE nodes answer).
+    kfp_cloud_logs_link: ClassVar[bool] = False
+    #: The cloud's sourced figures for the time from a pending GPU step to a running one
+    #: (`clouds/<cloud>/startup.json`); None where spotkube has none.
+    startup_figures: ClassVar[Callable[[], StartupFigures] | None] = None
+    #: The ProvisioningRequest class the cloud's autoscaler serves for pools with queued provisioning (all
+    #: of a step's nodes at once); None: the cloud offers none.
+    provisioning_request_class: ClassVar[str | None] = None
+    #: The module whose `COMMANDS` (a `CommandSupport`) says what spotkube's commands do on the cloud
+    #: (`clouds/<cloud>/commands.py`): named, not held, so a plan never loads what only commands need.
+    commands_module: ClassVar[str]
+
+    # --- Its machines, from its part of the catalog (read when asked: a refreshed catalog may name more)
+    #: Ways besides MIG this cloud shares one GPU among pods (GKE: time-sharing, MPS), and how many pods
+    #: at most.
+    shared_gpu_modes: ClassVar[tuple[str, ...]] = ()
+    max_clients_per_gpu: ClassVar[int] = 0
+    #: The device plugin the cloud runs itself on its GPU nodes; None when spotkube deploys NVIDIA's.
+    managed_device_plugin: ClassVar[ManagedDevicePlugin | None] = None
+
+    @abstractmethod
+    def machine_arch(self, machine: str) -> str:
+        """The CPU architecture (amd64, arm64) of a machine's nodes."""
+
+    @abstractmethod
+    def machine_gpu(self, machine: str) -> tuple[str, int] | None:
+        """The GPU a machine carries by itself (type, count), or None."""
+
+    @abstractmethod
+    def gpu_types(self) -> frozenset[str]:
+        """Every GPU type the cloud's catalog knows, in spotkube's neutral vocabulary."""
+
+    def knows_machine(self, machine: str) -> bool:
+        """Whether a GPU pool's machine is one the cloud's rules and GPU catalog know; a GPU pool on any
+        other machine got its GPU from the pool's declaration, and the plan warns about it."""
+        return True
+
+    def mig_profiles(self, gpu_type: str) -> Mapping[str, int]:
+        """The MIG profiles a GPU type splits into on this cloud, each with its instances per GPU."""
+        return {}
+
+    @property
+    def device_plugin_mode(self) -> PluginMode:
+        """Whether spotkube deploys NVIDIA's plugin as a DaemonSet, or the cloud runs its own."""
+        return "daemonset" if self.managed_device_plugin is None else "cloud-managed"
+
+    # --- How a stack of the cloud is read and checked, before anything is registered ----------------
+    #: The cloud's spec (`spotkube.clouds.<cloud>.spec`): the shared models with the cloud's own fields.
+    #: `validation.parse_spec` validates a stack of this cloud with it; the reference, the stack schema
+    #: and the component's args are generated from it.
+    spec_model: ClassVar[type[PlatformSpec]]
+    #: What this cloud offers in place of another cloud's setting, by the setting's key (or the key of
+    #: the section holding it), for the message that refuses the setting.
+    instead_of: ClassVar[Mapping[str, str]] = {}
+
+    @abstractmethod
+    def check(self, spec: PlatformSpec) -> RuleOutput:
+        """The cloud's own validation rules, run after the shared ones."""
+
+    @abstractmethod
+    def gpu_of(self, pool: GpuPool) -> GpuResolution:
+        """A GPU pool's GPU from its machine and settings."""
+
+    def pool_defaults(self, spec: PlatformSpec, pool: GpuPool) -> GpuPool:
+        """Defaults that follow from a GPU pool's resolved GPU (GKE: the zones that offer it)."""
+        return pool
+
+    def deploy_rules(self, spec: PlatformSpec) -> RuleOutput:
+        """What deploying a platform needs beyond its settings' own rules (AKS: who deploys), checked
+        where a stack or a component is read for `pulumi up` (`validation.deployable`)."""
+        return iter(())
+
+    # --- Its registered resources -------------------------------------------------------------------
     #: The cluster component's class, as `spotkube` exports it (AksGpuCluster), and what its name
     #: becomes in the cloud (`clouds/<cloud>/resources.py`), checked before anything is registered.
-    component: str
-    component_naming: ComponentNaming
+    component: ClassVar[str]
+    component_naming: ClassVar[ComponentNaming]
     #: The pool component, which the cluster component builds its pools with too.
-    node_pool: NodePoolFacts
-    read_pools: PoolReader
-    #: The cluster resource's security settings, for the plan's posture section.
-    read_posture: PostureReader
+    node_pool: ClassVar[NodePoolFacts]
     #: How the cluster's autoscaler orders pools and how long it tries one (the plan's fallback).
-    read_autoscaler: AutoscalerReader | None = None
+    read_autoscaler: ClassVar[AutoscalerReader | None] = None
     #: When and how the cloud upgrades each registered worker pool (the plan's posture, the policy pack).
-    read_upgrades: UpgradeReader | None = None
-    #: Input paths, per type token, that the cloud fixes at creation although no `replaceOnChanges`
-    #: says so: changing one replaces the resource (`plan --diff` reports it). A path covers the
-    #: paths under it, except those listed in `updatable_in_place`.
-    create_only: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    updatable_in_place: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    #: How a registered pool's nodes get the step's image (type token, inputs): pulled, streamed or preloaded.
-    image_delivery: Callable[[str, Mapping[str, Any]], ImageDelivery] = field(default=lambda token, inputs: "pull")
+    read_upgrades: ClassVar[UpgradeReader | None] = None
     #: What stands between a pending GPU step and a running one, as registered: each pool's capacity
     #: reservation and image streaming, the nodes' registry grants (the plan's GPU supply rows).
-    read_supply: Callable[[Sequence[tuple[str, str, Mapping[str, Any]]]], Sequence[Setting]] | None = None
-    #: The stand-in for the cloud under Pulumi's mocks (`clouds/<cloud>/offline.py`, answered by
-    #: `spotkube.testing.SpotkubeMocks` and the offline plan): the outputs the cloud computes for a
-    #: registered resource (type token, resource name, inputs) that the component, or a consumer's
-    #: program wiring its own resources into it, reads; and the answer to a provider function the
-    #: component calls (None: not this cloud's function). Obviously fake values, shaped like the real ones.
-    offline_outputs: Callable[[str, str, Mapping[str, Any]], Mapping[str, Any]] = field(
-        default=lambda token, name, inputs: {})
-    offline_answer: Callable[[str], Mapping[str, Any] | None] = field(default=lambda token: None)
-    #: The id the cloud gives a registered resource where programs read it (type token, name, inputs);
-    #: None where any id does.
-    offline_id: Callable[[str, str, Mapping[str, Any]], str | None] = field(
-        default=lambda token, name, inputs: None)
+    read_supply: ClassVar[Callable[[Sequence[tuple[str, str, Mapping[str, Any]]]], Sequence[Setting]] | None] = None
+    #: Input paths, per type token, that the cloud fixes at creation although no `replaceOnChanges` says
+    #: so: changing one replaces the resource (`plan --diff` reports it). A path covers the paths under
+    #: it, except those listed in `updatable_in_place`.
+    create_only: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+    updatable_in_place: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+
+    @abstractmethod
+    def read_pools(self, type_token: str, name: str, inputs: Mapping[str, Any]) -> list[RegisteredPool]:
+        """The node pools a registration (type token, resource name, inputs) declares."""
+
+    @abstractmethod
+    def read_posture(
+        self, type_token: str, name: str, inputs: Mapping[str, Any], protect: bool,
+    ) -> ClusterPosture | None:
+        """The cluster resource's security settings, for the plan's posture section (None for other resources)."""
+
+    def image_delivery(self, type_token: str, inputs: Mapping[str, Any]) -> ImageDelivery:
+        """How a registered pool's nodes get the step's image: pulled, streamed or preloaded."""
+        return "pull"
+
+    def offline_outputs(self, type_token: str, name: str, inputs: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The stand-in for the cloud under Pulumi's mocks (`clouds/<cloud>/offline.py`, answered by
+        `spotkube.testing.SpotkubeMocks` and the offline plan): the outputs the cloud computes for a
+        registered resource that the component, or a consumer's program wiring its own resources into
+        it, reads. Obviously fake values, shaped like the real ones."""
+        return {}
+
+    def offline_answer(self, token: str) -> Mapping[str, Any] | None:
+        """The mocks' answer to a provider function the component calls (None: not this cloud's function)."""
+        return None
+
+    def offline_id(self, type_token: str, name: str, inputs: Mapping[str, Any]) -> str | None:
+        """The id the cloud gives a registered resource where programs read it; None where any id does."""
+        return None
 
     def replaces(self, type_token: str, path: str) -> bool:
         """Whether changing the input at `path` (as `a.b[0].c`) makes the cloud replace the resource."""
         return (any(covers(p, path) for p in self.create_only.get(type_token, ()))
                 and not any(covers(p, path) for p in self.updatable_in_place.get(type_token, ())))
 
-
-@record
-class ReviewFacts:
-    """What the judges (`review/`) ask the cloud about a program it registered: how its deployer signs
-    in and the cloud's preflight rules, what its resources cost, and which quotas its pools need."""
-
-    #: How the stack's deployer signs in to the API server, for the plan's preflight.
-    sign_in: Callable[[PlatformSpec], str]
-    #: Why an exec user of a kubeconfig would wait for a person, if it runs this cloud's plugin
-    #: (`clouds/<cloud>/kubeconfig.py`), for the preflight's `credentials` rule.
-    login_problem: ExecUserCheck
+    # --- What the judges (`review/`) ask it about a program it registered -----------------------------
     #: The cloud's part of the deploy preflight's rules (`clouds/<cloud>/preflight.py`).
-    preflight: CloudPreflight
+    preflight: ClassVar[CloudPreflight]
     #: How to refresh a missing price, for the plan's warning; None when the cloud has no such command.
-    price_refresh: Callable[[str, str], str] | None = None
-    #: The basis the cluster's log backend is billed on, as the plan states it (None without one).
-    logs_cost_basis: Callable[[PlatformSpec], str | None] = field(default=lambda spec: None)
+    price_refresh: ClassVar[Callable[[str, str], str] | None] = None
     #: The fixed monthly items of the registered resources (cluster fee, NAT, IPs, disks...) and the
     #: cloud's sourced table of their prices; None where spotkube doesn't know them.
-    fixed_items: FixedCostReader | None = None
-    fixed_prices: Callable[[], FixedPriceTable] | None = None
+    fixed_items: ClassVar[FixedCostReader | None] = None
+    fixed_prices: ClassVar[Callable[[], FixedPriceTable] | None] = None
     #: The quotas the pools need at full scale (docs/quota.md); the mapping names machines' quota
-    #: families the cloud reported, for machines the profile's own table lacks.
-    quota_plan: Callable[[Sequence[PoolDemand], Mapping[str, str]], QuotaPlan] | None = None
+    #: families the cloud reported, for machines the cloud's own table lacks.
+    quota_plan: ClassVar[Callable[[Sequence[PoolDemand], Mapping[str, str]], QuotaPlan] | None] = None
 
+    @abstractmethod
+    def sign_in(self, spec: PlatformSpec) -> str:
+        """How the stack's deployer signs in to the API server, for the plan's preflight."""
 
-@record
-class CloudProfile:
-    """One cloud's facts, rules, resources, review and commands, as the core uses them: each group
-    answers one kind of question, so a reader (or a new cloud) finds a field by what it is for."""
+    @abstractmethod
+    def login_problem(self, name: str, exec_: Mapping[str, Any]) -> str | None:
+        """Why an exec user of a kubeconfig would wait for a person, if it runs this cloud's plugin
+        (`clouds/<cloud>/kubeconfig.py`), for the preflight's `credentials` rule."""
 
-    cloud: Cloud
-    #: How messages name the cloud (AKS, GKE).
-    title: str
-    facts: CloudFacts
-    machines: MachineFacts
-    rules: SpecRules
-    resources: ResourceFacts
-    review: ReviewFacts
-    #: The module whose `COMMANDS` (a `CommandSupport`) says what spotkube's commands do on the cloud
-    #: (`clouds/<cloud>/commands.py`): named, not held, so a plan never loads what only commands need.
-    commands_module: str
+    def logs_cost_basis(self, spec: PlatformSpec) -> str | None:
+        """The basis the cluster's log backend is billed on, as the plan states it (None without one)."""
+        return None
 
-    @property
+    @functools.cached_property
     def commands(self) -> CommandSupport:
         """The cloud's `CommandSupport`, its module imported the first time a command asks."""
-        return command_support(self.commands_module)
+        found: CommandSupport = import_module(self.commands_module).COMMANDS
+        return found
 
-
-@functools.cache
-def command_support(module: str) -> CommandSupport:
-    """A cloud's `CommandSupport`, from the module a profile names (imported once)."""
-    found: CommandSupport = import_module(module).COMMANDS
-    return found
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A cloud that leaves a fact without a value is refused when it is defined, naming the facts."""
+        super().__init_subclass__(**kwargs)
+        missing = [name for name in Cloud.__annotations__ if not hasattr(cls, name)]
+        if missing:
+            raise TypeError(f"the cloud {cls.__name__} gives no {', '.join(missing)}")
 
 
 def covers(prefix: str, path: str) -> bool:
@@ -454,4 +469,4 @@ def first(values: Mapping[str, Any], *keys: str) -> Any:
 
 #: Every cloud spotkube knows, by name: `spotkube.clouds.CLOUDS`. The cloud-neutral code takes it as an
 #: argument, so it never imports a cloud.
-Clouds = Mapping[str, CloudProfile]
+Clouds = Mapping[str, Cloud]

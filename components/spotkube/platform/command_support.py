@@ -1,9 +1,9 @@
 """What spotkube's commands (not its plan) ask a cloud: the `CommandSupport` each cloud's
 `clouds/<cloud>/commands.py` defines as `COMMANDS`.
 
-Apart from the profile (`cloud.CloudProfile`), which every plan loads, so that a plan never pays for
+Apart from the profile (`cloud.Cloud`), which every plan loads, so that a plan never pays for
 defining what only `new-stack`, `doctor`, `quota`, `logs`, `drill` and the refreshes use; the profile
-names the module and `CloudProfile.commands` imports it on first use.
+names the module and `Cloud.commands` imports it on first use.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ class CommandSupport:
     """What spotkube's commands do on this cloud: its own flags, the new stack's template, the CI
     identities' calls and roles, and the live reads and actions that need the cloud's SDK or CLI.
     Each cloud's lives in `clouds/<cloud>/commands.py`, which loads when a command first asks for it
-    (`CloudProfile.commands`), never with a plan."""
+    (`Cloud.commands`), never with a plan."""
 
     #: The cloud's own flags on spotkube's commands, and its bootstrap stack's settings.
     options: CommandOptions

@@ -7,7 +7,7 @@ rule. The facts and their sources: docs/platform-facts.md#cluster-component-name
 
 One rule for every cloud (lower-case letters, digits and hyphens, a letter first, no hyphen last);
 only the length and what the name becomes differ, which each cloud's profile says
-(`CloudProfile.resources.component_naming`, from `clouds/<cloud>/resources.py`). AKS would accept capitals in a
+(`Cloud.component_naming`, from `clouds/<cloud>/resources.py`). AKS would accept capitals in a
 DNS prefix, but Azure compares names without case and DNS is case-blind, so spotkube keeps names
 lower-case on every cloud. Pure module: no Pulumi.
 """

@@ -46,5 +46,5 @@ def coverage_markdown(catalog: Catalog, table: PriceTable, clouds: Clouds) -> st
     """The Markdown between START and END (the markers excluded): one table per cloud."""
     lines: list[str] = []
     for name, cloud in sorted(clouds.items()):
-        lines += _cloud_table(name, catalog.cloud(name), table, cloud.facts.pricing.name)
+        lines += _cloud_table(name, catalog.cloud(name), table, cloud.pricing.name)
     return "\n".join(lines)

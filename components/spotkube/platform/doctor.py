@@ -2,7 +2,7 @@
 
 A first `up` on a fresh subscription or project fails half-way on what nobody checked: an API not
 enabled, a provider namespace not registered, a role missing, a quota too small, a size the region
-doesn't offer. Each cloud reads those live (`CloudProfile.commands.read_access`) into a `LiveAccess`;
+doesn't offer. Each cloud reads those live (`Cloud.commands.read_access`) into a `LiveAccess`;
 `review/doctor.py` judges it against what the program needs into `Finding`s, one line each. Pure
 module: no Pulumi, no cloud SDK.
 """

@@ -4,7 +4,7 @@
 and nobody is there to answer a login prompt. Static credentials (a token, a client certificate) need
 nobody; an exec plugin may, and only the cloud whose plugin it is knows when: each cloud's
 `kubeconfig` module rewrites its own kubeconfig so it signs in without a person and checks an exec
-user for that (`CloudProfile.review.login_problem`: kubelogin on AKS, gke-gcloud-auth-plugin on GKE).
+user for that (`Cloud.login_problem`: kubelogin on AKS, gke-gcloud-auth-plugin on GKE).
 
 Pure module over kubeconfig text: no Pulumi. `login_problems` is the preflight's check.
 """

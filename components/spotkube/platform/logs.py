@@ -4,7 +4,7 @@ KFP archives a step's log to its artifact store only when the pod's `wait` conta
 pod deleted with its spot node never gets there; so the logs that outlive an eviction are the ones
 the node's log agent shipped while the step ran (Cloud Logging on GKE, Container Insights on AKS).
 `spotkube logs` prints the exact query and console link for a step's pod or a whole run; each cloud's
-profile writes them (`CloudProfile.commands.log_query`). Pure module: no Pulumi. Docs: docs/logs.md.
+profile writes them (`Cloud.commands.log_query`). Pure module: no Pulumi. Docs: docs/logs.md.
 """
 
 from __future__ import annotations

@@ -20,8 +20,8 @@ from dataclasses import replace
 from typing import Any, Protocol, TypeVar
 
 from spotkube.platform import contract
-from spotkube.platform.cloud import CloudProfile
-from spotkube.platform.contract import Capacity, Cloud, PoolContract, Role, Taint
+from spotkube.platform.cloud import Cloud
+from spotkube.platform.contract import Capacity, PoolContract, Role, Taint
 from spotkube.platform.records import record
 from spotkube.platform.spec import GpuPool, PlatformSpec, PoolUpgrade, SpotPool
 from spotkube.platform.warnings import PlanWarning
@@ -109,7 +109,7 @@ class PlatformPlan:
     pools: tuple[PoolPlan, ...]
 
     @property
-    def cloud(self) -> Cloud:
+    def cloud(self) -> str:
         return self.spec.cloud
 
     @property
@@ -162,7 +162,7 @@ def versioned_name(name: str, create_only: Mapping[str, Any], *, separator: str,
 
 
 def _pool(
-    cloud: Cloud, region: str, name: str, role: Role, capacity: Capacity, machine: str, arch: str, *,
+    cloud: str, region: str, name: str, role: Role, capacity: Capacity, machine: str, arch: str, *,
     gpu: tuple[str, int] | None, low: int, high: int, zones: tuple[str, ...],
     extra_labels: dict[str, str], extra_taints: tuple[Taint, ...] = (),
     critical_only: bool = False, eviction_policy: str | None = None,
@@ -188,7 +188,7 @@ def _pool(
     )
 
 
-def gpu_sharing(spec: PlatformSpec, pool: GpuPool, facts: CloudProfile) -> contract.GpuSharing | None:
+def gpu_sharing(spec: PlatformSpec, pool: GpuPool, facts: Cloud) -> contract.GpuSharing | None:
     """What a resolved GPU pool's sharing makes of each GPU: MIG instances of its profile, or the
     clients of a time-shared or MPS GPU; and the resource they are advertised as. Only a device plugin
     spotkube deploys (AKS) takes the `mixed` MIG strategy; GKE's own advertises `nvidia.com/gpu`."""
@@ -196,9 +196,9 @@ def gpu_sharing(spec: PlatformSpec, pool: GpuPool, facts: CloudProfile) -> contr
     if sharing is None or pool.gpu is None:
         return None
     if sharing.mig is not None:
-        mixed = facts.machines.device_plugin_mode == "daemonset" and spec.device_plugin.mig_strategy == "mixed"
+        mixed = facts.device_plugin_mode == "daemonset" and spec.device_plugin.mig_strategy == "mixed"
         return contract.GpuSharing(
-            "mig", slices_per_gpu=facts.machines.mig_profiles(pool.gpu.type).get(sharing.mig, 1), partition=sharing.mig,
+            "mig", slices_per_gpu=facts.mig_profiles(pool.gpu.type).get(sharing.mig, 1), partition=sharing.mig,
             resource=contract.mig_resource(sharing.mig) if mixed else contract.GPU_RESOURCE)
     shared = sharing.time_shared()
     if shared is None:
@@ -207,14 +207,14 @@ def gpu_sharing(spec: PlatformSpec, pool: GpuPool, facts: CloudProfile) -> contr
     return contract.GpuSharing(strategy, slices_per_gpu=clients)  # type: ignore[arg-type]
 
 
-def plan_platform(spec: PlatformSpec, facts: CloudProfile) -> PlatformPlan:
+def plan_platform(spec: PlatformSpec, facts: Cloud) -> PlatformPlan:
     """Decide every pool of a resolved spec (see `parse_spec`), system pool first, with the facts of
     its cloud (`spotkube.clouds.CLOUDS[spec.cloud]`)."""
     cloud = spec.cloud
     system = spec.system_pool
     pools = [_pool(
         cloud, spec.region, system.name, "system", "on-demand", system.machine or "",
-        facts.machines.arch(system.machine or ""), gpu=None,
+        facts.machine_arch(system.machine or ""), gpu=None,
         low=system.min, high=system.max, zones=system.zones, extra_labels=system.labels,
         critical_only=system.critical_addons_only_taint(),
     )]
@@ -222,7 +222,7 @@ def plan_platform(spec: PlatformSpec, facts: CloudProfile) -> PlatformPlan:
     if platform.enabled:
         pools.append(_pool(
             cloud, spec.region, platform.name, "platform", "on-demand", platform.machine or "",
-            facts.machines.arch(platform.machine or ""), gpu=None,
+            facts.machine_arch(platform.machine or ""), gpu=None,
             low=platform.min, high=platform.max, zones=platform.zones, extra_labels=platform.labels,
         ))
     workers: list[tuple[Role, SpotPool]] = [("batch", p) for p in spec.spot_pools]
@@ -232,7 +232,7 @@ def plan_platform(spec: PlatformSpec, facts: CloudProfile) -> PlatformPlan:
         gpu_spec = gpu_pool.gpu if gpu_pool else None
         eviction_policy, max_price = worker.spot_price_controls()
         pools.append(replace(_pool(
-            cloud, spec.region, worker.name, role, worker.capacity, worker.machine, facts.machines.arch(worker.machine),
+            cloud, spec.region, worker.name, role, worker.capacity, worker.machine, facts.machine_arch(worker.machine),
             gpu=(gpu_spec.type, gpu_spec.count) if gpu_spec else None,
             low=worker.min, high=worker.max, zones=worker.zones,
             extra_labels=worker.labels, extra_taints=worker.parsed_taints(),

@@ -1,6 +1,6 @@
 """The configuration reference, generated from the spec models so that they are its only source.
 
-`spotkube.platform.spec` and each cloud's spec (`CloudProfile.rules.spec_model`) declare every stack key
+`spotkube.platform.spec` and each cloud's spec (`Cloud.spec_model`) declare every stack key
 once: name (the camelCase alias), type, constraints, default and `description=`. From those models
 this module renders
 - the "Configuration reference" tables of docs/configuration.md (`REFERENCE_PATH`, between
@@ -67,17 +67,36 @@ def modeline(stack_dir: Path, root: Path) -> str | None:
     return _schema_line(Path(os.path.relpath(schema, stack_dir)).as_posix())
 REGENERATE = "python -m spotkube.cli.reference write"
 
-#: The model requires these keys (component args always give them), but a stack may leave them out:
-#: Pulumi.yaml then supplies these defaults, so a bare stack is a dev platform on AKS in uksouth.
-PROJECT_DEFAULTS: Mapping[str, str] = {"cloud": "aks", "environment": "dev", "region": "uksouth"}
+
+def registry_description(name: str, clouds: Clouds) -> str | None:
+    """The description of a top-level key that names the registered clouds (`cloud`, `region`): the
+    shared spec's own says what it is without naming any cloud."""
+    if name == "cloud":
+        return f"Which cloud: {_or([_code(c) for c in clouds])}."
+    if name == "region":
+        regions = {c.title: c.default_region or c.region_examples.split()[0].rstrip(",") for c in clouds.values()}
+        return f"The cloud's region, e.g. {_or([f'{region} on {title}' for title, region in regions.items()])}."
+    return None
+
+
+def project_defaults(clouds: Clouds) -> Mapping[str, str]:
+    """The model requires these keys (component args always give them), but a stack may leave them out:
+    Pulumi.yaml then supplies these defaults, so a bare stack is a dev platform of the registry's first
+    cloud, in that cloud's default region."""
+    first = next(iter(clouds.values()))
+    if first.default_region is None:
+        raise ValueError(f"{first.cloud}, the registry's first cloud, is the project's default: give it a "
+                         "default_region")
+    return {"cloud": first.cloud, "environment": "dev", "region": first.default_region}
+
 
 def cloud_defaults(clouds: Clouds) -> Mapping[tuple[type[BaseModel], str], Mapping[str, str]]:
     """(shared model, field) -> {cloud: default} of the fields left unset that validation fills in
     from the cloud's profile; a cloud's own model of that section (e.g. `AksSystemPool`) has them too."""
     return {
-        (SystemPool, "machine"): {cloud: p.facts.default_machine for cloud, p in clouds.items()},
-        (PlatformPool, "machine"): {cloud: p.facts.default_machine for cloud, p in clouds.items()},
-        (ClusterSettings, "channel"): {cloud: p.facts.default_channel for cloud, p in clouds.items()},
+        (SystemPool, "machine"): {cloud: p.default_machine for cloud, p in clouds.items()},
+        (PlatformPool, "machine"): {cloud: p.default_machine for cloud, p in clouds.items()},
+        (ClusterSettings, "channel"): {cloud: p.default_channel for cloud, p in clouds.items()},
     }
 
 _PLURAL = {"string": "strings", "integer": "integers", "number": "numbers", "boolean": "booleans", "object": "objects"}
@@ -128,7 +147,7 @@ def cloud_sections(clouds: Clouds) -> dict[str, dict[str, type[BaseModel]]]:
     """Every section of any cloud's spec, in order: path -> {cloud: the model it has there}."""
     out: dict[str, dict[str, type[BaseModel]]] = {}
     for cloud, profile in clouds.items():
-        for section in sections(profile.rules.spec_model):
+        for section in sections(profile.spec_model):
             out.setdefault(section.path, {})[cloud] = section.model
     return out
 
@@ -203,11 +222,11 @@ def type_text(schema: Mapping[str, Any], plural: bool = False) -> str:
 def default_text(model: type[BaseModel], name: str, field: FieldInfo, clouds: Clouds, project: bool = False) -> str:
     """A field's default as the README shows it."""
     key = alias(name, field)
-    if project and key in PROJECT_DEFAULTS:
-        return _code(PROJECT_DEFAULTS[key])
+    if project and key in project_defaults(clouds):
+        return _code(project_defaults(clouds)[key])
     for (shared, field_name), by_cloud in cloud_defaults(clouds).items():
         if field_name == name and issubclass(model, shared):
-            owners = [cloud for cloud, p in clouds.items() if _uses(p.rules.spec_model, model)]
+            owners = [cloud for cloud, p in clouds.items() if _uses(p.spec_model, model)]
             if len(owners) == 1:
                 return _code(by_cloud[owners[0]])
             return ", ".join(f"{_code(value)} ({clouds[cloud].title})" for cloud, value in by_cloud.items())
@@ -237,7 +256,7 @@ def _table(model: type[BaseModel], path: str, header: str, clouds: Clouds) -> li
     top = model is PlatformSpec
     for name, field in model.model_fields.items():
         key = alias(name, field)
-        meaning = field.description or ""
+        meaning = (top and registry_description(name, clouds)) or field.description or ""
         inner, many = nested_model(field.annotation)
         if inner is not None:
             below = f"{path}.{key}" if path else key
@@ -316,13 +335,11 @@ def pulumi_config(clouds: Clouds) -> dict[str, dict[str, Any]]:
         inner, _ = nested_model(field.annotation)
         if kind == "array":
             declaration["items"] = {"type": "object" if inner else schema.get("items", {}).get("type", "string")}
-        description = field.description or ""
-        if name == "cloud":
-            description = f"Which cloud: {_or([_code(c) for c in clouds])}."
+        description = registry_description(name, clouds) or field.description or ""
         if inner is not None:
             summaries: dict[str, list[str]] = {}
             for profile in clouds.values():
-                own, _ = nested_model(profile.rules.spec_model.model_fields[name].annotation)
+                own, _ = nested_model(profile.spec_model.model_fields[name].annotation)
                 summaries.setdefault(fields_summary(own or inner), []).append(profile.title)
             if len(summaries) == 1:
                 description += f" Fields: {next(iter(summaries))}."
@@ -330,13 +347,13 @@ def pulumi_config(clouds: Clouds) -> dict[str, dict[str, Any]]:
                 description += "".join(f" Fields on {' and '.join(titles)}: {summary}."
                                        for summary, titles in summaries.items())
         declaration["description"] = description
-        if key in PROJECT_DEFAULTS:
-            declaration["default"] = PROJECT_DEFAULTS[key]
+        if key in project_defaults(clouds):
+            declaration["default"] = project_defaults(clouds)[key]
         elif not field.is_required():
             value = _default(field)  # an object's {} means "every field takes its default"
             declaration["default"] = {} if isinstance(value, BaseModel) else _plain(value)
         else:
-            raise ValueError(f"{key} is required by the model and has no project default in PROJECT_DEFAULTS")
+            raise ValueError(f"{key} is required by the model and has no project default (project_defaults)")
         out[key] = declaration
     return out
 
@@ -391,11 +408,11 @@ def _clean(node: Any) -> Any:
     return out
 
 
-def _cloud_is(cloud: str) -> dict[str, Any]:
+def _cloud_is(cloud: str, clouds: Clouds) -> dict[str, Any]:
     """The `if` of a cloud's branch: the stack names the cloud (as `spotkube:cloud` or `cloud`), or
     names none and the cloud is Pulumi.yaml's default."""
     named = {"properties": {f"{CONFIG_NAMESPACE}:cloud": {"const": cloud}, "cloud": {"const": cloud}}}
-    if cloud == PROJECT_DEFAULTS["cloud"]:
+    if cloud == project_defaults(clouds)["cloud"]:
         return {"properties": {"config": named}}
     either = {"anyOf": [{"required": [f"{CONFIG_NAMESPACE}:cloud"]}, {"required": ["cloud"]}]}
     return {"required": ["config"], "properties": {"config": {**named, **either}}}
@@ -408,28 +425,28 @@ def stack_schema(clouds: Clouds) -> dict[str, Any]:
     definitions: dict[str, Any] = {}
     branches = []
     for cloud, profile in clouds.items():
-        spec = _clean(profile.rules.spec_model.model_json_schema(by_alias=True))
+        spec = _clean(profile.spec_model.model_json_schema(by_alias=True))
         for name, definition in spec.get("definitions", {}).items():
             if definitions.setdefault(name, definition) != definition:
                 raise ValueError(f"two clouds' specs define {name} differently; give one a name of its own")
         own = {key: value for key, value in spec["properties"].items() if key != "cloud"}
-        branches.append({"if": _cloud_is(cloud), "then": {"properties": {"config": {
+        branches.append({"if": _cloud_is(cloud, clouds), "then": {"properties": {"config": {
             "properties": {f"{CONFIG_NAMESPACE}:{key}": value for key, value in own.items()},
             "patternProperties": {f"^{re.escape(key)}$": value for key, value in own.items()},
         }}}})
     keys: dict[str, Any] = {}
     for name, field in PlatformSpec.model_fields.items():
         key = alias(name, field)
-        value: dict[str, Any] = {"description": field.description or ""}
+        value: dict[str, Any] = {"description": registry_description(name, clouds) or field.description or ""}
         if name == "cloud":
             value["enum"] = list(clouds)
-        if key in PROJECT_DEFAULTS:
-            value["default"] = PROJECT_DEFAULTS[key]
+        if key in project_defaults(clouds):
+            value["default"] = project_defaults(clouds)[key]
         keys[f"{CONFIG_NAMESPACE}:{key}"] = value
     config = {
         "type": "object",
         "description": f"Config values: `{CONFIG_NAMESPACE}:` keys (checked here, and fully by `spotkube plan`) "
-        "and other namespaces' keys such as `azure-native:location` or `gcp:project` (not checked).",
+        "and other namespaces' keys, such as a cloud provider's own settings (not checked).",
         "properties": keys,
         "patternProperties": {
             # A key without namespace is the project's (`cloud` is `spotkube:cloud`); as a pattern, it is
@@ -493,9 +510,9 @@ def generated_files(root: Path, clouds: Clouds) -> dict[Path, str]:
     }
     catalog_page = root / COVERAGE_PATH
     if catalog_page.is_file():
-        shipped = bundled_catalog({name: p.facts.catalog_file for name, p in clouds.items()
-                                   if p.facts.catalog_file is not None})
-        prices = load_table({p.facts.pricing.name: p.facts.pricing for p in clouds.values()})
+        shipped = bundled_catalog({name: p.catalog_file for name, p in clouds.items()
+                                   if p.catalog_file is not None})
+        prices = load_table({p.pricing.name: p.pricing for p in clouds.values()})
         files[catalog_page] = replace_between(catalog_page.read_text(), coverage.START, coverage.END,
                                               coverage.coverage_markdown(shipped, prices, clouds), COVERAGE_PATH)
     for stack in sorted(root.glob(STACK_GLOB)):

@@ -755,7 +755,7 @@ class PlatformSpec(_Model):
     code takes any of them as a `PlatformSpec`. A spec is made by `validation.parse_spec`, which picks
     the cloud's model from the registry, never by validating this base."""
 
-    cloud: Text = Field(description="Which cloud: `aks` or `gke`.")
+    cloud: Text = Field(description="Which cloud: a registered cloud's name.")
     environment: Text = Field(
         pattern=ENVIRONMENT_PATTERN,
         description="Environment name, e.g. dev, staging or prod. `prod` turns on every unset security switch "
@@ -763,7 +763,7 @@ class PlatformSpec(_Model):
     )
     region: Text = Field(
         pattern=REGION_PATTERN,
-        description="The cloud's region, e.g. uksouth on AKS or us-central1 on GKE.",
+        description="The cloud's region, in its own spelling.",
     )
     system_pool: SystemPool = Field(default_factory=SystemPool, description="The on-demand system pool.")
     platform_pool: PlatformPool = Field(

@@ -19,9 +19,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError, create_model
 from pydantic.alias_generators import to_camel
 
-from spotkube.platform.cloud import CloudProfile, Clouds, RuleOutput
+from spotkube.platform.cloud import Cloud, Clouds, RuleOutput
 from spotkube.platform.contract import (
-    CLOUD_LABEL_PREFIXES,
     KUBERNETES_LABEL_PREFIXES,
     LABEL_PREFIX,
     reserved_label_prefix,
@@ -73,10 +72,10 @@ def checked(spec: PlatformSpec, source: str, clouds: Clouds, style: KeyStyle = "
     """A typed spec with the rules applied and resolved, for `from_spec`: the stack program's spec
     comes from `parse_spec` and passes unchanged (resolving is idempotent), while a spec someone
     built by hand is refused as `parse_spec` would refuse its values."""
-    model = clouds[spec.cloud].rules.spec_model if spec.cloud in clouds else None
+    model = clouds[spec.cloud].spec_model if spec.cloud in clouds else None
     if model is None or not isinstance(spec, model):
         built = f"a {type(spec).__name__}"
-        wanted = f"one of {', '.join(p.rules.spec_model.__name__ for p in clouds.values())}" if model is None \
+        wanted = f"one of {', '.join(p.spec_model.__name__ for p in clouds.values())}" if model is None \
             else model.__name__
         raise SpecError(source, [Problem(config_key("cloud") if style == "stack" else "cloud",
                                          f"{shown(spec.cloud)} in {built}: build the spec with {wanted}")])
@@ -90,7 +89,7 @@ def deployable(spec: PlatformSpec, source: str, clouds: Clouds, style: KeyStyle 
     """`spec`, once it also says what only deploying it needs (the cloud's `deploy_rules`: on AKS, who
     deploys). Run where a stack or a cluster component is read for `pulumi up` (the stack file, a
     component's args or spec), not where a platform is only planned or priced from its settings."""
-    problems = list(clouds[spec.cloud].rules.deploy_rules(spec)) if spec.cloud in clouds else []
+    problems = list(clouds[spec.cloud].deploy_rules(spec)) if spec.cloud in clouds else []
     if problems:
         raise SpecError(source, in_style(problems, style, type(spec)))
     return spec
@@ -100,7 +99,7 @@ def model_problems(
     values: Mapping[str, Any], clouds: Clouds, style: KeyStyle = "stack"
 ) -> tuple[PlatformSpec | None, list[Problem]]:
     """Validate config values (keys without namespace) against the models alone: types, ranges and
-    single fields, with the model of the stack's cloud (`CloudProfile.rules.spec_model`). The cloud's rules
+    single fields, with the model of the stack's cloud (`Cloud.spec_model`). The cloud's rules
     come after, in `parse_spec`. Paths keep the user's own spelling of each key, with `spotkube:` for
     a stack file. Until the cloud is known only the top-level keys can be judged, so a missing or
     unknown `cloud` is reported with them alone."""
@@ -116,7 +115,7 @@ def model_problems(
     cloud = clouds.get(choice) if isinstance(choice, str) else None
     if cloud is None:
         return None, [*problems, *_cloud_problems(values, clouds, style)]
-    model = cloud.rules.spec_model
+    model = cloud.spec_model
     remaining = {k: v for k, v in values.items() if k not in unknown}
     while True:
         try:
@@ -164,18 +163,18 @@ def _cloud_problems(values: Mapping[str, Any], clouds: Clouds, style: KeyStyle) 
     return []
 
 
-def _owner(loc: Sequence[str | int], cloud: CloudProfile, clouds: Clouds) -> CloudProfile | None:
+def _owner(loc: Sequence[str | int], cloud: Cloud, clouds: Clouds) -> Cloud | None:
     """The other cloud whose spec has a field at exactly `loc`, if any."""
     for other in clouds.values():
         if other is cloud:
             continue
-        _, info, rest = field_at(other.rules.spec_model, loc)
+        _, info, rest = field_at(other.spec_model, loc)
         if info is not None and not rest:
             return other
     return None
 
 
-def _other_cloud_hint(error: Mapping[str, Any], cloud: CloudProfile, clouds: Clouds, style: KeyStyle) -> str | None:
+def _other_cloud_hint(error: Mapping[str, Any], cloud: Cloud, clouds: Clouds, style: KeyStyle) -> str | None:
     """What to say when a stack sets a key, or picks a value, that only another cloud's spec has:
     found in the registry's specs, so that no cloud keeps a list of the others' settings. The cloud's
     own `instead_of` says what it offers in its place, when it offers something."""
@@ -184,7 +183,7 @@ def _other_cloud_hint(error: Mapping[str, Any], cloud: CloudProfile, clouds: Clo
         other = _owner(loc, cloud, clouds)
         if other is not None:
             names = [to_camel(part) for part in reversed(loc) if isinstance(part, str)]
-            instead = next((cloud.rules.instead_of[n] for n in names if n in cloud.rules.instead_of), None)
+            instead = next((cloud.instead_of[n] for n in names if n in cloud.instead_of), None)
             return (f"{shown(value)} is {_a(other.title)} setting; remove it from {_a(cloud.title)} stack"
                     + (f" ({instead})" if instead else ""))
         return _near_other_cloud_key(loc, cloud, clouds, style)
@@ -192,7 +191,7 @@ def _other_cloud_hint(error: Mapping[str, Any], cloud: CloudProfile, clouds: Clo
         for other in clouds.values():
             if other is cloud:
                 continue
-            _, info, rest = field_at(other.rules.spec_model, loc)
+            _, info, rest = field_at(other.spec_model, loc)
             if info is not None and not rest and value in literal_values(info.annotation):
                 noun = str(loc[-1]) if style == "python" else to_camel(str(loc[-1]))
                 words = "".join(f" {c.lower()}" if c.isupper() else c for c in noun).replace("_", " ")
@@ -202,18 +201,18 @@ def _other_cloud_hint(error: Mapping[str, Any], cloud: CloudProfile, clouds: Clo
 
 
 def _near_other_cloud_key(
-    loc: Sequence[str | int], cloud: CloudProfile, clouds: Clouds, style: KeyStyle
+    loc: Sequence[str | int], cloud: Cloud, clouds: Clouds, style: KeyStyle
 ) -> str | None:
     """An unknown key that is close to none of the cloud's own keys but to another cloud's: the
     usual message, with the near miss named as that cloud's setting."""
-    own = _model_at(cloud.rules.spec_model, loc[:-1])
+    own = _model_at(cloud.spec_model, loc[:-1])
     if own is None:
         return None
     keys = accepted_keys(own, style)
     if did_you_mean(str(loc[-1]), keys):
         return None
     for other in clouds.values():
-        theirs = _model_at(other.rules.spec_model, loc[:-1]) if other is not cloud else None
+        theirs = _model_at(other.spec_model, loc[:-1]) if other is not cloud else None
         near = did_you_mean(str(loc[-1]), [k for k in accepted_keys(theirs, style) if k not in keys]) if theirs else ""
         if near:
             key = near.removeprefix("; did you mean ").removesuffix("?")
@@ -238,9 +237,12 @@ RESERVED_FOR = {
     **dict.fromkeys(KUBERNETES_LABEL_PREFIXES, "which Kubernetes keeps for itself: a kubelet may set only "
                     "kubelet.kubernetes.io/ and node.kubernetes.io/ labels there, so AKS refuses the pool and GKE's "
                     "nodes would not join"),
-    **{prefix: f"which {cloud.upper()} keeps for its own node labels and taints"
-       for cloud, prefix in CLOUD_LABEL_PREFIXES.items()},
 }
+
+
+def _reserved_for(prefix: str, cloud: Cloud) -> str:
+    """Whose a reserved prefix is: spotkube's, Kubernetes', or else the stack's cloud's own."""
+    return RESERVED_FOR.get(prefix) or f"which {cloud.title} keeps for its own node labels and taints"
 
 
 def _a(title: str) -> str:
@@ -276,42 +278,42 @@ def common_rules(spec: PlatformSpec, clouds: Clouds) -> RuleOutput:
         elif spot.capacity == "flex-start":
             yield Problem(config_key(f"spotPools[{i}].capacity"), "'flex-start' is a tier of GPU pools only; use "
                           "'spot' or 'preemptible' here, or make it a GPU pool")
+    cloud = clouds[spec.cloud]
     for path, labels in labelled:
         for label in labels:
             reserved = reserved_label_prefix(spec.cloud, label)
             if reserved:
                 name = label.rpartition("/")[2]
                 yield Problem(config_key(f"{path}.labels.{cut(label)}"),
-                              f"{shown(label)} uses the prefix {reserved}/, {RESERVED_FOR[reserved]}; use your own "
-                              f"prefix (e.g. example.com/{cut(name)})")
+                              f"{shown(label)} uses the prefix {reserved}/, {_reserved_for(reserved, cloud)}; use your "
+                              f"own prefix (e.g. example.com/{cut(name)})")
     for path, pool in worker_pools(spec):
         for t, taint in enumerate(pool.parsed_taints()):
             reserved = reserved_taint_prefix(spec.cloud, taint.key)
             if reserved:
                 name = taint.key.rpartition("/")[2]
                 yield Problem(config_key(f"{path}.taints[{t}]"), f"{shown(str(taint))} uses the prefix {reserved}/, "
-                              f"{RESERVED_FOR[reserved]}; use your own prefix (e.g. example.com/{name})")
-    cloud = clouds[spec.cloud]
-    channel, channels = spec.cluster.channel, cloud.facts.channels
+                              f"{_reserved_for(reserved, cloud)}; use your own prefix (e.g. example.com/{name})")
+    channel, channels = spec.cluster.channel, cloud.channels
     if channel is not None and channel not in channels:
         yield Problem(config_key("cluster.channel"), f"{shown(channel)} is not {_a(cloud.title)} channel; use one of "
                       f"{', '.join(channels)}")
     # The clouds' region names never overlap, so the others (and their modules) are consulted only for a
     # region that isn't the stack's own cloud's.
-    other = None if spec.region in cloud.facts.regions else \
-        next((p for p in clouds.values() if p is not cloud and spec.region in p.facts.regions), None)
+    other = None if spec.region in cloud.regions else \
+        next((p for p in clouds.values() if p is not cloud and spec.region in p.regions), None)
     if other is not None:
         yield Problem(config_key("region"), f"{shown(spec.region)} is {_a(other.title)} region; "
-                      f"{_a(cloud.title)} stack takes a region such as {cloud.facts.region_examples}")
-    elif spec.region not in cloud.facts.regions and not spec.cluster.allow_unlisted_region:
+                      f"{_a(cloud.title)} stack takes a region such as {cloud.region_examples}")
+    elif spec.region not in cloud.regions and not spec.cluster.allow_unlisted_region:
         yield Problem(config_key("region"), f"{shown(spec.region)} is not {_a(cloud.title)} region spotkube knows; use "
-                      f"a region such as {cloud.facts.region_examples}, or, for a region newer than spotkube's list, "
+                      f"a region such as {cloud.region_examples}, or, for a region newer than spotkube's list, "
                       "set cluster.allowUnlistedRegion: true"
-                      f"{did_you_mean(spec.region, cloud.facts.regions, quoted=True)}")
+                      f"{did_you_mean(spec.region, cloud.regions, quoted=True)}")
     version = spec.cluster.kubernetes_version
-    if version is not None and not re.fullmatch(cloud.facts.version_pattern, version):
+    if version is not None and not re.fullmatch(cloud.version_pattern, version):
         yield Problem(config_key("cluster.kubernetesVersion"), f"{shown(version)} is not a Kubernetes version "
-                      f"{cloud.title} takes; use {cloud.facts.version_accepted}")
+                      f"{cloud.title} takes; use {cloud.version_accepted}")
     pool_names = [pool.name for _, pool in all_pools(spec)]
     scenario = [(f"cost.hours.{cut(pool)}", pool) for pool in spec.cost.hours]
     scenario += [(f"cost.workloads[{i}].pool", w.pool) for i, w in enumerate(spec.cost.workloads)]
@@ -350,17 +352,17 @@ def common_rules(spec: PlatformSpec, clouds: Clouds) -> RuleOutput:
     yield from _price_overrides(spec, cloud)
 
 
-def _price_overrides(spec: PlatformSpec, cloud: CloudProfile) -> RuleOutput:
+def _price_overrides(spec: PlatformSpec, cloud: Cloud) -> RuleOutput:
     """A stack's own prices must be rows the price table could hold for its cloud and region (Azure has
     no preemptible capacity, GKE accelerators are GPU types), one price per sku, kind and capacity."""
     seen: set[tuple[str, str, str]] = set()
     for i, price in enumerate(spec.cost.prices):
         path = config_key(f"cost.prices[{i}]")
         try:
-            PriceRow.model_validate({"cloud": cloud.facts.pricing.name, "region": spec.region, "sku": price.sku,
+            PriceRow.model_validate({"cloud": cloud.pricing.name, "region": spec.region, "sku": price.sku,
                                      "kind": price.kind, "capacity": price.capacity, "usdPerHour": price.usd_per_hour,
                                      "source": price.source, "date": price.date},
-                                    context={cloud.facts.pricing.name: cloud.facts.pricing})
+                                    context={cloud.pricing.name: cloud.pricing})
         except ValidationError as err:
             for error in err.errors():
                 yield Problem(path, f"{error['msg'].removeprefix('Value error, ')}")
@@ -371,35 +373,35 @@ def _price_overrides(spec: PlatformSpec, cloud: CloudProfile) -> RuleOutput:
         seen.add(key)
 
 
-def _maintenance(settings: MaintenanceSettings, cloud: CloudProfile) -> MaintenanceSettings:
+def _maintenance(settings: MaintenanceSettings, cloud: Cloud) -> MaintenanceSettings:
     """The cloud's default window for a stack that declares none (and did not ask for `anytime`)."""
-    if settings.window is not None or settings.anytime or cloud.facts.default_maintenance_window is None:
+    if settings.window is not None or settings.anytime or cloud.default_maintenance_window is None:
         return settings
-    return settings.model_copy(update={"window": cloud.facts.default_maintenance_window})
+    return settings.model_copy(update={"window": cloud.default_maintenance_window})
 
 
 def resolve(spec: PlatformSpec, clouds: Clouds) -> tuple[PlatformSpec, list[Problem]]:
     """Check `spec` against its cloud's rules and fill in defaults that follow from the facts."""
-    cloud: CloudProfile = clouds[spec.cloud]
-    problems = [*common_rules(spec, clouds), *cloud.rules.check(spec)]
+    cloud: Cloud = clouds[spec.cloud]
+    problems = [*common_rules(spec, clouds), *cloud.check(spec)]
     pools = []
     for i, pool in enumerate(spec.gpu_pools):
-        gpu, error = cloud.rules.gpu_of(pool)
+        gpu, error = cloud.gpu_of(pool)
         if error:
             problems.append(Problem(config_key(f"gpuPools[{i}].gpu" if pool.gpu else f"gpuPools[{i}].machine"),
                                     error))
-        pools.append(cloud.rules.pool_defaults(spec, pool.model_copy(update={"gpu": gpu or pool.gpu})))
-    machine = cloud.facts.default_machine
+        pools.append(cloud.pool_defaults(spec, pool.model_copy(update={"gpu": gpu or pool.gpu})))
+    machine = cloud.default_machine
     resolved = spec.model_copy(update={
         "gpu_pools": tuple(pools),
         "system_pool": spec.system_pool.model_copy(update={"machine": spec.system_pool.machine or machine}),
         "platform_pool": spec.platform_pool.model_copy(update={"machine": spec.platform_pool.machine or machine}),
         "cluster": spec.cluster.model_copy(update={
-            "channel": spec.cluster.channel or cloud.facts.default_channel,
+            "channel": spec.cluster.channel or cloud.default_channel,
             "maintenance": _maintenance(spec.cluster.maintenance, cloud)}),
         "kubeflow": spec.kubeflow.model_copy(update={
             "step_grace_period_seconds":
-                spec.kubeflow.step_grace_period_seconds or cloud.facts.workload_notice_seconds}),
+                spec.kubeflow.step_grace_period_seconds or cloud.workload_notice_seconds}),
     })
     return resolved, problems
 
@@ -411,12 +413,12 @@ EXTERNAL_ENVIRONMENT = "external"
 _POOL_LISTS = ("gpu_pools", "spot_pools")
 
 
-def parse_node_pool(values: Mapping[str, Any], cloud: CloudProfile, source: str, clouds: Clouds) -> PlatformSpec:
+def parse_node_pool(values: Mapping[str, Any], cloud: Cloud, source: str, clouds: Clouds) -> PlatformSpec:
     """One pool for a cluster spotkube may not have made (the pool component's args, without the keys
     only the component reads), validated as the one pool of a platform: it meets every rule a pool of
     a spotkube cluster meets, and the problems are named by the component's own keys (`max_price`,
     `region`). A machine without a GPU (and no `gpu` declared) is a CPU pool, as `spot_pools` holds."""
-    target = {key.name: key.spec_key for key in cloud.resources.node_pool.target}
+    target = {key.name: key.spec_key for key in cloud.node_pool.target}
     pool = {k: v for k, v in values.items() if k not in target}
     platform: dict[str, Any] = {"cloud": cloud.cloud, "environment": EXTERNAL_ENVIRONMENT,
                                 "kubeflow": {"enabled": False}}
@@ -430,7 +432,7 @@ def parse_node_pool(values: Mapping[str, Any], cloud: CloudProfile, source: str,
             holder = holder.setdefault(section, {})
         holder[leaf] = values[name]
     machine = pool.get("machine")
-    cpu = "gpu" not in pool and isinstance(machine, str) and cloud.machines.gpu(machine) is None
+    cpu = "gpu" not in pool and isinstance(machine, str) and cloud.machine_gpu(machine) is None
     kind = _POOL_LISTS[1] if cpu else _POOL_LISTS[0]
     platform[kind] = [pool]
     try:

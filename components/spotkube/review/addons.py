@@ -40,7 +40,7 @@ def _kubeflow(spec: PlatformSpec, registrations: Sequence[Registration]) -> Sett
 
 
 def _device_plugin(spec: PlatformSpec, registrations: Sequence[Registration]) -> Setting:
-    managed = profile(spec.cloud).machines.managed_device_plugin
+    managed = profile(spec.cloud).managed_device_plugin
     if managed is not None:
         return Setting("NVIDIA device plugin", managed.summary)
     images = sorted({

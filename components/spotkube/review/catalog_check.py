@@ -59,4 +59,4 @@ def catalog_note(spec: PlatformSpec, catalog: Catalog | None = None) -> CatalogN
     catalog = catalog if catalog is not None else gpu_catalog()
     section = catalog.cloud(spec.cloud)
     return CatalogNote(spec.cloud, section.date.isoformat(), section.source, catalog.origin(spec.cloud),
-                       catalog_warnings(spec, catalog, profile(spec.cloud).machines.known))
+                       catalog_warnings(spec, catalog, profile(spec.cloud).knows_machine))

@@ -263,9 +263,9 @@ def price_pools(
     (`cost.prices`) go over either. A user file that can't be used raises PriceFileError.
     """
     cloud = profile(spec.cloud)
-    pricing = cloud.facts.pricing
+    pricing = cloud.pricing
     table = stack_prices(spec, table if table is not None else price_table(), pricing)
-    priced, warnings = priced_pools(spec, pools, table, pricing, cloud.review.price_refresh, hours=hours)
+    priced, warnings = priced_pools(spec, pools, table, pricing, cloud.price_refresh, hours=hours)
     usages = [
         PoolUsage(p.pool.name, p.pool.capacity, p.price.usd_per_hour, p.on_demand.usd_per_hour, p.floor, p.hours)
         for p in priced if p.price is not None and p.on_demand is not None
@@ -285,7 +285,7 @@ def price_pools(
                 f"{p.pool.name}: a shared GPU costs ${p.per_client(p.price)}/h per client ({p.pool.capacity} "
                 f"${p.price.usd_per_hour}/h over {p.clients} clients: {p.pool.gpu_count} × {p.pool.gpu_type}, "
                 f"{p.pool.sharing.text()})")
-    logs = cloud.review.logs_cost_basis(spec)
+    logs = cloud.logs_cost_basis(spec)
     if logs:
         report.basis.append(logs)
     return report

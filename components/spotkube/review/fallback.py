@@ -190,7 +190,7 @@ def stack_fallback(
     cloud: str, resources: Sequence[Registration], pools: Sequence[PoolLike]
 ) -> tuple[GpuFallback, ...]:
     """Every GPU type's fallback, by GPU type; empty when the stack registers no cluster."""
-    reader = profile(cloud).resources.read_autoscaler
+    reader = profile(cloud).read_autoscaler
     facts = reader([(r.type, r.name, r.inputs) for r in resources]) if reader else None
     if facts is None:
         return ()

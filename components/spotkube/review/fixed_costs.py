@@ -21,7 +21,7 @@ from spotkube.platform.spec import PlatformSpec
 def stack_fixed_costs(spec: PlatformSpec, registrations: Sequence[Registration]) -> FixedCosts | None:
     """The priced fixed lines of a stack's registered resources; None for a cloud without a reader."""
     cloud = profile(spec.cloud)
-    if cloud.review.fixed_items is None or cloud.review.fixed_prices is None:
+    if cloud.fixed_items is None or cloud.fixed_prices is None:
         return None
     registered = [(r.type, r.name, r.inputs) for r in registrations]
-    return price_fixed(cloud.review.fixed_items(registered, spec), spec.region, cloud.review.fixed_prices())
+    return price_fixed(cloud.fixed_items(registered, spec), spec.region, cloud.fixed_prices())

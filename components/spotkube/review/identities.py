@@ -1,7 +1,7 @@
 """What each CI identity calls and which of its roles allows it, as the tables of docs/identities.md.
 
 The calls come from the stacks' registrations and invokes through each cloud's profile
-(`CloudProfile.commands.identities`), so the tables can't drift from the program: `python -m
+(`Cloud.commands.identities`), so the tables can't drift from the program: `python -m
 spotkube.cli.identities check` fails when they would change. Pure module: the offline runs come in as
 arguments.
 """

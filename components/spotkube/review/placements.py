@@ -20,7 +20,7 @@ from typing import Any
 from spotkube.clouds import profile
 from spotkube.platform.addons import device_plugin as workloads
 from spotkube.platform.addons import kfp_reference, kfp_transforms, kueue_reference, kueue_transforms
-from spotkube.platform.contract import Cloud, Placement, PoolContract, landing_pools, why_nowhere
+from spotkube.platform.contract import Placement, PoolContract, landing_pools, why_nowhere
 from spotkube.platform.records import record
 from spotkube.platform.registration import Registration
 from spotkube.platform.spec import KubeflowSettings, KueueSettings
@@ -128,7 +128,7 @@ def _described_note(directory: str) -> str:
 
 
 def stack_placements(
-    cloud: Cloud, registrations: Sequence[Registration], pools: Sequence[PoolContract],
+    cloud: str, registrations: Sequence[Registration], pools: Sequence[PoolContract],
     kubeflow: KubeflowSettings | None = None, kueue: KueueSettings | None = None,
 ) -> StackPlacements:
     """Placements of everything the stack deploys, with notes and errors, against its pools; `kubeflow`
@@ -159,14 +159,14 @@ def stack_placements(
 
 
 def _check_device_plugins(
-    cloud: Cloud, registrations: Sequence[Registration], pools: Sequence[PoolContract],
+    cloud: str, registrations: Sequence[Registration], pools: Sequence[PoolContract],
     result: StackPlacements,
 ) -> None:
     """Exactly one device plugin per GPU node: the cloud's own, or the DaemonSet the component built."""
     components = [r for r in registrations if r.type == workloads.DEVICE_PLUGIN_TYPE]
     daemonsets = [r.inputs for r in registrations
                   if r.type == workloads.DAEMONSET_TYPE and any(r.parent == c.urn for c in components)]
-    managed = profile(cloud).machines.managed_device_plugin
+    managed = profile(cloud).managed_device_plugin
     if components and not daemonsets and managed is not None:
         result.notes.append(managed.note)
     plugins = workloads.plugins_per_pool(pools, [_pod_spec(d) for d in daemonsets], managed)

@@ -183,7 +183,7 @@ def replace_reasons(cloud: str, resource: Mapping[str, Any], diff: Sequence[Chan
         option = next((p for p in resource.get("replaceOnChanges") or () if covers(p, change.path)), None)
         if option is not None:
             reasons.append(f"{change.path}: replaceOnChanges {option}")
-        elif profile is not None and profile.resources.replaces(resource["type"], change.path):
+        elif profile is not None and profile.replaces(resource["type"], change.path):
             reasons.append(f"{change.path}: {profile.title} fixes it at creation")
     return tuple(reasons)
 

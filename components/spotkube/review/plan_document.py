@@ -56,7 +56,7 @@ def pool_rows(
     records registrations from worker threads, so their order changes from run to run, and a plan (and
     its PR comment) must not."""
     by_name = {c.name: c for c in contracts or ()}
-    read = profile(cloud).resources.read_pools
+    read = profile(cloud).read_pools
     machines = gpu_catalog().cloud(cloud)
     rows = [pool.with_contract(by_name.get(pool.name), _share(machines, pool))
             for r in resources for pool in read(r.type, r.name, r.inputs)]

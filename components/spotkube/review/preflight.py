@@ -8,7 +8,7 @@ rule here is a pure function over what the program registered (inputs and option
 settings, and returns one verdict. A failed verdict makes the plan exit 1, like an unsafe placement.
 
 The rules are shared; what a rule checks on one cloud's resources comes from that cloud's profile
-(`CloudProfile.review.preflight`, `clouds/<cloud>/preflight.py`), and the shapes from
+(`Cloud.preflight`, `clouds/<cloud>/preflight.py`), and the shapes from
 `spotkube.platform.preflight`. Pure module: no Pulumi.
 
 Why each rule exists: docs/architecture.md#the-deploy-preflight.
@@ -28,7 +28,7 @@ CONTROL_PLANE_ROLES = ("system", "platform")
 
 
 def _cloud(d: Deployment) -> CloudPreflight:
-    return profile(d.spec.cloud).review.preflight
+    return profile(d.spec.cloud).preflight
 
 
 def credentials_need_no_person(d: Deployment) -> Verdict:
@@ -46,7 +46,7 @@ def credentials_need_no_person(d: Deployment) -> Verdict:
     if problems:
         where = "the kubeconfig of your Kubernetes provider" if d.external else d.key("cluster.deployer.login")
         return Verdict(rule, title, False, f"{where}: " + "; ".join(problems))
-    return Verdict(rule, title, True, f"signs in with {profile(d.spec.cloud).review.sign_in(d.spec)}")
+    return Verdict(rule, title, True, f"signs in with {profile(d.spec.cloud).sign_in(d.spec)}")
 
 
 def deployer_has_data_plane_rights(d: Deployment) -> Verdict:

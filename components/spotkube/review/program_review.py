@@ -101,14 +101,14 @@ def owners(registrations: Sequence[Registration], clusters: Sequence[BuiltCluste
 
 
 def _posture(cloud: str, registrations: Sequence[Registration]) -> tuple[ClusterPosture, ...]:
-    read = profile(cloud).resources.read_posture
+    read = profile(cloud).read_posture
     found = (read(r.type, r.name, r.inputs, r.protect) for r in registrations)
     return tuple(sorted((p for p in found if p is not None), key=lambda p: p.resource))
 
 
 def _supply(cloud: str, registrations: Sequence[Registration]) -> tuple[Setting, ...]:
     """Each GPU pool's capacity reservation and how its nodes get images, and the registry grants, as registered."""
-    read = profile(cloud).resources.read_supply
+    read = profile(cloud).read_supply
     return tuple(read([(r.type, r.name, r.inputs) for r in registrations])) if read else ()
 
 
@@ -161,12 +161,12 @@ def _deployment(run: ProgramRun, cluster: BuiltCluster, mine: Sequence[Registrat
 def registered_contract(cloud: str, region: str, pool: RegisteredPool) -> PoolContract:
     """The contract of a pool spotkube didn't make, from its registration: the labels its nodes carry
     (declared, the cloud's own, the kubelet's) and its taints, so workloads placed on it can be judged."""
-    machines = profile(cloud).machines
+    facts = profile(cloud)
     # Its GPU, as the cloud's catalog knows the machine: the cloud labels a GPU node by itself.
-    gpu = machines.gpu(pool.machine) if pool.machine and pool.has_gpu else None
+    gpu = facts.machine_gpu(pool.machine) if pool.machine and pool.has_gpu else None
     capacity, accelerator = pool.capacity, gpu[0] if gpu else None
-    labels = {**(contract.well_known_labels(pool.machine, machines.arch(pool.machine), region) if pool.machine else {}),
-              **pool.labels, **contract.cloud_added_labels(cloud, pool.cloud_name, capacity, accelerator)}
+    known = contract.well_known_labels(pool.machine, facts.machine_arch(pool.machine), region) if pool.machine else {}
+    labels = {**known, **pool.labels, **contract.cloud_added_labels(cloud, pool.cloud_name, capacity, accelerator)}
     role = "system" if pool.system else "gpu" if pool.has_gpu else "batch"
     return PoolContract(pool.cloud_name, role, capacity, accelerator, pool.gpu_count, labels,
                         tuple(sorted(pool.parsed_taints, key=str)))
@@ -222,7 +222,7 @@ def _document(run: ProgramRun, cluster: BuiltCluster, owner: Mapping[str, str | 
         shares_stack=len(run.clusters) > 1,
         others=_others([r for r in run.registrations if owner[r.urn] is None]),
         startup=pool_startups(spec, mine, pools, fallback),
-        external=tuple(profile(spec.cloud).review.preflight.external_cluster(
+        external=tuple(profile(spec.cloud).preflight.external_cluster(
             ExternalCluster(cluster.name, spec, mine, context))) if cluster.external else None,
     )
 

@@ -19,5 +19,5 @@ def stack_quota(
     cloud: str, pools: Sequence[RegisteredPool], learnt: Mapping[str, str] | None = None
 ) -> QuotaPlan | None:
     """The stack's quota need, or None for a cloud whose profile counts none."""
-    plan = profile(cloud).review.quota_plan
+    plan = profile(cloud).quota_plan
     return None if plan is None else plan(pools, learnt or {})

@@ -20,8 +20,8 @@ from spotkube.review.fallback import GpuFallback
 def _deliveries(cloud: str, resources: Sequence[Registration]) -> dict[str, ImageDelivery]:
     """Each registered pool's delivery, by the name the cloud knows it by."""
     cloud_profile = profile(cloud)
-    return {pool.cloud_name: cloud_profile.resources.image_delivery(r.type, r.inputs)
-            for r in resources for pool in cloud_profile.resources.read_pools(r.type, r.name, r.inputs)}
+    return {pool.cloud_name: cloud_profile.image_delivery(r.type, r.inputs)
+            for r in resources for pool in cloud_profile.read_pools(r.type, r.name, r.inputs)}
 
 
 def _own(row: RegisteredPool, figures: StartupFigures, delivery: ImageDelivery, size_gb: float | None) -> PoolStartup:
@@ -31,7 +31,7 @@ def _own(row: RegisteredPool, figures: StartupFigures, delivery: ImageDelivery, 
 def pool_startups(spec: PlatformSpec, resources: Sequence[Registration], pools: Sequence[RegisteredPool],
                   fallback: Sequence[GpuFallback]) -> tuple[PoolStartup, ...]:
     """One estimate per GPU pool, in the plan's pool order; none on a cloud without figures."""
-    read = profile(spec.cloud).facts.startup_figures
+    read = profile(spec.cloud).startup_figures
     if read is None:
         return ()
     figures = read()

@@ -31,7 +31,6 @@ from pulumi.output import UNKNOWN
 from spotkube.clouds import CLOUDS, checked, deployable, gpu_catalog, parse_spec, plan_platform, price_table, profile
 from spotkube.platform.catalog import catalog_warnings
 from spotkube.platform.component_names import name_problem
-from spotkube.platform.contract import Cloud
 from spotkube.platform.cost.pricing import priced_pools, stack_prices
 from spotkube.platform.errors import Problem, SpecError, SpotkubeError
 from spotkube.platform.input_messages import cut, did_you_mean, kind, shown
@@ -45,12 +44,12 @@ Resolved = TypeVar("Resolved")
 
 
 
-def wired_cluster_args(cloud: Cloud) -> dict[str, tuple[bool, str]]:
+def wired_cluster_args(cloud: str) -> dict[str, tuple[bool, str]]:
     """The cluster args of a cloud's component that accept an Output: key -> (whether the Outputs go
     in a list's items, the placeholder validated in their place), as the cloud's spec marks them. A
     list itself stays plain, because its length decides what is registered (one role assignment per
     admin group; an API server restricted by address or not)."""
-    return wired_fields(profile(cloud).rules.spec_model.model_fields["cluster"].annotation)
+    return wired_fields(profile(cloud).spec_model.model_fields["cluster"].annotation)
 
 
 @functools.cache
@@ -62,7 +61,7 @@ def placeholders() -> dict[str, str]:
     return {key: placeholder for cloud in CLOUDS for key, (_, placeholder) in wired_cluster_args(cloud).items()}
 
 
-def wired_text(cloud: Cloud) -> str:
+def wired_text(cloud: str) -> str:
     """The cluster args that accept an Output, in words: `cluster.project, ... and the items of ...`."""
     wired = wired_cluster_args(cloud)
     whole = [f"cluster.{key}" for key, (is_list, _) in wired.items() if not is_list]
@@ -139,7 +138,7 @@ def _outputs_in(value: object, path: str = "") -> Iterator[str]:
             yield from _outputs_in(item, f"{path}[{i}]")
 
 
-def refuse_outputs(args: object, where: str, *, cluster: Cloud | None = None) -> None:
+def refuse_outputs(args: object, where: str, *, cluster: str | None = None) -> None:
     """Refuse an Output where spotkube must read the value before anything is registered, naming keys
     as the args spell them (`cluster.region`). A cluster's args (`cluster` names its cloud) have a
     few wired keys (which `_unwired` has taken out already); an add-on's args accept no Output."""
@@ -252,7 +251,7 @@ def _checked_when_resolved(
 
 
 def _unwired(
-    cloud: Cloud, args: Mapping[str, Any]
+    cloud: str, args: Mapping[str, Any]
 ) -> tuple[dict[str, Any], dict[tuple[str, int | None], Any]]:
     """The args with each wired Output replaced by its placeholder, and the Outputs by (key, index)."""
     cluster = args.get("cluster")
@@ -272,9 +271,9 @@ def _unwired(
     return {**args, "cluster": plain_cluster}, wired
 
 
-def _cluster_refusals(cloud: Cloud) -> dict[str, str]:
+def _cluster_refusals(cloud: str) -> dict[str, str]:
     """Keys of the stack file's settings that a cluster's args don't take, and why."""
-    others = " or ".join(p.resources.component for p in CLOUDS.values() if p.cloud != cloud)
+    others = " or ".join(p.component for p in CLOUDS.values() if p.cloud != cloud)
     return {
         "cloud": f"is fixed by the component, which builds {cloud}; remove the key (use {others} for the other cloud)",
         "kubeflow": "is not a key of a cluster's args: Kubeflow Pipelines is its own component, KubeflowPipelines",
@@ -283,7 +282,7 @@ def _cluster_refusals(cloud: Cloud) -> dict[str, str]:
     }
 
 
-def plan_from_args(cloud: Cloud, args: Mapping[str, Any], typed: type, where: str) -> ClusterPlan:
+def plan_from_args(cloud: str, args: Mapping[str, Any], typed: type, where: str) -> ClusterPlan:
     """The plan of a cluster component's args (whose TypedDict is `typed`), validated and resolved
     once, and its wired inputs. The component fixes the cloud, and Kubeflow is another component, so
     its rules don't apply to a cluster's args."""
@@ -305,7 +304,7 @@ def plan_from_args(cloud: Cloud, args: Mapping[str, Any], typed: type, where: st
     return ClusterPlan(plan, Wiring(**fields))
 
 
-def plan_from_spec(cloud: Cloud, spec: PlatformSpec, component: str) -> ClusterPlan:
+def plan_from_spec(cloud: str, spec: PlatformSpec, component: str) -> ClusterPlan:
     """The plan of a typed spec (the stack program's, from `parse_spec`): no dict round trip. The
     rules run on the value itself, so a spec built by hand can't skip them. A spec holds plain values
     only, so its wiring is its own values."""
@@ -318,7 +317,7 @@ def plan_from_spec(cloud: Cloud, spec: PlatformSpec, component: str) -> ClusterP
 def refuse_bad_name(label: str, name: str, plan: PlatformPlan) -> None:
     """Refuse a cluster component's name that would make cloud names the cloud refuses; called
     before the component registers itself, so nothing is registered."""
-    problem = name_problem(profile(plan.cloud).resources.component_naming, name, plan.spec.environment)
+    problem = name_problem(profile(plan.cloud).component_naming, name, plan.spec.environment)
     if problem:
         raise pulumi.RunError(f"{label}: {problem}")
 
@@ -335,26 +334,26 @@ def log_plan_warnings(component: pulumi.Resource, label: str, plan: PlatformPlan
     stop a deployment. The security concerns come from the cluster resource itself (`security_concerns`).
     """
     cloud = profile(plan.cloud)
-    pricing = cloud.facts.pricing
+    pricing = cloud.pricing
     try:
         table = stack_prices(plan.spec, price_table(), pricing)
-        warnings = [str(w) for w in priced_pools(plan.spec, plan.pools, table, pricing, cloud.review.price_refresh)[1]]
+        warnings = [str(w) for w in priced_pools(plan.spec, plan.pools, table, pricing, cloud.price_refresh)[1]]
     except SpotkubeError as err:
         warnings = [tagged("cost-unreadable-prices", f"no cost warnings: {err}")]
     warnings += [str(w) for w in missing_fallbacks(plan.pools)]
-    warnings += [str(w.plan_warning()) for w in catalog_warnings(plan.spec, gpu_catalog(), cloud.machines.known)]
+    warnings += [str(w.plan_warning()) for w in catalog_warnings(plan.spec, gpu_catalog(), cloud.knows_machine)]
     for warning in dict.fromkeys(warnings):
         pulumi.log.warn(f"{label}: {LOGGED_PLAN_WARNING}: {warning}", resource=component)
 
 
-def security_concerns(component: pulumi.Resource, label: str, cloud: Cloud) -> pulumi.ResourceTransform:
+def security_concerns(component: pulumi.Resource, label: str, cloud: str) -> pulumi.ResourceTransform:
     """A transform for the cluster resource that logs under `pulumi up` the security concerns the plan
     shows for it (a public API server, local accounts), read by the cloud's own `read_posture` from
     the inputs as the engine registers them, `protect` included. It changes nothing.
 
     Only the update logs them: in a preview an input wired from a resource not created yet reaches a
     transform as None, and an unknown list of authorized ranges would read as "any address"."""
-    read = profile(cloud).resources.read_posture
+    read = profile(cloud).read_posture
 
     def transform(args: pulumi.ResourceTransformArgs) -> None:
         if pulumi.runtime.is_dry_run():

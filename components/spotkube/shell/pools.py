@@ -15,7 +15,7 @@ from typing import Any
 import pulumi
 
 from spotkube.clouds import CLOUDS, plan_platform, profile
-from spotkube.platform.contract import Cloud, PoolContract
+from spotkube.platform.contract import PoolContract
 from spotkube.platform.errors import Problem, SpecError
 from spotkube.platform.input_messages import kind, shown
 from spotkube.platform.plan import PlatformPlan, PoolPlan
@@ -49,10 +49,10 @@ class PoolBuild:
         return self.pool.contract
 
 
-def pool_from_args(cloud: Cloud, args: object, typed: type, where: str) -> PoolBuild:
+def pool_from_args(cloud: str, args: object, typed: type, where: str) -> PoolBuild:
     """A pool component's args, checked and planned before anything is registered: only the target keys
     typed `Input[...]` may be Outputs (the cluster's id, the project), every other key decides the pool."""
-    facts = profile(cloud).resources.node_pool
+    facts = profile(cloud).node_pool
     inputs = {key.name for key in facts.target if key.annotation.startswith("Input[")}
     placeholders = {key: placeholder for key, (_, placeholder) in wired_cluster_args(cloud).items()}
 
@@ -95,8 +95,8 @@ def pool_builds(pools: object, source: str, what: str) -> list[PoolBuild]:
     found = [getattr(pool, "build", None) for pool in pools] if isinstance(pools, list | tuple) else []
     builds = [b for b in found if isinstance(b, PoolBuild)]
     if not builds or len(builds) != len(found):
-        raise pulumi.RunError(f"{source}: pools: give a list of the pool components {what} (AksGpuNodePool or "
-                              "GkeGpuNodePool)")
+        components = " or ".join(cloud.node_pool.component for cloud in CLOUDS.values())
+        raise pulumi.RunError(f"{source}: pools: give a list of the pool components {what} ({components})")
     clouds = sorted({b.plan.cloud for b in builds})
     # An add-on serves one cluster: pools whose plain ids name two can't share it (an Output is the cloud's).
     ids = {str(b.target["cluster_id"]).lower(): str(b.target["cluster_id"]) for b in builds

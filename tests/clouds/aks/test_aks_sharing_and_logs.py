@@ -108,7 +108,7 @@ def test_prod_keeps_container_logs_in_a_workspace_it_creates(prod: Recording) ->
     assert rule.inputs["dataFlows"] == [{"streams": extension["streams"], "destinations": ["ciworkspace"]}]
     (association,) = of_type(prod, ASSOCIATION)
     assert association.inputs["associationName"] == "ContainerInsightsExtension"
-    posture = profile("aks").resources.read_posture(CLUSTER, cluster.name, cluster.inputs, True)
+    posture = profile("aks").read_posture(CLUSTER, cluster.name, cluster.inputs, True)
     assert posture is not None
     logs = next(s for s in posture.settings if s.name == "container logs")
     assert logs.concern is None and "ContainerLogV2" in logs.value
@@ -123,7 +123,7 @@ def test_a_stack_s_own_workspace_is_used_and_dev_keeps_logs_on_the_node_by_defau
     assert of_type(dev, WORKSPACE) == [] and of_type(dev, RULE) == []
     (cluster,) = of_type(dev, CLUSTER)
     assert "addonProfiles" not in cluster.inputs
-    posture = profile("aks").resources.read_posture(CLUSTER, cluster.name, cluster.inputs, False)
+    posture = profile("aks").read_posture(CLUSTER, cluster.name, cluster.inputs, False)
     assert posture is not None
     assert "container logs: a step's logs are lost with its node" in " ".join(posture.concerns)
 

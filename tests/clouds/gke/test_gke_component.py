@@ -7,10 +7,8 @@ checked as the engine receives them: camelCase, nested fields included.
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pulumi
@@ -19,8 +17,8 @@ import yaml
 
 from spotkube import GkeGpuCluster, GkeGpuClusterArgs
 from spotkube.clouds import parse_spec, plan_platform
-from spotkube.clouds.gke import component as gke
 from spotkube.clouds.gke import resources
+from spotkube.clouds.gke.labels import GKE_SPOT_TAINT
 from spotkube.clouds.gke.resources import taint_of
 from spotkube.components.offline import ProgramFailed, Recording, record_program
 from spotkube.platform import contract
@@ -158,7 +156,7 @@ def test_a_spot_cpu_pool_is_a_spot_node_pool_without_gpus() -> None:
     config = registered["nodeConfig"]
     assert config["spot"] is True and "preemptible" not in config
     assert "guestAccelerators" not in config
-    assert [taint_of(t) for t in config["taints"]] == [contract.GKE_SPOT_TAINT]
+    assert [taint_of(t) for t in config["taints"]] == [GKE_SPOT_TAINT]
     assert config["labels"][contract.CAPACITY_LABEL] == "spot"
     assert config["labels"][contract.ACCELERATOR_LABEL] == contract.NO_ACCELERATOR
     assert registered["autoscaling"]["locationPolicy"] == "ANY"
@@ -392,24 +390,6 @@ def test_node_service_account_ids_follow_iam_rules(name: str) -> None:
     assert re.fullmatch(r"[a-z][-a-z0-9]{4,28}[a-z0-9]", account_id)
     other_region = parse_spec({"cloud": "gke", **PROD}, "test")
     assert resources.node_service_account_id(name, other_region) != account_id
-
-
-def _imports(module: Path) -> set[str]:
-    tree = ast.parse(module.read_text())
-    names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
-    names |= {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-    return names
-
-
-def test_cloud_folders_never_import_each_other() -> None:
-    clouds = Path(gke.__file__).parents[1]
-    for here, other, other_sdk in (("gke", "aks", "pulumi_azure_native"), ("aks", "gke", "pulumi_gcp")):
-        modules = sorted((clouds / here).glob("*.py"))
-        assert modules, here
-        for module in modules:
-            imported = _imports(module)
-            assert other_sdk not in imported, module
-            assert not any(name.startswith(f"spotkube.clouds.{other}") for name in imported), module
 
 
 def test_ip_endpoint_kubeconfig_when_the_dns_endpoint_is_off() -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from spotkube import GkeGpuCluster, GkeGpuClusterArgs
 from spotkube.clouds import parse_spec, profile
+from spotkube.clouds.gke.labels import GKE_GPU_CLIENTS_LABEL, GKE_GPU_PARTITION_LABEL, GKE_GPU_SHARING_LABEL
 from spotkube.components.offline import Recording, record_program
 from spotkube.platform import contract
 from spotkube.platform.errors import SpecError
@@ -63,9 +64,9 @@ def test_mig_time_sharing_and_mps_reach_the_node_pools(recording: Recording) -> 
 def test_contracts_carry_gke_s_sharing_labels_and_advertise_the_slices(recording: Recording) -> None:
     contracts = {c["name"]: contract.PoolContract.from_json(c) for c in recording.outputs["poolContracts"].value}
     mig, shared = contracts["a100-mig"], contracts["l4-shared"]
-    assert mig.labels[contract.GKE_GPU_PARTITION_LABEL] == "1g.5gb" and mig.advertised() == {"nvidia.com/gpu": 7}
-    assert shared.labels[contract.GKE_GPU_SHARING_LABEL] == "time-sharing"
-    assert shared.labels[contract.GKE_GPU_CLIENTS_LABEL] == "4" and shared.advertised() == {"nvidia.com/gpu": 4}
+    assert mig.labels[GKE_GPU_PARTITION_LABEL] == "1g.5gb" and mig.advertised() == {"nvidia.com/gpu": 7}
+    assert shared.labels[GKE_GPU_SHARING_LABEL] == "time-sharing"
+    assert shared.labels[GKE_GPU_CLIENTS_LABEL] == "4" and shared.advertised() == {"nvidia.com/gpu": 4}
     pools = list(contracts.values())
     four_way = contract.spot_gpu("nvidia-l4", shared=contract.SharedGpu("time-sharing", clients_per_gpu=4))
     assert contract.landing_pools(four_way, pools) == ["l4-shared"]
@@ -88,11 +89,11 @@ def test_the_cluster_states_its_logging_and_the_posture_shows_it(recording: Reco
     (cluster,) = [r for r in recording.registrations if r.type == CLUSTER]
     assert cluster.inputs["loggingConfig"] == {"enableComponents": ["SYSTEM_COMPONENTS", "WORKLOADS"]}
     assert cluster.inputs["monitoringConfig"] == {"enableComponents": ["SYSTEM_COMPONENTS"]}
-    posture = profile("gke").resources.read_posture(CLUSTER, cluster.name, cluster.inputs, False)
+    posture = profile("gke").read_posture(CLUSTER, cluster.name, cluster.inputs, False)
     assert posture is not None
     logging = next(s for s in posture.settings if s.name == "logging")
     assert logging.value.startswith("Cloud Logging: SYSTEM_COMPONENTS, WORKLOADS") and logging.concern is None
-    unstated = profile("gke").resources.read_posture(CLUSTER, cluster.name, {**cluster.inputs, "loggingConfig": None},
+    unstated = profile("gke").read_posture(CLUSTER, cluster.name, {**cluster.inputs, "loggingConfig": None},
                                                      False)
     assert unstated is not None and any(c.startswith("logging: ") for c in unstated.concerns)
 

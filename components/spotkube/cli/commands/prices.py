@@ -76,7 +76,7 @@ def refresh_prices(
                 for name, extra in prices_refresh.table_targets(prices_refresh.tables_for_all(target)).items():
                     targets.setdefault(name, []).extend(extra)
         outcome = prices_refresh.refresh(targets, asked=asked, target_file=target, settings=settings,
-                                         endpoints={cloud_profile(c).facts.pricing.name: o.endpoint
+                                         endpoints={cloud_profile(c).pricing.name: o.endpoint
                                                     for c, o in (options or {}).items()})
     except ValueError as err:
         raise fail(str(err)) from None

@@ -1,4 +1,4 @@
-"""AKS: what spotkube's commands do on Azure (`CloudProfile.commands`), apart from the plan.
+"""AKS: what spotkube's commands do on Azure (`Cloud.commands`), apart from the plan.
 
 The new stack's template, how it is deployed from CI, the price list `prices refresh` reads, the live
 reads of `quota`, `doctor` and `logs`, the CI identities' calls and roles, and how `drill` evicts a node.

@@ -154,3 +154,12 @@ def call_answer(token: str) -> dict[str, Any] | None:
     if token == CLIENT_CONFIG_INVOKE:
         return dict(CLIENT_CONFIG)
     return None
+
+
+#: The fake answers `spotkube.testing` hands a consumer's tests, by the name it exports each under.
+FIXTURES = {
+    "AZURE_CLIENT_CONFIG": CLIENT_CONFIG,
+    "AKS_USER_KUBECONFIG": USER_KUBECONFIG,
+    "AZURE_CLIENT_CONFIG_TOKEN": CLIENT_CONFIG_INVOKE,
+    "AKS_CREDENTIALS_TOKEN": USER_CREDENTIALS_INVOKE,
+}

@@ -97,7 +97,8 @@ def node_egress(d: Deployment) -> Outcome:
 
 def _pool_chains(d: Deployment) -> list[str]:
     """AKS pools of one cluster that could run at the same time: each must wait for another."""
-    pools = d.of_type(AGENT_POOL_TYPE)
+    # By name: the engine may register two pools in either order, and the message must not change with it.
+    pools = sorted(d.of_type(AGENT_POOL_TYPE), key=lambda p: p.name)
     by_urn = {r.urn: r for r in d.registrations}
     # What each pool waits for, directly or through others, found once: asking `depends_on` of every
     # pair walked the whole chain each time (cubic in the number of pools).

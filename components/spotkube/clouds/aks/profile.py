@@ -16,6 +16,7 @@ from spotkube.clouds.aks import (
     fixed_costs,
     gpu_sharing,
     kubeconfig,
+    labels,
     offline,
     preflight,
     quota,
@@ -27,18 +28,7 @@ from spotkube.clouds.aks.resources import VERSIONED_NAME_MAX, WORKSPACE_ID_PATTE
 from spotkube.clouds.aks.spec import AksGpuPool, AksSpec
 from spotkube.platform import contract
 from spotkube.platform.catalog import CloudCatalog, declared_gpu_problem, refresh_command
-from spotkube.platform.cloud import (
-    CloudFacts,
-    CloudProfile,
-    GpuResolution,
-    MachineFacts,
-    NodePoolFacts,
-    ResourceFacts,
-    ReviewFacts,
-    RuleOutput,
-    SpecRules,
-    TargetKey,
-)
+from spotkube.platform.cloud import Cloud, GpuResolution, NodePoolFacts, RuleOutput, TargetKey
 from spotkube.platform.component_names import ComponentNaming
 from spotkube.platform.errors import Problem
 from spotkube.platform.input_messages import did_you_mean, shown
@@ -72,6 +62,7 @@ def rules(spec: AksSpec) -> RuleOutput:
         if not pattern.fullmatch(pool.name):
             yield Problem(config_key(f"{path}.name"), f"{shown(pool.name)} is not a valid AKS pool name; use 1-12 "
                           "lower-case letters and digits, starting with a letter")
+
     machines = [("systemPool", spec.system_pool.machine), ("platformPool", spec.platform_pool.machine)]
     machines += [(path, worker.machine) for path, worker in worker_pools(spec)]
     for path, machine in machines:
@@ -106,11 +97,13 @@ def rules(spec: AksSpec) -> RuleOutput:
             yield Problem(config_key(f"cluster.adminGroupObjectIds[{i}]"), f"{shown(group)} is not an Entra ID group "
                           "object id; use the group's object id (a GUID such as 3f2b1c4d-...; az ad group show "
                           "--query id)")
+
     deployer = spec.cluster.deployer
     if deployer.object_id is not None and (not re.fullmatch(GUID_PATTERN, deployer.object_id)
                                            or deployer.object_id == NIL_GUID):
         yield Problem(config_key("cluster.deployer.objectId"), f"{shown(deployer.object_id)} is not an Entra ID "
                       f"object id (a GUID such as 3f2b1c4d-...); find it with {FIND_OBJECT_ID}")
+
     autoscaler = spec.cluster.autoscaler
     for name, (pattern, accepted) in AUTOSCALER_FORMATS.items():
         value = getattr(autoscaler, name)
@@ -203,25 +196,6 @@ def _sharing_rules(spec: AksSpec) -> RuleOutput:
                           "nvidia.com/gpu); use devicePlugin.migStrategy: single (the default) or min: 1 or more")
 
 
-def gpu_of(pool: AksGpuPool) -> GpuResolution:
-    """The GPU an AKS VM size carries, or the reason the pool's GPU settings are wrong.
-
-    A size the catalog doesn't know is taken with the GPUs the pool declares (the plan warns with
-    `catalog-unlisted-size`); without a declaration the message says so, and how to declare or refresh.
-    """
-    if pool.machine in catalog.RETIRED_VM_SIZES or not re.fullmatch(catalog.VM_SIZE_PATTERN, pool.machine):
-        return None, None  # already reported as retired, or as not an Azure VM size
-    section = catalog.section()
-    known = section.machine(pool.machine)
-    if known is None:
-        return _unlisted_gpu(pool, section)
-    gpu = GpuSpec(type=known.gpu.type, count=known.gpu.count)
-    if pool.gpu is not None and pool.gpu != gpu:
-        return None, (f"{pool.gpu.count} × {pool.gpu.type} does not match {pool.machine}, which carries "
-                      f"{gpu.count} × {gpu.type}; remove gpu or correct it")
-    return gpu, None
-
-
 def _unlisted_gpu(pool: AksGpuPool, section: CloudCatalog) -> GpuResolution:
     """A size the catalog doesn't know: a series without GPUs is refused, a declared GPU is taken."""
     date = section.date.isoformat()
@@ -242,42 +216,8 @@ FIND_OBJECT_ID = ("a service principal or managed identity (CI): az ad sp show -
                   "yourself: az ad signed-in-user show --query id -o tsv")
 
 
-def deploy_rules(spec: AksSpec) -> RuleOutput:
-    """The deployer must be named to deploy: its grant may never follow whoever runs Pulumi, or every
-    preview (run as the preview identity) would replace it, and a person's `pulumi up` would lock CI
-    out. Planning and pricing the pools need no deployer."""
-    deployer = spec.cluster.deployer
-    if deployer.object_id is None:
-        yield Problem(config_key("cluster.deployer.objectId"), "is required on AKS: the Entra ID object id of the "
-                      "identity that runs `pulumi up`, which gets the RBAC Cluster Admin role on the cluster whoever "
-                      f"plans or previews; find it with {FIND_OBJECT_ID}")
-    if deployer.principal_type is None:
-        yield Problem(config_key("cluster.deployer.principalType"), "is required on AKS with objectId: User, "
-                      "ServicePrincipal (an app or a managed identity, as CI's deploy identity is) or Group")
-
-
-def sign_in(spec: AksSpec) -> str:
-    """spotkube rewrites AKS's device-code kubeconfig to the deployer's kubelogin mode."""
-    return f"kubelogin --login {spec.cluster.deployer.login}"
-
-
-def price_refresh(region: str, machine: str) -> str:
-    """Azure's Retail Prices API needs no credentials, so a missing price can be fetched."""
-    return f"spotkube prices refresh --cloud azure --region {region} --sku {machine}"
-
-
-def logs_cost_basis(spec: AksSpec) -> str | None:
-    """Container Insights is billed per GB ingested into the workspace, which depends on what the steps
-    print: the plan states that basis and no figure (docs/logs.md)."""
-    logs = spec.cluster.logs
-    if not spec.switch(logs.enabled):
-        return None
-    where = "the stack's workspace" if logs.workspace_id else "the workspace spotkube creates"
-    return (f"container logs: Azure Monitor Log Analytics bills each GB of logs ingested into {where} "
-            f"(Analytics logs, pay-as-you-go), retention {logs.retention_days} days, of which the first 31 are "
-            "included; not priced here, as it depends on how much the steps print "
-            "(azure.microsoft.com/pricing/details/monitor)")
-
+#: What an AKS stack uses in place of another cloud's setting, for the message that refuses it.
+INSTEAD_OF = {"gpuDriver": "AKS installs the NVIDIA driver on GPU pools itself"}
 
 NODE_POOL = NodePoolFacts("AksGpuNodePool", (
     TargetKey("cluster_id", "Input[str]", "The AKS cluster the pool joins: its Azure resource id, `/subscriptions/<id>/"
@@ -293,64 +233,115 @@ NODE_POOL = NodePoolFacts("AksGpuNodePool", (
 ))
 
 
-PROFILE = CloudProfile(
-    cloud="aks",
-    title="AKS",
-    facts=CloudFacts(
-        regions=catalog.REGIONS,
-        region_examples="eastus, westeurope or uksouth",
-        default_machine=DEFAULT_MACHINE,
-        channels=CHANNELS,
-        default_channel="stable",
-        # AKS takes major.minor (the latest patch) or major.minor.patch (docs/platform-facts.md#aks).
-        version_pattern=r"^[1-9][0-9]*\.[0-9]+(\.[0-9]+)?$",
-        version_accepted="major.minor (e.g. 1.33, which takes its latest patch) or major.minor.patch (e.g. 1.33.2)",
-        pricing=catalog.PRICING,
-        catalog_file=catalog.CATALOG_FILE,
-        default_maintenance_window=resources.DEFAULT_WINDOW,
-        # Azure's Scheduled Events give a spot VM 30 seconds' notice (Preempt), and AKS drains the node
-        # on it (docs/evictions.md#how-much-time-a-step-gets).
-        workload_notice_seconds=30,
-        startup_figures=startup.figures,
-    ),
-    machines=MachineFacts(
-        arch=catalog.vm_size_arch,
-        gpu=catalog.gpu_vm_size,
-        gpu_types=lambda: catalog.section().gpu_types(),
-        known=lambda machine: catalog.section().machine(machine) is not None,
-        mig_profiles=gpu_sharing.mig_profiles,
-    ),
-    rules=SpecRules(
-        spec_model=AksSpec,
-        check=rules,
-        gpu_of=gpu_of,
-        instead_of={"gpuDriver": "AKS installs the NVIDIA driver on GPU pools itself"},
-        deploy_rules=deploy_rules,
-    ),
-    resources=ResourceFacts(
-        component="AksGpuCluster",
-        node_pool=NODE_POOL,
-        component_naming=ComponentNaming(resources.longest_component_name, resources.component_name_becomes),
-        read_pools=resources.read_pools,
-        read_posture=resources.read_posture,
-        read_autoscaler=resources.read_autoscaler,
-        read_upgrades=resources.read_upgrades,
-        create_only=resources.CREATE_ONLY,
-        offline_outputs=offline.computed_outputs,
-        offline_answer=offline.call_answer,
-        offline_id=offline.resource_id,
-        image_delivery=startup.image_delivery,
-        read_supply=supply.read_supply,
-    ),
-    review=ReviewFacts(
-        sign_in=sign_in,
-        login_problem=kubeconfig.login_problem,
-        preflight=preflight.PREFLIGHT,
-        price_refresh=price_refresh,
-        logs_cost_basis=logs_cost_basis,
-        fixed_items=fixed_costs.fixed_items,
-        fixed_prices=fixed_costs.fixed_prices,
-        quota_plan=quota.quota_plan,
-    ),
-    commands_module="spotkube.clouds.aks.commands",
-)
+class Aks(Cloud):
+    """Azure Kubernetes Service."""
+
+    cloud = "aks"
+    title = "AKS"
+    labels = labels.LABELS
+    regions = catalog.REGIONS
+    region_examples = "eastus, westeurope or uksouth"
+    default_region = "uksouth"
+    default_machine = DEFAULT_MACHINE
+    channels = CHANNELS
+    default_channel = "stable"
+    # AKS takes major.minor (the latest patch) or major.minor.patch (docs/platform-facts.md#aks).
+    version_pattern = r"^[1-9][0-9]*\.[0-9]+(\.[0-9]+)?$"
+    version_accepted = "major.minor (e.g. 1.33, which takes its latest patch) or major.minor.patch (e.g. 1.33.2)"
+    pricing = catalog.PRICING
+    catalog_file = catalog.CATALOG_FILE
+    default_maintenance_window = resources.DEFAULT_WINDOW
+    # Azure's Scheduled Events give a spot VM 30 seconds' notice (Preempt), and AKS drains the node on it
+    # (docs/evictions.md#how-much-time-a-step-gets).
+    workload_notice_seconds = 30
+    startup_figures = staticmethod(startup.figures)
+    commands_module = "spotkube.clouds.aks.commands"
+
+    machine_arch = staticmethod(catalog.vm_size_arch)
+    machine_gpu = staticmethod(catalog.gpu_vm_size)
+    mig_profiles = staticmethod(gpu_sharing.mig_profiles)
+
+    def gpu_types(self) -> frozenset[str]:
+        return catalog.section().gpu_types()
+
+    def knows_machine(self, machine: str) -> bool:
+        return catalog.section().machine(machine) is not None
+
+    spec_model = AksSpec
+    instead_of = INSTEAD_OF
+    check = staticmethod(rules)
+
+    def gpu_of(self, pool: AksGpuPool) -> GpuResolution:
+        """The GPU an AKS VM size carries, or the reason the pool's GPU settings are wrong.
+
+        A size the catalog doesn't know is taken with the GPUs the pool declares (the plan warns with
+        `catalog-unlisted-size`); without a declaration the message says so, and how to declare or refresh.
+        """
+        if pool.machine in catalog.RETIRED_VM_SIZES or not re.fullmatch(catalog.VM_SIZE_PATTERN, pool.machine):
+            return None, None  # already reported as retired, or as not an Azure VM size
+        section = catalog.section()
+        known = section.machine(pool.machine)
+        if known is None:
+            return _unlisted_gpu(pool, section)
+        gpu = GpuSpec(type=known.gpu.type, count=known.gpu.count)
+        if pool.gpu is not None and pool.gpu != gpu:
+            return None, (f"{pool.gpu.count} × {pool.gpu.type} does not match {pool.machine}, which carries "
+                          f"{gpu.count} × {gpu.type}; remove gpu or correct it")
+        return gpu, None
+
+    def deploy_rules(self, spec: AksSpec) -> RuleOutput:
+        """The deployer must be named to deploy: its grant may never follow whoever runs Pulumi, or every
+        preview (run as the preview identity) would replace it, and a person's `pulumi up` would lock CI
+        out. Planning and pricing the pools need no deployer."""
+        deployer = spec.cluster.deployer
+        if deployer.object_id is None:
+            yield Problem(config_key("cluster.deployer.objectId"), "is required on AKS: the Entra ID object id of "
+                          "the identity that runs `pulumi up`, which gets the RBAC Cluster Admin role on the cluster "
+                          f"whoever plans or previews; find it with {FIND_OBJECT_ID}")
+        if deployer.principal_type is None:
+            yield Problem(config_key("cluster.deployer.principalType"), "is required on AKS with objectId: User, "
+                          "ServicePrincipal (an app or a managed identity, as CI's deploy identity is) or Group")
+
+    component = "AksGpuCluster"
+    node_pool = NODE_POOL
+    component_naming = ComponentNaming(resources.longest_component_name, resources.component_name_becomes)
+    read_pools = staticmethod(resources.read_pools)
+    read_posture = staticmethod(resources.read_posture)
+    read_autoscaler = staticmethod(resources.read_autoscaler)
+    read_upgrades = staticmethod(resources.read_upgrades)
+    read_supply = staticmethod(supply.read_supply)
+    create_only = resources.CREATE_ONLY
+    offline_outputs = staticmethod(offline.computed_outputs)
+    offline_answer = staticmethod(offline.call_answer)
+    offline_id = staticmethod(offline.resource_id)
+    image_delivery = staticmethod(startup.image_delivery)
+
+    def sign_in(self, spec: AksSpec) -> str:
+        """spotkube rewrites AKS's device-code kubeconfig to the deployer's kubelogin mode."""
+        return f"kubelogin --login {spec.cluster.deployer.login}"
+
+    login_problem = staticmethod(kubeconfig.login_problem)
+    preflight = preflight.PREFLIGHT
+
+    def price_refresh(self, region: str, machine: str) -> str:
+        """Azure's Retail Prices API needs no credentials, so a missing price can be fetched."""
+        return f"spotkube prices refresh --cloud azure --region {region} --sku {machine}"
+
+    def logs_cost_basis(self, spec: AksSpec) -> str | None:
+        """Container Insights is billed per GB ingested into the workspace, which depends on what the steps
+        print: the plan states that basis and no figure (docs/logs.md)."""
+        logs = spec.cluster.logs
+        if not spec.switch(logs.enabled):
+            return None
+        where = "the stack's workspace" if logs.workspace_id else "the workspace spotkube creates"
+        return (f"container logs: Azure Monitor Log Analytics bills each GB of logs ingested into {where} "
+                f"(Analytics logs, pay-as-you-go), retention {logs.retention_days} days, of which the first 31 are "
+                "included; not priced here, as it depends on how much the steps print "
+                "(azure.microsoft.com/pricing/details/monitor)")
+
+    fixed_items = staticmethod(fixed_costs.fixed_items)
+    fixed_prices = staticmethod(fixed_costs.fixed_prices)
+    quota_plan = staticmethod(quota.quota_plan)
+
+
+PROFILE = Aks()

@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from spotkube.clouds.aks import catalog, gpu_sharing
+from spotkube.clouds.aks.labels import AKS_ACCELERATOR_LABEL
 from spotkube.clouds.aks.spec import AksPoolUpgrade
 from spotkube.clouds.aks.supply import RESERVATION_CREATE_ONLY, RESERVATION_TYPE
 from spotkube.platform import contract
@@ -283,7 +284,7 @@ def _pool(where: str, name: str, profile: Mapping[str, Any]) -> RegisteredPool:
     machine = profile.get("vmSize")
     spot = profile.get("scaleSetPriority") == "Spot"
     accelerator = labels.get(contract.ACCELERATOR_LABEL)
-    labelled_gpu = accelerator not in (None, "", contract.NO_ACCELERATOR) or contract.AKS_ACCELERATOR_LABEL[0] in labels
+    labelled_gpu = accelerator not in (None, "", contract.NO_ACCELERATOR) or AKS_ACCELERATOR_LABEL[0] in labels
     gpu = catalog.gpu_vm_size(machine or "")
     return RegisteredPool(
         where=where,

@@ -6,7 +6,7 @@ pool has exactly one plugin, with GKE's serving the nodes the contract's labels 
 
 from __future__ import annotations
 
-from spotkube.platform import contract
+from spotkube.clouds.gke.labels import default_device_plugin_serves
 from spotkube.platform.addons.device_plugin import NAMESPACE, ManagedDevicePlugin
 
 #: The DaemonSet GKE runs on its GPU nodes (in kube-system), named in messages.
@@ -18,5 +18,5 @@ MANAGED_PLUGIN = ManagedDevicePlugin(
           "the driver on managed-driver pools; spotkube deploys no second plugin, which would advertise each GPU "
           "twice."),
     summary="GKE's managed plugin (spotkube deploys none)",
-    serves=contract.gke_default_device_plugin_serves,
+    serves=default_device_plugin_serves,
 )

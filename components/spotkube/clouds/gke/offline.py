@@ -81,3 +81,7 @@ def resource_id(type_token: str, name: str, inputs: Mapping[str, Any]) -> str | 
     if type_token != CLUSTER_TYPE:
         return None
     return f"projects/{inputs.get('project')}/locations/{inputs.get('location')}/clusters/{inputs.get('name') or name}"
+
+
+#: The fake answers `spotkube.testing` hands a consumer's tests, by the name it exports each under.
+FIXTURES = {"GKE_CA_CERTIFICATE": CA_CERTIFICATE, "GKE_DNS_ENDPOINT": DNS_ENDPOINT, "GKE_ENDPOINT": ENDPOINT}

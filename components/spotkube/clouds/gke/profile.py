@@ -18,6 +18,7 @@ from spotkube.clouds.gke import (
     fixed_costs,
     gpu_sharing,
     kubeconfig,
+    labels,
     offline,
     preflight,
     quota,
@@ -27,18 +28,7 @@ from spotkube.clouds.gke import (
 from spotkube.clouds.gke.resources import VERSIONED_NAME_MAX
 from spotkube.clouds.gke.spec import GkeGpuPool, GkePoolUpgrade, GkeSpec
 from spotkube.platform.catalog import declared_gpu_problem
-from spotkube.platform.cloud import (
-    CloudFacts,
-    CloudProfile,
-    GpuResolution,
-    MachineFacts,
-    NodePoolFacts,
-    ResourceFacts,
-    ReviewFacts,
-    RuleOutput,
-    SpecRules,
-    TargetKey,
-)
+from spotkube.platform.cloud import Cloud, GpuResolution, NodePoolFacts, RuleOutput, TargetKey
 from spotkube.platform.component_names import ComponentNaming
 from spotkube.platform.errors import Problem
 from spotkube.platform.input_messages import shown
@@ -115,6 +105,7 @@ def older_than(version: str, minimum: tuple[int, int, int, int]) -> bool:
     match = re.fullmatch(r"(\d+)\.(\d+)(?:\.(\d+)(?:-gke\.(\d+))?)?", version.strip())
     if match is None:
         return False
+
     given = tuple(int(part) for part in match.groups() if part is not None)
     return given < minimum[:len(given)]
 
@@ -138,6 +129,7 @@ def rules(spec: GkeSpec) -> RuleOutput:
     elif not re.fullmatch(PROJECT_PATTERN, settings.project):
         yield Problem(config_key("cluster.project"), f"{shown(settings.project)} is not a Google Cloud project id; use "
                       "6-30 lower-case letters, digits and hyphens, starting with a letter")
+
     control_plane = [("systemPool", spec.system_pool)]
     control_plane += [("platformPool", spec.platform_pool)] if spec.platform_pool.enabled else []
     for path, pool in control_plane:
@@ -156,6 +148,7 @@ def rules(spec: GkeSpec) -> RuleOutput:
         if not catalog.is_valid_node_pool_name(pool.name):
             yield Problem(config_key(f"{path}.name"), f"{shown(pool.name)} is not a valid GKE node pool name; use 1-40 "
                           "lower-case letters, digits and hyphens, starting with a letter and not ending with a hyphen")
+
     cpu_pools = [("systemPool", spec.system_pool), ("platformPool", spec.platform_pool)]
     cpu_pools += [(f"spotPools[{i}]", p) for i, p in enumerate(spec.spot_pools)]
     for path, cpu_pool in cpu_pools:
@@ -166,11 +159,13 @@ def rules(spec: GkeSpec) -> RuleOutput:
             yield from _zones_in_region(spec.region, path, cpu_pool.zones)
     for path, worker in worker_pools(spec):
         yield from _upgrade_rules(path, worker.upgrade, isinstance(worker, GkeGpuPool))
+
     window = settings.maintenance.window
     if window is not None and len(window.days) * window.hours < MIN_WEEKLY_HOURS:
         yield Problem(config_key("cluster.maintenance.window"), f"{len(window.days)} day(s) of {window.hours} hours is "
                       f"less than the {MIN_WEEKLY_HOURS} hours a week GKE needs (48 hours in any 32 days); add days or "
                       "hours")
+
     region_problem = None
     for i, pool in enumerate(spec.gpu_pools):
         path = f"gpuPools[{i}]"
@@ -314,6 +309,7 @@ def gpu_of(pool: GkeGpuPool) -> GpuResolution:
         if error is None and not catalog.knows_machine(pool.machine):
             error = declared_gpu_problem(pool.gpu.type)
         return (None, error) if error else (pool.gpu, None)
+
     fixed = catalog.accelerator_for_machine(pool.machine)
     if fixed is not None:
         return GpuSpec(type=fixed[0], count=fixed[1]), None
@@ -327,36 +323,6 @@ def gpu_of(pool: GkeGpuPool) -> GpuResolution:
     return None, catalog.unlisted_machine_error(pool.machine)
 
 
-def pool_defaults(spec: GkeSpec, pool: GkeGpuPool) -> GkeGpuPool:
-    """Zones left empty become every zone of the region that offers the pool's GPU.
-
-    GKE would otherwise spread the pool over the cluster's zones, some without the GPU, and scale-ups
-    there fail. Filling them in here, not in the component, makes the plan show the real zones.
-    """
-    if pool.zones or pool.gpu is None:
-        return pool
-    offering = catalog.zones_offering(spec.region, pool.gpu.type)
-    return pool.model_copy(update={"zones": offering}) if offering else pool
-
-
-def logs_cost_basis(spec: GkeSpec) -> str | None:
-    """Cloud Logging bills the GiB ingested beyond a monthly free allotment per project: the plan
-    states the basis, not a figure (docs/logs.md)."""
-    what = "system components' and workloads'" if spec.cluster.logs.enabled is not False else "system components'"
-    return (f"logs: Cloud Logging bills each GiB of {what} logs ingested beyond its monthly free allotment per "
-            "project, kept 30 days in the _Default bucket; not priced here, as it depends on how much the steps "
-            "print (cloud.google.com/stackdriver/pricing)")
-
-
-def sign_in(spec: GkeSpec) -> str:
-    """The auth plugin as gcloud writes it: gcloud's credentials through the DNS endpoint (gcloud
-    refuses ADC there), Application Default Credentials through the IP endpoint."""
-    if spec.cluster.dns_endpoint is not False:
-        return "gke-gcloud-auth-plugin with gcloud's credentials (the DNS endpoint, as gcloud writes it)"
-    return "gke-gcloud-auth-plugin with Application Default Credentials (the IP endpoint)"
-
-
-
 #: GKE wants 48 hours of maintenance availability in any 32 days: a weekly window of 12 hours
 #: (cloud.google.com/kubernetes-engine/docs/concepts/maintenance-windows-and-exclusions).
 MIN_WEEKLY_HOURS = 12
@@ -364,11 +330,6 @@ MIN_WEEKLY_HOURS = 12
 
 #: The environment variable `spotkube prices refresh` reads the Cloud Billing Catalog API key from.
 BILLING_API_KEY_ENV = "SPOTKUBE_GCP_BILLING_API_KEY"
-
-
-def price_refresh(region: str, machine: str) -> str:
-    """The Cloud Billing Catalog API answers any project's API key, given in the environment."""
-    return f"{BILLING_API_KEY_ENV}=<API key> spotkube prices refresh --cloud gcp --region {region} --sku {machine}"
 
 
 NODE_POOL = NodePoolFacts("GkeGpuNodePool", (
@@ -385,74 +346,103 @@ NODE_POOL = NodePoolFacts("GkeGpuNodePool", (
 ))
 
 
-PROFILE = CloudProfile(
-    cloud="gke",
-    title="GKE",
-    facts=CloudFacts(
-        regions=catalog.REGIONS,
-        region_examples="us-central1 or europe-west4",
-        default_machine=DEFAULT_MACHINE,
-        channels=CHANNELS,
-        default_channel="REGULAR",
-        # GKE takes a minor version, a patch or a full GKE version (docs/platform-facts.md#gke); spotkube
-        # refuses `latest`, which would upgrade the control plane on any later `pulumi up`.
-        version_pattern=r"^[1-9][0-9]*\.[0-9]+(\.[0-9]+(-gke\.[0-9]+)?)?$",
-        version_accepted="major.minor (e.g. 1.33), major.minor.patch (e.g. 1.33.2) or a GKE version (e.g. "
-        "1.33.2-gke.1111000); unset follows the release channel",
-        pricing=catalog.PRICING,
-        catalog_file=catalog.CATALOG_FILE,
-        default_maintenance_window=resources.DEFAULT_WINDOW,
-        # GKE gives a preempted node's pods 30 seconds and the kubelet keeps the last 15 for system pods:
-        # a workload pod gets 15 (docs/evictions.md#how-much-time-a-step-gets).
-        workload_notice_seconds=15,
-        kfp_cloud_logs_link=True,
-        startup_figures=startup.figures,
-        # GKE's cluster autoscaler serves ProvisioningRequests of this class for node pools with queued
-        # provisioning (cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest).
-        provisioning_request_class="queued-provisioning.gke.io",
-    ),
-    machines=MachineFacts(
-        arch=catalog.machine_arch,
-        gpu=catalog.accelerator_for_machine,
-        gpu_types=lambda: catalog.section().gpu_types(),
-        known=catalog.knows_machine,
-        mig_profiles=gpu_sharing.mig_profiles,
-        shared_gpu_modes=tuple(gpu_sharing.STRATEGIES),
-        max_clients_per_gpu=gpu_sharing.MAX_CLIENTS_PER_GPU,
-        managed_device_plugin=device_plugin.MANAGED_PLUGIN,
-    ),
-    rules=SpecRules(
-        spec_model=GkeSpec,
-        check=rules,
-        gpu_of=gpu_of,
-        instead_of=INSTEAD_OF,
-        pool_defaults=pool_defaults,
-    ),
-    resources=ResourceFacts(
-        component="GkeGpuCluster",
-        node_pool=NODE_POOL,
-        component_naming=ComponentNaming(resources.longest_component_name, resources.component_name_becomes),
-        read_pools=resources.read_pools,
-        read_posture=resources.read_posture,
-        read_autoscaler=resources.read_autoscaler,
-        read_upgrades=resources.read_upgrades,
-        create_only=resources.CREATE_ONLY,
-        updatable_in_place=resources.UPDATABLE_IN_PLACE,
-        offline_outputs=offline.computed_outputs,
-        offline_answer=offline.call_answer,
-        offline_id=offline.resource_id,
-        image_delivery=startup.image_delivery,
-        read_supply=resources.read_supply,
-    ),
-    review=ReviewFacts(
-        sign_in=sign_in,
-        login_problem=kubeconfig.login_problem,
-        preflight=preflight.PREFLIGHT,
-        price_refresh=price_refresh,
-        logs_cost_basis=logs_cost_basis,
-        fixed_items=fixed_costs.fixed_items,
-        fixed_prices=fixed_costs.fixed_prices,
-        quota_plan=quota.quota_plan,
-    ),
-    commands_module="spotkube.clouds.gke.commands",
-)
+class Gke(Cloud):
+    """Google Kubernetes Engine."""
+
+    cloud = "gke"
+    title = "GKE"
+    labels = labels.LABELS
+    regions = catalog.REGIONS
+    region_examples = "us-central1 or europe-west4"
+    default_machine = DEFAULT_MACHINE
+    channels = CHANNELS
+    default_channel = "REGULAR"
+    # GKE takes a minor version, a patch or a full GKE version (docs/platform-facts.md#gke); spotkube refuses
+    # `latest`, which would upgrade the control plane on any later `pulumi up`.
+    version_pattern = r"^[1-9][0-9]*\.[0-9]+(\.[0-9]+(-gke\.[0-9]+)?)?$"
+    version_accepted = ("major.minor (e.g. 1.33), major.minor.patch (e.g. 1.33.2) or a GKE version (e.g. "
+                        "1.33.2-gke.1111000); unset follows the release channel")
+
+    pricing = catalog.PRICING
+    catalog_file = catalog.CATALOG_FILE
+    default_maintenance_window = resources.DEFAULT_WINDOW
+    # GKE gives a preempted node's pods 30 seconds and the kubelet keeps the last 15 for system pods: a
+    # workload pod gets 15 (docs/evictions.md#how-much-time-a-step-gets).
+    workload_notice_seconds = 15
+    kfp_cloud_logs_link = True
+    startup_figures = staticmethod(startup.figures)
+    # GKE's cluster autoscaler serves ProvisioningRequests of this class for node pools with queued
+    # provisioning (cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest).
+    provisioning_request_class = "queued-provisioning.gke.io"
+    commands_module = "spotkube.clouds.gke.commands"
+
+    machine_arch = staticmethod(catalog.machine_arch)
+    machine_gpu = staticmethod(catalog.accelerator_for_machine)
+    knows_machine = staticmethod(catalog.knows_machine)
+    mig_profiles = staticmethod(gpu_sharing.mig_profiles)
+    shared_gpu_modes = tuple(gpu_sharing.STRATEGIES)
+    max_clients_per_gpu = gpu_sharing.MAX_CLIENTS_PER_GPU
+    managed_device_plugin = device_plugin.MANAGED_PLUGIN
+
+    def gpu_types(self) -> frozenset[str]:
+        return catalog.section().gpu_types()
+
+    spec_model = GkeSpec
+    instead_of = INSTEAD_OF
+    check = staticmethod(rules)
+    gpu_of = staticmethod(gpu_of)
+
+    def pool_defaults(self, spec: GkeSpec, pool: GkeGpuPool) -> GkeGpuPool:
+        """Zones left empty become every zone of the region that offers the pool's GPU.
+
+        GKE would otherwise spread the pool over the cluster's zones, some without the GPU, and scale-ups
+        there fail. Filling them in here, not in the component, makes the plan show the real zones.
+        """
+        if pool.zones or pool.gpu is None:
+            return pool
+        offering = catalog.zones_offering(spec.region, pool.gpu.type)
+        return pool.model_copy(update={"zones": offering}) if offering else pool
+
+    component = "GkeGpuCluster"
+    node_pool = NODE_POOL
+    component_naming = ComponentNaming(resources.longest_component_name, resources.component_name_becomes)
+    read_pools = staticmethod(resources.read_pools)
+    read_posture = staticmethod(resources.read_posture)
+    read_autoscaler = staticmethod(resources.read_autoscaler)
+    read_upgrades = staticmethod(resources.read_upgrades)
+    read_supply = staticmethod(resources.read_supply)
+    create_only = resources.CREATE_ONLY
+    updatable_in_place = resources.UPDATABLE_IN_PLACE
+    offline_outputs = staticmethod(offline.computed_outputs)
+    offline_answer = staticmethod(offline.call_answer)
+    offline_id = staticmethod(offline.resource_id)
+    image_delivery = staticmethod(startup.image_delivery)
+
+    def sign_in(self, spec: GkeSpec) -> str:
+        """The auth plugin as gcloud writes it: gcloud's credentials through the DNS endpoint (gcloud
+        refuses ADC there), Application Default Credentials through the IP endpoint."""
+        if spec.cluster.dns_endpoint is not False:
+            return "gke-gcloud-auth-plugin with gcloud's credentials (the DNS endpoint, as gcloud writes it)"
+        return "gke-gcloud-auth-plugin with Application Default Credentials (the IP endpoint)"
+
+    login_problem = staticmethod(kubeconfig.login_problem)
+    preflight = preflight.PREFLIGHT
+
+    def price_refresh(self, region: str, machine: str) -> str:
+        """The Cloud Billing Catalog API answers any project's API key, given in the environment."""
+        return f"{BILLING_API_KEY_ENV}=<API key> spotkube prices refresh --cloud gcp --region {region} --sku {machine}"
+
+    def logs_cost_basis(self, spec: GkeSpec) -> str | None:
+        """Cloud Logging bills the GiB ingested beyond a monthly free allotment per project: the plan
+        states the basis, not a figure (docs/logs.md)."""
+        what = "system components' and workloads'" if spec.cluster.logs.enabled is not False else "system components'"
+        return (f"logs: Cloud Logging bills each GiB of {what} logs ingested beyond its monthly free allotment per "
+                "project, kept 30 days in the _Default bucket; not priced here, as it depends on how much the steps "
+                "print (cloud.google.com/stackdriver/pricing)")
+
+    fixed_items = staticmethod(fixed_costs.fixed_items)
+    fixed_prices = staticmethod(fixed_costs.fixed_prices)
+    quota_plan = staticmethod(quota.quota_plan)
+
+
+PROFILE = Gke()

@@ -22,6 +22,7 @@ from datetime import date, datetime, time, timedelta
 from typing import Any
 
 from spotkube.clouds.gke import gpu_sharing
+from spotkube.clouds.gke.labels import GKE_ACCELERATOR_LABEL
 from spotkube.clouds.gke.spec import GkeGpuPool, GkePoolUpgrade
 from spotkube.platform import contract
 from spotkube.platform.cloud import (
@@ -399,7 +400,7 @@ def _pool(where: str, name: str, inputs: Mapping[str, Any]) -> RegisteredPool:
     scaling = mapping(inputs.get("autoscaling"))
     accelerators = [mapping(a) for a in items(config.get("guestAccelerators"))]
     accelerator = labels.get(contract.ACCELERATOR_LABEL)
-    labelled_gpu = accelerator not in (None, "", contract.NO_ACCELERATOR) or contract.GKE_ACCELERATOR_LABEL in labels
+    labelled_gpu = accelerator not in (None, "", contract.NO_ACCELERATOR) or GKE_ACCELERATOR_LABEL in labels
     taints = _taints(config.get("taints"))
     return RegisteredPool(
         where=where,

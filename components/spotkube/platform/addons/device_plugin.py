@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, cast
+from typing import Any
 
 from spotkube.platform import contract
-from spotkube.platform.contract import Cloud, PoolContract, Taint
+from spotkube.platform.contract import PoolContract, Taint
 from spotkube.platform.errors import Problem, SpecError
 from spotkube.platform.input_messages import kind, shown
 from spotkube.platform.records import record
@@ -57,7 +57,7 @@ class DevicePluginRequest:
     """What the device plugin component builds: for which cloud, with which settings, tolerating which
     extra taints (taints the GPU pools carry beyond the contract's own, such as a team's)."""
 
-    cloud: Cloud
+    cloud: str
     settings: DevicePluginSettings
     extra_taints: tuple[Taint, ...] = ()
 
@@ -99,7 +99,7 @@ def device_plugin_request(values: Mapping[str, Any], source: str, clouds: Collec
         raise SpecError(source, [*problems, *err.problems]) from None
     if problems:
         raise SpecError(source, problems)
-    return DevicePluginRequest(cast(Cloud, cloud), settings, tuple(taints))
+    return DevicePluginRequest(cloud, settings, tuple(taints))
 
 
 def device_plugin_daemonset(settings: DevicePluginSettings, extra_taints: Iterable[Taint] = ()) -> dict[str, Any]:

@@ -1,8 +1,8 @@
 """The pool side of the scheduling contract: every label and taint key, and what each pool carries.
 
-This is the one module that spells label and taint keys, spotkube's own and each cloud's (no other
-module may spell a taint key): the clouds' own labels and taints are data here (`CLOUD_LABELS`), so
-the functions that decide a pool's labels and taints read facts instead of testing a cloud's name.
+This module spells spotkube's own label and taint keys and the Kubernetes ones; each cloud's own keys are
+data in its folder (`clouds/<cloud>/labels.py`, a `CloudLabels` row the registry enters in `CLOUD_LABELS`),
+so the functions that decide a pool's labels and taints read facts instead of testing a cloud's name.
 
 Pure: plain data and functions, no Pulumi and no cloud SDK. Why each label and taint exists:
 docs/architecture.md#the-scheduling-contract; the clouds' own labels and taints, with sources:
@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib import import_module
 from typing import Any, Literal
 
 from spotkube.platform.input_messages import shown
 from spotkube.platform.kubernetes_syntax import TAINT_EFFECTS, key_problem, reserved_prefix, value_problem
 from spotkube.platform.records import record
 
-Cloud = Literal["aks", "gke"]
 Capacity = Literal["spot", "preemptible", "flex-start", "on-demand"]
 Role = Literal["system", "platform", "batch", "gpu"]
 Effect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
@@ -120,42 +120,6 @@ class Taint:
 #: Every GPU pool carries it, so that only pods that ask for GPUs land on expensive nodes. GKE adds
 #: it only when a non-GPU pool exists and AKS never does, so we always declare it ourselves.
 GPU_TAINT = Taint("nvidia.com/gpu", "present")
-#: AKS adds this taint to every spot pool; repeating it in our inputs avoids a perpetual diff
-#: (pulumi-azure-native #959).
-AKS_SPOT_TAINT = Taint("kubernetes.azure.com/scalesetpriority", "spot")
-#: GKE Standard clusters label spot and preemptible nodes but do not taint them: we add these.
-GKE_SPOT_TAINT = Taint("cloud.google.com/gke-spot", "true")
-GKE_PREEMPTIBLE_TAINT = Taint("cloud.google.com/gke-preemptible", "true")
-#: The AKS docs' recommended taint for a dedicated system pool.
-CRITICAL_ADDONS_ONLY_TAINT = Taint("CriticalAddonsOnly", "true")
-#: GKE's own system workloads (kube-dns and its autoscaler, konnectivity-agent, event-exporter, the
-#: L7 default backend) tolerate `components.gke.io/gke-managed-components` with `Exists`, and GKE's
-#: node agents (DaemonSets) tolerate every taint, so a GKE system pool tainted with it still runs
-#: GKE's system pods while ordinary pods go elsewhere (docs/platform-facts.md#gke-system-pool-taint).
-GKE_MANAGED_COMPONENTS_TAINT = Taint("components.gke.io/gke-managed-components", "true")
-
-#: Labels each cloud puts on nodes by itself. We repeat AKS's spot label in the pool inputs for the
-#: same perpetual-diff reason as the taint; the others are only used to predict placement.
-AKS_SPOT_LABEL = (AKS_SPOT_TAINT.key, "spot")
-AKS_ACCELERATOR_LABEL = ("kubernetes.azure.com/accelerator", "nvidia")
-AKS_AGENTPOOL_LABEL = "kubernetes.azure.com/agentpool"
-GKE_SPOT_LABEL = (GKE_SPOT_TAINT.key, "true")
-GKE_PREEMPTIBLE_LABEL = (GKE_PREEMPTIBLE_TAINT.key, "true")
-#: GKE labels flex-start nodes (Dynamic Workload Scheduler) `cloud.google.com/gke-flex-start=true` and taints
-#: them with nothing of their own: a flex-start VM is not preempted, so it keeps only the GPU taint
-#: (docs/platform-facts.md#gke-flex-start-and-queued-provisioning).
-GKE_FLEX_START_LABEL = ("cloud.google.com/gke-flex-start", "true")
-GKE_NODEPOOL_LABEL = "cloud.google.com/gke-nodepool"
-GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
-#: The labels GKE puts on the nodes of a pool whose GPUs are partitioned or shared
-#: (cloud.google.com/kubernetes-engine/docs/how-to/gpus-multi, .../timesharing-gpus, .../nvidia-mps-gpus).
-GKE_GPU_PARTITION_LABEL = "cloud.google.com/gke-gpu-partition-size"
-GKE_GPU_SHARING_LABEL = "cloud.google.com/gke-gpu-sharing-strategy"
-GKE_GPU_CLIENTS_LABEL = "cloud.google.com/gke-max-shared-clients-per-gpu"
-#: On GKE, NVIDIA's upstream plugin may only run on pools that carry this label, with the driver
-#: installed by hand (cloud.google.com/kubernetes-engine/docs/how-to/gpus, "GPU Operator").
-GKE_NO_DEFAULT_DEVICE_PLUGIN_LABEL = ("gke-no-default-nvidia-gpu-device-plugin", "true")
-
 #: The GPU compute class: how a GPU step gets spot first and on-demand only as a fallback
 #: (docs/architecture.md#spot-first-on-demand-as-fallback). Every GPU pool, on both clouds, carries
 #: `cloud.google.com/compute-class=spotkube-<GPU type>`. On GKE it is the label of a ComputeClass
@@ -191,8 +155,7 @@ KUBELET_LABEL_PREFIXES = ("kubelet.kubernetes.io", "node.kubernetes.io")
 @record
 class CloudLabels:
     """What one cloud does with node labels and taints by itself, as data the contract's functions
-    read: no function here tests a cloud's name. Adding a cloud adds its row to `CLOUD_LABELS` (this is
-    the one module that spells label and taint keys), with its other knowledge in `clouds/<cloud>/`."""
+    read: no function here tests a cloud's name. Each cloud defines its row in `clouds/<cloud>/labels.py`."""
 
     #: The prefix of the cloud's own labels and taints, which a stack's labels and taints may not use.
     prefix: str
@@ -222,59 +185,52 @@ class CloudLabels:
     provisioned_labels: Mapping[Capacity, tuple[str, str]] = field(default_factory=dict)
 
 
-#: Each cloud's labels and taints (docs/platform-facts.md#aks-spot-pools,
-#: docs/platform-facts.md#gke-spot-and-preemptible-nodes, docs/platform-facts.md#gke-gpus).
-CLOUD_LABELS: Mapping[Cloud, CloudLabels] = {
-    "aks": CloudLabels(
-        prefix="kubernetes.azure.com",
-        # Azure calls all interruptible capacity spot (AKS's rules refuse `preemptible`).
-        interruptible_taints={"spot": AKS_SPOT_TAINT, "preemptible": AKS_SPOT_TAINT},
-        interruptible_labels={"spot": AKS_SPOT_LABEL},
-        declared_labels={"spot": AKS_SPOT_LABEL},
-        node_pool_label=AKS_AGENTPOOL_LABEL,
-        accelerator_label=AKS_ACCELERATOR_LABEL,
-        zone_label="{region}-{zone}",
-        compute_class_taint=False,
-        system_taint=CRITICAL_ADDONS_ONLY_TAINT,
-    ),
-    "gke": CloudLabels(
-        prefix="cloud.google.com",
-        interruptible_taints={"spot": GKE_SPOT_TAINT, "preemptible": GKE_PREEMPTIBLE_TAINT},
-        interruptible_labels={"spot": GKE_SPOT_LABEL, "preemptible": GKE_PREEMPTIBLE_LABEL},
-        declared_labels={},
-        node_pool_label=GKE_NODEPOOL_LABEL,
-        accelerator_label=(GKE_ACCELERATOR_LABEL, None),
-        zone_label="{zone}",
-        compute_class_taint=True,
-        system_taint=GKE_MANAGED_COMPONENTS_TAINT,
-        gpu_sharing_labels=(GKE_GPU_PARTITION_LABEL, GKE_GPU_SHARING_LABEL, GKE_GPU_CLIENTS_LABEL),
-        provisioned_labels={FLEX_START: GKE_FLEX_START_LABEL},
-    ),
-}
-#: Each cloud's reserved prefix, for the messages that name another cloud's.
-CLOUD_LABEL_PREFIXES: Mapping[Cloud, str] = {cloud: labels.prefix for cloud, labels in CLOUD_LABELS.items()}
-#: Every taint that marks interruptible capacity, on any cloud. A workload that tolerates all of them
-#: can be compiled once and still land on spot nodes of every cloud.
-INTERRUPTIBLE_TAINTS: tuple[Taint, ...] = tuple(dict.fromkeys(
-    taint for labels in CLOUD_LABELS.values() for taint in labels.interruptible_taints.values()))
+#: Each registered cloud's labels and taints, by the cloud's name: each cloud's row is in its folder
+#: (`clouds/<cloud>/labels.py`, `Cloud.labels`) and the registry (`spotkube.clouds`) enters it here when it
+#: loads, so the contract's functions read facts and never a cloud's name.
+CLOUD_LABELS: dict[str, CloudLabels] = {}
 
 
-def reserved_label_prefix(cloud: Cloud, key: str) -> str | None:
+def _rows() -> Mapping[str, CloudLabels]:
+    """The registered clouds' rows. The registry enters them as it loads; a program that imports only the
+    contract (a pipeline author's, placing steps with `spot_gpu`) has this load the registry, by name, so
+    its placements still tolerate every cloud's taints. That is the one way up from the platform to
+    `spotkube.clouds`, on purpose, and it names no cloud."""
+    if not CLOUD_LABELS:
+        import_module("spotkube.clouds")
+    return CLOUD_LABELS
+
+
+def cloud_labels(cloud: str) -> CloudLabels:
+    """A registered cloud's row."""
+    found = _rows().get(cloud)
+    if found is None:
+        raise LookupError(f"{cloud!r} is not a registered cloud; registered: {', '.join(_rows())}")
+    return found
+
+
+def interruptible_taints() -> tuple[Taint, ...]:
+    """Every taint that marks interruptible capacity, on any registered cloud. A workload that tolerates
+    all of them can be compiled once and still land on spot nodes of every cloud."""
+    return tuple(dict.fromkeys(taint for row in _rows().values() for taint in row.interruptible_taints.values()))
+
+
+def reserved_label_prefix(cloud: str, key: str) -> str | None:
     """The reserved prefix a stack's node label would use, or None."""
     if reserved_prefix(key, KUBELET_LABEL_PREFIXES):
         return None
-    return reserved_prefix(key, (LABEL_PREFIX, *KUBERNETES_LABEL_PREFIXES, CLOUD_LABELS[cloud].prefix))
+    return reserved_prefix(key, (LABEL_PREFIX, *KUBERNETES_LABEL_PREFIXES, cloud_labels(cloud).prefix))
 
 
-def reserved_taint_prefix(cloud: Cloud, key: str) -> str | None:
+def reserved_taint_prefix(cloud: str, key: str) -> str | None:
     """The reserved prefix a stack's own taint would use: spotkube's and the cloud's, whose taints
     (spot, GPU) spotkube and the cloud set themselves."""
-    return reserved_prefix(key, (LABEL_PREFIX, CLOUD_LABELS[cloud].prefix))
+    return reserved_prefix(key, (LABEL_PREFIX, cloud_labels(cloud).prefix))
 
 
-def interruptible_taint(cloud: Cloud, capacity: Capacity) -> Taint | None:
+def interruptible_taint(cloud: str, capacity: Capacity) -> Taint | None:
     """The taint that keeps ordinary pods off a pool of interruptible capacity, if any."""
-    return CLOUD_LABELS[cloud].interruptible_taints.get(capacity)
+    return cloud_labels(cloud).interruptible_taints.get(capacity)
 
 
 def compute_class(gpu_type: str) -> str:
@@ -289,7 +245,7 @@ def compute_class_taint(gpu_type: str) -> Taint:
 
 
 def pool_taints(
-    cloud: Cloud,
+    cloud: str,
     role: Role,
     capacity: Capacity,
     *,
@@ -304,13 +260,13 @@ def pool_taints(
     user's own."""
     taints: list[Taint] = []
     if role == "system" and system_critical_only:
-        taints.append(CLOUD_LABELS[cloud].system_taint)
+        taints.append(cloud_labels(cloud).system_taint)
     spot_taint = interruptible_taint(cloud, capacity)
     if spot_taint:
         taints.append(spot_taint)
     if has_gpu:
         taints.append(GPU_TAINT)
-    if has_gpu and accelerator and in_class and CLOUD_LABELS[cloud].compute_class_taint:
+    if has_gpu and accelerator and in_class and cloud_labels(cloud).compute_class_taint:
         taints.append(compute_class_taint(accelerator))
     taints.extend(t for t in extra if t not in taints)
     return tuple(taints)
@@ -327,7 +283,7 @@ def neutral_labels(pool: str, role: Role, capacity: Capacity, accelerator: str |
 
 
 def declared_labels(
-    cloud: Cloud, pool: str, role: Role, capacity: Capacity, accelerator: str | None,
+    cloud: str, pool: str, role: Role, capacity: Capacity, accelerator: str | None,
     extra: Mapping[str, str] | None = None, sharing: GpuSharing | None = None, in_class: bool = True,
 ) -> dict[str, str]:
     """The labels a pool's inputs declare: neutral ones, the cloud's capacity label where the pool
@@ -338,8 +294,8 @@ def declared_labels(
     whole contract, and one whose class label lied would skip the spot-first order.
     """
     labels = dict(extra or {})
-    if capacity in CLOUD_LABELS[cloud].declared_labels:
-        key, value = CLOUD_LABELS[cloud].declared_labels[capacity]
+    if capacity in cloud_labels(cloud).declared_labels:
+        key, value = cloud_labels(cloud).declared_labels[capacity]
         labels[key] = value
     if accelerator and in_class:
         labels[COMPUTE_CLASS_LABEL] = compute_class(accelerator)
@@ -354,18 +310,18 @@ def well_known_labels(machine: str, arch: str, region: str) -> dict[str, str]:
     return {OS_LABEL: "linux", ARCH_LABEL: arch, INSTANCE_TYPE_LABEL: machine, REGION_LABEL: region}
 
 
-def zone_label_values(cloud: Cloud, region: str, zones: Sequence[str]) -> tuple[str, ...]:
+def zone_label_values(cloud: str, region: str, zones: Sequence[str]) -> tuple[str, ...]:
     """The values of `topology.kubernetes.io/zone` on a pool's nodes, as the cloud spells them: AKS
     writes `<region>-<zone>` (uksouth-1), GKE the zone's own name (us-central1-a). Empty when the cloud
     picks the zones."""
-    return tuple(CLOUD_LABELS[cloud].zone_label.format(region=region, zone=zone) for zone in zones)
+    return tuple(cloud_labels(cloud).zone_label.format(region=region, zone=zone) for zone in zones)
 
 
-def cloud_added_labels(cloud: Cloud, pool: str, capacity: Capacity, accelerator: str | None,
+def cloud_added_labels(cloud: str, pool: str, capacity: Capacity, accelerator: str | None,
                        sharing: GpuSharing | None = None) -> dict[str, str]:
     """Labels the cloud puts on the nodes by itself, which workloads may also select on. `pool` is
     the pool's name in the cloud, which the cloud writes into its node-pool label."""
-    facts = CLOUD_LABELS[cloud]
+    facts = cloud_labels(cloud)
     labels = {facts.node_pool_label: pool}
     capacity_label = facts.interruptible_labels.get(capacity) or facts.provisioned_labels.get(capacity)
     if capacity_label:
@@ -502,10 +458,3 @@ class PoolContract:
             zones=tuple(str(z) for z in data.get("zones") or ()),
             sharing=GpuSharing.from_json(sharing) if sharing else None,
         )
-
-
-def gke_default_device_plugin_serves(labels: Mapping[str, str]) -> bool:
-    """Whether GKE's own NVIDIA device plugin runs on a node with these labels: every GPU node,
-    unless the pool opted out with the label that makes room for NVIDIA's upstream plugin."""
-    key, value = GKE_NO_DEFAULT_DEVICE_PLUGIN_LABEL
-    return GKE_ACCELERATOR_LABEL in labels and labels.get(key) != value

@@ -21,7 +21,6 @@ from spotkube.platform.contract.labels import (
     GPU_SHARING_LABEL,
     GPU_TAINT,
     INTERRUPTIBLE,
-    INTERRUPTIBLE_TAINTS,
     NO_ACCELERATOR,
     POOL_LABEL,
     ROLE_LABEL,
@@ -29,6 +28,7 @@ from spotkube.platform.contract.labels import (
     SharingMode,
     Taint,
     compute_class,
+    interruptible_taints,
     is_gpu_resource,
     mig_resource,
 )
@@ -198,8 +198,8 @@ class Placement:
 
 
 def tolerate_interruptible() -> tuple[Toleration, ...]:
-    """Tolerations for spot and preemptible nodes of both clouds."""
-    return tuple(Toleration.for_taint(t) for t in INTERRUPTIBLE_TAINTS)
+    """Tolerations for spot and preemptible nodes of every registered cloud."""
+    return tuple(Toleration.for_taint(t) for t in interruptible_taints())
 
 
 #: Every spotkube GPU placement tolerates the compute class taint of GKE GPU pools, whatever the

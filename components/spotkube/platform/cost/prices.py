@@ -43,7 +43,6 @@ from spotkube.platform.input_messages import validation_problems
 from spotkube.platform.records import record
 from spotkube.platform.user_files import UserFile
 
-Cloud = Literal["azure", "gcp"]
 Kind = Literal["machine", "accelerator"]
 
 #: The environment variable that names a user price file.
@@ -63,7 +62,7 @@ class PriceRow(BaseModel):
     # Built when first used, inside the table's validator (the plan never validates a row alone).
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
-    cloud: Cloud
+    cloud: str
     region: str = Field(pattern=r"^[a-z][a-z0-9-]*[a-z0-9]$")
     sku: str = Field(min_length=1)
     kind: Kind
@@ -79,7 +78,7 @@ class PriceRow(BaseModel):
         passes; a row built directly, without them, is checked for its shape only."""
         pricing = info.context
         cloud = pricing.get(self.cloud) if isinstance(pricing, Mapping) else None
-        problem = cloud.row_problem(self) if cloud is not None else None
+        problem = cloud.row_problem(self) if cloud is not None else _unknown_cloud(self.cloud, pricing)
         if problem:
             raise ValueError(problem)
         return self
@@ -92,7 +91,7 @@ class PriceRow(BaseModel):
 
 @record
 class CloudPricing:
-    """How one cloud appears in the price table: a fact of its profile (`CloudProfile.facts.pricing`)."""
+    """How one cloud appears in the price table: a fact of its profile (`Cloud.pricing`)."""
 
     #: The table's name for the cloud (azure, gcp).
     name: str
@@ -109,18 +108,33 @@ class CloudPricing:
 Pricing = Mapping[str, CloudPricing]
 
 
+def _unknown_cloud(cloud: str, pricing: Any) -> str | None:
+    """Why a row's cloud is none of the table's clouds (`pricing`, the validation context), if it is."""
+    if not isinstance(pricing, Mapping) or cloud in pricing:
+        return None
+    return f"cloud: {cloud!r} is not accepted; use {' or '.join(map(repr, pricing))}"
+
+
 class Unpriced(BaseModel):
     """A price the shipped table lacks on purpose: no public source had it, and the reason says which
     source was looked at. A plan of such a pool names it unpriced; the user's price file can add it."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
-    cloud: Cloud
+    cloud: str
     region: str = Field(pattern=r"^[a-z][a-z0-9-]*[a-z0-9]$")
     sku: str = Field(min_length=1)
     kind: Kind
     capacity: Capacity
     reason: str = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _a_known_cloud(self, info: ValidationInfo) -> Unpriced:
+        """Refuse a gap on a cloud the table doesn't have (the clouds' facts are the validation context)."""
+        problem = _unknown_cloud(self.cloud, info.context)
+        if problem:
+            raise ValueError(problem)
+        return self
 
     @property
     def key(self) -> tuple[str, str, str, str, str]:
@@ -353,17 +367,17 @@ class PriceFileError(SpotkubeError):
     """A user price file that can't be used: names the file, the row and key, and what is accepted."""
 
 
-#: What a row must hold, for error messages.
-ROW_FIELDS = (
-    "a row has cloud (azure or gcp), region, sku, kind (machine or accelerator), capacity (spot, "
-    "preemptible, flex-start or on-demand), usdPerHour (USD per node-hour, above 0), source (where the price "
-    "comes from, e.g. your agreement) and date (YYYY-MM-DD)"
-)
-_FILE_LAYOUT = (
-    'a price file is a JSON object {"rows": [...]} with optional "currency" ("USD"), "date" '
-    '(YYYY-MM-DD, default: its newest row\'s date), "notes" (a list of text) and "unpriced" (prices no '
-    'source has: cloud, region, sku, kind, capacity and reason); ' + ROW_FIELDS
-)
+def _row_fields(pricing: Pricing) -> str:
+    """What a row must hold, for error messages."""
+    return (f"a row has cloud ({' or '.join(pricing)}), region, sku, kind (machine or accelerator), capacity (spot, "
+            "preemptible, flex-start or on-demand), usdPerHour (USD per node-hour, above 0), source (where the price "
+            "comes from, e.g. your agreement) and date (YYYY-MM-DD)")
+
+
+def _file_layout(pricing: Pricing) -> str:
+    return ('a price file is a JSON object {"rows": [...]} with optional "currency" ("USD"), "date" '
+            '(YYYY-MM-DD, default: its newest row\'s date), "notes" (a list of text) and "unpriced" (prices no '
+            'source has: cloud, region, sku, kind, capacity and reason); ' + _row_fields(pricing))
 
 
 def default_user_file() -> Path:
@@ -398,12 +412,12 @@ def parse_user_table(text: str, path: Path, pricing: Pricing) -> PriceTable:
         data: Any = json.loads(text, parse_float=Decimal)
     except json.JSONDecodeError as err:
         raise PriceFileError(f"{path}: not JSON (line {err.lineno}, column {err.colno}: {err.msg}); "
-                             f"{_FILE_LAYOUT}") from None
+                             f"{_file_layout(pricing)}") from None
     if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
-        raise PriceFileError(f'{path}: no "rows" list; {_FILE_LAYOUT}')
+        raise PriceFileError(f'{path}: no "rows" list; {_file_layout(pricing)}')
     unknown = sorted(set(data) - {"currency", "date", "notes", "rows", "unpriced"})
     if unknown:
-        raise PriceFileError(f"{path}: unknown key {', '.join(map(repr, unknown))}; {_FILE_LAYOUT}")
+        raise PriceFileError(f"{path}: unknown key {', '.join(map(repr, unknown))}; {_file_layout(pricing)}")
     rows: list[PriceRow] = []
     problems: list[str] = []
     for index, raw in enumerate(data["rows"]):
@@ -412,7 +426,7 @@ def parse_user_table(text: str, path: Path, pricing: Pricing) -> PriceTable:
         except ValidationError as err:
             problems += [f"{path}: rows[{index}] ({_row_name(raw)}): {p}" for p in validation_problems(err)]
     if problems:
-        raise PriceFileError("\n".join([*problems, f"{path}: {ROW_FIELDS}"]))
+        raise PriceFileError("\n".join([*problems, f"{path}: {_row_fields(pricing)}"]))
     fields = {"currency": "USD", "notes": (), **{k: v for k, v in data.items() if k != "rows"}}
     if "date" not in fields:
         fields["date"] = max((row.date for row in rows), default=datetime.date.min)
@@ -420,7 +434,7 @@ def parse_user_table(text: str, path: Path, pricing: Pricing) -> PriceTable:
         return PriceTable.model_validate({**fields, "rows": rows})
     except ValidationError as err:
         raise PriceFileError("\n".join(
-            [*(f"{path}: {p}" for p in validation_problems(err)), f"{path}: {_FILE_LAYOUT}"])) from None
+            [*(f"{path}: {p}" for p in validation_problems(err)), f"{path}: {_file_layout(pricing)}"])) from None
 
 
 def load_user_table(path: Path, pricing: Pricing) -> PriceTable:
@@ -464,7 +478,7 @@ def price_table(pricing: Pricing, user_file: Path | None = None) -> PriceTable:
     """
     path, problem = PRICE_FILE.lookup(user_file)
     if problem is not None:
-        raise PriceFileError(f"{problem}; {_FILE_LAYOUT}")
+        raise PriceFileError(f"{problem}; {_file_layout(pricing)}")
     if path is None:
         return load_table(pricing)
     return with_user_rows(load_table(pricing), load_user_table(path, pricing), path)
