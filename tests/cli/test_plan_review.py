@@ -279,6 +279,26 @@ def test_the_issue_s_bigger_platform_pool_reads_as_not_comparable_not_as_a_savin
     assert [u["pool"] for u in stack["cost"]["unpriced"]["new"]] == ["platform", "t4spot"]
 
 
+def test_an_unpriced_disk_hides_no_node_cost_in_the_diff(repository: Path, spotkube: Run) -> None:
+    """aks-dev-uksouth's platform pool from D4s_v3 to D8s_v3, both priced: UK South's disks leave the idle
+    floor and its fixed part unknown, while the nodes' part of it compares on its own."""
+    _edit(repository / "stacks" / "Pulumi.aks-dev-uksouth.yaml",
+          "  spotkube:platformPool:\n    machine: Standard_D4s_v3",
+          "  spotkube:platformPool:\n    machine: Standard_D8s_v3")
+    _git(repository, "commit", "-qam", "a bigger platform pool")
+    as_json = spotkube("plan", "-s", "aks-dev-uksouth", "--diff", "HEAD~1", "-f", "json", cwd=repository)
+    table = spotkube("plan", "-s", "aks-dev-uksouth", "--diff", "HEAD~1", cwd=repository)
+
+    (stack,) = json.loads(as_json.stdout)["stacks"]
+    cost = stack["cost"]
+    assert (cost["nodesIdleFloor"]["old"], cost["nodesIdleFloor"]["new"], cost["nodesIdleFloor"]["delta"]) == (
+        508.08, 677.44, 169.36)
+    assert cost["idleFloor"]["delta"] is None and cost["fixedIdleFloor"]["delta"] is None
+    assert "no managed-disk:P10 price in uksouth" in cost["fixedIdleFloor"]["whyNot"]
+    assert "; of it, nodes $508.08 → $677.44 (+$169.36), fixed not known → not known (not comparable: " in " ".join(
+        table.stdout.split())
+
+
 def test_diff_shows_a_new_stack_as_added(repository: Path, spotkube: Run) -> None:
     shutil.copy(repository / "stacks" / "Pulumi.gke-dev-us-central1.yaml",
                 repository / "stacks" / "Pulumi.gke-test-us-central1.yaml")

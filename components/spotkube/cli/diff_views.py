@@ -61,7 +61,11 @@ def _figure_change(cost: CostDelta, figure: str) -> str:
 def cost_line(cost: CostDelta) -> str:
     head = ("monthly cost" if cost.old.present and cost.new.present
             else "monthly cost (new stack)" if cost.new.present else "monthly cost (stack removed)")
-    return f"{head}: idle floor {_figure_change(cost, 'idleFloor')}; scenario {_figure_change(cost, 'scenario')}"
+    floor = f"idle floor {_figure_change(cost, 'idleFloor')}"
+    if cost.delta("idleFloor") is None:  # each part it knows, on its own: an unknown disk hides no node cost
+        floor += (f"; of it, nodes {_figure_change(cost, 'nodesIdleFloor')}, fixed "
+                  f"{_figure_change(cost, 'fixedIdleFloor')}")
+    return f"{head}: {floor}; scenario {_figure_change(cost, 'scenario')}"
 
 
 def _action(resource: ResourceDiff) -> str:
