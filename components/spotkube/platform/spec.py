@@ -37,7 +37,7 @@ from pydantic.alias_generators import to_camel
 
 from spotkube.platform.contract import KUEUE_LOCAL_QUEUE, Taint
 from spotkube.platform.errors import Problem, SpecError
-from spotkube.platform.input_messages import KeyStyle, cut, describe, python_path, shown
+from spotkube.platform.input_messages import PATTERN_WORDS, KeyStyle, cut, describe, python_path, shown
 from spotkube.platform.kubernetes_syntax import key_problem, value_problem
 from spotkube.platform.records import record
 from spotkube.platform.warnings import ID_PATTERN as WARNING_ID_PATTERN
@@ -48,6 +48,9 @@ MAX_NODES = 1000
 #: regions further).
 ENVIRONMENT_PATTERN = r"^[a-z][a-z0-9-]{0,15}$"
 REGION_PATTERN = r"^[a-z][a-z0-9-]+$"
+PATTERN_WORDS[ENVIRONMENT_PATTERN] = ("1 to 16 lowercase letters, digits and hyphens, starting with a letter, "
+                                      "e.g. dev, staging or prod")
+PATTERN_WORDS[REGION_PATTERN] = "lowercase letters, digits and hyphens, starting with a letter, e.g. eastus"
 
 
 def without_credentials(value: Any, key: str) -> Any:

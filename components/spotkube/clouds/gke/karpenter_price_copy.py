@@ -25,7 +25,10 @@ _COLUMNS: dict[str, tuple[Capacity, ...]] = {"on_demand": ("on-demand",), "spot"
 PREEMPTIBLE_AS_SPOT = ("preemptible VMs use the same pricing model as Spot VMs "
                        "(https://docs.cloud.google.com/compute/docs/instances/create-use-preemptible)")
 NO_FLEX_START = ("no flex-start (Dynamic Workload Scheduler) price in cloudpilot-ai/karpenter-provider-gcp's "
-                 "initial prices, nor in any other dated copy reachable")
+                 "initial prices (on-demand and spot only) nor in any other dated copy reachable; Google publishes "
+                 "flex-start only as a discount for A4, A3 and A2 machine types, 'up to 53%' off on-demand "
+                 "(https://cloud.google.com/products/dws/pricing, read 2026-11-27): a ceiling on the discount, not a "
+                 "price; add the row to your price file or the stack's cost.prices")
 
 
 def read(text: str, url: str, seen: datetime.date | None = None) -> CopiedPrices:
@@ -55,4 +58,5 @@ def read(text: str, url: str, seen: datetime.date | None = None) -> CopiedPrices
                 f"{url} ({column} column, {region}; committed {seen.isoformat()})")
         return text + (f"; {PREEMPTIBLE_AS_SPOT}" if capacity == "preemptible" else "")
 
-    return CopiedPrices(cloud="gcp", seen=seen, prices=prices, source=source, missing={"flex-start": NO_FLEX_START})
+    return CopiedPrices(cloud="gcp", seen=seen, prices=prices, source=source, missing={"flex-start": NO_FLEX_START},
+                        unrefreshable=frozenset({"flex-start"}))

@@ -43,6 +43,8 @@ class CopiedPrices:
     source: Callable[[str, Capacity], str]
     #: Capacities the copy prices nowhere, with why (e.g. Azure Spot: "it holds on-demand prices only").
     missing: Mapping[Capacity, str]
+    #: Of those, the ones `spotkube prices refresh` can't read either: their reason names no command.
+    unrefreshable: frozenset[Capacity] = frozenset()
     #: Whether the copy is a region's whole price list, so a size it doesn't list there is not offered.
     whole_regions: bool = False
 
@@ -100,8 +102,10 @@ def with_copy(table: PriceTable, copy: CopiedPrices, sizes: Iterable[str], refre
         for capacity, why in copy.missing.items():
             key = (row.cloud, row.region, row.sku, row.kind, capacity)
             if key not in rows:  # the copy's reason, newer than a gap's older one
+                command = ("" if capacity in copy.unrefreshable
+                           else f"; `{refresh_command(row.region, row.sku)}` reads it")
                 gaps[key] = Unpriced(cloud=row.cloud, region=row.region, sku=row.sku, kind=row.kind, capacity=capacity,
-                                     reason=f"{why}; `{refresh_command(row.region, row.sku)}` reads it")
+                                     reason=why + command)
     return PriceTable(currency=table.currency, date=max(table.date, copy.seen), notes=table.notes,
                       rows=tuple(sorted(rows.values(), key=lambda r: r.key)),
                       unpriced=tuple(sorted(gaps.values(), key=lambda g: g.key)))
