@@ -863,11 +863,27 @@ def user_key(path: str, style: KeyStyle, model: type[PlatformSpec]) -> str:
     return python_path(model, path.removeprefix(f"{CONFIG_NAMESPACE}:"))
 
 
+#: A key path a rule's message names, as a stack file spells it: `gpuPools[0].imageStreaming`.
+_NAMED_KEY = re.compile(r"\b(?:spotkube:)?[a-z][A-Za-z0-9]*(?:\[\d+\])*(?:\.[a-z][A-Za-z0-9]*(?:\[\d+\])*)*")
+
+
+def _respelt(message: str, model: type[PlatformSpec]) -> str:
+    """`message` with each key path of the spec it names spelt as Python args spell it (`gpu_pools[0].
+    image_streaming`); words that are no key of the spec stay as they are."""
+    def python(match: re.Match[str]) -> str:
+        text = match.group(0)
+        spelt = python_path(model, text.removeprefix(f"{CONFIG_NAMESPACE}:"))
+        return spelt if spelt != text.removeprefix(f"{CONFIG_NAMESPACE}:") and any(c.isupper() for c in text) \
+            else text
+    return _NAMED_KEY.sub(python, message)
+
+
 def in_style(problems: Sequence[Problem], style: KeyStyle, model: type[PlatformSpec]) -> list[Problem]:
-    """Problems whose paths the rules spelt for a stack file (`spotkube:` and camelCase), respelt."""
+    """Problems whose paths the rules spelt for a stack file (`spotkube:` and camelCase), respelt, with the
+    keys their messages name."""
     if style == "stack":
         return list(problems)
-    return [Problem(user_key(p.path, style, model), p.message) for p in problems]
+    return [Problem(user_key(p.path, style, model), _respelt(p.message, model)) for p in problems]
 
 
 def styled_key(path: str, style: KeyStyle) -> str:
