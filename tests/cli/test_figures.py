@@ -39,6 +39,7 @@ def test_plain_lines_wrap_at_columns_else_the_terminal_else_100() -> None:
     url = "https://github.com/Azure/karpenter-provider-azure/blob/" + "0" * 40 + "/pkg/providers/pricing/x.go"
     lines = wrapped(f"fixed: a line naming its source, {url}, and more words after it", 60).splitlines()
     assert len(lines) > 1 and max(map(len, lines)) <= 60
+    assert lines[1:]
     assert all(line.startswith("  ") for line in lines[1:])
 
 

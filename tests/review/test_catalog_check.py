@@ -225,7 +225,7 @@ def test_a_declared_gpu_the_catalog_cannot_place_needs_zones_on_gke() -> None:
     pool = {"machine": "a5-highgpu-8g", "gpu": {"type": "nvidia-b300", "count": 8}}
     with pytest.raises(SpecError) as refused:
         parse_spec(stack("gke", "us-central1", pool), "test")
-    assert "gpuPools[0].zones: spotkube's catalog of" in str(refused.value)
+    assert "gpuPools[0].zones: spotkube's GPU catalog (" in str(refused.value)
     assert "doesn't know which zones offer 'nvidia-b300'; list them in zones" in str(refused.value)
 
 
