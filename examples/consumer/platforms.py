@@ -1,7 +1,7 @@
 """The vision team's GPU platforms: spot A100s and T4s on AKS for training, spot L4s on GKE for inference.
 
-What a repository that is not spotkube writes to use it: its own resources (a resource group and the
-CI runners' egress address on Azure, a VPC and subnetwork on Google Cloud), spotkube's components
+What a repository that is not spotkube writes to use it: its own resources (a resource group on Azure,
+a VPC and subnetwork on Google Cloud), spotkube's components
 wired to them, and this team's pools and settings as each component's typed args
 (`spotkube.AksGpuClusterArgs`, `spotkube.GkeGpuClusterArgs`). Bad args fail before anything is
 registered, with the key and what is accepted.
@@ -28,6 +28,9 @@ from spotkube import (
 )
 
 TEAM_LABELS = {"team": "vision"}
+#: The public range the CI runners leave through (their NAT gateway's, a documentation range here): the
+#: only one the AKS API server admits, and the one the deployer connects from.
+RUNNER_EGRESS = "203.0.113.7/32"
 
 
 @dataclass
@@ -35,7 +38,6 @@ class Training:
     """The AKS platform and the resources this repository owns around it."""
 
     group: azure.resources.ResourceGroup
-    runner_egress: azure.network.PublicIPAddress
     cluster: AksGpuCluster
     pipelines: KubeflowPipelines
 
@@ -49,14 +51,9 @@ class Inference:
     cluster: GkeGpuCluster
 
 
-def training(environment: str, deployer_object_id: str) -> Training:
+def training(environment: str, deployer_object_id: str, runner_egress: str = RUNNER_EGRESS) -> Training:
     """AKS in this team's own resource group, reachable from its CI runners' static egress only."""
     group = azure.resources.ResourceGroup("vision-training", location="northeurope")
-    # The runners' NAT gateway (not shown) leaves through this address; the API server admits it.
-    runner_egress = azure.network.PublicIPAddress(
-        "runner-egress", resource_group_name=group.name, location="northeurope",
-        public_ip_allocation_method="Static", sku={"name": "Standard"},
-    )
     args: AksGpuClusterArgs = {
         "environment": environment,
         "region": "northeurope",
@@ -69,10 +66,12 @@ def training(environment: str, deployer_object_id: str) -> Training:
         ],
         "cluster": {
             "resource_group_name": group.name,  # another resource's output
-            "authorized_ip_ranges": [runner_egress.ip_address.apply(lambda ip: f"{ip}/32")],
+            "authorized_ip_ranges": [runner_egress],
             # Who runs `pulumi up` (CI's deploy identity): it gets the RBAC Cluster Admin role on the cluster.
-            # Its object id: az ad sp show --id <appId> --query id -o tsv.
-            "deployer": {"object_id": deployer_object_id, "principal_type": "ServicePrincipal"},
+            # Its object id: az ad sp show --id <appId> --query id -o tsv. It connects from the runners' egress,
+            # which the API server admits: the deploy preflight checks the two agree (README.md).
+            "deployer": {"object_id": deployer_object_id, "principal_type": "ServicePrincipal",
+                         "egress_ranges": [runner_egress]},
         },
     }
     cluster = AksGpuCluster("vision-training", args=args)
@@ -83,7 +82,7 @@ def training(environment: str, deployer_object_id: str) -> Training:
         "vision-pipelines", args={"version": "2.17.0"},
         opts=pulumi.ResourceOptions(providers=[cluster.provider]),
     )
-    return Training(group, runner_egress, cluster, pipelines)
+    return Training(group, cluster, pipelines)
 
 
 def inference(environment: str, project: str) -> Inference:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -247,7 +248,7 @@ def test_the_plan_comment_actions_plan_step_plans_a_consumer(consumer: Path, tmp
 
 def test_examples_consumer_is_plannable_with_its_dev_stack() -> None:
     """examples/consumer, planned as its own repository: both platforms reviewed, the review settings of
-    its stack file applied, and a preflight finding worded in the component's args, where its fix goes."""
+    its stack file applied, and no error as it ships (its README shows how the deploy preflight fails)."""
     example = REPO / "examples" / "consumer"
     sys.path.insert(0, str(example))
     try:
@@ -262,15 +263,33 @@ def test_examples_consumer_is_plannable_with_its_dev_stack() -> None:
     assert {p.pool.name: p.hours for p in inference.cost.pools}["l4-spot"] == 300
     assert [a.warning.id for a in inference.acknowledged] == ["fallback-no-on-demand:nvidia-l4"]
     assert {o.type for o in training.others} == {
-        "azure-native:network:PublicIPAddress", "azure-native:resources:ResourceGroup",
-        "gcp:compute/network:Network", "gcp:compute/subnetwork:Subnetwork"}
+        "azure-native:resources:ResourceGroup", "gcp:compute/network:Network", "gcp:compute/subnetwork:Subnetwork"}
     assert [(a.name, a.value) for a in training.addons][2] == ("Kueue", "not deployed")
     assert [a.name for a in training.addons] == ["Kubeflow Pipelines", "NVIDIA device plugin", "Kueue"]
     assert training.addons[0].value.startswith("2.17.0")
-    assert inference.errors == []
-    # Its API server admits only the runners' egress, which the deployer doesn't declare: the fix is an arg.
+    assert inference.errors == [] and training.errors == []
+
+
+def test_examples_consumer_s_readme_shows_the_preflight_it_describes(tmp_path: Path) -> None:
+    """Without the deployer's egress, the preflight the README names fails, worded in the component's args."""
+    example = tmp_path / "consumer"
+    shutil.copytree(REPO / "examples" / "consumer", example)
+    platforms = example / "platforms.py"
+    text = platforms.read_text()
+    assert ',\n                         "egress_ranges": [runner_egress]}' in text
+    platforms.write_text(text.replace(',\n                         "egress_ranges": [runner_egress]}', "}"))
+    sys.path.insert(0, str(example))
+    try:
+        run = run_stack(find_project(example), "dev")
+    finally:
+        sys.path.remove(str(example))
+        sys.modules.pop("platforms", None)
+    training, _ = stack_documents(run)
     (finding,) = training.errors
     assert "AksGpuCluster 'vision-training' args" in finding and "cluster.deployer.egress_ranges" in finding
+    readme = (REPO / "examples" / "consumer" / "README.md").read_text()
+    preflight = "the declared deployer can reach the API server"
+    assert preflight in finding and preflight in readme
 
 
 def test_a_module_the_program_lacks_says_where_to_install_it(tmp_path: Path) -> None:

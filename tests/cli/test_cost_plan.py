@@ -114,12 +114,15 @@ def test_plan_json_cost_block_reproduces_the_articles_example_from_the_stacks_ow
     # t4spot has no UK South price, but at min 0 with no hours it adds nothing: the totals stay whole.
     (t4_unpriced,) = total["unpriced"]
     assert {key: value for key, value in t4_unpriced.items() if key != "why"} == {
-        "pool": "t4spot", "machine": T4_UKSOUTH, "gpu": None, "region": "uksouth", "missing": ["spot", "on-demand"],
+        "pool": "t4spot", "machine": T4_UKSOUTH, "gpu": None, "region": "uksouth", "missing": ["spot"],
         "blocks": []}
     assert "spotkube prices refresh --cloud azure --region uksouth" in t4_unpriced["why"], "says how to price it"
     t4 = pool(cost, "t4spot")
     assert t4["priced"] is False
-    assert {key: t4[key] for key in NULL_FIGURES} == dict.fromkeys(NULL_FIGURES)
+    # Its on-demand price is known (karpenter-provider-azure's dated table), its spot price is not.
+    assert t4["onDemandUsdPerHour"] == 0.615
+    spot_figures = [key for key in NULL_FIGURES if key != "onDemandUsdPerHour"]
+    assert {key: t4[key] for key in spot_figures} == dict.fromkeys(spot_figures)
 
 
 def test_plan_markdown_names_the_unpriced_pool_that_adds_nothing() -> None:
@@ -133,8 +136,9 @@ def test_plan_markdown_names_the_unpriced_pool_that_adds_nothing() -> None:
     assert summary.startswith("**monthly cost: idle floor not known (OS disks of pool platform (1 node(s) × 128 GiB "
                               "Premium SSD P10): no managed-disk:P10 price in uksouth; ")
     assert ("; scenario $173.86 vs $788.80 on demand, saving 78 %; t4spot, Standard_NC4as_T4_v3 in uksouth, has no "
-            "price; at min 0 with no scenario hours it adds nothing to the totals (not in any dated copy") in summary
-    assert summary.endswith("reads it) [prices: stack file 2026-11-25]**")
+            "price; at min 0 with no scenario hours it adds nothing to the totals (no reachable dated copy holds the "
+            "Azure Spot meter") in summary
+    assert summary.endswith("reads it) [prices: bundled 2026-06-18; stack file 2026-11-25]**")
     assert "- fixed: Standard load balancer (AKS's outbound rule): $18.25 ($0.025/hour; " in result.stdout
     assert "cost-unpriced" not in result.stdout
 
@@ -142,9 +146,9 @@ def test_plan_markdown_names_the_unpriced_pool_that_adds_nothing() -> None:
 def test_a_bigger_size_without_a_price_makes_the_idle_floor_not_known_and_names_the_pool(
     project_with_stack: Callable[[str, dict[str, Any]], Project],
 ) -> None:
-    """The issue's case: aks-dev-uksouth's platform pool from D4s_v3 to D8s_v3, which has no UK South price."""
+    """aks-dev-uksouth's platform pool from D4s_v3 to D16s_v3, which the bundled table doesn't price."""
     config = _uksouth_config()
-    config["platformPool"]["machine"] = "Standard_D8s_v3"
+    config["platformPool"]["machine"] = "Standard_D16s_v3"
     project = project_with_stack("aks-dev-uksouth", config)
 
     as_json = cli("cost", "--stack", "aks-dev-uksouth", "--format", "json", project=project.root)
@@ -156,7 +160,7 @@ def test_a_bigger_size_without_a_price_makes_the_idle_floor_not_known_and_names_
     assert [u["blocks"] for u in total["unpriced"] if u["pool"] == "platform"] == [["idleFloor"]]
     (warning,) = [w for w in body["warnings"] if w["id"] == "cost-unpriced:platform"]
     assert "so the stack's idle floor can't be totalled" in warning["message"]
-    assert "**monthly cost: idle floor not known (platform, Standard_D8s_v3 in uksouth, has no price; " in (
+    assert "**monthly cost: idle floor not known (platform, Standard_D16s_v3 in uksouth, has no price; " in (
         markdown.stdout)
     assert "; scenario $173.86 vs $788.80 on demand, saving 78 %" in markdown.stdout
     assert "| **total** |  |  |  | **not known** |  | **$173.86** | **$788.80** | **78 %** |" in markdown.stdout
@@ -189,23 +193,23 @@ def test_the_plan_reads_the_price_file_spotkube_prices_names(tmp_path: Path,
 def test_a_stack_without_any_price_reads_not_known_never_zero(
     project_with_stack: Callable[[str, dict[str, Any]], Project],
 ) -> None:
-    project = project_with_stack("aks-dev-brazilsouth", {
-        "cloud": "aks", "environment": "dev", "region": "brazilsouth",
+    project = project_with_stack("aks-dev-denmarkeast", {
+        "cloud": "aks", "environment": "dev", "region": "denmarkeast",
         "gpuPools": [{"name": "t4spot", "machine": T4_UKSOUTH, "capacity": "spot"}],
         "cost": {"hours": {"t4spot": 100}},
         "cluster": {"deployer": {"objectId": "c0ffee00-0000-4000-8000-000000000001",
                                  "principalType": "ServicePrincipal"}},
     })
 
-    plan = spotkube("plan", "--stack", "aks-dev-brazilsouth", "--format", "markdown", cwd=project.root)
-    as_json = cli("cost", "--stack", "aks-dev-brazilsouth", "--format", "json", project=project.root)
-    table = cli("cost", "--stack", "aks-dev-brazilsouth", project=project.root)
-    markdown = cli("cost", "--stack", "aks-dev-brazilsouth", "--format", "markdown", project=project.root)
+    plan = spotkube("plan", "--stack", "aks-dev-denmarkeast", "--format", "markdown", cwd=project.root)
+    as_json = cli("cost", "--stack", "aks-dev-denmarkeast", "--format", "json", project=project.root)
+    table = cli("cost", "--stack", "aks-dev-denmarkeast", project=project.root)
+    markdown = cli("cost", "--stack", "aks-dev-denmarkeast", "--format", "markdown", project=project.root)
 
     assert plan.returncode == 0, plan.stderr
-    assert ("**monthly cost: idle floor not known (system, Standard_D4s_v3 in brazilsouth, has no price; platform, "
-            "Standard_D4s_v3 in brazilsouth, has no price; OS disks of pool platform") in plan.stdout
-    assert ("); scenario not known (t4spot, Standard_NC4as_T4_v3 in brazilsouth, has no price) [no price found; "
+    assert ("**monthly cost: idle floor not known (system, Standard_D4s_v3 in denmarkeast, has no price; platform, "
+            "Standard_D4s_v3 in denmarkeast, has no price; OS disks of pool platform") in plan.stdout
+    assert ("); scenario not known (t4spot, Standard_NC4as_T4_v3 in denmarkeast, has no price) [no price found; "
             "bundled table of") in plan.stdout
     assert as_json.exit_code == 0, as_json.output
     total = json.loads(as_json.stdout)["cost"]["total"]
@@ -217,10 +221,12 @@ def test_a_stack_without_any_price_reads_not_known_never_zero(
         ["idleFloor"], ["idleFloor"], ["scenario", "onDemandEquivalent"]]
     for shown in (plan.stdout, table.stdout, markdown.stdout):
         # The only $0.00 is a true price: the Free tier's cluster management, a fixed line of its own.
-        pools_and_totals = [line for line in shown.splitlines() if "fixed: " not in line]
+        # The pools' and totals' rows, in the table or in Markdown (the fixed lines are listed below them).
+        pools_and_totals = [line for line in shown.splitlines() if line.startswith(("│", "| ")) and "fixed" not in line]
+        assert pools_and_totals
         assert not [line for line in pools_and_totals if "$0.00" in line or "0 %" in line]
     assert "│ total " in table.stdout and table.stdout.count("unpriced") >= 3  # 3 pools
-    assert "monthly cost: idle floor not known (system, Standard_D4s_v3 in brazilsouth, has no price;" in " ".join(
+    assert "monthly cost: idle floor not known (system, Standard_D4s_v3 in denmarkeast, has no price;" in " ".join(
         table.stdout.split())
     assert "| **total** |  |  |  | **not known** |  | **not known** | **not known** | **not known** |" in (
         markdown.stdout)
@@ -302,7 +308,7 @@ def test_cost_markdown_is_markdown_in_the_plans_style() -> None:
     assert lines[0] == "## spotkube cost: aks-dev-uksouth"
     assert "| pool | capacity | $/h | price from | idle floor | hours | scenario | on demand | saving |" in lines
     assert "|---|---|---|---|---|---|---|---|---|" in lines
-    assert "| cpuspot | spot | 0.0487 | stack file | $0.00 | 3400 | $173.86 | $788.80 | 78 % |" in lines
+    assert "| cpuspot | spot | $0.049 | stack file | $0.00 | 3400 | $173.86 | $788.80 | 78 % |" in lines
     assert "| t4spot | spot | unpriced | - | - | 0 | - | - | - |" in lines
     assert "| fixed (cluster, network, disks) | - |  |  | not known |  | - | - |  |" in lines
     assert "| **total** |  |  |  | **not known** |  | **$173.86** | **$788.80** | **78 %** |" in lines
@@ -384,12 +390,12 @@ def test_a_stack_price_must_fit_its_cloud() -> None:
 
 
 def test_prices_older_than_90_days_get_a_note_in_every_format_and_never_fail() -> None:
-    """gke-dev-us-central1's bundled prices were read 2026-07-30: a note naming `spotkube prices refresh`
+    """gke-dev-us-central1's bundled prices were read 2026-08-03: a note naming `spotkube prices refresh`
     in the table, the Markdown and the JSON, and `cost` still exits 0."""
     outputs = {fmt: cli("cost", "--stack", "gke-dev-us-central1", "--format", fmt)
                for fmt in ("table", "markdown", "json")}
     assert all(result.exit_code == 0 for result in outputs.values()), {f: r.output for f, r in outputs.items()}
-    start = "prices older than 90 days (the oldest read 2026-07-30"
+    start = "prices older than 90 days (the oldest read 2026-08-03"
     assert f"note: {start}" in " ".join(outputs["table"].stdout.split())
     assert f"> **note**: {start}" in outputs["markdown"].stdout
     (note,) = json.loads(outputs["json"].stdout)["cost"]["priceNotes"]

@@ -314,3 +314,12 @@ def test_no_file_points_at_someone_elses_spotkube_repository() -> None:
              and not {".git", ".venv", ".venv-core", ".crds", ".site"} & set(p.relative_to(REPO).parts)
              and "egg-info" not in str(p)]
     assert [str(p.relative_to(REPO)) for p in files if ELSEWHERE in p.read_text(errors="ignore")] == []
+
+
+def test_the_docs_state_the_plan_s_schema_version_and_where_the_gpu_fallback_is_set() -> None:
+    from spotkube.review.plan_document import SCHEMA_VERSION
+
+    configuration = (REPO / "docs" / "configuration.md").read_text()
+    assert f'{{"schemaVersion": {SCHEMA_VERSION}, "stacks": [...]}}' in configuration
+    pipelines = (REPO / "docs" / "pipelines.md").read_text()
+    assert 'GpuTarget("nvidia-tesla-t4", fallback_to_on_demand=True)' in pipelines

@@ -89,16 +89,18 @@ def planned(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any
 def test_aks_stack_in_one_step_plans_cleanly(planned: dict[str, dict[str, Any]]) -> None:
     document = planned["aks-dev-eastus"]
     assert (document["cloud"], document["region"], document["environment"]) == ("aks", "eastus", "dev")
-    gpu = next(p for p in document["pools"] if p["role"] == "gpu")
-    assert (gpu["capacity"], gpu["machine"], gpu["min"]) == ("spot", "Standard_NC4as_T4_v3", 0)
-    assert gpu["gpu"] == {"type": "nvidia-tesla-t4", "count": 1}
+    spot, fallback = (next(p for p in document["pools"] if p["role"] == "gpu" and p["capacity"] == capacity)
+                      for capacity in ("spot", "on-demand"))
+    assert (spot["machine"], spot["min"], fallback["machine"], fallback["min"]) == (
+        "Standard_NC4as_T4_v3", 0, "Standard_NC4as_T4_v3", 0)
+    assert spot["gpu"] == {"type": "nvidia-tesla-t4", "count": 1}
 
 
 def test_gke_stack_gets_a_gpu_the_region_offers_and_plans_cleanly(planned: dict[str, dict[str, Any]]) -> None:
     document = planned["gke-staging-us-east4"]
     assert (document["cloud"], document["region"]) == ("gke", "us-east4")
-    gpu = next(p for p in document["pools"] if p["role"] == "gpu")
-    assert gpu["capacity"] == "spot" and gpu["min"] == 0
+    gpu = next(p for p in document["pools"] if p["role"] == "gpu" and p["capacity"] == "spot")
+    assert gpu["min"] == 0
     assert gpu["zones"] and set(gpu["zones"]) <= set(gke_catalog.zones_offering("us-east4", gpu["gpu"]["type"]) or ())
 
 
@@ -109,12 +111,12 @@ def test_a_gke_region_outside_the_complete_five_gets_a_gpu_pool_in_zones_a_sourc
     plan = spotkube("plan", "--stack", "gke-dev-asia-southeast1", "--format", "json", cwd=project_copy)
     assert plan.exit_code == 0, plan.output
     (document,) = json.loads(plan.stdout)["stacks"]
-    gpu = next(p for p in document["pools"] if p["role"] == "gpu")
+    gpu = next(p for p in document["pools"] if p["role"] == "gpu" and p["capacity"] == "spot")
     assert gpu["machine"] == "g2-standard-8" and gpu["zones"] == ["asia-southeast1-b"]
     assert document["cost"]["pools"] and all(pool["priced"] for pool in document["cost"]["pools"])
     # Its prices are the Cloud Billing Catalog API's as a dated copy read them months ago: noted, not failed.
     (note,) = document["cost"]["priceNotes"]
-    assert note.startswith("prices older than 90 days (the oldest read 2026-07-30")
+    assert note.startswith("prices older than 90 days (the oldest read 2026-08-03")
     assert "spotkube prices refresh" in note
 
 
@@ -153,9 +155,10 @@ def test_every_known_gke_region_gets_a_valid_stack(project_copy: Path, region: s
     project: Project = find_project(project_copy)
     created = create_stack(project, CloudName.gke, "qa", region, GKE_FLAGS)
     spec = load_stack_spec(project, created.stack)
-    (pool,) = spec.gpu_pools
+    pool, fallback = spec.gpu_pools
     assert pool.gpu is not None and pool.gpu.type in {gpu for gpu, *_ in NEW_STACK_GPU_CHOICES}
     assert pool.zones and set(pool.zones) <= set(gke_catalog.zones_offering(region, pool.gpu.type) or ())
+    assert (fallback.capacity, fallback.machine, fallback.min) == ("on-demand", pool.machine, 0)
 
 
 @pytest.mark.parametrize(("cloud", "region", "flags"), [("aks", "eastus", AKS_FLAGS), ("gke", "us-east4", GKE_FLAGS)])
@@ -180,7 +183,8 @@ def test_new_stack_prints_every_step_left_as_a_command(project_copy: Path) -> No
     project = find_project(project_copy)
     created = create_stack(project, CloudName.aks, "prod", "westeurope", AKS_FLAGS)
     lines = next_steps(project, created, CloudName.aks, cwd=project_copy)
-    commands = [line.strip() for line in lines if line.startswith("   ")]
+    assert "   It plans without a warning: `--strict` passes." in lines
+    commands = [line.strip() for line in lines if line.startswith("   ") and not line.startswith("   It ")]
     assert commands == [
         "spotkube plan --stack aks-prod-westeurope",
         "pulumi stack init aks-prod-westeurope",
@@ -232,11 +236,10 @@ def test_a_stack_name_that_would_be_a_path_is_refused(project_copy: Path, env: s
 
 # --- a new stack passes its own check ------------------------------------------------------------
 
-#: A few regions per cloud, with and without bundled prices for the sizes new-stack picks.
+#: Regions per cloud, Asia's among them: each new stack priced and offered there, with nothing to acknowledge.
 FRESH_STACKS = {
-    "aks": [("swedencentral", ()), ("westeurope", ()), ("eastus", ())],
-    "gke": [("us-central1", ("--gcp-project", "acme-ml")), ("europe-west4", ("--gcp-project", "acme-ml")),
-            ("us-east4", ("--gcp-project", "acme-ml"))],
+    "aks": [(region, ("--api-server-ranges", "203.0.113.0/24")) for region in ("japaneast", "centralindia", "eastus")],
+    "gke": [(region, ("--gcp-project", "acme-ml")) for region in ("asia-northeast1", "us-central1", "europe-west4")],
 }
 
 
@@ -248,7 +251,7 @@ def _new(cloud: str, region: str, extra: tuple[str, ...], cwd: Path) -> tuple[st
 
 
 @pytest.mark.parametrize("cloud", sorted(FRESH_STACKS))
-def test_a_fresh_stack_passes_plan_strict_and_says_what_it_acknowledged(project_copy: Path, cloud: str) -> None:
+def test_a_fresh_stack_passes_plan_strict_without_acknowledging_anything(project_copy: Path, cloud: str) -> None:
     made = [_new(cloud, region, extra, project_copy) for region, extra in FRESH_STACKS[cloud]]
 
     strict = spotkube("plan", "--strict", "--format", "json", *(a for stack, _ in made for a in ("--stack", stack)),
@@ -256,45 +259,26 @@ def test_a_fresh_stack_passes_plan_strict_and_says_what_it_acknowledged(project_
 
     assert strict.exit_code == 0, strict.output
     documents = {d["stack"]: d for d in json.loads(strict.stdout)["stacks"]}
+    assert len(documents) == len(made)
     for stack, created in made:
         document = documents[stack]
-        assert document["warnings"] == [] and document["errors"] == []
-        text = (project_copy / "stacks" / f"Pulumi.{stack}.yaml").read_text()
-        acknowledged = [a["id"] for a in document["acknowledged"]]
-        # Each acknowledgement is one the plan needed, marked for review in the file and listed in "Left to do".
-        assert sorted(yaml.safe_load(text)["config"].get("spotkube:acknowledgements", []),
-                      key=lambda a: a["id"]) == sorted(
-            ({"id": a["id"], "reason": a["reason"]} for a in document["acknowledged"]), key=lambda a: a["id"])
-        for warning_id in acknowledged:
-            assert f"# review: [{warning_id}] " in text
-            assert any(line.startswith(f"   - {warning_id}: ") for line in created.stdout.splitlines())
-        # What needs nothing of the user's is switched on rather than acknowledged.
-        assert not {"security-deletion-protection", "security-local-accounts", "security-container-logs",
-                    "security-private-nodes"} & set(acknowledged)
-        assert "fallback-no-on-demand" in " ".join(acknowledged)
+        assert (document["warnings"], document["errors"], document["acknowledged"]) == ([], [], [])
+        config = yaml.safe_load((project_copy / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
+        assert "spotkube:acknowledgements" not in config
+        assert "   It plans without a warning: `--strict` passes." in created.stdout.splitlines()
+        # Steps have an on-demand pool to go to when spot is out, at min 0.
+        assert [(p["capacity"], p["min"]) for p in config["spotkube:gpuPools"]] == [("spot", 0), ("on-demand", 0)]
 
 
-def test_new_stack_acknowledges_what_its_plan_raises_not_a_fixed_list(
-    project_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Priced from the user's price file, the pools warn no more, and new-stack acknowledges no price."""
-    # The bundled table has no UK South price for the system and platform pools' size.
-    bare, _ = _new("aks", "uksouth", (), project_copy)
-    text = (project_copy / "stacks" / f"Pulumi.{bare}.yaml").read_text()
-    assert "id: cost-unpriced:system" in text and "id: cost-unpriced:platform" in text
+def test_what_new_stack_cannot_avoid_stays_a_warning_and_strict_fails(project_copy: Path) -> None:
+    """No API server ranges, and a region no bundled copy knows: each stays a warning."""
+    stack, created = _new("aks", "denmarkeast", (), project_copy)
 
-    prices = tmp_path / "prices.json"
-    prices.write_text(json.dumps({"rows": [
-        {"cloud": "azure", "region": "uksouth", "sku": sku, "kind": "machine",
-         "capacity": capacity, "usdPerHour": usd, "source": "our EA price sheet", "date": "2026-11-01"}
-        for sku in ("Standard_D4s_v3", "Standard_NC4as_T4_v3")
-        for capacity, usd in (("on-demand", 0.2), ("spot", 0.04))]}))
-    monkeypatch.setenv("SPOTKUBE_PRICES", str(prices))
-    (project_copy / "stacks" / f"Pulumi.{bare}.yaml").unlink()
-    priced, created = _new("aks", "uksouth", (), project_copy)
-
-    text = (project_copy / "stacks" / f"Pulumi.{priced}.yaml").read_text()
-    assert "cost-unpriced" not in text and "cost-unpriced" not in created.stdout
-    assert "id: security-api-server" in text
-    strict = spotkube("plan", "--strict", "--stack", priced, cwd=project_copy)
-    assert strict.exit_code == 0, strict.output
+    lines = created.stdout.splitlines()
+    assert any(line.startswith("   It raises ") and "(new-stack acknowledges none)" in line for line in lines)
+    assert any(line.startswith("   - security-api-server: ") and "--api-server-ranges" in line for line in lines)
+    assert any(line.startswith("   - cost-unpriced:system: ") and "prices refresh" in line for line in lines)
+    assert "acknowledgements" not in (project_copy / "stacks" / f"Pulumi.{stack}.yaml").read_text()
+    strict = spotkube("plan", "--strict", "--stack", stack, cwd=project_copy)
+    assert strict.exit_code != 0
+    assert "cost-unpriced:system" in strict.output and "security-api-server" in strict.output

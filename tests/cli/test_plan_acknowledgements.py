@@ -67,8 +67,8 @@ def test_an_open_warning_shows_its_id_in_every_format_and_fails_strict(
     assert "> **warning** `security-private-nodes`: private nodes: nodes have public IP addresses" in markdown.stdout
     assert json.loads(as_json.stdout)["stacks"][0]["warnings"] == [
         {"id": "security-private-nodes", "message": "private nodes: nodes have public IP addresses"}]
-    # Its bundled prices were read 2026-07-30, over 90 days ago: a note in every format, never a warning.
-    note = "prices older than 90 days (the oldest read 2026-07-30"
+    # Its bundled prices were read 2026-08-03, over 90 days ago: a note in every format, never a warning.
+    note = "prices older than 90 days (the oldest read 2026-08-03"
     assert f"note: {note}" in " ".join(table.stdout.split())
     assert f"- note: {note}" in markdown.stdout
     assert json.loads(as_json.stdout)["stacks"][0]["cost"]["priceNotes"][0].startswith(note)

@@ -69,7 +69,7 @@ def test_a_base_whose_command_line_lives_elsewhere_is_planned_through_its_pyproj
     _git(repository, "commit", "-qm", "the command line moved")
     result = spotkube("plan", "-s", STACK, "--diff", "HEAD", "-f", "markdown", cwd=repository)
     assert result.returncode == 0, result.stderr
-    assert f"- {STACK}: unchanged since HEAD" in result.stdout
+    assert f"| {STACK} | unchanged | ±$0.00 | ±$0.00 | pass |" in result.stdout
 
 
 def test_a_base_without_the_command_its_pyproject_names_is_one_clear_error(tmp_path: Path, spotkube: Run) -> None:

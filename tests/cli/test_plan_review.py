@@ -228,8 +228,10 @@ def test_diff_of_an_unchanged_tree_is_one_line_and_a_bad_ref_is_one_clear_error(
         repository: Path, spotkube: Run) -> None:
     same = spotkube("plan", "-s", "gke-dev-us-central1", "--diff", "HEAD", "-f", "markdown", cwd=repository)
     assert same.returncode == 0, same.stderr
-    assert [line for line in same.stdout.splitlines() if "gke-dev-us-central1" in line] == [
-        "- gke-dev-us-central1: unchanged since HEAD"]
+    # The pull-request comment: one summary row, and the plan under <details> without a diff.
+    assert "| gke-dev-us-central1 | unchanged | ±$0.00 | ±$0.00 | pass |" in same.stdout.splitlines()
+    assert "<summary><b>gke-dev-us-central1</b>: unchanged since <code>HEAD</code>; pass</summary>" in same.stdout
+    assert "### gke-dev-us-central1: unchanged" not in same.stdout
     table = spotkube("plan", "-s", "gke-dev-us-central1", "--diff", "HEAD", cwd=repository)
     assert table.stdout.strip() == "gke-dev-us-central1: unchanged since HEAD"
     bad = spotkube("plan", "-s", "gke-dev-us-central1", "--diff", "no-such-ref", cwd=repository)
@@ -250,29 +252,51 @@ def test_details_with_diff_and_a_stack_with_all_are_refused(spotkube: Run) -> No
 
 def test_the_issue_s_bigger_platform_pool_reads_as_not_comparable_not_as_a_saving(
         repository: Path, spotkube: Run) -> None:
-    """aks-dev-uksouth's platform pool from D4s_v3 to D8s_v3, which has no UK South price: the idle floor's
+    """aks-dev-uksouth's platform pool from D4s_v3 to D16s_v3, which has no UK South price: the idle floor's
     delta names the pool instead of a number over fewer pools (and the fixed lines UK South has no price
     for, which leave both sides not known); the scenario, which the pool has no hours of, still compares."""
     stack_file = repository / "stacks" / "Pulumi.aks-dev-uksouth.yaml"
     _edit(stack_file, "  spotkube:platformPool:\n    machine: Standard_D4s_v3",
-          "  spotkube:platformPool:\n    machine: Standard_D8s_v3")
+          "  spotkube:platformPool:\n    machine: Standard_D16s_v3")
     _git(repository, "commit", "-qam", "a bigger platform pool")
     markdown = spotkube("plan", "-s", "aks-dev-uksouth", "--diff", "HEAD~1", "-f", "markdown", cwd=repository)
     as_json = spotkube("plan", "-s", "aks-dev-uksouth", "--diff", "HEAD~1", "-f", "json", cwd=repository)
     assert markdown.returncode == 0, markdown.stderr
-    assert ("**monthly cost: idle floor not known → not known (not comparable: platform, Standard_D8s_v3 in uksouth, "
+    assert ("**monthly cost: idle floor not known → not known (not comparable: platform, Standard_D16s_v3 in uksouth, "
             "has no price; OS disks of pool platform (1 node(s) × 128 GiB Premium SSD P10): no managed-disk:P10 price "
             "in uksouth; ") in markdown.stdout
     assert "; scenario $173.86 → $173.86 (+$0.00)**" in markdown.stdout
-    assert "$338.72" not in markdown.stdout
+    (delta,) = [line for line in markdown.stdout.splitlines()
+                if line.startswith("**monthly cost: idle floor not known →")]
+    assert "$338.72" not in delta  # the system pool alone is never shown as the floor
     (stack,) = json.loads(as_json.stdout)["stacks"]
     idle = stack["cost"]["idleFloor"]
     assert (idle["old"], idle["new"], idle["delta"], idle["comparable"]) == (None, None, None, False)
-    assert idle["whyNot"].startswith("not comparable: platform, Standard_D8s_v3 in uksouth, has no price; OS disks ")
+    assert idle["whyNot"].startswith("not comparable: platform, Standard_D16s_v3 in uksouth, has no price; OS disks ")
     assert stack["cost"]["unpriced"]["old"] == [
         {"pool": "t4spot", "machine": "Standard_NC4as_T4_v3", "gpu": None, "region": "uksouth", "missing": [],
          "blocks": []}]
     assert [u["pool"] for u in stack["cost"]["unpriced"]["new"]] == ["platform", "t4spot"]
+
+
+def test_an_unpriced_disk_hides_no_node_cost_in_the_diff(repository: Path, spotkube: Run) -> None:
+    """aks-dev-uksouth's platform pool from D4s_v3 to D8s_v3, both priced: UK South's disks leave the idle
+    floor and its fixed part unknown, while the nodes' part of it compares on its own."""
+    _edit(repository / "stacks" / "Pulumi.aks-dev-uksouth.yaml",
+          "  spotkube:platformPool:\n    machine: Standard_D4s_v3",
+          "  spotkube:platformPool:\n    machine: Standard_D8s_v3")
+    _git(repository, "commit", "-qam", "a bigger platform pool")
+    as_json = spotkube("plan", "-s", "aks-dev-uksouth", "--diff", "HEAD~1", "-f", "json", cwd=repository)
+    table = spotkube("plan", "-s", "aks-dev-uksouth", "--diff", "HEAD~1", cwd=repository)
+
+    (stack,) = json.loads(as_json.stdout)["stacks"]
+    cost = stack["cost"]
+    assert (cost["nodesIdleFloor"]["old"], cost["nodesIdleFloor"]["new"], cost["nodesIdleFloor"]["delta"]) == (
+        508.08, 677.44, 169.36)
+    assert cost["idleFloor"]["delta"] is None and cost["fixedIdleFloor"]["delta"] is None
+    assert "no managed-disk:P10 price in uksouth" in cost["fixedIdleFloor"]["whyNot"]
+    assert "; of it, nodes $508.08 → $677.44 (+$169.36), fixed not known → not known (not comparable: " in " ".join(
+        table.stdout.split())
 
 
 def test_diff_shows_a_new_stack_as_added(repository: Path, spotkube: Run) -> None:
@@ -325,8 +349,7 @@ def test_an_unpriced_gpu_pool_with_a_floor_still_warns(
 ) -> None:
     config = _stack_config("aks-dev-uksouth")
     t4 = next(p for p in config["gpuPools"] if p["name"] == "t4spot")
-    t4.update(capacity="on-demand", min=1, evictionPolicy=None, maxPrice=None)
-    config["gpuPools"] = [{k: v for k, v in p.items() if v is not None} for p in config["gpuPools"]]
+    t4.update(min=1)  # spot, which no dated copy prices in UK South
     document = stack_document(run_stack(project_with_stack("aks-dev-uksouth", config), "aks-dev-uksouth"))
     assert "t4spot" in document.cost.unpriced_pools
     assert any(w.id == "cost-idle-gpu:t4spot" and "t4spot: GPU pool min is 1, so it keeps 1 GPU node(s) running "

@@ -167,7 +167,7 @@ def _refused(values: dict[str, Any]) -> str:
      "spotkube:gpuPools[0].upgrade.strategy: 'blue-green' is a GKE setting; remove it from an AKS stack"),
     ({**AKS_BASE, "gpuPools": [{"name": "t4od", "machine": "Standard_NC4as_T4_v3", "capacity": "on-demand",
                                 "upgrade": {"soakMinutes": 45}}]},
-     "spotkube:gpuPools[0].upgrade.soakMinutes: 45 is not accepted; use less than or equal to 30"),
+     "spotkube:gpuPools[0].upgrade.soakMinutes: 45 is not accepted; use a whole number from 0 to 30"),
     ({**GKE_BASE, "cluster": {"project": "spotkube-dev-example",
                               "maintenance": {"window": {"days": ["Saturday"], "start": "02:00", "hours": 8}}}},
      "spotkube:cluster.maintenance.window: 1 day(s) of 8 hours is less than the 12 hours a week GKE needs"),
@@ -184,7 +184,7 @@ def _refused(values: dict[str, Any]) -> str:
      "anytime: true declares no window and no busy periods"),
     ({**AKS_BASE, "gpuPools": [{"name": "t4od", "machine": "Standard_NC4as_T4_v3", "capacity": "on-demand",
                                 "upgrade": {"drainTimeoutMinutes": 4}}]},
-     "spotkube:gpuPools[0].upgrade.drainTimeoutMinutes: 4 is not accepted; use greater than or equal to 5"),
+     "spotkube:gpuPools[0].upgrade.drainTimeoutMinutes: 4 is not accepted; use a whole number from 5 to 1440"),
     ({**AKS_BASE, "gpuPools": [{"name": "t4od", "machine": "Standard_NC4as_T4_v3", "capacity": "on-demand",
                                 "upgrade": {"maxSurge": "0"}}]},
      "spotkube:gpuPools[0].upgrade.maxSurge: maxSurge '0' with maxUnavailable '0' replaces no node at all, which AKS "

@@ -281,15 +281,15 @@ def test_the_plan_takes_each_gpu_size_s_quota_family_from_the_catalog(
     """The catalog's `family` (as the Resource SKUs API writes it) is the size's quota, named as the usage
     API names it; no second table of families to fall behind the catalog."""
     sizes = {"a100m": "Standard_ND96amsr_A100_v4", "a100": "Standard_ND96asr_v4", "h200": "Standard_ND96isr_H200_v5"}
-    project_with_stack("aks-dev-eastus", {
-        "cloud": "aks", "environment": "dev", "region": "eastus",
+    project_with_stack("aks-dev-westus2", {
+        "cloud": "aks", "environment": "dev", "region": "westus2",
         "gpuPools": [{"name": name, "machine": machine, "capacity": "on-demand", "min": 0, "max": 1}
                      for name, machine in sizes.items()],
         "kubeflow": {"enabled": False},
         "cluster": {"deployer": {"objectId": "c0ffee00-0000-4000-8000-000000000001",
                                  "principalType": "ServicePrincipal"}},
     })
-    result = spotkube("plan", "-s", "aks-dev-eastus", "--format", "json", cwd=tmp_path)
+    result = spotkube("plan", "-s", "aks-dev-westus2", "--format", "json", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     (stack,) = json.loads(result.stdout)["stacks"]
     families = {n["quota"]: n["pools"] for n in stack["quota"]["needs"] if n["quota"].endswith("Family")}

@@ -217,7 +217,27 @@ def test_the_pr_plan_refreshes_prices_first_says_where_they_come_from_and_is_str
     assert "the bundled table is used" in refresh["run"], "a failed refresh says so and the plan goes on"
     assert "cat prices.md > plan.md" in plan["run"], "the comment starts with the prices' source and date"
     assert 'export SPOTKUBE_PRICES="$PRICE_FILE"' in plan["run"]
-    assert "spotkube plan --all --strict --format markdown" in plan["run"]
+    assert "spotkube plan --all --strict --diff \"$base\" --format markdown --max-chars \"$budget\"" in plan["run"]
+    assert "SPOTKUBE_GCP_BILLING_API_KEY" not in json.dumps(plan), "the key reaches the refresh only"
+
+
+@pytest.mark.parametrize("where", ["offline-plan.yml", "action"])
+def test_the_comment_is_posted_as_spotkube_printed_it_and_every_plan_is_kept(where: str) -> None:
+    """spotkube made the comment fit (--max-chars); the workflow cuts nothing, and the plans the comment
+    names as left out are in the artifact it points at."""
+    if where == "action":
+        workflow = yaml.safe_load((REPO / ".github/actions/plan-comment/action.yml").read_text())
+        steps = workflow["runs"]["steps"]
+        script = (REPO / ".github/actions/plan-comment/plan.sh").read_text()
+    else:
+        steps = load(where)["jobs"]["plan"]["steps"]
+        script = next(s["run"] for s in steps if s.get("name") == "spotkube plan")
+    (post,) = [s for s in steps if s.get("name") == "Post or update the plan comment"]
+    assert "slice" not in post["with"]["script"] and "limit" not in post["with"]["script"]
+    assert "--diff" in script and "--max-chars" in script
+    (upload,) = [s for s in steps if str(s.get("uses", "")).startswith("actions/upload-artifact@")]
+    assert upload["with"]["name"] == "spotkube-plan" and upload["with"]["path"].endswith("spotkube-plan.md")
+    assert "spotkube-plan.md" in script or '> "$FULL_PLAN_FILE"' in script
 
 
 @pytest.mark.parametrize("name", ["deploy.yml", "preview.yml"])

@@ -64,12 +64,10 @@ def test_it_wires_the_clusters_to_resources_it_owns(recording: Recording) -> Non
     """Its own resource group (spotkube makes none), its runners' egress as the only authorized range,
     its own VPC and subnetwork."""
     (group,) = of_type(recording, "azure-native:resources:ResourceGroup")
-    (egress,) = of_type(recording, "azure-native:network:PublicIPAddress")
     (aks,) = of_type(recording, "azure-native:containerservice:ManagedCluster")
     assert group.parent.endswith("::pulumi:pulumi:Stack::ml-platforms-dev")  # the program's, not a component's
     assert aks.inputs["resourceGroupName"] == group.name
-    assert egress.inputs["resourceGroupName"] == group.name
-    assert aks.inputs["apiServerAccessProfile"]["authorizedIPRanges"] == ["198.51.100.7/32"]
+    assert aks.inputs["apiServerAccessProfile"]["authorizedIPRanges"] == ["203.0.113.7/32"]
     (network,) = of_type(recording, "gcp:compute/network:Network")
     (subnetwork,) = of_type(recording, "gcp:compute/subnetwork:Subnetwork")
     (gke,) = of_type(recording, "gcp:container/cluster:Cluster")

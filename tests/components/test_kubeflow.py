@@ -462,7 +462,7 @@ def test_bad_args_fail_before_anything_is_registered() -> None:
     with pytest.raises(ProgramFailed) as failure:
         build({"failure_retry_limit": 11, "ui_source_ranges": ["not-a-cidr"]})
     message = str(failure.value)
-    assert ("KubeflowPipelines 'kfp' args: failure_retry_limit: 11 is not accepted; use less than or equal "
+    assert ("KubeflowPipelines 'kfp' args: failure_retry_limit: 11 is not accepted; use a whole number from 0 "
             "to 10") in message
     assert "'not-a-cidr' is not a CIDR" in message
     assert not [r for r in failure.value.registrations if r.type in (DIRECTORY, PASSWORD)]

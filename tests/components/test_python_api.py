@@ -298,7 +298,7 @@ def test_the_offline_plan_shows_each_cost_warning_once(
 
     body = yaml.safe_load((REPO / "stacks" / "Pulumi.aks-dev-uksouth.yaml").read_text())
     config = {key.removeprefix("spotkube:"): value for key, value in body["config"].items()}
-    config["platformPool"]["machine"] = "Standard_D8s_v3"  # no UK South price, and it keeps a node
+    config["platformPool"]["machine"] = "Standard_D16s_v3"  # no UK South price, and it keeps a node
     run_ = run_stack(project_with_stack("aks-dev-uksouth", config), "aks-dev-uksouth")
     assert any("plan warning: [cost-unpriced:platform] platform: unpriced" in line for line in run_.log), run_.log
     warnings = stack_document(run_).warnings

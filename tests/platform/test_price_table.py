@@ -77,7 +77,7 @@ def test_every_row_comes_from_the_clouds_own_price_list() -> None:
 def test_what_no_source_priced_is_listed_with_why() -> None:
     gaps = {gap.key: gap for gap in TABLE.unpriced}
     uk_t4 = gaps[("azure", "uksouth", "Standard_NC4as_T4_v3", "machine", "spot")]
-    assert "not in any dated copy of Azure's price list reachable offline" in uk_t4.reason
+    assert "no reachable dated copy holds the Azure Spot meter" in uk_t4.reason
     assert "spotkube prices refresh --cloud azure --region uksouth --sku Standard_NC4as_T4_v3" in uk_t4.reason
     # Listed as missing only while it really is.
     assert ("azure", "westeurope", "Standard_NC4as_T4_v3", "machine", "spot") not in gaps
@@ -308,7 +308,7 @@ def test_parse_table_reports_a_missing_source() -> None:
 def test_merge_replaces_same_keys_adds_new_ones_and_keeps_the_rest(tmp_path: Path) -> None:
     later = TODAY + datetime.timedelta(days=3)
     fresh_spot = row(region="eastus", sku="Standard_D4s_v3", usdPerHour=Decimal("0.0501"), date=later)
-    new_gpu = row(sku="Standard_NC4as_T4_v3", capacity="on-demand", date=later)
+    new_gpu = row(sku="Standard_NC4as_T4_v3", date=later)  # uksouth spot: no bundled row
 
     merged = merge_rows(TABLE, [fresh_spot, new_gpu], date=later)
 

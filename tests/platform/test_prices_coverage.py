@@ -162,4 +162,4 @@ def test_a_t4_in_uk_south_is_unpriced_and_the_table_says_why() -> None:
     report = price_plan(new_stack_with("aks", "uksouth", "Standard_NC4as_T4_v3"), table=TABLE)
     assert "gpu" in [u.pool for u in report.unpriced]  # its D4s_v3 system pools too: no UK South copy
     (gap,) = [g for g in TABLE.unpriced if g.key == ("azure", "uksouth", "Standard_NC4as_T4_v3", "machine", "spot")]
-    assert "reachable offline" in gap.reason
+    assert "no reachable dated copy" in gap.reason

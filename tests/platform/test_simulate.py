@@ -106,3 +106,15 @@ def test_a_step_without_a_price_leaves_the_cost_unpriced() -> None:
 def test_impossible_steps_are_refused(changes: dict[str, object], said: str) -> None:
     with pytest.raises(ValueError, match=said):
         step(**changes)
+
+
+def test_the_wall_time_is_over_the_runs_that_finished_beside_the_share_that_did_not() -> None:
+    """No retry and a long wait for a node: a run either finishes in its 2 h or fails, so a p90 over every
+    run would mix in runs that never ended. The figure is over the finished runs, the share failed beside it."""
+    result = simulate([step(hours=2, retries=0, eviction_rate=0.3, node_wait_hours=(10.0, 10.0))], runs=2000, seed=3)
+
+    assert 0.2 < result.failed_share < 0.7
+    assert result.wall_hours is not None
+    assert result.wall_hours.median == result.wall_hours.p90 == pytest.approx(2.0)
+    everything_failed = simulate([step(hours=50, retries=0, eviction_rate=0.99)], runs=200, seed=3)
+    assert everything_failed.failed_share == 1.0 and everything_failed.wall_hours is None

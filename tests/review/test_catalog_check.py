@@ -120,7 +120,10 @@ def test_every_region_in_the_catalog_is_one_spotkube_knows(cloud: str) -> None:
 
 # --- Where a size is offered ------------------------------------------------------------------------------
 
-H100_REGIONS = "eastus, eastus2, swedencentral, westeurope, westus"
+H100_REGIONS = ("australiaeast, canadacentral, centralus, eastus, eastus2, japaneast, japanwest, koreacentral, "
+                "northcentralus, polandcentral, southafricanorth, southafricawest, southcentralus, spaincentral, "
+                "swedencentral, switzerlandnorth, uaenorth, uksouth, westcentralus, westeurope, westus, westus2, "
+                "westus3")
 
 
 def test_a_size_in_a_region_known_without_it_is_refused_naming_where_it_is_offered() -> None:
@@ -132,11 +135,11 @@ def test_a_size_in_a_region_known_without_it_is_refused_naming_where_it_is_offer
 
 
 def test_a_size_in_a_region_no_source_read_is_warned_with_an_id() -> None:
-    spec = parse_spec(stack("aks", "brazilsouth", {"machine": "Standard_ND96isr_H100_v5"}), "test")
+    spec = parse_spec(stack("aks", "denmarkeast", {"machine": "Standard_ND96isr_H100_v5"}), "test")
     note = catalog_note(spec)
     (warning,) = note.warnings
     assert (warning.id, warning.pool) == (UNKNOWN_OFFER, "gpu")
-    assert "knows Standard_ND96isr_H100_v5 but not whether brazilsouth offers it" in warning.message
+    assert "knows Standard_ND96isr_H100_v5 but not whether denmarkeast offers it" in warning.message
     assert f"regions where it is offered: {H100_REGIONS}" in warning.message
     assert [w.id for w in note.plan_warnings()] == ["catalog-unknown-offer:gpu"]
 
@@ -186,7 +189,7 @@ def test_without_a_declaration_the_refusal_says_how_to_declare_or_refresh(
 
 @pytest.mark.parametrize(("cloud", "region", "machine"), [
     ("gke", "us-central1", "a4-highgpu-8g"), ("gke", "us-central1", "a3-ultragpu-8g"),
-    ("aks", "eastus", "Standard_ND96asr_v4"), ("aks", "eastus", "Standard_ND96isr_H200_v5")])
+    ("aks", "eastus", "Standard_ND96asr_v4"), ("aks", "eastus2", "Standard_ND96isr_H200_v5")])
 def test_no_message_says_a_gpu_machine_has_no_gpu(cloud: str, region: str, machine: str) -> None:
     """The cases that used to say so ("'a4-highgpu-8g' carries no GPU"), and every machine in the catalog."""
     assert parse_spec(stack(cloud, region, {"machine": machine}), "test").gpu_pools[0].gpu is not None
@@ -223,7 +226,7 @@ def test_a_declared_gpu_the_catalog_cannot_place_needs_zones_on_gke() -> None:
     pool = {"machine": "a5-highgpu-8g", "gpu": {"type": "nvidia-b300", "count": 8}}
     with pytest.raises(SpecError) as refused:
         parse_spec(stack("gke", "us-central1", pool), "test")
-    assert "gpuPools[0].zones: spotkube's catalog of" in str(refused.value)
+    assert "gpuPools[0].zones: spotkube's GPU catalog (" in str(refused.value)
     assert "doesn't know which zones offer 'nvidia-b300'; list them in zones" in str(refused.value)
 
 

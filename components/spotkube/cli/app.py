@@ -23,6 +23,7 @@ from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 import spotkube
 from spotkube.cli import terminal
+from spotkube.cli.markdown_cells import GITHUB_COMMENT_LIMIT
 from spotkube.clouds import CLOUDS, load_stack_spec, price_table
 from spotkube.clouds import profile as cloud_profile
 from spotkube.components.mock_host import no_full_collections
@@ -248,8 +249,13 @@ def plan(
     details: Annotated[bool, typer.Option("--details", help="Also print every resource's registered inputs, "
                                           "secrets masked (not with --diff, which lists the changed ones).")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Fail (exit 1) on warnings too.")] = False,
-    diff: Annotated[str | None, typer.Option("--diff", metavar="REF", help="Show what changed since the git ref "
-                                             "REF (e.g. origin/main, HEAD~1) instead of the plan.")] = None,
+    diff: Annotated[str | None, typer.Option("--diff", metavar="REF", help=(
+        "Show what changed since the git ref REF (e.g. origin/main, HEAD~1) instead of the plan; with --format "
+        "markdown, the pull-request comment: a summary table, then each stack's diff and plan."))] = None,
+    max_chars: Annotated[int, typer.Option("--max-chars", metavar="N", min=1000, help=(
+        "With --diff and --format markdown: the most characters the pull-request comment may have (GitHub's "
+        "limit, 65536, by default); each stack's plan that doesn't fit is named, with where to read it."))] = (
+        GITHUB_COMMENT_LIMIT),
     prices: PricesOption = None,
     project_dir: ProjectOption = Path("."),
 ) -> None:
@@ -282,7 +288,13 @@ def plan(
     if base is not None and diff is not None:
         from spotkube.review.plan_diff import plan_diff
 
-        _print_diff(plan_diff(base, [d.to_json(details=True) for d in documents]), diff, output)
+        diffs = plan_diff(base, [d.to_json(details=True) for d in documents])
+        if output is Format.markdown:
+            from spotkube.cli import plan_comment
+
+            typer.echo(plan_comment.comment(diffs, documents, diff, strict=strict, limit=max_chars), nl=False)
+        else:
+            _print_diff(diffs, diff, output)
     elif output is Format.json:
         from spotkube.cli import report
 

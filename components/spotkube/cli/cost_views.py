@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from spotkube.cli.figures import plain_width, unit_price, wrapped
 from spotkube.cli.terminal import fit_columns
 from spotkube.platform.cost.fixed import FixedLine
 from spotkube.platform.cost.pricing import UNPRICED, Figure, PricedPool
@@ -89,8 +90,8 @@ def _idle_floor(report: CostReport) -> str:
 
 
 def _rate(usd: Decimal) -> str:
-    """A unit price with at least its cents: $0.10, $0.0014, $19.71."""
-    return f"${usd if usd.as_tuple().exponent <= -2 else usd.quantize(Decimal('0.01'))}"
+    """A unit price for people: $0.10, $0.025, $19.71 (the JSON keeps every digit)."""
+    return unit_price(usd)
 
 
 def fixed_line_text(line: FixedLine, sources: bool = True) -> str:
@@ -133,7 +134,7 @@ def _pool_cells(report: CostReport, priced: PricedPool) -> list[str]:
         return [pool.name, pool.capacity, UNPRICED, "-", "-", hours, "-", "-", "-"]
     _, cost = line
     assert priced.price is not None  # a priced line has its price
-    return [pool.name, pool.capacity, f"{priced.price.usd_per_hour:f}", price_origin(priced.price),
+    return [pool.name, pool.capacity, unit_price(priced.price.usd_per_hour), price_origin(priced.price),
             money(cost.idle_floor_usd), hours, money(cost.scenario_usd), money(cost.on_demand_equivalent_usd),
             f"{cost.saving_percent} %"]
 
@@ -166,18 +167,18 @@ def render_cost(stack: str, report: CostReport, console: Console) -> None:
     if report.fixed is not None:
         table.add_row(*_fixed_cells(report))
     table.add_row(*_total_cells(report), style="bold")
-    fit_columns(table, console.width, wrap=False, squeeze=True)
-    console.print(table)
-    if not report.complete or report.fixed is not None:
-        console.print(summary(report), markup=False, highlight=False, soft_wrap=True)
-    for line in fixed_lines(report):
-        console.print(f"fixed: {line}", markup=False, highlight=False, soft_wrap=True)
-    for note in report.price_notes:
-        console.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
-    for line in report.basis:
-        console.print(f"cost basis: {line}", markup=False, highlight=False, soft_wrap=True)
+    width = plain_width(console.width, console.is_terminal)
+    fit_columns(table, min(console.width, width), wrap=False, squeeze=True)
+    console.print(table, width=min(console.width, width))
+    lines = [summary(report)] if not report.complete or report.fixed is not None else []
+    lines += [f"fixed: {line}" for line in fixed_lines(report)]
+    lines += [f"note: {note}" for note in report.price_notes]
+    lines += [f"cost basis: {line}" for line in report.basis]
+    for line in lines:
+        console.print(wrapped(line, width), markup=False, highlight=False, soft_wrap=True)
     for warning in report.warnings:
-        console.print(f"[yellow]warning[/yellow] {escape(warning_text(warning))}", highlight=False, soft_wrap=True)
+        text = wrapped(f"warning {warning_text(warning)}", width).removeprefix("warning")
+        console.print(f"[yellow]warning[/yellow]{escape(text)}", highlight=False, soft_wrap=True)
 
 
 def _markdown_cell(text: str) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from spotkube.cli.figures import percent
 from spotkube.platform.cost.simulate import SimResult, SimStep
 from spotkube.platform.startup import PoolStartup, duration
 from spotkube.platform.startup_sample import StartupSample
@@ -45,15 +46,27 @@ def _step_rows(steps: Sequence[SimStep]) -> list[tuple[str, ...]]:
 _STEP_COLUMNS = ("step", "pool", "runtime", "checkpoint", "evictions", "retries", "new node")
 
 
+def _wall_time(result: SimResult) -> str:
+    """The wall time over the runs that finished, with the share that didn't beside it."""
+    wall, failed = result.wall_hours, result.failed_share
+    if wall is None:
+        return f"no run finished ({percent(failed * 100)} failed: retries used up or retry window passed)"
+    text = f"median {_hours(wall.median)}, p90 {_hours(wall.p90)}"
+    if not failed:
+        return text + " (every run finished)"
+    return (f"{text} over the {percent((1 - failed) * 100)} of runs that finished; {percent(failed * 100)} never "
+            "did (retries used up or retry window passed)")
+
+
 def _summary(result: SimResult) -> list[tuple[str, str]]:
     cost = result.cost_usd
     return [
-        ("wall time", f"median {_hours(result.wall_hours.median)}, p90 {_hours(result.wall_hours.p90)}"),
-        ("cost", f"median {_usd(cost.median)}, p90 {_usd(cost.p90)}" if cost else UNPRICED),
+        ("wall time", _wall_time(result)),
+        ("cost", f"median {_usd(cost.median)}, p90 {_usd(cost.p90)} over every run" if cost else UNPRICED),
         ("linear model", f"{_usd(result.linear_usd)} (hours × (1 + eviction rate × rework fraction))"),
         ("on demand", f"{_usd(result.on_demand_usd)} (the same work, never evicted)"),
         ("evictions", f"{result.evictions_mean:.2f} per run on average"),
-        ("failed runs", f"{result.failed_share:.1%} (retries used up or retry window passed)"),
+        ("failed runs", f"{percent(result.failed_share * 100)} (retries used up or retry window passed)"),
         ("sampled", f"{result.runs} runs, seed {result.seed}"),
     ]
 
@@ -74,8 +87,9 @@ def _startup_rows(startups: Sequence[StartupSampled]) -> list[tuple[str, ...]]:
             rows.append((startup.pool, "-", "-", "-", startup.image.note or "image time unknown"))
             continue
         share = f"(--out-of-capacity {sample.out_of_capacity:g})"
-        out = (f"{sample.fell_back:.1%} of runs found none and went on to on-demand {share}" if startup.fallback
-               else f"{sample.waited:.1%} of runs found none and waited for capacity {share}")
+        out = (f"{percent(sample.fell_back * 100)} of runs found none and went on to on-demand {share}"
+               if startup.fallback else f"{percent(sample.waited * 100)} of runs found none and waited for capacity "
+               f"{share}")
         rows.append((startup.pool, _when(sample.p50), _when(sample.p90), _when(sample.p99),
                      out if startup.capacity != "on-demand" else "on-demand: none"))
     return rows
@@ -155,7 +169,8 @@ def _json_one(pipeline: str, steps: Sequence[SimStep], result: SimResult) -> dic
         "pipeline": pipeline,
         "runs": result.runs,
         "seed": result.seed,
-        "wallHours": {"median": result.wall_hours.median, "p90": result.wall_hours.p90},
+        "wallHours": None if result.wall_hours is None else {
+            "median": result.wall_hours.median, "p90": result.wall_hours.p90, "over": "finished runs"},
         "costUsd": None if result.cost_usd is None else {"median": _money(result.cost_usd.median),
                                                           "p90": _money(result.cost_usd.p90)},
         "linearUsd": _money(result.linear_usd),

@@ -85,60 +85,31 @@ def create_stack(
     return NewStack(stack=stack, path=path)
 
 
-#: The mark on each acknowledgement new-stack writes, for the user to find and review.
-REVIEW_MARK = "# review:"
-#: Why new-stack accepts a warning it could not avoid, by the warning's kind, and what ends it; a kind
-#: not listed gets `OTHER_REASON`, so a new warning never makes a fresh stack fail its own check.
-REASONS: dict[str, str] = {
-    "security-api-server": "new-stack doesn't know the addresses CI and the team reach the API server from; "
-    "list them in cluster.authorizedIpRanges (or make the API server private) and delete this",
-    "security-master-authorized-networks": "new-stack doesn't know the addresses CI and the team reach the "
-    "control plane from; list them in cluster.authorizedIpRanges and delete this",
-    "fallback-no-on-demand": "new-stack adds no on-demand GPU pool, whose nodes cost the on-demand price and "
-    "need on-demand GPU quota; GPU steps wait for spot capacity until you add one (min 0) and delete this",
-    "cost-unpriced": "the bundled price table has no price for this pool's size in this region yet; price it "
-    "(spotkube prices refresh, or cost.prices) and delete this",
+#: What ends each warning a fresh stack's plan may still raise, by the warning's kind: new-stack never
+#: acknowledges one (a green `--strict` must say the stack is sound), it says what the user must do.
+FIXES: dict[str, str] = {
+    "security-api-server": "list the addresses CI and the team reach the API server from in "
+    "cluster.authorizedIpRanges (new-stack's --api-server-ranges), or make the API server private",
+    "security-master-authorized-networks": "list the addresses CI and the team reach the control plane from in "
+    "cluster.authorizedIpRanges",
+    "cost-unpriced": "price it: `spotkube prices refresh` (the plan's note names the command), or a row in "
+    "cost.prices with its source",
+    "catalog-unknown-offer": "check the size is offered in the region (`spotkube catalog refresh`), or pick another",
 }
-OTHER_REASON = "new-stack could not avoid it when it wrote the stack; fix it and delete this, or give your own reason"
+OTHER_FIX = "fix it as the plan's message says, or acknowledge it yourself with your reason (docs/configuration.md)"
 
 
 @record
-class Accepted:
-    """A warning new-stack acknowledged in the stack it wrote: the warning and the reason it gave."""
+class Left:
+    """A warning the fresh stack's plan still raises, and what ends it."""
 
     warning: PlanWarning
-    reason: str
+    fix: str
 
 
-def accepted(warnings: Sequence[PlanWarning]) -> list[Accepted]:
-    """The acknowledgement new-stack writes for each warning its fresh stack's plan still raises."""
-    return [Accepted(w, REASONS.get(w.id.split(":", 1)[0], OTHER_REASON)) for w in dict.fromkeys(warnings)]
-
-
-def acknowledgements_text(items: Sequence[Accepted]) -> str:
-    """`spotkube:acknowledgements` as the end of a stack file's config, each entry under a `# review:`
-    comment with the warning it accepts (YAML comments, which a YAML dump can't write)."""
-    lines = ["  # The warnings the plan still raised for this new stack, each accepted with a reason so that",
-             "  # `spotkube plan --strict` passes. Review each: fix its cause and delete the entry, or keep it",
-             "  # with your own reason.",
-             f"  {CONFIG_NAMESPACE}:acknowledgements:"]
-    for item in items:
-        # The warning's first sentence: the rest (how to fix it) may name paths of this machine.
-        message = " ".join(item.warning.message.split()).split(". ", 1)[0]
-        entry = yaml.safe_dump([{"id": item.warning.id, "reason": item.reason}], sort_keys=False, width=1_000_000)
-        lines += [f"  {REVIEW_MARK} [{item.warning.id}] {message}", *(f"  {line}" for line in entry.splitlines())]
-    return "\n".join(lines) + "\n"
-
-
-def acknowledge(project: Project, created: NewStack, warnings: Sequence[PlanWarning]) -> list[Accepted]:
-    """Append an acknowledgement of each of `warnings` to the stack new-stack just wrote, and load it again
-    as the plan will (nothing to write when the plan raised no warning)."""
-    items = accepted(warnings)
-    if items:
-        with created.path.open("a", encoding="utf-8") as stack_file:
-            stack_file.write(acknowledgements_text(items))
-        load_stack_spec(project, created.stack)
-    return items
+def left_to_fix(warnings: Sequence[PlanWarning]) -> list[Left]:
+    """What the user must fix before `spotkube plan --strict` passes on the stack new-stack wrote."""
+    return [Left(w, FIXES.get(w.id.split(":", 1)[0], OTHER_FIX)) for w in dict.fromkeys(warnings)]
 
 
 #: What `.github/workflows/deploy.yml` reads for a stack of each cloud from the stack's GitHub
@@ -151,9 +122,9 @@ BOOTSTRAP_VARIABLES = (STACK_VARIABLE, ORGANIZATION_VARIABLE, TEAM_VARIABLE, BAC
 
 
 def next_steps(project: Project, created: NewStack, cloud: CloudName, cwd: Path | None = None,
-               acknowledged: Sequence[Accepted] = ()) -> list[str]:
+               warnings: Sequence[Left] = ()) -> list[str]:
     """What is left after new-stack wrote the file, as the lines to print: the exact commands, and the
-    acknowledgements it wrote for the user to review.
+    warnings its plan still raises, each with what ends it.
 
     The workflows list stacks/ themselves, so no workflow needs editing; what they can't do is
     create the Pulumi stack, and the GitHub environment the deploy job runs in with its rules, its
@@ -177,11 +148,12 @@ def next_steps(project: Project, created: NewStack, cloud: CloudName, cwd: Path 
         "1. Check it offline, deploy preflight included:",
         f"   {spotkube} --stack {stack}",
     ]
-    if acknowledged:
-        lines += [f"   It passes --strict because new-stack acknowledged the {len(acknowledged)} warning(s) it could "
-                  f"not avoid, each marked `{REVIEW_MARK}` in {stack_file}: review them (fix the cause and "
-                  "delete the entry, or give your own reason):",
-                  *(f"   - {a.warning.id}: {a.reason}" for a in acknowledged)]
+    if warnings:
+        lines += [f"   It raises {len(warnings)} warning(s), so `--strict` fails until each is fixed (new-stack "
+                  f"acknowledges none):",
+                  *(f"   - {w.warning.id}: {w.fix}" for w in warnings)]
+    else:
+        lines.append("   It plans without a warning: `--strict` passes.")
     lines += [
         f"2. Create the Pulumi stack (its config stays in {stack_file}, as Pulumi.yaml's "
         f"stackConfigDir says; ORG/{stack} for an organization other than your default):",

@@ -8,7 +8,8 @@ names the module and `Cloud.commands` imports it on first use.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from spotkube.platform.records import record
@@ -16,6 +17,7 @@ from spotkube.platform.records import record
 if TYPE_CHECKING:
     # Named by the annotations only, which stay strings: nothing resolves them at run time.
     from spotkube.platform.cloud_options import CommandOptions
+    from spotkube.platform.cost.price_copy import PriceCopyReader
     from spotkube.platform.cost.refresh import PriceSource
     from spotkube.platform.doctor import DoctorQuery, LiveAccess
     from spotkube.platform.identities import IdentityFacts
@@ -54,6 +56,9 @@ class CommandSupport:
     deploy: DeployAccess
     #: The cloud's own price list, for `spotkube prices refresh`; None when spotkube can't read it.
     price_source: PriceSource | None = None
+    #: The dated public copies of its price list `spotkube prices import` reads, by name: each a reader
+    #: of the copy's own layout (`platform.cost.price_copy`).
+    price_copies: Mapping[str, PriceCopyReader] = field(default_factory=dict)
     #: The module whose `refresh(RefreshRequest, known_gpus) -> SourceResult` reads the cloud's GPU
     #: machines from its API (`spotkube catalog refresh`); imported only then, since it needs the
     #: cloud's SDK from the `refresh` extra.

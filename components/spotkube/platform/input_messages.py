@@ -187,6 +187,20 @@ def python_path(root: type[BaseModel], path: str) -> str:
     return out
 
 
+#: A pattern a text setting must match, in words, by the pattern: the message says what is accepted
+#: instead of printing a regular expression (the modules that define a pattern add it here).
+PATTERN_WORDS: dict[str, str] = {}
+#: Pydantic's errors for a number out of its bounds.
+_BOUNDS = ("greater_than_equal", "less_than_equal", "greater_than", "less_than")
+
+
+def _span(info: Any) -> str | None:
+    """A field's bounds in words (`from 1 to 168`), or None when it has only one."""
+    low = next((getattr(m, "ge", None) for m in info.metadata if getattr(m, "ge", None) is not None), None)
+    high = next((getattr(m, "le", None) for m in info.metadata if getattr(m, "le", None) is not None), None)
+    return None if low is None or high is None else f"from {low} to {high}"
+
+
 def describe(error: Mapping[str, Any], root: type[BaseModel], style: KeyStyle) -> str:
     """One pydantic error as "what was wrong and what is accepted"."""
     kind_of, message, value = error["type"], error["msg"], error.get("input")
@@ -198,13 +212,21 @@ def describe(error: Mapping[str, Any], root: type[BaseModel], style: KeyStyle) -
         return "is required"
     if kind_of == "extra_forbidden":
         keys = accepted_keys(model, style)
+        same = model.model_fields.get(str(loc[-1])) if style == "stack" else None
+        if same is not None and same.alias:
+            return f"is the same setting as {same.alias}, given twice; keep one of them"
         return f"is not a known key; accepted keys: {', '.join(keys)}{did_you_mean(str(loc[-1]), keys)}"
     if kind_of == "literal_error":
         expected = re.findall(r"'([^']*)'", str(error.get("ctx", {}).get("expected", "")))
         hint = did_you_mean(value, expected, quoted=True) if isinstance(value, str) else ""
         return f"{shown(value)} is not accepted; use {message.removeprefix('Input should be ')}{hint}"
     if kind_of == "finite_number":
-        return f"{shown(value)} is not accepted; use a finite number"
+        what = f" ({info.description.rstrip('.')})" if info is not None and info.description else ""
+        return f"{shown(value)} is not accepted; use a finite number{what}"
+    if kind_of in _BOUNDS and info is not None and (span := _span(info)) is not None:
+        return f"{shown(value)} is not accepted; use {type_name(info.annotation)} {span}"
+    if kind_of == "string_pattern_mismatch" and (words := PATTERN_WORDS.get(str(error.get("ctx", {}).get("pattern")))):
+        return f"{shown(value)} is not accepted; use {words}"
     if kind_of.endswith(("_type", "_parsing")) and info is not None:
         hint = " (YAML 1.2, which Pulumi reads, takes yes, no, on and off as text)" if (
             kind_of == "bool_type" and isinstance(value, str) and style == "stack") else ""

@@ -37,7 +37,7 @@ from pydantic.alias_generators import to_camel
 
 from spotkube.platform.contract import KUEUE_LOCAL_QUEUE, Taint
 from spotkube.platform.errors import Problem, SpecError
-from spotkube.platform.input_messages import KeyStyle, cut, describe, python_path, shown
+from spotkube.platform.input_messages import PATTERN_WORDS, KeyStyle, cut, describe, python_path, shown
 from spotkube.platform.kubernetes_syntax import key_problem, value_problem
 from spotkube.platform.records import record
 from spotkube.platform.warnings import ID_PATTERN as WARNING_ID_PATTERN
@@ -48,6 +48,9 @@ MAX_NODES = 1000
 #: regions further).
 ENVIRONMENT_PATTERN = r"^[a-z][a-z0-9-]{0,15}$"
 REGION_PATTERN = r"^[a-z][a-z0-9-]+$"
+PATTERN_WORDS[ENVIRONMENT_PATTERN] = ("1 to 16 lowercase letters, digits and hyphens, starting with a letter, "
+                                      "e.g. dev, staging or prod")
+PATTERN_WORDS[REGION_PATTERN] = "lowercase letters, digits and hyphens, starting with a letter, e.g. eastus"
 
 
 def without_credentials(value: Any, key: str) -> Any:
@@ -860,11 +863,27 @@ def user_key(path: str, style: KeyStyle, model: type[PlatformSpec]) -> str:
     return python_path(model, path.removeprefix(f"{CONFIG_NAMESPACE}:"))
 
 
+#: A key path a rule's message names, as a stack file spells it: `gpuPools[0].imageStreaming`.
+_NAMED_KEY = re.compile(r"\b(?:spotkube:)?[a-z][A-Za-z0-9]*(?:\[\d+\])*(?:\.[a-z][A-Za-z0-9]*(?:\[\d+\])*)*")
+
+
+def _respelt(message: str, model: type[PlatformSpec]) -> str:
+    """`message` with each key path of the spec it names spelt as Python args spell it (`gpu_pools[0].
+    image_streaming`); words that are no key of the spec stay as they are."""
+    def python(match: re.Match[str]) -> str:
+        text = match.group(0)
+        spelt = python_path(model, text.removeprefix(f"{CONFIG_NAMESPACE}:"))
+        return spelt if spelt != text.removeprefix(f"{CONFIG_NAMESPACE}:") and any(c.isupper() for c in text) \
+            else text
+    return _NAMED_KEY.sub(python, message)
+
+
 def in_style(problems: Sequence[Problem], style: KeyStyle, model: type[PlatformSpec]) -> list[Problem]:
-    """Problems whose paths the rules spelt for a stack file (`spotkube:` and camelCase), respelt."""
+    """Problems whose paths the rules spelt for a stack file (`spotkube:` and camelCase), respelt, with the
+    keys their messages name."""
     if style == "stack":
         return list(problems)
-    return [Problem(user_key(p.path, style, model), p.message) for p in problems]
+    return [Problem(user_key(p.path, style, model), _respelt(p.message, model)) for p in problems]
 
 
 def styled_key(path: str, style: KeyStyle) -> str:

@@ -70,8 +70,11 @@ class NamedDiff:
         return {"name": self.name, "action": self.action, "changes": [c.to_json() for c in self.changes]}
 
 
-#: The monthly totals a diff compares.
-DIFF_FIGURES: tuple[Figure, ...] = ("idleFloor", "scenario")
+#: The idle floor's two parts, each compared on its own: what the nodes at min cost, and the fixed lines.
+FloorPart = Literal["nodesIdleFloor", "fixedIdleFloor"]
+#: The monthly totals a diff compares, each known or not on its own: an unpriced disk leaves the idle
+#: floor unknown but not the nodes' part of it, and an unpriced pool leaves the fixed part known.
+DIFF_FIGURES: tuple[Figure | FloorPart, ...] = ("idleFloor", "nodesIdleFloor", "fixedIdleFloor", "scenario")
 
 
 @record
@@ -86,7 +89,13 @@ class CostSide:
     fixed_unpriced: tuple[str, ...] = ()
 
     def blockers(self, figure: str) -> list[UnpricedPool]:
+        """The unpriced pools that leave `figure` unknown (the nodes' part of the floor: the floor's)."""
+        figure = "idleFloor" if figure == "nodesIdleFloor" else figure
         return [u for u in self.unpriced if figure in u.blocks]
+
+    def fixed_blockers(self, figure: str) -> tuple[str, ...]:
+        """The fixed lines without a price that leave `figure` unknown."""
+        return self.fixed_unpriced if figure in ("idleFloor", "fixedIdleFloor") else ()
 
     def to_json(self) -> dict[str, Any]:
         return {"present": self.present, **{f: self.totals.get(f) for f in DIFF_FIGURES},
@@ -115,9 +124,10 @@ class CostDelta:
         after = self.new.blockers(figure)
         named = {(u.pool, u.machine, u.gpu) for u in after}
         before = [u for u in self.old.blockers(figure) if (u.pool, u.machine, u.gpu) not in named]
-        fixed = [*self.new.fixed_unpriced, *(t for t in self.old.fixed_unpriced if t not in self.new.fixed_unpriced)]
-        return "not comparable: " + "; ".join([*(u.text("has") for u in after), *(u.text("had") for u in before),
-                                                *(fixed if figure == "idleFloor" else [])])
+        fixed = [*self.new.fixed_blockers(figure),
+                 *(t for t in self.old.fixed_blockers(figure) if t not in self.new.fixed_blockers(figure))]
+        reasons = [*(u.text("has") for u in after), *(u.text("had") for u in before), *fixed]
+        return "not comparable: " + ("; ".join(reasons) or "a plan by an older spotkube doesn't state it")
 
     @property
     def changed(self) -> bool:
@@ -265,7 +275,9 @@ def cost_side(document: Mapping[str, Any] | None) -> CostSide:
     total = cost.get("total") or {}
     fixed = tuple(str(t) for t in (cost.get("fixed") or {}).get("unpriced", ()))
     side = CostSide(True, {}, tuple(unpriced), fixed)
-    totals = {f: None if side.blockers(f) or (fixed and f == "idleFloor") else total.get(f) for f in DIFF_FIGURES}
+    # A plan that reviews no fixed lines counts none: its idle floor is its nodes'.
+    stated = {**total, "fixedIdleFloor": 0.0} if cost.get("fixed") is None else total
+    totals = {f: None if side.blockers(f) or side.fixed_blockers(f) else stated.get(f) for f in DIFF_FIGURES}
     return CostSide(True, totals, tuple(unpriced), fixed)
 
 

@@ -311,7 +311,7 @@ def test_zone_check_reports_an_unknown_region() -> None:
     msg = gke.zone_check("asia-east1", ["asia-east1-a"], "nvidia-l4")
     assert msg is not None
     assert "doesn't know the GPU zones of region asia-east1" in msg
-    assert "catalog of 2026-" in msg  # its date
+    assert "GPU catalog (2026-" in msg  # its date
     assert "spotkube catalog refresh --cloud gke" in msg
     assert "regions where it knows nvidia-l4 is offered: asia-south1, asia-southeast1, europe-west1" in msg
 

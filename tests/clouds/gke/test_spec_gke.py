@@ -133,7 +133,7 @@ CASES: list[tuple[str, Change, str, tuple[str, ...]]] = [
     ("min-above-max", pool(min=5, max=2), "gpuPools[1].min",
      ("5 is above max 2", "use 0 <= min <= max <= 1000")),
     ("max-above-1000", pool(max=1001), "gpuPools[1].max",
-     ("1001 is not accepted", "less than or equal to 1000")),
+     ("1001 is not accepted", "from 0 to 1000")),
     ("a3-small-on-demand", pool(machine="a3-highgpu-1g", gpu=None, capacity="on-demand"), "gpuPools[1].capacity",
      ("'on-demand' is not available for a3-highgpu-1g", "only as Spot or Flex-start VMs", "use capacity: spot")),
     ("missing-project", without_project, "cluster.project",

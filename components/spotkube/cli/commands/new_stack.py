@@ -1,4 +1,4 @@
-"""`spotkube new-stack`: a new stack file with safe defaults, planned and acknowledged."""
+"""`spotkube new-stack`: a new stack file with safe defaults, planned, and what it still warns about."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import typer
 from spotkube.cli.app import CLOUD_CHOICES, ProjectOption, fail
 from spotkube.cli.cloud_flags import with_cloud_flags
 from spotkube.clouds import CLOUDS, price_table
-from spotkube.clouds.stack_template import CloudName, acknowledge, create_stack, next_steps
+from spotkube.clouds.stack_template import CloudName, create_stack, left_to_fix, next_steps
 from spotkube.components.offline import run_stack
 from spotkube.platform.cloud_options import NewStackOptions, foreign_flag
 from spotkube.platform.errors import NewStackError, SpotkubeError
@@ -29,10 +29,10 @@ def new_stack(
     options: dict[str, NewStackOptions] | None = None,
     project_dir: ProjectOption = Path("."),
 ) -> None:
-    """Write stacks/Pulumi.<cloud>-<env>-<region>.yaml with safe defaults (never overwrites), plan it
-    offline and acknowledge each warning it could not avoid (marked `# review:`), so it passes `plan
-    --strict`; then print the exact commands left: the offline plan, `pulumi stack init`, the GitHub
-    environment the deploy runs it in, the cloud's trust in that environment, and the commit."""
+    """Write stacks/Pulumi.<cloud>-<env>-<region>.yaml with safe defaults (never overwrites) and plan it
+    offline; print each warning the plan still raises with what ends it (new-stack acknowledges none, so
+    `plan --strict` fails until they are fixed), then the exact commands left: the offline plan, `pulumi
+    stack init`, the GitHub environment the deploy runs it in, the cloud's trust in it, and the commit."""
     try:
         given = options or {}
         problem = foreign_flag(cloud.value, NEW_STACK_OPTIONS, given)
@@ -44,10 +44,10 @@ def new_stack(
         raise fail(str(err)) from None
     try:
         document = stack_document(run_stack(project, created.stack), price_table(None))
-        acknowledged = acknowledge(project, created, document.warnings)
+        left = left_to_fix(document.warnings)
     except SpotkubeError as err:
         created.path.unlink(missing_ok=True)  # a stack new-stack can't plan is not left behind
         raise fail(str(err)) from None
     typer.echo(f"wrote {project.relative(created.path)}")
-    for line in next_steps(project, created, cloud, acknowledged=acknowledged):
+    for line in next_steps(project, created, cloud, warnings=left):
         typer.echo(line)

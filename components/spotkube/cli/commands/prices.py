@@ -1,13 +1,14 @@
-"""`spotkube prices refresh`: fresh prices from the clouds' own price lists into your price file."""
+"""`spotkube prices refresh` and `import`: prices from the clouds' own price lists, or dated copies of them."""
 
 from __future__ import annotations
 
+import datetime
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from spotkube.cli import prices_refresh
+from spotkube.cli import prices_import, prices_refresh
 from spotkube.cli.app import Format, ProjectOption, SpotkubeCommand, SpotkubeGroup, fail
 from spotkube.cli.cloud_flags import with_cloud_flags
 from spotkube.clouds import CLOUDS, PRICING
@@ -88,3 +89,37 @@ def refresh_prices(
     else:
         for line in lines:
             typer.echo(line)
+
+
+@prices_app.command("import", cls=SpotkubeCommand)
+def import_prices(
+    copy: Annotated[str, typer.Argument(metavar="COPY", help=(
+        "Which copy FILE is: karpenter-azure (Azure/karpenter-provider-azure's pkg/providers/pricing/"
+        "zz_generated.pricing.go) or karpenter-gcp (cloudpilot-ai/karpenter-provider-gcp's pkg/providers/pricing/"
+        "initial-prices.json)."))],
+    copy_file: Annotated[Path, typer.Argument(metavar="FILE", help="The copy, as downloaded.")],
+    url: Annotated[str, typer.Option("--url", metavar="URL", help=(
+        "Where FILE was read, pinned to its commit: every row's source names it."))],
+    date: Annotated[str | None, typer.Option("--date", metavar="YYYY-MM-DD", help=(
+        "The day the copy was made (its commit's day), for a copy not dated inside (karpenter-gcp)."))] = None,
+    table_path: Annotated[Path | None, typer.Option("--table", metavar="FILE", help=(
+        f"Price table to write (default: ${PRICES_ENV}, else prices.json in your config directory); a checkout's "
+        "components/spotkube/clouds/aks/prices.json rebuilds the bundled one."))] = None,
+    catalog_path: Annotated[Path | None, typer.Option("--catalog", metavar="FILE", help=(
+        "A cloud's part of the GPU catalog (components/spotkube/clouds/aks/catalog.json) to learn where each size "
+        "is offered from the same copy."))] = None,
+) -> None:
+    """Read a dated public copy of a cloud's price list into a price table: every size of the catalog (and
+    every size the table prices) in every region the copy has, each row with the copy and its day. A price
+    the copy lacks is listed as unpriced with why and the `spotkube prices refresh` command that reads it;
+    a spot price equal to its on-demand price is never written."""
+    target = user_file_path(table_path)
+    try:
+        seen = datetime.date.fromisoformat(date) if date else None
+    except ValueError:
+        raise fail(f"--date {date}: not a day; use YYYY-MM-DD, e.g. 2026-08-03") from None
+    try:
+        result = prices_import.import_copy(copy, copy_file, url, target, catalog_path, seen)
+    except (SpotkubeError, ValueError) as err:
+        raise fail(str(err)) from None
+    typer.echo(result.summary(target, catalog_path))

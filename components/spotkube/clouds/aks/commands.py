@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from spotkube.clouds.aks import access_api, deploy, identities, logs, options, usage_api
+from spotkube.clouds.aks import access_api, deploy, identities, karpenter_price_copy, logs, options, usage_api
 from spotkube.clouds.aks.profile import DEFAULT_MACHINE, FIND_OBJECT_ID, REGION_PATTERN
 from spotkube.platform.command_support import CommandSupport
 from spotkube.platform.cost.refresh import Fetched, FetchSettings, PriceSource, PriceTarget
@@ -21,9 +21,10 @@ from spotkube.platform.errors import NewStackError
 
 
 def new_stack_config(environment: str, region: str, flags: options.AksNewStack) -> dict[str, Any]:
-    """An on-demand system and platform pool and a spot T4 pool from 0: AKS offers T4 widely; the
-    deployer as named by the flags; the guards the plan checks that need no network of the user's
-    switched on: Entra ID as the only way in, deletion protection, container logs kept in Log Analytics."""
+    """An on-demand system and platform pool, a spot T4 pool from 0 and its on-demand fallback from 0: AKS
+    offers T4 widely; the deployer and the ranges it connects from as named by the flags; the guards
+    the plan checks switched on: Entra ID as the only way in, deletion protection, container logs kept in
+    Log Analytics."""
     if flags.deployer_object_id is None:
         raise NewStackError("--deployer-object-id is required with --cloud aks: the identity that runs pulumi up, "
                             f"which gets the RBAC Cluster Admin role on the cluster; find it with {FIND_OBJECT_ID}")
@@ -38,11 +39,23 @@ def new_stack_config(environment: str, region: str, flags: options.AksNewStack) 
         "gpuPools": [{
             "name": "t4spot", "machine": "Standard_NC4as_T4_v3", "capacity": "spot",
             "evictionPolicy": "Delete", "maxPrice": -1, "min": 0, "max": 4,
+        }, {
+            # Where GPU steps go when spot is out: at min 0 it costs nothing until a step needs it.
+            "name": "t4ondemand", "machine": "Standard_NC4as_T4_v3", "capacity": "on-demand", "min": 0, "max": 2,
         }],
-        "cluster": {"channel": "stable", "deployer": {"objectId": flags.deployer_object_id,
-                                                      "principalType": flags.deployer_type.value},
+        "cluster": {"channel": "stable", **_api_server_access(flags),
                     "localAccountsDisabled": True, "deletionProtection": True, "logs": {"enabled": True}},
     }
+
+
+def _api_server_access(flags: options.AksNewStack) -> dict[str, Any]:
+    """The deployer as the flags name it and, when `--api-server-ranges` gives them, the ranges it connects
+    from as the only ones the API server admits."""
+    ranges = [r.strip() for r in (flags.api_server_ranges or "").split(",") if r.strip()]
+    deployer = {"objectId": flags.deployer_object_id, "principalType": flags.deployer_type.value}
+    if not ranges:
+        return {"deployer": deployer}
+    return {"deployer": {**deployer, "egressRanges": ranges}, "authorizedIpRanges": ranges}
 
 
 #: An AKS node's provider ID: the VM scale set instance behind it, in the cluster's node resource group.
@@ -82,6 +95,7 @@ COMMANDS = CommandSupport(
     new_stack_config=new_stack_config,
     deploy=deploy.DEPLOY,
     price_source=PRICE_SOURCE,
+    price_copies={karpenter_price_copy.NAME: karpenter_price_copy.read},
     catalog_source="spotkube.clouds.aks.catalog_source",
     read_quota=usage_api.read_quota,
     read_access=access_api.read_access,

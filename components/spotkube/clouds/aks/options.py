@@ -34,6 +34,10 @@ class AksNewStack(NewStackOptions):
         "deploy identity: az ad sp show --id <appId> --query id -o tsv).")
     deployer_type: PrincipalType = option("--deployer-type", "User|ServicePrincipal|Group",
                                           "AKS: what --deployer-object-id is.", default=PrincipalType.ServicePrincipal)
+    api_server_ranges: str | None = option(
+        "--api-server-ranges", "CIDRS", "AKS: the public addresses the deploy runner connects from, comma-separated "
+        "(203.0.113.0/24,198.51.100.7/32): the only ones the API server admits (cluster.authorizedIpRanges and "
+        "cluster.deployer.egressRanges). Without them the plan warns (security-api-server) until you list them.")
 
 
 class AksCatalogRefresh(CatalogRefreshOptions):

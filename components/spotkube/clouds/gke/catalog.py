@@ -330,7 +330,8 @@ def zones_offering(region: str, gpu_type: str) -> tuple[str, ...] | None:
 
 
 def _table_ref() -> str:
-    return f"catalog of {section().describe()}"
+    """The catalog and where it came from, as a noun phrase a sentence can go on from."""
+    return f"GPU catalog ({section().describe()})"
 
 
 def zone_check(region: str, zones: Iterable[str], gpu_type: str) -> str | None:

@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from spotkube.clouds.gke import access_api, catalog, deploy, identities, logs, options, usage_api
+from spotkube.clouds.gke import access_api, catalog, deploy, identities, karpenter_price_copy, logs, options, usage_api
 from spotkube.clouds.gke.profile import BILLING_API_KEY_ENV, DEFAULT_MACHINE
 from spotkube.platform.command_support import CommandSupport
 from spotkube.platform.cost.refresh import Fetched, FetchSettings, PriceSource, PriceTarget
@@ -28,15 +28,16 @@ NEW_STACK_GPU_CHOICES: tuple[tuple[str, str, str, int | None], ...] = (
 )
 
 
-def _new_stack_gpu_pool(region: str) -> dict[str, Any]:
+def _new_stack_gpu_pools(region: str) -> list[dict[str, Any]]:
     """A spot pool of the first GPU in NEW_STACK_GPU_CHOICES that the catalog names a zone of in the region
-    (in a region it doesn't know completely, the zones a source named: never a zone it guessed)."""
+    (in a region it doesn't know completely, the zones a source named: never a zone it guessed), and its
+    on-demand fallback from 0, where GPU steps go when spot is out."""
     for gpu_type, name, machine, count in NEW_STACK_GPU_CHOICES:
         if catalog.zones_offering(region, gpu_type):
-            pool: dict[str, Any] = {"name": name, "machine": machine, "capacity": "spot", "min": 0, "max": 4}
-            if count is not None:
-                pool["gpu"] = {"type": gpu_type, "count": count}
-            return pool
+            gpu = {"gpu": {"type": gpu_type, "count": count}} if count is not None else {}
+            fallback = name.removesuffix("-spot") + "-ondemand"
+            return [{"name": name, "machine": machine, "capacity": "spot", "min": 0, "max": 4, **gpu},
+                    {"name": fallback, "machine": machine, "capacity": "on-demand", "min": 0, "max": 2, **gpu}]
     offered = ", ".join(gpu for gpu, *_ in NEW_STACK_GPU_CHOICES)
     if catalog.region_zones(region) is None:
         known = sorted({r for gpu, *_ in NEW_STACK_GPU_CHOICES for r in catalog.regions_with_zones(gpu)})
@@ -60,7 +61,7 @@ def new_stack_config(environment: str, region: str, flags: options.GkeNewStack) 
         "systemPool": {"machine": DEFAULT_MACHINE, "min": 2, "max": 3},
         "platformPool": {"machine": DEFAULT_MACHINE, "min": 1, "max": 3},
         # Zones left out on purpose: spotkube fills in the zones of the region that offer the GPU.
-        "gpuPools": [_new_stack_gpu_pool(region)],
+        "gpuPools": _new_stack_gpu_pools(region),
         "cluster": {"project": flags.project, "channel": "REGULAR", "private": True, "deletionProtection": True},
     }
 
@@ -103,6 +104,7 @@ COMMANDS = CommandSupport(
     new_stack_config=new_stack_config,
     deploy=deploy.DEPLOY,
     price_source=PRICE_SOURCE,
+    price_copies={karpenter_price_copy.NAME: karpenter_price_copy.read},
     catalog_source="spotkube.clouds.gke.catalog_source",
     read_quota=usage_api.read_quota,
     read_access=access_api.read_access,

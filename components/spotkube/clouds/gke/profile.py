@@ -230,6 +230,10 @@ def _flex_start_rules(spec: GkeSpec) -> RuleOutput:
             yield Problem(config_key(f"{path}.min"), f"{pool.min} is not allowed: GKE grows a {what} pool only from "
                           "0 nodes (total_min_node_count 0), creating each node when Dynamic Workload Scheduler has "
                           "capacity for it; use min: 0")
+        if pool.max_run_hours is not None and pool.max_run_hours < 1:
+            yield Problem(config_key(f"{path}.maxRunHours"), f"{pool.max_run_hours} is not accepted: a flex-start VM "
+                          f"runs at least an hour; use 1 to {FLEX_START_MAX_RUN_HOURS}, or leave it unset for GKE's "
+                          "7 days")
         if pool.max_run_hours is not None and pool.max_run_hours > FLEX_START_MAX_RUN_HOURS:
             yield Problem(config_key(f"{path}.maxRunHours"), f"{pool.max_run_hours} is longer than the 7 days "
                           f"({FLEX_START_MAX_RUN_HOURS} hours) GKE lets a flex-start VM run; use 1 to "

@@ -215,7 +215,7 @@ class GkeGpuPool(GkeSpotPool, GpuPool):
         "of its GPU type's compute class (docs/evictions.md#the-flex-start-tier-on-gke).",
     )
     max_run_hours: Whole | None = Field(
-        default=None, ge=1,
+        default=None,
         description="With `capacity: flex-start` only: hours a node may run before GKE deletes it, 1 to 168 (7 "
         "days); unset = GKE's 7 days.",
     )

@@ -98,11 +98,14 @@ class Distribution:
 
 @record
 class SimResult:
-    """What the runs came to. Costs are None when a step's pool has no price."""
+    """What the runs came to. The wall time is over the runs that finished, beside the share that didn't
+    (`failed_share`: a figure over all runs would fold runs that never ended into a p90); None when no run
+    finished. Costs, over every run (a failed run is billed for what it ran), are None when a step's pool
+    has no price."""
 
     runs: int
     seed: int
-    wall_hours: Distribution
+    wall_hours: Distribution | None
     cost_usd: Distribution | None
     billed_hours_mean: float
     failed_share: float
@@ -178,7 +181,8 @@ def simulate(steps: Sequence[SimStep], *, runs: int = DEFAULT_RUNS, seed: int = 
     return SimResult(
         runs=runs,
         seed=seed,
-        wall_hours=Distribution(float(np.median(wall)), float(np.quantile(wall, 0.9))),
+        wall_hours=(Distribution(float(np.median(wall[~failed])), float(np.quantile(wall[~failed], 0.9)))
+                    if (~failed).any() else None),
         cost_usd=None if costs is None else Distribution(float(np.median(costs)), float(np.quantile(costs, 0.9))),
         billed_hours_mean=float(billed.sum(axis=0).mean()),
         failed_share=float(failed.mean()),
