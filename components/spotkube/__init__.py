@@ -18,6 +18,7 @@ _EXPORTS = {
     "NvidiaDevicePlugin": "spotkube.components.device_plugin",
     "KubeflowPipelines": "spotkube.components.kubeflow",
     "Kueue": "spotkube.components.kueue",
+    "KubeflowTrainer": "spotkube.components.trainer",
     **{name: "spotkube.clouds.aks.args" for name in (
         "AksAutoscalerArgs",
         "AksBusyPeriodArgs",
@@ -60,6 +61,7 @@ _EXPORTS = {
     **{name: "spotkube.components.args" for name in (
         "DevicePluginSettingsArgs",
         "KubeflowPipelinesArgs",
+        "KubeflowTrainerArgs",
         "KueueArgs",
         "NvidiaDevicePluginArgs",
     )},
@@ -113,6 +115,8 @@ __all__ = [
     "GkeSystemPoolArgs",
     "KubeflowPipelines",
     "KubeflowPipelinesArgs",
+    "KubeflowTrainer",
+    "KubeflowTrainerArgs",
     "Kueue",
     "KueueArgs",
     "NvidiaDevicePlugin",
@@ -168,12 +172,14 @@ if TYPE_CHECKING:
     from spotkube.components.args import (
         DevicePluginSettingsArgs,
         KubeflowPipelinesArgs,
+        KubeflowTrainerArgs,
         KueueArgs,
         NvidiaDevicePluginArgs,
     )
     from spotkube.components.device_plugin import NvidiaDevicePlugin
     from spotkube.components.kubeflow import KubeflowPipelines
     from spotkube.components.kueue import Kueue
+    from spotkube.components.trainer import KubeflowTrainer
     from spotkube.shell.outputs import PoolContractOutput
 
 

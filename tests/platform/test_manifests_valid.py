@@ -29,6 +29,9 @@ from spotkube.platform.spec import DevicePluginSettings, KubeflowSettings
 TARGET_VERSIONS = ("1.32", "1.33", "1.34", "1.35")
 #: The Pulumi type tokens of Kueue's custom resources (ResourceFlavor, ClusterQueue, LocalQueue...).
 KUEUE_TYPE_PREFIX = "kubernetes:kueue.x-k8s.io/"
+#: Kubeflow Trainer's ClusterTrainingRuntime: its embedded Job is checked here, the rest against Trainer's
+#: schema in tests/components/test_trainer.py.
+TRAINER_TYPE_PREFIX = "kubernetes:trainer.kubeflow.org/"
 
 
 def target_versions(project: Project) -> list[str]:
@@ -61,18 +64,25 @@ def test_every_kubernetes_object_a_shipped_stack_registers_is_valid(repo_project
     """The program's own objects (the device plugin DaemonSet, the autoscaler ConfigMap), with the
     inputs exactly as registered. GKE's ComputeClass is no Kubernetes API kind: its CRD's schema
     checks it (tests/clouds/gke/test_compute_class_schema.py). Kueue's queue objects are custom resources
-    too, and no pinned package ships their schema: tests/components/test_kueue.py checks their shape."""
+    too, and no pinned package ships their schema: tests/components/test_kueue.py checks their shape. A
+    training runtime's workers are a Job template: it is checked as the Job JobSet makes of it."""
     versions = target_versions(repo_project)
     kinds = set()
     for name in repo_project.stacks():
         for resource in run_stack(repo_project, name).registrations:
             if resource.type == COMPUTE_CLASS_TYPE or resource.type.startswith(KUEUE_TYPE_PREFIX):
                 continue
+            if resource.type.startswith(TRAINER_TYPE_PREFIX):
+                for job in resource.inputs["spec"]["template"]["spec"]["replicatedJobs"]:
+                    kinds.add("Job")
+                    assert_valid({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": job["name"]},
+                                  "spec": job["template"]["spec"]}, versions)
+                continue
             if resource.custom and resource.type.startswith("kubernetes:") and "kind" in resource.inputs:
                 obj = dict(resource.inputs)
                 kinds.add(obj["kind"])
                 assert_valid(obj, versions)
-    assert {"DaemonSet", "ConfigMap"} <= kinds
+    assert {"DaemonSet", "ConfigMap", "Job"} <= kinds
 
 
 def test_the_device_plugin_daemonset_with_extra_tolerations_is_valid() -> None:

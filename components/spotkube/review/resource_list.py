@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from spotkube.platform.addons import kfp_transforms
+from spotkube.platform.addons import kfp_transforms, trainer_transforms
 from spotkube.platform.registration import Registration
 from spotkube.review.placements import DIRECTORY_TYPE, is_kueue_manifest
 
@@ -79,7 +79,7 @@ def _note(registration: Registration, inputs: Mapping[str, Any], children: Seque
         directory = str(inputs.get("directory"))
         note = (f"rendered by the Kubernetes provider at deploy time from {directory}; its objects are not "
                 "visible offline")
-        if kfp_transforms.PLATFORM_AGNOSTIC_PATH in directory:
+        if kfp_transforms.PLATFORM_AGNOSTIC_PATH in directory or trainer_transforms.is_manifest_url(directory):
             note += " (its Deployments are described under where workloads land)"
         return note
     if is_kueue_manifest(registration):
