@@ -16,12 +16,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from spotkube.clouds import plan_platform
 from spotkube.platform import contract
 from spotkube.platform.addons import kfp_reference, training_runtime
 from spotkube.platform.contract import Placement, PoolContract
+from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.records import record
+from spotkube.platform.registration import BuiltCluster, Registration
 from spotkube.platform.trainjob_reader import CHECKPOINT_DIR_ENV, TrainJob
 from spotkube.review.pipeline_check import why_step_lands_nowhere
+from spotkube.review.placements import RUNTIME_TYPE
 
 
 @record
@@ -151,3 +155,22 @@ def check_trainjob(job: TrainJob, stack: str, pools: Sequence[PoolContract], max
     if not free:
         warnings.append(f"runtime {job.runtime} counts evictions against its restarts: a few evictions end the job")
     return TrainJobReport(stack, job, landing, tuple(fits), grace, free, restarts, tuple(errors), tuple(warnings))
+
+
+def stack_reports(job: TrainJob, registrations: Sequence[Registration], clusters: Sequence[BuiltCluster],
+                  stack: str) -> list[TrainJobReport]:
+    """The TrainJob's verdict on each cluster of a stack's offline run, against the runtimes it registers."""
+    runtimes = [r.inputs for r in registrations if r.type == RUNTIME_TYPE]
+    reports = []
+    for cluster in clusters:
+        where = f"{stack}/{cluster.name}" if len(clusters) > 1 else stack
+        if cluster.contracts is None:
+            raise SpotkubeError(f"stack {where}: the cluster's pool_contracts output can't be read to check the "
+                                "TrainJob against")
+        gpu_pools = plan_platform(cluster.spec).gpu_pools
+        kueue = cluster.spec.kueue
+        reports.append(check_trainjob(job, where, list(cluster.contracts), {p.name: p.max for p in gpu_pools},
+                                      runtimes, kueue.local_queue if kueue.enabled else None,
+                                      [p.name for p in gpu_pools if p.queued],
+                                      cluster.spec.training.checkpoint_location))
+    return reports

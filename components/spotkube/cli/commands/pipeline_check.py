@@ -12,8 +12,7 @@ from spotkube.cli import app as root
 from spotkube.cli import terminal, trainjob_views
 from spotkube.cli.app import Format, FormatOption, ProjectOption, fail
 from spotkube.cli.pipeline_views import render_reports_table, reports_json, reports_markdown
-from spotkube.clouds import plan_platform
-from spotkube.components.offline import StackRun, run_stack
+from spotkube.components.offline import run_stack
 from spotkube.platform import stack_names
 from spotkube.platform.addons.kfp_transforms import retry_rule
 from spotkube.platform.contract import pipeline_pod_default
@@ -22,8 +21,7 @@ from spotkube.platform.pipeline_reader import CompiledPipeline
 from spotkube.platform.project import Project, find_project
 from spotkube.platform.trainjob_reader import TrainJob, read_check_file
 from spotkube.review.pipeline_check import check_pipeline
-from spotkube.review.placements import RUNTIME_TYPE
-from spotkube.review.trainjob_check import TrainJobReport, check_trainjob
+from spotkube.review.trainjob_check import TrainJobReport, stack_reports
 
 
 def pipeline_check_command(
@@ -83,28 +81,14 @@ def pipeline_check_command(
         raise typer.Exit(1)
 
 
-def _trainjob_reports(job: TrainJob, run: StackRun, name: str) -> list[TrainJobReport]:
-    """The TrainJob's verdict on each cluster of a stack's run, against the runtimes the stack registers."""
-    runtimes = [r.inputs for r in run.registrations if r.type == RUNTIME_TYPE]
-    reports = []
-    for cluster in run.clusters:
-        where = f"{name}/{cluster.name}" if len(run.clusters) > 1 else name
-        if cluster.contracts is None:
-            raise fail(f"stack {where}: the cluster's pool_contracts output can't be read to check the TrainJob "
-                       "against")
-        gpu_pools = plan_platform(cluster.spec).gpu_pools
-        kueue = cluster.spec.kueue
-        reports.append(check_trainjob(job, where, list(cluster.contracts), {p.name: p.max for p in gpu_pools},
-                                      runtimes, kueue.local_queue if kueue.enabled else None,
-                                      [p.name for p in gpu_pools if p.queued],
-                                      cluster.spec.training.checkpoint_location))
-    return reports
+def _reports(job: TrainJob, project: Project, name: str) -> list[TrainJobReport]:
+    run = run_stack(project, name)
+    return stack_reports(job, run.registrations, run.clusters, name)
 
 
 def _check_trainjob(job: TrainJob, project: Project, stacks: list[str], output: Format) -> None:
     reports = [report for given in stacks
-               for report in _trainjob_reports(job, run_stack(project, stack_names.stack_name(project, given)),
-                                               stack_names.stack_name(project, given))]
+               for report in _reports(job, project, stack_names.stack_name(project, given))]
     if output is Format.json:
         typer.echo(trainjob_views.to_json(reports))
     elif output is Format.markdown:
