@@ -91,6 +91,6 @@ class KubeflowTrainerArgs(TypedDict):
     grace_period_seconds: NotRequired[int]
     """terminationGracePeriodSeconds of every worker: the time a training script has to save a checkpoint after SIGTERM. Unset = what the cloud gives a workload pod on a spot eviction: 15 on GKE, 30 on AKS."""
     checkpoint_location: NotRequired[str]
-    """Where training jobs write checkpoints, handed to every worker as `SPOTKUBE_CHECKPOINT_DIR` by `spotkube.training` unless a job names its own: an object store URI the nodes' identity can write (`gs://bucket/checkpoints`, `az://container/checkpoints`) or a path on a volume the workers mount."""
+    """Where the stack's training jobs write checkpoints: an object store URI the nodes' identity can write (`gs://bucket/checkpoints`, `az://container/checkpoints`) or a path on a volume the workers mount. `spotkube pipeline-check` warns about a TrainJob whose `SPOTKUBE_CHECKPOINT_DIR` is not under it; unset = any place."""
     platform_pool_labels: NotRequired[dict[str, str]]
     """On a cluster spotkube didn't make: node labels that pick the untainted on-demand pool the Trainer and JobSet controllers run on, as for Kubeflow Pipelines; unset = spotkube's platform pool."""
