@@ -202,7 +202,8 @@ def _config_file(n: int) -> None:
 
 
 def _custom_resource(api_version: str, kind: str) -> Callable[[int], None]:
-    """A builder for a custom resource of one kind, as the program registers Kueue's queue objects."""
+    """A builder for a custom resource of one kind, as the program registers Kueue's queue objects and the
+    training runtimes."""
 
     def build(n: int) -> None:
         import pulumi_kubernetes as k8s
@@ -247,6 +248,8 @@ BUILDERS: dict[str, Callable[[int], None]] = {
     "kubernetes:yaml/v2:ConfigFile": _config_file,
     **{f"kubernetes:kueue.x-k8s.io/v1beta2:{kind}": _custom_resource("kueue.x-k8s.io/v1beta2", kind)
        for kind in KUEUE_KINDS},
+    "kubernetes:trainer.kubeflow.org/v1alpha1:ClusterTrainingRuntime": _custom_resource(
+        "trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime"),
 }
 
 

@@ -92,6 +92,7 @@ def test_crds_webhooks_services_and_the_namespace_are_applied_as_shipped(obj: di
 
 def test_the_plan_describes_the_controllers_as_the_fixture_has_them() -> None:
     described = trainer_reference.shipped_controller_deployments()
+    assert len(described) == 2, "Trainer's and JobSet's"
     for shipped, mine in zip([m.trainer_controller(), m.jobset_controller()], described, strict=True):
         assert mine["metadata"]["name"] == shipped["metadata"]["name"]
         assert mine["metadata"]["namespace"] == shipped["metadata"]["namespace"] == trainer_reference.NAMESPACE
@@ -127,7 +128,9 @@ def test_each_gpu_type_gets_a_runtime_whose_workers_land_on_its_spot_pools_and_f
     t4 = Placement.from_pod_spec(training_runtime.worker_pod_spec(found["spotkube-nvidia-tesla-t4"]))
     assert landing_pools(t4, pools) == ["t4-pre"], "no on-demand T4: interruptible only"
     assert landing_pools(t4, untainted_pools) == ["t4-pre"], "the affinity alone keeps it off the others"
-    for taint in next(p for p in pools if p.name == "a100-spot").taints:
+    spot_taints = next(p for p in pools if p.name == "a100-spot").taints
+    assert spot_taints, "a spot GPU pool is tainted"
+    for taint in spot_taints:
         assert any(t.tolerates(taint) for t in a100.tolerations), taint
 
 
@@ -264,6 +267,7 @@ def test_each_prod_stack_deploys_trainer_with_a_runtime_that_tolerates_spot_and_
     (cluster,) = run.clusters
     spot = [p for p in cluster.contracts or () if p.capacity == "spot" and p.accelerator]
     assert spot, "the stack has spot GPU pools"
+    assert all(pool.taints for pool in spot), "spot GPU pools are tainted"
     for pool in spot:
         assert all(any(t.tolerates(taint) for t in worker.tolerations) for taint in pool.taints), pool.name
     assert training_runtime.evictions_restart_for_free(found[runtime])

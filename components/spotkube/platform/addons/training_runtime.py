@@ -5,9 +5,9 @@ one replicated job `node` whose Job runs `numNodes` pods. Everything about spot 
 derived from the scheduling contract, so a job author writes none of it:
 
 - **Where the workers land.** The pod template carries the contract's placement for the GPU type
-  (`contract.spot_gpu`): the tolerations of every spotkube GPU pool and a required node affinity on the
-  type's spot or preemptible pools, or, where the stack has an on-demand (or flex-start) pool of the
-  type, spot preferred and that pool accepted.
+  (`contract.spot_gpu`): the tolerations of every spotkube GPU pool (and of any taint of the type's own
+  pools, on a team's cluster) and a required node affinity on the type's spot or preemptible pools, or,
+  where the stack has an on-demand (or flex-start) pool of the type, spot preferred and that pool accepted.
 - **Time to save.** `terminationGracePeriodSeconds` is what the cloud gives a workload pod between the
   eviction notice and the kill (30 s on AKS, 15 s on GKE), so a script that saves on SIGTERM is killed
   neither before its time nor long after its node is gone.
@@ -35,6 +35,7 @@ Pure module: no Pulumi.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
@@ -82,7 +83,11 @@ def placement(gpu_type: str, gpu_pools: Sequence[PlannedGpuPool]) -> contract.Pl
     flex-start pools as a fallback where the stack has one."""
     of_type = [p for p in gpu_pools if p.contract.accelerator == gpu_type and p.contract.sharing is None]
     fallback = any(p.capacity not in contract.INTERRUPTIBLE for p in of_type)
-    return contract.spot_gpu(gpu_type, fallback_to_on_demand=fallback)
+    where = contract.spot_gpu(gpu_type, fallback_to_on_demand=fallback)
+    # A team's pool may carry taints of its own (`AksGpuNodePool`'s `taints`): its workers tolerate them too.
+    extra = [contract.Toleration.for_taint(taint) for pool in of_type for taint in pool.contract.taints
+             if not any(t.tolerates(taint) for t in where.tolerations)]
+    return dataclasses.replace(where, tolerations=(*where.tolerations, *dict.fromkeys(extra)))
 
 
 def failure_policy(failure_restarts: int) -> dict[str, Any]:
