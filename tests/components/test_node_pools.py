@@ -28,6 +28,7 @@ from spotkube.components.offline import ProgramFailed, Recording, record_program
 from spotkube.platform.addons import training_runtime
 from spotkube.platform.contract import Placement
 from spotkube.platform.registration import Registration
+from spotkube.review.placements import registered_runtimes
 
 CLUSTER_ID = ("/subscriptions/00000000-0000-4000-8000-000000000000/resourceGroups/team-rg/providers/"
               "Microsoft.ContainerService/managedClusters/team-aks")
@@ -193,9 +194,9 @@ def test_the_trainer_for_pools_registers_a_runtime_for_their_gpus() -> None:
                                   opts=pulumi.ResourceOptions(providers=[provider]))
 
     recording = run(program)
-    (runtime,) = [r for r in recording.registrations if r.inputs.get("kind") == "ClusterTrainingRuntime"]
-    worker = Placement.from_pod_spec(training_runtime.worker_pod_spec(runtime.inputs))
-    assert runtime.inputs["metadata"]["name"] == "spotkube-nvidia-h100-nvl"
+    (runtime,) = registered_runtimes(recording.registrations)
+    worker = Placement.from_pod_spec(training_runtime.worker_pod_spec(runtime))
+    assert runtime["metadata"]["name"] == "spotkube-nvidia-h100-nvl"
     assert any(t.key == "team" and t.value == "vision" for t in worker.tolerations), "the team's own taint"
     assert worker.required and any(r.key == "spotkube.io/accelerator" and r.values == ("nvidia-h100-nvl",)
                                    for r in worker.required[0])

@@ -29,7 +29,7 @@ from spotkube.platform.errors import SpecError
 from spotkube.platform.identities import KubernetesKind, kubernetes_kinds
 from spotkube.platform.registration import Registration
 from spotkube.platform.spec import TrainingSettings
-from spotkube.review.placements import RUNTIME_TYPE
+from spotkube.review.placements import CONFIGGROUP_TYPE, registered_runtimes
 
 DIRECTORY = "kubernetes:kustomize/v2:Directory"
 MANIFESTS = "https://github.com/kubeflow/trainer//manifests/overlays/manager?ref=v2.2.1"
@@ -207,10 +207,12 @@ def test_the_pinned_manifests_and_the_runtimes_are_applied_through_the_cluster_s
     provider = only(recording, "pulumi:providers:kubernetes", "ml-k8s")
     component = only(recording, trainer_transforms.TRAINER_TYPE, "trainer")
     assert manifests.provider.startswith(provider.urn + "::") and manifests.parent == component.urn
-    runtime = only(recording, RUNTIME_TYPE, "trainer-runtime-spotkube-nvidia-l4")
-    assert manifests.urn in runtime.dependencies, "Trainer's CRD and webhook come first"
-    assert training_runtime.failure_restarts(runtime.inputs) == 2
-    assert training_runtime.worker_pod_spec(runtime.inputs)["terminationGracePeriodSeconds"] == 25
+    group = only(recording, CONFIGGROUP_TYPE, "trainer-runtimes")
+    assert manifests.urn in group.dependencies, "Trainer's CRD and webhook come first"
+    (runtime,) = registered_runtimes([group])
+    assert runtime["metadata"]["name"] == "spotkube-nvidia-l4"
+    assert training_runtime.failure_restarts(runtime) == 2
+    assert training_runtime.worker_pod_spec(runtime)["terminationGracePeriodSeconds"] == 25
     assert recording.outputs["runtimes"].value == ["spotkube-nvidia-l4"]
     assert recording.outputs["namespace"].value == "kubeflow-system"
     kinds = kubernetes_kinds(recording.registrations)
@@ -261,7 +263,7 @@ def test_each_prod_stack_deploys_trainer_with_a_runtime_that_tolerates_spot_and_
     run = shipped_run(stack)
     (manifests,) = [r for r in run.registrations if r.type == DIRECTORY and "kubeflow/trainer" in r.inputs["directory"]]
     assert manifests.inputs["directory"] == MANIFESTS
-    found = {r.inputs["metadata"]["name"]: r.inputs for r in run.registrations if r.type == RUNTIME_TYPE}
+    found = {r["metadata"]["name"]: r for r in registered_runtimes(run.registrations)}
     assert runtime in found
     worker = Placement.from_pod_spec(training_runtime.worker_pod_spec(found[runtime]))
     (cluster,) = run.clusters

@@ -23,15 +23,13 @@ from spotkube.platform.addons.kfp_transforms import Credentials, transform
 from spotkube.platform.contract import Taint
 from spotkube.platform.project import Project
 from spotkube.platform.spec import DevicePluginSettings, KubeflowSettings
+from spotkube.review.placements import registered_runtimes
 
 #: Minor versions AKS and GKE support as of November 2026 (AKS 1.32 LTS through 1.35; GKE's
 #: channels span the same range). Stacks that pin a version add theirs below.
 TARGET_VERSIONS = ("1.32", "1.33", "1.34", "1.35")
 #: The Pulumi type tokens of Kueue's custom resources (ResourceFlavor, ClusterQueue, LocalQueue...).
 KUEUE_TYPE_PREFIX = "kubernetes:kueue.x-k8s.io/"
-#: Kubeflow Trainer's ClusterTrainingRuntime: its embedded Job is checked here, the rest against Trainer's
-#: schema in tests/components/test_trainer.py.
-TRAINER_TYPE_PREFIX = "kubernetes:trainer.kubeflow.org/"
 
 
 def target_versions(project: Project) -> list[str]:
@@ -72,12 +70,13 @@ def test_every_kubernetes_object_a_shipped_stack_registers_is_valid(repo_project
         for resource in run_stack(repo_project, name).registrations:
             if resource.type == COMPUTE_CLASS_TYPE or resource.type.startswith(KUEUE_TYPE_PREFIX):
                 continue
-            if resource.type.startswith(TRAINER_TYPE_PREFIX):
-                for job in resource.inputs["spec"]["template"]["spec"]["replicatedJobs"]:
+            # Kubeflow Trainer's ClusterTrainingRuntimes (a ConfigGroup's objects): their embedded Job is checked
+            # here, the rest against Trainer's schema in tests/components/test_trainer.py.
+            for runtime in registered_runtimes([resource]):  # loop may be empty: most resources are no runtimes
+                for job in runtime["spec"]["template"]["spec"]["replicatedJobs"]:
                     kinds.add("Job")
                     assert_valid({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": job["name"]},
                                   "spec": job["template"]["spec"]}, versions)
-                continue
             if resource.custom and resource.type.startswith("kubernetes:") and "kind" in resource.inputs:
                 obj = dict(resource.inputs)
                 kinds.add(obj["kind"])

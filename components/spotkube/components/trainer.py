@@ -4,16 +4,16 @@ A thin shell, as `Kueue` is: Trainer's manager kustomization at a tag is applied
 `kustomize.v2.Directory` (Trainer publishes no single release manifest; the kustomization bundles
 JobSet's release `manifests.yaml`), every change spotkube makes to it is a pure function in
 `spotkube.platform.addons.trainer_transforms` attached as a Pulumi transform, and the training runtimes
-(one ClusterTrainingRuntime per GPU type) are built by `spotkube.platform.addons.training_runtime` from
-the cluster's GPU pools.
+(one ClusterTrainingRuntime per GPU type, applied together as a `yaml.v2.ConfigGroup`) are built by
+`spotkube.platform.addons.training_runtime` from the cluster's GPU pools.
 """
 
 from collections.abc import Sequence
 from typing import Any
 
 import pulumi
-import pulumi_kubernetes as k8s
 from pulumi_kubernetes.kustomize.v2 import Directory
+from pulumi_kubernetes.yaml.v2 import ConfigGroup
 
 from spotkube.clouds import plan_platform, profile
 from spotkube.components.args import KubeflowTrainerArgs
@@ -172,13 +172,10 @@ class KubeflowTrainer(pulumi.ComponentResource):
             f"{name}-manifests", directory=trainer_transforms.manifest_url(settings.version),
             opts=child(self, transforms=[_trainer_transform(settings)]),
         )
-        # ClusterTrainingRuntime is Trainer's CRD, and its webhook validates it: both come with the manifests.
-        for obj in request.runtimes:
-            metadata = obj["metadata"]
-            k8s.apiextensions.CustomResource(
-                f"{name}-runtime-{metadata['name']}", api_version=obj["apiVersion"], kind=obj["kind"],
-                metadata=metadata, spec=obj["spec"], opts=child(self, depends_on=[manifests]),
-            )
+        # ClusterTrainingRuntime is Trainer's CRD, and its webhook validates it: both come with the manifests. One
+        # group holds every runtime, as the plan shows it (a runtime's type token is too long for its table).
+        ConfigGroup(f"{name}-runtimes", objs=[dict(obj) for obj in request.runtimes],
+                    opts=child(self, depends_on=[manifests]))
         self.namespace = pulumi.Output.from_input(training_runtime.trainer_reference.NAMESPACE)
         self.runtimes = pulumi.Output.from_input([obj["metadata"]["name"] for obj in request.runtimes])
         self.register_outputs({"namespace": self.namespace, "runtimes": self.runtimes})

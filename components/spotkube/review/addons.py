@@ -23,7 +23,7 @@ from spotkube.platform.cloud import items, mapping
 from spotkube.platform.posture import Setting
 from spotkube.platform.registration import Registration
 from spotkube.platform.spec import PlatformSpec
-from spotkube.review.placements import DIRECTORY_TYPE, RUNTIME_TYPE, is_kueue_manifest, is_trainer_manifest
+from spotkube.review.placements import DIRECTORY_TYPE, is_kueue_manifest, is_trainer_manifest, registered_runtimes
 
 
 def _kfp_refs(registrations: Sequence[Registration]) -> list[str]:
@@ -97,15 +97,13 @@ def _trainer(registrations: Sequence[Registration]) -> Setting:
     if not urls:
         return Setting("Kubeflow Trainer", "not deployed")
     runtimes = []
-    for r in registrations:
-        if r.type != RUNTIME_TYPE:
-            continue
-        free = training_runtime.evictions_restart_for_free(r.inputs)
-        grace = training_runtime.worker_pod_spec(r.inputs).get("terminationGracePeriodSeconds")
+    for runtime in registered_runtimes(registrations):
+        free = training_runtime.evictions_restart_for_free(runtime)
+        grace = training_runtime.worker_pod_spec(runtime).get("terminationGracePeriodSeconds")
         # The mocks hand numbers back as floats.
-        runtimes.append(f"{mapping(r.inputs.get('metadata')).get('name')} ({int(grace or 0)} s to save on SIGTERM; "
+        runtimes.append(f"{mapping(runtime.get('metadata')).get('name')} ({int(grace or 0)} s to save on SIGTERM; "
                         f"{'evictions restart for free' if free else 'evictions spend restarts'}, "
-                        f"{training_runtime.failure_restarts(r.inputs)} restart(s) for failures)")
+                        f"{training_runtime.failure_restarts(runtime)} restart(s) for failures)")
     versions = ", ".join(trainer_transforms.version_of(url) for url in urls)
     return Setting("Kubeflow Trainer", f"{versions} with JobSet; runtimes {'; '.join(runtimes) or 'none'}")
 

@@ -41,8 +41,14 @@ WORKLOAD_KINDS = {
     "kubernetes:batch/v1:Job": "Job",
 }
 DIRECTORY_TYPE = "kubernetes:kustomize/v2:Directory"
-#: A training runtime spotkube registers; its workers' pod spec is judged like a workload's.
-RUNTIME_TYPE = f"kubernetes:{trainer_reference.API_VERSION}:{training_runtime.KIND}"
+CONFIGGROUP_TYPE = "kubernetes:yaml/v2:ConfigGroup"
+
+
+def registered_runtimes(registrations: Sequence[Registration]) -> list[Mapping[str, Any]]:
+    """The training runtimes the program applies (the objects of `KubeflowTrainer`'s ConfigGroup), as registered."""
+    return [obj for r in registrations if r.type == CONFIGGROUP_TYPE for obj in r.inputs.get("objs") or ()
+            if isinstance(obj, Mapping) and obj.get("kind") == training_runtime.KIND
+            and obj.get("apiVersion") == trainer_reference.API_VERSION]
 CONFIGFILE_TYPE = "kubernetes:yaml/v2:ConfigFile"
 
 
@@ -132,11 +138,11 @@ def _trainer_note(url: str) -> str:
     return note
 
 
-def runtime_workers(resource: Registration) -> dict[str, Any]:
+def runtime_workers(runtime: Mapping[str, Any]) -> dict[str, Any]:
     """A registered training runtime's workers as a workload (its name, the pod template of its `node` job)."""
-    metadata = resource.inputs.get("metadata") or {}
+    metadata = runtime.get("metadata") or {}
     return {"metadata": {"name": metadata.get("name", ""), "namespace": "cluster-wide"},
-            "spec": {"template": {"spec": training_runtime.worker_pod_spec(resource.inputs)}}}
+            "spec": {"template": {"spec": training_runtime.worker_pod_spec(runtime)}}}
 
 
 def _pod_spec(workload: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -191,9 +197,10 @@ def stack_placements(
             note = _trainer_note(str(resource.inputs["directory"]))
             result.placements += [placement_of(d, "Deployment", pools, note)
                                   for d in trainer_controllers_as_applied(training)]
-        elif resource.type == RUNTIME_TYPE:
-            result.placements.append(placement_of(runtime_workers(resource), "TrainJob workers", pools,
-                                                  "a TrainJob on this runtime: every worker, each on a node of these"))
+        elif resource.type == CONFIGGROUP_TYPE:
+            result.placements += [placement_of(runtime_workers(runtime), "TrainJob workers", pools,
+                                               "a TrainJob on this runtime: every worker, each on a node of these")
+                                  for runtime in registered_runtimes([resource])]
     # Registration order comes from the mocks' worker threads; the plan must not change with it. The
     # sort is stable, so KFP's Deployments keep their shipped order.
     result.placements.sort(key=lambda p: (p.namespace, p.kind))

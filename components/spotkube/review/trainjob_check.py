@@ -25,7 +25,7 @@ from spotkube.platform.records import record
 from spotkube.platform.registration import BuiltCluster, Registration
 from spotkube.platform.trainjob_reader import CHECKPOINT_DIR_ENV, TrainJob
 from spotkube.review.pipeline_check import why_step_lands_nowhere
-from spotkube.review.placements import RUNTIME_TYPE
+from spotkube.review.placements import registered_runtimes
 
 
 @record
@@ -160,7 +160,7 @@ def check_trainjob(job: TrainJob, stack: str, pools: Sequence[PoolContract], max
 def stack_reports(job: TrainJob, registrations: Sequence[Registration], clusters: Sequence[BuiltCluster],
                   stack: str) -> list[TrainJobReport]:
     """The TrainJob's verdict on each cluster of a stack's offline run, against the runtimes it registers."""
-    runtimes = [r.inputs for r in registrations if r.type == RUNTIME_TYPE]
+    runtimes = registered_runtimes(registrations)
     reports = []
     for cluster in clusters:
         where = f"{stack}/{cluster.name}" if len(clusters) > 1 else stack
