@@ -133,3 +133,18 @@ def test_simulate_refuses_a_gang_larger_than_its_tier(tmp_path: Path) -> None:
     done = run_spotkube("simulate", str(path), "--stack", "gke-prod-europe-west4", "--workers", "9")
     assert done.returncode == 2
     assert "--workers 9: tier nvidia-tesla-a100-spot of stack gke-prod-europe-west4 holds 8 workers" in done.stderr
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda j: j["spec"].pop("runtimeRef"), "spec.runtimeRef.name is missing"),
+    (lambda j: j["spec"]["trainer"].update(numNodes="two"), "spec.trainer.numNodes: 'two' is not a whole number"),
+    (lambda j: j["spec"]["trainer"].update(resourcesPerNode=["gpu"]), "spec.trainer.resourcesPerNode is not a mapping"),
+])
+def test_a_malformed_trainjob_is_one_line_naming_the_field_and_exit_2(change: Any, message: str,
+                                                                      tmp_path: Path) -> None:
+    manifest = job("nvidia-a100-80gb")
+    change(manifest)
+    path = write(tmp_path, "bad", manifest)
+    done = run_spotkube("pipeline-check", str(path), "--stack", "aks-prod-eastus")
+    assert done.returncode == 2
+    assert f"{path}: {message}" in done.stderr and "Traceback" not in done.stderr
