@@ -32,7 +32,7 @@ unexport PYTHONDONTWRITEBYTECODE
 # The docs site `make test` builds in strict mode (ignored by git).
 SITE := .site
 
-.PHONY: setup plan test lint bench schema reference crds docs dist release-test clean
+.PHONY: setup plan test lint bench schema reference crds docs dist release-test test-training clean
 
 # With the system Python's pip when it has one, else (Debian's python3 without python3-pip) with
 # the pip of a throwaway virtualenv.
@@ -118,6 +118,26 @@ test-all: $(STAMP) $(CRDS_STAMP)
 test-without-kfp: $(CORE_STAMP) $(CRDS_STAMP)
 	@set -o pipefail; PYTHONUNBUFFERED=1 $(CORE_VENV)/bin/pytest -m "not release" $(CORE_TESTS) 2>&1 | sed -u 's/^/[core] /'
 
+# The PyTorch DDP example's test runs in a virtualenv of its own: torch is hundreds of MB, so `make test` never
+# installs it. Plain pip, because the CPU build of this torch release is what pip finds for it.
+TORCH_VENV ?= .venv-torch
+TORCH_STAMP := $(TORCH_VENV)/.installed
+TORCH_VERSION := 2.13.0
+PYTEST_VERSION := $(shell sed -n 's/^pytest==//p' constraints.txt)
+NUMPY_VERSION := $(shell sed -n 's/^numpy==//p' constraints.txt)
+
+$(TORCH_STAMP): constraints.txt
+	@echo "==> setting up $(TORCH_VENV): torch $(TORCH_VERSION) (CPU), numpy and pytest, for the training example"
+	$(PYTHON) -m venv $(TORCH_VENV)
+	$(TORCH_VENV)/bin/pip install --quiet --disable-pip-version-check torch==$(TORCH_VERSION) \
+		numpy==$(NUMPY_VERSION) pytest==$(PYTEST_VERSION)
+	@touch $(TORCH_STAMP)
+
+## The training example (examples/training/ddp_train.py) on CPU: two DDP workers, one evicted with SIGTERM, the
+## job restarted; it must resume from the saved checkpoint and finish (docs/training.md).
+test-training: $(TORCH_STAMP)
+	$(TORCH_VENV)/bin/pytest -p no:cacheprovider examples/training
+
 ## The release test alone; SPOTKUBE_DIST=DIR tests the wheel and sdist in DIR instead of building them.
 release-test: $(STAMP)
 	SPOTKUBE_DIST="$(SPOTKUBE_DIST)" UV=$(abspath $(UV)) $(VENV)/bin/pytest -m release tests/cli/test_release.py
@@ -149,4 +169,4 @@ reference: $(STAMP)
 	$(PY) -m spotkube.cli.reference write
 
 clean:
-	rm -rf $(VENV) $(CORE_VENV) $(CRDS) $(SITE) dist
+	rm -rf $(VENV) $(CORE_VENV) $(TORCH_VENV) $(CRDS) $(SITE) dist

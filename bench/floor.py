@@ -201,6 +201,13 @@ def _config_file(n: int) -> None:
     k8s.yaml.v2.ConfigFile(f"floor-cf-{n}", file="https://example.com/manifests.yaml")
 
 
+def _config_group(n: int) -> None:
+    import pulumi_kubernetes as k8s
+
+    k8s.yaml.v2.ConfigGroup(f"floor-cg-{n}", objs=[{"apiVersion": "v1", "kind": "ConfigMap",
+                                                    "metadata": {"name": f"floor-{n}"}}])
+
+
 def _custom_resource(api_version: str, kind: str) -> Callable[[int], None]:
     """A builder for a custom resource of one kind, as the program registers Kueue's queue objects."""
 
@@ -247,6 +254,7 @@ BUILDERS: dict[str, Callable[[int], None]] = {
     "kubernetes:yaml/v2:ConfigFile": _config_file,
     **{f"kubernetes:kueue.x-k8s.io/v1beta2:{kind}": _custom_resource("kueue.x-k8s.io/v1beta2", kind)
        for kind in KUEUE_KINDS},
+    "kubernetes:yaml/v2:ConfigGroup": _config_group,
 }
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pulumi
 
-from spotkube import KubeflowPipelines, Kueue, NvidiaDevicePlugin
+from spotkube import KubeflowPipelines, KubeflowTrainer, Kueue, NvidiaDevicePlugin
 from spotkube.components.program import cluster_component, read_stack_spec
 
 spec = read_stack_spec(Path(__file__).parent)
@@ -25,8 +25,13 @@ if spec.kubeflow.enabled:
     kubeflow = KubeflowPipelines.from_spec("kubeflow-pipelines", spec, opts=on_cluster)
     # Kueue's LocalQueue lives in Kubeflow's namespace (the stack's rules refuse Kueue without Kubeflow).
     if spec.kueue.enabled:
-        Kueue.from_spec("kueue", spec, opts=pulumi.ResourceOptions.merge(on_cluster, pulumi.ResourceOptions(
+        kueue = Kueue.from_spec("kueue", spec, opts=pulumi.ResourceOptions.merge(on_cluster, pulumi.ResourceOptions(
             depends_on=[kubeflow])))
+        # TrainJobs name Kueue's LocalQueue, which admits their workers at once (the stack's rules refuse
+        # training without Kueue).
+        if spec.training.enabled:
+            KubeflowTrainer.from_spec("kubeflow-trainer", spec, opts=pulumi.ResourceOptions.merge(
+                on_cluster, pulumi.ResourceOptions(depends_on=[kueue])))
 
 pulumi.export("kubeconfig", cluster.kubeconfig)
 pulumi.export("clusterName", cluster.cluster_name)

@@ -16,9 +16,11 @@ _EXPORTS = {
     "NvidiaDevicePlugin": "spotkube.components.device_plugin",
     "KubeflowPipelines": "spotkube.components.kubeflow",
     "Kueue": "spotkube.components.kueue",
+    "KubeflowTrainer": "spotkube.components.trainer",
     **{name: "spotkube.components.args" for name in (
         "DevicePluginSettingsArgs",
         "KubeflowPipelinesArgs",
+        "KubeflowTrainerArgs",
         "KueueArgs",
         "NvidiaDevicePluginArgs",
     )},
@@ -32,11 +34,13 @@ if TYPE_CHECKING:
     from spotkube.clouds.exports import *  # noqa: F403
     from spotkube.components.args import DevicePluginSettingsArgs as DevicePluginSettingsArgs
     from spotkube.components.args import KubeflowPipelinesArgs as KubeflowPipelinesArgs
+    from spotkube.components.args import KubeflowTrainerArgs as KubeflowTrainerArgs
     from spotkube.components.args import KueueArgs as KueueArgs
     from spotkube.components.args import NvidiaDevicePluginArgs as NvidiaDevicePluginArgs
     from spotkube.components.device_plugin import NvidiaDevicePlugin as NvidiaDevicePlugin
     from spotkube.components.kubeflow import KubeflowPipelines as KubeflowPipelines
     from spotkube.components.kueue import Kueue as Kueue
+    from spotkube.components.trainer import KubeflowTrainer as KubeflowTrainer
     from spotkube.shell.outputs import PoolContractOutput as PoolContractOutput
 
 

@@ -265,7 +265,9 @@ def test_examples_consumer_is_plannable_with_its_dev_stack() -> None:
     assert {o.type for o in training.others} == {
         "azure-native:resources:ResourceGroup", "gcp:compute/network:Network", "gcp:compute/subnetwork:Subnetwork"}
     assert [(a.name, a.value) for a in training.addons][2] == ("Kueue", "not deployed")
-    assert [a.name for a in training.addons] == ["Kubeflow Pipelines", "NVIDIA device plugin", "Kueue"]
+    assert [a.name for a in training.addons] == ["Kubeflow Pipelines", "NVIDIA device plugin", "Kueue",
+                                                 "Kubeflow Trainer"]
+    assert training.addons[3].value == "not deployed"
     assert training.addons[0].value.startswith("2.17.0")
     assert inference.errors == [] and training.errors == []
 

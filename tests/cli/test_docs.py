@@ -103,6 +103,8 @@ def test_every_block_is_in_a_language_these_tests_check() -> None:
 def python_kind(block: Block) -> str:
     if "from kfp import" in block.code:
         return "pipeline"
+    if "from spotkube.training import" in block.code:
+        return "training job"
     if "@pulumi.runtime.test" in block.code:
         return "unit test"
     if re.search(r"^from spotkube import .*(AksGpuCluster|GkeGpuCluster|AksGpuNodePool|GkeGpuNodePool)",
@@ -114,7 +116,20 @@ def python_kind(block: Block) -> str:
 @pytest.mark.parametrize("block", of_lang("python"), ids=str)
 def test_python_blocks_compile_and_are_of_a_kind_that_is_checked(block: Block) -> None:
     compile(block.code, str(block), "exec")
-    assert python_kind(block) != "unknown", f"{block}: neither a program, a unit test nor a pipeline"
+    assert python_kind(block) != "unknown", f"{block}: neither a program, a unit test, a pipeline nor a training job"
+
+
+@pytest.mark.parametrize("block", [b for b in of_lang("python") if python_kind(b) == "training job"], ids=str)
+def test_training_job_blocks_write_a_trainjob_trainer_accepts(block: Block, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from crd_schemas import schema_errors
+
+    monkeypatch.chdir(tmp_path)
+    scope: dict[str, object] = {"__name__": "__main__"}
+    exec(compile(block.code, str(block), "exec"), scope)
+    written = [yaml.safe_load(p.read_text()) for p in sorted(tmp_path.glob("*.yaml"))]
+    assert written, f"{block}: writes no manifest"
+    assert schema_errors(written) == [[]] * len(written)
 
 
 @pytest.mark.parametrize("block", [b for b in of_lang("python") if python_kind(b) == "program"], ids=str)

@@ -164,6 +164,9 @@ def aks_cluster(*, gpus: int | None = 1, plugin_on_gpu: bool = True, expander: b
                          "pod-template-generation": "1"}, spot["metadata"]["name"]))
     if expander:
         objs += [{**cm, "apiVersion": "v1", "kind": "ConfigMap"} for cm in registered("aks-prod-eastus", "ConfigMap")]
+    # The stack's Kueue queue objects, as applied.
+    objs += [obj for kind in ("ResourceFlavor", "ClusterQueue", "LocalQueue")
+             for obj in registered("aks-prod-eastus", kind)]
     return objs
 
 

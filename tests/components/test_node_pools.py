@@ -15,9 +15,20 @@ import pulumi_azure_native as azure
 import pulumi_kubernetes as k8s
 import pytest
 
-from spotkube import AksGpuCluster, AksGpuNodePool, GkeGpuCluster, GkeGpuNodePool, Kueue, NvidiaDevicePlugin
+from spotkube import (
+    AksGpuCluster,
+    AksGpuNodePool,
+    GkeGpuCluster,
+    GkeGpuNodePool,
+    KubeflowTrainer,
+    Kueue,
+    NvidiaDevicePlugin,
+)
 from spotkube.components.offline import ProgramFailed, Recording, record_program
+from spotkube.platform.addons import training_runtime
+from spotkube.platform.contract import Placement
 from spotkube.platform.registration import Registration
+from spotkube.review.placements import registered_runtimes
 
 CLUSTER_ID = ("/subscriptions/00000000-0000-4000-8000-000000000000/resourceGroups/team-rg/providers/"
               "Microsoft.ContainerService/managedClusters/team-aks")
@@ -172,6 +183,26 @@ def test_the_device_plugin_for_pools_tolerates_their_taints_and_kueue_queues_the
     flavors = queues[0].inputs["spec"]["resourceGroups"][0]["flavors"]
     gpus = [r["nominalQuota"] for f in flavors for r in f["resources"] if r["name"] == "nvidia.com/gpu"]
     assert gpus == ["4"]
+
+
+def test_the_trainer_for_pools_registers_a_runtime_for_their_gpus() -> None:
+    def program() -> None:
+        provider = k8s.Provider("team", kubeconfig="apiVersion: v1\nkind: Config\n")
+        h100 = AksGpuNodePool("h100spot", args={"cluster_id": CLUSTER_ID, "region": "eastus",
+                                                **H100, "taints": ["team=vision:NoSchedule"]})
+        KubeflowTrainer.for_pools("trainer", [h100], args={"platform_pool_labels": {"agentpool": "system"}},
+                                  opts=pulumi.ResourceOptions(providers=[provider]))
+
+    recording = run(program)
+    (runtime,) = registered_runtimes(recording.registrations)
+    worker = Placement.from_pod_spec(training_runtime.worker_pod_spec(runtime))
+    assert runtime["metadata"]["name"] == "spotkube-nvidia-h100-nvl"
+    assert any(t.key == "team" and t.value == "vision" for t in worker.tolerations), "the team's own taint"
+    assert worker.required and any(r.key == "spotkube.io/accelerator" and r.values == ("nvidia-h100-nvl",)
+                                   for r in worker.required[0])
+    with pytest.raises(ProgramFailed, match="KubeflowTrainer 'trainer': pools: hold no GPU pool that gives whole GPUs"):
+        run(lambda: KubeflowTrainer.for_pools("trainer", [AksGpuNodePool("cpu", args={
+            "cluster_id": CLUSTER_ID, "region": "eastus", "name": "cpu", "machine": "Standard_D8s_v5"})]))
 
 
 def test_the_add_ons_for_pools_refuse_what_is_no_pool_or_pools_of_two_clouds() -> None:

@@ -23,6 +23,7 @@ from spotkube.platform.addons.kfp_transforms import Credentials, transform
 from spotkube.platform.contract import Taint
 from spotkube.platform.project import Project
 from spotkube.platform.spec import DevicePluginSettings, KubeflowSettings
+from spotkube.review.placements import registered_runtimes
 
 #: Minor versions AKS and GKE support as of November 2026 (AKS 1.32 LTS through 1.35; GKE's
 #: channels span the same range). Stacks that pin a version add theirs below.
@@ -61,18 +62,26 @@ def test_every_kubernetes_object_a_shipped_stack_registers_is_valid(repo_project
     """The program's own objects (the device plugin DaemonSet, the autoscaler ConfigMap), with the
     inputs exactly as registered. GKE's ComputeClass is no Kubernetes API kind: its CRD's schema
     checks it (tests/clouds/gke/test_compute_class_schema.py). Kueue's queue objects are custom resources
-    too, and no pinned package ships their schema: tests/components/test_kueue.py checks their shape."""
+    too, and no pinned package ships their schema: tests/components/test_kueue.py checks their shape. A
+    training runtime's workers are a Job template: it is checked as the Job JobSet makes of it."""
     versions = target_versions(repo_project)
     kinds = set()
     for name in repo_project.stacks():
         for resource in run_stack(repo_project, name).registrations:
             if resource.type == COMPUTE_CLASS_TYPE or resource.type.startswith(KUEUE_TYPE_PREFIX):
                 continue
+            # Kubeflow Trainer's ClusterTrainingRuntimes (a ConfigGroup's objects): their embedded Job is checked
+            # here, the rest against Trainer's schema in tests/components/test_trainer.py.
+            for runtime in registered_runtimes([resource]):  # loop may be empty: most resources are no runtimes
+                for job in runtime["spec"]["template"]["spec"]["replicatedJobs"]:
+                    kinds.add("Job")
+                    assert_valid({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": job["name"]},
+                                  "spec": job["template"]["spec"]}, versions)
             if resource.custom and resource.type.startswith("kubernetes:") and "kind" in resource.inputs:
                 obj = dict(resource.inputs)
                 kinds.add(obj["kind"])
                 assert_valid(obj, versions)
-    assert {"DaemonSet", "ConfigMap"} <= kinds
+    assert {"DaemonSet", "ConfigMap", "Job"} <= kinds
 
 
 def test_the_device_plugin_daemonset_with_extra_tolerations_is_valid() -> None:

@@ -44,6 +44,14 @@ from spotkube.review.drill import (
     measure_startup,
 )
 from spotkube.review.fallback import stack_fallback
+from spotkube.review.gang_drill import (
+    JOBSET_NAME_LABEL,
+    GangDrillReport,
+    GangObservation,
+    GangTarget,
+    choose_worker_node,
+    judge_gang,
+)
 from spotkube.review.plan_document import pool_rows
 from spotkube.review.startup import pool_startups
 from spotkube.review.verify import node_check
@@ -163,11 +171,12 @@ class Cluster:
     def nodes(self) -> tuple[list[dict[str, Any]], str]:
         return self._list(self.core.list_node)
 
-    def pipeline_pods(self) -> tuple[list[dict[str, Any]], str]:
-        return self._list(self.core.list_pod_for_all_namespaces, label_selector=contract.ARGO_WORKFLOW_LABEL)
+    def pipeline_pods(self, selector: str = contract.ARGO_WORKFLOW_LABEL) -> tuple[list[dict[str, Any]], str]:
+        """The pods the drill follows: pipeline pods, or with `selector` a JobSet's workers."""
+        return self._list(self.core.list_pod_for_all_namespaces, label_selector=selector)
 
     def watch(self, events: queue.Queue[tuple[str, str, dict[str, Any]]], timeout_s: int,
-              node_version: str, pod_version: str) -> None:
+              node_version: str, pod_version: str, selector: str = contract.ARGO_WORKFLOW_LABEL) -> None:
         """Stream node and pod events into `events` from the lists' resourceVersions, each in a thread
         (daemon threads: a watch blocked on a quiet connection must not keep the command alive)."""
         from kubernetes import watch
@@ -182,8 +191,7 @@ class Cluster:
 
         for kind, call, version, kwargs in (
                 ("node", self.core.list_node, node_version, {}),
-                ("pod", self.core.list_pod_for_all_namespaces, pod_version,
-                 {"label_selector": contract.ARGO_WORKFLOW_LABEL})):
+                ("pod", self.core.list_pod_for_all_namespaces, pod_version, {"label_selector": selector})):
             threading.Thread(target=follow, args=(kind, call, version), kwargs=kwargs, daemon=True,
                              name=f"drill-watch-{kind}").start()
 
@@ -218,8 +226,8 @@ def run_command(command: Sequence[str]) -> None:
         raise DrillError(f"{' '.join(command)} failed (exit {done.returncode}): {said}")
 
 
-def observe(events: queue.Queue[tuple[str, str, dict[str, Any]]], observation: Observation, timeout_s: int,
-            now: Callable[[], datetime]) -> bool:
+def observe(events: queue.Queue[tuple[str, str, dict[str, Any]]], observation: Observation | GangObservation,
+            timeout_s: int, now: Callable[[], datetime]) -> bool:
     """Fold events into the observation until it is done or the timeout passes; True if it timed out."""
     deadline = observation.start.timestamp() + timeout_s
     while not observation.done:
@@ -349,3 +357,58 @@ def startup_lines(measure: StartupMeasure) -> Iterator[str]:
 
 def report_json(report: DrillReport) -> str:
     return json.dumps(report.to_json(), indent=2)
+
+
+# --- a drill on a running TrainJob: one worker's node evicted -------------------------------------------
+
+
+def plan_gang_drill(run: StackRun, pool: str, job: str, cluster: Cluster) -> tuple[GangTarget, tuple[str, ...]]:
+    """The node of one of the job's workers to evict, and the cloud command, without touching anything."""
+    pool_facts(run, pool)
+    nodes, _ = cluster.nodes()
+    pods, _ = cluster.pipeline_pods(JOBSET_NAME_LABEL)
+    target = choose_worker_node(nodes, pods, job, pool)
+    if target is None:
+        raise DrillError(f"no worker of TrainJob {job!r} runs on a Ready node of pool {pool!r} of stack {run.stack}; "
+                         "start the job first, or name the pool its workers run on")
+    build = profile(run.spec.cloud).commands.eviction_command
+    command = build(target.provider_id) if build else None
+    if command is None:
+        raise DrillError(f"node {target.node} has provider ID {target.provider_id!r}, from which no "
+                         f"{profile(run.spec.cloud).title} eviction command can be built")
+    return target, command
+
+
+def run_gang_drill(run: StackRun, pool: str, job: str, cluster: Cluster, *, timeout_s: int,
+                   now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> GangDrillReport:
+    """Evict the node of one worker and watch until every worker of the job runs again (or the timeout)."""
+    target, command = plan_gang_drill(run, pool, job, cluster)
+    _, node_version = cluster.nodes()
+    _, pod_version = cluster.pipeline_pods(JOBSET_NAME_LABEL)
+    events: queue.Queue[tuple[str, str, dict[str, Any]]] = queue.Queue()
+    cluster.watch(events, timeout_s, node_version, pod_version, JOBSET_NAME_LABEL)
+    observation = GangObservation.begin(target, now())
+    run_command(command)
+    timed_out = observe(events, observation, timeout_s, now)
+    return judge_gang(observation, stack=run.stack, command=command, timed_out=timed_out)
+
+
+def dry_gang_report(run: StackRun, pool: str, job: str, cluster: Cluster) -> GangDrillReport:
+    target, command = plan_gang_drill(run, pool, job, cluster)
+    return GangDrillReport(run.stack, target, command, ran=False)
+
+
+def gang_lines(report: GangDrillReport) -> Iterator[str]:
+    """The drill on a TrainJob as text: the worker's node, the command, the timeline and the time back."""
+    target = report.target
+    yield (f"stack {report.stack}: TrainJob {target.job}, {target.workers} workers; evicting node {target.node} "
+           f"(pool {target.pool})")
+    yield f"command: {' '.join(report.command)}"
+    if not report.ran or report.start is None:
+        yield "not run: add --run to evict the node and time how long until every worker runs again"
+        return
+    for event in sorted(report.timeline, key=lambda e: e.at):
+        yield f"  +{event.seconds(report.start):7.0f}s  {event.subject}: {event.what}"
+    if report.seconds_to_all_running is not None:
+        yield f"all {target.workers} workers running again after {duration(report.seconds_to_all_running)}"
+    yield "ok" if report.ok else "FAILED: the workers did not all run again before the timeout"

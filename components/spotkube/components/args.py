@@ -79,3 +79,18 @@ class KueueArgs(TypedDict):
     """Name of the LocalQueue in Kubeflow's namespace; a step sent with `to_queue(task, queue=...)` names it. Default: `spot-gpus`."""
     platform_pool_labels: NotRequired[dict[str, str]]
     """On a cluster spotkube didn't make: node labels that pick the untainted on-demand pool Kueue's controller runs on, as for Kubeflow Pipelines; unset = spotkube's platform pool."""
+
+
+class KubeflowTrainerArgs(TypedDict):
+    """The args of `KubeflowTrainer`: Kubeflow Trainer, for training jobs that span several GPU nodes: a TrainJob sent to Kueue's queue is admitted whole or not at all, runs on a training runtime spotkube registers per GPU type (its pools' tolerations and affinity, the cloud's eviction notice as grace), and restarts for free when a node is evicted. Installed from the release's manifests with the JobSet it bundles, its controllers on the platform pool."""
+
+    version: NotRequired[str]
+    """Kubeflow Trainer release: the tag of the `manifests/overlays/manager` kustomization applied (v2.2.1 is the release Kueue v0.19 is built against; it bundles JobSet v0.11.1). Default: `v2.2.1`."""
+    failure_restart_limit: NotRequired[int]
+    """Restarts of a training job after a failure of its own (a non-zero exit, out of memory): the JobSet's `failurePolicy.maxRestarts`. A worker a node took away (spot eviction, node shutdown) restarts the job without counting (`RestartJobSetAndIgnoreMaxRestarts`). Default: `1`."""
+    grace_period_seconds: NotRequired[int]
+    """terminationGracePeriodSeconds of every worker: the time a training script has to save a checkpoint after SIGTERM. Unset = what the cloud gives a workload pod on a spot eviction: 15 on GKE, 30 on AKS."""
+    checkpoint_location: NotRequired[str]
+    """Where the stack's training jobs write checkpoints: an object store URI the nodes' identity can write (`gs://bucket/checkpoints`, `az://container/checkpoints`) or a path on a volume the workers mount. `spotkube pipeline-check` warns about a TrainJob whose `SPOTKUBE_CHECKPOINT_DIR` is not under it; unset = any place."""
+    platform_pool_labels: NotRequired[dict[str, str]]
+    """On a cluster spotkube didn't make: node labels that pick the untainted on-demand pool the Trainer and JobSet controllers run on, as for Kubeflow Pipelines; unset = spotkube's platform pool."""

@@ -37,6 +37,7 @@ from spotkube.platform.spec import (
     PlatformPool,
     RequiredArg,
     SystemPool,
+    TrainingSettings,
     Wired,
 )
 
@@ -44,7 +45,8 @@ REGENERATE = "python -m spotkube.cli.reference write"
 #: Keys of a stack's spec that a cluster component's args don't take: the component is the cloud,
 #: the cost scenario and the acknowledged warnings are the plan's, and the add-ons are components of
 #: their own.
-NOT_CLUSTER_ARGS = ("cloud", "cost", "device_plugin", "kubeflow", "kueue", "acknowledgements")
+NOT_CLUSTER_ARGS = ("cloud", "cost", "device_plugin", "kubeflow", "kueue", "training",
+                    "acknowledgements")
 PACKAGE = Path(__file__).resolve().parents[1]
 
 LITERALS_NOTE = '''"""Each closed set of values, as a type checker sees it (`Literal`) and as it is at run time
@@ -372,6 +374,8 @@ def addon_args(clouds: Clouds) -> tuple[ArgsType, ...]:
                  f"{_docstring_of(KubeflowSettings)}", exclude=("enabled",)),
         ArgsType("KueueArgs", KueueSettings, f"The args of `Kueue`: {_docstring_of(KueueSettings)}",
                  exclude=("enabled",)),
+        ArgsType("KubeflowTrainerArgs", TrainingSettings,
+                 f"The args of `KubeflowTrainer`: {_docstring_of(TrainingSettings)}", exclude=("enabled",)),
     )
 
 

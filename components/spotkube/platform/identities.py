@@ -21,6 +21,10 @@ from spotkube.platform.addons.kfp_kinds import RENDERED_KINDS
 from spotkube.platform.addons.kfp_transforms import KUBEFLOW_TYPE
 from spotkube.platform.addons.kueue_reference import RENDERED_KINDS as KUEUE_KINDS
 from spotkube.platform.addons.kueue_transforms import KUEUE_TYPE
+from spotkube.platform.addons.trainer_reference import API_VERSION as TRAINER_API_VERSION
+from spotkube.platform.addons.trainer_reference import RENDERED_KINDS as TRAINER_KINDS
+from spotkube.platform.addons.trainer_transforms import TRAINER_TYPE
+from spotkube.platform.addons.training_runtime import KIND as RUNTIME_KIND
 from spotkube.platform.records import record
 
 #: The two CI identities: `preview` runs `pulumi preview` (and `spotkube quota`) on pull requests,
@@ -175,13 +179,17 @@ _KUBERNETES_TYPE = re.compile(r"^kubernetes:(?P<group>[^:/]+)/(?P<version>[^:/]+
 
 def kubernetes_kinds(registrations: Iterable[Registered]) -> set[KubernetesKind]:
     """The Kubernetes kinds the program applies: the ones it registers (providers and components
-    excluded), and Kubeflow's and Kueue's, which the provider renders or reads at deploy time."""
+    excluded), and Kubeflow's, Kueue's and Trainer's (with its runtimes), which the provider renders or reads at
+    deploy time."""
     kinds = set()
     for registration in registrations:
         if registration.type == KUBEFLOW_TYPE:
             kinds |= {KubernetesKind.of(api_version, kind) for api_version, kind in RENDERED_KINDS}
         if registration.type == KUEUE_TYPE:
             kinds |= {KubernetesKind.of(api_version, kind) for api_version, kind in KUEUE_KINDS}
+        if registration.type == TRAINER_TYPE:
+            kinds |= {KubernetesKind.of(api_version, kind) for api_version, kind in TRAINER_KINDS}
+            kinds.add(KubernetesKind.of(TRAINER_API_VERSION, RUNTIME_KIND))
         match = _KUBERNETES_TYPE.match(registration.type)
         if match and match["kind"] not in ("Provider",) and match["group"] not in ("kustomize", "yaml"):
             group = "" if match["group"] == "core" else match["group"]

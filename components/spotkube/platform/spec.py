@@ -724,6 +724,61 @@ class KueueSettings(_Model):
         return value
 
 
+class TrainingSettings(_Model):
+    """Kubeflow Trainer, for training jobs that span several GPU nodes: a TrainJob sent to Kueue's queue is
+    admitted whole or not at all, runs on a training runtime spotkube registers per GPU type (its pools'
+    tolerations and affinity, the cloud's eviction notice as grace), and restarts for free when a node is
+    evicted. Installed from the release's manifests with the JobSet it bundles, its controllers on the
+    platform pool."""
+
+    enabled: Flag = Field(
+        default=False,
+        description="Install Kubeflow Trainer (with JobSet) and a ClusterTrainingRuntime `spotkube-<gpu type>` per "
+        "GPU type; needs Kueue, whose queue admits a TrainJob's workers all at once.",
+    )
+    version: Text = Field(
+        default="v2.2.1", pattern=r"^v\d+\.\d+\.\d+$",
+        description="Kubeflow Trainer release: the tag of the `manifests/overlays/manager` kustomization applied "
+        "(v2.2.1 is the release Kueue v0.19 is built against; it bundles JobSet v0.11.1).",
+    )
+    failure_restart_limit: Annotated[int, Field(ge=0, le=10), Strict(), BeforeValidator(_whole_number)] = Field(
+        default=1,
+        description="Restarts of a training job after a failure of its own (a non-zero exit, out of memory): the "
+        "JobSet's `failurePolicy.maxRestarts`. A worker a node took away (spot eviction, node shutdown) restarts "
+        "the job without counting (`RestartJobSetAndIgnoreMaxRestarts`).",
+    )
+    grace_period_seconds: Annotated[int, Field(ge=1, le=3600), Strict(),
+                                    BeforeValidator(_whole_number)] | None = Field(
+        default=None,
+        description="terminationGracePeriodSeconds of every worker: the time a training script has to save a "
+        "checkpoint after SIGTERM. Unset = what the cloud gives a workload pod on a spot eviction: 15 on GKE, 30 "
+        "on AKS.",
+    )
+    checkpoint_location: Text | None = Field(
+        default=None, min_length=1,
+        description="Where the stack's training jobs write checkpoints: an object store URI the nodes' identity can "
+        "write (`gs://bucket/checkpoints`, `az://container/checkpoints`) or a path on a volume the workers mount. "
+        "`spotkube pipeline-check` warns about a TrainJob whose `SPOTKUBE_CHECKPOINT_DIR` is not under it; unset "
+        "= any place.",
+    )
+    platform_pool_labels: dict[Text, Text] = Field(
+        default_factory=dict,
+        description="On a cluster spotkube didn't make: node labels that pick the untainted on-demand pool the "
+        "Trainer and JobSet controllers run on, as for Kubeflow Pipelines; unset = spotkube's platform pool.",
+    )
+
+    @field_validator("version")
+    @classmethod
+    def _patchable_release(cls, value: str) -> str:
+        """Kueue v0.19's TrainJob integration writes `spec.runtimePatches`, which Trainer has from v2.2.0
+        (v2.1 had `podTemplateOverrides`, v2.0 `podSpecOverrides`)."""
+        major, minor, _ = (int(part) for part in value.removeprefix("v").split("."))
+        if (major, minor) < (2, 2):
+            raise ValueError(f"{shown(value)} is older than the Trainer releases Kueue v0.19 admits (their TrainJobs "
+                             "have no runtimePatches); use v2.2.0 or later (the default is v2.2.1)")
+        return value
+
+
 class Acknowledgement(_Model):
     """A plan warning the team has accepted, by its id, with why and until when.
 
@@ -794,6 +849,10 @@ class PlatformSpec(_Model):
     kueue: KueueSettings = Field(
         default_factory=KueueSettings,
         description="Kueue, the job queue for GPU steps, with its controller on the platform pool.",
+    )
+    training: TrainingSettings = Field(
+        default_factory=TrainingSettings,
+        description="Kubeflow Trainer for multi-node training jobs on spot, with a training runtime per GPU type.",
     )
     acknowledgements: tuple[Acknowledgement, ...] = Field(
         default=(), max_length=100,

@@ -349,6 +349,12 @@ def common_rules(spec: PlatformSpec, clouds: Clouds) -> RuleOutput:
     if spec.kueue.enabled and not spec.gpu_pools:
         yield Problem(config_key("kueue.enabled"), "true with no GPU pools gives the ClusterQueue no quota, so no "
                       "queued step would ever be admitted; add a GPU pool or set kueue.enabled: false")
+    if spec.training.enabled and not spec.kueue.enabled:
+        yield Problem(config_key("training.enabled"), "true needs Kueue: a TrainJob names Kueue's LocalQueue, which "
+                      "admits all its workers at once or none; set kueue.enabled: true or training.enabled: false")
+    if spec.training.enabled and not any(pool.sharing is None for pool in spec.gpu_pools):
+        yield Problem(config_key("training.enabled"), "true with no GPU pool that gives whole GPUs leaves the "
+                      "training runtimes nowhere to place a worker; add one or set training.enabled: false")
     yield from _price_overrides(spec, cloud)
 
 

@@ -11,17 +11,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from spotkube.clouds import profile
-from spotkube.platform.addons import kfp_transforms, kueue_preset, kueue_transforms
+from spotkube.platform.addons import (
+    kfp_transforms,
+    kueue_preset,
+    kueue_transforms,
+    trainer_transforms,
+    training_runtime,
+)
 from spotkube.platform.addons.device_plugin import DAEMONSET_NAME, DAEMONSET_TYPE, DEVICE_PLUGIN_TYPE
 from spotkube.platform.cloud import items, mapping
 from spotkube.platform.posture import Setting
 from spotkube.platform.registration import Registration
 from spotkube.platform.spec import PlatformSpec
-from spotkube.review.placements import DIRECTORY_TYPE, is_kueue_manifest
+from spotkube.review.placements import DIRECTORY_TYPE, is_kueue_manifest, is_trainer_manifest, registered_runtimes
 
 
 def _kfp_refs(registrations: Sequence[Registration]) -> list[str]:
-    directories = [str(r.inputs.get("directory", "")) for r in registrations if r.type == DIRECTORY_TYPE]
+    directories = [str(r.inputs.get("directory", "")) for r in registrations
+                   if r.type == DIRECTORY_TYPE and not is_trainer_manifest(r)]
     return sorted({d.rpartition("?ref=")[2] for d in directories if "?ref=" in d})
 
 
@@ -84,9 +91,26 @@ def _kueue(registrations: Sequence[Registration]) -> Setting:
     return Setting("Kueue", value)
 
 
+def _trainer(registrations: Sequence[Registration]) -> Setting:
+    """Trainer's release, and each training runtime as registered: where its workers' grace and restarts stand."""
+    urls = sorted({str(r.inputs.get("directory")) for r in registrations if is_trainer_manifest(r)})
+    if not urls:
+        return Setting("Kubeflow Trainer", "not deployed")
+    runtimes = []
+    for runtime in registered_runtimes(registrations):
+        free = training_runtime.evictions_restart_for_free(runtime)
+        grace = training_runtime.worker_pod_spec(runtime).get("terminationGracePeriodSeconds")
+        # The mocks hand numbers back as floats.
+        runtimes.append(f"{mapping(runtime.get('metadata')).get('name')} ({int(grace or 0)} s to save on SIGTERM; "
+                        f"{'evictions restart for free' if free else 'evictions spend restarts'}, "
+                        f"{training_runtime.failure_restarts(runtime)} restart(s) for failures)")
+    versions = ", ".join(trainer_transforms.version_of(url) for url in urls)
+    return Setting("Kubeflow Trainer", f"{versions} with JobSet; runtimes {'; '.join(runtimes) or 'none'}")
+
+
 def addon_settings(spec: PlatformSpec, registrations: Sequence[Registration]) -> tuple[Setting, ...]:
     """The add-ons' reviewable settings, in a fixed order."""
     present = {r.type for r in registrations}
     plugin = (_device_plugin(spec, registrations) if DEVICE_PLUGIN_TYPE in present
               else Setting("NVIDIA device plugin", "not deployed"))
-    return (_kubeflow(spec, registrations), plugin, _kueue(registrations))
+    return (_kubeflow(spec, registrations), plugin, _kueue(registrations), _trainer(registrations))

@@ -19,11 +19,19 @@ from typing import Any
 
 from spotkube.clouds import profile
 from spotkube.platform.addons import device_plugin as workloads
-from spotkube.platform.addons import kfp_reference, kfp_transforms, kueue_reference, kueue_transforms
+from spotkube.platform.addons import (
+    kfp_reference,
+    kfp_transforms,
+    kueue_reference,
+    kueue_transforms,
+    trainer_reference,
+    trainer_transforms,
+    training_runtime,
+)
 from spotkube.platform.contract import Placement, PoolContract, landing_pools, why_nowhere
 from spotkube.platform.records import record
 from spotkube.platform.registration import Registration
-from spotkube.platform.spec import KubeflowSettings, KueueSettings
+from spotkube.platform.spec import KubeflowSettings, KueueSettings, TrainingSettings
 
 #: Registered resources whose pod template the plan judges, by type token.
 WORKLOAD_KINDS = {
@@ -33,6 +41,14 @@ WORKLOAD_KINDS = {
     "kubernetes:batch/v1:Job": "Job",
 }
 DIRECTORY_TYPE = "kubernetes:kustomize/v2:Directory"
+CONFIGGROUP_TYPE = "kubernetes:yaml/v2:ConfigGroup"
+
+
+def registered_runtimes(registrations: Sequence[Registration]) -> list[Mapping[str, Any]]:
+    """The training runtimes the program applies (the objects of `KubeflowTrainer`'s ConfigGroup), as registered."""
+    return [obj for r in registrations if r.type == CONFIGGROUP_TYPE for obj in r.inputs.get("objs") or ()
+            if isinstance(obj, Mapping) and obj.get("kind") == training_runtime.KIND
+            and obj.get("apiVersion") == trainer_reference.API_VERSION]
 CONFIGFILE_TYPE = "kubernetes:yaml/v2:ConfigFile"
 
 
@@ -100,6 +116,35 @@ def _kueue_note(url: str) -> str:
     return note
 
 
+def trainer_controllers_as_applied(settings: TrainingSettings | None = None) -> list[dict[str, Any]]:
+    """Trainer's and JobSet's controller Deployments as shipped, after spotkube's transform."""
+    labels = settings.platform_pool_labels if settings is not None else {}
+    return [trainer_transforms.transform(d, labels) or d for d in trainer_reference.shipped_controller_deployments()]
+
+
+def is_trainer_manifest(resource: Registration) -> bool:
+    """A Directory of Trainer's manager kustomization (what `KubeflowTrainer` applies)."""
+    directory = str(resource.inputs.get("directory", ""))
+    return resource.type == DIRECTORY_TYPE and trainer_transforms.is_manifest_url(directory)
+
+
+def _trainer_note(url: str) -> str:
+    note = (f"described, not read: kustomize renders {url} inside the Kubernetes provider at deploy time, so the "
+            f"controllers' pod specs are not visible offline; this is spotkube's transform applied to Trainer "
+            f"{trainer_reference.VERSION}'s and JobSet {trainer_reference.JOBSET_VERSION}'s controllers as shipped")
+    version = trainer_transforms.version_of(url)
+    if version != trainer_reference.VERSION:
+        note += f"; the stack deploys {version}, whose controllers may differ"
+    return note
+
+
+def runtime_workers(runtime: Mapping[str, Any]) -> dict[str, Any]:
+    """A registered training runtime's workers as a workload (its name, the pod template of its `node` job)."""
+    metadata = runtime.get("metadata") or {}
+    return {"metadata": {"name": metadata.get("name", ""), "namespace": "cluster-wide"},
+            "spec": {"template": {"spec": training_runtime.worker_pod_spec(runtime)}}}
+
+
 def _pod_spec(workload: Mapping[str, Any]) -> Mapping[str, Any]:
     return ((workload.get("spec") or {}).get("template") or {}).get("spec") or {}
 
@@ -130,6 +175,7 @@ def _described_note(directory: str) -> str:
 def stack_placements(
     cloud: str, registrations: Sequence[Registration], pools: Sequence[PoolContract],
     kubeflow: KubeflowSettings | None = None, kueue: KueueSettings | None = None,
+    training: TrainingSettings | None = None,
 ) -> StackPlacements:
     """Placements of everything the stack deploys, with notes and errors, against its pools; `kubeflow`
     and `kueue` say where their services are placed (by default on spotkube's platform pool)."""
@@ -147,6 +193,14 @@ def stack_placements(
         elif is_kueue_manifest(resource):
             note = _kueue_note(str(resource.inputs["file"]))
             result.placements.append(placement_of(kueue_controller_as_applied(kueue), "Deployment", pools, note))
+        elif is_trainer_manifest(resource):
+            note = _trainer_note(str(resource.inputs["directory"]))
+            result.placements += [placement_of(d, "Deployment", pools, note)
+                                  for d in trainer_controllers_as_applied(training)]
+        elif resource.type == CONFIGGROUP_TYPE:
+            result.placements += [placement_of(runtime_workers(runtime), "TrainJob workers", pools,
+                                               "a TrainJob on this runtime: every worker, each on a node of these")
+                                  for runtime in registered_runtimes([resource])]
     # Registration order comes from the mocks' worker threads; the plan must not change with it. The
     # sort is stable, so KFP's Deployments keep their shipped order.
     result.placements.sort(key=lambda p: (p.namespace, p.kind))

@@ -193,7 +193,7 @@ def _document(run: ProgramRun, cluster: BuiltCluster, owner: Mapping[str, str | 
     fallback = stack_fallback(spec.cloud, [*context, *seen_by_pack], pools)
     unknown = StackPlacements(notes=[f"placements unknown: {cluster.name}'s pool_contracts output can't be read"])
     placements = (unknown if contracts is None
-                  else stack_placements(spec.cloud, mine, contracts, spec.kubeflow, spec.kueue))
+                  else stack_placements(spec.cloud, mine, contracts, spec.kubeflow, spec.kueue, spec.training))
     return PlanDocument(
         stack=run.stack,
         cloud=spec.cloud,

@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from spotkube.platform.addons import kfp_transforms
+from spotkube.platform.addons import kfp_transforms, trainer_transforms
 from spotkube.platform.registration import Registration
-from spotkube.review.placements import DIRECTORY_TYPE, is_kueue_manifest
+from spotkube.review.placements import DIRECTORY_TYPE, is_kueue_manifest, registered_runtimes
 
 Kind = Literal["resource", "component", "provider"]
 PROVIDER_PREFIX = "pulumi:providers:"
@@ -79,9 +79,14 @@ def _note(registration: Registration, inputs: Mapping[str, Any], children: Seque
         directory = str(inputs.get("directory"))
         note = (f"rendered by the Kubernetes provider at deploy time from {directory}; its objects are not "
                 "visible offline")
-        if kfp_transforms.PLATFORM_AGNOSTIC_PATH in directory:
+        if kfp_transforms.PLATFORM_AGNOSTIC_PATH in directory or trainer_transforms.is_manifest_url(directory):
             note += " (its Deployments are described under where workloads land)"
         return note
+    runtimes = registered_runtimes([registration])
+    if runtimes:
+        names = ", ".join(str((r.get("metadata") or {}).get("name")) for r in runtimes)
+        return (f"applied by the Kubernetes provider at deploy time: {len(runtimes)} × ClusterTrainingRuntime "
+                f"({names}), described under where workloads land")
     if is_kueue_manifest(registration):
         return (f"rendered by the Kubernetes provider at deploy time from {inputs.get('file')}; its objects are not "
                 "visible offline (its Deployment is described under where workloads land)")

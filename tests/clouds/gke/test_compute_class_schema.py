@@ -12,21 +12,14 @@ holds nothing else.
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from crd_schemas import schema_errors
 from spotkube.clouds.gke.resources import COMPUTE_CLASS_TYPE
 from spotkube.components.offline import run_stack
 from spotkube.platform.project import Project
-
-REPO = Path(__file__).resolve().parents[3]
-CRDS = REPO / ".crds"
-VALIDATOR = REPO / "tests" / "crds" / "validate.js"
 
 #: The ComputeClass fields spotkube writes, each named in GKE's ComputeClass reference: written here
 #: by hand, in the reference's spelling, so that a misspelt field fails instead of being pruned.
@@ -39,16 +32,6 @@ REFERENCE_FIELDS: dict[str, Any] = {
         "activeMigration": {"optimizeRulePriority": None},
     },
 }
-
-
-def schema_errors(objects: list[dict[str, Any]]) -> list[list[str]]:
-    """The CRD schema's errors for each object (empty when it is valid)."""
-    if shutil.which("node") is None or not (CRDS / "node_modules").is_dir():
-        pytest.fail("the CRD schemas are not installed: run `make test` (or `make crds`), which installs them "
-                    "with npm into .crds/")
-    done = subprocess.run(["node", str(VALIDATOR), str(CRDS)], input=json.dumps(objects), capture_output=True,
-                          text=True, timeout=60, check=True)
-    return json.loads(done.stdout)
 
 
 def unknown_fields(value: Any, known: Any, path: str = "") -> list[str]:

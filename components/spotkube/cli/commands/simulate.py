@@ -8,27 +8,33 @@ from typing import Annotated
 
 import typer
 
-from spotkube.cli import simulate_views, terminal
+from spotkube.cli import gang_views, simulate_views, terminal
 from spotkube.cli.app import Format, FormatOption, PricesOption, ProjectOption, fail
 from spotkube.clouds import price_table
 from spotkube.components.offline import StackRun, run_stack
 from spotkube.platform import stack_names
+from spotkube.platform.cost.gang import recommended, sweep
 from spotkube.platform.cost.simulate import DEFAULT_RUNS, DEFAULT_SEED
 from spotkube.platform.cost.simulate import simulate as run_simulation
 from spotkube.platform.errors import SpotkubeError
-from spotkube.platform.pipeline_reader import read_pipeline
+from spotkube.platform.pipeline_reader import CompiledPipeline
 from spotkube.platform.project import find_project
 from spotkube.platform.registration import BuiltCluster
+from spotkube.platform.trainjob_reader import TrainJob, read_check_file
 from spotkube.review.program_review import stack_documents
 from spotkube.review.simulation import Overrides, sim_steps, startup_samples
+from spotkube.review.training_simulation import GangOverrides, gang_job
+from spotkube.review.trainjob_check import stack_reports
 
 _DURATION = re.compile(r"([0-9]+)(s|m|h|d)")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
-def _duration(option: str, text: str) -> int:
-    """Whole seconds from `90s`, `30m`, `2h` or `1d`; anything else is a user error."""
+def _duration(option: str, text: str, *, zero: bool = False) -> int:
+    """Whole seconds from `90s`, `30m`, `2h` or `1d` (`0` too where `zero`); anything else is a user error."""
     match = _DURATION.fullmatch(text.strip())
+    if zero and text.strip() == "0":
+        return 0
     if match is None or int(match[1]) == 0:
         raise fail(f"{option} {text}: use a whole number above 0 followed by s, m, h or d, e.g. 30m or 2h")
     return int(match[1]) * _UNIT_SECONDS[match[2]]
@@ -68,7 +74,8 @@ def _rate(pair: str, text: str) -> float:
 
 def simulate(
     compiled: Annotated[list[Path], typer.Argument(
-        metavar="PIPELINE.yaml...", help="Pipeline(s) compiled by kfp.compiler.Compiler().compile(...).")],
+        metavar="PIPELINE.yaml...", help="Pipeline(s) compiled by kfp.compiler.Compiler().compile(...), or one "
+        "Kubeflow Trainer TrainJob manifest (spotkube.training.train_job).")],
     stack: Annotated[str, typer.Option("--stack", "-s", metavar="NAME",
                                        help="The stack whose pools the pipeline runs on.")],
     cluster: Annotated[str | None, typer.Option(
@@ -99,13 +106,31 @@ def simulate(
         "--out-of-capacity", min=0.0, max=1.0, metavar="SHARE",
         help="Share of scale-ups of a spot or preemptible GPU pool that find no capacity, for the sampled "
         "time to a running step (no cloud publishes it; docs/time-to-gpu.md).")] = 0.1,
+    workers: Annotated[int | None, typer.Option(
+        "--workers", min=1, max=10_000, metavar="N",
+        help="TrainJob: how many workers (nodes) the job runs; default: its numNodes.")] = None,
+    checkpoint_interval: Annotated[str | None, typer.Option(
+        "--checkpoint-interval", metavar="DURATION",
+        help="TrainJob: how often it saves; default: its SPOTKUBE_CHECKPOINT_INTERVAL_SECONDS, else never.")]
+    = None,
+    checkpoint_write: Annotated[str, typer.Option(
+        "--checkpoint-write", metavar="DURATION",
+        help="TrainJob: how long one save takes (all workers wait).")] = "2m",
+    queue_wait: Annotated[str, typer.Option(
+        "--queue-wait", metavar="DURATION",
+        help="TrainJob: mean wait for capacity for every worker at once before it starts (0: none).")] = "0",
     output: FormatOption = Format.table,
     prices: PricesOption = None,
     project_dir: ProjectOption = Path("."),
 ) -> None:
     """Median and p90 wall time and cost of a compiled pipeline on a stack, with evictions, retries,
     backoff, checkpoints and the wait for new nodes sampled (a seeded Monte Carlo), next to the linear
-    cost model's figure and the same work on demand. Several pipelines share one offline run of the stack."""
+    cost model's figure and the same work on demand. Several pipelines share one offline run of the stack.
+
+    Given a TrainJob, it samples the gang instead (one eviction restarts every worker from the last
+    checkpoint) at the job's checkpoint interval and at multiples of Young and Daly's, and recommends the
+    interval of the lowest mean cost, against on-demand and the physical limit (spot with nothing lost).
+    """
     overrides = Overrides(
         runtimes={step: _duration("--runtime", text)
                   for step, text in _pairs("--runtime", runtime or [], "STEP=DURATION, e.g. train=3h").items()},
@@ -115,7 +140,22 @@ def simulate(
         node_start_seconds=_duration("--node-start", node_start),
     )
     try:
-        pipelines = [read_pipeline(path) for path in compiled]
+        files = [read_check_file(path) for path in compiled]
+        jobs = [f for f in files if isinstance(f, TrainJob)]
+        if jobs:
+            if len(files) > 1:
+                raise fail("simulate takes one TrainJob manifest at a time, without pipelines")
+            gang = GangOverrides(
+                workers=workers,
+                runtime_seconds=overrides.runtimes.get(jobs[0].name, overrides.default_runtime_seconds),
+                checkpoint_seconds=None if checkpoint_interval is None
+                else _duration("--checkpoint-interval", checkpoint_interval),
+                checkpoint_write_seconds=_duration("--checkpoint-write", checkpoint_write, zero=True),
+                queue_wait_seconds=_duration("--queue-wait", queue_wait, zero=True),
+                eviction_rates=overrides.eviction_rates, node_start_seconds=overrides.node_start_seconds)
+            _simulate_trainjob(jobs[0], gang, stack, cluster, runs, seed, output, prices, project_dir)
+            return
+        pipelines: list[CompiledPipeline] = [f for f in files if isinstance(f, CompiledPipeline)]
         project = find_project(project_dir)
         name = stack_names.stack_name(project, stack)
         run = run_stack(project, name)
@@ -138,3 +178,28 @@ def simulate(
         typer.echo(simulate_views.to_markdown(name, simulations, startups), nl=False)
     else:
         simulate_views.render(name, simulations, terminal.console(), startups)
+
+
+def _simulate_trainjob(job: TrainJob, overrides: GangOverrides, stack: str, cluster: str | None, runs: int, seed: int,
+                       output: Format, prices: Path | None, project_dir: Path) -> None:
+    """The gang's sweep over checkpoint intervals on the stack, shown in `output`."""
+    project = find_project(project_dir)
+    name = stack_names.stack_name(project, stack)
+    run = run_stack(project, name)
+    chosen = _cluster(run, cluster)
+    report = next(r for c, r in zip(run.clusters, stack_reports(job, run.registrations, run.clusters, name),
+                                    strict=True) if c is chosen)
+    document = next(d for d in stack_documents(run, price_table(prices)) if d.cluster == chosen.name)
+    gang = gang_job(job, report, chosen.spec, list(chosen.contracts or ()), document.cost, document.fallback,
+                    overrides)
+    try:
+        results = sweep(gang, runs=runs, seed=seed)
+    except ValueError as err:
+        raise fail(str(err)) from None
+    best = recommended(results)
+    if output is Format.json:
+        typer.echo(gang_views.to_json(name, gang, results, best))
+    elif output is Format.markdown:
+        typer.echo(gang_views.to_markdown(name, gang, results, best), nl=False)
+    else:
+        gang_views.render(name, gang, results, best, terminal.console())

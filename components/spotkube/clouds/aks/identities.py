@@ -219,7 +219,8 @@ RBAC_CLUSTER_ADMIN = Role("Azure Kubernetes Service RBAC Cluster Admin", RBAC_CL
                           actions=("Microsoft.ContainerService/managedClusters/listClusterUserCredential/action",),
                           data_actions=(f"{DATA_PLANE}/*",))
 #: What the preview reads that RBAC Reader does not grant, Secrets excepted: Kubeflow's CRDs, RBAC
-#: objects and PriorityClass. Data actions as Azure lists them for managed clusters
+#: objects and PriorityClass; Kueue's and Kubeflow Trainer's webhooks, Kueue's visibility APIService, its queue
+#: objects and the training runtimes. Data actions as Azure lists them for managed clusters
 #: (learn.microsoft.com/azure/role-based-access-control/permissions/containers). tests check it is
 #: exactly what the shipped stacks' previews need beyond RBAC Reader.
 PREVIEW_READER = Role(
@@ -227,9 +228,13 @@ PREVIEW_READER = Role(
     description="Reads the Kubernetes objects spotkube applies that Azure Kubernetes Service RBAC Reader does not "
     "cover (Secrets excepted), for pull-request previews.",
     data_actions=tuple(f"{DATA_PLANE}/{resource}/read" for resource in (
-        "apiextensions.k8s.io/customresourcedefinitions", "rbac.authorization.k8s.io/clusterrolebindings",
-        "rbac.authorization.k8s.io/clusterroles", "rbac.authorization.k8s.io/rolebindings",
-        "rbac.authorization.k8s.io/roles", "scheduling.k8s.io/priorityclasses")))
+        "admissionregistration.k8s.io/mutatingwebhookconfigurations",
+        "admissionregistration.k8s.io/validatingwebhookconfigurations",
+        "apiextensions.k8s.io/customresourcedefinitions", "apiregistration.k8s.io/apiservices",
+        "kueue.x-k8s.io/clusterqueues", "kueue.x-k8s.io/localqueues", "kueue.x-k8s.io/resourceflavors",
+        "rbac.authorization.k8s.io/clusterrolebindings", "rbac.authorization.k8s.io/clusterroles",
+        "rbac.authorization.k8s.io/rolebindings", "rbac.authorization.k8s.io/roles",
+        "scheduling.k8s.io/priorityclasses", "trainer.kubeflow.org/clustertrainingruntimes")))
 QUOTA_READER = Role("spotkube quota reader", "", custom=True, actions=QUOTA_ACTIONS,
                     description="Reads the subscription's compute quota and VM sizes, for `spotkube quota`.")
 def only_roles(role_ids: Iterable[str]) -> str:

@@ -1,0 +1,176 @@
+"""`spotkube pipeline-check` for a TrainJob: where its workers land, whether the gang fits, what it survives.
+
+A TrainJob sent to Kueue's queue is one workload whose pod set is every worker: Kueue admits it when one
+flavor (a GPU type on one capacity tier, or one queued-provisioning pool) has quota for all of them, and
+never splits a pod set across flavors. So the review asks, per tier the workers may land on, whether
+the tier's pools at full scale hold every worker at once; a job that fits no single tier could at best
+be half-admitted, which Kueue never does, and it would wait for ever. It also reads the runtime the job
+names as the stack registers it: its failure policy says whether an eviction restarts the job for free
+and how many failures of its own it survives, and its grace how long a worker has to save.
+
+Pure module: no Pulumi.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from spotkube.clouds import plan_platform
+from spotkube.platform import contract
+from spotkube.platform.addons import kfp_reference, training_runtime
+from spotkube.platform.contract import Placement, PoolContract
+from spotkube.platform.errors import SpotkubeError
+from spotkube.platform.records import record
+from spotkube.platform.registration import BuiltCluster, Registration
+from spotkube.platform.trainjob_reader import CHECKPOINT_DIR_ENV, TrainJob
+from spotkube.review.pipeline_check import why_step_lands_nowhere
+from spotkube.review.placements import registered_runtimes
+
+
+@record
+class TierFit:
+    """One tier the workers may land on: its pools, how many workers they hold at once, and whether all do."""
+
+    tier: str
+    pools: tuple[str, ...]
+    workers: int
+
+    def fits(self, wanted: int) -> bool:
+        return self.workers >= wanted
+
+
+@record
+class TrainJobReport:
+    """The verdict for one TrainJob on one stack."""
+
+    stack: str
+    job: TrainJob
+    pools: tuple[str, ...] = ()
+    tiers: tuple[TierFit, ...] = ()
+    grace_seconds: int | None = None
+    free_evictions: bool = False
+    failure_restarts: int | None = None
+    errors: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def survives(self) -> str:
+        if self.failure_restarts is None:
+            return "unknown"
+        evictions = "every eviction (restarts for free)" if self.free_evictions else "evictions spend restarts"
+        return f"{evictions}, {self.failure_restarts} failure(s)"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "stack": self.stack, "ok": self.ok, "job": self.job.name, "runtime": self.job.runtime,
+            "queue": self.job.queue, "workers": self.job.num_nodes, "pools": list(self.pools),
+            "tiers": [{"tier": t.tier, "pools": list(t.pools), "workers": t.workers,
+                       "fitsAll": t.fits(self.job.num_nodes)} for t in self.tiers],
+            "graceSeconds": self.grace_seconds, "survives": self.survives(),
+            "errors": list(self.errors), "warnings": list(self.warnings),
+        }
+
+
+def _tier(pool: PoolContract, queued: Sequence[str]) -> str:
+    """The Kueue flavor a pool's nodes belong to (`kueue_preset.flavors`' names)."""
+    return f"queued-{pool.name}" if pool.name in queued else f"{pool.accelerator}-{pool.capacity}"
+
+
+def tiers(placement: Placement, landing: Sequence[str], pools: Sequence[PoolContract], max_nodes: Mapping[str, int],
+          queued: Sequence[str] = ()) -> list[TierFit]:
+    """The tiers of the landing pools and how many workers each holds at full scale: per pool, its max nodes
+    times the workers a node holds (its GPUs over a worker's)."""
+    by_name = {p.name: p for p in pools}
+    grouped: dict[str, list[str]] = {}
+    for name in landing:
+        grouped.setdefault(_tier(by_name[name], queued), []).append(name)
+    result = []
+    for tier, names in grouped.items():
+        workers = 0
+        for name in names:
+            per_node = by_name[name].advertised().get(placement.gpu_resource, 0)
+            fit = per_node // placement.gpus if placement.gpus else 1
+            workers += max_nodes.get(name, 0) * fit
+        result.append(TierFit(tier, tuple(names), workers))
+    return result
+
+
+def _runtime_facts(runtime: Mapping[str, Any]) -> tuple[bool, int, int | None]:
+    """(evictions restart for free, restarts after failures, grace seconds) of a registered runtime."""
+    grace = training_runtime.worker_pod_spec(runtime).get("terminationGracePeriodSeconds")
+    return (training_runtime.evictions_restart_for_free(runtime), training_runtime.failure_restarts(runtime),
+            None if grace is None else int(grace))
+
+
+def check_trainjob(job: TrainJob, stack: str, pools: Sequence[PoolContract], max_nodes: Mapping[str, int],
+                   runtimes: Sequence[Mapping[str, Any]], queue: str | None,
+                   queued: Sequence[str] = (), checkpoint_location: str | None = None) -> TrainJobReport:
+    """Judge one TrainJob against a stack: its registered `runtimes` (ClusterTrainingRuntime objects),
+    its pools (`max_nodes` by pool name), the LocalQueue its Kueue serves (`queue`, None without Kueue)
+    and the pools that take nodes by provisioning request (`queued`)."""
+    errors: list[str] = []
+    warnings: list[str] = []
+    by_name = {str((r.get("metadata") or {}).get("name")): r for r in runtimes}
+    runtime = by_name.get(job.runtime) if job.runtime_kind == training_runtime.KIND else None
+    if runtime is None:
+        have = ", ".join(sorted(by_name)) or "none (set training.enabled: true)"
+        return TrainJobReport(stack, job, errors=(
+            f"names {job.runtime_kind} {job.runtime}, which stack {stack} doesn't register; its "
+            f"{training_runtime.KIND}s: {have}",))
+    free, restarts, grace = _runtime_facts(runtime)
+    placement = Placement.from_pod_spec(job.worker_pod_spec(training_runtime.worker_pod_spec(runtime)))
+    landing = tuple(contract.landing_pools(placement, pools))
+    if not landing:
+        errors.append(f"a worker can land nowhere: {why_step_lands_nowhere(placement, pools, stack)}")
+        return TrainJobReport(stack, job, grace_seconds=grace, free_evictions=free, failure_restarts=restarts,
+                              errors=tuple(errors))
+    fits = tiers(placement, landing, pools, max_nodes, queued)
+    if not any(t.fits(job.num_nodes) for t in fits):
+        held = "; ".join(f"{t.tier} ({', '.join(t.pools)}) holds {t.workers}" for t in fits)
+        errors.append(f"its {job.num_nodes} workers fit no single tier at once ({held}): Kueue admits a gang "
+                      "whole in one flavor or not at all, so it would wait for ever; ask for fewer nodes or raise "
+                      "the pools' max")
+    if queue is None:
+        warnings.append(f"stack {stack} runs no Kueue: the workers are not admitted as a gang and start as nodes "
+                        "come, holding GPUs idle while the rest wait")
+    elif job.queue is None:
+        warnings.append(f"names no queue (label {contract.KUEUE_QUEUE_LABEL}: {queue}): its workers are not admitted "
+                        "as a gang and start as nodes come, holding GPUs idle while the rest wait")
+    elif job.queue != queue:
+        errors.append(f"names queue {job.queue}; stack {stack}'s Kueue has only LocalQueue {queue}, so the job "
+                      "would never be admitted")
+    elif job.namespace != kfp_reference.NAMESPACE:
+        errors.append(f"runs in namespace {job.namespace}; the LocalQueue {queue} and Kueue's managed namespace are "
+                      f"{kfp_reference.NAMESPACE}, so the job would never be admitted")
+    if job.checkpoint_dir is None:
+        warnings.append(f"names no checkpoint directory ({CHECKPOINT_DIR_ENV}): every eviction restarts the job "
+                        "from the beginning")
+    elif checkpoint_location and not job.checkpoint_dir.startswith(checkpoint_location.rstrip("/") + "/"):
+        warnings.append(f"saves to {job.checkpoint_dir}, outside stack {stack}'s training.checkpointLocation "
+                        f"{checkpoint_location}, which its nodes may not be able to write")
+    if not free:
+        warnings.append(f"runtime {job.runtime} counts evictions against its restarts: a few evictions end the job")
+    return TrainJobReport(stack, job, landing, tuple(fits), grace, free, restarts, tuple(errors), tuple(warnings))
+
+
+def stack_reports(job: TrainJob, registrations: Sequence[Registration], clusters: Sequence[BuiltCluster],
+                  stack: str) -> list[TrainJobReport]:
+    """The TrainJob's verdict on each cluster of a stack's offline run, against the runtimes it registers."""
+    runtimes = registered_runtimes(registrations)
+    reports = []
+    for cluster in clusters:
+        where = f"{stack}/{cluster.name}" if len(clusters) > 1 else stack
+        if cluster.contracts is None:
+            raise SpotkubeError(f"stack {where}: the cluster's pool_contracts output can't be read to check the "
+                                "TrainJob against")
+        gpu_pools = plan_platform(cluster.spec).gpu_pools
+        kueue = cluster.spec.kueue
+        reports.append(check_trainjob(job, where, list(cluster.contracts), {p.name: p.max for p in gpu_pools},
+                                      runtimes, kueue.local_queue if kueue.enabled else None,
+                                      [p.name for p in gpu_pools if p.queued],
+                                      cluster.spec.training.checkpoint_location))
+    return reports

@@ -1,0 +1,107 @@
+"""Write a Kubeflow Trainer TrainJob for a spotkube stack: queued, on the stack's runtime, with its checkpoints.
+
+`train_job` returns the manifest of a multi-node PyTorch job as a dict (`to_yaml` for a file to
+`kubectl apply -f` or to `spotkube pipeline-check`). It writes what the stack's scheduling contract needs
+and nothing else: the Kueue queue label (all workers admitted at once, or none), the runtime of the GPU
+type (`spotkube-<gpu type>`, which carries the pools' tolerations and affinity, the eviction grace and the
+failure policy), the resources of each node, and the checkpoint contract, as environment variables every
+worker reads:
+
+- `SPOTKUBE_CHECKPOINT_DIR`: where to save and where to resume from (an object store URI the nodes'
+  identity can write, or a path on a volume the workers mount); a restarted job finds its last
+  checkpoint there.
+- `SPOTKUBE_CHECKPOINT_INTERVAL_SECONDS`: how often to save while running (`spotkube simulate` recommends
+  one); on SIGTERM a worker saves at once, within the runtime's grace.
+
+examples/training/ddp_train.py is a PyTorch DDP script that keeps this contract. No Pulumi, no kfp.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import yaml
+
+from spotkube.platform.addons import trainer_reference, training_runtime
+from spotkube.platform.contract import GPU_RESOURCE, KUEUE_LOCAL_QUEUE, KUEUE_QUEUE_LABEL
+from spotkube.platform.trainjob_reader import CHECKPOINT_DIR_ENV, CHECKPOINT_INTERVAL_ENV
+
+__all__ = ["CHECKPOINT_DIR_ENV", "CHECKPOINT_INTERVAL_ENV", "to_yaml", "train_job"]
+
+#: Where spotkube's Kueue serves its LocalQueue (Kubeflow's namespace): a queued TrainJob must run there.
+NAMESPACE = "kubeflow"
+_NAME = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
+
+
+def _positive(value: int, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{what}: {value!r} is not a whole number above 0")
+    return value
+
+
+def train_job(
+    name: str,
+    *,
+    gpu_type: str,
+    image: str,
+    command: Sequence[str],
+    checkpoint_dir: str,
+    num_nodes: int = 2,
+    gpus_per_node: int = 1,
+    checkpoint_interval_seconds: int = 1800,
+    queue: str | None = KUEUE_LOCAL_QUEUE,
+    cpu: str | None = None,
+    memory: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """A TrainJob of `num_nodes` workers with `gpus_per_node` GPUs of `gpu_type` each, sent to Kueue's `queue`
+    (None: not queued, so not admitted as a gang) in Kubeflow's namespace, on the runtime spotkube registers
+    for the GPU type. `command` runs on every node under torchrun (Trainer's torch runtime); `env` adds
+    variables of the job's own."""
+    if not _NAME.fullmatch(name):
+        raise ValueError(f"name: {name!r} is not a Kubernetes name; use lower-case letters, digits and '-', "
+                         "starting with a letter, at most 63 characters")
+    if not checkpoint_dir:
+        raise ValueError("checkpoint_dir: is empty; name where the workers save and resume, e.g. "
+                         "gs://team-checkpoints/resnet or /mnt/checkpoints/resnet")
+    if not command:
+        raise ValueError("command: is empty; give the training script's command line, e.g. "
+                         "['python', '/app/ddp_train.py']")
+    extra = dict(env or {})
+    reserved = sorted({CHECKPOINT_DIR_ENV, CHECKPOINT_INTERVAL_ENV} & set(extra))
+    if reserved:
+        raise ValueError(f"env: {reserved[0]} is set by train_job from its own argument; remove it from env")
+    requests: dict[str, str] = {GPU_RESOURCE: str(_positive(gpus_per_node, "gpus_per_node"))}
+    if cpu:
+        requests["cpu"] = cpu
+    if memory:
+        requests["memory"] = memory
+    variables = {CHECKPOINT_DIR_ENV: checkpoint_dir,
+                 CHECKPOINT_INTERVAL_ENV: str(_positive(checkpoint_interval_seconds, "checkpoint_interval_seconds")),
+                 **extra}
+    metadata: dict[str, Any] = {"name": name, "namespace": NAMESPACE}
+    if queue is not None:
+        metadata["labels"] = {KUEUE_QUEUE_LABEL: queue}
+    return {
+        "apiVersion": trainer_reference.API_VERSION,
+        "kind": "TrainJob",
+        "metadata": metadata,
+        "spec": {
+            "runtimeRef": {"name": training_runtime.runtime_name(gpu_type), "apiGroup": trainer_reference.API_GROUP,
+                           "kind": training_runtime.KIND},
+            "trainer": {
+                "image": image,
+                "command": list(command),
+                "numNodes": _positive(num_nodes, "num_nodes"),
+                "resourcesPerNode": {"requests": dict(requests), "limits": {GPU_RESOURCE: requests[GPU_RESOURCE]}},
+                "env": [{"name": key, "value": value} for key, value in variables.items()],
+            },
+        },
+    }
+
+
+def to_yaml(job: Mapping[str, Any]) -> str:
+    """The manifest as YAML, for `kubectl apply -f` and `spotkube pipeline-check`."""
+    return yaml.safe_dump(dict(job), sort_keys=False)
