@@ -158,7 +158,14 @@ CASES = [
          {**BASE_DELIVERED, "spotkube:systemPool": '{"min":null}'},
          "spotkube:systemPool: the tag !!set is not accepted"),
     Case("nan in a pool", BASE + "  spotkube:spotPools: [{name: a, min: 0, max: 1, maxPrice: .nan}]\n",
-         REFUSED_BY_ENGINE, "spotkube:spotPools[0].maxPrice: .nan is not a number Pulumi can hold"),
+         REFUSED_BY_ENGINE, "spotkube:spotPools[0].maxPrice: .nan is not a number Pulumi can hold (its config is "
+         "JSON, which has no NaN or infinity); use a finite number (Spot pools: the most to pay, in USD/hour with up "
+         "to 5 decimals, or -1: never evict on price, pay at most the on-demand price)"),
+    Case("infinity as a GPU pool's price", BASE + "  spotkube:gpuPools: [{name: t4, machine: Standard_NC4as_T4_v3, "
+         "min: 0, max: 1, maxPrice: .inf}]\n", REFUSED_BY_ENGINE,
+         "line 6: spotkube:gpuPools[0].maxPrice: .inf is not a number Pulumi can hold (its config is JSON, which has "
+         "no NaN or infinity); use a finite number (Spot pools: the most to pay, in USD/hour with up to 5 decimals, "
+         "or -1"),
     Case("infinity in another namespace", BASE + "  other:limit: .inf\n", REFUSED_BY_ENGINE,
          "line 6: other:limit: .inf is not a number Pulumi can hold"),
     Case("billion laughs", BASE + "  other:a: &a [l, l, l, l, l, l, l, l, l, l]\n" + "".join(

@@ -193,7 +193,7 @@ def run_stack(
 
 
 def _run_stack(project: Project, stack: str, answers: Mapping[str, Mapping[str, Any]] | None) -> StackRun:
-    config = stack_config(project, stack)
+    config = stack_config(project, stack, CLOUDS)
     source = project.relative(project.stack_file(stack))
     stack_spec = load_stack_spec(project, stack) if describes_platform(config) else None
     reviews = {} if stack_spec is not None else ClusterReview.of_stack(config, source)

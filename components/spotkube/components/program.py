@@ -18,7 +18,7 @@ import pulumi
 from pulumi.runtime import config as runtime_config
 
 import spotkube
-from spotkube.clouds import profile, read_spec
+from spotkube.clouds import CLOUDS, profile, read_spec
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.project import find_project, read_stack_file
 from spotkube.platform.spec import CONFIG_NAMESPACE, PlatformSpec
@@ -46,7 +46,7 @@ def read_stack_spec(program_dir: Path) -> PlatformSpec:
         if project.stack_file(stack).is_file():
             # The engine has read this file already; these are the checks it leaves out (a missing or
             # misspelt section or namespace, a YAML date in a setting), as `spotkube plan` makes them.
-            read_stack_file(project, stack)
+            read_stack_file(project, stack, CLOUDS)
         return read_spec(delivered_config(), project, stack)
 
     try:

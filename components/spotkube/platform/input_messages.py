@@ -201,6 +201,12 @@ def _span(info: Any) -> str | None:
     return None if low is None or high is None else f"from {low} to {high}"
 
 
+def finite_hint(info: FieldInfo | None) -> str:
+    """What a number field accepts, after "use a finite number": its description, which states the
+    range (`maxPrice`: -1 or a positive USD/hour amount), or nothing for a field without one."""
+    return f" ({info.description.rstrip('.')})" if info is not None and info.description else ""
+
+
 def describe(error: Mapping[str, Any], root: type[BaseModel], style: KeyStyle) -> str:
     """One pydantic error as "what was wrong and what is accepted"."""
     kind_of, message, value = error["type"], error["msg"], error.get("input")
@@ -221,8 +227,7 @@ def describe(error: Mapping[str, Any], root: type[BaseModel], style: KeyStyle) -
         hint = did_you_mean(value, expected, quoted=True) if isinstance(value, str) else ""
         return f"{shown(value)} is not accepted; use {message.removeprefix('Input should be ')}{hint}"
     if kind_of == "finite_number":
-        what = f" ({info.description.rstrip('.')})" if info is not None and info.description else ""
-        return f"{shown(value)} is not accepted; use a finite number{what}"
+        return f"{shown(value)} is not accepted; use a finite number{finite_hint(info)}"
     if kind_of in _BOUNDS and info is not None and (span := _span(info)) is not None:
         return f"{shown(value)} is not accepted; use {type_name(info.annotation)} {span}"
     if kind_of == "string_pattern_mismatch" and (words := PATTERN_WORDS.get(str(error.get("ctx", {}).get("pattern")))):

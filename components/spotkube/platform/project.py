@@ -35,7 +35,7 @@ from typing import Any
 from spotkube.platform.cloud import Clouds
 from spotkube.platform.config_types import STACK_FILE_KEYS, config_types
 from spotkube.platform.errors import Problem, SpecError, StackNotFound
-from spotkube.platform.input_messages import cut, shown
+from spotkube.platform.input_messages import cut, field_at, finite_hint, shown
 from spotkube.platform.records import record
 from spotkube.platform.spec import CONFIG_NAMESPACE, PlatformSpec, config_key
 from spotkube.platform.strict_yaml import CORE_TAGS, KeyPath, YamlDocument, dotted, load_yaml
@@ -150,8 +150,10 @@ def find_project(start: Path) -> Project:
     for folder in (start.resolve(), *start.resolve().parents):
         manifest = folder / "Pulumi.yaml"
         if manifest.is_file():
-            data = _read(manifest, str(manifest)).value
-            problems = []
+            document = _read(manifest, str(manifest))
+            data = document.value
+            problems = [Problem(f"line {item.line}", non_finite_problem(dotted(item.path), item.text))
+                        for item in document.yaml_only if item.kind == "non-finite"]
             if not isinstance(data, dict):
                 raise SpecError(str(manifest), [Problem("file", f"is {_kind(data)}; Pulumi.yaml is a mapping with at "
                                                         "least name: and runtime:")])
@@ -232,6 +234,22 @@ def _empty_stack(project: Project, why: str) -> Problem:
     return Problem("config", f"{why}, so the stack would build the project's defaults{_project_summary(project)} "
                    "without saying so; set its spotkube: keys under config:, at least spotkube:cloud, "
                    "spotkube:environment and spotkube:region (spotkube new-stack writes a complete stack file)")
+
+
+def non_finite_problem(where: str, text: str, accepted: str = "") -> str:
+    """NaN or infinity in a YAML file: the engine's config is JSON, which holds neither."""
+    return (f"{where}: {text} is not a number Pulumi can hold (its config is JSON, which has no NaN or infinity); "
+            f"use a finite number{accepted}")
+
+
+def _accepted_number(path: KeyPath, config: Mapping[str, Any], clouds: Clouds | None) -> str:
+    """What the spotkube setting at `path` accepts, by the spec of the cloud the stack names (nothing
+    when the cloud is unknown or not given)."""
+    cloud = config.get(f"{CONFIG_NAMESPACE}:cloud")
+    if clouds is None or not isinstance(cloud, str) or cloud not in clouds:
+        return ""
+    name = str(path[1]).removeprefix(f"{CONFIG_NAMESPACE}:")
+    return finite_hint(field_at(clouds[cloud].spec_model, (name, *path[2:]))[1])
 
 
 def _yaml_only_problem(path: KeyPath, kind: str, text: str, tag: str, delivered: Any) -> str:
@@ -364,12 +382,13 @@ _TYPE_HINTS = {
 }
 
 
-def read_stack_file(project: Project, stack: str) -> StackFile:
+def read_stack_file(project: Project, stack: str, clouds: Clouds | None = None) -> StackFile:
     """Read a stack file as the engine does, and refuse what the engine refuses or silently drops:
     a file without config, a config that is not a mapping, a section or namespace that is a near
     miss, a key written twice (also as `name` and `spotkube:name`), a value of another type than
-    `Pulumi.yaml` declares, a YAML date or tag in a spotkube setting. Raises SpecError listing every
-    problem, each with its line."""
+    `Pulumi.yaml` declares, a YAML date or tag in a spotkube setting, NaN or infinity anywhere (named
+    with what the setting accepts when `clouds` knows the stack's cloud). Raises SpecError listing
+    every problem, each with its line."""
     path = project.stack_file(stack)
     if not path.is_file():
         known = ", ".join(project.stacks()) or "none"
@@ -394,13 +413,19 @@ def read_stack_file(project: Project, stack: str) -> StackFile:
     if (config and not problems and not esc and project.declares_platforms
             and not any(key.startswith(f"{CONFIG_NAMESPACE}:") for key in config)):
         problems.append(_empty_stack(project, f"sets no {CONFIG_NAMESPACE}: key"))
-    problems += _declared_types(config, lines, project)
     for item in document.yaml_only:  # passed through by the engine, but no spotkube setting takes one
         written_key = str(item.path[1]) if len(item.path) > 1 and item.path[0] == "config" else ""
-        ours = (_config_key(written_key, project.name)[0] or "").startswith(f"{CONFIG_NAMESPACE}:")
-        if ours and (item.kind != "tag" or item.tag not in CORE_TAGS):
+        full_key = _config_key(written_key, project.name)[0] or ""
+        ours = full_key.startswith(f"{CONFIG_NAMESPACE}:")
+        if item.kind == "non-finite":
+            accepted = _accepted_number((*item.path[:1], full_key, *item.path[2:]), config, clouds) if ours else ""
+            problems.append(Problem(f"line {item.line}", non_finite_problem(_describe(item.path), item.text,
+                                                                            accepted)))
+        elif ours and (item.kind != "tag" or item.tag not in CORE_TAGS):
             problems.append(Problem(f"line {item.line}", _yaml_only_problem(item.path, item.kind, item.text, item.tag,
                                                                             item.delivered)))
+    if not any(item.kind == "non-finite" for item in document.yaml_only):  # which no JSON type check reads
+        problems += _declared_types(config, lines, project)
     if problems:
         raise SpecError(source, sorted(problems, key=_by_line))
     return StackFile(path, source, config, lines)
@@ -410,10 +435,11 @@ def _by_line(problem: Problem) -> int:
     return int(problem.path[5:]) if problem.path.startswith("line ") else 0
 
 
-def stack_config(project: Project, stack: str) -> dict[str, Any]:
+def stack_config(project: Project, stack: str, clouds: Clouds | None = None) -> dict[str, Any]:
     """Every config value of a stack by full key (`spotkube:gpuPools`), with the values `Pulumi.yaml`
-    gives the keys the stack leaves out: the engine's merged config, before it is turned into strings."""
-    return {**project.defaults, **read_stack_file(project, stack).config}
+    gives the keys the stack leaves out: the engine's merged config, before it is turned into strings.
+    `clouds` lets a refusal say what a setting accepts (`read_stack_file`)."""
+    return {**project.defaults, **read_stack_file(project, stack, clouds).config}
 
 
 # --- what the engine hands the program --------------------------------------------------------------
@@ -577,4 +603,4 @@ def read_spec(config: Mapping[str, str], project: Project, stack: str, clouds: C
 
 def load_stack_spec(project: Project, stack: str, clouds: Clouds) -> PlatformSpec:
     """The validated spec of one stack, read as `pulumi up` would read it; errors name the stack file."""
-    return read_spec(as_pulumi_config(stack_config(project, stack)), project, stack, clouds)
+    return read_spec(as_pulumi_config(stack_config(project, stack, clouds)), project, stack, clouds)

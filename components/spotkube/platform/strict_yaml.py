@@ -68,7 +68,7 @@ class YamlOnly:
 
     path: KeyPath
     line: int
-    kind: str  # "date", "binary" or "tag"
+    kind: str  # "date", "binary", "tag" or "non-finite" (NaN or infinity, which Pulumi's JSON config can't hold)
     text: str  # as written in the file
     tag: str  # short form: `!!timestamp`, `!!binary`, `!!set`, `!custom`
     delivered: Any  # what the engine makes of it
@@ -395,8 +395,8 @@ class _Builder:
         elif rtag not in _RESOLVABLE:
             self.yaml_only.append(YamlOnly(path, line, "tag", node.value, rtag, value))
         if isinstance(value, float) and not math.isfinite(value) and not key:
-            self.problem(node, f"{self.describe(path)}: {node.value} is not a number Pulumi can hold (its config "
-                         "is JSON, which has no NaN or infinity); use a finite number")
+            # Refused by the reader, which knows what the key accepts (`non_finite_problem`).
+            self.yaml_only.append(YamlOnly(path, line, "non-finite", node.value, rtag, value))
         return value
 
     def mapping(self, node: MappingNode, path: KeyPath, depth: int, via_alias: bool) -> dict[str, Any]:
