@@ -84,6 +84,18 @@ def test_gke_s_unbounded_fallback_is_said_tier_by_tier(documents: dict[str, Plan
     assert spot.node.kind == "assumption"
 
 
+def test_each_pool_gets_its_gpu_family_s_node_figure(documents: dict[str, PlanDocument]) -> None:
+    """A T4 pool on GKE starts as the reports on GKE's T4 pools measured; an A100 pool, for which nobody
+    publishes a figure, gets spotkube's assumption, and the JSON says which is which."""
+    startup = {s.pool: s for s in documents["gke-prod-europe-west4"].startup}
+    t4, a100 = startup["t4-preemptible"], startup["a100-spot"]
+    assert (t4.node.kind, t4.node_span) == ("reported", Span(540, 600))
+    assert t4.node.source == "https://github.com/GoogleCloudPlatform/selkies-vdi/issues/1"
+    assert (a100.node.kind, a100.node_span) == ("assumption", Span(300, 600))
+    assert "No published figure for an A2" in a100.node.says
+    assert a100.to_json()["node"]["kind"] == "assumption"
+
+
 def plan(*args: str) -> str:
     done = subprocess.run([SPOTKUBE, "plan", *args], cwd=REPO, capture_output=True, text=True, timeout=600,
                           check=False)
@@ -93,7 +105,7 @@ def plan(*args: str) -> str:
 
 def test_the_markdown_and_the_table_show_the_section() -> None:
     markdown = plan("--stack", "aks-dev-uksouth", "--format", "markdown")
-    assert ("| t4spot | 5m–11m (reported) | pull 6.5 GB: 2m36s–3m15s (assumption) | 7m36s–14m15s | no on-demand "
+    assert ("| t4spot | 5m–11m (assumption) | pull 6.5 GB: 2m36s–3m15s (assumption) | 7m36s–14m15s | no on-demand "
             "fallback: the step waits for capacity |") in markdown
     table = plan("--stack", "aks-prod-eastus")
     assert "time to a running GPU step from 0 nodes" in table

@@ -5,7 +5,8 @@ GPU VM, join it and serve its GPUs), the image (a full pull of the step's image 
 GB, or streaming or preloading, which make it nearly independent of the size), and, for an
 interruptible pool whose capacity runs out, the fallback bound before the next tier is tried plus
 that tier's own node and image. Each cloud ships its figures with their sources
-(`clouds/<cloud>/startup.json`), and says which figures it published and which spotkube assumes.
+(`clouds/<cloud>/startup.json`), the node's per GPU family (an 8-GPU InfiniBand VM does not start
+like a single T4), and says which figures were published, which measured and which spotkube assumes.
 
 Pure module: no Pulumi, no cloud (docs/time-to-gpu.md).
 """
@@ -59,20 +60,45 @@ class Figure:
                 "perGb": self.per_gb, "source": self.source, "date": self.date}
 
 
+#: The node figure of a GPU type no other figure names (one the catalog doesn't list).
+ANY_GPU = "*"
+
+
+@record
+class NodeFigure:
+    """The node figure of the GPU types it names (`ANY_GPU`: every type no other figure names)."""
+
+    gpus: tuple[str, ...]
+    figure: Figure
+
+
 @record
 class StartupFigures:
-    """One cloud's figures: the node, and the image per delivery it offers (None: not offered)."""
+    """One cloud's figures: the node per GPU family, and the image per delivery it offers (None: not
+    offered)."""
 
-    node: Figure
+    nodes: tuple[NodeFigure, ...]
     pull: Figure
     streaming: Figure | None = None
     preloaded: Figure | None = None
+
+    def __post_init__(self) -> None:
+        named = [gpu for entry in self.nodes for gpu in entry.gpus]
+        if len(named) != len(set(named)) or ANY_GPU not in named:
+            raise ValueError(f"node figures must name each GPU type once and one figure {ANY_GPU!r} for the "
+                             f"others, got {named}")
 
     @classmethod
     def from_json(cls, text: str) -> StartupFigures:
         data = json.loads(text)
         optional = {k: Figure.from_json(data[k]) for k in ("streaming", "preloaded") if data.get(k)}
-        return cls(node=Figure.from_json(data["node"]), pull=Figure.from_json(data["pull"]), **optional)
+        nodes = tuple(NodeFigure(tuple(entry["gpus"]), Figure.from_json(entry)) for entry in data["node"])
+        return cls(nodes=nodes, pull=Figure.from_json(data["pull"]), **optional)
+
+    def node(self, gpu_type: str) -> Figure:
+        """The node figure of a GPU type: its family's, or the one for types no figure names."""
+        by_gpu = {gpu: entry.figure for entry in self.nodes for gpu in entry.gpus}
+        return by_gpu.get(gpu_type, by_gpu[ANY_GPU])
 
     def image(self, delivery: ImageDelivery) -> Figure | None:
         return {"pull": self.pull, "streaming": self.streaming, "preloaded": self.preloaded}[delivery]

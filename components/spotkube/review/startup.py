@@ -25,7 +25,8 @@ def _deliveries(cloud: str, resources: Sequence[Registration]) -> dict[str, Imag
 
 
 def _own(row: RegisteredPool, figures: StartupFigures, delivery: ImageDelivery, size_gb: float | None) -> PoolStartup:
-    return PoolStartup(row.name, row.capacity, row.gpu_type or "", figures.node, image_time(delivery, size_gb, figures))
+    gpu = row.gpu_type or ""
+    return PoolStartup(row.name, row.capacity, gpu, figures.node(gpu), image_time(delivery, size_gb, figures))
 
 
 def pool_startups(spec: PlatformSpec, resources: Sequence[Registration], pools: Sequence[RegisteredPool],
