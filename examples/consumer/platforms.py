@@ -63,6 +63,11 @@ def training(environment: str, deployer_object_id: str, runner_egress: str = RUN
             {"name": "a100spot", "machine": "Standard_NC24ads_A100_v4", "max_price": 2.5, "max": 6,
              "labels": TEAM_LABELS},
             {"name": "t4spot", "machine": "Standard_NC4as_T4_v3", "max": 4, "labels": TEAM_LABELS},
+            # When spot capacity is out, the autoscaler falls back to these; at 0 nodes they cost nothing.
+            {"name": "a100ondemand", "machine": "Standard_NC24ads_A100_v4", "capacity": "on-demand", "max": 1,
+             "labels": TEAM_LABELS},
+            {"name": "t4ondemand", "machine": "Standard_NC4as_T4_v3", "capacity": "on-demand", "max": 1,
+             "labels": TEAM_LABELS},
         ],
         "cluster": {
             "resource_group_name": group.name,  # another resource's output
@@ -72,6 +77,11 @@ def training(environment: str, deployer_object_id: str, runner_egress: str = RUN
             # which the API server admits: the deploy preflight checks the two agree (README.md).
             "deployer": {"object_id": deployer_object_id, "principal_type": "ServicePrincipal",
                          "egress_ranges": [runner_egress]},
+            # The guards spotkube turns on in prod, on here too: Entra ID is the only way in, `pulumi destroy`
+            # must unprotect the cluster first, and a step's logs outlive the spot node that ran it.
+            "local_accounts_disabled": True,
+            "deletion_protection": True,
+            "logs": {"enabled": True},
         },
     }
     cluster = AksGpuCluster("vision-training", args=args)
@@ -85,7 +95,7 @@ def training(environment: str, deployer_object_id: str, runner_egress: str = RUN
     return Training(group, cluster, pipelines)
 
 
-def inference(environment: str, project: str) -> Inference:
+def inference(environment: str, project: str, runner_egress: str = RUNNER_EGRESS) -> Inference:
     """GKE in a VPC and subnetwork of this team's own, in its Google Cloud project."""
     network = gcp.compute.Network("vision-vpc", project=project, auto_create_subnetworks=False)
     subnetwork = gcp.compute.Subnetwork(
@@ -94,12 +104,22 @@ def inference(environment: str, project: str) -> Inference:
     args: GkeGpuClusterArgs = {
         "environment": environment,
         "region": "europe-west4",
-        "gpu_pools": [{"name": "l4-spot", "machine": "g2-standard-8", "max": 8, "labels": TEAM_LABELS}],
+        "gpu_pools": [
+            {"name": "l4-spot", "machine": "g2-standard-8", "max": 8, "labels": TEAM_LABELS},
+            # Scoring falls back to it when spot L4s are out; at 0 nodes it costs nothing.
+            {"name": "l4-ondemand", "machine": "g2-standard-8", "capacity": "on-demand", "max": 2,
+             "labels": TEAM_LABELS},
+        ],
         "cluster": {
             "project": project,
             "channel": "STABLE",
             "network": network.self_link,
             "subnetwork": subnetwork.self_link,
+            # Private nodes (spotkube adds Cloud NAT for their way out), an API server the CI runners alone
+            # reach, and `pulumi destroy` must unprotect the cluster first.
+            "private": True,
+            "authorized_ip_ranges": [runner_egress],
+            "deletion_protection": True,
         },
     }
     return Inference(network, subnetwork, GkeGpuCluster("vision-inference", args=args))

@@ -248,7 +248,8 @@ def test_the_plan_comment_actions_plan_step_plans_a_consumer(consumer: Path, tmp
 
 def test_examples_consumer_is_plannable_with_its_dev_stack() -> None:
     """examples/consumer, planned as its own repository: both platforms reviewed, the review settings of
-    its stack file applied, and no error as it ships (its README shows how the deploy preflight fails)."""
+    its stack file applied, and no error, no warning and nothing acknowledged as it ships (its README
+    shows how the deploy preflight fails)."""
     example = REPO / "examples" / "consumer"
     sys.path.insert(0, str(example))
     try:
@@ -259,9 +260,10 @@ def test_examples_consumer_is_plannable_with_its_dev_stack() -> None:
     training, inference = stack_documents(run)
 
     assert (training.title, inference.title) == ("dev/vision-training", "dev/vision-inference")
-    assert [p.name for p in inference.pools] == ["system", "platform", "l4-spot"]
+    assert [p.name for p in inference.pools] == ["system", "platform", "l4-ondemand", "l4-spot"]
     assert {p.pool.name: p.hours for p in inference.cost.pools}["l4-spot"] == 300
-    assert [a.warning.id for a in inference.acknowledged] == ["fallback-no-on-demand:nvidia-l4"]
+    for document in (training, inference):
+        assert (document.warnings, document.acknowledged) == ([], []), document.title
     assert {o.type for o in training.others} == {
         "azure-native:resources:ResourceGroup", "gcp:compute/network:Network", "gcp:compute/subnetwork:Subnetwork"}
     assert [(a.name, a.value) for a in training.addons][2] == ("Kueue", "not deployed")
@@ -270,6 +272,16 @@ def test_examples_consumer_is_plannable_with_its_dev_stack() -> None:
     assert training.addons[3].value == "not deployed"
     assert training.addons[0].value.startswith("2.17.0")
     assert inference.errors == [] and training.errors == []
+
+
+def test_examples_consumer_passes_strict_as_it_ships(spotkube_process: SpotkubeRun) -> None:
+    """The stack a newcomer copies: `spotkube plan --strict` in its folder exits 0, and its stack file
+    acknowledges nothing. (A process of its own: the program's `platforms` module stays out of this one.)"""
+    example = REPO / "examples" / "consumer"
+    assert "acknowledgements" not in (example / "Pulumi.dev.yaml").read_text()
+    done = spotkube_process("plan", "--stack", "dev", "--strict", cwd=example)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "acknowledged [" not in done.stdout and "\nwarning [" not in done.stdout
 
 
 def test_examples_consumer_s_readme_shows_the_preflight_it_describes(tmp_path: Path) -> None:

@@ -19,16 +19,17 @@ GPU_TAINT = "nvidia.com/gpu=present:NoSchedule"
 
 
 @pulumi.runtime.test
-def test_every_gpu_pool_is_spot_tainted_and_labelled_for_the_team(mocks: TeamMocks) -> pulumi.Output[Any]:
+def test_every_gpu_pool_is_labelled_for_the_team_and_the_spot_ones_tainted(mocks: TeamMocks) -> pulumi.Output[Any]:
     training = platforms.training("dev", DEPLOYER)
     inference = platforms.inference("dev", GCP_PROJECT)
 
     def check(contracts: list[list[dict[str, Any]]]) -> None:
-        gpu_pools = [pool for pools in contracts for pool in pools if pool["gpu"]]
-        assert sorted(pool["name"] for pool in gpu_pools) == ["a100spot", "l4-spot", "t4spot"]
-        for pool in gpu_pools:
-            assert pool["capacity"] == "spot" and pool["labels"]["team"] == "vision"
-            assert GPU_TAINT in pool["taints"] and SPOT_TAINTS & set(pool["taints"])
+        gpu_pools = {pool["name"]: pool for pools in contracts for pool in pools if pool["gpu"]}
+        assert sorted(gpu_pools) == ["a100ondemand", "a100spot", "l4-ondemand", "l4-spot", "t4ondemand", "t4spot"]
+        for name, pool in gpu_pools.items():
+            assert pool["labels"]["team"] == "vision" and GPU_TAINT in pool["taints"]
+            spot = pool["capacity"] == "spot"
+            assert spot == name.endswith("spot") and spot == bool(SPOT_TAINTS & set(pool["taints"]))
 
     return pulumi.Output.all(training.cluster.pool_contracts, inference.cluster.pool_contracts).apply(check)
 
@@ -81,8 +82,8 @@ def test_the_a100_pool_never_bids_above_our_cap(mocks: TeamMocks) -> pulumi.Outp
     training = platforms.training("dev", DEPLOYER)
 
     def check(_: str) -> None:
-        pools = {pool["vmSize"]: pool for pool in mocks.inputs_of("azure-native:containerservice:AgentPool")}
-        a100 = pools["Standard_NC24ads_A100_v4"]
+        pools = {pool["agentPoolName"]: pool for pool in mocks.inputs_of("azure-native:containerservice:AgentPool")}
+        a100 = pools["a100spot"]
         assert (a100["scaleSetPriority"], a100["spotMaxPrice"], a100["maxCount"]) == ("Spot", 2.5, 6)
 
     return training.cluster.cluster_name.apply(check)
