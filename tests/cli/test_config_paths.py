@@ -282,6 +282,9 @@ def test_pulumi_yaml_is_read_strictly_too(tmp_path: Path) -> None:
     (tmp_path / "Pulumi.yaml").write_text("runtime: python\n")
     with pytest.raises(SpecError, match="name: is empty \\(null\\); the project needs a name"):
         find_project(tmp_path)
+    (tmp_path / "Pulumi.yaml").write_text("name: a\nruntime: python\nconfig:\n  limit: {default: .inf}\n")
+    with pytest.raises(SpecError, match=r"line 4: config\.limit\.default: \.inf is not a number Pulumi can hold"):
+        find_project(tmp_path)
 
 
 def test_pulumi_yaml_shorthand_and_values_are_merged_as_the_engine_merges_them(tmp_path: Path) -> None:
