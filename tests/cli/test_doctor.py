@@ -486,6 +486,11 @@ def test_a_self_managed_backend_s_setting_is_checked(arm: tuple[FakeServer, Arm]
     assert result.returncode == 0, result.stdout
     assert ("ok   environment: GitHub environment aks-prod-eastus signs in to the self-managed backend "
             "azblob://spotkube-state-aks-prod-eastus with its cloud identity") in result.stdout
+    # The bootstrap's own (createBackend) names its storage account after the container.
+    account, _ = with_github(arm, github_environment("aks-prod-eastus"), variables(
+        PULUMI_BACKEND_URL="azblob://spotkube-state-aks-prod-eastus?storage_account=spotkubestate",
+        SPOTKUBE_STACK="aks-prod-eastus"))
+    assert account.returncode == 0, account.stdout
     shared, _ = with_github(arm, github_environment("aks-prod-eastus"), variables(
         PULUMI_BACKEND_URL="azblob://spotkube-state", SPOTKUBE_STACK="aks-prod-eastus"))
     assert shared.returncode == 1
