@@ -264,6 +264,13 @@ class Google:
                                                                        "user:admin@example.com"]}]
         #: (zone, machine or accelerator) the project can't get
         self.missing = {("europe-west4-b", "a2-highgpu-1g")}
+        #: The state bucket's IAM policy (uniform bucket-level access: the project's convenience members
+        #: GCS puts on every new bucket, and the bootstrap's grants); None: no such bucket.
+        self.bucket_bindings: list[dict[str, Any]] | None = [
+            {"role": "roles/storage.legacyBucketOwner", "members": [f"projectEditor:{PROJECT}",
+                                                                    f"projectOwner:{PROJECT}"]},
+            {"role": "roles/storage.legacyBucketReader", "members": [f"projectViewer:{PROJECT}"]},
+            {"role": "roles/storage.objectUser", "members": [f"serviceAccount:{GKE_DEPLOYER}"]}]
 
     def respond(self, request: Request) -> Reply:
         path = urlsplit(request.path).path
@@ -297,6 +304,10 @@ class Google:
                 {"metric": "CPUS", "limit": 1000, "usage": 0}, {"metric": "E2_CPUS", "limit": 1000, "usage": 0},
                 {"metric": "NVIDIA_A100_GPUS", "limit": 16, "usage": 0}, {"metric": "NVIDIA_T4_GPUS", "limit": 8,
                                                                            "usage": 0}]})
+        if path.startswith("/storage/v1/b/") and path.endswith("/iam") and self.bucket_bindings is not None:
+            assert request.query["optionsRequestedPolicyVersion"] == ["3"]
+            return Reply(body={"kind": "storage#policy", "resourceId": f"projects/_/buckets/{path.split('/')[4]}",
+                               "version": 1, "etag": "CAE=", "bindings": self.bucket_bindings})
         if path == f"/compute/v1/projects/{PROJECT}":
             return Reply(body={"kind": "compute#project", "name": PROJECT, "quotas": [
                 {"metric": "CPUS_ALL_REGIONS", "limit": 1000, "usage": 0},
@@ -491,8 +502,63 @@ def test_a_self_managed_backend_s_setting_is_checked(arm: tuple[FakeServer, Arm]
         PULUMI_BACKEND_URL="azblob://spotkube-state-aks-prod-eastus?storage_account=spotkubestate",
         SPOTKUBE_STACK="aks-prod-eastus"))
     assert account.returncode == 0, account.stdout
+    # Azure's container grants aren't read live: said so, with what to check.
+    assert ("warn backend: spotkube doctor doesn't read who holds roles on azblob://spotkube-state-aks-prod-eastus"
+            "?storage_account=spotkubestate on AKS: check by hand that only aks-prod-eastus's deploy identity may "
+            "write it and nobody else may read it; fix: docs/identities.md, the self-managed backend") in account.stdout
     shared, _ = with_github(arm, github_environment("aks-prod-eastus"), variables(
         PULUMI_BACKEND_URL="azblob://spotkube-state", SPOTKUBE_STACK="aks-prod-eastus"))
     assert shared.returncode == 1
     assert ("FAIL environment: GitHub environment aks-prod-eastus is prod and its backend azblob://spotkube-state is "
             "not its own (a prod stack's ends with -aks-prod-eastus)") in shared.stdout
+
+
+PROD_BUCKET = "spotkube-example-state-gke-prod-europe-west4"
+
+
+def gke_with_github(google: tuple[FakeServer, Google], *who: str) -> subprocess.CompletedProcess[str]:
+    """doctor on the GKE prod stack whose GitHub environment names its own state bucket."""
+    server, _ = google
+    path = f"/repos/{GITHUB_REPOSITORY}/environments/gke-prod-europe-west4"
+    found = variables(PULUMI_BACKEND_URL=f"gs://{PROD_BUCKET}", SPOTKUBE_STACK="gke-prod-europe-west4")
+
+    def respond(request: Request) -> Reply:
+        route = urlsplit(request.path).path
+        if route == path:
+            return Reply(body=github_environment("gke-prod-europe-west4"))
+        if route == f"{path}/variables":
+            return Reply(body=found)
+        return Reply(404, {"message": "Not Found", "status": "404"})
+
+    with serving() as github:
+        github.respond = respond
+        return run_spotkube_process("doctor", "--stack", "gke-prod-europe-west4", "--endpoint", server.url(),
+                                    "--github-repository", GITHUB_REPOSITORY, "--github-api", github.url(), *who)
+
+
+def test_gke_reads_the_prod_state_bucket_s_grants_live(google: tuple[FakeServer, Google]) -> None:
+    """The deploy account writes prod's bucket; the preview's may not read it; the project's convenience
+    members are named for a person to check."""
+    server, state = google
+    result = gke_with_github(google, "--deploy", GKE_DEPLOYER, "--preview", GKE_PREVIEW)
+    out = result.stdout
+    assert (f"ok   backend: deploy identity {GKE_DEPLOYER} may write gke-prod-europe-west4's state in bucket "
+            f"gs://{PROD_BUCKET}") in out, out + result.stderr
+    assert (f"ok   backend: preview identity {GKE_PREVIEW} may not read gke-prod-europe-west4's state in bucket "
+            f"gs://{PROD_BUCKET}") in out
+    assert (f"warn backend: bucket gs://{PROD_BUCKET} also lets projectEditor:{PROJECT}, projectOwner:{PROJECT}, "
+            f"projectViewer:{PROJECT} at prod stack gke-prod-europe-west4's state") in out
+    assert any(urlsplit(r.path).path == f"/storage/v1/b/{PROD_BUCKET}/iam" for r in server.requests)
+
+    assert state.bucket_bindings is not None
+    state.bucket_bindings[2] = {"role": "roles/storage.objectViewer", "members": [
+        f"serviceAccount:{GKE_PREVIEW}", "allUsers"]}
+    leaked = gke_with_github(google, "--deploy", GKE_DEPLOYER, "--preview", GKE_PREVIEW).stdout
+    assert (f"FAIL backend: bucket gs://{PROD_BUCKET} grants allUsers: anyone may read gke-prod-europe-west4's "
+            "state") in leaked
+    assert (f"FAIL backend: deploy identity {GKE_DEPLOYER} may not write gke-prod-europe-west4's state in bucket "
+            f"gs://{PROD_BUCKET}: pulumi up fails at its first checkpoint; fix: gcloud storage buckets "
+            f"add-iam-policy-binding gs://{PROD_BUCKET} --member=serviceAccount:{GKE_DEPLOYER} "
+            "--role=roles/storage.objectUser") in leaked
+    assert (f"FAIL backend: preview identity {GKE_PREVIEW} may read prod stack gke-prod-europe-west4's state in "
+            f"bucket gs://{PROD_BUCKET}: every pull request's code runs as it") in leaked
