@@ -142,13 +142,13 @@ def test_gke_each_deploy_account_writes_its_own_bucket_only(plans: dict[str, Rec
 
 
 @pytest.mark.parametrize(("change", "fragments"), [
-    ({"spotkube:createBackend": True}, ("createBackend", "set backendUrl too", AZURE_URL)),
+    ({"spotkube:createBackend": True}, ("spotkube:createBackend", "set backendUrl too", AZURE_URL)),
     ({"spotkube:pulumiOrganization": None, "spotkube:backendUrl": "gs://state", "spotkube:createBackend": True},
-     ("gs:// backend", "the aks bootstrap can't make")),
+     ("spotkube:backendUrl", "gs:// backend", "the aks bootstrap can't make")),
     ({"spotkube:pulumiOrganization": None, "spotkube:backendUrl": "azblob://state", "spotkube:createBackend": True},
-     ("names no storage account", "?storage_account=")),
+     ("spotkube:backendUrl", "names no storage account", "?storage_account=")),
     ({"spotkube:pulumiOrganization": None, "spotkube:backendUrl": "azblob://state/aks?storage_account=abc",
-      "spotkube:createBackend": True}, ("names a path",)),
+      "spotkube:createBackend": True}, ("spotkube:backendUrl", "names a path")),
     ({"spotkube:pulumiOrganization": None, "spotkube:createBackend": True,
       "spotkube:backendUrl": f"azblob://{'s' * 50}?storage_account=abc"},
      ("spotkube:backendUrl", "aks-prod-eastus's state", "shorter")),

@@ -135,15 +135,16 @@ class BootstrapSpec(_Model):
             raise ValueError("set exactly one of pulumiOrganization (Pulumi Cloud, signed in by OIDC exchange) and "
                              "backendUrl (a self-managed azblob:// or gs:// backend): the workflows hold no stored "
                              "Pulumi token")
-        if self.create_backend:
-            self._creatable_backend()
         return self
 
-    def _creatable_backend(self) -> None:
-        """createBackend needs a URL naming just a bucket or container of this cloud, which it can name."""
+    def backend_problem(self) -> tuple[str, str] | None:
+        """With createBackend, what is wrong with the backend settings (the key, the message): the URL must
+        name just a bucket or container of this cloud, which the bootstrap can make."""
+        if not self.create_backend:
+            return None
         if self.backend_url is None:
-            raise ValueError("createBackend makes a self-managed backend's storage: set backendUrl too, "
-                             f"e.g. {self.backend_example or 'gs://BUCKET'}")
+            return "createBackend", ("makes a self-managed backend's storage: set backendUrl too, e.g. "
+                                     f"{self.backend_example or 'gs://BUCKET'}")
         scheme, location, account = backend_location(self.backend_url)
         problem = (f"is a {scheme}:// backend, which the {self.cloud} bootstrap can't make"
                    if scheme != self.backend_scheme else
@@ -151,9 +152,10 @@ class BootstrapSpec(_Model):
                    "alone" if not re.fullmatch(self.backend_name, location) else
                    "names no storage account; add ?storage_account=ACCOUNT (3-24 lowercase letters and digits)"
                    if scheme == "azblob" and account is None else None)
-        if problem is not None:
-            raise ValueError(f"backendUrl {shown(self.backend_url)} {problem}; with createBackend write e.g. "
-                             f"{self.backend_example}")
+        if problem is None:
+            return None
+        return "backendUrl", (f"{shown(self.backend_url)} {problem}; with createBackend write e.g. "
+                              f"{self.backend_example}")
 
     def backend_names(self, prod: tuple[str, ...]) -> dict[str | None, str]:
         """The bucket or container of each scope the bootstrap makes: None's is the non-prod stacks', each
@@ -214,6 +216,9 @@ def parse_bootstrap(values: Mapping[str, Any], source: str, specs: Mapping[str, 
     if foreign is not None:
         problems.append(Problem(_key("config"), f"{foreign[1]} is a {foreign[0]} setting; remove it from a "
                                 f"{spec.cloud} bootstrap stack"))
+    backend = spec.backend_problem()
+    if backend is not None:
+        problems.append(Problem(_key(backend[0]), backend[1]))
     if problems:
         raise SpecError(source, problems)
     return spec
