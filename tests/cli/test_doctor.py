@@ -58,6 +58,22 @@ ROLES: dict[str, tuple[str, str, dict[str, list[str]]]] = {
                     "*/read", "Microsoft.Support/*"], "notActions": [], "dataActions": [], "notDataActions": []}),
     "Reader": ("acdd72a7-3385-48ef-bd42-f606fba81ae7", "BuiltInRole", {
         "actions": ["*/read"], "notActions": [], "dataActions": [], "notDataActions": []}),
+    "Storage Blob Data Contributor": ("ba92f5b4-2d11-453d-a403-e96b0029c9fe", "BuiltInRole", {
+        "actions": ["Microsoft.Storage/storageAccounts/blobServices/containers/delete",
+                    "Microsoft.Storage/storageAccounts/blobServices/containers/read",
+                    "Microsoft.Storage/storageAccounts/blobServices/containers/write",
+                    "Microsoft.Storage/storageAccounts/blobServices/generateUserDelegationKey/action"],
+        "notActions": [], "notDataActions": [], "dataActions": [
+            "Microsoft.Storage/storageAccounts/blobServices/containers/blobs/delete",
+            "Microsoft.Storage/storageAccounts/blobServices/containers/blobs/read",
+            "Microsoft.Storage/storageAccounts/blobServices/containers/blobs/write",
+            "Microsoft.Storage/storageAccounts/blobServices/containers/blobs/move/action",
+            "Microsoft.Storage/storageAccounts/blobServices/containers/blobs/add/action"]}),
+    "Storage Blob Data Reader": ("2a2b9908-6ea1-4ae2-8e65-a410df84e7d1", "BuiltInRole", {
+        "actions": ["Microsoft.Storage/storageAccounts/blobServices/containers/read",
+                    "Microsoft.Storage/storageAccounts/blobServices/generateUserDelegationKey/action"],
+        "notActions": [], "notDataActions": [],
+        "dataActions": ["Microsoft.Storage/storageAccounts/blobServices/containers/blobs/read"]}),
     "spotkube quota reader": ("9d3c1a2b-0000-4000-8000-0000000000aa", "CustomRole", {
         "actions": ["Microsoft.Compute/locations/usages/read", "Microsoft.Compute/skus/read"], "notActions": [],
         "dataActions": [], "notDataActions": []}),
@@ -79,6 +95,8 @@ def assignment(principal: str, role: str, scope: str) -> dict[str, Any]:
 SUB_SCOPE = f"/subscriptions/{SUBSCRIPTION}"
 GROUP_SCOPE = f"{SUB_SCOPE}/resourceGroups/{GROUP}"
 #: The registry aks-prod-eastus names (cluster.registries), whose owner grants the CI identities there.
+STATE_ACCOUNT = f"{SUB_SCOPE}/resourceGroups/spotkube-ci/providers/Microsoft.Storage/storageAccounts/spotkubestate"
+STATE_CONTAINER = f"{STATE_ACCOUNT}/blobServices/default/containers/spotkube-state-aks-prod-eastus"
 REGISTRY_SCOPE = ("/subscriptions/11111111-2222-4333-8444-555555555555/resourceGroups/spotkube-images/providers/"
                   "Microsoft.ContainerRegistry/registries/spotkubeimages")
 
@@ -112,6 +130,11 @@ class Arm:
             PREVIEW: [assignment(PREVIEW, "Reader", GROUP_SCOPE), assignment(PREVIEW, "Reader", REGISTRY_SCOPE)],
         }
         self.forbidden: set[str] = set()
+        #: The role assignments reaching the state container (`atScope()`: at it and above).
+        self.container_assignments = [
+            assignment(DEPLOYER, "Storage Blob Data Contributor", STATE_CONTAINER),
+            assignment(PREVIEW, "Storage Blob Data Reader", STATE_CONTAINER),
+            assignment(DEPLOYER, "Contributor", f"{SUB_SCOPE}/resourceGroups/spotkube-ci")]
         self.skus = [sku("Standard_D4s_v3", "eastus"), sku("Standard_D8s_v3", "eastus"),
                      sku("Standard_NC24ads_A100_v4", "eastus", [{
                          "type": "Location", "values": ["eastus"], "restrictionInfo": {"locations": ["eastus"]},
@@ -132,6 +155,16 @@ class Arm:
                     f"The client '{DEPLOYER}' does not have authorization to perform action "
                     f"'Microsoft.Authorization/roleAssignments/read' over scope '{SUB_SCOPE}'.")}})
             return Reply(body={"value": self.assignments.get(principal, [])})
+        if path == f"{SUB_SCOPE}/providers/Microsoft.Storage/storageAccounts":
+            assert query["api-version"] == ["2023-05-01"]
+            return Reply(body={"value": [{"id": STATE_ACCOUNT, "name": "spotkubestate", "type":
+                                          "Microsoft.Storage/storageAccounts", "location": "uksouth",
+                                          "kind": "StorageV2", "sku": {"name": "Standard_ZRS", "tier": "Standard"},
+                                          "properties": {"allowSharedKeyAccess": False,
+                                                         "minimumTlsVersion": "TLS1_2"}}]})
+        if path == f"{STATE_CONTAINER}/providers/Microsoft.Authorization/roleAssignments":
+            assert query["$filter"] == ["atScope()"]
+            return Reply(body={"value": self.container_assignments})
         for role, (guid, kind, permissions) in ROLES.items():
             if path == definition_id(role):
                 return Reply(body={"id": path, "type": "Microsoft.Authorization/roleDefinitions", "name": guid,
@@ -442,7 +475,7 @@ BOOTSTRAPPED = {"ARM_CLIENT_ID": "46c3b3dd-1d00-5aa9-80e9-0ff1ce0ff1ce", "PULUMI
 
 
 def with_github(arm: tuple[FakeServer, Arm], environment: dict[str, Any] | None,
-                found: dict[str, Any]) -> tuple[subprocess.CompletedProcess[str], list[Request]]:
+                found: dict[str, Any], *extra: str) -> tuple[subprocess.CompletedProcess[str], list[Request]]:
     server, state = arm
     state.providers["Microsoft.Insights"] = "Registered"
     state.skus[2]["restrictions"] = []
@@ -458,7 +491,7 @@ def with_github(arm: tuple[FakeServer, Arm], environment: dict[str, Any] | None,
 
     with serving() as github:
         github.respond = respond
-        result = aks(server, "--github-repository", GITHUB_REPOSITORY, "--github-api", github.url())
+        result = aks(server, "--github-repository", GITHUB_REPOSITORY, "--github-api", github.url(), *extra)
         return result, list(github.requests)
 
 
@@ -497,15 +530,23 @@ def test_a_self_managed_backend_s_setting_is_checked(arm: tuple[FakeServer, Arm]
     assert result.returncode == 0, result.stdout
     assert ("ok   environment: GitHub environment aks-prod-eastus signs in to the self-managed backend "
             "azblob://spotkube-state-aks-prod-eastus with its cloud identity") in result.stdout
-    # The bootstrap's own (createBackend) names its storage account after the container.
+    # The bootstrap's own (createBackend) names its storage account: the container's grants are read live.
     account, _ = with_github(arm, github_environment("aks-prod-eastus"), variables(
         PULUMI_BACKEND_URL="azblob://spotkube-state-aks-prod-eastus?storage_account=spotkubestate",
+        SPOTKUBE_STACK="aks-prod-eastus"), "--preview", PREVIEW)
+    assert account.returncode == 1, account.stdout
+    where = "container spotkube-state-aks-prod-eastus of storage account spotkubestate"
+    assert f"ok   backend: deploy identity {DEPLOYER} may write aks-prod-eastus's state in {where}" in account.stdout
+    assert (f"FAIL backend: preview identity {PREVIEW} may read prod stack aks-prod-eastus's state in {where}: every "
+            "pull request's code runs as it") in account.stdout
+    missing, _ = with_github(arm, github_environment("aks-prod-eastus"), variables(
+        PULUMI_BACKEND_URL="azblob://spotkube-state-aks-prod-eastus?storage_account=nosuch",
         SPOTKUBE_STACK="aks-prod-eastus"))
-    assert account.returncode == 0, account.stdout
-    # Azure's container grants aren't read live: said so, with what to check.
-    assert ("warn backend: spotkube doctor doesn't read who holds roles on azblob://spotkube-state-aks-prod-eastus"
-            "?storage_account=spotkubestate on AKS: check by hand that only aks-prod-eastus's deploy identity may "
-            "write it and nobody else may read it; fix: docs/identities.md, the self-managed backend") in account.stdout
+    assert (f"FAIL backend: storage account nosuch of azblob://spotkube-state-aks-prod-eastus?storage_account=nosuch "
+            f"is not in subscription {SUBSCRIPTION}") in missing.stdout
+    # Without the account in the URL (the job's AZURE_STORAGE_ACCOUNT would name it) there is nothing to read.
+    assert ("warn backend: spotkube doctor doesn't read who holds roles on azblob://spotkube-state-aks-prod-eastus "
+            "on AKS") in result.stdout
     shared, _ = with_github(arm, github_environment("aks-prod-eastus"), variables(
         PULUMI_BACKEND_URL="azblob://spotkube-state", SPOTKUBE_STACK="aks-prod-eastus"))
     assert shared.returncode == 1

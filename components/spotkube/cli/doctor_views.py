@@ -75,18 +75,18 @@ def check(run: StackRun, *, deploy: str | None, preview: str | None, endpoint: s
         found = environment_findings(run.stack, run.spec.is_prod, environment, variables)
         url = (variables or {}).get(BACKEND_VARIABLE, "")
         if re.fullmatch(BACKEND_URL, url):
-            found += backend_check(run, url, who, endpoint, timeout)
+            found += backend_check(run, url, who, endpoint, account, timeout)
         report = DoctorReport(report.stack, report.where, (*report.findings, *found))
     return report
 
 
-def backend_check(run: StackRun, url: str, who: dict[Identity, str], endpoint: str | None,
+def backend_check(run: StackRun, url: str, who: dict[Identity, str], endpoint: str | None, account: str | None,
                   timeout: float) -> list[Finding]:
     """The grants on the environment's self-managed backend, read live where the cloud's reader can; where
     it can't, said so with what to check by hand."""
     cloud = profile(run.spec.cloud)
     read = cloud.commands.read_backend
-    policy = read(run.spec, url, endpoint, timeout) if read is not None else None
+    policy = read(run.spec, url, endpoint, account, timeout) if read is not None else None
     if policy is None:
         return [Finding("backend", run.stack, "warn", f"spotkube doctor doesn't read who holds roles on {url} on "
                         f"{cloud.title}: check by hand that only {run.stack}'s deploy identity may write it"
@@ -119,7 +119,7 @@ def doctor(
     github_repository: Annotated[str | None, typer.Option(
         "--github-repository", metavar="OWNER/REPO", envvar="GITHUB_REPOSITORY",
         help="Also check the stack's GitHub environment there (its branch rule, reviewers on prod, the variables "
-        "the workflows sign in with), with $GITHUB_TOKEN, and a self-managed backend's grants (GKE: live).")] = None,
+        "the workflows sign in with), with $GITHUB_TOKEN, and who holds roles on a self-managed backend.")] = None,
     github_api: Annotated[str, typer.Option("--github-api", metavar="URL", envvar="GITHUB_API_URL",
                                             help="GitHub's REST API (GitHub Enterprise: its own).")] = DEFAULT_API,
     timeout: Annotated[float, typer.Option("--timeout", metavar="SECONDS", help="Seconds per request.")] = 30.0,

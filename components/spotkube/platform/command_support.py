@@ -69,9 +69,9 @@ class CommandSupport:
     #: identities' roles, the region's sizes (the `refresh` extra signs in).
     read_access: Callable[[DoctorQuery], LiveAccess] | None = None
     #: Who holds roles on a self-managed backend's bucket or container, read live (`doctor
-    #: --github-repository`): (the stack, its PULUMI_BACKEND_URL, endpoint, timeout) -> the policy, None
-    #: for a URL of another cloud; None: spotkube can't read them on this cloud.
-    read_backend: Callable[[PlatformSpec, str, str | None, float], BackendPolicy | None] | None = None
+    #: --github-repository`): (the stack, its PULUMI_BACKEND_URL, endpoint, account, timeout) -> the policy,
+    #: None for a URL it can't read (another cloud's); None: spotkube can't read them on this cloud.
+    read_backend: Callable[[PlatformSpec, str, str | None, str | None, float], BackendPolicy | None] | None = None
     #: The query and console link for a step's logs once its pod is gone (`spotkube logs`).
     log_query: Callable[[PlatformSpec, LogTarget], LogQuery] | None = None
     #: How `spotkube drill` evicts a node of this cloud; None when the cloud offers no such command.

@@ -113,3 +113,5 @@ class BackendPolicy:
     public: frozenset[str] = frozenset()
     #: How to grant the state's write or read role on it, for a fix: (member, "write" | "read") -> command.
     grant_command: Callable[[str, str], str] = lambda member, role: ""
+    #: Why there is nothing to read (the storage account doesn't exist), said as a failure.
+    missing: str | None = None

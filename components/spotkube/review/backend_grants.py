@@ -24,6 +24,8 @@ def backend_findings(stack: str, prod: bool, policy: BackendPolicy,
                      principals: Mapping[Identity, str]) -> list[Finding]:
     """The grants on the stack's backend against what the bootstrap makes: the deploy identity writes; the
     preview reads non-prod only; on prod nobody else may read; nobody at all is everyone."""
+    if policy.missing is not None:
+        return [Finding("backend", stack, "fail", policy.missing, RERUN)]
     findings = []
     public = sorted({m for members in policy.roles.values() for m in members if m in policy.public})
     if public:

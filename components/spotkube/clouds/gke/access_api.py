@@ -208,7 +208,8 @@ def read_access(query: DoctorQuery) -> LiveAccess:
         sizes=sizes, unreadable=unreadable)
 
 
-def read_backend(spec: PlatformSpec, url: str, endpoint: str | None, timeout: float) -> BackendPolicy | None:
+def read_backend(spec: PlatformSpec, url: str, endpoint: str | None, _account: str | None,
+                 timeout: float) -> BackendPolicy | None:
     """The IAM policy of a `gs://` backend's bucket (None for another cloud's URL): who may write or read the
     stack's state there. Grants on the project or above also reach the bucket; they are the roles check's."""
     from spotkube.clouds import http
