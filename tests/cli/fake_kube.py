@@ -340,12 +340,14 @@ def _paths(obj: Obj) -> tuple[str, list[str]]:
 @dataclass
 class ClusterAtRest:
     """An API server on 127.0.0.1 answering GETs of objects and lists (namespaced and across namespaces,
-    items without kind and apiVersion, as the API server lists them), creating pods on POST and deleting
-    objects on DELETE; `on_create(pod)` lets a test play what follows (the autoscaler adds a node)."""
+    items without kind and apiVersion, as the API server lists them), creating objects on POST and deleting
+    objects on DELETE; `on_create(pod)` lets a test play what follows (the autoscaler adds a node).
+    `unserved` list paths answer 404, as the API server does for a resource no CRD defines."""
 
     objects: list[Obj]
     on_create: Callable[[Obj], None] = lambda pod: None
     requests: list[tuple[str, str]] = field(default_factory=list)
+    unserved: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -391,10 +393,14 @@ class ClusterAtRest:
                 path = urlsplit(self.path).path
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
                 fake.requests.append(("POST", path))
-                body["metadata"]["namespace"] = path.split("/")[4]
+                if path in fake.unserved:
+                    return self._missing(path)
+                parts = path.split("/")
+                body["metadata"]["namespace"] = parts[parts.index("namespaces") + 1]
+                created = json.loads(json.dumps(body))  # the API answers what it stored, before anyone acts on it
                 fake.objects.append(body)
                 fake.on_create(body)
-                self._json(201, body)
+                self._json(201, created)
 
             def do_DELETE(self) -> None:
                 path = urlsplit(self.path).path

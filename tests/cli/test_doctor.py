@@ -58,6 +58,22 @@ ROLES: dict[str, tuple[str, str, dict[str, list[str]]]] = {
                     "*/read", "Microsoft.Support/*"], "notActions": [], "dataActions": [], "notDataActions": []}),
     "Reader": ("acdd72a7-3385-48ef-bd42-f606fba81ae7", "BuiltInRole", {
         "actions": ["*/read"], "notActions": [], "dataActions": [], "notDataActions": []}),
+    "Storage Blob Data Contributor": ("ba92f5b4-2d11-453d-a403-e96b0029c9fe", "BuiltInRole", {
+        "actions": ["Microsoft.Storage/storageAccounts/blobServices/containers/delete",
+                    "Microsoft.Storage/storageAccounts/blobServices/containers/read",
+                    "Microsoft.Storage/storageAccounts/blobServices/containers/write",
+                    "Microsoft.Storage/storageAccounts/blobServices/generateUserDelegationKey/action"],
+        "notActions": [], "notDataActions": [], "dataActions": [
+            "Microsoft.Storage/storageAccounts/blobServices/containers/blobs/delete",
+            "Microsoft.Storage/storageAccounts/blobServices/containers/blobs/read",
+            "Microsoft.Storage/storageAccounts/blobServices/containers/blobs/write",
+            "Microsoft.Storage/storageAccounts/blobServices/containers/blobs/move/action",
+            "Microsoft.Storage/storageAccounts/blobServices/containers/blobs/add/action"]}),
+    "Storage Blob Data Reader": ("2a2b9908-6ea1-4ae2-8e65-a410df84e7d1", "BuiltInRole", {
+        "actions": ["Microsoft.Storage/storageAccounts/blobServices/containers/read",
+                    "Microsoft.Storage/storageAccounts/blobServices/generateUserDelegationKey/action"],
+        "notActions": [], "notDataActions": [],
+        "dataActions": ["Microsoft.Storage/storageAccounts/blobServices/containers/blobs/read"]}),
     "spotkube quota reader": ("9d3c1a2b-0000-4000-8000-0000000000aa", "CustomRole", {
         "actions": ["Microsoft.Compute/locations/usages/read", "Microsoft.Compute/skus/read"], "notActions": [],
         "dataActions": [], "notDataActions": []}),
@@ -79,6 +95,8 @@ def assignment(principal: str, role: str, scope: str) -> dict[str, Any]:
 SUB_SCOPE = f"/subscriptions/{SUBSCRIPTION}"
 GROUP_SCOPE = f"{SUB_SCOPE}/resourceGroups/{GROUP}"
 #: The registry aks-prod-eastus names (cluster.registries), whose owner grants the CI identities there.
+STATE_ACCOUNT = f"{SUB_SCOPE}/resourceGroups/spotkube-ci/providers/Microsoft.Storage/storageAccounts/spotkubestate"
+STATE_CONTAINER = f"{STATE_ACCOUNT}/blobServices/default/containers/spotkube-state-aks-prod-eastus"
 REGISTRY_SCOPE = ("/subscriptions/11111111-2222-4333-8444-555555555555/resourceGroups/spotkube-images/providers/"
                   "Microsoft.ContainerRegistry/registries/spotkubeimages")
 
@@ -112,6 +130,11 @@ class Arm:
             PREVIEW: [assignment(PREVIEW, "Reader", GROUP_SCOPE), assignment(PREVIEW, "Reader", REGISTRY_SCOPE)],
         }
         self.forbidden: set[str] = set()
+        #: The role assignments reaching the state container (`atScope()`: at it and above).
+        self.container_assignments = [
+            assignment(DEPLOYER, "Storage Blob Data Contributor", STATE_CONTAINER),
+            assignment(PREVIEW, "Storage Blob Data Reader", STATE_CONTAINER),
+            assignment(DEPLOYER, "Contributor", f"{SUB_SCOPE}/resourceGroups/spotkube-ci")]
         self.skus = [sku("Standard_D4s_v3", "eastus"), sku("Standard_D8s_v3", "eastus"),
                      sku("Standard_NC24ads_A100_v4", "eastus", [{
                          "type": "Location", "values": ["eastus"], "restrictionInfo": {"locations": ["eastus"]},
@@ -132,6 +155,16 @@ class Arm:
                     f"The client '{DEPLOYER}' does not have authorization to perform action "
                     f"'Microsoft.Authorization/roleAssignments/read' over scope '{SUB_SCOPE}'.")}})
             return Reply(body={"value": self.assignments.get(principal, [])})
+        if path == f"{SUB_SCOPE}/providers/Microsoft.Storage/storageAccounts":
+            assert query["api-version"] == ["2023-05-01"]
+            return Reply(body={"value": [{"id": STATE_ACCOUNT, "name": "spotkubestate", "type":
+                                          "Microsoft.Storage/storageAccounts", "location": "uksouth",
+                                          "kind": "StorageV2", "sku": {"name": "Standard_ZRS", "tier": "Standard"},
+                                          "properties": {"allowSharedKeyAccess": False,
+                                                         "minimumTlsVersion": "TLS1_2"}}]})
+        if path == f"{STATE_CONTAINER}/providers/Microsoft.Authorization/roleAssignments":
+            assert query["$filter"] == ["atScope()"]
+            return Reply(body={"value": self.container_assignments})
         for role, (guid, kind, permissions) in ROLES.items():
             if path == definition_id(role):
                 return Reply(body={"id": path, "type": "Microsoft.Authorization/roleDefinitions", "name": guid,
@@ -264,6 +297,13 @@ class Google:
                                                                        "user:admin@example.com"]}]
         #: (zone, machine or accelerator) the project can't get
         self.missing = {("europe-west4-b", "a2-highgpu-1g")}
+        #: The state bucket's IAM policy (uniform bucket-level access: the project's convenience members
+        #: GCS puts on every new bucket, and the bootstrap's grants); None: no such bucket.
+        self.bucket_bindings: list[dict[str, Any]] | None = [
+            {"role": "roles/storage.legacyBucketOwner", "members": [f"projectEditor:{PROJECT}",
+                                                                    f"projectOwner:{PROJECT}"]},
+            {"role": "roles/storage.legacyBucketReader", "members": [f"projectViewer:{PROJECT}"]},
+            {"role": "roles/storage.objectUser", "members": [f"serviceAccount:{GKE_DEPLOYER}"]}]
 
     def respond(self, request: Request) -> Reply:
         path = urlsplit(request.path).path
@@ -297,6 +337,10 @@ class Google:
                 {"metric": "CPUS", "limit": 1000, "usage": 0}, {"metric": "E2_CPUS", "limit": 1000, "usage": 0},
                 {"metric": "NVIDIA_A100_GPUS", "limit": 16, "usage": 0}, {"metric": "NVIDIA_T4_GPUS", "limit": 8,
                                                                            "usage": 0}]})
+        if path.startswith("/storage/v1/b/") and path.endswith("/iam") and self.bucket_bindings is not None:
+            assert request.query["optionsRequestedPolicyVersion"] == ["3"]
+            return Reply(body={"kind": "storage#policy", "resourceId": f"projects/_/buckets/{path.split('/')[4]}",
+                               "version": 1, "etag": "CAE=", "bindings": self.bucket_bindings})
         if path == f"/compute/v1/projects/{PROJECT}":
             return Reply(body={"kind": "compute#project", "name": PROJECT, "quotas": [
                 {"metric": "CPUS_ALL_REGIONS", "limit": 1000, "usage": 0},
@@ -431,7 +475,7 @@ BOOTSTRAPPED = {"ARM_CLIENT_ID": "46c3b3dd-1d00-5aa9-80e9-0ff1ce0ff1ce", "PULUMI
 
 
 def with_github(arm: tuple[FakeServer, Arm], environment: dict[str, Any] | None,
-                found: dict[str, Any]) -> tuple[subprocess.CompletedProcess[str], list[Request]]:
+                found: dict[str, Any], *extra: str) -> tuple[subprocess.CompletedProcess[str], list[Request]]:
     server, state = arm
     state.providers["Microsoft.Insights"] = "Registered"
     state.skus[2]["restrictions"] = []
@@ -447,7 +491,7 @@ def with_github(arm: tuple[FakeServer, Arm], environment: dict[str, Any] | None,
 
     with serving() as github:
         github.respond = respond
-        result = aks(server, "--github-repository", GITHUB_REPOSITORY, "--github-api", github.url())
+        result = aks(server, "--github-repository", GITHUB_REPOSITORY, "--github-api", github.url(), *extra)
         return result, list(github.requests)
 
 
@@ -486,8 +530,76 @@ def test_a_self_managed_backend_s_setting_is_checked(arm: tuple[FakeServer, Arm]
     assert result.returncode == 0, result.stdout
     assert ("ok   environment: GitHub environment aks-prod-eastus signs in to the self-managed backend "
             "azblob://spotkube-state-aks-prod-eastus with its cloud identity") in result.stdout
+    # The bootstrap's own (createBackend) names its storage account: the container's grants are read live.
+    account, _ = with_github(arm, github_environment("aks-prod-eastus"), variables(
+        PULUMI_BACKEND_URL="azblob://spotkube-state-aks-prod-eastus?storage_account=spotkubestate",
+        SPOTKUBE_STACK="aks-prod-eastus"), "--preview", PREVIEW)
+    assert account.returncode == 1, account.stdout
+    where = "container spotkube-state-aks-prod-eastus of storage account spotkubestate"
+    assert f"ok   backend: deploy identity {DEPLOYER} may write aks-prod-eastus's state in {where}" in account.stdout
+    assert (f"FAIL backend: preview identity {PREVIEW} may read prod stack aks-prod-eastus's state in {where}: every "
+            "pull request's code runs as it") in account.stdout
+    missing, _ = with_github(arm, github_environment("aks-prod-eastus"), variables(
+        PULUMI_BACKEND_URL="azblob://spotkube-state-aks-prod-eastus?storage_account=nosuch",
+        SPOTKUBE_STACK="aks-prod-eastus"))
+    assert (f"FAIL backend: storage account nosuch of azblob://spotkube-state-aks-prod-eastus?storage_account=nosuch "
+            f"is not in subscription {SUBSCRIPTION}") in missing.stdout
+    # Without the account in the URL (the job's AZURE_STORAGE_ACCOUNT would name it) there is nothing to read.
+    assert ("warn backend: spotkube doctor doesn't read who holds roles on azblob://spotkube-state-aks-prod-eastus "
+            "on AKS") in result.stdout
     shared, _ = with_github(arm, github_environment("aks-prod-eastus"), variables(
         PULUMI_BACKEND_URL="azblob://spotkube-state", SPOTKUBE_STACK="aks-prod-eastus"))
     assert shared.returncode == 1
     assert ("FAIL environment: GitHub environment aks-prod-eastus is prod and its backend azblob://spotkube-state is "
             "not its own (a prod stack's ends with -aks-prod-eastus)") in shared.stdout
+
+
+PROD_BUCKET = "spotkube-example-state-gke-prod-europe-west4"
+
+
+def gke_with_github(google: tuple[FakeServer, Google], *who: str) -> subprocess.CompletedProcess[str]:
+    """doctor on the GKE prod stack whose GitHub environment names its own state bucket."""
+    server, _ = google
+    path = f"/repos/{GITHUB_REPOSITORY}/environments/gke-prod-europe-west4"
+    found = variables(PULUMI_BACKEND_URL=f"gs://{PROD_BUCKET}", SPOTKUBE_STACK="gke-prod-europe-west4")
+
+    def respond(request: Request) -> Reply:
+        route = urlsplit(request.path).path
+        if route == path:
+            return Reply(body=github_environment("gke-prod-europe-west4"))
+        if route == f"{path}/variables":
+            return Reply(body=found)
+        return Reply(404, {"message": "Not Found", "status": "404"})
+
+    with serving() as github:
+        github.respond = respond
+        return run_spotkube_process("doctor", "--stack", "gke-prod-europe-west4", "--endpoint", server.url(),
+                                    "--github-repository", GITHUB_REPOSITORY, "--github-api", github.url(), *who)
+
+
+def test_gke_reads_the_prod_state_bucket_s_grants_live(google: tuple[FakeServer, Google]) -> None:
+    """The deploy account writes prod's bucket; the preview's may not read it; the project's convenience
+    members are named for a person to check."""
+    server, state = google
+    result = gke_with_github(google, "--deploy", GKE_DEPLOYER, "--preview", GKE_PREVIEW)
+    out = result.stdout
+    assert (f"ok   backend: deploy identity {GKE_DEPLOYER} may write gke-prod-europe-west4's state in bucket "
+            f"gs://{PROD_BUCKET}") in out, out + result.stderr
+    assert (f"ok   backend: preview identity {GKE_PREVIEW} may not read gke-prod-europe-west4's state in bucket "
+            f"gs://{PROD_BUCKET}") in out
+    assert (f"warn backend: bucket gs://{PROD_BUCKET} also lets projectEditor:{PROJECT}, projectOwner:{PROJECT}, "
+            f"projectViewer:{PROJECT} at prod stack gke-prod-europe-west4's state") in out
+    assert any(urlsplit(r.path).path == f"/storage/v1/b/{PROD_BUCKET}/iam" for r in server.requests)
+
+    assert state.bucket_bindings is not None
+    state.bucket_bindings[2] = {"role": "roles/storage.objectViewer", "members": [
+        f"serviceAccount:{GKE_PREVIEW}", "allUsers"]}
+    leaked = gke_with_github(google, "--deploy", GKE_DEPLOYER, "--preview", GKE_PREVIEW).stdout
+    assert (f"FAIL backend: bucket gs://{PROD_BUCKET} grants allUsers: anyone may read gke-prod-europe-west4's "
+            "state") in leaked
+    assert (f"FAIL backend: deploy identity {GKE_DEPLOYER} may not write gke-prod-europe-west4's state in bucket "
+            f"gs://{PROD_BUCKET}: pulumi up fails at its first checkpoint; fix: gcloud storage buckets "
+            f"add-iam-policy-binding gs://{PROD_BUCKET} --member=serviceAccount:{GKE_DEPLOYER} "
+            "--role=roles/storage.objectUser") in leaked
+    assert (f"FAIL backend: preview identity {GKE_PREVIEW} may read prod stack gke-prod-europe-west4's state in "
+            f"bucket gs://{PROD_BUCKET}: every pull request's code runs as it") in leaked

@@ -6,6 +6,7 @@ row of the environment it serves. Derived here, so neither the table nor the cod
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -79,9 +80,21 @@ def test_every_job_is_in_the_row_of_its_environment_with_its_workflow_and_trigge
 
 
 @pytest.fixture(scope="module")
-def bootstrap() -> dict[str, Recording]:
+def bootstrap(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Recording]:
+    """Both shipped bootstrap stacks, and the AKS one with the self-managed backend it makes (the shipped
+    GKE one makes its own)."""
     project = find_project(REPO / "infra" / "bootstrap")
-    return {stack: record_stack(project, stack) for stack in project.stacks()}
+    recordings = {stack: record_stack(project, stack) for stack in project.stacks()}
+    root = tmp_path_factory.mktemp("blob")
+    for name in ("Pulumi.yaml", "stacks", "infra"):
+        (shutil.copytree if (REPO / name).is_dir() else shutil.copy)(REPO / name, root / name)
+    path = root / "infra" / "bootstrap" / "Pulumi.aks.yaml"
+    document = yaml.safe_load(path.read_text())
+    del document["config"]["spotkube:pulumiOrganization"]
+    document["config"] |= {"spotkube:backendUrl": "azblob://spotkube-state?storage_account=spotkubestate",
+                           "spotkube:createBackend": True}
+    path.write_text(yaml.safe_dump(document))
+    return {**recordings, "aks-blob": record_stack(find_project(path.parent), "aks")}
 
 
 def row_of_environment(name: str, prod_stacks: set[str]) -> str:
@@ -97,8 +110,8 @@ def test_each_identity_team_and_rule_the_bootstrap_registers_is_named_in_its_row
         bootstrap: dict[str, Recording]) -> None:
     rows = table()
     checked = 0
-    for cloud, recording in bootstrap.items():
-        prod = _prod(recording)
+    for stack, recording in bootstrap.items():
+        cloud, prod = stack.split("-")[0], _prod(recording)
         assert prod, f"the {cloud} example serves a prod stack"
         for r in recording.registrations:
             if r.type == "azure-native:managedidentity:FederatedIdentityCredential":
@@ -139,3 +152,53 @@ def test_the_prod_row_names_the_only_identity_that_may_use_its_key(bootstrap: di
              and "/providers/Microsoft.KeyVault/" in r.inputs["scope"] for urn in r.dependencies if urn in identities}
     assert users == {"spotkube-deploy-aks-prod-eastus"}
     assert re.search(r"the only identity with its key", table()["prod deploy"]["reads"])
+
+
+#: The state stores' roles as the threat model names them, by role name or Azure role definition id.
+STATE_ROLES = {"roles/storage.objectUser": "`roles/storage.objectUser`",
+               "roles/storage.objectViewer": "`roles/storage.objectViewer`",
+               "ba92f5b4-2d11-453d-a403-e96b0029c9fe": "Storage Blob Data Contributor",
+               "2a2b9908-6ea1-4ae2-8e65-a410df84e7d1": "Storage Blob Data Reader"}
+STATE_STORES = ("gcp:storage/bucket:Bucket", "azure-native:storage:BlobContainer")
+
+
+def _trusted(recording: Recording) -> dict[str, set[str]]:
+    """Each identity's (service account's or managed identity's) URN -> the GitHub environments it trusts."""
+    identities = {r.urn for r in recording.registrations if r.type in (
+        "gcp:serviceaccount/account:Account", "azure-native:managedidentity:UserAssignedIdentity")}
+    found: dict[str, set[str]] = {}
+    for r in recording.registrations:
+        subject = r.inputs.get("subject") or (r.inputs.get("member") if r.inputs.get("role") ==
+                                              "roles/iam.workloadIdentityUser" else None)
+        if subject and ":environment:" in subject:
+            for urn in set(r.dependencies) & identities:
+                found.setdefault(urn, set()).add(subject.rsplit(":environment:", 1)[1])
+    return found
+
+
+def test_each_state_store_grant_is_named_in_the_row_of_the_environments_it_serves(
+        bootstrap: dict[str, Recording]) -> None:
+    """A self-managed backend's grants: the writer's row names its write role and the state it writes, the
+    preview's its read role; a prod stack's store is its own."""
+    rows, checked = table(), 0
+    for stack in ("gke", "aks-blob"):
+        recording = bootstrap[stack]
+        prod, trusted = _prod(recording), _trusted(recording)
+        stores = {r.urn: r for r in recording.registrations if r.type in STATE_STORES}
+        assert stores, f"the {stack} bootstrap makes its backend's storage"
+        for grant in recording.registrations:
+            if not set(grant.dependencies) & set(stores):
+                continue
+            role = grant.inputs.get("role") or grant.inputs.get("roleDefinitionId", "").rsplit("/", 1)[-1]
+            if role not in STATE_ROLES:
+                continue
+            (identity,) = set(grant.dependencies) & set(trusted)
+            for env in trusted[identity]:
+                row = rows[row_of_environment(env, prod)]
+                assert STATE_ROLES[role] in row["signs in as"], (env, role)
+                writes = role in ("roles/storage.objectUser", "ba92f5b4-2d11-453d-a403-e96b0029c9fe")
+                assert ("state" in row["writes"]) is writes, (env, row["writes"])
+                if env in prod:
+                    assert "its own bucket or container" in row["signs in as"], env
+                checked += 1
+    assert checked >= 6, "both clouds grant the preview, the shared deploy identity and a prod one"

@@ -87,7 +87,7 @@ def gke_node(pool: str, machine: str, accelerator: str | None, *, gpus: int | No
         "cloud.google.com/gke-os-distribution": "cos", "cloud.google.com/gke-provisioning": "standard",
         "cloud.google.com/machine-family": machine.split("-")[0], "cloud.google.com/private-node": "false",
         "node.kubernetes.io/instance-type": machine, "topology.gke.io/zone": zone,
-        "topology.kubernetes.io/region": "europe-west4", "topology.kubernetes.io/zone": zone,
+        "topology.kubernetes.io/region": zone.rsplit("-", 1)[0], "topology.kubernetes.io/zone": zone,
         "spotkube.io/pool": pool, "spotkube.io/capacity": capacity,
         "spotkube.io/role": "gpu" if accelerator else pool, "spotkube.io/accelerator": accelerator or "none",
     }
@@ -341,27 +341,128 @@ def test_context_picks_the_kubeconfig_s_context(cluster: tuple[ClusterAtRest, Pa
     assert "Traceback" not in unreachable.stderr
 
 
-def test_a_pool_that_scales_only_through_provisioning_requests_is_said_so_not_probed(tmp_path: Path) -> None:
-    """GKE's queued provisioning gives nodes only to a ProvisioningRequest, never to a pending pod: verify
-    --scale-up says it can't and creates nothing, instead of waiting out its timeout."""
+REQUESTS = "/apis/autoscaling.x-k8s.io/v1/namespaces/default/provisioningrequests"
+QUEUED_PROBE = "spotkube-verify-l4-queued"
+
+
+def _with_queued_pool(root: Path) -> Path:
+    """A copy of the project whose GKE dev stack has a queued-provisioning pool besides its spot one."""
     for name in ("Pulumi.yaml", "stacks", "infra"):
         source = REPO / name
-        (shutil.copytree if source.is_dir() else shutil.copy)(source, tmp_path / name)
-    stack_file = tmp_path / "stacks" / "Pulumi.gke-dev-us-central1.yaml"
+        (shutil.copytree if source.is_dir() else shutil.copy)(source, root / name)
+    stack_file = root / "stacks" / "Pulumi.gke-dev-us-central1.yaml"
     document = yaml.safe_load(stack_file.read_text())
     document["config"]["spotkube:gpuPools"].append({"name": "l4-queued", "machine": "g2-standard-8",
                                                     "capacity": "flex-start", "max": 4, "queuedProvisioning": True})
     stack_file.write_text(yaml.safe_dump(document))
-    fake = ClusterAtRest([]).start()
+    return root
+
+
+def queued_node() -> Obj:
+    """A node of a queued-provisioning flex-start pool: GKE's flex-start and queued labels and its
+    `gke-queued` taint; such a pool stays out of its GPU type's compute class."""
+    obj = gke_node("l4-queued", "g2-standard-8", "nvidia-l4", gpus=1, zone="us-central1-a")
+    labels = obj["metadata"]["labels"]
+    del labels["cloud.google.com/compute-class"]
+    labels |= {"cloud.google.com/gke-flex-start": "true", "cloud.google.com/gke-queued": "true",
+               "spotkube.io/capacity": "flex-start"}
+    obj["spec"]["taints"] = [{"key": "cloud.google.com/gke-queued", "value": "true", "effect": "NoSchedule"},
+                             {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
+    return obj
+
+
+def condition(kind: str, status: str, reason: str, message: str) -> Obj:
+    """A metav1.Condition as the cluster autoscaler writes it on a ProvisioningRequest."""
+    return {"type": kind, "status": status, "observedGeneration": 1, "lastTransitionTime": "2026-12-02T04:20:11Z",
+            "reason": reason, "message": message}
+
+
+def _queued_cluster(tmp_path: Path, conditions: list[Obj] | None, **fake_args: Any) -> tuple[
+        subprocess.CompletedProcess[str], ClusterAtRest, dict[str, Obj]]:
+    """verify --scale-up of the queued pool; the autoscaler answers a ProvisioningRequest with `conditions`
+    (and, once provisioned, a node). The spot pool has a node, so it isn't probed."""
+    (tmp_path / "project").mkdir()
+    project = _with_queued_pool(tmp_path / "project")
+    created: dict[str, Obj] = {}
+    spot = gke_node("l4-spot", "g2-standard-8", "nvidia-l4", gpus=1, capacity="spot", zone="us-central1-a")
+    fake = ClusterAtRest([spot], **fake_args)
+
+    def autoscaler(obj: Obj) -> None:
+        created[obj["kind"]] = json.loads(json.dumps(obj))
+        if obj["kind"] == "ProvisioningRequest" and conditions is not None:
+            obj["status"] = {"conditions": conditions}
+            if any(c["type"] == "Provisioned" and c["status"] == "True" for c in conditions):
+                fake.objects.append(queued_node())
+
+    fake.on_create = autoscaler
+    fake.start()
     try:
         result = verify(fake.kubeconfig(tmp_path / "kubeconfig"), "--stack", "gke-dev-us-central1", "--scale-up",
-                        "--timeout", "5s", "--project", str(tmp_path))
+                        "--timeout", "5s", "--project", str(project))
     finally:
         fake.stop()
-    assert ("warn scale-up: pool l4-queued scales only through a ProvisioningRequest (queued provisioning), which a "
-            "probe pod doesn't make: --scale-up can't bring it up") in result.stdout, result.stdout + result.stderr
-    assert ("POST", "/api/v1/namespaces/default/pods") in fake.requests, "the spot pool is still probed"
-    assert not any("spotkube-verify-l4-queued" in path for _, path in fake.requests)
+    return result, fake, created
+
+
+def test_a_queued_pool_is_brought_up_through_a_provisioning_request(tmp_path: Path) -> None:
+    """GKE's queued provisioning gives nodes only to a ProvisioningRequest: verify makes one of class
+    queued-provisioning.gke.io for one pod of its PodTemplate, waits for `Provisioned`, lands the probe pod
+    that consumes it on the new node, checks the node and deletes all three."""
+    provisioned = [condition("Accepted", "True", "Accepted", "Provisioning Request was accepted."),
+                   condition("Provisioned", "True", "Provisioned",
+                             "Provisioning Request was successfully provisioned.")]
+    result, fake, created = _queued_cluster(tmp_path, provisioned)
+    assert (f"ok   scale-up: pool l4-queued: ProvisioningRequest {QUEUED_PROBE} was provisioned and node "
+            "gke-spotkube-gke-l4-queued-1a2b3c4d-x7k2 came up for the probe pod and advertises 1 nvidia.com/gpu"
+            ) in result.stdout, result.stdout + result.stderr
+    request = created["ProvisioningRequest"]
+    assert request["apiVersion"] == "autoscaling.x-k8s.io/v1"
+    assert request["spec"] == {"provisioningClassName": "queued-provisioning.gke.io",
+                               "podSets": [{"count": 1, "podTemplateRef": {"name": QUEUED_PROBE}}]}
+    template, pod = created["PodTemplate"], created["Pod"]
+    assert template["metadata"]["name"] == QUEUED_PROBE and template["template"]["spec"] == pod["spec"]
+    assert pod["metadata"]["annotations"] == {
+        "autoscaling.x-k8s.io/consume-provisioning-request": QUEUED_PROBE,
+        "autoscaling.x-k8s.io/provisioning-class-name": "queued-provisioning.gke.io"}
+    assert {"key": "cloud.google.com/gke-queued", "operator": "Exists",
+            "effect": "NoSchedule"} in pod["spec"]["tolerations"]
+    assert pod["spec"]["nodeSelector"] == {"spotkube.io/pool": "l4-queued"}
+    writes = [r for r in fake.requests if r[0] != "GET"]
+    assert writes == [("POST", "/api/v1/namespaces/default/podtemplates"), ("POST", REQUESTS),
+                      ("POST", "/api/v1/namespaces/default/pods"),
+                      ("DELETE", f"/api/v1/namespaces/default/pods/{QUEUED_PROBE}"),
+                      ("DELETE", f"{REQUESTS}/{QUEUED_PROBE}"),
+                      ("DELETE", f"/api/v1/namespaces/default/podtemplates/{QUEUED_PROBE}")]
+    assert [o["kind"] for o in fake.objects] == ["Node", "Node"], "nothing of verify's is left"
+
+
+def test_a_provisioning_request_that_fails_is_said_and_no_probe_pod_is_made(tmp_path: Path) -> None:
+    failed = [condition("Accepted", "True", "Accepted", "Provisioning Request was accepted."),
+              condition("Failed", "True", "ResourcePoolExhausted", "Not enough nvidia-l4 capacity in us-central1.")]
+    result, fake, created = _queued_cluster(tmp_path, failed)
+    assert ("FAIL scale-up: pool l4-queued: within 5s, the ProvisioningRequest ended (Failed: ResourcePoolExhausted "
+            "Not enough nvidia-l4 capacity in us-central1.); fix: kubectl -n default describe provisioningrequest "
+            f"{QUEUED_PROBE}") in result.stdout, result.stdout + result.stderr
+    assert "Pod" not in created
+    assert [r for r in fake.requests if r[0] == "DELETE"] == [
+        ("DELETE", f"{REQUESTS}/{QUEUED_PROBE}"), ("DELETE", f"/api/v1/namespaces/default/podtemplates/{QUEUED_PROBE}")]
+
+
+def test_a_provisioning_request_still_queued_at_the_timeout_is_said_with_its_last_condition(tmp_path: Path) -> None:
+    queued = [condition("Accepted", "True", "Accepted", "Provisioning Request was accepted.")]
+    result, fake, created = _queued_cluster(tmp_path, queued)
+    assert ("FAIL scale-up: pool l4-queued: within 5s, the ProvisioningRequest was not provisioned (last Accepted: "
+            "Accepted Provisioning Request was accepted.)") in result.stdout, result.stdout + result.stderr
+    assert "Pod" not in created and ("DELETE", f"{REQUESTS}/{QUEUED_PROBE}") in fake.requests
+
+
+def test_a_cluster_that_serves_no_provisioning_requests_is_said_so(tmp_path: Path) -> None:
+    result, fake, created = _queued_cluster(tmp_path, None, unserved=(REQUESTS,))
+    assert ("warn scale-up: pool l4-queued scales only through a ProvisioningRequest, and the cluster serves no "
+            "autoscaling.x-k8s.io/v1 ProvisioningRequests: --scale-up can't bring it up") in result.stdout, \
+        result.stdout + result.stderr
+    assert ("DELETE", f"/api/v1/namespaces/default/podtemplates/{QUEUED_PROBE}") in fake.requests
+    assert "Pod" not in created
 
 
 class _NotKubernetes(BaseHTTPRequestHandler):

@@ -21,12 +21,13 @@ from spotkube.cli.github_api import DEFAULT_API, read_environment
 from spotkube.clouds import profile
 from spotkube.components.offline import StackRun, run_stack
 from spotkube.platform import stack_names
-from spotkube.platform.bootstrap import REPOSITORY
+from spotkube.platform.bootstrap import BACKEND_URL, BACKEND_VARIABLE, REPOSITORY
 from spotkube.platform.doctor import DoctorQuery, Finding
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.identities import Identity
 from spotkube.platform.live_quota import QuotaQuery
 from spotkube.platform.project import find_project
+from spotkube.review.backend_grants import backend_findings
 from spotkube.review.doctor import DoctorReport, doctor_report
 from spotkube.review.github_environments import environment_findings
 from spotkube.review.identities import stack_calls
@@ -70,10 +71,29 @@ def check(run: StackRun, *, deploy: str | None, preview: str | None, endpoint: s
         report = DoctorReport(report.stack, report.where, (*report.findings, quota_problem))
     if github is not None:
         repository, api = github
-        environment = environment_findings(run.stack, run.spec.is_prod,
-                                           *read_environment(repository, run.stack, api, timeout))
-        report = DoctorReport(report.stack, report.where, (*report.findings, *environment))
+        environment, variables = read_environment(repository, run.stack, api, timeout)
+        found = environment_findings(run.stack, run.spec.is_prod, environment, variables)
+        url = (variables or {}).get(BACKEND_VARIABLE, "")
+        if re.fullmatch(BACKEND_URL, url):
+            found += backend_check(run, url, who, endpoint, account, timeout)
+        report = DoctorReport(report.stack, report.where, (*report.findings, *found))
     return report
+
+
+def backend_check(run: StackRun, url: str, who: dict[Identity, str], endpoint: str | None, account: str | None,
+                  timeout: float) -> list[Finding]:
+    """The grants on the environment's self-managed backend, read live where the cloud's reader can; where
+    it can't, said so with what to check by hand."""
+    cloud = profile(run.spec.cloud)
+    read = cloud.commands.read_backend
+    policy = read(run.spec, url, endpoint, account, timeout) if read is not None else None
+    if policy is None:
+        return [Finding("backend", run.stack, "warn", f"spotkube doctor doesn't read who holds roles on {url} on "
+                        f"{cloud.title}: check by hand that only {run.stack}'s deploy identity may write it"
+                        + ("" if run.spec.is_prod else " and the preview identity may only read it")
+                        + (" and nobody else may read it" if run.spec.is_prod else ""),
+                        "docs/identities.md, the self-managed backend")]
+    return backend_findings(run.stack, run.spec.is_prod, policy, who)
 
 
 def lines(report: DoctorReport) -> list[str]:
@@ -99,7 +119,7 @@ def doctor(
     github_repository: Annotated[str | None, typer.Option(
         "--github-repository", metavar="OWNER/REPO", envvar="GITHUB_REPOSITORY",
         help="Also check the stack's GitHub environment there (its branch rule, reviewers on prod, the variables "
-        "the workflows sign in with), with $GITHUB_TOKEN.")] = None,
+        "the workflows sign in with), with $GITHUB_TOKEN, and who holds roles on a self-managed backend.")] = None,
     github_api: Annotated[str, typer.Option("--github-api", metavar="URL", envvar="GITHUB_API_URL",
                                             help="GitHub's REST API (GitHub Enterprise: its own).")] = DEFAULT_API,
     timeout: Annotated[float, typer.Option("--timeout", metavar="SECONDS", help="Seconds per request.")] = 30.0,

@@ -4,7 +4,9 @@ The I/O half: it runs the stack offline (its pool contracts, the objects it appl
 plugin), reads the cluster through the stack's kubeconfig with the Kubernetes client (the `drill`
 extra, as `spotkube drill` does), and prints `review.verify`'s findings, one line each. With
 `--scale-up`, a GPU pool at 0 nodes gets a short probe pod that brings one node up, which is then
-checked; the pod is deleted whatever happens. Exit 0 when all is well, 1 on findings, 2 on bad input
+checked; a pool whose nodes come only through provisioning requests (GKE's queued provisioning) gets a
+ProvisioningRequest first, and the probe pod consumes it once it is provisioned. What it creates is
+deleted whatever happens. Exit 0 when all is well, 1 on findings, 2 on bad input
 or a cluster that can't be read.
 """
 
@@ -33,8 +35,11 @@ from spotkube.platform.pipeline_reader import load_pool_contracts
 from spotkube.platform.project import find_project
 from spotkube.review.drill import name_of
 from spotkube.review.verify import (
+    PROVISIONING_API,
     ObjectRef,
+    Provisioning,
     applied_objects,
+    consuming_probe_pod,
     gpu_findings,
     kubeflow_findings,
     node_check,
@@ -42,6 +47,9 @@ from spotkube.review.verify import (
     pool_nodes,
     presence_findings,
     probe_pod,
+    probe_template,
+    provisioning_request,
+    request_state,
     toleration_findings,
 )
 
@@ -68,35 +76,92 @@ def _daemonsets(run: StackRun) -> list[tuple[str, str]]:
 PROBE_GRACE_S = 120
 
 
+def _node_up(cluster: Cluster, pool: contract.PoolContract, deadline: float, problem: str,
+             now: Callable[[], float], sleep: Callable[[float], None]) -> tuple[dict[str, Any] | None, str]:
+    """Wait until a node of `pool` is ready for GPU work, by `deadline`: the node, or None and why not."""
+    while now() < deadline:
+        checked = [(n, node_check(n, pool)) for n in pool_nodes(cluster.list("/api/v1/nodes"), pool.name)]
+        ready = next((n for n, p in checked if p is None), None)
+        if ready is not None:
+            return ready, ""
+        problem = next((p for _, p in checked if p), problem)
+        sleep(POLL_SECONDS)
+    return None, problem
+
+
+def _advertised(pool: contract.PoolContract) -> str:
+    return ", ".join(f"{count} {resource}" for resource, count in pool.advertised().items())
+
+
 def scale_up(cluster: Cluster, pool: contract.PoolContract, timeout_s: int,
              now: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> Finding:
     """Bring one node of `pool` up with a probe pod and check it; the pod is deleted afterwards."""
     name = f"spotkube-verify-{pool.name}"[:63]
     path = f"/api/v1/namespaces/{PROBE_NAMESPACE}/pods"
-    deadline = now() + timeout_s
-    problem = "no node joined"
     try:
         # Inside the try: a POST that times out after the API made the pod still gets the pod deleted.
         cluster.call("POST", path, probe_pod(pool, name, lifetime_s=timeout_s + PROBE_GRACE_S))
-        while now() < deadline:
-            nodes = pool_nodes(cluster.list("/api/v1/nodes"), pool.name)
-            checked = [(n, node_check(n, pool)) for n in nodes]
-            ready = next((n for n, p in checked if p is None), None)
-            if ready is not None:
-                gpus = ", ".join(f"{count} {resource}" for resource, count in pool.advertised().items())
-                return Finding("scale-up", pool.name, "ok", f"pool {pool.name}: node {name_of(ready)} came up for the "
-                               f"probe pod and advertises {gpus}")
-            problem = next((p for _, p in checked if p), problem)
-            sleep(POLL_SECONDS)
+        ready, problem = _node_up(cluster, pool, now() + timeout_s, "no node joined", now, sleep)
     finally:
         cluster.call("DELETE", f"{path}/{name}")
+    if ready is not None:
+        return Finding("scale-up", pool.name, "ok", f"pool {pool.name}: node {name_of(ready)} came up for the "
+                       f"probe pod and advertises {_advertised(pool)}")
     return Finding("scale-up", pool.name, "fail", f"pool {pool.name}: within {timeout_s}s of the probe pod, {problem}",
                    f"kubectl -n {PROBE_NAMESPACE} get events; kubectl get nodes -l {contract.POOL_LABEL}={pool.name}")
 
 
+#: Where ProvisioningRequests are served (the cluster autoscaler's CRD), in the probe's namespace.
+REQUESTS_PATH = f"/apis/{PROVISIONING_API}/namespaces/{PROBE_NAMESPACE}/provisioningrequests"
+
+
+def scale_up_queued(cluster: Cluster, pool: contract.PoolContract, provisioning: Provisioning, timeout_s: int,
+                    now: Callable[[], float] = time.monotonic,
+                    sleep: Callable[[float], None] = time.sleep) -> Finding:
+    """Bring one node of a pool that scales only through provisioning requests up: a PodTemplate, a
+    ProvisioningRequest for one pod of it, and once the request is `Provisioned` the probe pod consuming it;
+    all three are deleted afterwards, whatever happens."""
+    name = f"spotkube-verify-{pool.name}"[:63]
+    lifetime_s = timeout_s + PROBE_GRACE_S
+    core = f"/api/v1/namespaces/{PROBE_NAMESPACE}"
+    request = f"{REQUESTS_PATH}/{name}"
+    made: list[str] = []
+    deadline = now() + timeout_s
+    fix = f"kubectl -n {PROBE_NAMESPACE} describe provisioningrequest {name}; kubectl get events -n {PROBE_NAMESPACE}"
+    try:
+        made.append(f"{core}/podtemplates/{name}")
+        cluster.call("POST", f"{core}/podtemplates", probe_template(pool, name, lifetime_s, provisioning))
+        made.append(request)
+        if cluster.call("POST", REQUESTS_PATH, provisioning_request(name, provisioning)) is None:
+            return Finding("scale-up", pool.name, "warn", f"pool {pool.name} scales only through a "
+                           f"ProvisioningRequest, and the cluster serves no {PROVISIONING_API} ProvisioningRequests: "
+                           "--scale-up can't bring it up", "kubectl api-resources --api-group=autoscaling.x-k8s.io")
+        state, said = "waiting", "no condition yet"
+        while now() < deadline:
+            state, said = request_state(cluster.call("GET", request) or {})
+            if state != "waiting":
+                break
+            sleep(POLL_SECONDS)
+        if state != "provisioned":
+            what = f"the ProvisioningRequest ended ({said})" if state == "failed" else \
+                f"the ProvisioningRequest was not provisioned (last {said})"
+            return Finding("scale-up", pool.name, "fail", f"pool {pool.name}: within {timeout_s}s, {what}", fix)
+        made.append(f"{core}/pods/{name}")
+        cluster.call("POST", f"{core}/pods", consuming_probe_pod(pool, name, lifetime_s, provisioning))
+        ready, problem = _node_up(cluster, pool, deadline, "no node joined", now, sleep)
+    finally:
+        for path in reversed(made):
+            cluster.call("DELETE", path)
+    if ready is not None:
+        return Finding("scale-up", pool.name, "ok", f"pool {pool.name}: ProvisioningRequest {name} was provisioned "
+                       f"and node {name_of(ready)} came up for the probe pod and advertises {_advertised(pool)}")
+    return Finding("scale-up", pool.name, "fail", f"pool {pool.name}: within {timeout_s}s, the ProvisioningRequest was "
+                   f"provisioned but {problem}", fix)
+
+
 def _queued(run: StackRun) -> frozenset[str]:
     """The pools whose nodes come only through a ProvisioningRequest (GKE's queued provisioning): GKE taints
-    them and gives nodes to no pending pod, so a probe pod can't bring one up."""
+    them and gives nodes to no pending pod, so only a request brings one up."""
     return frozenset(pool.name for pool in run.spec.gpu_pools if pool.by_provisioning_request())
 
 
@@ -106,15 +171,14 @@ def check(run: StackRun, cluster: Cluster, *, scale: bool, timeout_s: int) -> li
     nodes = cluster.list("/api/v1/nodes")
     findings: list[Finding] = []
     queued = _queued(run)
+    cloud = profile(run.spec.cloud)
     for pool in (p for p in pools if p.advertised() and not pool_nodes(nodes, p.name) and scale):
-        if pool.name in queued:
-            findings.append(Finding(
-                "scale-up", pool.name, "warn", f"pool {pool.name} scales only through a ProvisioningRequest (queued "
-                "provisioning), which a probe pod doesn't make: --scale-up can't bring it up",
-                "run a workload through Kueue's queued-provisioning admission check "
-                "(docs/evictions.md#the-flex-start-tier-on-gke) and verify while its nodes are up"))
+        if pool.name not in queued:
+            findings.append(scale_up(cluster, pool, timeout_s))
             continue
-        findings.append(scale_up(cluster, pool, timeout_s))
+        assert cloud.provisioning_request_class is not None, "only a cloud with a class has queued pools"
+        findings.append(scale_up_queued(
+            cluster, pool, Provisioning(cloud.provisioning_request_class, cloud.provisioning_request_taint), timeout_s))
     if scale:
         nodes = cluster.list("/api/v1/nodes")
     findings += gpu_findings(pools, nodes)
@@ -156,7 +220,8 @@ def verify(
                                                 help="The kubeconfig's context to use (default: its current one).")]
     = None,
     scale: Annotated[bool, typer.Option("--scale-up", help="Bring one node of each GPU pool at 0 nodes up with a "
-                                        "short probe pod (deleted afterwards) and check it.")] = False,
+                                        "short probe pod (deleted afterwards) and check it; a queued-provisioning "
+                                        "pool's through a ProvisioningRequest.")] = False,
     timeout: Annotated[str, typer.Option("--timeout", metavar="DURATION",
                                          help="How long --scale-up waits for a node, e.g. 15m.")] = "15m",
     output: Annotated[str, typer.Option("--format", "-f", metavar="table|json", help="How to print it.")] = "table",

@@ -8,6 +8,7 @@ from it: an AKS stack's resource group and region, a GKE stack's project.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pulumi
@@ -41,6 +42,11 @@ def platform_stacks(spec: BootstrapSpec, platform_root: Path, source: str) -> di
         problems.append(Problem("spotkube:reviewers", f"is required: {', '.join(prod)} is prod, and its GitHub "
                                 "environment gets required reviewers; write e.g. {teams: [1234567]} (GitHub ids: "
                                 "`gh api orgs/ORG/teams/SLUG --jq .id`)"))
+    if spec.create_backend:
+        names = spec.backend_names(tuple(prod))
+        problems += [Problem("spotkube:backendUrl", f"makes {name!r} for {stack}'s state, which is no name the cloud "
+                             f"accepts (pattern {spec.backend_name}); use a shorter backend or stack name")
+                     for stack, name in names.items() if not re.fullmatch(spec.backend_name, name)]
     if problems:
         raise SpecError(source, problems)
     return found

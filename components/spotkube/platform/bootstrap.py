@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import BeforeValidator, Field, ValidationError, model_validator
 
 from spotkube.platform.errors import Problem, SpecError
 from spotkube.platform.input_messages import describe, did_you_mean, shown
-from spotkube.platform.spec import CONFIG_NAMESPACE, Text, _Model
+from spotkube.platform.spec import CONFIG_NAMESPACE, Flag, Text, _Model
 
 #: GitHub's `owner/repo`: an owner of up to 39 letters, digits and hyphens, neither first nor last; a
 #: name of letters, digits, `.`, `_` and `-` (docs.github.com: "repository names can only contain ASCII
@@ -44,7 +44,9 @@ EnvironmentName = Annotated[Text, BeforeValidator(_environment_name), Field(patt
 #: The bootstrap's output naming each prod stack's secrets provider (a key only its deploy identity uses).
 SECRETS_PROVIDERS = "secretsProviders"
 #: A self-managed Pulumi backend: Azure Blob Storage or Google Cloud Storage, authorised by the cloud identity.
-BACKEND_URL = r"^(azblob|gs)://[a-z0-9][a-z0-9._/-]{2,}$"
+#: Azure's may name its storage account (`?storage_account=`, which Pulumi's login reads since 3.43), so
+#: no job needs `AZURE_STORAGE_ACCOUNT` or the account's shared key.
+BACKEND_URL = r"^(azblob|gs)://[a-z0-9][a-z0-9._/-]{2,}(\?storage_account=[a-z0-9]{3,24})?$"
 #: The variable the bootstrap writes into each stack's GitHub environment: deploy.yml runs a stack only
 #: in an environment that names it, which a job that created an environment by naming it can't have.
 STACK_VARIABLE = "SPOTKUBE_STACK"
@@ -72,8 +74,17 @@ class Reviewers(_Model):
 
 def prod_backend_url(backend_url: str, stack: str) -> str:
     """A prod stack's own self-managed backend: the shared one's bucket or container name with the stack's
-    (lower-cased, as both clouds' names must be; anything else as `-`)."""
-    return f"{backend_url.rstrip('/')}-{re.sub(r'[^a-z0-9-]', '-', stack.lower())}"
+    (lower-cased, as both clouds' names must be; anything else as `-`), in the same storage account."""
+    location, query, account = backend_url.partition("?")
+    return f"{location.rstrip('/')}-{re.sub(r'[^a-z0-9-]', '-', stack.lower())}{query}{account}"
+
+
+def backend_location(backend_url: str) -> tuple[str, str, str | None]:
+    """A self-managed backend's scheme, its bucket or container (with any path), and its Azure storage
+    account if the URL names one."""
+    scheme, _, rest = backend_url.partition("://")
+    location, _, query = rest.partition("?")
+    return scheme, location.rstrip("/"), query.removeprefix("storage_account=") or None
 
 
 def team_name(environment: str) -> str:
@@ -104,6 +115,16 @@ class BootstrapSpec(_Model):
         default=None, pattern=BACKEND_URL, description="With a self-managed backend: its URL, azblob://CONTAINER "
         "or gs://BUCKET, which the workflows log in to with the job's cloud identity. Set this or "
         "pulumiOrganization.")
+    create_backend: Flag = Field(
+        default=False, description="With backendUrl: the bootstrap makes the backend's storage, one bucket or "
+        "container for the non-prod stacks and one per prod stack, each writable by its deploy identity alone "
+        "and the non-prod one readable by the preview identity; false: the administrator makes them "
+        "(docs/identities.md).")
+
+    #: The backend URL scheme a cloud's bootstrap can make storage for, and its bucket or container names.
+    backend_scheme: ClassVar[str | None] = None
+    backend_name: ClassVar[str] = r"^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$"
+    backend_example: ClassVar[str] = ""
 
     @model_validator(mode="after")
     def _not_an_output(self) -> BootstrapSpec:
@@ -115,6 +136,33 @@ class BootstrapSpec(_Model):
                              "backendUrl (a self-managed azblob:// or gs:// backend): the workflows hold no stored "
                              "Pulumi token")
         return self
+
+    def backend_problem(self) -> tuple[str, str] | None:
+        """With createBackend, what is wrong with the backend settings (the key, the message): the URL must
+        name just a bucket or container of this cloud, which the bootstrap can make."""
+        if not self.create_backend:
+            return None
+        if self.backend_url is None:
+            return "createBackend", ("makes a self-managed backend's storage: set backendUrl too, e.g. "
+                                     f"{self.backend_example or 'gs://BUCKET'}")
+        scheme, location, account = backend_location(self.backend_url)
+        problem = (f"is a {scheme}:// backend, which the {self.cloud} bootstrap can't make"
+                   if scheme != self.backend_scheme else
+                   "names a path inside its bucket or container; with createBackend name the bucket or container "
+                   "alone" if not re.fullmatch(self.backend_name, location) else
+                   "names no storage account; add ?storage_account=ACCOUNT (3-24 lowercase letters and digits)"
+                   if scheme == "azblob" and account is None else None)
+        if problem is None:
+            return None
+        return "backendUrl", (f"{shown(self.backend_url)} {problem}; with createBackend write e.g. "
+                              f"{self.backend_example}")
+
+    def backend_names(self, prod: tuple[str, ...]) -> dict[str | None, str]:
+        """The bucket or container of each scope the bootstrap makes: None's is the non-prod stacks', each
+        prod stack's its own (`<name>-<stack>`)."""
+        assert self.backend_url is not None, "only with a self-managed backend"
+        return {None: backend_location(self.backend_url)[1],
+                **{stack: backend_location(prod_backend_url(self.backend_url, stack))[1] for stack in prod}}
 
     @property
     def preview(self) -> str:
@@ -168,6 +216,9 @@ def parse_bootstrap(values: Mapping[str, Any], source: str, specs: Mapping[str, 
     if foreign is not None:
         problems.append(Problem(_key("config"), f"{foreign[1]} is a {foreign[0]} setting; remove it from a "
                                 f"{spec.cloud} bootstrap stack"))
+    backend = spec.backend_problem()
+    if backend is not None:
+        problems.append(Problem(_key(backend[0]), backend[1]))
     if problems:
         raise SpecError(source, problems)
     return spec
@@ -175,7 +226,8 @@ def parse_bootstrap(values: Mapping[str, Any], source: str, specs: Mapping[str, 
 
 #: The settings Pulumi hands over as JSON, and what each must look like.
 STRUCTURED = {"stacks": "a list; write e.g. [aks-dev-uksouth, aks-prod-eastus]",
-              "reviewers": "a mapping; write e.g. {teams: [1234567]}"}
+              "reviewers": "a mapping; write e.g. {teams: [1234567]}",
+              "createBackend": "true or false"}
 
 
 def read_bootstrap(config: Mapping[str, str], source: str, specs: Mapping[str, type[BootstrapSpec]]) -> BootstrapSpec:

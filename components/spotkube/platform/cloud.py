@@ -287,6 +287,9 @@ class Cloud(ABC):
     #: The ProvisioningRequest class the cloud's autoscaler serves for pools with queued provisioning (all
     #: of a step's nodes at once); None: the cloud offers none.
     provisioning_request_class: ClassVar[str | None] = None
+    #: The taint key the cloud puts on nodes that come through those requests, which a pod consuming one
+    #: tolerates (any value, NoSchedule); None: they carry none of their own.
+    provisioning_request_taint: ClassVar[str | None] = None
     #: The module whose `COMMANDS` (a `CommandSupport`) says what spotkube's commands do on the cloud
     #: (`clouds/<cloud>/commands.py`): named, not held, so a plan never loads what only commands need.
     commands_module: ClassVar[str]

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from spotkube.platform.cloud_options import CommandOptions
     from spotkube.platform.cost.price_copy import PriceCopyReader
     from spotkube.platform.cost.refresh import PriceSource
-    from spotkube.platform.doctor import DoctorQuery, LiveAccess
+    from spotkube.platform.doctor import BackendPolicy, DoctorQuery, LiveAccess
     from spotkube.platform.identities import IdentityFacts
     from spotkube.platform.live_quota import LiveQuota, QuotaQuery
     from spotkube.platform.logs import LogQuery, LogTarget
@@ -68,6 +68,10 @@ class CommandSupport:
     #: What `spotkube doctor` reads live before a first `up`: the APIs or providers enabled, the CI
     #: identities' roles, the region's sizes (the `refresh` extra signs in).
     read_access: Callable[[DoctorQuery], LiveAccess] | None = None
+    #: Who holds roles on a self-managed backend's bucket or container, read live (`doctor
+    #: --github-repository`): (the stack, its PULUMI_BACKEND_URL, endpoint, account, timeout) -> the policy,
+    #: None for a URL it can't read (another cloud's); None: spotkube can't read them on this cloud.
+    read_backend: Callable[[PlatformSpec, str, str | None, str | None, float], BackendPolicy | None] | None = None
     #: The query and console link for a step's logs once its pod is gone (`spotkube logs`).
     log_query: Callable[[PlatformSpec, LogTarget], LogQuery] | None = None
     #: How `spotkube drill` evicts a node of this cloud; None when the cloud offers no such command.

@@ -96,3 +96,22 @@ class LiveAccess:
     sizes: tuple[Finding, ...] = ()
     #: Identities whose roles could not be read, and the cloud's answer.
     unreadable: Mapping[Identity, str] = field(default_factory=dict)
+
+
+@record
+class BackendPolicy:
+    """Who holds which role on a self-managed backend's bucket or container, as the cloud answers (`roles`:
+    role -> members), and which of those roles write the state or only read it. `member` is how the cloud
+    names a principal the user gave (`--deploy`, `--preview`) among the members."""
+
+    where: str
+    roles: Mapping[str, tuple[str, ...]]
+    writes: frozenset[str]
+    reads: frozenset[str]
+    member: Callable[[str], str]
+    #: Members that are everyone (`allUsers`): on a state store, a leak whatever the role.
+    public: frozenset[str] = frozenset()
+    #: How to grant the state's write or read role on it, for a fix: (member, "write" | "read") -> command.
+    grant_command: Callable[[str, str], str] = lambda member, role: ""
+    #: Why there is nothing to read (the storage account doesn't exist), said as a failure.
+    missing: str | None = None

@@ -19,6 +19,7 @@ from spotkube.platform.bootstrap import (
     ORGANIZATION_VARIABLE,
     STACK_VARIABLE,
     TEAM_VARIABLE,
+    backend_location,
     prod_backend_url,
     team_name,
 )
@@ -68,7 +69,7 @@ def backend_finding(stack: str, prod: bool, variables: Mapping[str, str]) -> Fin
     url = variables.get(BACKEND_VARIABLE)
     if url:
         own = prod_backend_url("", stack)  # the suffix a prod stack's own backend ends with
-        if re.fullmatch(BACKEND_URL, url) and prod and not url.endswith(own):
+        if re.fullmatch(BACKEND_URL, url) and prod and not backend_location(url)[1].endswith(own):
             return Finding("environment", stack, "fail", f"GitHub environment {stack} is prod and its backend {url} "
                            f"is not its own (a prod stack's ends with {own}): whoever may read that backend reads "
                            "prod's state", f"set spotkube:backendUrl and {RERUN}")

@@ -195,19 +195,85 @@ def applied_objects(registrations: Iterable[tuple[str, Mapping[str, Any]]]) -> l
     return refs
 
 
+def _probe_spec(pool: contract.PoolContract, lifetime_s: int, tolerate: Sequence[str] = ()) -> dict[str, Any]:
+    """The probe's pod spec: the pool's label, its taints and `tolerate` (keys, NoSchedule) tolerated, one of
+    what the pool advertises asked for, and a deadline after which Kubernetes ends it."""
+    resource = next(iter(pool.advertised()), contract.GPU_RESOURCE)
+    return {
+        "restartPolicy": "Never", "terminationGracePeriodSeconds": 0, "activeDeadlineSeconds": lifetime_s,
+        "nodeSelector": {contract.POOL_LABEL: pool.name},
+        "tolerations": [*(Toleration.for_taint(t).to_k8s() for t in pool.taints),
+                        *({"key": key, "operator": "Exists", "effect": "NoSchedule"} for key in tolerate)],
+        "containers": [{"name": "probe", "image": PROBE_IMAGE,
+                        "resources": {"limits": {resource: "1"}, "requests": {"cpu": "10m", "memory": "16Mi"}}}],
+    }
+
+
 def probe_pod(pool: contract.PoolContract, name: str, lifetime_s: int) -> dict[str, Any]:
     """A pod that brings one node of `pool` up: it selects the pool by the contract's pool label, tolerates
     the pool's taints and asks for one of what the pool advertises. Kubernetes ends it after `lifetime_s`
     even if verify never deletes it (a cancelled job), so it can't hold a GPU node up for good."""
-    resource = next(iter(pool.advertised()), contract.GPU_RESOURCE)
-    return {
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": name, "labels": {"app.kubernetes.io/name": "spotkube-verify-probe"}},
-        "spec": {
-            "restartPolicy": "Never", "terminationGracePeriodSeconds": 0, "activeDeadlineSeconds": lifetime_s,
-            "nodeSelector": {contract.POOL_LABEL: pool.name},
-            "tolerations": [Toleration.for_taint(t).to_k8s() for t in pool.taints],
-            "containers": [{"name": "probe", "image": PROBE_IMAGE,
-                            "resources": {"limits": {resource: "1"}, "requests": {"cpu": "10m", "memory": "16Mi"}}}],
-        },
-    }
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": dict(PROBE_LABELS)},
+            "spec": _probe_spec(pool, lifetime_s)}
+
+
+#: The labels of everything verify creates to probe a pool.
+PROBE_LABELS = {"app.kubernetes.io/name": "spotkube-verify-probe"}
+#: The cluster autoscaler's ProvisioningRequest API and the annotations of a pod that consumes one
+#: (kubernetes/autoscaler `cluster-autoscaler/apis/provisioningrequest/autoscaling.x-k8s.io/v1`).
+PROVISIONING_API = "autoscaling.x-k8s.io/v1"
+CONSUME_ANNOTATION = "autoscaling.x-k8s.io/consume-provisioning-request"
+CLASS_ANNOTATION = "autoscaling.x-k8s.io/provisioning-class-name"
+
+
+@record
+class Provisioning:
+    """How a pool's nodes are asked for when they come only through provisioning requests: the request's
+    class (GKE: `queued-provisioning.gke.io`) and the taint key its nodes carry (GKE's `gke-queued`)."""
+
+    class_name: str
+    taint_key: str | None = None
+
+
+def probe_template(pool: contract.PoolContract, name: str, lifetime_s: int, provisioning: Provisioning) -> Obj:
+    """The PodTemplate a ProvisioningRequest names: the probe pod's spec, which the consuming pod repeats
+    (the autoscaler provisions for the template, the scheduler places the pod)."""
+    tolerate = (provisioning.taint_key,) if provisioning.taint_key else ()
+    return {"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": name, "labels": dict(PROBE_LABELS)},
+            "template": {"metadata": {"labels": dict(PROBE_LABELS)},
+                         "spec": _probe_spec(pool, lifetime_s, tolerate)}}
+
+
+def provisioning_request(name: str, provisioning: Provisioning) -> Obj:
+    """A ProvisioningRequest for one node: one pod of the template of the same name."""
+    return {"apiVersion": PROVISIONING_API, "kind": "ProvisioningRequest",
+            "metadata": {"name": name, "labels": dict(PROBE_LABELS)},
+            "spec": {"provisioningClassName": provisioning.class_name,
+                     "podSets": [{"count": 1, "podTemplateRef": {"name": name}}]}}
+
+
+def consuming_probe_pod(pool: contract.PoolContract, name: str, lifetime_s: int, provisioning: Provisioning) -> Obj:
+    """The probe pod that lands on the node the request `name` provisioned: the template's spec, with the
+    annotations that tell the autoscaler it consumes that request."""
+    template = probe_template(pool, name, lifetime_s, provisioning)
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "labels": dict(PROBE_LABELS),
+                         "annotations": {CONSUME_ANNOTATION: name, CLASS_ANNOTATION: provisioning.class_name}},
+            "spec": template["template"]["spec"]}
+
+
+def request_state(request: Obj) -> tuple[str, str]:
+    """Where a ProvisioningRequest stands, from its conditions: ("provisioned" | "failed" | "waiting", what
+    its latest condition says). `Failed`, `CapacityRevoked` and `BookingExpired` end it."""
+    conditions = {str(c.get("type")): mapping(c) for c in items(mapping(request.get("status")).get("conditions"))}
+
+    def said(condition: Obj) -> str:
+        return f"{condition.get('type')}: {condition.get('reason') or ''} {condition.get('message') or ''}".strip()
+
+    for ended in ("Failed", "CapacityRevoked", "BookingExpired"):
+        if conditions.get(ended, {}).get("status") == "True":
+            return "failed", said(conditions[ended])
+    if conditions.get("Provisioned", {}).get("status") == "True":
+        return "provisioned", said(conditions["Provisioned"])
+    latest = max(conditions.values(), key=lambda c: str(c.get("lastTransitionTime") or ""), default=None)
+    return "waiting", said(latest) if latest else "no condition yet"

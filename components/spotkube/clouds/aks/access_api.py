@@ -7,6 +7,10 @@ azure-identity's DefaultAzureCredential (the `refresh` extra; `az login` on a la
 - each CI identity's role assignments, `GET .../providers/Microsoft.Authorization/roleAssignments
   ?$filter=assignedTo('{objectId}')` (group memberships included), and each assigned role's
   definition (`properties.roleName`, `permissions[].actions/notActions/dataActions/notDataActions`);
+- with `doctor --github-repository` and an `azblob://CONTAINER?storage_account=ACCOUNT` backend, the
+  account (`GET .../providers/Microsoft.Storage/storageAccounts`) and the role assignments that reach
+  its container (`GET {container}/providers/Microsoft.Authorization/roleAssignments?$filter=atScope()`,
+  inherited ones included), each role's blob data actions deciding whether it writes or reads state;
 - the region's VM sizes with their restrictions, `GET .../providers/Microsoft.Compute/skus` (the API
   `spotkube quota` and `catalog refresh` read).
 A plain-HTTP endpoint (a local proxy or test server) is sent no credential.
@@ -14,6 +18,7 @@ A plain-HTTP endpoint (a local proxy or test server) is sent no credential.
 
 from __future__ import annotations
 
+import fnmatch
 import logging
 import os
 from collections.abc import Callable, Iterator, Mapping
@@ -31,16 +36,22 @@ from spotkube.clouds.aks.identities import (
 from spotkube.clouds.aks.providers import needed_namespaces, register_command
 from spotkube.clouds.aks.spec import AksSpec
 from spotkube.clouds.aks.usage_api import DEFAULT_ENDPOINT, SUBSCRIPTION_VARIABLES
+from spotkube.platform.bootstrap import backend_location
 from spotkube.platform.cost.refresh import FetchSettings
-from spotkube.platform.doctor import LIVE_READ_HINT, DoctorQuery, Finding, LiveAccess, PoolSize
+from spotkube.platform.doctor import LIVE_READ_HINT, BackendPolicy, DoctorQuery, Finding, LiveAccess, PoolSize
 from spotkube.platform.errors import SpotkubeError, first_line
 from spotkube.platform.identities import Assignment, Identity, Role
 from spotkube.platform.live_quota import installed, plain_http
+from spotkube.platform.spec import PlatformSpec
 
 SERVICE = "Azure Resource Manager"
 PROVIDERS_API = "2021-04-01"
 AUTHORIZATION_API = "2022-04-01"
 SKUS_API = "2021-07-01"
+STORAGE_API = "2023-05-01"
+#: The blob data actions of Pulumi's state: writing a checkpoint or a lock, and reading one.
+BLOB_WRITE = "Microsoft.Storage/storageAccounts/blobServices/containers/blobs/write"
+BLOB_READ = "Microsoft.Storage/storageAccounts/blobServices/containers/blobs/read"
 SCOPE = "https://management.azure.com/.default"
 SIGN_IN = "sign in with `az login` (CI: azure/login with OIDC, or ARM_CLIENT_ID, ARM_TENANT_ID and ARM_USE_OIDC)"
 
@@ -247,3 +258,49 @@ def read_access(query: DoctorQuery) -> LiveAccess:
         enable_command=lambda name: register_command(name, subscription), held=held,
         grant_command=_grant(subscription, group, outside), sizes=sizes,
         unreadable=unreadable)
+
+
+def _allows(role: Role, action: str) -> bool:
+    """Whether a role's data actions (wildcards included) allow `action`, less its not-data-actions."""
+    def matches(patterns: tuple[str, ...]) -> bool:
+        return any(fnmatch.fnmatch(action.lower(), pattern.lower()) for pattern in patterns)
+    return matches(role.data_actions) and not matches(role.not_data_actions)
+
+
+def read_backend(spec: PlatformSpec, url: str, endpoint: str | None, account: str | None,
+                 timeout: float) -> BackendPolicy | None:
+    """The role assignments reaching an `azblob://` backend's container (None for another cloud's URL, or
+    one naming no storage account, which only the job's AZURE_STORAGE_ACCOUNT would say)."""
+    from spotkube.clouds import http
+
+    scheme, container, storage_account = backend_location(url)
+    if scheme != "azblob" or storage_account is None:
+        return None
+    subscription = account or next((os.environ[v] for v in SUBSCRIPTION_VARIABLES if os.environ.get(v)), "")
+    arm = _Arm(endpoint or DEFAULT_ENDPOINT, _token(endpoint or DEFAULT_ENDPOINT), timeout)
+    try:
+        found = next((a for a in arm.values(f"/subscriptions/{subscription}/providers/Microsoft.Storage/"
+                                            "storageAccounts", {"api-version": STORAGE_API})
+                      if str(a.get("name")) == storage_account), None)
+        where = f"container {container.split('/')[0]} of storage account {storage_account}"
+        if found is None:
+            return BackendPolicy(where, {}, frozenset(), frozenset(), str, missing=(
+                f"storage account {storage_account} of {url} is not in subscription {subscription}"))
+        scope = f"{found['id']}/blobServices/default/containers/{container.split('/')[0]}"
+        roles: dict[str, tuple[str, ...]] = {}
+        definitions: dict[str, Role] = {}
+        for assignment in arm.values(f"{scope}/providers/Microsoft.Authorization/roleAssignments",
+                                     {"api-version": AUTHORIZATION_API, "$filter": "atScope()"}):
+            properties = assignment.get("properties") or {}
+            definition_id = str(properties.get("roleDefinitionId") or "")
+            if definition_id not in definitions:
+                definitions[definition_id] = _role(arm.get(definition_id, {"api-version": AUTHORIZATION_API}))
+            name = definitions[definition_id].name
+            roles[name] = (*roles.get(name, ()), str(properties.get("principalId") or ""))
+    except http.PriceFetchError as err:
+        raise SpotkubeError(str(err)) from None
+    writes = frozenset(r.name for r in definitions.values() if _allows(r, BLOB_WRITE))
+    reads = frozenset(r.name for r in definitions.values() if _allows(r, BLOB_READ)) - writes
+    return BackendPolicy(where, roles, writes, reads, str, grant_command=lambda who, right: (
+        f"az role assignment create --assignee-object-id {who} --assignee-principal-type ServicePrincipal --role "
+        f"'Storage Blob Data {'Contributor' if right == 'write' else 'Reader'}' --scope {scope}"))

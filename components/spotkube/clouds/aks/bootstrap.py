@@ -16,6 +16,11 @@
   `ROLE_REPLICATION` after it (and again when it is replaced).
 - The subscription's registration of every resource provider namespace the program and the workflows
   use (clouds/aks/providers.py), before anything that needs one.
+- With `createBackend`, the self-managed backend's storage: one storage account (the URL's
+  `storage_account`; no shared key, so Entra ID alone signs in; TLS 1.2; no public blobs), a blob
+  container for the non-prod stacks' state and one per prod stack. Storage Blob Data Contributor for
+  each deploy identity on its own container, Storage Blob Data Reader for the preview identity on the
+  non-prod one: nobody else's job writes, or reads, prod's state.
 - A Key Vault key per prod stack, the stack's secrets provider: only the deploy identity (and the
   administrator who runs the bootstrap, to switch the stack to it) may encrypt and decrypt with it, so
   the Pulumi token a pull request's preview holds can't read prod's secrets (docs/identities.md).
@@ -45,7 +50,7 @@ from spotkube.clouds.aks.identities import (
 from spotkube.clouds.aks.provider_registration import DEFAULT_ENDPOINT, register
 from spotkube.clouds.aks.providers import required_namespaces
 from spotkube.clouds.aks.resources import DRILL_ROLE_ID, role_definition_id
-from spotkube.platform.bootstrap import SECRETS_PROVIDERS, BootstrapSpec
+from spotkube.platform.bootstrap import SECRETS_PROVIDERS, BootstrapSpec, backend_location
 from spotkube.platform.identities import GITHUB_ISSUER, Assignment, Identity, Role
 from spotkube.platform.spec import PlatformSpec
 
@@ -56,6 +61,10 @@ IDENTITY_NAMES: Mapping[Identity, str] = {"preview": "spotkube-preview", "deploy
 #: "Key Vault Crypto User": encrypt, decrypt, wrap and unwrap with a key, and read it; nothing else
 #: (learn.microsoft.com/azure/role-based-access-control/built-in-roles/security#key-vault-crypto-user).
 KEY_VAULT_CRYPTO_USER = "12338af0-0e69-4776-bea7-57ae8d297424"
+#: The backend's data roles (learn.microsoft.com/azure/role-based-access-control/built-in-roles/storage):
+#: read, write and delete blobs, which Pulumi's state, history and lock files are; and read them only.
+STORAGE_BLOB_DATA_CONTRIBUTOR = "ba92f5b4-2d11-453d-a403-e96b0029c9fe"
+STORAGE_BLOB_DATA_READER = "2a2b9908-6ea1-4ae2-8e65-a410df84e7d1"
 #: How long a new custom role's assignments wait for it to replicate. Azure documents no bound; its
 #: troubleshooting page advises waiting and retrying for a few minutes after creating a role
 #: (learn.microsoft.com/azure/role-based-access-control/troubleshooting).
@@ -199,7 +208,44 @@ def ci_identities(spec: BootstrapSpec, stacks: Mapping[str, PlatformSpec]) -> di
             for stack, platform in stacks.items() if platform.is_prod}
     if prod:
         outputs[SECRETS_PROVIDERS] = _prod_secrets(spec, prod, home, location, registered)
+    if spec.create_backend:
+        _state_storage(spec, stacks, identities, home, location, registered)
     return outputs
+
+
+def _state_storage(
+    spec: BootstrapSpec, stacks: Mapping[str, PlatformSpec],
+    identities: Mapping[str, azure.managedidentity.UserAssignedIdentity],
+    home: azure.resources.ResourceGroup, location: str, registered: list[pulumi.Resource],
+) -> None:
+    """The backend's storage account and containers, and who may read and write each: the non-prod
+    container's writer is `spotkube-deploy` (if a stack is non-prod) and its reader the preview identity; a
+    prod stack's container's only writer is its own deploy identity. Prod's containers are protected."""
+    assert spec.backend_url is not None, "createBackend requires backendUrl"
+    account_name = backend_location(spec.backend_url)[2]
+    account = azure.storage.StorageAccount(
+        "state", account_name=account_name, resource_group_name=home.name, location=location, kind="StorageV2",
+        sku={"name": "Standard_ZRS"}, allow_shared_key_access=False, default_to_o_auth_authentication=True,
+        minimum_tls_version="TLS1_2", allow_blob_public_access=False, enable_https_traffic_only=True,
+        opts=pulumi.ResourceOptions(protect=True, depends_on=registered))
+    prod = tuple(stack for stack, platform in stacks.items() if platform.is_prod)
+    shared = [stack for stack, platform in stacks.items() if not platform.is_prod]
+    for scope, name in spec.backend_names(prod).items():
+        container = azure.storage.BlobContainer(
+            f"state-{scope or 'shared'}", account_name=account.name, container_name=name,
+            resource_group_name=home.name, public_access="None",
+            opts=pulumi.ResourceOptions(protect=scope is not None))
+        writer = IDENTITY_NAMES["deploy"] if scope is None else f"{IDENTITY_NAMES['deploy']}-{scope}"
+        grants = [(writer, STORAGE_BLOB_DATA_CONTRIBUTOR, "writes")] if scope is not None or shared else []
+        if scope is None:
+            grants.append((IDENTITY_NAMES["preview"], STORAGE_BLOB_DATA_READER, "reads"))
+        for identity, role_id, what in grants:
+            azure.authorization.RoleAssignment(
+                f"{_key(identity)}-state-{scope or 'shared'}", principal_id=identities[identity].principal_id,
+                principal_type="ServicePrincipal", scope=container.id,
+                role_definition_id=home.id.apply(lambda s, r=role_id: role_definition_id(s, r)),
+                description=f"spotkube {_key(identity).split('-')[0]}: {what} "
+                f"{'the non-prod stacks' if scope is None else scope}'s Pulumi state")
 
 
 def _key(identity_name: str) -> str:

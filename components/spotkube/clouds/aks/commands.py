@@ -99,6 +99,7 @@ COMMANDS = CommandSupport(
     catalog_source="spotkube.clouds.aks.catalog_source",
     read_quota=usage_api.read_quota,
     read_access=access_api.read_access,
+    read_backend=access_api.read_backend,
     log_query=logs.log_query,
     eviction_command=eviction_command,
     identities=identities.FACTS,

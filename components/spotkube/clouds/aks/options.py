@@ -5,6 +5,7 @@ and where the CI identities live."""
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import ClassVar
 
 from pydantic import Field
 
@@ -65,6 +66,11 @@ class AksBootstrapSpec(BootstrapSpec):
                                   "the identities' resource group; default: the first stack's region.")
     identity_resource_group: Text = Field(default="spotkube-ci", pattern=r"^[-\w._()]{1,89}[-\w_()]$",
                                           description="AKS: the resource group the managed identities live in.")
+
+    #: Blob container names: 3-63 lowercase letters, digits and single `-` between them.
+    backend_scheme: ClassVar[str | None] = "azblob"
+    backend_name: ClassVar[str] = r"^[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]$"
+    backend_example: ClassVar[str] = "azblob://spotkube-state?storage_account=spotkubestate"
 
 
 OPTIONS = CommandOptions(new_stack=AksNewStack, catalog_refresh=AksCatalogRefresh, prices_refresh=AksPricesRefresh,

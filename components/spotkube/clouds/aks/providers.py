@@ -38,6 +38,8 @@ BOOTSTRAP_TYPES: Mapping[str, str] = {
     "azure-native:authorization:RoleDefinition": "Microsoft.Authorization/roleDefinitions",
     "azure-native:keyvault:Vault": "Microsoft.KeyVault/vaults",
     "azure-native:keyvault:Key": "Microsoft.KeyVault/vaults/keys",
+    "azure-native:storage:StorageAccount": "Microsoft.Storage/storageAccounts",
+    "azure-native:storage:BlobContainer": "Microsoft.Storage/storageAccounts/blobServices/containers",
 }
 
 

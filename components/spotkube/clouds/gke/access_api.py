@@ -10,6 +10,8 @@ google-github-actions/auth in CI):
   (`includedPermissions`);
 - each pool's machine type and GPU type in its zones, Compute Engine's `GET /compute/v1/projects/{p}/
   zones/{z}/machineTypes/{m}` and `.../acceleratorTypes/{a}` (404: not offered there).
+- with `doctor --github-repository` and a `gs://` backend, the bucket's IAM policy, Cloud Storage's
+  `GET /storage/v1/b/{bucket}/iam` (`bindings[].role`, `members`).
 With `--endpoint`, every one of those APIs is asked there (their paths don't overlap); a plain-HTTP
 endpoint is sent no credential.
 """
@@ -22,15 +24,24 @@ from typing import Any
 from spotkube.clouds.gke.identities import PROJECT, read_role
 from spotkube.clouds.gke.services import enable_command, needed_services
 from spotkube.platform.cost.refresh import FetchSettings
-from spotkube.platform.doctor import LIVE_READ_HINT, DoctorQuery, Finding, LiveAccess, PoolSize
+from spotkube.platform.doctor import LIVE_READ_HINT, BackendPolicy, DoctorQuery, Finding, LiveAccess, PoolSize
 from spotkube.platform.errors import SpotkubeError, first_line
 from spotkube.platform.identities import Assignment, Identity, Role
 from spotkube.platform.live_quota import installed, plain_http
+from spotkube.platform.spec import PlatformSpec
 
 SERVICE_USAGE = "https://serviceusage.googleapis.com"
 RESOURCE_MANAGER = "https://cloudresourcemanager.googleapis.com"
 IAM = "https://iam.googleapis.com"
 COMPUTE = "https://compute.googleapis.com"
+STORAGE = "https://storage.googleapis.com"
+#: Bucket roles that write objects (Pulumi's state, history and locks) and those that only read them
+#: (cloud.google.com/storage/docs/access-control/iam-roles).
+STATE_WRITE_ROLES = frozenset({"roles/storage.objectUser", "roles/storage.objectAdmin", "roles/storage.objectCreator",
+                               "roles/storage.admin", "roles/storage.legacyBucketOwner",
+                               "roles/storage.legacyBucketWriter"})
+STATE_READ_ROLES = frozenset({"roles/storage.objectViewer", "roles/storage.legacyObjectReader",
+                              "roles/storage.legacyObjectOwner", "roles/storage.legacyBucketReader"})
 SCOPES = ("https://www.googleapis.com/auth/cloud-platform",)
 SIGN_IN = "run `gcloud auth application-default login` (CI: google-github-actions/auth)"
 
@@ -195,3 +206,31 @@ def read_access(query: DoctorQuery) -> LiveAccess:
         apis_unknown=needed.unknown_types, apis_enabled=enabled,
         enable_command=lambda name: enable_command(name, project), held=held, grant_command=_grant(project),
         sizes=sizes, unreadable=unreadable)
+
+
+def read_backend(spec: PlatformSpec, url: str, endpoint: str | None, _account: str | None,
+                 timeout: float) -> BackendPolicy | None:
+    """The IAM policy of a `gs://` backend's bucket (None for another cloud's URL): who may write or read the
+    stack's state there. Grants on the project or above also reach the bucket; they are the roles check's."""
+    from spotkube.clouds import http
+
+    scheme, _, rest = url.partition("://")
+    if scheme != "gs":
+        return None
+    bucket = rest.split("/", 1)[0]
+    project = str(getattr(spec.cluster, "project", "") or "")
+    google = _Google(endpoint, _headers(endpoint, project), timeout)
+    try:
+        policy = google.call("Cloud Storage", STORAGE, f"/storage/v1/b/{bucket}/iam",
+                             {"optionsRequestedPolicyVersion": "3"})
+    except http.PriceFetchError as err:
+        raise SpotkubeError(str(err)) from None
+    roles: dict[str, tuple[str, ...]] = {}
+    for binding in policy.get("bindings") or ():
+        roles[str(binding.get("role"))] = (*roles.get(str(binding.get("role")), ()),
+                                           *(str(m) for m in binding.get("members") or ()))
+    return BackendPolicy(
+        f"bucket gs://{bucket}", roles, STATE_WRITE_ROLES, STATE_READ_ROLES, member,
+        frozenset({"allUsers", "allAuthenticatedUsers"}),
+        lambda who, right: f"gcloud storage buckets add-iam-policy-binding gs://{bucket} --member={who} "
+        f"--role={'roles/storage.objectUser' if right == 'write' else 'roles/storage.objectViewer'}")

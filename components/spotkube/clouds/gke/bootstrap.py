@@ -16,6 +16,12 @@
 - A Cloud KMS key per prod stack, the stack's secrets provider: only the deploy service account may
   encrypt and decrypt with it, so the Pulumi token a pull request's preview holds can't read prod's
   secrets (docs/identities.md).
+- With `createBackend`, the self-managed backend's buckets: one for the non-prod stacks' state (in the
+  bootstrap's project) and one per prod stack (in its project and region), each with uniform
+  bucket-level access, public access prevention and versioning (a bad write keeps the state before it).
+  `roles/storage.objectUser` for each deploy service account on its own bucket (Pulumi's state,
+  history and lock files are objects it creates, overwrites and deletes; the role grants no IAM) and
+  `roles/storage.objectViewer` for the preview's on the non-prod bucket (a preview takes no lock).
 - Every API the workflows and the program call (clouds/gke/services.py), enabled in each project
   before anything there calls it; destroying the bootstrap leaves them on (other workloads may use them).
 
@@ -54,6 +60,10 @@ SUBJECT_BYTES = 127
 #: finds it; the keys are protected.
 KEY_RING = "spotkube-secrets"
 ENCRYPTER_DECRYPTER = "roles/cloudkms.cryptoKeyEncrypterDecrypter"
+#: The backend's object roles (cloud.google.com/storage/docs/access-control/iam-roles): create, read,
+#: overwrite and delete objects, no IAM; and read and list them only.
+STATE_WRITER = "roles/storage.objectUser"
+STATE_READER = "roles/storage.objectViewer"
 
 
 def key_name(stack: str) -> str:
@@ -187,7 +197,36 @@ def ci_identities(spec: BootstrapSpec, stacks: Mapping[str, PlatformSpec]) -> di
             opts=pulumi.ResourceOptions(depends_on=[made]))
     if prod:
         outputs[SECRETS_PROVIDERS] = {stack: secrets_provider(project, stack) for stack, project in prod.items()}
+    if spec.create_backend:
+        _state_buckets(spec, stacks, home, accounts, enabled, made)
     return outputs
+
+
+def _state_buckets(spec: BootstrapSpec, stacks: Mapping[str, PlatformSpec], home: str,
+                   accounts: Mapping[str, gcp.serviceaccount.Account],
+                   enabled: Mapping[str, list[gcp.projects.Service]], made: time.Sleep) -> None:
+    """The backend's buckets and who may read and write each: the non-prod bucket's writer is the shared
+    deploy account (if a stack is non-prod) and its reader the preview's; a prod stack's bucket's only writer
+    is its own deploy account. Prod's buckets are protected."""
+    prod = tuple(stack for stack, platform in stacks.items() if platform.is_prod)
+    shared = [stack for stack, platform in stacks.items() if not platform.is_prod]
+    first = stacks[(shared or list(stacks))[0]]
+    for scope, name in spec.backend_names(prod).items():
+        platform = first if scope is None else stacks[scope]
+        project = home if scope is None else platform.cluster.project or home
+        bucket = gcp.storage.Bucket(
+            f"state-{scope or 'shared'}", name=name, project=project, location=platform.region.upper(),
+            uniform_bucket_level_access=True, public_access_prevention="enforced", versioning={"enabled": True},
+            force_destroy=False, opts=pulumi.ResourceOptions(protect=scope is not None, depends_on=enabled[project]))
+        writer = "deploy" if scope is None else f"deploy-{scope}"
+        grants = [(writer, STATE_WRITER)] if scope is not None or shared else []
+        if scope is None:
+            grants.append(("preview", STATE_READER))
+        for key, role in grants:
+            gcp.storage.BucketIAMMember(
+                f"{key}-state-{scope or 'shared'}", bucket=bucket.name, role=role,
+                member=accounts[key].email.apply(lambda email: f"serviceAccount:{email}"),
+                opts=pulumi.ResourceOptions(depends_on=[made]))
 
 
 class KeyRingProvider(ResourceProvider):

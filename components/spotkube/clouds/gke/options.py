@@ -49,6 +49,11 @@ class GkeBootstrapSpec(BootstrapSpec):
     provider_id: Text = Field(default="github", pattern=r"^[a-z][a-z0-9-]{2,30}[a-z0-9]$",
                               description="GKE: the pool's OIDC provider id (4-32 characters).")
 
+    #: Bucket names without dots: 3-63 lowercase letters, digits, `-` and `_`, a letter or digit at each end.
+    backend_scheme: ClassVar[str | None] = "gs"
+    backend_name: ClassVar[str] = r"^[a-z0-9][a-z0-9_-]{1,61}[a-z0-9]$"
+    backend_example: ClassVar[str] = "gs://spotkube-example-state"
+
 
 OPTIONS = CommandOptions(new_stack=GkeNewStack, catalog_refresh=GkeCatalogRefresh, prices_refresh=GkePricesRefresh,
                          bootstrap=GkeBootstrapSpec)

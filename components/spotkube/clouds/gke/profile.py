@@ -378,6 +378,8 @@ class Gke(Cloud):
     # GKE's cluster autoscaler serves ProvisioningRequests of this class for node pools with queued
     # provisioning (cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest).
     provisioning_request_class = "queued-provisioning.gke.io"
+    # ... and taints their nodes `cloud.google.com/gke-queued=true:NoSchedule` (docs/platform-facts.md).
+    provisioning_request_taint = "cloud.google.com/gke-queued"
     commands_module = "spotkube.clouds.gke.commands"
 
     machine_arch = staticmethod(catalog.machine_arch)
