@@ -7,7 +7,6 @@ never a traceback.
 from __future__ import annotations
 
 import inspect
-import json
 import sys
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from decimal import Decimal, InvalidOperation
@@ -24,8 +23,7 @@ from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 import spotkube
 from spotkube.cli import terminal
 from spotkube.cli.markdown_cells import GITHUB_COMMENT_LIMIT
-from spotkube.clouds import CLOUDS, load_stack_spec, price_table
-from spotkube.clouds import profile as cloud_profile
+from spotkube.clouds import CLOUDS, PROFILES, price_table
 from spotkube.components.mock_host import no_full_collections
 from spotkube.components.offline import run_stack
 from spotkube.platform import stack_names
@@ -62,7 +60,7 @@ class SpotkubeGroup(_FlagHelp, TyperGroup):
 
     def main(self, args: Sequence[str] | None = None, *pos: object, **kwargs: object) -> object:
         terminal.configure(plain=terminal.wants_plain())
-        terminal.quiet_sdk_logs()
+        terminal.quiet_sdk_logs([n for m in PROFILES.values() for n in m.sdk_loggers])
         tidy_help(self)
         return super().main(args, *pos, **kwargs)  # type: ignore[arg-type]
 
@@ -122,6 +120,7 @@ LAZY_COMMANDS = {
     "simulate": "spotkube.cli.commands.simulate:simulate",
     "prices": "spotkube.cli.commands.prices:prices_app",
     "catalog": "spotkube.cli.commands.catalog:catalog_app",
+    "logs": "spotkube.cli.commands.logs:logs",
 }
 #: The order help lists the commands in.
 COMMAND_ORDER = ("plan", "cost", "quota", "doctor", "verify", "pipeline-check", "drill", "new-stack", "simulate",
@@ -395,47 +394,3 @@ def cost(
         cost_views.render_cost(stack, report_, terminal.console())
 
 
-@app.command(cls=SpotkubeCommand)
-def logs(
-    stack: Annotated[str, typer.Option("--stack", "-s", metavar="NAME", help="The stack the pipeline ran on.")],
-    pod: Annotated[str | None, typer.Option("--pod", metavar="POD", help="The step's pod, as the KFP UI names it.")]
-    = None,
-    run_id: Annotated[str | None, typer.Option("--run", metavar="RUN_ID", help="A KFP run id: every pod of the run.")]
-    = None,
-    cluster: Annotated[str | None, typer.Option(
-        "--cluster", metavar="NAME", help="GKE: the cluster's name (`pulumi stack output clusterName`).")] = None,
-    workspace: Annotated[str | None, typer.Option(
-        "--workspace", metavar="RESOURCE_ID",
-        help="AKS: the Log Analytics workspace's resource id (`pulumi stack output "
-        "logWorkspaceId`; default: the stack's cluster.logs.workspaceId).")] = None,
-    output: FormatOption = Format.table,
-    project_dir: ProjectOption = Path("."),
-) -> None:
-    """The exact query and console link for a step's logs on the stack's cloud, which outlive the pod
-    when spot takes its node: a Cloud Logging filter on GKE, a KQL query over ContainerLogV2 on AKS."""
-    from spotkube.platform.logs import LogTarget  # this command's own: a plan never loads it
-
-    try:
-        project = find_project(project_dir)
-        name = stack_names.stack_name(project, stack)
-        spec = load_stack_spec(project, name)
-        target = LogTarget(pod=pod, run=run_id, cluster=cluster, workspace=workspace)
-        writer = cloud_profile(spec.cloud).commands.log_query
-        if writer is None:
-            raise fail(f"stack {name}: spotkube knows no log backend of {spec.cloud}")
-        query = writer(spec, target)
-    except SpotkubeError as err:
-        raise fail(str(err)) from None
-    if output is Format.json:
-        typer.echo(json.dumps({"stack": name, "language": query.language, "query": query.query, "link": query.link,
-                               "command": query.command, "notes": list(query.notes)}, indent=2))
-        return
-    fence = "```" if output is Format.markdown else ""
-    typer.echo(f"{query.language}:" + (f"\n{fence}" if fence else ""))
-    typer.echo(query.query + (f"\n{fence}" if fence else ""))
-    if query.link:
-        typer.echo(f"\nconsole: {query.link}")
-    if query.command:
-        typer.echo(f"\ncommand line:\n{query.command}")
-    for note in query.notes:
-        stderr.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)

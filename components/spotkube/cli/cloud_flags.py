@@ -14,6 +14,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
+from spotkube.clouds import CLOUDS
 from spotkube.platform.cloud_options import CloudOptions, Flag, every_flag, options_from
 
 Command = TypeVar("Command", bound=Callable[..., Any])
@@ -51,3 +52,10 @@ def with_cloud_flags(models: Mapping[str, type[CloudOptions]]) -> Callable[[Comm
         return run  # type: ignore[return-value]
 
     return declare
+
+
+def only_on(flag: str) -> str:
+    """The help of a shared command's flag that only some clouds read, each after its title:
+    `GKE: the cluster's name ...`, from the clouds' `CommandSupport.flag_help`."""
+    return " ".join(f"{cloud.title}: {cloud.commands.flag_help[flag]}" for cloud in CLOUDS.values()
+                    if flag in cloud.commands.flag_help)

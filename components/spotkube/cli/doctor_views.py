@@ -17,8 +17,9 @@ import typer
 from rich.markup import escape
 
 from spotkube.cli import terminal
+from spotkube.cli.cloud_flags import only_on
 from spotkube.cli.github_api import DEFAULT_API, read_environment
-from spotkube.clouds import profile
+from spotkube.clouds import CLOUDS, profile
 from spotkube.components.offline import StackRun, run_stack
 from spotkube.platform import stack_names
 from spotkube.platform.bootstrap import BACKEND_URL, BACKEND_VARIABLE, REPOSITORY
@@ -66,7 +67,7 @@ def check(run: StackRun, *, deploy: str | None, preview: str | None, endpoint: s
         except SpotkubeError as err:
             quota_problem = Finding("quota", "quota", "fail", f"the quota could not be read: {err}")
     report = doctor_report(run.stack, live, stack_calls(run.spec.cloud, run.registrations, run.invokes),
-                           cloud.commands.identities, who, quota)
+                           cloud.commands.identities, who, f"its {cloud.principal} on {cloud.vendor}", quota)
     if quota_problem is not None:
         report = DoctorReport(report.stack, report.where, (*report.findings, quota_problem))
     if github is not None:
@@ -105,14 +106,15 @@ def lines(report: DoctorReport) -> list[str]:
 def doctor(
     stack: Annotated[str, typer.Option("--stack", "-s", metavar="NAME", help="The stack to check.")],
     deploy: Annotated[str | None, typer.Option(
-        "--deploy", metavar="PRINCIPAL", help="The deploy identity whose roles to check: its object id on Azure "
-        "(default: the stack's cluster.deployer.objectId), its service account e-mail on Google Cloud.")] = None,
+        "--deploy", metavar="PRINCIPAL", help="The deploy identity whose roles to check: "
+        + ", ".join(f"its {c.principal} on {c.vendor}" for c in CLOUDS.values())
+        + " (default: the stack's cluster.deployer.objectId, where it names one).")] = None,
     preview: Annotated[str | None, typer.Option(
         "--preview", metavar="PRINCIPAL", help="The preview identity whose roles to check, named the same way.")]
     = None,
     subscription: Annotated[str | None, typer.Option(
         "--subscription", metavar="SUBSCRIPTION_ID",
-        help="AKS: the Azure subscription (default: $ARM_SUBSCRIPTION_ID, else $AZURE_SUBSCRIPTION_ID).")] = None,
+        help=only_on("--subscription"))] = None,
     endpoint: Annotated[str | None, typer.Option(
         "--endpoint", metavar="URL", help="The cloud API to ask instead of the public one; a plain-HTTP endpoint is "
         "sent no credential.")] = None,

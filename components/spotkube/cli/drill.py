@@ -196,6 +196,17 @@ class Cluster:
                              name=f"drill-watch-{kind}").start()
 
 
+def eviction_command(run: StackRun, node: str, provider_id: str) -> tuple[str, ...]:
+    """The stack's cloud's command that evicts `node`, from its provider ID."""
+    cloud = profile(run.spec.cloud)
+    build = cloud.commands.eviction_command
+    command = build(provider_id) if build else None
+    if command is None:
+        raise DrillError(f"node {node} has provider ID {provider_id!r}, from which no {cloud.title} eviction "
+                         "command can be built")
+    return command
+
+
 def plan_drill(run: StackRun, pool: str, cluster: Cluster) -> tuple[Target, tuple[str, ...], PoolFacts]:
     """The node to evict and the cloud command, without touching anything."""
     facts = pool_facts(run, pool)
@@ -205,12 +216,7 @@ def plan_drill(run: StackRun, pool: str, cluster: Cluster) -> tuple[Target, tupl
     if target is None:
         raise DrillError(f"pool {pool!r} of stack {run.stack} has no Ready node to evict; start a pipeline step "
                          "on it first (its pool scales from zero)")
-    build = profile(run.spec.cloud).commands.eviction_command
-    command = build(target.provider_id) if build else None
-    if command is None:
-        raise DrillError(f"node {target.node} has provider ID {target.provider_id!r}, from which no "
-                         f"{profile(run.spec.cloud).title} eviction command can be built")
-    return target, command, facts
+    return target, eviction_command(run, target.node, target.provider_id), facts
 
 
 def run_command(command: Sequence[str]) -> None:
@@ -371,12 +377,7 @@ def plan_gang_drill(run: StackRun, pool: str, job: str, cluster: Cluster) -> tup
     if target is None:
         raise DrillError(f"no worker of TrainJob {job!r} runs on a Ready node of pool {pool!r} of stack {run.stack}; "
                          "start the job first, or name the pool its workers run on")
-    build = profile(run.spec.cloud).commands.eviction_command
-    command = build(target.provider_id) if build else None
-    if command is None:
-        raise DrillError(f"node {target.node} has provider ID {target.provider_id!r}, from which no "
-                         f"{profile(run.spec.cloud).title} eviction command can be built")
-    return target, command
+    return target, eviction_command(run, target.node, target.provider_id)
 
 
 def run_gang_drill(run: StackRun, pool: str, job: str, cluster: Cluster, *, timeout_s: int,

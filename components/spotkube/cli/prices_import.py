@@ -43,8 +43,7 @@ class Imported:
 
 def copies() -> dict[str, tuple[str, PriceCopyReader]]:
     """Every copy any cloud reads: name -> (cloud, reader)."""
-    return {name: (cloud, reader) for cloud, p in CLOUDS.items()
-            for name, reader in p.commands.price_copies.items()}
+    return {name: (cloud, copy.read) for cloud, p in CLOUDS.items() for name, copy in p.commands.price_copies.items()}
 
 
 def _table(path: Path) -> PriceTable:

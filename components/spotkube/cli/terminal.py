@@ -50,17 +50,18 @@ def wants_plain(flag: bool = False, environ: Mapping[str, str] | None = None) ->
     return flag or environ.get("NO_COLOR", "") != ""
 
 
-#: The loggers of the libraries spotkube reads the clouds with. Their failures reach the user as
-#: spotkube's own one-line errors, so their log records must not be printed beside them: without a
-#: handler, Python's last resort prints every warning to stderr (azure-identity's thirteen lines on the
-#: credentials it tried, urllib3's line per retry), and `preview.yml` would paste them into a comment.
-SDK_LOGGERS = ("azure", "google", "urllib3")
+#: The logger of the HTTP library under the clouds' SDKs (its line per retry); each cloud names its
+#: SDKs' own loggers (`spotkube.clouds.CloudModules.sdk_loggers`).
+HTTP_LOGGER = "urllib3"
 
 
-def quiet_sdk_logs() -> None:
+def quiet_sdk_logs(sdk_loggers: Sequence[str]) -> None:
     """Give the SDKs' loggers a handler that drops their records; they still propagate to any handler
-    a program embedding the CLI has set up."""
-    for name in SDK_LOGGERS:
+    a program embedding the CLI has set up. Their failures reach the user as spotkube's own one-line
+    errors, so their log records must not be printed beside them: without a handler, Python's last
+    resort prints every warning to stderr (an identity SDK's lines on the credentials it tried), and
+    `preview.yml` would paste them into a comment."""
+    for name in (*sdk_loggers, HTTP_LOGGER):
         logging.getLogger(name).addHandler(logging.NullHandler())
 
 

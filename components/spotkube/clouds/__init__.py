@@ -43,6 +43,9 @@ class CloudModules:
     #: The Pulumi package (a type token's first part) of the resources and functions the cloud reads. Its
     #: Python SDK (`pulumi_<package>`) comes with the extra named after the cloud (`spotkube[<name>]`).
     package: str
+    #: The loggers of the libraries spotkube reads the cloud's APIs with (its SDKs), which the CLI keeps
+    #: quiet: their failures reach the user as spotkube's own one-line errors.
+    sdk_loggers: tuple[str, ...]
 
     def module(self, name: str) -> str:
         return f"{__name__}.{self.name}.{name}"
@@ -54,8 +57,8 @@ class CloudModules:
 
 #: Every cloud spotkube knows, by name: adding a cloud is its folder and one line here.
 PROFILES: dict[str, CloudModules] = {m.name: m for m in (
-    CloudModules("aks", "azure-native"),
-    CloudModules("gke", "gcp"),
+    CloudModules("aks", "azure-native", ("azure",)),
+    CloudModules("gke", "gcp", ("google",)),
 )}
 #: The contract reads each cloud's labels and taints by the cloud's name.
 contract.CLOUD_LABELS.update({name: import_module(m.module("labels")).LABELS for name, m in PROFILES.items()})

@@ -25,7 +25,7 @@ class NvidiaDevicePluginArgs(TypedDict):
     version: NotRequired[str]
     """NVIDIA k8s-device-plugin release: the image tag. Default: `v0.20.0`."""
     mig_strategy: NotRequired[NvidiaDevicePluginMigStrategy]
-    """How the plugin spotkube deploys (AKS) advertises MIG instances: `single` as `nvidia.com/gpu` (as GKE's own plugin does, so one pipeline runs on both), `mixed` as `nvidia.com/mig-<profile>`. Default: `single`."""
+    """How the plugin spotkube deploys advertises MIG instances: `single` as `nvidia.com/gpu` (as a cloud's own managed plugin does, so one pipeline runs on both), `mixed` as `nvidia.com/mig-<profile>`. Default: `single`."""
     image: NotRequired[str]
     """Image repository without a tag, e.g. a mirror when nodes can't reach nvcr.io. Default: `nvcr.io/nvidia/k8s-device-plugin`."""
     extra_taints: NotRequired[list[str]]
@@ -38,7 +38,7 @@ class DevicePluginSettingsArgs(TypedDict):
     version: NotRequired[str]
     """NVIDIA k8s-device-plugin release: the image tag. Default: `v0.20.0`."""
     mig_strategy: NotRequired[NvidiaDevicePluginMigStrategy]
-    """How the plugin spotkube deploys (AKS) advertises MIG instances: `single` as `nvidia.com/gpu` (as GKE's own plugin does, so one pipeline runs on both), `mixed` as `nvidia.com/mig-<profile>`. Default: `single`."""
+    """How the plugin spotkube deploys advertises MIG instances: `single` as `nvidia.com/gpu` (as a cloud's own managed plugin does, so one pipeline runs on both), `mixed` as `nvidia.com/mig-<profile>`. Default: `single`."""
     image: NotRequired[str]
     """Image repository without a tag, e.g. a mirror when nodes can't reach nvcr.io. Default: `nvcr.io/nvidia/k8s-device-plugin`."""
 
@@ -57,7 +57,7 @@ class KubeflowPipelinesArgs(TypedDict):
     storage_class: NotRequired[str]
     """StorageClass of the MySQL and SeaweedFS volumes; unset = the cluster's default class."""
     platform_pool_labels: NotRequired[dict[str, str]]
-    """On a cluster spotkube didn't make: node labels that pick the untainted on-demand pool KFP's own services run on, e.g. `kubernetes.azure.com/agentpool: system` (AKS) or `cloud.google.com/gke-nodepool: default-pool` (GKE); unset = spotkube's platform pool."""
+    """On a cluster spotkube didn't make: node labels that pick the untainted on-demand pool KFP's own services run on, e.g. the label in which the cloud names a node's pool, with that pool's name; unset = spotkube's platform pool."""
     eviction_retry_limit: NotRequired[int]
     """Retries of a step whose pod a node took away (spot eviction, node shutdown, drain, node lost): Argo's limit in the workflow defaults, for steps that don't call set_retry (a step's own limit wins). Ten survives a bad evening on spot capacity; each eviction costs a restart from the last checkpoint, not a failed run. Default: `10`."""
     failure_retry_limit: NotRequired[int]
@@ -67,7 +67,7 @@ class KubeflowPipelinesArgs(TypedDict):
     workflow_ttl_seconds: NotRequired[int]
     """How long a finished run's Argo Workflow is kept (KFP ships 3600); a pipeline's own TTL (PipelineConfig) wins. Default: `3600`."""
     step_grace_period_seconds: NotRequired[int]
-    """terminationGracePeriodSeconds of every pipeline pod: the time a step has to save a checkpoint after SIGTERM. Unset = what the cloud really gives a workload pod on a spot eviction: 15 on GKE (the kubelet keeps 15 of the 30 seconds for system pods), 30 on AKS (Azure's Preempt notice)."""
+    """terminationGracePeriodSeconds of every pipeline pod: the time a step has to save a checkpoint after SIGTERM. Unset = what the stack's cloud really gives a workload pod on a spot eviction (docs/evictions.md#how-much-time-a-step-gets)."""
 
 
 class KueueArgs(TypedDict):
@@ -89,8 +89,8 @@ class KubeflowTrainerArgs(TypedDict):
     failure_restart_limit: NotRequired[int]
     """Restarts of a training job after a failure of its own (a non-zero exit, out of memory): the JobSet's `failurePolicy.maxRestarts`. A worker a node took away (spot eviction, node shutdown) restarts the job without counting (`RestartJobSetAndIgnoreMaxRestarts`). Default: `1`."""
     grace_period_seconds: NotRequired[int]
-    """terminationGracePeriodSeconds of every worker: the time a training script has to save a checkpoint after SIGTERM. Unset = what the cloud gives a workload pod on a spot eviction: 15 on GKE, 30 on AKS."""
+    """terminationGracePeriodSeconds of every worker: the time a training script has to save a checkpoint after SIGTERM. Unset = what the stack's cloud gives a workload pod on a spot eviction (docs/evictions.md#how-much-time-a-step-gets)."""
     checkpoint_location: NotRequired[str]
-    """Where the stack's training jobs write checkpoints: an object store URI the nodes' identity can write (`gs://bucket/checkpoints`, `az://container/checkpoints`) or a path on a volume the workers mount. `spotkube pipeline-check` warns about a TrainJob whose `SPOTKUBE_CHECKPOINT_DIR` is not under it; unset = any place."""
+    """Where the stack's training jobs write checkpoints: an object store URI the nodes' identity can write (`gs://bucket/checkpoints`, `abfs://container/checkpoints`) or a path on a volume the workers mount. `spotkube pipeline-check` warns about a TrainJob whose `SPOTKUBE_CHECKPOINT_DIR` is not under it; unset = any place."""
     platform_pool_labels: NotRequired[dict[str, str]]
     """On a cluster spotkube didn't make: node labels that pick the untainted on-demand pool the Trainer and JobSet controllers run on, as for Kubeflow Pipelines; unset = spotkube's platform pool."""

@@ -256,7 +256,7 @@ class Catalog(_Model):
 
 
 
-_LAYOUT = ('a catalog file is a JSON object {"schemaVersion": 1, "clouds": {"<cloud, e.g. aks>": '
+_LAYOUT = ('a catalog file is a JSON object {"schemaVersion": 1, "clouds": {"<cloud>": '
            '{"date": "YYYY-MM-DD", "source": "...", "machines": {...}}}} as `spotkube catalog refresh` writes it; '
            'see docs/catalog.md')
 

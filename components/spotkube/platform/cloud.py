@@ -293,6 +293,10 @@ class Cloud(ABC):
     #: The module whose `COMMANDS` (a `CommandSupport`) says what spotkube's commands do on the cloud
     #: (`clouds/<cloud>/commands.py`): named, not held, so a plan never loads what only commands need.
     commands_module: ClassVar[str]
+    #: Whose cloud it is, in prose ("an Azure region"), and what an identity is called there (the
+    #: principal `spotkube doctor --deploy` takes): the words only the cloud's folder spells.
+    vendor: ClassVar[str]
+    principal: ClassVar[str]
 
     # --- Its machines, from its part of the catalog (read when asked: a refreshed catalog may name more)
     #: Ways besides MIG this cloud shares one GPU among pods (GKE: time-sharing, MPS), and how many pods

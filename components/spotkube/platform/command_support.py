@@ -17,7 +17,7 @@ from spotkube.platform.records import record
 if TYPE_CHECKING:
     # Named by the annotations only, which stay strings: nothing resolves them at run time.
     from spotkube.platform.cloud_options import CommandOptions
-    from spotkube.platform.cost.price_copy import PriceCopyReader
+    from spotkube.platform.cost.price_copy import PriceCopy
     from spotkube.platform.cost.refresh import PriceSource
     from spotkube.platform.doctor import BackendPolicy, DoctorQuery, LiveAccess
     from spotkube.platform.identities import IdentityFacts
@@ -56,9 +56,9 @@ class CommandSupport:
     deploy: DeployAccess
     #: The cloud's own price list, for `spotkube prices refresh`; None when spotkube can't read it.
     price_source: PriceSource | None = None
-    #: The dated public copies of its price list `spotkube prices import` reads, by name: each a reader
-    #: of the copy's own layout (`platform.cost.price_copy`).
-    price_copies: Mapping[str, PriceCopyReader] = field(default_factory=dict)
+    #: The dated public copies of its price list `spotkube prices import` reads, by name: each with a
+    #: reader of the copy's own layout (`platform.cost.price_copy`).
+    price_copies: Mapping[str, PriceCopy] = field(default_factory=dict)
     #: The module whose `refresh(RefreshRequest, known_gpus) -> SourceResult` reads the cloud's GPU
     #: machines from its API (`spotkube catalog refresh`); imported only then, since it needs the
     #: cloud's SDK from the `refresh` extra.
@@ -76,6 +76,9 @@ class CommandSupport:
     log_query: Callable[[PlatformSpec, LogTarget], LogQuery] | None = None
     #: How `spotkube drill` evicts a node of this cloud; None when the cloud offers no such command.
     eviction_command: EvictionCommand | None = None
+    #: The help of a shared command's flag that only this cloud reads, by flag (`logs --workspace`),
+    #: which the CLI shows after the cloud's title.
+    flag_help: Mapping[str, str] = field(default_factory=dict)
     #: The calls the CI identities make and the roles they hold (docs/identities.md: `spotkube doctor`
     #: and `python -m spotkube.cli.identities` read them).
     identities: IdentityFacts | None = None

@@ -58,3 +58,9 @@ class LogQuery:
     link: str | None
     command: str | None
     notes: tuple[str, ...] = ()
+
+
+def quoted(value: str) -> str:
+    """`value` as a string literal of a log query: in double quotes, backslashes and quotes escaped, which
+    KQL and Cloud Logging's query language both read."""
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'

@@ -10,7 +10,6 @@ Pure module: no Pulumi, no rendering.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from typing import Any
 
 from spotkube.platform.records import record
@@ -55,10 +54,6 @@ def concern_warning(setting: Setting) -> PlanWarning | None:
     if not setting.concern:
         return None
     return PlanWarning(f"security-{slug(setting.name)}", f"{setting.name}: {setting.concern}")
-
-
-#: (type token, resource name, inputs, protect) -> the cluster's posture, or None for other resources.
-PostureReader = Callable[[str, str, Mapping[str, Any], bool], ClusterPosture | None]
 
 
 def flag(name: str, on: Any, yes: str, no: str, concern_when_off: str) -> Setting:

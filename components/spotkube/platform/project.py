@@ -295,7 +295,7 @@ def _config_section(data: Mapping[str, Any], document: YamlDocument, project: Pr
         return [] if quiet else [_empty_stack(project, f"is empty (line {line})")]
     if not isinstance(written, dict):
         return [Problem(f"line {line}", f"config: is {_kind(written)}; it must be a mapping of settings such as "
-                        f"{CONFIG_NAMESPACE}:cloud: aks")]
+                        f"{CONFIG_NAMESPACE}:environment: dev")]
     return []
 
 

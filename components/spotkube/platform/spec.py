@@ -123,7 +123,7 @@ class GpuSpec(_Model):
 
     type: Text = Field(
         min_length=1,
-        description="GPU type in GKE's accelerator vocabulary, on every cloud: `nvidia-tesla-t4`, `nvidia-l4`, "
+        description="GPU type in spotkube's neutral vocabulary, on every cloud: `nvidia-tesla-t4`, `nvidia-l4`, "
         "`nvidia-tesla-a100`, `nvidia-a100-80gb`, ...",
     )
     count: Whole = Field(ge=1, le=16, description="GPUs per node.")
@@ -340,8 +340,8 @@ class DeployerSettings(_Model):
     drills: Flag = Field(
         default=False,
         description="Let the deployer evict a node of the stack's spot pools on purpose (`spotkube drill --run`, "
-        "drill.yml, which runs as the deploy identity): the right to simulate an eviction (AKS, on the node "
-        "resource group) or a maintenance event (GKE), and nothing more (docs/identities.md).",
+        "drill.yml, which runs as the deploy identity): the right to simulate an eviction or a maintenance event on "
+        "the stack's nodes, as the cloud names it, and nothing more (docs/identities.md).",
     )
 
 
@@ -359,8 +359,8 @@ class MaintenanceWindow(_Model):
     )
     utc_offset: Text = Field(
         default="+00:00", pattern=r"^[+-](0[0-9]|1[0-4]):[0-5][0-9]$",
-        description="The times' offset from UTC, e.g. `+01:00`. GKE counts a window's days in UTC, so there the "
-        "window is registered in UTC, its days shifted when the start crosses midnight; the plan shows both.",
+        description="The times' offset from UTC, e.g. `+01:00`. A cloud that counts a window's days in UTC gets "
+        "the window in UTC, its days shifted when the start crosses midnight; the plan shows both.",
     )
 
 
@@ -502,12 +502,13 @@ class PriceOverride(_Model):
     For a price the stack's own reasoning depends on (a worked example, a negotiated rate): the row lives
     next to the pools it prices and says where its number comes from. Cloud and region are the stack's."""
 
-    sku: Text = Field(min_length=1, description="VM size (AKS, e.g. Standard_D4s_v3) or machine type (GKE); "
-                      "a GKE GPU type such as nvidia-tesla-t4 with `kind: accelerator`.")
+    sku: Text = Field(min_length=1, description="The cloud's VM size or machine type (Standard_D4s_v3, "
+                      "g2-standard-8); a GPU type such as nvidia-tesla-t4 with `kind: accelerator`.")
     kind: Literal["machine", "accelerator"] = Field(
         default="machine", description="`machine` (a node, GPUs included where the size carries them) or "
-        "`accelerator` (one GKE N1 GPU, billed on top of its machine).")
-    capacity: CapacityName = Field(description="`spot`, `preemptible` (GKE), `flex-start` (GKE) or `on-demand`.")
+        "`accelerator` (one GPU, where the cloud bills it on top of its machine).")
+    capacity: CapacityName = Field(description="`spot`, `preemptible`, `flex-start` or `on-demand`, where the "
+                                   "cloud offers it.")
     usd_per_hour: Number = Field(gt=0, description="USD per node-hour (per GPU-hour for an accelerator).")
     source: Text = Field(min_length=1, description="Where the number comes from: a price list and its date, "
                          "an agreement, a worked example.")
@@ -541,16 +542,16 @@ class DevicePluginSettings(_Model):
 
     enabled: Flag = Field(
         default=True,
-        description="On AKS, deploy NVIDIA's device plugin to every GPU pool (false if you run the GPU Operator); "
-        "GKE always uses its own managed plugin.",
+        description="Deploy NVIDIA's device plugin to every GPU pool (false if you run the GPU Operator); a cloud "
+        "that runs its own managed plugin always uses it.",
     )
     version: Text = Field(
         default="v0.20.0", pattern=r"^v\d+\.\d+\.\d+$", description="NVIDIA k8s-device-plugin release: the image tag."
     )
     mig_strategy: Literal["single", "mixed"] = Field(
         default="single",
-        description="How the plugin spotkube deploys (AKS) advertises MIG instances: `single` as `nvidia.com/gpu` "
-        "(as GKE's own plugin does, so one pipeline runs on both), `mixed` as `nvidia.com/mig-<profile>`.",
+        description="How the plugin spotkube deploys advertises MIG instances: `single` as `nvidia.com/gpu` (as a "
+        "cloud's own managed plugin does, so one pipeline runs on both), `mixed` as `nvidia.com/mig-<profile>`.",
     )
     image: Text = Field(
         default="nvcr.io/nvidia/k8s-device-plugin",
@@ -602,8 +603,8 @@ class KubeflowSettings(_Model):
     platform_pool_labels: dict[Text, Text] = Field(
         default_factory=dict,
         description="On a cluster spotkube didn't make: node labels that pick the untainted on-demand pool KFP's "
-        "own services run on, e.g. `kubernetes.azure.com/agentpool: system` (AKS) or "
-        "`cloud.google.com/gke-nodepool: default-pool` (GKE); unset = spotkube's platform pool.",
+        "own services run on, e.g. the label in which the cloud names a node's pool, with that pool's name; unset "
+        "= spotkube's platform pool.",
     )
     eviction_retry_limit: Annotated[int, Field(ge=0, le=100), Strict(), BeforeValidator(_whole_number)] = Field(
         default=10,
@@ -635,9 +636,8 @@ class KubeflowSettings(_Model):
                                          BeforeValidator(_whole_number)] | None = Field(
         default=None,
         description="terminationGracePeriodSeconds of every pipeline pod: the time a step has to save a "
-        "checkpoint after SIGTERM. Unset = what the cloud really gives a workload pod on a spot eviction: "
-        "15 on GKE (the kubelet keeps 15 of the 30 seconds for system pods), 30 on AKS (Azure's Preempt "
-        "notice).",
+        "checkpoint after SIGTERM. Unset = what the stack's cloud really gives a workload pod on a spot eviction "
+        "(docs/evictions.md#how-much-time-a-step-gets).",
     )
 
     @model_validator(mode="before")
@@ -751,13 +751,13 @@ class TrainingSettings(_Model):
                                     BeforeValidator(_whole_number)] | None = Field(
         default=None,
         description="terminationGracePeriodSeconds of every worker: the time a training script has to save a "
-        "checkpoint after SIGTERM. Unset = what the cloud gives a workload pod on a spot eviction: 15 on GKE, 30 "
-        "on AKS.",
+        "checkpoint after SIGTERM. Unset = what the stack's cloud gives a workload pod on a spot eviction "
+        "(docs/evictions.md#how-much-time-a-step-gets).",
     )
     checkpoint_location: Text | None = Field(
         default=None, min_length=1,
         description="Where the stack's training jobs write checkpoints: an object store URI the nodes' identity can "
-        "write (`gs://bucket/checkpoints`, `az://container/checkpoints`) or a path on a volume the workers mount. "
+        "write (`gs://bucket/checkpoints`, `abfs://container/checkpoints`) or a path on a volume the workers mount. "
         "`spotkube pipeline-check` warns about a TrainJob whose `SPOTKUBE_CHECKPOINT_DIR` is not under it; unset "
         "= any place.",
     )

@@ -66,14 +66,15 @@ def _missing(identity: Identity, calls: Iterable[Call], facts: IdentityFacts,
 
 
 def role_findings(calls: Sequence[Call], facts: IdentityFacts, live: LiveAccess,
-                  principals: Mapping[Identity, str]) -> list[Finding]:
-    """Per CI identity: ok when what it holds allows every call it makes, else one line per role it lacks."""
+                  principals: Mapping[Identity, str], principal: str) -> list[Finding]:
+    """Per CI identity: ok when what it holds allows every call it makes, else one line per role it lacks;
+    `principal` says what names an identity on the stack's cloud (`its object id on Azure`)."""
     findings = []
     for identity in IDENTITIES:
         principal = principals.get(identity)
         if principal is None:
             findings.append(Finding("roles", identity, "warn", f"the {identity} identity was not checked: name it "
-                                    f"with --{identity} (its object id on Azure, its service account on Google Cloud)"))
+                                    f"with --{identity} ({principal})"))
             continue
         if identity in live.unreadable:
             findings.append(Finding("roles", identity, "warn", f"the {identity} identity's roles could not be read: "
@@ -104,11 +105,11 @@ def quota_findings(report: QuotaReport) -> list[Finding]:
 
 
 def doctor_report(stack: str, live: LiveAccess, calls: Sequence[Call], facts: IdentityFacts | None,
-                  principals: Mapping[Identity, str], quota: QuotaReport | None) -> DoctorReport:
+                  principals: Mapping[Identity, str], principal: str, quota: QuotaReport | None) -> DoctorReport:
     """Every finding of the stack, in the order the first `up` meets them."""
     findings = api_findings(live)
     if facts is not None:
-        findings += role_findings(calls, facts, live, principals)
+        findings += role_findings(calls, facts, live, principals, principal)
     if quota is not None:
         findings += quota_findings(quota)
     findings += live.sizes

@@ -146,7 +146,7 @@ RESOURCE_RULES: tuple[ResourceRule, ...] = (
                  spot_pools_delete_and_scale_to_zero),
     ResourceRule("spotkube-system-pool-on-demand", "The system pool runs on on-demand capacity.",
                  system_pool_on_demand),
-    ResourceRule("spotkube-no-retired-vm-sizes", "No pool uses a retired Azure VM size.", no_retired_vm_sizes),
+    ResourceRule("spotkube-no-retired-vm-sizes", "No pool uses a retired VM size.", no_retired_vm_sizes),
     ResourceRule("spotkube-no-kfp-default-credentials",
                  "Kubeflow Pipelines' default MinIO and MySQL credentials are never deployed.",
                  no_kfp_default_credentials),

@@ -53,7 +53,7 @@ def deployer_has_data_plane_rights(d: Deployment) -> Verdict:
     rule, title = "data-plane-rights", "the deployer holds data-plane rights on an RBAC-only cluster"
     outcome = _cloud(d).data_plane_rights(d)
     if outcome is None:
-        return Verdict(rule, title, True, "no cluster that takes its Kubernetes rights from Azure RBAC only")
+        return Verdict(rule, title, True, "no cluster that takes its Kubernetes rights from the cloud's RBAC only")
     return Verdict(rule, title, *outcome)
 
 

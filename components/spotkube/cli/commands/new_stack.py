@@ -25,7 +25,8 @@ NEW_STACK_OPTIONS = {cloud: p.commands.options.new_stack for cloud, p in CLOUDS.
 def new_stack(
     cloud: Annotated[CloudName, typer.Option("--cloud", metavar=CLOUD_CHOICES, help="The cloud.")],
     env: Annotated[str, typer.Option("--env", metavar="ENV", help="Environment, e.g. dev or prod.")],
-    region: Annotated[str, typer.Option("--region", metavar="REGION", help="Azure or Google Cloud region.")],
+    region: Annotated[str, typer.Option(
+        "--region", metavar="REGION", help=" or ".join(c.vendor for c in CLOUDS.values()) + " region.")],
     options: dict[str, NewStackOptions] | None = None,
     project_dir: ProjectOption = Path("."),
 ) -> None:

@@ -15,6 +15,7 @@ from spotkube.clouds import CLOUDS, PRICING
 from spotkube.clouds import profile as cloud_profile
 from spotkube.platform.cloud_options import PricesRefreshOptions
 from spotkube.platform.cost import PRICES_ENV, user_file_path
+from spotkube.platform.cost.price_copy import PriceCopy
 from spotkube.platform.cost.refresh import (
     DEFAULT_RETRIES,
     DEFAULT_RETRY_AFTER_MAX_S,
@@ -91,23 +92,31 @@ def refresh_prices(
             typer.echo(line)
 
 
+#: The cloud the help's example paths name: the registry's first.
+_EXAMPLE = next(iter(CLOUDS))
+
+
+def _copies() -> list[tuple[str, PriceCopy]]:
+    """Every price copy the clouds read, by name, in the registry's order."""
+    return [item for p in CLOUDS.values() for item in p.commands.price_copies.items()]
+
+
 @prices_app.command("import", cls=SpotkubeCommand)
 def import_prices(
     copy: Annotated[str, typer.Argument(metavar="COPY", help=(
-        "Which copy FILE is: karpenter-azure (Azure/karpenter-provider-azure's pkg/providers/pricing/"
-        "zz_generated.pricing.go) or karpenter-gcp (cloudpilot-ai/karpenter-provider-gcp's pkg/providers/pricing/"
-        "initial-prices.json)."))],
+        "Which copy FILE is: " + " or ".join(f"{name} ({copy.origin})" for name, copy in _copies()) + "."))],
     copy_file: Annotated[Path, typer.Argument(metavar="FILE", help="The copy, as downloaded.")],
     url: Annotated[str, typer.Option("--url", metavar="URL", help=(
         "Where FILE was read, pinned to its commit: every row's source names it."))],
     date: Annotated[str | None, typer.Option("--date", metavar="YYYY-MM-DD", help=(
-        "The day the copy was made (its commit's day), for a copy not dated inside (karpenter-gcp)."))] = None,
+        "The day the copy was made (its commit's day), for a copy not dated inside ("
+        + ", ".join(name for name, copy in _copies() if not copy.dated_inside) + ")."))] = None,
     table_path: Annotated[Path | None, typer.Option("--table", metavar="FILE", help=(
         f"Price table to write (default: ${PRICES_ENV}, else prices.json in your config directory); a checkout's "
-        "components/spotkube/clouds/aks/prices.json rebuilds the bundled one."))] = None,
+        f"components/spotkube/clouds/{_EXAMPLE}/prices.json rebuilds the bundled one."))] = None,
     catalog_path: Annotated[Path | None, typer.Option("--catalog", metavar="FILE", help=(
-        "A cloud's part of the GPU catalog (components/spotkube/clouds/aks/catalog.json) to learn where each size "
-        "is offered from the same copy."))] = None,
+        f"A cloud's part of the GPU catalog (components/spotkube/clouds/{_EXAMPLE}/catalog.json) to learn where "
+        "each size is offered from the same copy."))] = None,
 ) -> None:
     """Read a dated public copy of a cloud's price list into a price table: every size of the catalog (and
     every size the table prices) in every region the copy has, each row with the copy and its day. A price

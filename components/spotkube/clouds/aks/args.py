@@ -110,7 +110,7 @@ class AksGpuArgs(TypedDict):
     """GPU type (GKE accelerator name, spotkube's neutral vocabulary) and GPUs per node."""
 
     type: str
-    """GPU type in GKE's accelerator vocabulary, on every cloud: `nvidia-tesla-t4`, `nvidia-l4`, `nvidia-tesla-a100`, `nvidia-a100-80gb`, ..."""
+    """GPU type in spotkube's neutral vocabulary, on every cloud: `nvidia-tesla-t4`, `nvidia-l4`, `nvidia-tesla-a100`, `nvidia-a100-80gb`, ..."""
     count: int
     """GPUs per node."""
 
@@ -231,7 +231,7 @@ class AksDeployerArgs(TypedDict):
     egress_ranges: NotRequired[list[str]]
     """Public CIDRs the deployer connects from (a runner's static egress). Added to the API server's authorized ranges whenever the API server restricts by address."""
     drills: NotRequired[bool]
-    """Let the deployer evict a node of the stack's spot pools on purpose (`spotkube drill --run`, drill.yml, which runs as the deploy identity): the right to simulate an eviction (AKS, on the node resource group) or a maintenance event (GKE), and nothing more (docs/identities.md). Default: `false`."""
+    """Let the deployer evict a node of the stack's spot pools on purpose (`spotkube drill --run`, drill.yml, which runs as the deploy identity): the right to simulate an eviction or a maintenance event on the stack's nodes, as the cloud names it, and nothing more (docs/identities.md). Default: `false`."""
     object_id: str
     """Required: the Entra ID object id of whoever runs `pulumi up` (CI's deploy identity), which gets Azure Kubernetes Service RBAC Cluster Admin on the cluster; the same whoever previews or deploys. A service principal or managed identity: `az ad sp show --id <appId> --query id -o tsv`; yourself: `az ad signed-in-user show --query id -o tsv`."""
     principal_type: AksDeployerPrincipalType
@@ -254,7 +254,7 @@ class AksMaintenanceWindowArgs(TypedDict):
     hours: int
     """Length in hours, 4 to 24."""
     utc_offset: NotRequired[str]
-    """The times' offset from UTC, e.g. `+01:00`. GKE counts a window's days in UTC, so there the window is registered in UTC, its days shifted when the start crosses midnight; the plan shows both. Default: `+00:00`."""
+    """The times' offset from UTC, e.g. `+01:00`. A cloud that counts a window's days in UTC gets the window in UTC, its days shifted when the start crosses midnight; the plan shows both. Default: `+00:00`."""
 
 
 class AksBusyPeriodArgs(TypedDict):

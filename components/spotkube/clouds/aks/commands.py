@@ -95,7 +95,7 @@ COMMANDS = CommandSupport(
     new_stack_config=new_stack_config,
     deploy=deploy.DEPLOY,
     price_source=PRICE_SOURCE,
-    price_copies={karpenter_price_copy.NAME: karpenter_price_copy.read},
+    price_copies={karpenter_price_copy.NAME: karpenter_price_copy.COPY},
     catalog_source="spotkube.clouds.aks.catalog_source",
     read_quota=usage_api.read_quota,
     read_access=access_api.read_access,
@@ -103,4 +103,9 @@ COMMANDS = CommandSupport(
     log_query=logs.log_query,
     eviction_command=eviction_command,
     identities=identities.FACTS,
+    flag_help={
+        "--workspace": "the Log Analytics workspace's resource id (`pulumi stack output logWorkspaceId`; default: "
+        "the stack's cluster.logs.workspaceId).",
+        "--subscription": "the Azure subscription (default: $ARM_SUBSCRIPTION_ID, else $AZURE_SUBSCRIPTION_ID).",
+    },
 )

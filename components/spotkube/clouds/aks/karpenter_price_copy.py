@@ -14,7 +14,7 @@ import re
 from decimal import Decimal
 
 from spotkube.platform.cost.model import Capacity
-from spotkube.platform.cost.price_copy import CopiedPrices, PriceCopyError
+from spotkube.platform.cost.price_copy import CopiedPrices, PriceCopy, PriceCopyError
 
 #: How `spotkube prices import` names this copy.
 NAME = "karpenter-azure"
@@ -55,3 +55,9 @@ def read(text: str, url: str, seen: datetime.date | None = None) -> CopiedPrices
 
     return CopiedPrices(cloud="azure", seen=datetime.date.fromisoformat(day), prices=prices, source=source,
                         missing={"spot": NO_SPOT}, whole_regions=True)
+
+
+#: The copy as `spotkube prices import` offers it.
+COPY = PriceCopy(read,
+                 "Azure/karpenter-provider-azure's pkg/providers/pricing/zz_generated.pricing.go",
+                 dated_inside=True)

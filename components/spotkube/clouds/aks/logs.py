@@ -15,15 +15,11 @@ import shlex
 
 from spotkube.clouds.aks.resources import WORKSPACE_ID_PATTERN
 from spotkube.platform.contract import KFP_RUN_ID_LABEL
-from spotkube.platform.logs import LogQuery, LogsError, LogTarget
+from spotkube.platform.logs import LogQuery, LogsError, LogTarget, quoted
 from spotkube.platform.spec import PlatformSpec
 
 #: The portal page of a resource's logs: the workspace's Logs blade.
 PORTAL_LOGS = "https://portal.azure.com/#resource{workspace}/logs"
-
-
-def _quoted(value: str) -> str:
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def log_query(spec: PlatformSpec, target: LogTarget) -> LogQuery:
@@ -36,14 +32,14 @@ def log_query(spec: PlatformSpec, target: LogTarget) -> LogQuery:
     if workspace is not None and not re.fullmatch(WORKSPACE_ID_PATTERN, workspace, flags=re.IGNORECASE):
         raise LogsError(f"--workspace {workspace!r} is not a Log Analytics workspace resource id; use `pulumi stack "
                         "output logWorkspaceId`")
-    namespace = _quoted(target.namespace)
+    namespace = quoted(target.namespace)
     window = f"| where TimeGenerated > ago({logs.retention_days}d)"
     if target.pod is not None:
         query = "\n".join([
-            "ContainerLogV2", window, f"| where PodNamespace == {namespace} and PodName == {_quoted(target.pod)}",
+            "ContainerLogV2", window, f"| where PodNamespace == {namespace} and PodName == {quoted(target.pod)}",
             "| project TimeGenerated, ContainerName, LogSource, LogMessage", "| order by TimeGenerated asc"])
     else:
-        label = _quoted(f'"{KFP_RUN_ID_LABEL}":"{target.run}"')
+        label = quoted(f'"{KFP_RUN_ID_LABEL}":"{target.run}"')
         query = "\n".join([
             "let pods = KubePodInventory", window, f"| where Namespace == {namespace} and PodLabel contains {label}",
             "| distinct Name;", "ContainerLogV2", window, f"| where PodNamespace == {namespace} and PodName in (pods)",

@@ -35,7 +35,7 @@ def data_plane_rights(d: Deployment) -> Outcome:
     role on the cluster, and the Kubernetes provider must wait for each grant."""
     clusters = [c for c in d.of_type(CLUSTER_TYPE) if (c.inputs.get("aadProfile") or {}).get("enableAzureRBAC")]
     if not clusters:
-        return None
+        return True, "no cluster that takes its Kubernetes rights from Azure RBAC only"
     # The stack's deployer, never whoever ran the plan: the grant must survive a preview by another identity.
     deployer = d.spec.cluster.deployer.object_id
     by_urn = {r.urn: r for r in d.registrations}

@@ -238,6 +238,8 @@ class Aks(Cloud):
 
     cloud = "aks"
     title = "AKS"
+    vendor = "Azure"
+    principal = "object id"
     labels = labels.LABELS
     regions = catalog.REGIONS
     region_examples = "eastus, westeurope or uksouth"

@@ -104,7 +104,7 @@ COMMANDS = CommandSupport(
     new_stack_config=new_stack_config,
     deploy=deploy.DEPLOY,
     price_source=PRICE_SOURCE,
-    price_copies={karpenter_price_copy.NAME: karpenter_price_copy.read},
+    price_copies={karpenter_price_copy.NAME: karpenter_price_copy.COPY},
     catalog_source="spotkube.clouds.gke.catalog_source",
     read_quota=usage_api.read_quota,
     read_access=access_api.read_access,
@@ -112,4 +112,5 @@ COMMANDS = CommandSupport(
     log_query=logs.log_query,
     eviction_command=eviction_command,
     identities=identities.FACTS,
+    flag_help={"--cluster": "the cluster's name (`pulumi stack output clusterName`)."},
 )

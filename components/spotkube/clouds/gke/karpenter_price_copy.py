@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import Any
 
 from spotkube.platform.cost.model import Capacity
-from spotkube.platform.cost.price_copy import CopiedPrices, PriceCopyError
+from spotkube.platform.cost.price_copy import CopiedPrices, PriceCopy, PriceCopyError
 
 #: How `spotkube prices import` names this copy.
 NAME = "karpenter-gcp"
@@ -60,3 +60,9 @@ def read(text: str, url: str, seen: datetime.date | None = None) -> CopiedPrices
 
     return CopiedPrices(cloud="gcp", seen=seen, prices=prices, source=source, missing={"flex-start": NO_FLEX_START},
                         unrefreshable=frozenset({"flex-start"}))
+
+
+#: The copy as `spotkube prices import` offers it.
+COPY = PriceCopy(read,
+                 "cloudpilot-ai/karpenter-provider-gcp's pkg/providers/pricing/initial-prices.json",
+                 dated_inside=False)

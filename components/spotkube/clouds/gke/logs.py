@@ -14,7 +14,7 @@ import shlex
 from urllib.parse import quote
 
 from spotkube.platform.contract import KFP_RUN_ID_LABEL
-from spotkube.platform.logs import LogQuery, LogsError, LogTarget
+from spotkube.platform.logs import LogQuery, LogsError, LogTarget, quoted
 from spotkube.platform.spec import PlatformSpec
 
 #: GKE cluster names: 1-40 lower-case letters, digits and hyphens, starting with a letter.
@@ -25,10 +25,6 @@ LOGS_EXPLORER = "https://console.cloud.google.com/logs/query;query={query};stora
 FRESHNESS = "30d"
 
 
-def _quoted(value: str) -> str:
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def log_query(spec: PlatformSpec, target: LogTarget) -> LogQuery:
     """The filter for one pod's containers, or every pod of a run, in the stack's project and region."""
     if target.workspace is not None:
@@ -37,19 +33,19 @@ def log_query(spec: PlatformSpec, target: LogTarget) -> LogQuery:
         raise LogsError(f"--cluster {target.cluster!r} is not a GKE cluster name; use `pulumi stack output "
                         "clusterName`")
     project = spec.cluster.project or ""
-    lines = ['resource.type="k8s_container"', f"resource.labels.project_id={_quoted(project)}",
-             f"resource.labels.location={_quoted(spec.region)}"]
+    lines = ['resource.type="k8s_container"', f"resource.labels.project_id={quoted(project)}",
+             f"resource.labels.location={quoted(spec.region)}"]
     notes = []
     if target.cluster is not None:
-        lines.append(f"resource.labels.cluster_name={_quoted(target.cluster)}")
+        lines.append(f"resource.labels.cluster_name={quoted(target.cluster)}")
     else:
         notes.append("add --cluster $(pulumi stack output clusterName) to narrow it to the stack's cluster (its "
                      "name is only known once deployed)")
-    lines.append(f"resource.labels.namespace_name={_quoted(target.namespace)}")
+    lines.append(f"resource.labels.namespace_name={quoted(target.namespace)}")
     if target.pod is not None:
-        lines.append(f"resource.labels.pod_name={_quoted(target.pod)}")
+        lines.append(f"resource.labels.pod_name={quoted(target.pod)}")
     else:
-        lines.append(f'labels."k8s-pod/{KFP_RUN_ID_LABEL}"={_quoted(target.run or "")}')
+        lines.append(f'labels."k8s-pod/{KFP_RUN_ID_LABEL}"={quoted(target.run or "")}')
     if spec.cluster.logs.enabled is False:
         notes.append("cluster.logs.enabled is false: workloads' logs are not sent to Cloud Logging, so a pod gone "
                      "with its node left none")

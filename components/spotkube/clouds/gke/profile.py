@@ -355,6 +355,8 @@ class Gke(Cloud):
 
     cloud = "gke"
     title = "GKE"
+    vendor = "Google Cloud"
+    principal = "service account e-mail"
     labels = labels.LABELS
     regions = catalog.REGIONS
     region_examples = "us-central1 or europe-west4"

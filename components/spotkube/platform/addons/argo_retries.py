@@ -70,7 +70,7 @@ EVICTION_SIGNS: tuple[EvictionSign, ...] = (
         "imminent node shutdown",
         "Pod was terminated in response to imminent node shutdown.",
         "Failed",
-        "graceful node shutdown: GKE spot and preemptible VMs (ACPI soft-off); DisruptionTarget "
+        "graceful node shutdown: a spot or preemptible VM reclaimed with an ACPI soft-off; DisruptionTarget "
         "TerminationByKubelet",
         "kubernetes pkg/kubelet/nodeshutdown/nodeshutdown_manager*.go, nodeShutdownMessage; Argo "
         "operator.go inferFailedReason (pod.Status.Message)",
@@ -87,7 +87,7 @@ EVICTION_SIGNS: tuple[EvictionSign, ...] = (
         "^pod deleted$",
         "pod deleted",
         "Error",
-        "the pod vanished before Argo saw it end: Eviction API (kubectl drain, AKS node auto-drain on a "
+        "the pod vanished before Argo saw it end: Eviction API (kubectl drain, a cloud's node auto-drain on a "
         "Preempt scheduled event, upgrades, autoscaler scale-down), NoExecute taint, PodGC of a node that "
         "is gone, scheduler preemption (DisruptionTarget EvictionByEvictionAPI, DeletionByTaintManager, "
         "DeletionByPodGC, PreemptionByScheduler)",
@@ -137,7 +137,7 @@ EVICTION_SIGNS: tuple[EvictionSign, ...] = (
     ),
     EvictionSign(
         "which was running pod .* is unresponsive",
-        "Node aks-t4spot-12345678-vmss000000 which was running pod train-abc is unresponsive",
+        "Node t4spot-node-0 which was running pod train-abc is unresponsive",
         "Failed",
         "a node lost (reason NodeLost), from node controllers that predate taint-based eviction",
         "kubernetes pkg/util/node/node.go, NodeUnreachablePodMessage",

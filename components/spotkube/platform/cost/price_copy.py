@@ -134,3 +134,14 @@ class PriceCopyError(SpotkubeError):
 #: (the copy's text, where it was read from (its pinned URL), the day it was made when the file doesn't
 #: say, or None) -> its prices; PriceCopyError when the text is not such a copy.
 PriceCopyReader = Callable[[str, str, "datetime.date | None"], CopiedPrices]
+
+
+@record
+class PriceCopy:
+    """A dated public copy of a cloud's price list that `spotkube prices import` reads."""
+
+    read: PriceCopyReader
+    #: The file it is a copy of, as `prices import --help` names it.
+    origin: str
+    #: Whether the file says the day it was made; without it, `--date` must.
+    dated_inside: bool
