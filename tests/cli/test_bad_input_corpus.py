@@ -198,7 +198,7 @@ CASES: list[Bad] = [
         "systemPool.labels.kubernetes.io/role", "a kubelet may set only kubelet.kubernetes.io/ and "
         "node.kubernetes.io/ labels there", "'kubernetes.io/role'"),
     Bad("a node-restriction label", pool(labels={"node-restriction.kubernetes.io/team": "ml"}),
-        "gpuPools[0].labels.node-restriction.kubernetes.io/team", "so AKS refuses the pool", RESERVED),
+        "gpuPools[0].labels.node-restriction.kubernetes.io/team", "so the cloud refuses the pool", RESERVED),
     Bad("a kubernetes.io subdomain label", pool(labels={"team.kubernetes.io/name": "ml"}),
         "gpuPools[0].labels.team.kubernetes.io/name", "which Kubernetes keeps for itself", RESERVED),
     Bad("a k8s.io label", pool(labels={"k8s.io/team": "ml"}), "gpuPools[0].labels.k8s.io/team",

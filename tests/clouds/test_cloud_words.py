@@ -25,21 +25,7 @@ PACKAGE = Path(spotkube.__file__).parent
 EXEMPT: dict[tuple[str, str], str] = {
     ("platform/contract/labels.py", "cloud.google.com/compute-class"):
         "a Kubernetes label key, not prose: the contract sets it on every cloud's GPU pools",
-    # Owned by other changes in flight (issue 45's round 2); each is to be worded from the registry there.
-    ("platform/bootstrap.py", "a list; write e.g. [aks-dev-uksouth, aks-prod-eastus]"): "another change owns the file",
-    ("cli/verify_views.py", "run a workload through Kueue's queued-provisioning admission check "
-     "(docs/evictions.md#the-flex-start-tier-on-gke) and verify while its nodes are up"):
-        "another change owns the file; the words are a docs anchor",
 }
-#: Strings of owned files that start so (their text is built from parts or is long).
-EXEMPT_PREFIXES: dict[tuple[str, str], str] = {
-    ("platform/bootstrap.py", " can't name the GitHub environment a cloud trusts: Entra names"):
-        "another change owns the file",
-    ("platform/validation.py", "which Kubernetes keeps for itself: a kubelet may set only"):
-        "another change owns the file",
-}
-
-
 def cloud_words() -> set[str]:
     """Every word the registry says names a cloud: its name, title, vendor (and the vendor's first word),
     its price table's name and its SDKs' loggers."""
@@ -68,8 +54,6 @@ def naming_strings(words: set[str]) -> list[tuple[str, int, str]]:
             value = str(node.value)
             if not pattern.search(value) or (where, value) in EXEMPT:
                 continue
-            if any(where == f and value.startswith(prefix) for f, prefix in EXEMPT_PREFIXES):
-                continue
             found.append((where, node.lineno, value))
     return found
 
@@ -89,11 +73,9 @@ def test_every_exemption_still_matches_a_string() -> None:
     seen = {(path.relative_to(PACKAGE).as_posix(), str(node.value))
             for path in PACKAGE.rglob("*.py")
             for node in string_constants(ast.parse(path.read_text(encoding="utf-8")))}
-    assert EXEMPT and EXEMPT_PREFIXES
+    assert EXEMPT
     for key in EXEMPT:
         assert key in seen, key
-    for where, prefix in EXEMPT_PREFIXES:
-        assert any(f == where and v.startswith(prefix) for f, v in seen), (where, prefix)
 
 
 def test_the_check_finds_a_cloud_named_in_a_string_but_not_in_a_docstring() -> None:

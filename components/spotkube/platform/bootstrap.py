@@ -35,7 +35,7 @@ def _environment_name(value: Any) -> Any:
     if isinstance(value, str) and not re.fullmatch(ENVIRONMENT, value):
         raise ValueError(f"{shown(value)} can't name the GitHub environment a cloud trusts: Entra names its "
                          "federated credential github-<environment> and takes only letters, digits, - and _ there "
-                         "(no .); use 1-113 of them, e.g. aks-dev-uksouth")
+                         "(no .); use 1-113 of them, e.g. <cloud>-dev-<region>")
     return value
 
 
@@ -225,7 +225,7 @@ def parse_bootstrap(values: Mapping[str, Any], source: str, specs: Mapping[str, 
 
 
 #: The settings Pulumi hands over as JSON, and what each must look like.
-STRUCTURED = {"stacks": "a list; write e.g. [aks-dev-uksouth, aks-prod-eastus]",
+STRUCTURED = {"stacks": "a list of stack names; write e.g. [<cloud>-dev-<region>, <cloud>-prod-<region>]",
               "reviewers": "a mapping; write e.g. {teams: [1234567]}",
               "createBackend": "true or false"}
 

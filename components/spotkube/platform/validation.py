@@ -235,7 +235,7 @@ def _model_at(root: type[BaseModel], loc: Sequence[str | int]) -> type[BaseModel
 RESERVED_FOR = {
     LABEL_PREFIX: "which is spotkube's scheduling contract",
     **dict.fromkeys(KUBERNETES_LABEL_PREFIXES, "which Kubernetes keeps for itself: a kubelet may set only "
-                    "kubelet.kubernetes.io/ and node.kubernetes.io/ labels there, so AKS refuses the pool and GKE's "
+                    "kubelet.kubernetes.io/ and node.kubernetes.io/ labels there, so the cloud refuses the pool or its "
                     "nodes would not join"),
 }
 
