@@ -310,6 +310,7 @@ class Aks(Cloud):
     read_autoscaler = staticmethod(resources.read_autoscaler)
     read_upgrades = staticmethod(resources.read_upgrades)
     read_supply = staticmethod(supply.read_supply)
+    read_reserved_nodes = staticmethod(supply.reserved_nodes)
     create_only = resources.CREATE_ONLY
     offline_outputs = staticmethod(offline.computed_outputs)
     offline_answer = staticmethod(offline.call_answer)
