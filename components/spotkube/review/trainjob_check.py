@@ -27,6 +27,7 @@ from spotkube.platform.contract import Placement, PoolContract
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.records import record
 from spotkube.platform.registration import BuiltCluster, Registration
+from spotkube.platform.spec import PlatformSpec
 from spotkube.platform.trainjob_reader import CHECKPOINT_DIR_ENV, TrainJob
 from spotkube.review.pipeline_check import why_step_lands_nowhere
 from spotkube.review.placements import registered_runtimes
@@ -57,6 +58,8 @@ class TrainJobReport:
     failure_restarts: int | None = None
     errors: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    #: Where the stack's jobs should save (its checkpoint store, or `checkpointLocation`); None: anywhere.
+    checkpoint_location: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -75,6 +78,7 @@ class TrainJobReport:
             "tiers": [{"tier": t.tier, "pools": list(t.pools), "workers": t.workers,
                        "fitsAll": t.fits(self.job.num_nodes)} for t in self.tiers],
             "graceSeconds": self.grace_seconds, "survives": self.survives(),
+            "checkpointDir": self.job.checkpoint_dir, "checkpointLocation": self.checkpoint_location,
             "errors": list(self.errors), "warnings": list(self.warnings),
         }
 
@@ -169,11 +173,18 @@ def check_trainjob(job: TrainJob, stack: str, pools: Sequence[PoolContract], max
         warnings.append(f"names no checkpoint directory ({CHECKPOINT_DIR_ENV}): every eviction restarts the job "
                         "from the beginning")
     elif checkpoint_location and not job.checkpoint_dir.startswith(checkpoint_location.rstrip("/") + "/"):
-        warnings.append(f"saves to {job.checkpoint_dir}, outside stack {stack}'s training.checkpointLocation "
-                        f"{checkpoint_location}, which its nodes may not be able to write")
+        warnings.append(f"saves to {job.checkpoint_dir}, outside stack {stack}'s checkpoint location "
+                        f"{checkpoint_location}, which its workers may not be able to write")
     if not free:
         warnings.append(f"runtime {job.runtime} counts evictions against its restarts: a few evictions end the job")
-    return TrainJobReport(stack, job, landing, tuple(fits), grace, free, restarts, tuple(errors), tuple(warnings))
+    return TrainJobReport(stack, job, landing, tuple(fits), grace, free, restarts, tuple(errors), tuple(warnings),
+                          checkpoint_location)
+
+
+def checkpoint_location(spec: PlatformSpec) -> str | None:
+    """Where a stack's training jobs should save: its checkpoint store's location, else `checkpointLocation`."""
+    store = spec.training.checkpoint_store
+    return profile(spec.cloud).checkpoint_location(store.name) if store else spec.training.checkpoint_location
 
 
 def stack_reports(job: TrainJob, registrations: Sequence[Registration], clusters: Sequence[BuiltCluster],
@@ -193,6 +204,6 @@ def stack_reports(job: TrainJob, registrations: Sequence[Registration], clusters
         reports.append(check_trainjob(job, where, list(cluster.contracts), {p.name: p.max for p in gpu_pools},
                                       runtimes, kueue.local_queue if kueue.enabled else None,
                                       [p.name for p in gpu_pools if p.queued],
-                                      cluster.spec.training.checkpoint_location,
+                                      checkpoint_location(cluster.spec),
                                       read_reserved(registered) if read_reserved else {}))
     return reports

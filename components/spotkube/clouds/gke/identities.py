@@ -73,7 +73,15 @@ RESOURCE_TYPES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...], tuple[str
         ("artifactregistry.repositories.setIamPolicy",), ("artifactregistry.repositories.setIamPolicy",)),
     "gcp:compute/routerNat:RouterNat": (
         "compute.routers.get", ("compute.routers.update",), ("compute.routers.update",), ("compute.routers.update",)),
+    # The checkpoint store (clouds/gke/checkpoints.py): the bucket and the workers' binding in its policy.
+    "gcp:storage/bucket:Bucket": (
+        "storage.buckets.get", ("storage.buckets.create",), ("storage.buckets.update",), ("storage.buckets.delete",)),
+    "gcp:storage/bucketIAMMember:BucketIAMMember": (
+        "storage.buckets.getIamPolicy", ("storage.buckets.setIamPolicy",), ("storage.buckets.setIamPolicy",),
+        ("storage.buckets.setIamPolicy",)),
 }
+#: pulumi-gcp function token -> the permission it needs: the project's number, for the checkpoint store's grant.
+INVOKES: dict[str, str] = {"gcp:organizations/getProject:getProject": "resourcemanager.projects.get"}
 NO_GOOGLE_CALL_PREFIXES = ("spotkube:", "pulumi:", "kubernetes:", "random:", "time:")
 QUOTA_PERMISSIONS = ("compute.regions.get", "compute.projects.get")
 CONNECT = "container.clusters.connect"
@@ -99,8 +107,8 @@ def _resources(registrations: Sequence[Registered]) -> list[Registered]:
 
 def preview_calls(registrations: Sequence[Registered], invokes: Iterable[Invoked]) -> list[Call]:
     """What a pull request's preview (and its quota check) calls."""
-    calls = [Call("preview", f"invoke {i.token}", _unmapped(i.token), "permission", PROJECT, "every preview")
-             for i in invokes]
+    calls = [Call("preview", f"invoke {i.token}", INVOKES.get(i.token) or _unmapped(i.token), "permission", PROJECT,
+                  "every preview") for i in invokes]
     for registration in _resources(registrations):
         read = RESOURCE_TYPES.get(registration.type, (_unmapped(registration.type),))[0]
         calls.append(Call("preview", f"read {registration.type.rsplit(':', 1)[-1]}", read, "permission", PROJECT,
@@ -118,8 +126,8 @@ def preview_calls(registrations: Sequence[Registered], invokes: Iterable[Invoked
 
 def deploy_calls(registrations: Sequence[Registered], invokes: Iterable[Invoked]) -> list[Call]:
     """What `pulumi up` (and the quota check before it) calls."""
-    calls = [Call("deploy", f"invoke {i.token}", _unmapped(i.token), "permission", PROJECT, "pulumi up")
-             for i in invokes]
+    calls = [Call("deploy", f"invoke {i.token}", INVOKES.get(i.token) or _unmapped(i.token), "permission", PROJECT,
+                  "pulumi up") for i in invokes]
     for registration in _resources(registrations):
         name = registration.type.rsplit(":", 1)[-1]
         if registration.type not in RESOURCE_TYPES:

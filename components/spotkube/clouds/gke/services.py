@@ -30,6 +30,7 @@ MODULE_SERVICES: Mapping[str, str] = {
     "iam": "iam.googleapis.com",
     "kms": "cloudkms.googleapis.com",
     "artifactregistry": "artifactregistry.googleapis.com",
+    "storage": "storage.googleapis.com",
 }
 #: Types of a module whose resources go to different APIs: the `projects` module's IAM policy is Cloud
 #: Resource Manager's, its custom roles are IAM's, and its services Service Usage's.
