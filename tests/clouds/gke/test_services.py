@@ -24,5 +24,5 @@ def test_every_type_the_shipped_gke_stacks_register_has_its_service() -> None:
 
 
 def test_a_module_spotkube_does_not_know_is_named_not_dropped() -> None:
-    services = needed_services(["gcp:storage/bucket:Bucket", "gcp:container/cluster:Cluster", "random:x:Y"])
-    assert services.unknown_types == ("gcp:storage/bucket:Bucket",)
+    services = needed_services(["gcp:pubsub/topic:Topic", "gcp:container/cluster:Cluster", "random:x:Y"])
+    assert services.unknown_types == ("gcp:pubsub/topic:Topic",)
