@@ -175,6 +175,32 @@ def _capacity_reservation_group(n: int) -> None:
     azure.compute.CapacityReservationGroup(f"floor-crg-{n}", resource_group_name="g")
 
 
+def _storage_account(n: int) -> None:
+    import pulumi_azure_native as azure
+
+    azure.storage.StorageAccount(f"floor-sa-{n}", resource_group_name="g", kind="StorageV2",
+                                 sku={"name": "Standard_LRS"})
+
+
+def _blob_container(n: int) -> None:
+    import pulumi_azure_native as azure
+
+    azure.storage.BlobContainer(f"floor-bc-{n}", account_name="a", resource_group_name="g")
+
+
+def _bucket(n: int) -> None:
+    import pulumi_gcp as gcp
+
+    gcp.storage.Bucket(f"floor-bucket-{n}", location="EU")
+
+
+def _bucket_iam_member(n: int) -> None:
+    import pulumi_gcp as gcp
+
+    gcp.storage.BucketIAMMember(f"floor-bim-{n}", bucket="b", member="serviceAccount:a@b",
+                                role="roles/storage.objectUser")
+
+
 def _capacity_reservation(n: int) -> None:
     import pulumi_azure_native as azure
 
@@ -249,6 +275,10 @@ BUILDERS: dict[str, Callable[[int], None]] = {
     "gcp:container/nodePool:NodePool": _node_pool,
     "azure-native:compute:CapacityReservationGroup": _capacity_reservation_group,
     "azure-native:compute:CapacityReservation": _capacity_reservation,
+    "azure-native:storage:StorageAccount": _storage_account,
+    "azure-native:storage:BlobContainer": _blob_container,
+    "gcp:storage/bucket:Bucket": _bucket,
+    "gcp:storage/bucketIAMMember:BucketIAMMember": _bucket_iam_member,
     "azure-native:managedidentity:UserAssignedIdentity": _user_assigned_identity,
     "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember": _repository_iam_member,
     "kubernetes:yaml/v2:ConfigFile": _config_file,

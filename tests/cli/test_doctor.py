@@ -119,7 +119,7 @@ class Arm:
         self.providers = {"Microsoft.ContainerService": "Registered", "Microsoft.Compute": "Registered",
                           "Microsoft.OperationalInsights": "Registered", "Microsoft.Insights": "NotRegistered",
                           "Microsoft.Network": "Registered", "Microsoft.Resources": "Registered",
-                          "Microsoft.ManagedIdentity": "Registered"}
+                          "Microsoft.ManagedIdentity": "Registered", "Microsoft.Storage": "Registered"}
         self.assignments = {
             DEPLOYER: [assignment(DEPLOYER, "Contributor", GROUP_SCOPE),
                        assignment(DEPLOYER, "Role Based Access Control Administrator", GROUP_SCOPE),

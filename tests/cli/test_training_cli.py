@@ -71,6 +71,13 @@ def test_a_two_node_job_on_the_stack_s_runtime_passes_on_each_prod_stack(stack: 
     assert spot and spot[0]["fitsAll"] and spot[0]["workers"] == 8, "8 spot A100 nodes at full scale"
     assert check["pools"][0] == spot[0]["pools"][0], "spot is preferred"
     assert check["graceSeconds"] == (30 if stack.startswith("aks") else 15)
+    reserved = [t for t in check["tiers"] if t["tier"].endswith(" reserved")]
+    if stack.startswith("aks"):
+        assert reserved == [{"tier": "nvidia-a100-80gb-on-demand reserved", "pools": ["a100ondemand"], "workers": 1,
+                             "fitsAll": False}], "the one A100 VM a100ondemand's reservation holds"
+        assert any("outnumber what the capacity reservation holds (1 in a100ondemand)" in w for w in check["warnings"])
+    else:
+        assert reserved == [], "no capacity reservation on GKE"
 
 
 @pytest.mark.parametrize("stack", sorted(PROD))

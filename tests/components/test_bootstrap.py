@@ -176,16 +176,18 @@ def test_gke_binds_exactly_the_documented_roles_in_each_stack_s_project(plans: d
     drilled = {"spotkube-dev-example"}  # gke-dev-us-central1 sets cluster.deployer.drills; the prod stack doesn't
     pulling = {"spotkube-prod-example"}  # gke-prod-europe-west4 sets cluster.registries; the dev stack doesn't
     previewed = {"spotkube-dev-example"}  # the preview reads non-prod only
+    storing = {"spotkube-prod-example"}  # gke-prod-europe-west4 sets training.checkpointStore; the dev stack doesn't
     expected = {(p, "preview" if a.identity == "preview" else accounts[p], a.role.name.rsplit("/", 1)[-1], a.condition)
                 for p in projects for a in gke.ASSIGNMENTS
                 if (not a.drills_only or p in drilled) and (a.role != gke.REGISTRY_GRANTS or p in pulling)
-                and (a.identity != "preview" or p in previewed)}
+                and (a.role != gke.CHECKPOINT_STORE or p in storing) and (a.identity != "preview" or p in previewed)}
     assert bindings == expected
     roles = {(r.inputs["project"], r.inputs["roleId"]): r.inputs["permissions"]
              for r in of_type(recording, "gcp:projects/iAMCustomRole:IAMCustomRole")}
     assert roles == {**{(p, gke.PREVIEW_READER.name): sorted(gke.PREVIEW_READER.permissions) for p in previewed},
                      **{(p, gke.EVICTION_DRILL.name): sorted(gke.EVICTION_DRILL.permissions) for p in drilled},
-                     **{(p, gke.REGISTRY_GRANTS.name): sorted(gke.REGISTRY_GRANTS.permissions) for p in pulling}}
+                     **{(p, gke.REGISTRY_GRANTS.name): sorted(gke.REGISTRY_GRANTS.permissions) for p in pulling},
+                     **{(p, gke.CHECKPOINT_STORE.name): sorted(gke.CHECKPOINT_STORE.permissions) for p in storing}}
 
 
 def _copy(tmp_path: Path) -> Path:

@@ -4,7 +4,8 @@ there, one assignment per identity and scope (Azure refuses a second with `RoleA
 
 Checked for every shipped AKS stack and for one with every option that grants a role turned on: a
 capacity reservation group it creates (the cluster identity's Contributor on the stack's group), a
-registry in its own group (AcrPull) and the eviction drill (its role on the node resource group). A
+registry in its own group (AcrPull), the eviction drill (its role on the node resource group) and a
+training checkpoint store (Storage Blob Data Contributor on its container, in the stack's group). A
 grant outside the bootstrap's scopes (a registry in another subscription) is its owner's."""
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from spotkube.clouds.aks import checkpoints, supply
 from spotkube.clouds.aks import identities as aks
-from spotkube.clouds.aks import supply
 from spotkube.components.offline import Recording, Registration, record_stack
 from spotkube.platform.project import find_project
 
@@ -28,7 +29,8 @@ EVERY_OPTION = "aks-qa-westeurope"
 
 
 def _with_every_option(root: Path) -> None:
-    """A copy of the dev stack with a reservation group it creates, a registry in its own group and drills."""
+    """A copy of the dev stack with a reservation group it creates, a registry in its own group, drills and a
+    checkpoint store."""
     stack = yaml.safe_load((REPO / "stacks" / "Pulumi.aks-dev-uksouth.yaml").read_text())
     config = stack["config"]
     config["spotkube:environment"] = "qa"
@@ -41,6 +43,8 @@ def _with_every_option(root: Path) -> None:
     config["spotkube:gpuPools"].append({"name": "t4reserved", "machine": "Standard_NC4as_T4_v3",
                                         "capacity": "on-demand", "min": 0, "max": 1,
                                         "capacityReservationGroup": {"create": {"count": 1}}})
+    config["spotkube:kueue"] = {"enabled": True}
+    config["spotkube:training"] = {"enabled": True, "checkpointStore": {"name": "qacheckpoints"}}
     (root / "stacks" / f"Pulumi.{EVERY_OPTION}.yaml").write_text(yaml.safe_dump(stack))
     bootstrap = root / "infra" / "bootstrap" / "Pulumi.aks.yaml"
     document = yaml.safe_load(bootstrap.read_text())
@@ -104,8 +108,10 @@ def test_every_grant_inside_the_bootstrap_s_scopes_is_allowed_by_its_conditions(
             checked.append((stack, grant.name, role))
     names = {(stack, role) for stack, _, role in checked}
     assert ("aks-prod-eastus", supply.CONTRIBUTOR_ROLE_ID) in names, "prod's reservation grant is checked"
+    assert ("aks-prod-eastus", checkpoints.BLOB_DATA_CONTRIBUTOR_ROLE_ID) in names, "prod's checkpoint grant too"
     assert {(EVERY_OPTION, role) for role in (supply.CONTRIBUTOR_ROLE_ID, supply.ACR_PULL_ROLE_ID,
-                                              aks.RBAC_CLUSTER_ADMIN.id, aks.EVICTION_DRILL.id)} <= names
+                                              aks.RBAC_CLUSTER_ADMIN.id, aks.EVICTION_DRILL.id,
+                                              checkpoints.BLOB_DATA_CONTRIBUTOR_ROLE_ID)} <= names
     # Prod's registry lives in another subscription: AcrPull there is granted by the registry's owner.
     assert owners == [("aks-prod-eastus", supply.ACR_PULL_ROLE_ID)]
 
@@ -117,8 +123,10 @@ def test_the_conditions_allow_nothing_the_stacks_do_not_assign(
     administrators = _administrators(bootstrap)
     expected = {
         "aks-dev-uksouth": {aks.RBAC_CLUSTER_ADMIN.id},
-        "aks-prod-eastus": {aks.RBAC_CLUSTER_ADMIN.id, supply.CONTRIBUTOR_ROLE_ID},
-        EVERY_OPTION: {aks.RBAC_CLUSTER_ADMIN.id, supply.CONTRIBUTOR_ROLE_ID, supply.ACR_PULL_ROLE_ID},
+        "aks-prod-eastus": {aks.RBAC_CLUSTER_ADMIN.id, supply.CONTRIBUTOR_ROLE_ID,
+                            checkpoints.BLOB_DATA_CONTRIBUTOR_ROLE_ID},
+        EVERY_OPTION: {aks.RBAC_CLUSTER_ADMIN.id, supply.CONTRIBUTOR_ROLE_ID, supply.ACR_PULL_ROLE_ID,
+                       checkpoints.BLOB_DATA_CONTRIBUTOR_ROLE_ID},
     }
     assert set(platforms) == set(expected)
     for stack, roles in expected.items():

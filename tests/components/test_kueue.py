@@ -94,7 +94,12 @@ def test_the_manager_queues_labelled_pods_of_the_pipelines_namespace_and_counts_
         "matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["kubeflow"]}]}
     assert config["resources"] == {"quotaCheckStrategy": "IgnoreUndeclared"}
     assert "manageJobsWithoutQueueName" not in config, "pods that name no queue are never gated"
-    kept = {k: v for k, v in config.items() if k not in ("managedJobsNamespaceSelector", "resources")}
+    assert config["waitForPodsReady"] == {
+        "timeout": "30m", "recoveryTimeout": "30m", "blockAdmission": False,
+        "requeuingStrategy": {"timestamp": "Eviction", "backoffBaseSeconds": 60, "backoffMaxSeconds": 3600}}
+    assert "enable" not in config["waitForPodsReady"], "Kueue v0.19.2's v1beta2 Configuration has no such field"
+    changed_keys = ("managedJobsNamespaceSelector", "resources", "waitForPodsReady")
+    kept = {k: v for k, v in config.items() if k not in changed_keys}
     assert kept == m.SHIPPED_CONFIG, "every shipped setting, the framework list included, is kept"
     assert changed["metadata"] == m.manager_configmap()["metadata"]
 

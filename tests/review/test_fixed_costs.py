@@ -66,7 +66,10 @@ def test_an_aks_stack_counts_its_free_cluster_outbound_path_os_disks_and_kubeflo
         "SeaweedFS volume (20 GiB, storage class default)": Decimal("2.40"),
         # The on-demand pool's reserved A100, billed whether it runs or not: $3.673 x 730 h.
         "capacity reservation Standard_NC24ads_A100_v4 × 1 VM(s) (regional)": Decimal("2681.29"),
+        # Billed by the GB kept and the operations only: named, unpriced.
+        "checkpoint store (storage account spotkubeckptaksprod)": Decimal("0.00"),
     }
+    assert "not priced here" in (found["checkpoint store (storage account spotkubeckptaksprod)"].item.note or "")
     # The GPU pools scale from 0: no node, no OS disk at idle.
     assert not [what for what in found if "a100" in what]
     assert "upper bound" in (found["OS disks of pool system (3 node(s) × 128 GiB Premium SSD P10)"].item.note or "")

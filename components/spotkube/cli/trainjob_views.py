@@ -25,6 +25,8 @@ def _rows(report: TrainJobReport) -> list[tuple[str, str]]:
         ("tiers", tiers),
         ("survives", report.survives()),
         ("time to save", f"{report.grace_seconds} s after SIGTERM" if report.grace_seconds is not None else "-"),
+        ("checkpoints", (job.checkpoint_dir or "none") + (f" (the stack's: {report.checkpoint_location})"
+                                                          if report.checkpoint_location else "")),
     ]
 
 

@@ -375,7 +375,8 @@ def addon_args(clouds: Clouds) -> tuple[ArgsType, ...]:
         ArgsType("KueueArgs", KueueSettings, f"The args of `Kueue`: {_docstring_of(KueueSettings)}",
                  exclude=("enabled",)),
         ArgsType("KubeflowTrainerArgs", TrainingSettings,
-                 f"The args of `KubeflowTrainer`: {_docstring_of(TrainingSettings)}", exclude=("enabled",)),
+                 f"The args of `KubeflowTrainer`: {_docstring_of(TrainingSettings)}",
+                 exclude=("enabled", "checkpoint_store")),
     )
 
 

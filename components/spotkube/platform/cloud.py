@@ -372,6 +372,12 @@ class Cloud(ABC):
     #: What stands between a pending GPU step and a running one, as registered: each pool's capacity
     #: reservation and image streaming, the nodes' registry grants (the plan's GPU supply rows).
     read_supply: ClassVar[Callable[[Sequence[tuple[str, str, Mapping[str, Any]]]], Sequence[Setting]] | None] = None
+    #: The VMs a capacity reservation the stack creates holds for each pool, by pool name, as registered
+    #: (`pipeline-check` counts them as a tier a TrainJob's gang is sure to find).
+    read_reserved_nodes: ClassVar[
+        Callable[[Sequence[tuple[str, str, Mapping[str, Any]]]], Mapping[str, int]] | None] = None
+    #: The URI of a checkpoint store named `training.checkpointStore.name`, which the cluster component creates.
+    checkpoint_location: ClassVar[Callable[[str], str]]
     #: Input paths, per type token, that the cloud fixes at creation although no `replaceOnChanges` says
     #: so: changing one replaces the resource (`plan --diff` reports it). A path covers the paths under
     #: it, except those listed in `updatable_in_place`.

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlparse
 
+from spotkube.platform.addons import kfp_reference, trainer_reference
 from spotkube.platform.input_messages import KeyStyle
 from spotkube.platform.records import record
 from spotkube.platform.registration import Invoke, Registration
@@ -166,3 +167,11 @@ def kubeconfig_server(d: Deployment) -> str:
             if line.strip().startswith("server:"):
                 return urlparse(line.split(":", 1)[1].strip()).hostname or ""
     return ""
+
+
+def pulled_registries(spec: PlatformSpec) -> tuple[str, ...]:
+    """The public registries the stack's add-ons pull from, sorted: Kubeflow's, and with training on
+    Trainer's and JobSet's, which the node-egress rule names."""
+    extra = trainer_reference.image_registries() if spec.training.enabled else ()
+    return tuple(sorted({*kfp_reference.image_registries(), *extra}))
+

@@ -724,6 +724,22 @@ class KueueSettings(_Model):
         return value
 
 
+class CheckpointStoreSettings(_Model):
+    """An object store the stack creates for its training jobs' checkpoints, writable by the identity the
+    workers run as: on AKS a storage account with one blob container, `checkpoints` (shared keys off,
+    TLS 1.2, no public access), with Storage Blob Data Contributor for the kubelet identity on that
+    container; on GKE a bucket (uniform access, public access prevented) with `roles/storage.objectUser`
+    for the workers' Kubernetes service account (Workload Identity). A job saves under
+    `<store>/<job name>`, which `spotkube.training` writes into its `SPOTKUBE_CHECKPOINT_DIR`."""
+
+    name: Text = Field(
+        min_length=1,
+        description="The store's globally unique name: the storage account on AKS (3-24 lower-case letters and "
+        "digits), the bucket on GKE (3-63 lower-case letters, digits, hyphens and underscores, starting and "
+        "ending with a letter or digit).",
+    )
+
+
 class TrainingSettings(_Model):
     """Kubeflow Trainer, for training jobs that span several GPU nodes: a TrainJob sent to Kueue's queue is
     admitted whole or not at all, runs on a training runtime spotkube registers per GPU type (its pools'
@@ -765,6 +781,11 @@ class TrainingSettings(_Model):
         default_factory=dict,
         description="On a cluster spotkube didn't make: node labels that pick the untainted on-demand pool the "
         "Trainer and JobSet controllers run on, as for Kubeflow Pipelines; unset = spotkube's platform pool.",
+    )
+    checkpoint_store: CheckpointStoreSettings | None = Field(
+        default=None,
+        description="Stack files only (the cluster component creates it): an object store for checkpoints that "
+        "the workers' identity may write, `{name}`; its location replaces `checkpointLocation`. Unset = none.",
     )
 
     @field_validator("version")

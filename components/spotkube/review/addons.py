@@ -24,6 +24,7 @@ from spotkube.platform.posture import Setting
 from spotkube.platform.registration import Registration
 from spotkube.platform.spec import PlatformSpec
 from spotkube.review.placements import DIRECTORY_TYPE, is_kueue_manifest, is_trainer_manifest, registered_runtimes
+from spotkube.review.trainjob_check import checkpoint_location
 
 
 def _kfp_refs(registrations: Sequence[Registration]) -> list[str]:
@@ -91,8 +92,9 @@ def _kueue(registrations: Sequence[Registration]) -> Setting:
     return Setting("Kueue", value)
 
 
-def _trainer(registrations: Sequence[Registration]) -> Setting:
-    """Trainer's release, and each training runtime as registered: where its workers' grace and restarts stand."""
+def _trainer(spec: PlatformSpec, registrations: Sequence[Registration]) -> Setting:
+    """Trainer's release, each training runtime as registered (where its workers' grace and restarts stand),
+    and where the stack's jobs save their checkpoints."""
     urls = sorted({str(r.inputs.get("directory")) for r in registrations if is_trainer_manifest(r)})
     if not urls:
         return Setting("Kubeflow Trainer", "not deployed")
@@ -105,7 +107,9 @@ def _trainer(registrations: Sequence[Registration]) -> Setting:
                         f"{'evictions restart for free' if free else 'evictions spend restarts'}, "
                         f"{training_runtime.failure_restarts(runtime)} restart(s) for failures)")
     versions = ", ".join(trainer_transforms.version_of(url) for url in urls)
-    return Setting("Kubeflow Trainer", f"{versions} with JobSet; runtimes {'; '.join(runtimes) or 'none'}")
+    location = checkpoint_location(spec)
+    saves = f"; checkpoints in {location}" if location else ""
+    return Setting("Kubeflow Trainer", f"{versions} with JobSet; runtimes {'; '.join(runtimes) or 'none'}{saves}")
 
 
 def addon_settings(spec: PlatformSpec, registrations: Sequence[Registration]) -> tuple[Setting, ...]:
@@ -113,4 +117,4 @@ def addon_settings(spec: PlatformSpec, registrations: Sequence[Registration]) ->
     present = {r.type for r in registrations}
     plugin = (_device_plugin(spec, registrations) if DEVICE_PLUGIN_TYPE in present
               else Setting("NVIDIA device plugin", "not deployed"))
-    return (_kubeflow(spec, registrations), plugin, _kueue(registrations), _trainer(registrations))
+    return (_kubeflow(spec, registrations), plugin, _kueue(registrations), _trainer(spec, registrations))

@@ -9,7 +9,8 @@ worker reads:
 
 - `SPOTKUBE_CHECKPOINT_DIR`: where to save and where to resume from (an object store URI the nodes'
   identity can write, or a path on a volume the workers mount); a restarted job finds its last
-  checkpoint there.
+  checkpoint there. With `checkpoint_store` (the stack's `training.checkpointStore`, which
+  `stack_checkpoint_store` reads from the stack file) it is `<store>/<job name>`.
 - `SPOTKUBE_CHECKPOINT_INTERVAL_SECONDS`: how often to save while running (`spotkube simulate` recommends
   one); on SIGTERM a worker saves at once, within the runtime's grace.
 
@@ -20,15 +21,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import yaml
 
+from spotkube.clouds import load_stack_spec, profile
 from spotkube.platform.addons import trainer_reference, training_runtime
 from spotkube.platform.contract import GPU_RESOURCE, KUEUE_LOCAL_QUEUE, KUEUE_QUEUE_LABEL
+from spotkube.platform.errors import SpotkubeError
+from spotkube.platform.project import find_project
 from spotkube.platform.trainjob_reader import CHECKPOINT_DIR_ENV, CHECKPOINT_INTERVAL_ENV
 
-__all__ = ["CHECKPOINT_DIR_ENV", "CHECKPOINT_INTERVAL_ENV", "to_yaml", "train_job"]
+__all__ = ["CHECKPOINT_DIR_ENV", "CHECKPOINT_INTERVAL_ENV", "stack_checkpoint_store", "to_yaml", "train_job"]
 
 #: Where spotkube's Kueue serves its LocalQueue (Kubeflow's namespace): a queued TrainJob must run there.
 NAMESPACE = "kubeflow"
@@ -47,7 +52,8 @@ def train_job(
     gpu_type: str,
     image: str,
     command: Sequence[str],
-    checkpoint_dir: str,
+    checkpoint_dir: str | None = None,
+    checkpoint_store: str | None = None,
     num_nodes: int = 2,
     gpus_per_node: int = 1,
     checkpoint_interval_seconds: int = 1800,
@@ -59,13 +65,21 @@ def train_job(
     """A TrainJob of `num_nodes` workers with `gpus_per_node` GPUs of `gpu_type` each, sent to Kueue's `queue`
     (None: not queued, so not admitted as a gang) in Kubeflow's namespace, on the runtime spotkube registers
     for the GPU type. `command` runs on every node under torchrun (Trainer's torch runtime); `env` adds
-    variables of the job's own."""
+    variables of the job's own. The job saves in `checkpoint_dir`, or under `checkpoint_store` (a store's
+    location, `stack_checkpoint_store(stack)`) in `<store>/<name>`: exactly one of the two."""
     if not _NAME.fullmatch(name):
         raise ValueError(f"name: {name!r} is not a Kubernetes name; use lower-case letters, digits and '-', "
                          "starting with a letter, at most 63 characters")
+    if checkpoint_dir is not None and checkpoint_store is not None:
+        raise ValueError("checkpoint_dir and checkpoint_store: give one; with checkpoint_store the job saves in "
+                         f"{checkpoint_store.rstrip('/')}/{name}")
+    if checkpoint_store is not None:
+        if not checkpoint_store.strip("/"):
+            raise ValueError("checkpoint_store: is empty; give the stack's store, stack_checkpoint_store(stack)")
+        checkpoint_dir = f"{checkpoint_store.rstrip('/')}/{name}"
     if not checkpoint_dir:
         raise ValueError("checkpoint_dir: is empty; name where the workers save and resume, e.g. "
-                         "gs://team-checkpoints/resnet or /mnt/checkpoints/resnet")
+                         "gs://team-checkpoints/resnet or /mnt/checkpoints/resnet, or give checkpoint_store")
     if not command:
         raise ValueError("command: is empty; give the training script's command line, e.g. "
                          "['python', '/app/ddp_train.py']")
@@ -100,6 +114,18 @@ def train_job(
             },
         },
     }
+
+
+def stack_checkpoint_store(stack: str, project_dir: str | Path = ".") -> str:
+    """The location of a stack's checkpoint store (`az://<account>/checkpoints`, `gs://<bucket>`), read from
+    its stack file in the Pulumi project at or above `project_dir`; a stack without one is an error naming
+    the key to set."""
+    spec = load_stack_spec(find_project(Path(project_dir)), stack)
+    store = spec.training.checkpoint_store
+    if store is None:
+        raise SpotkubeError(f"stack {stack} has no checkpoint store: set spotkube:training.checkpointStore "
+                            "({name: ...}) in its stack file, or give train_job a checkpoint_dir")
+    return profile(spec.cloud).checkpoint_location(store.name)
 
 
 def to_yaml(job: Mapping[str, Any]) -> str:

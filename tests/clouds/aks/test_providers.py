@@ -20,7 +20,8 @@ def test_every_type_the_shipped_aks_stacks_register_has_its_namespace() -> None:
     # aks-prod-eastus sends its logs to Container Insights: a workspace and data collection rules; its
     # capacity reservation makes the cluster run as a user-assigned identity
     assert namespaces.needed == ("Microsoft.Compute", "Microsoft.ContainerService", "Microsoft.Insights",
-                                 "Microsoft.ManagedIdentity", "Microsoft.Network", "Microsoft.OperationalInsights")
+                                 "Microsoft.ManagedIdentity", "Microsoft.Network", "Microsoft.OperationalInsights",
+                                 "Microsoft.Storage")
 
 
 def test_a_type_spotkube_does_not_know_is_named_not_dropped() -> None:

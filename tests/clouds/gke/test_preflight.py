@@ -27,3 +27,6 @@ def test_private_gke_nodes_without_nat_fail_the_egress_rule(runs: dict[str, Stac
     run = runs["gke-prod-europe-west4"]
     regs = doctored(run, gke.ROUTER_NAT_TYPE, lambda r: None)
     failing(verdicts(run, regs), "node-egress", "ghcr.io", "quay.io", "Cloud NAT")
+    # With training on, Trainer's and JobSet's controllers pull too: JobSet's from registry.k8s.io.
+    assert run.spec.training.enabled
+    failing(verdicts(run, regs), "node-egress", "(docker.io, gcr.io, ghcr.io, quay.io, registry.k8s.io)")

@@ -18,7 +18,7 @@ import pulumi_azure_native as azure
 import pulumi_kubernetes as k8s
 import pulumiverse_time as time
 
-from spotkube.clouds.aks import resources, supply
+from spotkube.clouds.aks import checkpoints, resources, supply
 from spotkube.clouds.aks.args import AksGpuClusterArgs
 from spotkube.clouds.aks.catalog import RBAC_CLUSTER_ADMIN_ROLE_ID
 from spotkube.clouds.aks.kubeconfig import with_kubelogin_mode
@@ -163,6 +163,7 @@ class AksGpuCluster(pulumi.ComponentResource):
             reservations_ready = []
         registry_grants = self._registry_grants(name, label, plan, cluster)
         children += registry_grants
+        children += self._checkpoint_store(name, label, plan, resource_group_name, cluster)
         if isinstance(workspace, pulumi.Resource):
             children.append(workspace)
         if workspace_id is not None:
@@ -343,6 +344,30 @@ class AksGpuCluster(pulumi.ComponentResource):
             role_definition_id=role_definition_id(registry, supply.ACR_PULL_ROLE_ID), scope=registry,
             description="spotkube: the nodes pull images from this registry (cluster.registries)", opts=child(self))
             for i, registry in enumerate(plan.spec.cluster.registries)]
+
+    def _checkpoint_store(self, name: str, label: str, plan: PlatformPlan, resource_group_name: pulumi.Input[str],
+                          cluster: azure.containerservice.ManagedCluster) -> list[pulumi.Resource]:
+        """With `training.checkpointStore`: the storage account and container the training jobs save to,
+        and Storage Blob Data Contributor for the kubelet identity (what the workers' pods get tokens
+        as) on that container only (`clouds/aks/checkpoints.py`)."""
+        spec = plan.spec
+        if spec.training.checkpoint_store is None:
+            return []
+        account = azure.storage.StorageAccount(
+            f"{name}-checkpoints", **checkpoints.account_inputs(spec, resource_group_name),
+            opts=child(self, protect=protected(spec.is_prod)))
+        container = azure.storage.BlobContainer(
+            f"{name}-checkpoints", **checkpoints.container_inputs(spec, resource_group_name),
+            opts=child(self, depends_on=[account]))
+        kubelet = cluster.identity_profile.apply(lambda profiles: _kubelet_object_id(profiles) or unanswered(
+            self, label, "kubelet identity object id", "the ManagedCluster's identityProfile.kubeletidentity"))
+        grant = azure.authorization.RoleAssignment(
+            f"{name}-checkpoints-writer", principal_id=kubelet, principal_type="ServicePrincipal",
+            role_definition_id=container.id.apply(
+                lambda scope: role_definition_id(scope, checkpoints.BLOB_DATA_CONTRIBUTOR_ROLE_ID)),
+            scope=container.id,
+            description="spotkube: training jobs save checkpoints here (training.checkpointStore)", opts=child(self))
+        return [account, container, grant]
 
     def _cluster(
         self, name: str, plan: PlatformPlan, wiring: Wiring, resource_group_name: pulumi.Input[str],

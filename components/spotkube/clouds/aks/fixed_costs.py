@@ -10,7 +10,8 @@ Read from the registered ManagedCluster and AgentPools (`platform/cost/fixed.py`
   exposed UI;
 - Container Insights' Log Analytics workspace, which on pay-as-you-go has no fixed fee;
 - each capacity reservation the stack creates, at its VM size's on-demand price (the size's row of
-  prices.json), since Azure bills reserved capacity whether VMs run in it or not (clouds/aks/supply.py).
+  prices.json), since Azure bills reserved capacity whether VMs run in it or not (clouds/aks/supply.py);
+- the training checkpoint store, named and unpriced: an account has no fee of its own.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from spotkube.clouds.aks import supply
+from spotkube.clouds.aks import checkpoints, supply
 from spotkube.clouds.aks.catalog import PRICES_FILE
 from spotkube.clouds.aks.resources import AGENT_POOL_TYPE, CLUSTER_TYPE, OMS_AGENT_ADDON
 from spotkube.platform import contract
@@ -149,4 +150,7 @@ def fixed_items(registered: Sequence[tuple[str, str, Mapping[str, Any]]], spec: 
             out += _os_disks(f"AgentPool {shown(name)}", inputs)
         elif type_token == KUBEFLOW_TYPE:
             out += _kubeflow_items(spec)
+        elif type_token == checkpoints.STORAGE_ACCOUNT_TYPE:
+            out.append(FixedItem(f"checkpoint store (storage account {inputs.get('accountName')})",
+                                 f"StorageAccount {shown(name)}", None, Decimal(0), checkpoints.UNPRICED))
     return out + supply.reservation_items(registered)

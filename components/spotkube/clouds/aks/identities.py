@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from spotkube.clouds.aks import supply
+from spotkube.clouds.aks import checkpoints, supply
 from spotkube.clouds.aks.catalog import RBAC_CLUSTER_ADMIN_ROLE_ID
 from spotkube.clouds.aks.resources import DRILL_ROLE_ID
 from spotkube.clouds.aks.spec import AksSpec
@@ -91,6 +91,10 @@ RESOURCE_TYPES: dict[str, tuple[str, str]] = {
     "azure-native:compute:CapacityReservationGroup": ("Microsoft.Compute/capacityReservationGroups", RESOURCE_GROUP),
     "azure-native:compute:CapacityReservation": ("Microsoft.Compute/capacityReservationGroups/capacityReservations",
                                                  RESOURCE_GROUP),
+    # The training checkpoint store (clouds/aks/checkpoints.py), in the cluster's group.
+    "azure-native:storage:StorageAccount": ("Microsoft.Storage/storageAccounts", RESOURCE_GROUP),
+    "azure-native:storage:BlobContainer": ("Microsoft.Storage/storageAccounts/blobServices/containers",
+                                           RESOURCE_GROUP),
 }
 #: Giving the cluster a user-assigned identity is an action on the identity (Azure's linked access check).
 ASSIGN_IDENTITY = "Microsoft.ManagedIdentity/userAssignedIdentities/assign/action"
@@ -109,10 +113,11 @@ EVERY_PREVIEW = "every preview and deploy of an existing cluster (the provider's
 def _assignment_scope(registration: Registered, drill_scope: str = NODE_RESOURCE_GROUP) -> str:
     """Where a role assignment the program registers lives: AcrPull on a registry, Contributor on a
     capacity reservation group's resource group, the drill's role on the node resource group (the
-    preview's reading of it is counted on the cluster, `drill_scope`), the rest on the cluster."""
+    preview's reading of it is counted on the cluster, `drill_scope`), the checkpoint store's on its
+    container in the cluster's group, the rest on the cluster."""
     role = str(registration.inputs.get("roleDefinitionId") or "")
     for role_id, scope in ((supply.ACR_PULL_ROLE_ID, REGISTRY), (supply.CONTRIBUTOR_ROLE_ID, RESERVATION_GROUP),
-                           (DRILL_ROLE_ID, drill_scope)):
+                           (DRILL_ROLE_ID, drill_scope), (checkpoints.BLOB_DATA_CONTRIBUTOR_ROLE_ID, RESOURCE_GROUP)):
         if role.endswith(f"/{role_id}"):
             return scope
     return CLUSTER
@@ -340,7 +345,8 @@ def grants_in_group(spec: AksSpec, subscription_id: str) -> frozenset[str]:
     """The roles a stack's program assigns inside its own resource group (which the bootstrap creates and
     scopes the deployer's RBAC Administrator to): RBAC Cluster Admin on the cluster, Contributor for a
     capacity reservation group it creates (AKS wants it on the group's resource group, the stack's own) or
-    one reserved in that group, AcrPull for a registry there. A grant anywhere else is its owner's."""
+    one reserved in that group, AcrPull for a registry there, Storage Blob Data Contributor on the checkpoint
+    store's container. A grant anywhere else is its owner's."""
     group = f"/subscriptions/{subscription_id}/resourceGroups/{spec.cluster.resource_group_name}".lower()
 
     def inside(arm_id: str) -> bool:
@@ -352,4 +358,6 @@ def grants_in_group(spec: AksSpec, subscription_id: str) -> frozenset[str]:
         if reservation is not None and (reservation.id is None or inside(reservation.id)):
             roles.add(supply.CONTRIBUTOR_ROLE_ID)
     roles |= {supply.ACR_PULL_ROLE_ID for registry in spec.cluster.registries if inside(registry)}
+    if spec.training.checkpoint_store is not None:  # the store's account lives in the stack's own group
+        roles.add(checkpoints.BLOB_DATA_CONTRIBUTOR_ROLE_ID)
     return frozenset(roles)

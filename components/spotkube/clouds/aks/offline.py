@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from spotkube.clouds.aks.checkpoints import BLOB_CONTAINER_TYPE
 from spotkube.clouds.aks.resources import CLIENT_CONFIG_INVOKE, USER_CREDENTIALS_INVOKE
 
 #: What AKS's `listClusterUserCredential` returns for an Entra ID cluster (Kubernetes 1.24 and
@@ -111,6 +112,9 @@ def resource_id(type_token: str, name: str, inputs: Mapping[str, Any]) -> str | 
         return f"{group}/providers/Microsoft.Compute/capacityReservationGroups/{crg}"
     if type_token == KEY_TYPE:
         return f"{group}/providers/Microsoft.KeyVault/vaults/{inputs.get('vaultName')}/keys/{inputs.get('keyName')}"
+    if type_token == BLOB_CONTAINER_TYPE:
+        return (f"{group}/providers/Microsoft.Storage/storageAccounts/{inputs.get('accountName')}/blobServices/default/"
+                f"containers/{inputs.get('containerName') or name}")
     return None
 
 

@@ -16,7 +16,6 @@ from spotkube.clouds.aks.resources import (
     INLINE_POOL_FIXED_FIELDS,
     ROLE_ASSIGNMENT_TYPE,
 )
-from spotkube.platform.addons import kfp_reference
 from spotkube.platform.preflight import (
     KUBERNETES_PROVIDER,
     CloudPreflight,
@@ -24,6 +23,7 @@ from spotkube.platform.preflight import (
     ExternalCluster,
     Outcome,
     depends_on,
+    pulled_registries,
     unreachable_by_address,
     waited_for,
 )
@@ -90,7 +90,7 @@ def node_egress(d: Deployment) -> Outcome:
         outbound = (cluster.inputs.get("networkProfile") or {}).get("outboundType") or "loadBalancer"
         if outbound in ("none", "block"):
             return False, (f"outboundType {outbound!r} leaves nodes no way to pull from "
-                           f"{', '.join(kfp_reference.image_registries())} or nvcr.io")
+                           f"{', '.join(pulled_registries(d.spec))} or nvcr.io")
         return True, f"nodes reach public registries through outbound type {outbound}"
     return None
 

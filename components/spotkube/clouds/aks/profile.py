@@ -13,6 +13,7 @@ import re
 
 from spotkube.clouds.aks import catalog as catalog
 from spotkube.clouds.aks import (
+    checkpoints,
     fixed_costs,
     gpu_sharing,
     kubeconfig,
@@ -120,6 +121,7 @@ def rules(spec: AksSpec) -> RuleOutput:
     yield from _gpu_offers(spec)
     yield from _upgrade_rules(spec)
     yield from supply.rules(spec)
+    yield from checkpoints.rules(spec)
 
 
 def _upgrade_rules(spec: AksSpec) -> RuleOutput:
@@ -312,6 +314,8 @@ class Aks(Cloud):
     read_autoscaler = staticmethod(resources.read_autoscaler)
     read_upgrades = staticmethod(resources.read_upgrades)
     read_supply = staticmethod(supply.read_supply)
+    read_reserved_nodes = staticmethod(supply.reserved_nodes)
+    checkpoint_location = staticmethod(checkpoints.location)
     create_only = resources.CREATE_ONLY
     offline_outputs = staticmethod(offline.computed_outputs)
     offline_answer = staticmethod(offline.call_answer)

@@ -175,6 +175,19 @@ def _reservation_text(reservations: Sequence[Mapping[str, Any]]) -> str:
     return ", ".join(parts) or "no reservation"
 
 
+def reserved_nodes(registered: Registered) -> dict[str, int]:
+    """The VMs the stack's own reservations hold for each pool (every zone's), by pool name; a group
+    reserved outside the stack is left out, since what it holds is not in the program."""
+    created = _created_groups(registered)
+    out: dict[str, int] = {}
+    for kind, name, inputs in registered:
+        group = inputs.get("capacityReservationGroupID") if kind == AGENT_POOL_TYPE else None
+        found = None if group is None else created.get(str(group).rsplit("/", 1)[-1])
+        if found is not None:
+            out[_pool_name(inputs, name)] = sum(_count(mapping(r.get("sku")).get("capacity")) for r in found)
+    return out
+
+
 #: A grant outside every scope the bootstrap manages: whoever owns the scope lets the deploy identity make it.
 GRANTED_BY_OWNER = ("granted by its owner: the registry's owner lets the deploy identity assign AcrPull there "
                     "(docs/identities.md; spotkube doctor checks it)")

@@ -39,7 +39,7 @@ import pulumi_gcp as gcp
 import pulumiverse_time as time
 from pulumi.dynamic import CreateResult, DiffResult, ResourceProvider
 
-from spotkube.clouds.gke.identities import ASSIGNMENTS, REGISTRY_GRANTS
+from spotkube.clouds.gke.identities import ASSIGNMENTS, CHECKPOINT_STORE, REGISTRY_GRANTS
 from spotkube.clouds.gke.key_ring import DEFAULT_ENDPOINT, ensure_key_ring, ring_name
 from spotkube.clouds.gke.services import required_services
 from spotkube.clouds.gke.spec import GkeClusterSettings
@@ -152,9 +152,11 @@ def ci_identities(spec: BootstrapSpec, stacks: Mapping[str, PlatformSpec]) -> di
             # Setting a repository's policy could also grant pushing to it: only where a stack names registries.
             pulls = any(isinstance(platform.cluster, GkeClusterSettings) and platform.cluster.registries
                         for platform in in_project)
+            stores = any(platform.training.checkpoint_store for platform in in_project)
             for assignment in ASSIGNMENTS:
                 if assignment.identity != identity or (assignment.drills_only and not drilled) or (
-                        assignment.role == REGISTRY_GRANTS and not pulls):
+                        assignment.role == REGISTRY_GRANTS and not pulls) or (
+                        assignment.role == CHECKPOINT_STORE and not stores):
                     continue
                 role = assignment.role
                 if role.custom and (role.name, project) not in custom:

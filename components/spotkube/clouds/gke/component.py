@@ -17,11 +17,12 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from spotkube.clouds.gke import resources
+from spotkube.clouds.gke import checkpoints, resources
 from spotkube.clouds.gke.args import GkeGpuClusterArgs
 from spotkube.clouds.gke.kubeconfig import gke_kubeconfig
 from spotkube.clouds.gke.node_pool import GkeGpuNodePool, NodePoolTarget
 from spotkube.clouds.gke.spec import GkeClusterSettings
+from spotkube.platform.addons import kfp_reference
 from spotkube.platform.contract import COMPUTE_CLASS_PREFIX
 from spotkube.platform.plan import PlatformPlan, compute_class_priorities
 from spotkube.platform.spec import PlatformSpec
@@ -205,9 +206,11 @@ class GkeGpuCluster(pulumi.ComponentResource):
         self.provider = kubernetes_provider(self, label, name, kubeconfig,
                                             depends_on=[*egress, *node_pools, *registry_grants])
         classes = self._compute_classes(name, plan, node_pools)
+        store = self._checkpoint_store(name, plan, project)
 
         # Every resource registered here: the outputs resolve only once all of them exist.
-        children = [account, node_role, *registry_grants, cluster, *egress, *node_pools, self.provider, *classes]
+        children = [account, node_role, *registry_grants, cluster, *egress, *node_pools, self.provider, *classes,
+                    *store]
         created = all_created(children)
         self.kubeconfig = settled(kubeconfig, created)
         self.cluster_name = settled(cluster.name, created)
@@ -223,6 +226,23 @@ class GkeGpuCluster(pulumi.ComponentResource):
             "nodeServiceAccountEmail": self.node_service_account_email,
             "poolContracts": self.pool_contracts,
         })
+
+    def _checkpoint_store(self, name: str, plan: PlatformPlan, project: pulumi.Input[str]) -> list[pulumi.Resource]:
+        """With `training.checkpointStore`: the bucket the training jobs save to, and `roles/storage.objectUser`
+        on it for the workers' Kubernetes service account through Workload Identity
+        (`clouds/gke/checkpoints.py`)."""
+        spec = plan.spec
+        if spec.training.checkpoint_store is None:
+            return []
+        bucket = gcp.storage.Bucket(f"{name}-checkpoints", **checkpoints.bucket_inputs(spec, project),
+                                    opts=child(self, protect=protected(spec.is_prod)))
+        number = gcp.organizations.get_project_output(project_id=project, opts=pulumi.InvokeOutputOptions(
+            parent=self)).number
+        member = pulumi.Output.all(number, project).apply(
+            lambda values: checkpoints.workers_principal(str(values[0]), str(values[1]), kfp_reference.NAMESPACE))
+        grant = gcp.storage.BucketIAMMember(f"{name}-checkpoints-writer", bucket=bucket.name,
+                                            role=checkpoints.OBJECT_USER_ROLE, member=member, opts=child(self))
+        return [bucket, grant]
 
     def _registry_grants(self, name: str, plan: PlatformPlan, member: pulumi.Output[str]) -> list[pulumi.Resource]:
         """The nodes' read access to each Artifact Registry repository the stack names, so a step's

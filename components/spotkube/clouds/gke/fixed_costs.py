@@ -20,6 +20,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from spotkube.clouds.gke import checkpoints
 from spotkube.clouds.gke.resources import CLUSTER_TYPE, NODE_POOL_TYPE, ROUTER_NAT_TYPE
 from spotkube.platform import contract
 from spotkube.platform.addons.kfp_kinds import DATA_VOLUMES
@@ -137,4 +138,7 @@ def fixed_items(registered: Sequence[tuple[str, str, Mapping[str, Any]]], spec: 
             out += _nat_items(name, inputs, idle)
         elif type_token == KUBEFLOW_TYPE:
             out += _kubeflow_items(spec)
+        elif type_token == checkpoints.BUCKET_TYPE:
+            out.append(FixedItem(f"checkpoint store (bucket {inputs.get('name')})", f"Bucket {shown(name)}", None,
+                                 Decimal(0), checkpoints.UNPRICED))
     return out

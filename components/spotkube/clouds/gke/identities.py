@@ -73,7 +73,15 @@ RESOURCE_TYPES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...], tuple[str
         ("artifactregistry.repositories.setIamPolicy",), ("artifactregistry.repositories.setIamPolicy",)),
     "gcp:compute/routerNat:RouterNat": (
         "compute.routers.get", ("compute.routers.update",), ("compute.routers.update",), ("compute.routers.update",)),
+    # The checkpoint store (clouds/gke/checkpoints.py): the bucket and the workers' binding in its policy.
+    "gcp:storage/bucket:Bucket": (
+        "storage.buckets.get", ("storage.buckets.create",), ("storage.buckets.update",), ("storage.buckets.delete",)),
+    "gcp:storage/bucketIAMMember:BucketIAMMember": (
+        "storage.buckets.getIamPolicy", ("storage.buckets.setIamPolicy",), ("storage.buckets.setIamPolicy",),
+        ("storage.buckets.setIamPolicy",)),
 }
+#: pulumi-gcp function token -> the permission it needs: the project's number, for the checkpoint store's grant.
+INVOKES: dict[str, str] = {"gcp:organizations/getProject:getProject": "resourcemanager.projects.get"}
 NO_GOOGLE_CALL_PREFIXES = ("spotkube:", "pulumi:", "kubernetes:", "random:", "time:")
 QUOTA_PERMISSIONS = ("compute.regions.get", "compute.projects.get")
 CONNECT = "container.clusters.connect"
@@ -99,8 +107,8 @@ def _resources(registrations: Sequence[Registered]) -> list[Registered]:
 
 def preview_calls(registrations: Sequence[Registered], invokes: Iterable[Invoked]) -> list[Call]:
     """What a pull request's preview (and its quota check) calls."""
-    calls = [Call("preview", f"invoke {i.token}", _unmapped(i.token), "permission", PROJECT, "every preview")
-             for i in invokes]
+    calls = [Call("preview", f"invoke {i.token}", INVOKES.get(i.token) or _unmapped(i.token), "permission", PROJECT,
+                  "every preview") for i in invokes]
     for registration in _resources(registrations):
         read = RESOURCE_TYPES.get(registration.type, (_unmapped(registration.type),))[0]
         calls.append(Call("preview", f"read {registration.type.rsplit(':', 1)[-1]}", read, "permission", PROJECT,
@@ -118,8 +126,8 @@ def preview_calls(registrations: Sequence[Registered], invokes: Iterable[Invoked
 
 def deploy_calls(registrations: Sequence[Registered], invokes: Iterable[Invoked]) -> list[Call]:
     """What `pulumi up` (and the quota check before it) calls."""
-    calls = [Call("deploy", f"invoke {i.token}", _unmapped(i.token), "permission", PROJECT, "pulumi up")
-             for i in invokes]
+    calls = [Call("deploy", f"invoke {i.token}", INVOKES.get(i.token) or _unmapped(i.token), "permission", PROJECT,
+                  "pulumi up") for i in invokes]
     for registration in _resources(registrations):
         name = registration.type.rsplit(":", 1)[-1]
         if registration.type not in RESOURCE_TYPES:
@@ -149,7 +157,8 @@ def deploy_calls(registrations: Sequence[Registered], invokes: Iterable[Invoked]
 # --- The roles: predefined ones as far as spotkube relies on them, and the one it defines -----------
 
 CONTAINER_VIEWER = Role("roles/container.viewer", "roles/container.viewer",
-                        permissions=frozenset({CONNECT, "container.clusters.get", "container.*.get"}),
+                        permissions=frozenset({CONNECT, "container.clusters.get", "container.*.get",
+                                               "resourcemanager.projects.get"}),
                         not_permissions=frozenset({"container.secrets.get"}))
 CONTAINER_ADMIN = Role("roles/container.admin", "roles/container.admin", permissions=frozenset({"container.*"}))
 SERVICE_ACCOUNT_ADMIN = Role("roles/iam.serviceAccountAdmin", "roles/iam.serviceAccountAdmin", permissions=frozenset({
@@ -169,7 +178,8 @@ PREVIEW_READER = Role("spotkubePreviewReader", "spotkubePreviewReader", custom=T
                       "compute quota.",
                       permissions=frozenset({"artifactregistry.repositories.getIamPolicy", "compute.projects.get",
                                              "compute.regions.get", "compute.routers.get", "iam.serviceAccounts.get",
-                                             "resourcemanager.projects.getIamPolicy"}))
+                                             "resourcemanager.projects.getIamPolicy", "storage.buckets.get",
+                                             "storage.buckets.getIamPolicy"}))
 #: Granting the nodes' account read access to the stack's Artifact Registry repositories: only the
 #: repositories' IAM policies, not Artifact Registry Administrator, which could also push and delete images.
 REGISTRY_GRANTS = Role("spotkubeRegistryGrants", "spotkubeRegistryGrants", custom=True,
@@ -177,6 +187,15 @@ REGISTRY_GRANTS = Role("spotkubeRegistryGrants", "spotkubeRegistryGrants", custo
                        "read access to the registries a spotkube stack names.",
                        permissions=frozenset({"artifactregistry.repositories.getIamPolicy",
                                               "artifactregistry.repositories.setIamPolicy"}))
+#: The training checkpoint store (clouds/gke/checkpoints.py): its bucket, the workers' binding in the bucket's
+#: policy, and the project's number the binding names. Not Storage Admin, which also reads and deletes objects.
+CHECKPOINT_STORE = Role("spotkubeCheckpointStore", "spotkubeCheckpointStore", custom=True,
+                        description="Creates a spotkube stack's checkpoint bucket and sets its IAM policy, for the "
+                        "training workers' write access.",
+                        permissions=frozenset({"storage.buckets.create", "storage.buckets.get",
+                                               "storage.buckets.update", "storage.buckets.delete",
+                                               "storage.buckets.getIamPolicy",
+                                               "storage.buckets.setIamPolicy", "resourcemanager.projects.get"}))
 #: An IAM condition on the deployer's Project IAM Admin: it may grant and revoke only the node service
 #: account's role (cloud.google.com/iam/docs/setting-limits-on-granting-roles).
 ONLY_NODE_ROLE = (f"api.getAttribute('iam.googleapis.com/modifiedGrantsByRole', [])"
@@ -194,7 +213,7 @@ ASSIGNMENTS: tuple[Assignment, ...] = (
     Assignment("preview", CONTAINER_VIEWER, PROJECT, "connects to the DNS endpoint and reads the cluster and the "
                "Kubernetes objects the program applies (no Secrets)"),
     Assignment("preview", PREVIEW_READER, PROJECT, "reads the service account, the project's IAM policy and the "
-               "Cloud Router on refresh, and the quota"),
+               "Cloud Router on refresh (and a checkpoint bucket and its policy), and the quota"),
     Assignment("deploy", CONTAINER_ADMIN, PROJECT, "creates the cluster and its pools, and applies the Kubernetes "
                "objects"),
     Assignment("deploy", SERVICE_ACCOUNT_ADMIN, PROJECT, "creates the nodes' service account"),
@@ -206,6 +225,8 @@ ASSIGNMENTS: tuple[Assignment, ...] = (
     Assignment("deploy", REGISTRY_GRANTS, PROJECT, "grants the nodes' account roles/artifactregistry.reader on the "
                "repositories in cluster.registries, in the projects of stacks that set it; a repository in another "
                "project needs this role there too, granted by that project's owner"),
+    Assignment("deploy", CHECKPOINT_STORE, PROJECT, "creates the checkpoint bucket and grants the training workers "
+               "roles/storage.objectUser on it, in the projects of stacks that set training.checkpointStore"),
     Assignment("deploy", EVICTION_DRILL, PROJECT, "preempts a spot node for spotkube drill (drill.yml), in the "
                "projects of stacks that set cluster.deployer.drills", drills_only=True),
 )

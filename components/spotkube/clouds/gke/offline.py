@@ -12,6 +12,7 @@ import base64
 from collections.abc import Mapping
 from typing import Any
 
+from spotkube.clouds.gke.checkpoints import PROJECT_INVOKE
 from spotkube.clouds.gke.resources import CLUSTER_TYPE, SERVICE_ACCOUNT_TYPE
 
 #: The cluster's CA certificate, base64 as GKE reports it.
@@ -71,8 +72,8 @@ def computed_outputs(type_token: str, name: str, inputs: Mapping[str, Any]) -> d
 
 
 def call_answer(token: str) -> dict[str, Any] | None:
-    """The GKE component calls no provider function."""
-    return None
+    """The project's number, which the component reads for a checkpoint store's grant; nothing else."""
+    return {"number": PROJECT_NUMBER} if token == PROJECT_INVOKE else None
 
 
 def resource_id(type_token: str, name: str, inputs: Mapping[str, Any]) -> str | None:

@@ -10,7 +10,6 @@ docs/platform-facts.md#gke-cluster-access and #gke-private-nodes-and-cloud-nat. 
 from __future__ import annotations
 
 from spotkube.clouds.gke.resources import CLUSTER_TYPE, NODE_POOL_TYPE, ROUTER_NAT_TYPE
-from spotkube.platform.addons import kfp_reference
 from spotkube.platform.contract import COMPUTE_CLASS_PREFIX
 from spotkube.platform.preflight import (
     KUBERNETES_PROVIDER,
@@ -20,6 +19,7 @@ from spotkube.platform.preflight import (
     Outcome,
     kubeconfig_server,
     no_outcome,
+    pulled_registries,
     unreachable_by_address,
 )
 from spotkube.platform.warnings import PlanWarning
@@ -53,7 +53,7 @@ def api_server_reachable(d: Deployment) -> Outcome:
 
 def node_egress(d: Deployment) -> Outcome:
     """Private nodes reach the public registries only through Cloud NAT, or the stack's own egress."""
-    registries = ", ".join(kfp_reference.image_registries())
+    registries = ", ".join(pulled_registries(d.spec))
     for cluster in d.of_type(CLUSTER_TYPE):
         if not (cluster.inputs.get("privateClusterConfig") or {}).get("enablePrivateNodes"):
             return True, "nodes have public addresses"
@@ -61,7 +61,7 @@ def node_egress(d: Deployment) -> Outcome:
             return True, "private nodes; the stack declares that its network provides egress"
         if not d.of_type(ROUTER_NAT_TYPE):
             return False, (f"private nodes ({d.key('cluster.private')}) have no route to the public registries "
-                           f"Kubeflow pulls from ({registries}) without Cloud NAT; remove {d.key('cluster.egress')}: "
+                           f"the add-ons pull from ({registries}) without Cloud NAT; remove {d.key('cluster.egress')}: "
                            "own, or give the network NAT and declare it")
         return True, f"private nodes reach {registries} through Cloud NAT"
     return None

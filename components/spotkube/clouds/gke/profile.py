@@ -14,6 +14,7 @@ import re
 
 from spotkube.clouds.gke import catalog as catalog
 from spotkube.clouds.gke import (
+    checkpoints,
     device_plugin,
     fixed_costs,
     gpu_sharing,
@@ -197,6 +198,7 @@ def rules(spec: GkeSpec) -> RuleOutput:
     yield from _flex_start_rules(spec)
     yield from _image_rules(spec)
     yield from _registry_rules(spec)
+    yield from checkpoints.rules(spec)
     if set_by_user(spec.device_plugin, "mig_strategy"):
         yield Problem(config_key("devicePlugin.migStrategy"), f"{shown(spec.device_plugin.mig_strategy)} is an AKS "
                       "setting; GKE's own device plugin advertises every MIG partition as nvidia.com/gpu")
@@ -419,6 +421,7 @@ class Gke(Cloud):
     read_autoscaler = staticmethod(resources.read_autoscaler)
     read_upgrades = staticmethod(resources.read_upgrades)
     read_supply = staticmethod(resources.read_supply)
+    checkpoint_location = staticmethod(checkpoints.location)
     create_only = resources.CREATE_ONLY
     updatable_in_place = resources.UPDATABLE_IN_PLACE
     offline_outputs = staticmethod(offline.computed_outputs)

@@ -8,7 +8,10 @@ time; spotkube adjusts the objects through a Pulumi transform, and every adjustm
   system pool is kept for the cluster's own add-ons;
 - the manager's `Configuration` turns on the `pod` integration (KFP's steps are plain pods Argo
   creates) for the pipelines' namespace only, and checks quota only for the resources the
-  ClusterQueue names (the GPUs), so a step's CPU and memory requests need no quota of their own.
+  ClusterQueue names (the GPUs), so a step's CPU and memory requests need no quota of their own;
+- the same `Configuration` sets `waitForPodsReady` (see `WAIT_FOR_PODS_READY`): a workload admitted
+  whose pods are not all running within the timeout is evicted and requeued, so a gang admitted on
+  quota while the cloud has too few nodes gives its quota back instead of holding part of it started.
 
 Queued provisioning needs nothing here: from v0.19 Kueue has no ProvisioningACC feature gate, and its
 ProvisioningRequest admission check controller starts whenever the cluster serves
@@ -38,6 +41,23 @@ NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 #: and on by default from v0.19).
 QUOTA_CHECK_STRATEGY = "IgnoreUndeclared"
 CONTROL_PLANE_KINDS = frozenset({"Deployment", "StatefulSet"})
+#: Kueue v0.19.2's `Configuration.waitForPodsReady` (apis/config/v1beta2/configuration_types.go; the
+#: v1beta2 API has no `enable`: the block's presence turns it on, pkg/util/waitforpodsready). Set in full
+#: so the plan shows what runs rather than Kueue's defaults (apis/config/v1beta2/defaults.go):
+#: - `timeout` 30m: an admitted workload's pods must all be ready within it, or it is evicted
+#:   (`PodsReadyTimeout`) and requeued. Longer than a spot node's start and AKS's spot-to-on-demand
+#:   fallback (the autoscaler's 15 min `max-node-provision-time` plus its backoff, about 20 min).
+#: - `recoveryTimeout` 30m: once running, a workload whose pods stop being ready (a worker's node
+#:   evicted) stays admitted this long for the replacement to start, then is evicted and requeued.
+#: - `blockAdmission` false: true would hold every queued pipeline step behind a gang not yet ready.
+#: - `requeuingStrategy`: back off from the eviction (60 s, doubling up to 1 h) and requeue without a
+#:   limit (`backoffLimitCount` unset), since a short cloud is no fault of the job's.
+WAIT_FOR_PODS_READY: dict[str, Any] = {
+    "timeout": "30m",
+    "recoveryTimeout": "30m",
+    "blockAdmission": False,
+    "requeuingStrategy": {"timestamp": "Eviction", "backoffBaseSeconds": 60, "backoffMaxSeconds": 3600},
+}
 
 
 def manifest_url(version: str) -> str:
@@ -53,8 +73,9 @@ def manager_configuration(configmap: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def configure_manager(configmap: Mapping[str, Any], namespaces: Sequence[str]) -> dict[str, Any]:
-    """The manager's Configuration with the pod integration on, for `namespaces` only, and quota checked
-    for the ClusterQueue's resources only; every other setting is kept as the release ships it.
+    """The manager's Configuration with the pod integration on, for `namespaces` only, quota checked
+    for the ClusterQueue's resources only, and all-or-nothing admission (`WAIT_FOR_PODS_READY`); every
+    other setting is kept as the release ships it.
 
     `managedJobsNamespaceSelector` is where Kueue's pod-based integrations look for the pods they
     manage: a pod elsewhere is never gated, whatever its labels. A pod of those namespaces is managed
@@ -72,6 +93,7 @@ def configure_manager(configmap: Mapping[str, Any], namespaces: Sequence[str]) -
         {"key": NAMESPACE_NAME_LABEL, "operator": "In", "values": list(namespaces)}]}
     resources = {k: v for k, v in (config.get("resources") or {}).items() if k != "excludeResourcePrefixes"}
     config["resources"] = {**resources, "quotaCheckStrategy": QUOTA_CHECK_STRATEGY}
+    config["waitForPodsReady"] = dict(WAIT_FOR_PODS_READY)
     data = {**(configmap.get("data") or {}), kueue_reference.CONFIG_KEY: yaml.safe_dump(config, sort_keys=False)}
     return {**configmap, "data": data}
 

@@ -94,3 +94,10 @@ def shipped_controller_deployments() -> list[dict[str, Any]]:
         _deployment(TRAINER_DEPLOYMENT, TRAINER_LABELS, TRAINER_LABELS, TRAINER_IMAGE),
         _deployment(JOBSET_DEPLOYMENT, JOBSET_SELECTOR, JOBSET_SELECTOR, JOBSET_IMAGE),
     ]
+
+
+def image_registries() -> tuple[str, ...]:
+    """The registries the two controllers pull from (ghcr.io, registry.k8s.io), sorted: with training on,
+    the nodes' egress must reach them as well as Kubeflow's."""
+    return tuple(sorted({image.partition("/")[0] for image in (TRAINER_IMAGE, JOBSET_IMAGE)}))
+
