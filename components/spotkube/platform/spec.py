@@ -734,9 +734,8 @@ class CheckpointStoreSettings(_Model):
 
     name: Text = Field(
         min_length=1,
-        description="The store's globally unique name: the storage account on AKS (3-24 lower-case letters and "
-        "digits), the bucket on GKE (3-63 lower-case letters, digits, hyphens and underscores, starting and "
-        "ending with a letter or digit).",
+        description="The store's globally unique name: the cloud's storage account or bucket, whose naming rules "
+        "the stack's cloud checks before anything is registered.",
     )
 
 
