@@ -25,9 +25,10 @@ from spotkube.components.args import DevicePluginSettingsArgs, NvidiaDevicePlugi
 from spotkube.platform.addons import device_plugin as workloads
 from spotkube.platform.addons.device_plugin import DevicePluginRequest, device_plugin_request
 from spotkube.platform.errors import Problem, SpecError
-from spotkube.platform.spec import DevicePluginSettings, PlatformSpec, parse_settings
+from spotkube.platform.spec import DevicePluginSettings, PlatformSpec
 from spotkube.shell.common import (
     GpuCluster,
+    addon_settings,
     built_from,
     checked_args,
     child,
@@ -104,10 +105,8 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
             if plan is None or not hasattr(cluster, "provider"):
                 raise pulumi.RunError(f"{source}: cluster: {type(cluster).__name__} is not accepted; give the "
                                       "AksGpuCluster or GkeGpuCluster the plugin serves")
-            values = checked_args({} if args is None else args, DevicePluginSettingsArgs, f"{source} args",
-                                  refused={"enabled": ENABLED_REFUSAL})
-            refuse_outputs(values, f"{source} args")
-            settings = parse_settings(DevicePluginSettings, values, f"{source} args")
+            settings = addon_settings({} if args is None else args, DevicePluginSettingsArgs, DevicePluginSettings,
+                                      f"{source} args", refused={"enabled": ENABLED_REFUSAL})
             others = [c.label for c in clusters_behind(opts) if c.cluster is not cluster]
             if others:
                 raise SpecError(source, [Problem("opts", f"deploys through {others[0]}'s provider, not the cluster "
@@ -131,10 +130,8 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
 
         def request() -> DevicePluginRequest:
             builds = pool_builds(pools, source, "the plugin serves")
-            values = checked_args({} if args is None else args, DevicePluginSettingsArgs, f"{source} args",
-                                  refused={"enabled": ENABLED_REFUSAL})
-            refuse_outputs(values, f"{source} args")
-            settings = parse_settings(DevicePluginSettings, values, f"{source} args")
+            settings = addon_settings({} if args is None else args, DevicePluginSettingsArgs, DevicePluginSettings,
+                                      f"{source} args", refused={"enabled": ENABLED_REFUSAL})
             request = replace(DevicePluginRequest.for_spec(builds[0].plan.spec), settings=settings)
             return request.tolerating(t for b in builds for t in DevicePluginRequest.for_spec(b.plan.spec).extra_taints)
         plugin = built_from(cls, name, validated(request), opts)

@@ -15,9 +15,9 @@ from spotkube.components.args import KubeflowPipelinesArgs
 from spotkube.platform.addons import kfp_transforms
 from spotkube.platform.addons.kfp_transforms import Credentials
 from spotkube.platform.errors import Problem, SpecError
-from spotkube.platform.spec import KubeflowSettings, PlatformSpec, parse_settings
+from spotkube.platform.spec import KubeflowSettings, PlatformSpec
 from spotkube.platform.warnings import tagged
-from spotkube.shell.common import built_from, checked_args, child, deployed_onto, refuse_outputs, validated
+from spotkube.shell.common import addon_settings, built_from, child, deployed_onto, validated
 
 #: Why `enabled` is not an arg (see the class docstring).
 ENABLED_REFUSAL = ("is not a key of these args: the component always installs Kubeflow Pipelines; to install none, "
@@ -91,11 +91,7 @@ class KubeflowPipelines(pulumi.ComponentResource):
 
         def settings() -> KubeflowSettings:
             refused = {"enabled": ENABLED_REFUSAL, "retry_policy": RETRY_REFUSAL, "retry_limit": RETRY_REFUSAL}
-            values = checked_args(args, KubeflowPipelinesArgs, source, refused=refused)
-            # Every arg decides the manifests or the transforms (version, retries, exposure), so none
-            # may be an Output.
-            refuse_outputs(values, source)
-            return parse_settings(KubeflowSettings, values, source)
+            return addon_settings(args, KubeflowPipelinesArgs, KubeflowSettings, source, refused=refused)
         self._build(name, (validated(settings), False), opts)
 
     @classmethod

@@ -20,15 +20,14 @@ from spotkube.platform.addons import kfp_reference, kueue_preset, kueue_transfor
 from spotkube.platform.errors import Problem, SpecError
 from spotkube.platform.plan import PlatformPlan, PoolPlan
 from spotkube.platform.records import record
-from spotkube.platform.spec import KueueSettings, PlatformSpec, parse_settings
+from spotkube.platform.spec import KueueSettings, PlatformSpec
 from spotkube.shell.common import (
+    addon_settings,
     built_from,
-    checked_args,
     child,
     clusters_behind,
     deployed_onto,
     deployed_onto_pools,
-    refuse_outputs,
     validated,
 )
 from spotkube.shell.pools import pool_builds
@@ -111,10 +110,7 @@ class Kueue(pulumi.ComponentResource):
         source = f"Kueue {name!r} args"
 
         def request() -> KueueRequest:
-            values = checked_args(args, KueueArgs, source, refused={"enabled": ENABLED_REFUSAL})
-            # Every arg decides the manifests or the queue, so none may be an Output.
-            refuse_outputs(values, source)
-            settings = parse_settings(KueueSettings, values, source)
+            settings = addon_settings(args, KueueArgs, KueueSettings, source, refused={"enabled": ENABLED_REFUSAL})
             clusters = clusters_behind(opts)
             if not clusters:
                 raise SpecError(f"Kueue {name!r}", [Problem("opts", "deploys through no spotkube cluster's provider; "
@@ -137,10 +133,8 @@ class Kueue(pulumi.ComponentResource):
         source = f"Kueue {name!r}"
 
         def request() -> KueueRequest:
-            values = checked_args({} if args is None else args, KueueArgs, f"{source} args",
-                                  refused={"enabled": ENABLED_REFUSAL})
-            refuse_outputs(values, f"{source} args")
-            settings = parse_settings(KueueSettings, values, f"{source} args")
+            settings = addon_settings({} if args is None else args, KueueArgs, KueueSettings,
+                                      f"{source} args", refused={"enabled": ENABLED_REFUSAL})
             builds = pool_builds(pools, source, "the queue serves")
             gpu_pools = tuple(b.pool for b in builds if b.pool.role == "gpu")
             if not gpu_pools:

@@ -21,15 +21,14 @@ from spotkube.platform.addons import trainer_transforms, training_runtime
 from spotkube.platform.errors import Problem, SpecError
 from spotkube.platform.plan import PlatformPlan, PoolPlan
 from spotkube.platform.records import record
-from spotkube.platform.spec import PlatformSpec, TrainingSettings, parse_settings
+from spotkube.platform.spec import PlatformSpec, TrainingSettings
 from spotkube.shell.common import (
+    addon_settings,
     built_from,
-    checked_args,
     child,
     clusters_behind,
     deployed_onto,
     deployed_onto_pools,
-    refuse_outputs,
     validated,
 )
 from spotkube.shell.pools import pool_builds
@@ -115,9 +114,8 @@ class KubeflowTrainer(pulumi.ComponentResource):
         source = f"KubeflowTrainer {name!r} args"
 
         def request() -> TrainerRequest:
-            values = checked_args(args, KubeflowTrainerArgs, source, refused={"enabled": ENABLED_REFUSAL})
-            refuse_outputs(values, source)
-            settings = parse_settings(TrainingSettings, values, source)
+            settings = addon_settings(args, KubeflowTrainerArgs, TrainingSettings, source,
+                                      refused={"enabled": ENABLED_REFUSAL})
             clusters = clusters_behind(opts)
             if not clusters:
                 raise SpecError(f"KubeflowTrainer {name!r}", [Problem("opts", "deploys through no spotkube cluster's "
@@ -138,10 +136,8 @@ class KubeflowTrainer(pulumi.ComponentResource):
         source = f"KubeflowTrainer {name!r}"
 
         def request() -> TrainerRequest:
-            values = checked_args({} if args is None else args, KubeflowTrainerArgs, f"{source} args",
-                                  refused={"enabled": ENABLED_REFUSAL})
-            refuse_outputs(values, f"{source} args")
-            settings = parse_settings(TrainingSettings, values, f"{source} args")
+            settings = addon_settings({} if args is None else args, KubeflowTrainerArgs, TrainingSettings,
+                                      f"{source} args", refused={"enabled": ENABLED_REFUSAL})
             builds = pool_builds(pools, source, "the runtimes place workers on")
             gpu_pools = tuple(b.pool for b in builds if b.pool.role == "gpu")
             if not training_runtime.gpu_types(gpu_pools):

@@ -36,7 +36,7 @@ from spotkube.platform.errors import Problem, SpecError, SpotkubeError
 from spotkube.platform.input_messages import cut, did_you_mean, kind, shown
 from spotkube.platform.plan import PlatformPlan, missing_fallbacks
 from spotkube.platform.records import record
-from spotkube.platform.spec import PlatformSpec, wired_fields
+from spotkube.platform.spec import PlatformSpec, Settings, parse_settings, wired_fields
 from spotkube.platform.warnings import LOGGED_PLAN_WARNING, tagged
 
 Validated = TypeVar("Validated")
@@ -136,6 +136,15 @@ def _outputs_in(value: object, path: str = "") -> Iterator[str]:
     elif isinstance(value, list | tuple):
         for i, item in enumerate(value):
             yield from _outputs_in(item, f"{path}[{i}]")
+
+
+def addon_settings(args: object, typed: type, model: type[Settings], where: str, *,
+                   refused: Mapping[str, str]) -> Settings:
+    """An add-on's args as its settings: only its own keys, and no Output, because every arg decides a
+    manifest, a transform or the queue before anything is registered."""
+    values = checked_args(args, typed, where, refused=refused)
+    refuse_outputs(values, where)
+    return parse_settings(model, values, where)
 
 
 def refuse_outputs(args: object, where: str, *, cluster: str | None = None) -> None:
