@@ -136,6 +136,11 @@ def test_a_cluster_id_that_is_no_cluster_and_a_missing_region_are_named() -> Non
     assert "GkeGpuNodePool 'p' args: cluster_id: 5 is a number; give text: The GKE cluster the pool joins" in number
     missing = refusal(lambda: AksGpuNodePool("p", args={"cluster_id": CLUSTER_ID, **H100}))  # type: ignore[typeddict-item]
     assert "AksGpuNodePool 'p' args: region: is required" in missing
+    # A pool component has no cluster.allowUnlistedRegion, so its refusal of an unknown region offers none.
+    unknown = refusal(lambda: AksGpuNodePool("p", args={"cluster_id": CLUSTER_ID, "region": "marsnorth", **H100}))
+    assert "AksGpuNodePool 'p' args: region: 'marsnorth' is not" in unknown
+    assert "a pool component takes only the regions spotkube knows" in unknown
+    assert "allowUnlistedRegion" not in unknown
 
 
 def test_a_gke_pool_on_a_teams_cluster_is_the_pool_a_spotkube_cluster_builds() -> None:

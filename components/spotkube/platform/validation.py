@@ -306,9 +306,12 @@ def common_rules(spec: PlatformSpec, clouds: Clouds) -> RuleOutput:
         yield Problem(config_key("region"), f"{shown(spec.region)} is {_a(other.title)} region; "
                       f"{_a(cloud.title)} stack takes a region such as {cloud.region_examples}")
     elif spec.region not in cloud.regions and not spec.cluster.allow_unlisted_region:
+        # A pool component has no cluster settings to accept a region newer than spotkube's list with.
+        newer = ("; a pool component takes only the regions spotkube knows, so a newer region needs a newer spotkube"
+                 if spec.environment == EXTERNAL_ENVIRONMENT
+                 else ", or, for a region newer than spotkube's list, set cluster.allowUnlistedRegion: true")
         yield Problem(config_key("region"), f"{shown(spec.region)} is not {_a(cloud.title)} region spotkube knows; use "
-                      f"a region such as {cloud.region_examples}, or, for a region newer than spotkube's list, "
-                      "set cluster.allowUnlistedRegion: true"
+                      f"a region such as {cloud.region_examples}{newer}"
                       f"{did_you_mean(spec.region, cloud.regions, quoted=True)}")
     version = spec.cluster.kubernetes_version
     if version is not None and not re.fullmatch(cloud.version_pattern, version):
