@@ -12,8 +12,9 @@ import pytest
 import yaml
 
 from in_process import run_spotkube
+from recordings import only
 from spotkube.clouds import parse_spec
-from spotkube.components.offline import Recording, Registration, record_stack
+from spotkube.components.offline import Recording, record_stack
 from spotkube.platform.errors import SpecError, SpotkubeError
 from spotkube.platform.project import find_project
 from spotkube.training import CHECKPOINT_DIR_ENV, stack_checkpoint_store, to_yaml, train_job
@@ -26,10 +27,6 @@ AKS, GKE = "aks-prod-eastus", "gke-prod-europe-west4"
 def recorded() -> dict[str, Recording]:
     return {stack: record_stack(find_project(REPO), stack) for stack in (AKS, GKE)}
 
-
-def only(recording: Recording, type_token: str) -> Registration:
-    (found,) = [r for r in recording.registrations if r.type == type_token]
-    return found
 
 
 def stack_values(stack: str) -> dict[str, Any]:

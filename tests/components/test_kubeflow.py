@@ -20,6 +20,7 @@ import yaml
 from pulumi.runtime.sync_await import _sync_await
 
 import kfp_manifests as m
+from recordings import only
 from spotkube import KubeflowPipelines, KubeflowPipelinesArgs
 from spotkube.clouds import parse_spec, plan_platform
 from spotkube.components.kubeflow import _kfp_transform
@@ -35,7 +36,6 @@ from spotkube.platform.addons.kfp_transforms import (
     weaker_retries,
 )
 from spotkube.platform.contract import Placement, PoolContract, landing_pools
-from spotkube.platform.registration import Registration
 from spotkube.platform.spec import KubeflowSettings
 
 CREDENTIALS = Credentials("generated-access-key", "generated-secret-key", "generated-root-password")
@@ -373,10 +373,6 @@ def build(args: KubeflowPipelinesArgs) -> Recording:
 
     return record_program(program, project="spotkube", stack="test", config={})
 
-
-def only(recording: Recording, type_token: str, name: str) -> Registration:
-    (match,) = [r for r in recording.registrations if r.type == type_token and r.name == name]
-    return match
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 import kueue_manifests as m
+from recordings import only
 from spotkube import GkeGpuCluster, GkeGpuClusterArgs, Kueue, KueueArgs
 from spotkube.clouds import parse_spec, plan_platform
 from spotkube.components.kueue import KueueRequest
@@ -29,7 +30,6 @@ from spotkube.platform.contract import Placement, PoolContract, landing_pools
 from spotkube.platform.errors import SpecError
 from spotkube.platform.identities import KubernetesKind, kubernetes_kinds
 from spotkube.platform.project import find_project
-from spotkube.platform.registration import Registration
 from spotkube.platform.spec import KueueSettings
 from spotkube.review.placements import stack_placements
 
@@ -244,10 +244,6 @@ def build(args: KueueArgs, cluster_args: GkeGpuClusterArgs = GKE_ARGS) -> Record
 def default_install() -> Recording:
     return build({})
 
-
-def only(recording: Recording, type_token: str, name: str) -> Registration:
-    (match,) = [r for r in recording.registrations if r.type == type_token and r.name == name]
-    return match
 
 
 def test_the_pinned_release_is_applied_through_the_cluster_s_provider(default_install: Recording) -> None:

@@ -15,6 +15,8 @@ import pulumi_azure_native as azure
 import pulumi_kubernetes as k8s
 import pytest
 
+from recordings import only
+from recordings import refusal as recorded_refusal
 from spotkube import (
     AksGpuCluster,
     AksGpuNodePool,
@@ -27,7 +29,6 @@ from spotkube import (
 from spotkube.components.offline import ProgramFailed, Recording, record_program
 from spotkube.platform.addons import training_runtime
 from spotkube.platform.contract import Placement
-from spotkube.platform.registration import Registration
 from spotkube.review.placements import registered_runtimes
 
 CLUSTER_ID = ("/subscriptions/00000000-0000-4000-8000-000000000000/resourceGroups/team-rg/providers/"
@@ -45,16 +46,8 @@ def run(body: Callable[[], object]) -> Recording:
 
 
 def refusal(body: Callable[[], object]) -> str:
-    """The one message a refused program ends with; nothing at all was registered."""
-    with pytest.raises(ProgramFailed) as failure:
-        run(body)
-    assert failure.value.registrations == [], "nothing may be registered, not even the component"
-    return str(failure.value)
+    return recorded_refusal(body, project="team", stack="dev")
 
-
-def only(recording: Recording, type_token: str) -> Registration:
-    (found,) = [r for r in recording.registrations if r.type == type_token]
-    return found
 
 
 def without_target(inputs: dict[str, Any], *keys: str) -> dict[str, Any]:

@@ -14,6 +14,8 @@ import pulumi
 import pytest
 import yaml
 
+from recordings import only
+from recordings import refusal as recorded_refusal
 from spotkube import (
     AksGpuCluster,
     AksGpuClusterArgs,
@@ -51,16 +53,8 @@ def run(body: Callable[[], object]) -> Recording:
 
 
 def refusal(body: Callable[[], object]) -> str:
-    """The one message a refused program ends with; nothing at all was registered."""
-    with pytest.raises(ProgramFailed) as failure:
-        run(body)
-    assert failure.value.registrations == [], "nothing may be registered, not even the component"
-    return str(failure.value)
+    return recorded_refusal(body, project="spotkube", stack="test")
 
-
-def only(recording: Recording, type_token: str) -> Registration:
-    (match,) = [r for r in recording.registrations if r.type == type_token]
-    return match
 
 
 COMPONENTS: dict[str, Callable[[str, Any], object]] = {

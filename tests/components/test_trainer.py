@@ -20,6 +20,7 @@ import pytest
 
 import trainer_manifests as m
 from crd_schemas import schema_errors
+from recordings import only
 from spotkube import GkeGpuCluster, GkeGpuClusterArgs, KubeflowTrainer, KubeflowTrainerArgs
 from spotkube.clouds import parse_spec, plan_platform
 from spotkube.components.offline import ProgramFailed, Recording, StackRun, record_program
@@ -27,7 +28,6 @@ from spotkube.platform.addons import trainer_reference, trainer_transforms, trai
 from spotkube.platform.contract import Placement, PoolContract, landing_pools
 from spotkube.platform.errors import SpecError
 from spotkube.platform.identities import KubernetesKind, kubernetes_kinds
-from spotkube.platform.registration import Registration
 from spotkube.platform.spec import TrainingSettings
 from spotkube.review.placements import CONFIGGROUP_TYPE, registered_runtimes
 
@@ -194,10 +194,6 @@ def build(args: KubeflowTrainerArgs, cluster_args: GkeGpuClusterArgs = GKE_ARGS)
 
     return record_program(program, project="spotkube", stack="test", config={})
 
-
-def only(recording: Recording, type_token: str, name: str) -> Registration:
-    (match,) = [r for r in recording.registrations if r.type == type_token and r.name == name]
-    return match
 
 
 def test_the_pinned_manifests_and_the_runtimes_are_applied_through_the_cluster_s_provider() -> None:

@@ -22,11 +22,11 @@ import pulumi_gcp as gcp
 import pulumi_random as random
 import pytest
 
+from recordings import only
 from spotkube import AksGpuCluster, GkeGpuCluster, KubeflowPipelines, NvidiaDevicePlugin
 from spotkube.clouds import CLOUDS, parse_spec
 from spotkube.components import offline
 from spotkube.components.offline import ProgramFailed, Recording, record_program
-from spotkube.platform.registration import Registration
 from spotkube.shell import common
 
 AKS_CLUSTER = "azure-native:containerservice:ManagedCluster"
@@ -98,10 +98,6 @@ def _forget_failed_outputs() -> None:
 def group_id(name: str) -> str:
     return str(uuid.uuid5(UUID_NAMESPACE, name))
 
-
-def only(recording: Recording, type_token: str, name: str | None = None) -> Registration:
-    (match,) = [r for r in recording.registrations if r.type == type_token and name in (None, r.name)]
-    return match
 
 
 def urn_of(recording: Recording, type_token: str) -> str:
