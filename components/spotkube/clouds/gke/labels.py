@@ -24,6 +24,9 @@ GKE_PREEMPTIBLE_LABEL = (GKE_PREEMPTIBLE_TAINT.key, "true")
 #: them with nothing of their own: a flex-start VM is not preempted, so it keeps only the GPU taint
 #: (docs/platform-facts.md#gke-flex-start-and-queued-provisioning).
 GKE_FLEX_START_LABEL = ("cloud.google.com/gke-flex-start", "true")
+#: GKE taints the nodes it brings up for a ProvisioningRequest `cloud.google.com/gke-queued=true:NoSchedule`
+#: (docs/platform-facts.md#gke-flex-start-and-queued-provisioning).
+GKE_QUEUED_TAINT_KEY = "cloud.google.com/gke-queued"
 GKE_NODEPOOL_LABEL = "cloud.google.com/gke-nodepool"
 GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
 #: The labels GKE puts on the nodes of a pool whose GPUs are partitioned or shared

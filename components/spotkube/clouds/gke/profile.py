@@ -26,6 +26,7 @@ from spotkube.clouds.gke import (
     resources,
     startup,
 )
+from spotkube.clouds.gke.labels import GKE_QUEUED_TAINT_KEY
 from spotkube.clouds.gke.resources import VERSIONED_NAME_MAX
 from spotkube.clouds.gke.spec import GkeGpuPool, GkePoolUpgrade, GkeSpec
 from spotkube.platform.catalog import declared_gpu_problem
@@ -382,8 +383,8 @@ class Gke(Cloud):
     # GKE's cluster autoscaler serves ProvisioningRequests of this class for node pools with queued
     # provisioning (cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest).
     provisioning_request_class = "queued-provisioning.gke.io"
-    # ... and taints their nodes `cloud.google.com/gke-queued=true:NoSchedule` (docs/platform-facts.md).
-    provisioning_request_taint = "cloud.google.com/gke-queued"
+    # ... and taints the nodes it brings up for them.
+    provisioning_request_taint = GKE_QUEUED_TAINT_KEY
     commands_module = "spotkube.clouds.gke.commands"
 
     machine_arch = staticmethod(catalog.machine_arch)
