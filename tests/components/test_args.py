@@ -101,8 +101,9 @@ def test_the_cluster_args_are_the_spec_without_what_a_cluster_component_does_not
     for cloud in CLOUDS.values():
         typed = getattr(spotkube, args_source.cluster_args_name(cloud))
         keys = set(typing.get_type_hints(typed))
-        assert keys == {"environment", "region", "system_pool", "platform_pool", "gpu_pools", "spot_pools", "cluster"}
-        assert keys | set(args_source.NOT_CLUSTER_ARGS) == set(cloud.spec_model.model_fields)
+        assert keys == {"environment", "region", "system_pool", "platform_pool", "gpu_pools", "spot_pools", "cluster",
+                        "checkpoint_store"}
+        assert (keys - {"checkpoint_store"}) | set(args_source.NOT_CLUSTER_ARGS) == set(cloud.spec_model.model_fields)
 
 
 def test_the_schema_keeps_every_description_of_the_models(schema: dict[str, Any]) -> None:

@@ -170,7 +170,9 @@ class KubeflowTrainer(pulumi.ComponentResource):
         )
         # ClusterTrainingRuntime is Trainer's CRD, and its webhook validates it: both come with the manifests. One
         # group holds every runtime, as the plan shows it (a runtime's type token is too long for its table).
-        ConfigGroup(f"{name}-runtimes", objs=[dict(obj) for obj in request.runtimes],
+        # What a worker needs to reach the cluster's checkpoint store (AKS: the kubelet identity's client id).
+        env = {key: value for found in clusters_behind(opts) for key, value in found.cluster.training_env.items()}
+        ConfigGroup(f"{name}-runtimes", objs=[training_runtime.with_worker_env(obj, env) for obj in request.runtimes],
                     opts=child(self, depends_on=[manifests]))
         self.namespace = pulumi.Output.from_input(training_runtime.trainer_reference.NAMESPACE)
         self.runtimes = pulumi.Output.from_input([obj["metadata"]["name"] for obj in request.runtimes])

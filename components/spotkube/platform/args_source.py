@@ -76,6 +76,15 @@ class Extra:
     first: bool = False
 
 
+#: The one training setting a cluster's args take, because the cluster creates it: a stack file's
+#: `training.checkpointStore.name` (Kubeflow Trainer itself is another component).
+CHECKPOINT_STORE_ARG = Extra(
+    "checkpoint_store", "str", False, "The name of an object store the cluster creates for training checkpoints, "
+    "writable by the identity the workers run as, as a stack file's `training.checkpointStore.name` is (the cloud's "
+    "storage account or bucket, whose naming rules it checks); `spotkube.training.store_location` gives its URI "
+    "for `train_job`. Unset = none.")
+
+
 @record
 class ArgsType:
     """One TypedDict to generate: its name, the model it mirrors, and how it differs from the model."""
@@ -305,7 +314,7 @@ def cluster_args(cloud: Cloud) -> list[ArgsType]:
     about = _docstring_of(root)
     component = cluster_args_name(cloud).removesuffix("Args")
     out.append(ArgsType(cluster_args_name(cloud), root, f"The args of `{component}`: {about[:1].lower()}{about[1:]}",
-                        exclude=NOT_CLUSTER_ARGS, nested=names))
+                        exclude=NOT_CLUSTER_ARGS, nested=names, extra=(CHECKPOINT_STORE_ARG,)))
     out.append(node_pool_args(cloud, names))
     return out
 

@@ -783,8 +783,9 @@ class TrainingSettings(_Model):
     )
     checkpoint_store: CheckpointStoreSettings | None = Field(
         default=None,
-        description="Stack files only (the cluster component creates it): an object store for checkpoints that "
-        "the workers' identity may write, `{name}`; its location replaces `checkpointLocation`. Unset = none.",
+        description="An object store for checkpoints that the workers' identity may write, `{name}`, which the "
+        "cluster component creates (its args' `checkpoint_store`); its location replaces `checkpointLocation`, and "
+        "it stays when training is turned off. Unset = none.",
     )
 
     @field_validator("version")

@@ -358,13 +358,11 @@ def common_rules(spec: PlatformSpec, clouds: Clouds) -> RuleOutput:
     if spec.training.enabled and not any(pool.sharing is None for pool in spec.gpu_pools):
         yield Problem(config_key("training.enabled"), "true with no GPU pool that gives whole GPUs leaves the "
                       "training runtimes nowhere to place a worker; add one or set training.enabled: false")
-    if spec.training.checkpoint_store is not None:
-        if not spec.training.enabled:
-            yield Problem(config_key("training.checkpointStore"), "is set while training.enabled is false: the "
-                          "store is for training jobs' checkpoints; set training.enabled: true or remove it")
-        if spec.training.checkpoint_location is not None:
-            yield Problem(config_key("training.checkpointLocation"), "is set with training.checkpointStore, whose "
-                          "location is where the jobs save; remove one of them")
+    # A store outlives training being on (in prod it is protected, so it could not simply go), and a cluster's
+    # args ask for it without Kubeflow Trainer, which is another component.
+    if spec.training.checkpoint_store is not None and spec.training.checkpoint_location is not None:
+        yield Problem(config_key("training.checkpointLocation"), "is set with training.checkpointStore, whose "
+                      "location is where the jobs save; remove one of them")
     yield from _price_overrides(spec, cloud)
 
 

@@ -16,6 +16,7 @@ An Output anywhere else is refused before anything is registered: those fields d
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import typing
@@ -29,6 +30,7 @@ import pulumi_kubernetes as k8s
 from pulumi.output import UNKNOWN
 
 from spotkube.clouds import CLOUDS, checked, deployable, gpu_catalog, parse_spec, plan_platform, price_table, profile
+from spotkube.platform.args_source import CHECKPOINT_STORE_ARG
 from spotkube.platform.catalog import catalog_warnings
 from spotkube.platform.component_names import name_problem
 from spotkube.platform.cost.pricing import priced_pools, stack_prices
@@ -291,6 +293,11 @@ def _cluster_refusals(cloud: str) -> dict[str, str]:
     }
 
 
+def _store_arg(path: str) -> str:
+    """`training.checkpoint_store.name`, as the cluster's args spell it: `checkpoint_store`."""
+    return CHECKPOINT_STORE_ARG.name if path.startswith("training.checkpoint_store") else path
+
+
 def plan_from_args(cloud: str, args: Mapping[str, Any], typed: type, where: str) -> ClusterPlan:
     """The plan of a cluster component's args (whose TypedDict is `typed`), validated and resolved
     once, and its wired inputs. The component fixes the cloud, and Kubeflow is another component, so
@@ -298,7 +305,14 @@ def plan_from_args(cloud: str, args: Mapping[str, Any], typed: type, where: str)
     def parse() -> tuple[PlatformSpec, dict[tuple[str, int | None], Any]]:
         plain, wired = _unwired(cloud, checked_args(args, typed, where, refused=_cluster_refusals(cloud)))
         refuse_outputs(plain, where, cluster=cloud)
-        spec = parse_spec({**plain, "cloud": cloud, "kubeflow": {"enabled": False}}, where, "python")
+        store = plain.pop(CHECKPOINT_STORE_ARG.name, None)
+        training = {} if store is None else {"training": {"checkpoint_store": {"name": store}}}
+        try:
+            spec = parse_spec({**plain, **training, "cloud": cloud, "kubeflow": {"enabled": False}}, where, "python")
+        except SpecError as err:
+            # The store's rules name the stack file's place for it; these args hold it at the top.
+            raise SpecError(err.source, [dataclasses.replace(p, path=_store_arg(p.path)) for p in err.problems]) \
+                from None
         return deployable(spec, where, "python"), wired
 
     spec, wired = validated(parse)
@@ -424,10 +438,14 @@ def protected(wanted: bool) -> bool | None:
 
 class GpuCluster(Protocol):
     """What the add-ons need of a cluster component (`AksGpuCluster`, `GkeGpuCluster`), without importing
-    either: the plan it was built from, and the provider that deploys into it."""
+    either: the plan it was built from, the provider that deploys into it, and what a training worker's
+    environment needs there."""
 
     plan: PlatformPlan
     provider: k8s.Provider
+
+    @property
+    def training_env(self) -> Mapping[str, pulumi.Output[str]]: ...
 
 
 @record

@@ -10,7 +10,8 @@ worker reads:
 - `SPOTKUBE_CHECKPOINT_DIR`: where to save and where to resume from (an object store URI the nodes'
   identity can write, or a path on a volume the workers mount); a restarted job finds its last
   checkpoint there. With `checkpoint_store` (the stack's `training.checkpointStore`, which
-  `stack_checkpoint_store` reads from the stack file) it is `<store>/<job name>`.
+  `stack_checkpoint_store` reads from the stack file, or a cluster component's `checkpoint_store`, whose
+  URI `store_location` gives) it is `<store>/<job name>`.
 - `SPOTKUBE_CHECKPOINT_INTERVAL_SECONDS`: how often to save while running (`spotkube simulate` recommends
   one); on SIGTERM a worker saves at once, within the runtime's grace.
 
@@ -26,14 +27,15 @@ from typing import Any
 
 import yaml
 
-from spotkube.clouds import load_stack_spec, profile
+from spotkube.clouds import CLOUDS, load_stack_spec, profile
 from spotkube.platform.addons import trainer_reference, training_runtime
 from spotkube.platform.contract import GPU_RESOURCE, KUEUE_LOCAL_QUEUE, KUEUE_QUEUE_LABEL
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.project import find_project
 from spotkube.platform.trainjob_reader import CHECKPOINT_DIR_ENV, CHECKPOINT_INTERVAL_ENV
 
-__all__ = ["CHECKPOINT_DIR_ENV", "CHECKPOINT_INTERVAL_ENV", "stack_checkpoint_store", "to_yaml", "train_job"]
+__all__ = ["CHECKPOINT_DIR_ENV", "CHECKPOINT_INTERVAL_ENV", "stack_checkpoint_store", "store_location", "to_yaml",
+           "train_job"]
 
 #: Where spotkube's Kueue serves its LocalQueue (Kubeflow's namespace): a queued TrainJob must run there.
 NAMESPACE = "kubeflow"
@@ -125,7 +127,17 @@ def stack_checkpoint_store(stack: str, project_dir: str | Path = ".") -> str:
     if store is None:
         raise SpotkubeError(f"stack {stack} has no checkpoint store: set spotkube:training.checkpointStore "
                             "({name: ...}) in its stack file, or give train_job a checkpoint_dir")
-    return profile(spec.cloud).checkpoint_location(store.name)
+    return store_location(spec.cloud, store.name)
+
+
+def store_location(cloud: str, name: str) -> str:
+    """The location of the checkpoint store a cluster component of `cloud` creates from its args'
+    `checkpoint_store` (`name`), for programs that build the cluster in Python rather than from a stack file."""
+    if cloud not in CLOUDS:
+        raise ValueError(f"cloud: {cloud!r} is not a cloud spotkube knows; use {' or '.join(map(repr, CLOUDS))}")
+    if not name:
+        raise ValueError("name: is empty; give the cluster's checkpoint_store")
+    return profile(cloud).checkpoint_location(name)
 
 
 def to_yaml(job: Mapping[str, Any]) -> str:

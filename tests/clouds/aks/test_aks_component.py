@@ -183,7 +183,8 @@ def test_bad_args_stop_before_registering_anything() -> None:
     ({"kubeflow": {"enabled": True}}, r"AksGpuCluster 'ml' args: kubeflow: is not a key of a cluster's args: Kubeflow "
                                       r"Pipelines is its own component, KubeflowPipelines"),
     ({"gpu_pool": []}, r"AksGpuCluster 'ml' args: gpu_pool: is not a known key; accepted keys: environment, region, "
-                       r"system_pool, platform_pool, gpu_pools, spot_pools, cluster; did you mean gpu_pools\?"),
+                       r"system_pool, platform_pool, gpu_pools, spot_pools, cluster, checkpoint_store; "
+                       r"did you mean gpu_pools\?"),
 ])
 def test_args_outside_the_cluster_s_own_keys_are_refused(extra: dict[str, object], message: str) -> None:
     from spotkube.components.offline import ProgramFailed

@@ -342,6 +342,8 @@ class AksGpuClusterArgs(TypedDict):
     """CPU pools on spot VMs for batch steps, each scaling min..max."""
     cluster: AksClusterArgs
     """Cluster-wide settings."""
+    checkpoint_store: NotRequired[str]
+    """The name of an object store the cluster creates for training checkpoints, writable by the identity the workers run as, as a stack file's `training.checkpointStore.name` is (the cloud's storage account or bucket, whose naming rules it checks); `spotkube.training.store_location` gives its URI for `train_job`. Unset = none."""
 
 
 class AksGpuNodePoolArgs(TypedDict):

@@ -84,6 +84,9 @@ class AksGpuCluster(pulumi.ComponentResource):
       without container logs.
     - `provider` (Python only): the `pulumi_kubernetes.Provider` for what you deploy on the
       cluster; it is created after every pool and after the deployer's rights take effect.
+    - `training_env` (Python only): what every training worker's environment needs on this cluster,
+      `AZURE_CLIENT_ID` (the kubelet identity's client id, which the checkpoint store's grant names);
+      `KubeflowTrainer` writes it into its runtimes.
     """
 
     kubeconfig: pulumi.Output[str]
@@ -238,6 +241,11 @@ class AksGpuCluster(pulumi.ComponentResource):
         ), created)
         self.pool_contracts = settled(pool_contract_outputs(plan), created)
         self.log_workspace_id = settled(workspace_id if workspace_id is not None else "", created)
+        # A worker's pod gets tokens from the node's metadata endpoint, where the kubelet identity is one of
+        # several user-assigned identities: Azure's SDKs then need its client id to pick it.
+        self.training_env: dict[str, pulumi.Output[str]] = {"AZURE_CLIENT_ID": cluster.identity_profile.apply(
+            lambda profiles: _kubelet_identity(profiles, "client_id") or unanswered(
+                self, label, "kubelet identity client id", "the ManagedCluster's identityProfile.kubeletidentity"))}
         self.register_outputs({
             "kubeconfig": self.kubeconfig,
             "clusterName": self.cluster_name,
@@ -337,7 +345,7 @@ class AksGpuCluster(pulumi.ComponentResource):
                          cluster: azure.containerservice.ManagedCluster) -> list[pulumi.Resource]:
         """AcrPull for the kubelet identity (the identity every node pulls images as) on each registry of
         `cluster.registries`, in the registry's own subscription."""
-        kubelet = cluster.identity_profile.apply(lambda profiles: _kubelet_object_id(profiles) or unanswered(
+        kubelet = cluster.identity_profile.apply(lambda profiles: _kubelet_identity(profiles) or unanswered(
             self, label, "kubelet identity object id", "the ManagedCluster's identityProfile.kubeletidentity"))
         return [azure.authorization.RoleAssignment(
             f"{name}-acrpull-{i}", principal_id=kubelet, principal_type="ServicePrincipal",
@@ -359,7 +367,7 @@ class AksGpuCluster(pulumi.ComponentResource):
         container = azure.storage.BlobContainer(
             f"{name}-checkpoints", **checkpoints.container_inputs(spec, resource_group_name),
             opts=child(self, depends_on=[account]))
-        kubelet = cluster.identity_profile.apply(lambda profiles: _kubelet_object_id(profiles) or unanswered(
+        kubelet = cluster.identity_profile.apply(lambda profiles: _kubelet_identity(profiles) or unanswered(
             self, label, "kubelet identity object id", "the ManagedCluster's identityProfile.kubeletidentity"))
         grant = azure.authorization.RoleAssignment(
             f"{name}-checkpoints-writer", principal_id=kubelet, principal_type="ServicePrincipal",
@@ -470,12 +478,14 @@ def _checked(cluster_name: str, system_pool: PoolPlan, deployed: Any, source: st
     return cluster_name
 
 
-def _kubelet_object_id(profiles: Any) -> str | None:
-    """The kubelet identity's object id from the cluster's `identityProfile`, an SDK object or a dict."""
+def _kubelet_identity(profiles: Any, field: str = "object_id") -> str | None:
+    """A field of the kubelet identity (`object_id` or `client_id`) from the cluster's `identityProfile`, an
+    SDK object or a dict as the API spells it (`objectId`)."""
     found = (profiles or {}).get("kubeletidentity") if isinstance(profiles, Mapping) else None
     if isinstance(found, Mapping):
-        return found.get("object_id") or found.get("objectId")
-    return getattr(found, "object_id", None)
+        head, tail = field.split("_")
+        return found.get(field) or found.get(head + tail.title())
+    return getattr(found, field, None)
 
 
 def _profile_dict(profile: Any) -> Mapping[str, Any]:

@@ -311,6 +311,8 @@ class GkeGpuClusterArgs(TypedDict):
     """CPU pools on spot or preemptible VMs for batch steps, each scaling min..max."""
     cluster: GkeClusterArgs
     """Cluster-wide settings."""
+    checkpoint_store: NotRequired[str]
+    """The name of an object store the cluster creates for training checkpoints, writable by the identity the workers run as, as a stack file's `training.checkpointStore.name` is (the cloud's storage account or bucket, whose naming rules it checks); `spotkube.training.store_location` gives its URI for `train_job`. Unset = none."""
 
 
 class GkeGpuNodePoolArgs(TypedDict):

@@ -102,6 +102,8 @@ class GkeGpuCluster(pulumi.ComponentResource):
     - `pool_contracts`: every pool's name, capacity, labels and taints, to target workloads.
     - `provider` (Python only): the `pulumi_kubernetes.Provider` for what you deploy on the
       cluster; it is created after every node pool and the network's egress.
+    - `training_env` (Python only): what every training worker's environment needs on this cluster,
+      nothing on GKE (the checkpoint bucket's grant names the workers' Kubernetes service account).
     """
 
     kubeconfig: pulumi.Output[str]
@@ -218,6 +220,9 @@ class GkeGpuCluster(pulumi.ComponentResource):
         self.workload_pool = settled(workload_pool, created)
         self.node_service_account_email = settled(account.email, created)
         self.pool_contracts = settled(pool_contract_outputs(plan), created)
+        # Workers reach the checkpoint bucket through Workload Identity as their Kubernetes service account:
+        # nothing to tell them.
+        self.training_env: dict[str, pulumi.Output[str]] = {}
         self.register_outputs({
             "kubeconfig": self.kubeconfig,
             "clusterName": self.cluster_name,

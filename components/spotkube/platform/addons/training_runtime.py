@@ -35,6 +35,7 @@ Pure module: no Pulumi.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
@@ -142,6 +143,19 @@ def runtimes(gpu_pools: Sequence[PlannedGpuPool], *, grace_seconds: int, failure
     """One runtime per GPU type of the pools, in the order of the types' names."""
     return [runtime(t, gpu_pools, grace_seconds=grace_seconds, failure_restarts=failure_restarts)
             for t in gpu_types(gpu_pools)]
+
+
+def with_worker_env(runtime_object: Mapping[str, Any], env: Mapping[str, Any]) -> dict[str, Any]:
+    """The runtime with `env` in its workers' container, values as given (a Pulumi Output is fine). A TrainJob's
+    own `trainer.env` is upserted over it by name (Trainer v2.2.1 `pkg/runtime/framework/plugins/jobset/
+    builder.go`, `apply.UpsertEnvVars`), so a job can still set any of these itself."""
+    if not env:
+        return dict(runtime_object)
+    changed = copy.deepcopy(dict(runtime_object))
+    for container in worker_pod_spec(changed).get("containers") or ():
+        if container.get("name") == trainer_reference.TRAINER_CONTAINER:
+            container["env"] = [{"name": name, "value": value} for name, value in env.items()]
+    return changed
 
 
 def _jobset_spec(runtime_object: Mapping[str, Any]) -> Mapping[str, Any]:
