@@ -96,18 +96,17 @@ def test_plan_json_cost_block_reproduces_the_articles_example_from_the_stacks_ow
     total = cost["total"]
     assert (total["nodesIdleFloor"], total["scenario"], total["onDemandEquivalent"], total["savingPercent"]) == (
         508.08, 173.86, 788.80, 78)  # 2 system + 1 platform D4s_v3 nodes, 730 h at $0.2320
-    # The idle floor also counts what the program registers besides the nodes. The Free tier's cluster, its
-    # outbound load balancer and IP are priced; UK South's managed disks are not in the bundled table, so the
-    # idle floor is not known and each disk line is named, never counted as $0.00.
+    # The idle floor also counts what the program registers besides the nodes: the Free tier's cluster, its
+    # outbound load balancer and IP, and UK South's managed disks (P10 OS disks at $23.848 a month, E4 volumes
+    # at $2.64, from the Retail Prices API table of 2026-09-23), so the whole idle floor is known.
     fixed = {line["item"]: line["monthly"] for line in cost["fixed"]["lines"]}
-    assert (fixed["cluster management (Free tier)"], fixed["Standard load balancer (AKS's outbound rule)"],
-            fixed["outbound public IP × 1"]) == (0.0, 18.25, 3.65)
-    assert (total["idleFloor"], total["fixedIdleFloor"], cost["fixed"]["total"]) == (None, None, None)
-    assert cost["fixed"]["unpriced"] == [
-        "OS disks of pool platform (1 node(s) × 128 GiB Premium SSD P10): no managed-disk:P10 price in uksouth",
-        "MySQL volume (20 GiB, storage class default): no managed-disk:E4 price in uksouth",
-        "SeaweedFS volume (20 GiB, storage class default): no managed-disk:E4 price in uksouth",
-        "OS disks of pool system (2 node(s) × 128 GiB Premium SSD P10): no managed-disk:P10 price in uksouth"]
+    assert fixed == {
+        "cluster management (Free tier)": 0.0, "Standard load balancer (AKS's outbound rule)": 18.25,
+        "outbound public IP × 1": 3.65, "OS disks of pool system (2 node(s) × 128 GiB Premium SSD P10)": 47.7,
+        "OS disks of pool platform (1 node(s) × 128 GiB Premium SSD P10)": 23.85,
+        "MySQL volume (20 GiB, storage class default)": 2.64, "SeaweedFS volume (20 GiB, storage class default)": 2.64}
+    assert (total["idleFloor"], total["fixedIdleFloor"], cost["fixed"]["total"]) == (606.81, 98.73, 98.73)
+    assert cost["fixed"]["unpriced"] == []
     assert total["complete"] is False
     assert total["pricedPools"] == ["system", "platform", "cpuspot"]
     assert total["unpricedPools"] == ["t4spot"]
@@ -133,8 +132,7 @@ def test_plan_markdown_names_the_unpriced_pool_that_adds_nothing() -> None:
     t4_row = next(line for line in result.stdout.splitlines() if line.startswith("| t4spot |"))
     assert t4_row.endswith("| unpriced |")
     summary = next(line for line in result.stdout.splitlines() if line.startswith("**monthly cost"))
-    assert summary.startswith("**monthly cost: idle floor not known (OS disks of pool platform (1 node(s) × 128 GiB "
-                              "Premium SSD P10): no managed-disk:P10 price in uksouth; ")
+    assert summary.startswith("**monthly cost: idle floor $606.81 (nodes $508.08 + fixed $98.73); ")
     assert ("; scenario $173.86 vs $788.80 on demand, saving 78 %; t4spot, Standard_NC4as_T4_v3 in uksouth, has no "
             "price; at min 0 with no scenario hours it adds nothing to the totals (no reachable dated copy holds the "
             "Azure Spot meter") in summary
@@ -160,7 +158,7 @@ def test_a_bigger_size_without_a_price_makes_the_idle_floor_not_known_and_names_
     assert [u["blocks"] for u in total["unpriced"] if u["pool"] == "platform"] == [["idleFloor"]]
     (warning,) = [w for w in body["warnings"] if w["id"] == "cost-unpriced:platform"]
     assert "so the stack's idle floor can't be totalled" in warning["message"]
-    assert "**monthly cost: idle floor not known (platform, Standard_D16s_v3 in uksouth, has no price; " in (
+    assert "**monthly cost: idle floor not known (platform, Standard_D16s_v3 in uksouth, has no price); " in (
         markdown.stdout)
     assert "; scenario $173.86 vs $788.80 on demand, saving 78 %" in markdown.stdout
     assert "| **total** |  |  |  | **not known** |  | **$173.86** | **$788.80** | **78 %** |" in markdown.stdout
@@ -310,10 +308,10 @@ def test_cost_markdown_is_markdown_in_the_plans_style() -> None:
     assert "|---|---|---|---|---|---|---|---|---|" in lines
     assert "| cpuspot | spot | $0.049 | stack file | $0.00 | 3400 | $173.86 | $788.80 | 78 % |" in lines
     assert "| t4spot | spot | unpriced | - | - | 0 | - | - | - |" in lines
-    assert "| fixed (cluster, network, disks) | - |  |  | not known |  | - | - |  |" in lines
-    assert "| **total** |  |  |  | **not known** |  | **$173.86** | **$788.80** | **78 %** |" in lines
-    # The same summary line as the plan's Markdown, naming the fixed lines without a price.
-    assert any(line.startswith("**monthly cost: idle floor not known (OS disks of pool platform") for line in lines)
+    assert "| fixed (cluster, network, disks) | - |  |  | $98.73 |  | - | - |  |" in lines
+    assert "| **total** |  |  |  | **$606.81** |  | **$173.86** | **$788.80** | **78 %** |" in lines
+    # The same summary line as the plan's Markdown, with the idle floor's two parts.
+    assert any(line.startswith("**monthly cost: idle floor $606.81 (nodes $508.08 + fixed $98.73); ") for line in lines)
     assert "- fixed: cluster management (Free tier): $0.00 ($0.00/hour; ManagedCluster 'spotkube-aks'; " in (
         result.stdout)
     assert not {"┏", "│", "━"} & set(result.stdout)

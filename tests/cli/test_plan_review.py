@@ -256,8 +256,8 @@ def test_details_with_diff_and_a_stack_with_all_are_refused(spotkube: Run) -> No
 def test_the_issue_s_bigger_platform_pool_reads_as_not_comparable_not_as_a_saving(
         repository: Path, spotkube: Run) -> None:
     """aks-dev-uksouth's platform pool from D4s_v3 to D16s_v3, which has no UK South price: the idle floor's
-    delta names the pool instead of a number over fewer pools (and the fixed lines UK South has no price
-    for, which leave both sides not known); the scenario, which the pool has no hours of, still compares."""
+    delta and its nodes' part name the pool instead of a number over fewer pools; the fixed part and the
+    scenario, which the pool has no hours of, still compare."""
     stack_file = repository / "stacks" / "Pulumi.aks-dev-uksouth.yaml"
     _edit(stack_file, "  spotkube:platformPool:\n    machine: Standard_D4s_v3",
           "  spotkube:platformPool:\n    machine: Standard_D16s_v3")
@@ -265,17 +265,16 @@ def test_the_issue_s_bigger_platform_pool_reads_as_not_comparable_not_as_a_savin
     markdown = spotkube("plan", "-s", "aks-dev-uksouth", "--diff", "HEAD~1", "-f", "markdown", cwd=repository)
     as_json = spotkube("plan", "-s", "aks-dev-uksouth", "--diff", "HEAD~1", "-f", "json", cwd=repository)
     assert markdown.returncode == 0, markdown.stderr
-    assert ("**monthly cost: idle floor not known → not known (not comparable: platform, Standard_D16s_v3 in uksouth, "
-            "has no price; OS disks of pool platform (1 node(s) × 128 GiB Premium SSD P10): no managed-disk:P10 price "
-            "in uksouth; ") in markdown.stdout
-    assert "; scenario $173.86 → $173.86 (+$0.00)**" in markdown.stdout
+    why = "not comparable: platform, Standard_D16s_v3 in uksouth, has no price"
+    assert (f"**monthly cost: idle floor $606.81 → not known ({why}); of it, nodes $508.08 → not known ({why}), "
+            "fixed $98.73 → $98.73 (+$0.00); scenario $173.86 → $173.86 (+$0.00)**") in markdown.stdout
     (delta,) = [line for line in markdown.stdout.splitlines()
-                if line.startswith("**monthly cost: idle floor not known →")]
+                if line.startswith("**monthly cost: idle floor $606.81 →")]
     assert "$338.72" not in delta  # the system pool alone is never shown as the floor
     (stack,) = json.loads(as_json.stdout)["stacks"]
     idle = stack["cost"]["idleFloor"]
-    assert (idle["old"], idle["new"], idle["delta"], idle["comparable"]) == (None, None, None, False)
-    assert idle["whyNot"].startswith("not comparable: platform, Standard_D16s_v3 in uksouth, has no price; OS disks ")
+    assert (idle["old"], idle["new"], idle["delta"], idle["comparable"], idle["whyNot"]) == (
+        606.81, None, None, False, why)
     assert stack["cost"]["unpriced"]["old"] == [
         {"pool": "t4spot", "machine": "Standard_NC4as_T4_v3", "gpu": None, "region": "uksouth", "missing": [],
          "blocks": []}]
@@ -283,10 +282,13 @@ def test_the_issue_s_bigger_platform_pool_reads_as_not_comparable_not_as_a_savin
 
 
 def test_an_unpriced_disk_hides_no_node_cost_in_the_diff(repository: Path, spotkube: Run) -> None:
-    """aks-dev-uksouth's platform pool from D4s_v3 to D8s_v3, both priced: UK South's disks leave the idle
-    floor and its fixed part unknown, while the nodes' part of it compares on its own."""
-    _edit(repository / "stacks" / "Pulumi.aks-dev-uksouth.yaml",
-          "  spotkube:platformPool:\n    machine: Standard_D4s_v3",
+    """aks-dev-uksouth moved to westus3, whose managed disks the bundled table doesn't price, then its
+    platform pool from D4s_v3 to D8s_v3, both priced: the disks leave the idle floor and its fixed part
+    unknown, while the nodes' part of it compares on its own."""
+    stack_file = repository / "stacks" / "Pulumi.aks-dev-uksouth.yaml"
+    _edit(stack_file, "spotkube:region: uksouth", "spotkube:region: westus3")
+    _git(repository, "commit", "-qam", "a region whose disks have no price")
+    _edit(stack_file, "  spotkube:platformPool:\n    machine: Standard_D4s_v3",
           "  spotkube:platformPool:\n    machine: Standard_D8s_v3")
     _git(repository, "commit", "-qam", "a bigger platform pool")
     as_json = spotkube("plan", "-s", "aks-dev-uksouth", "--diff", "HEAD~1", "-f", "json", cwd=repository)
@@ -295,10 +297,10 @@ def test_an_unpriced_disk_hides_no_node_cost_in_the_diff(repository: Path, spotk
     (stack,) = json.loads(as_json.stdout)["stacks"]
     cost = stack["cost"]
     assert (cost["nodesIdleFloor"]["old"], cost["nodesIdleFloor"]["new"], cost["nodesIdleFloor"]["delta"]) == (
-        508.08, 677.44, 169.36)
+        508.08, 619.04, 110.96)
     assert cost["idleFloor"]["delta"] is None and cost["fixedIdleFloor"]["delta"] is None
-    assert "no managed-disk:P10 price in uksouth" in cost["fixedIdleFloor"]["whyNot"]
-    assert "; of it, nodes $508.08 → $677.44 (+$169.36), fixed not known → not known (not comparable: " in " ".join(
+    assert "no managed-disk:P10 price in westus3" in cost["fixedIdleFloor"]["whyNot"]
+    assert "; of it, nodes $508.08 → $619.04 (+$110.96), fixed not known → not known (not comparable: " in " ".join(
         table.stdout.split())
 
 
