@@ -1,9 +1,5 @@
-"""Figures and lines for people: unit prices to the cent, durations in hours and minutes, whole
-percentages, and plain lines wrapped to the width they are read at.
-
-Why a module of its own: the views print prices the tables hold to ten digits (`0.13402284`), and
-lines hundreds of characters wide whatever the terminal; every view formats the same way through
-these. Only the JSON keeps full precision. Pure module (the width comes from the environment).
+"""Figures and lines for people, so that every view rounds prices the tables hold to ten digits
+(`0.13402284`) and wraps long lines the same way; only the JSON keeps full precision.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""Text as one whole Markdown table cell, and the length a Markdown comment may have.
-
-Why a module of its own: a Markdown table has no width limit (the reader's browser wraps it), so a
-cell is never cut with "…" as a terminal column is; it only has to stay one cell: a `|` would end it
-and a line break would end the row. Pure module.
-"""
+"""Text as one whole Markdown table cell (never cut: the browser wraps it), and the length a Markdown
+comment may have."""
 
 from __future__ import annotations
 

@@ -1,13 +1,5 @@
-"""`spotkube prices refresh`: fresh prices from the clouds' own price lists into the user's price file.
-
-What is refreshed: by default what the project's stacks use (each pool's machine and region, the
-GPUs a GKE N1 pool carries); with `--all` also every row of the bundled table and of the price file;
-with `--cloud C --region R --sku S` exactly that. Each cloud reads its own list through its profile's
-`PriceSource`; a list that needs a key (GCP) is skipped, and the summary says so, when the key is not
-in the environment, unless it was asked for by name. The rows found go into the user's price file
-(never the installed package), and the summary names each list, the day it was read and what it
-could not price, for the terminal and for a pull-request comment.
-"""
+"""`spotkube prices refresh`: fresh prices from the clouds' own price lists into the user's price file
+(never the installed package)."""
 
 from __future__ import annotations
 
@@ -24,7 +16,6 @@ from spotkube.platform.cost.refresh import FetchSettings, PriceSource, PriceTarg
 from spotkube.platform.errors import SpotkubeError
 from spotkube.platform.project import Project
 
-#: The notes of a price file `prices refresh` creates.
 NEW_PRICE_FILE_NOTES = (
     "Your spotkube price file: its rows override the bundled table's rows with the same cloud, region, sku, kind "
     "and capacity, in `spotkube plan` and `spotkube cost`.",
@@ -34,13 +25,11 @@ NEW_PRICE_FILE_NOTES = (
 
 
 class RefreshRefused(SpotkubeError):
-    """Options that can't make a refresh: names what is wrong and what is accepted."""
+    """Options that can't make a refresh."""
 
 
 @dataclass
 class CloudOutcome:
-    """What one price list gave: rows, what it could not price, or why it was not asked."""
-
     cloud: str
     source: PriceSource | None
     targets: int = 0
@@ -51,8 +40,6 @@ class CloudOutcome:
 
 @dataclass
 class Outcome:
-    """The whole refresh: per cloud, where the rows went and on which day."""
-
     clouds: list[CloudOutcome] = field(default_factory=list)
     target_file: Path | None = None
     day: datetime.date = field(default_factory=datetime.date.today)
@@ -62,21 +49,21 @@ class Outcome:
         return [row for cloud in self.clouds for row in cloud.rows]
 
     def lines(self) -> list[str]:
-        """One line per price list, and one per thing it could not price."""
         out = []
         for cloud in self.clouds:
             if cloud.skipped:
                 out.append(f"{cloud.cloud}: not refreshed: {cloud.skipped}")
                 continue
             assert cloud.source is not None  # a list that was asked has its source
-            out.append(f"{cloud.cloud}: {len(cloud.rows)} price rows from the {cloud.source.name}, read "
-                       f"{self.day.isoformat()}, for {cloud.targets} machine(s) and region(s), into {self.target_file}")
+            out.append(
+                f"{cloud.cloud}: {len(cloud.rows)} price rows from the {cloud.source.name}, read "
+                f"{self.day.isoformat()}, for {cloud.targets} machine(s) and region(s), into {self.target_file}"
+            )
             out += [f"{cloud.cloud}: no price for {what}" for what in cloud.missing]
         return out
 
 
 def price_sources() -> dict[str, PriceSource | None]:
-    """Each price table cloud name (azure, gcp) and its price list."""
     return {profile.pricing.name: profile.commands.price_source for profile in CLOUDS.values()}
 
 
@@ -86,8 +73,9 @@ def stack_targets(project: Project, stacks: Sequence[str]) -> dict[str, list[Pri
     for stack in stacks:
         plan = plan_platform(load_stack_spec(project, stack))
         cloud = CLOUDS[plan.cloud].pricing.name
-        out.setdefault(cloud, []).extend(PriceTarget(plan.spec.region, pool.machine, pool.gpu_type, pool.gpu_count)
-                                         for pool in plan.pools)
+        out.setdefault(cloud, []).extend(
+            PriceTarget(plan.spec.region, pool.machine, pool.gpu_type, pool.gpu_count) for pool in plan.pools
+        )
     return out
 
 
@@ -101,34 +89,37 @@ def table_targets(tables: Iterable[PriceTable]) -> dict[str, list[PriceTarget]]:
 
 
 def explicit_targets(clouds: Sequence[str], region: str | None, skus: Sequence[str]) -> dict[str, list[PriceTarget]]:
-    """`[--cloud C] --region R --sku S...`: exactly these machines in one region of one price list.
-    Without --cloud, the list is the one cloud whose regions include R (uksouth is Azure's)."""
+    """`[--cloud C] --region R --sku S...`; without --cloud, the one cloud whose regions include R."""
     if not region or not skus:
         raise RefreshRefused("name both --region and --sku (with --cloud), or neither to refresh what the stacks use")
     if not clouds:
         clouds = [p.pricing.name for p in CLOUDS.values() if region in p.regions]
     if len(clouds) != 1:
-        raise RefreshRefused(f"--region and --sku need one --cloud, the price list they are in: "
-                             f"{' or '.join(price_sources())}")
+        raise RefreshRefused(
+            f"--region and --sku need one --cloud, the price list they are in: {' or '.join(price_sources())}"
+        )
     return {clouds[0]: [PriceTarget(region, sku) for sku in dict.fromkeys(skus)]}
 
 
-def refresh(targets: Mapping[str, Sequence[PriceTarget]], *, asked: Sequence[str], target_file: Path,
-            settings: FetchSettings, endpoints: Mapping[str, str | None], environ: Mapping[str, str] | None = None,
-            today: datetime.date | None = None) -> Outcome:
-    """Ask each price list for its targets and merge what they answer into `target_file`.
-
-    `asked` are the clouds named with --cloud (all when empty): a list that needs a key not in the
-    environment is skipped with the reason, unless it was named, which is an error. Nothing is written
-    unless every list that was asked answered.
-    """
+def refresh(
+    targets: Mapping[str, Sequence[PriceTarget]],
+    *,
+    asked: Sequence[str],
+    target_file: Path,
+    settings: FetchSettings,
+    endpoints: Mapping[str, str | None],
+    environ: Mapping[str, str] | None = None,
+    today: datetime.date | None = None,
+) -> Outcome:
+    """Ask each price list for its targets and merge what they answer into `target_file`. A list that
+    needs a key not in the environment is skipped, unless it was named in `asked` (--cloud)."""
     environ = os.environ if environ is None else environ
     outcome = Outcome(target_file=target_file, day=today or datetime.date.today())
     sources = price_sources()
     for cloud in asked:
         if cloud not in sources:
             raise RefreshRefused(f"--cloud {cloud}: not a price list spotkube reads; use {' or '.join(sources)}")
-    for cloud in (asked or sorted(targets)):
+    for cloud in asked or sorted(targets):
         wanted = list(dict.fromkeys(targets.get(cloud, ())))
         source = sources.get(cloud)
         result = CloudOutcome(cloud, source, len(wanted))
@@ -154,7 +145,6 @@ def refresh(targets: Mapping[str, Sequence[PriceTarget]], *, asked: Sequence[str
 
 
 def write_rows(target: Path, rows: Sequence[PriceRow], day: datetime.date) -> None:
-    """Merge `rows` into the price file at `target`, creating it (and its folders) when missing."""
     if target.exists():
         table = load_user_price_table(target)
     else:

@@ -1,7 +1,4 @@
-"""The plan's JSON, as the CLI prints it: the documents `spotkube.review.program_review` builds.
-
-The views (`plan_views`) render the same documents as a table or Markdown.
-"""
+"""The plan's JSON, as the CLI prints it."""
 
 from __future__ import annotations
 

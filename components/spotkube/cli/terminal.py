@@ -1,19 +1,8 @@
 """How the `spotkube` commands write to a terminal: width, colour, progress and a closed pipe.
 
-- **Width.** `COLUMNS` when it is set; else the terminal's width; else, when the output is a pipe
-  or a file, `PIPED_WIDTH` (120), because rich's own fallback of 80 folds the plan's tables.
-- **Colour.** `--no-color`, or a non-empty `NO_COLOR` (https://no-color.org), gives plain text: no
-  escape sequence at all. rich's own `no_color` drops colours but keeps bold, dim and italic, so
-  plain consoles have no colour system instead, which renders no style.
-- **Columns.** `fit_columns` sizes a table's columns so that no word is cut when the longest words
-  fit: rich's own shrinking cuts the widest column first, mid-word (a taint such as
-  `kubernetes.azure.com/scalesetpriority=spot:NoSchedule`), even where other columns could wrap at
-  a space.
-- **Progress.** `progress()` tells a person at a terminal what a slow loop is doing, on stderr, and
-  stays silent when stderr is not a terminal, so logs and scripts get only the result.
-- **A closed pipe** (`spotkube plan --all | head -1`) ends the command quietly with exit code 0:
-  `PipeAwareConsole` and the CLI's entry point turn it into `PipeClosed`, `stdout_gone()` points
-  stdout at /dev/null so the interpreter's last flush can't fail again.
+Piped output is `PIPED_WIDTH` wide because rich's own fallback of 80 folds the plan's tables; plain
+consoles have no colour system because rich's `no_color` keeps bold, dim and italic; `fit_columns`
+exists because rich's own shrinking cuts the widest column mid-word, even where others could wrap.
 """
 
 from __future__ import annotations
@@ -29,15 +18,12 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-#: The width of output written to a pipe or a file when COLUMNS is not set.
 PIPED_WIDTH = 120
 
 T = TypeVar("T")
 
 
 class _Settings:
-    """What the command line asked for; set once per run by `configure`."""
-
     plain = False
 
 
@@ -45,32 +31,26 @@ settings = _Settings()
 
 
 def wants_plain(flag: bool = False, environ: Mapping[str, str] | None = None) -> bool:
-    """Plain output: `--no-color`, or NO_COLOR set to anything but the empty string."""
+    """`--no-color`, or NO_COLOR set to anything but the empty string (https://no-color.org)."""
     environ = os.environ if environ is None else environ
     return flag or environ.get("NO_COLOR", "") != ""
 
 
-#: The logger of the HTTP library under the clouds' SDKs (its line per retry); each cloud names its
-#: SDKs' own loggers (`spotkube.clouds.CloudModules.sdk_loggers`).
+#: The HTTP library under the clouds' SDKs (a line per retry); each cloud names its SDKs' own loggers.
 HTTP_LOGGER = "urllib3"
 
 
 def quiet_sdk_logs(sdk_loggers: Sequence[str]) -> None:
-    """Give the SDKs' loggers a handler that drops their records; they still propagate to any handler
-    a program embedding the CLI has set up. Their failures reach the user as spotkube's own one-line
-    errors, so their log records must not be printed beside them: without a handler, Python's last
-    resort prints every warning to stderr (an identity SDK's lines on the credentials it tried), and
-    `preview.yml` would paste them into a comment."""
+    """A handler that drops the SDKs' records (they still propagate to an embedding program's): their
+    failures reach the user as spotkube's own errors, and without a handler Python's last resort prints
+    every warning to stderr, which `preview.yml` would paste into a comment."""
     for name in (*sdk_loggers, HTTP_LOGGER):
         logging.getLogger(name).addHandler(logging.NullHandler())
 
 
 def configure(*, plain: bool) -> None:
-    """Remember the run's choice, and make typer's own help and error panels follow it.
-
-    typer loads its panels (rich's Markdown, Pygments: a tenth of a second) only to print help or an
-    error, and draws them in colour by default; so they are loaded here only for plain output, or
-    when already loaded, never on the way to a plan."""
+    """Remember the run's choice, and make typer's help and error panels follow it. Loading them costs
+    a tenth of a second, so they are loaded only for plain output, never on the way to a plan."""
     settings.plain = plain
     if plain or "typer.rich_utils" in sys.modules:
         import typer.rich_utils
@@ -95,11 +75,11 @@ def output_width(stream: IO[str], environ: Mapping[str, str] | None = None) -> i
 
 
 class PipeClosed(Exception):
-    """The reader of stdout went away; the command stops and exits 0."""
+    """The reader of stdout went away (`spotkube plan --all | head -1`); the command exits 0."""
 
 
 class PipeAwareConsole(Console):
-    """A rich Console that reports a closed pipe to the entry point instead of exiting 1 itself."""
+    """Reports a closed pipe to the entry point instead of exiting 1 itself."""
 
     def on_broken_pipe(self) -> None:
         self.quiet = True
@@ -107,7 +87,6 @@ class PipeAwareConsole(Console):
 
 
 def console(*, stderr: bool = False, plain: bool | None = None) -> Console:
-    """The console every command prints its tables with (stdout) or its messages (stderr)."""
     plain = settings.plain if plain is None else plain
     stream = sys.stderr if stderr else sys.stdout
     return PipeAwareConsole(
@@ -123,14 +102,10 @@ def console(*, stderr: bool = False, plain: bool | None = None) -> Console:
 def fit_columns(table: Table, width: int, *, wrap: bool = True, squeeze: bool = False) -> bool:
     """Give each column of `table` a width so the table fits `width` and wraps only at spaces.
 
-    Each column gets its longest word; then the columns whose lines are longer share what is left
-    equally, a column that needs less than its share (up to its own max_width) taking just what it
-    needs, so short columns stay on one line and long ones wrap. Returns False when the longest words
-    alone (with `wrap=False`, the longest lines) don't fit, or a cell is not text. Then, with
-    `squeeze`, the widest column is narrowed first (`_narrowed`), until the table fits: only the
-    longest words (a URL) lose their ends to an ellipsis, and short ones (a type, a name) stay whole;
-    without it, the table is left to rich. Assumes rich's default box and padding:
-    a border between and around the columns, a space either side of a cell.
+    Each column gets its longest word; the columns with longer lines share the rest equally, so short
+    columns stay on one line. Returns False when the longest words (with `wrap=False`, lines) don't fit
+    or a cell is not text; then, with `squeeze`, columns are `_narrowed`, else the table is left to rich.
+    Assumes rich's default box and padding.
     """
     texts: list[list[str]] = []
     for column in table.columns:
@@ -138,11 +113,12 @@ def fit_columns(table: Table, width: int, *, wrap: bool = True, squeeze: bool = 
         if not all(isinstance(cell, str | Text) for cell in cells):
             return False
         texts.append([cell.plain if isinstance(cell, Text) else cell for cell in cells])
-    words = [max((_longest_word(line) for cell in cells for line in cell.splitlines()), default=1)
-             for cells in texts]
+    words = [max((_longest_word(line) for cell in cells for line in cell.splitlines()), default=1) for cells in texts]
     lines = [max((len(line) for cell in cells for line in cell.splitlines()), default=1) for cells in texts]
-    lines = [max(word, line if column.max_width is None else min(line, column.max_width))
-             for word, line, column in zip(words, lines, table.columns, strict=True)]
+    lines = [
+        max(word, line if column.max_width is None else min(line, column.max_width))
+        for word, line, column in zip(words, lines, table.columns, strict=True)
+    ]
     if not wrap:
         words = lines
     budget = width - (3 * len(texts) + 1)
@@ -171,20 +147,17 @@ def fit_columns(table: Table, width: int, *, wrap: bool = True, squeeze: bool = 
 
 
 def _longest_word(line: str) -> int:
-    """The longest word of a line, its indentation counted with its first word: a tree's indented
-    name can't wrap at its leading spaces."""
+    """Indentation counts with the first word: a tree's indented name can't wrap at its leading spaces."""
     indent = len(line) - len(line.lstrip(" "))
     return max([indent + len(w) if i == 0 else len(w) for i, w in enumerate(line.split())], default=1)
 
 
-#: The narrowest a squeezed column gets.
 MIN_SQUEEZED = 8
 
 
 def _narrowed(widths: Sequence[int], budget: int) -> list[int]:
-    """`widths` cut down to `budget` in total: the widest column gives up what the others need (down to
-    `MIN_SQUEEZED`), then, only if that is not enough, the next widest, so that the columns of short
-    words (names, types) keep them whole and only the longest ones (URLs) lose their ends."""
+    """`widths` cut down to `budget`, widest first (down to `MIN_SQUEEZED`), so that short words (names,
+    types) stay whole and only the longest ones (URLs) lose their ends."""
     out = list(widths)
     for index in sorted(range(len(out)), key=lambda i: -out[i]):
         if sum(out) <= budget:
@@ -194,7 +167,7 @@ def _narrowed(widths: Sequence[int], budget: int) -> list[int]:
 
 
 def stdout_gone() -> None:
-    """Point stdout at /dev/null, so nothing more (the interpreter's last flush included) fails on it."""
+    """Point stdout at /dev/null, so the interpreter's last flush can't fail on it."""
     try:
         fd = sys.stdout.fileno()
     except (AttributeError, ValueError, OSError):  # not a real file (a test runner's buffer)
@@ -205,14 +178,8 @@ def stdout_gone() -> None:
 
 
 def progress(items: Sequence[T], *, verb: str = "planning", stderr: Console | None = None) -> Iterator[T]:
-    """Yield each item, telling a person at a terminal which one is running and how long each took.
-
-    On a terminal (stderr), each item gets a spinner while it runs, then a line such as
-    `planned aks-dev-uksouth (1/4) in 3.1 s`; with plain output, a line before each item instead of
-    the spinner. When stderr is not a terminal it prints nothing. Typical use::
-
-        documents = [build(name) for name in progress(names)]
-    """
+    """Yield each item, telling a person at a terminal (stderr) which one runs and how long it took;
+    silent when stderr is not a terminal, so logs and scripts get only the result."""
     out = stderr if stderr is not None else console(stderr=True)
     total = len(items)
     if not out.is_terminal or total == 0:
@@ -228,6 +195,6 @@ def progress(items: Sequence[T], *, verb: str = "planning", stderr: Console | No
         else:
             with out.status(f"{verb} {label}", spinner="dots"):
                 yield item
-        out.print(f"{done_verb} {label} in {time.perf_counter() - started:.1f} s", highlight=False, markup=False,
-                  style="dim")
-
+        out.print(
+            f"{done_verb} {label} in {time.perf_counter() - started:.1f} s", highlight=False, markup=False, style="dim"
+        )

@@ -1,14 +1,6 @@
-"""Which of a plan's warnings the stack has acknowledged, and what its acknowledgements themselves say.
-
-A team accepts a warning by its id in `spotkube:acknowledgements`, with a reason and optionally an
-expiry day. The rules:
-- an acknowledged warning is shown with its reason and does not fail `spotkube plan --strict`;
-- an acknowledgement that matches no warning is itself a warning (`acknowledgement-unused:<id>`): the
-  warning it accepted is gone, or the id is misspelt, and either way the line should go;
-- an acknowledgement past its expiry day is an error: the plan fails until someone looks again, and the
-  warning it covered is open again.
-
-Pure module: no Pulumi, no rendering.
+"""Which of a plan's warnings the stack has acknowledged (`spotkube:acknowledgements`). An unused
+acknowledgement is a warning (its warning is gone, or the id is misspelt); an expired one is an error,
+so the plan fails until someone looks again.
 """
 
 from __future__ import annotations
@@ -24,33 +16,34 @@ from spotkube.platform.warnings import PlanWarning
 
 @record
 class AcknowledgedWarning:
-    """A warning the stack accepts, with the acknowledgement that accepts it."""
-
     warning: PlanWarning
     acknowledgement: Acknowledgement
 
     def to_json(self) -> dict[str, Any]:
-        return {**self.warning.to_json(), "acknowledgedAs": self.acknowledgement.id,
-                "reason": self.acknowledgement.reason, "expires": self.acknowledgement.expires}
+        return {
+            **self.warning.to_json(),
+            "acknowledgedAs": self.acknowledgement.id,
+            "reason": self.acknowledgement.reason,
+            "expires": self.acknowledgement.expires,
+        }
 
 
 @record
 class Judged:
-    """The warnings split by the stack's acknowledgements."""
-
     open: tuple[PlanWarning, ...]
     acknowledged: tuple[AcknowledgedWarning, ...]
     #: Expired acknowledgements: each fails the plan.
     errors: tuple[str, ...]
 
 
-def judge(warnings: Sequence[PlanWarning], acknowledgements: Sequence[Acknowledgement],
-          today: datetime.date) -> Judged:
-    """Split `warnings` into the open and the acknowledged ones, as of `today`."""
+def judge(warnings: Sequence[PlanWarning], acknowledgements: Sequence[Acknowledgement], today: datetime.date) -> Judged:
     live = [a for a in acknowledgements if a.expires_on is None or a.expires_on >= today]
-    errors = tuple(f"acknowledgement {a.id} expired on {a.expires} (reason given: {a.reason}); look at the warning "
-                   "again, then fix it, or renew the acknowledgement with a new expires day"
-                   for a in acknowledgements if a.expires_on is not None and a.expires_on < today)
+    errors = tuple(
+        f"acknowledgement {a.id} expired on {a.expires} (reason given: {a.reason}); look at the warning "
+        "again, then fix it, or renew the acknowledgement with a new expires day"
+        for a in acknowledgements
+        if a.expires_on is not None and a.expires_on < today
+    )
     open_: list[PlanWarning] = []
     accepted: list[AcknowledgedWarning] = []
     used: set[str] = set()
@@ -61,8 +54,13 @@ def judge(warnings: Sequence[PlanWarning], acknowledgements: Sequence[Acknowledg
         else:
             accepted.append(AcknowledgedWarning(warning, match))
             used.add(match.id)
-    unused = [PlanWarning(f"acknowledgement-unused:{a.id}",
-                          f"the acknowledgement of {a.id} matches no warning of this stack; remove it from "
-                          "spotkube:acknowledgements (or correct its id)")
-              for a in dict.fromkeys(live) if a.id not in used]
+    unused = [
+        PlanWarning(
+            f"acknowledgement-unused:{a.id}",
+            f"the acknowledgement of {a.id} matches no warning of this stack; remove it from "
+            "spotkube:acknowledgements (or correct its id)",
+        )
+        for a in dict.fromkeys(live)
+        if a.id not in used
+    ]
     return Judged((*open_, *unused), tuple(accepted), errors)

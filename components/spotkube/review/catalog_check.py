@@ -1,14 +1,5 @@
-"""What the plan says about the GPU catalog: which catalog judged the stack (its date, source and
-whether it is the bundled one or the user's), a `catalog-unlisted-size` warning for each GPU pool
-whose machine the catalog doesn't know, whose GPUs were taken from the pool's declaration, and a
-`catalog-unknown-offer` warning for each GPU pool whose machine it knows but not whether the stack's
-region offers it (a region none of its sources read). A region it knows without the machine is the
-cloud's rules' to refuse.
-
-The warnings are the neutral layer's rule (`platform.catalog.catalog_warnings`), which the cluster
-components run too. A warning carries its id wherever warnings go (the plan's table, Markdown and JSON,
-and the warnings the cluster components log under `pulumi up`), so a team can acknowledge it by that id.
-Pure module: no Pulumi.
+"""What the plan says about the GPU catalog: which catalog judged the stack, and its warnings about the
+stack's GPU pools (`platform.catalog.catalog_warnings`, which the cluster components run too).
 """
 
 from __future__ import annotations
@@ -24,8 +15,6 @@ from spotkube.platform.warnings import PlanWarning
 
 @record
 class CatalogNote:
-    """The catalog a stack was judged with, and its warnings."""
-
     cloud: str
     date: str
     source: str
@@ -39,8 +28,6 @@ class CatalogNote:
         return f"GPU catalog ({self.cloud}): {self.date}, {self.source} [{where}]"
 
     def plan_warnings(self) -> list[PlanWarning]:
-        """The catalog's warnings as the plan's, with the ids a stack acknowledges them by
-        (`CatalogWarning.plan_warning`)."""
         return [w.plan_warning() for w in self.warnings]
 
     def to_json(self) -> dict[str, Any]:
@@ -54,9 +41,12 @@ class CatalogNote:
 
 
 def catalog_note(spec: PlatformSpec, catalog: Catalog | None = None) -> CatalogNote:
-    """The catalog of the stack's cloud (the one in use unless `catalog` is given), and its warnings
-    about the GPU pools of the resolved `spec` (`catalog_warnings`)."""
     catalog = catalog if catalog is not None else gpu_catalog()
     section = catalog.cloud(spec.cloud)
-    return CatalogNote(spec.cloud, section.date.isoformat(), section.source, catalog.origin(spec.cloud),
-                       catalog_warnings(spec, catalog, profile(spec.cloud).knows_machine))
+    return CatalogNote(
+        spec.cloud,
+        section.date.isoformat(),
+        section.source,
+        catalog.origin(spec.cloud),
+        catalog_warnings(spec, catalog, profile(spec.cloud).knows_machine),
+    )

@@ -1,10 +1,6 @@
-"""The spot fallback as deployed: for each GPU type, the order capacity is tried in (spot, then
-flex-start where the cloud has it, then on-demand), what bounds each tier, and how long a spot
-stock-out can hold a step before on-demand is used.
-
-Read from the registered resources (the pools, and what the cloud's profile reads of the autoscaler:
-on AKS the priority expander ConfigMap and the cluster's autoscaler profile), so the plan states
-what is really deployed, not what the spec meant. Pure module: no Pulumi.
+"""The spot fallback as deployed, per GPU type: the order capacity is tried in, what bounds each tier,
+and how long a spot stock-out can hold a step before on-demand. Read from the registered resources,
+so the plan states what is really deployed, not what the spec meant.
 
 The worst case on AKS (docs/architecture.md#spot-first-on-demand-as-fallback): Azure reports no spot
 stock-out to the autoscaler, so it gives up on a spot pool only when `maxNodeProvisionTime` runs out,
@@ -14,9 +10,6 @@ and moves on at its next scan. With N spot pools of a GPU type ranked above its 
 
 It excludes the on-demand node's own start, and assumes the spot pools are not retried in between
 (each failed pool is backed off for 5 minutes or more, longer than a scan).
-
-Whether a GPU type has an on-demand fallback at all is the neutral layer's rule, beside the order
-(`platform.plan.missing_fallbacks`), so the cluster components warn with the same words under `pulumi up`.
 """
 
 from __future__ import annotations
@@ -35,16 +28,13 @@ from spotkube.platform.registration import Registration
 
 
 class PoolLike(FallbackPool, Protocol):
-    """What the fallback as deployed reads of a pool, besides what its completeness reads."""
-
     cloud_name: str
 
     @property
     def max_run_seconds(self) -> int | None: ...
 
 
-#: Each capacity's place in the fallback: spot or preemptible first, then flex-start, then on-demand
-#: (`spotkube.platform.plan.FALLBACK_ORDER`).
+#: Each capacity's place in the fallback: spot or preemptible first, then flex-start, then on-demand.
 RANK = {capacity: rank for rank, tier in enumerate(FALLBACK_ORDER) for capacity in tier}
 
 
@@ -63,7 +53,6 @@ class Step:
 
 
 def _bound(facts: AutoscalerFacts, capacity: str, members: Sequence[PoolLike]) -> str | None:
-    """The cloud's bound on a tier of this capacity, with how long one of its nodes may run, if limited."""
     runs = sorted({p.max_run_seconds for p in members if p.max_run_seconds is not None})
     hours = [f"{r // 3600} h" if r % 3600 == 0 else duration(r) for r in runs]
     limit = f"a node runs at most {' or '.join(hours)}, then the cloud deletes it" if runs else None
@@ -73,8 +62,6 @@ def _bound(facts: AutoscalerFacts, capacity: str, members: Sequence[PoolLike]) -
 
 @record
 class GpuFallback:
-    """One GPU type's fallback."""
-
     gpu_type: str
     order: tuple[Step, ...]
     ordered_by: str
@@ -126,8 +113,6 @@ def _tier(facts: AutoscalerFacts, cloud_name: str) -> int | None:
 
 
 def gpu_fallback(gpu_type: str, pools: Sequence[PoolLike], facts: AutoscalerFacts) -> GpuFallback:
-    """The fallback of one GPU type over its pools: spot, then flex-start, then on-demand where the
-    registered priorities say so."""
     ranked = [(_tier(facts, p.cloud_name), p) for p in pools]
     steps = []
     if facts.priorities is not None:
@@ -146,8 +131,9 @@ def gpu_fallback(gpu_type: str, pools: Sequence[PoolLike], facts: AutoscalerFact
     ahead = order[:first_on_demand] if first_on_demand is not None else order
     spot_ahead = sum(len(s.pools) for s in ahead if s.capacity != "on-demand")
     interruptible = [p.name for p in pools if p.capacity != "on-demand"]
-    guaranteed = (facts.priorities is not None and None not in [t for t, _ in ranked]
-                  and _earlier_capacity_ranks_higher(ranked))  # type: ignore[arg-type]
+    guaranteed = (
+        facts.priorities is not None and None not in [t for t, _ in ranked] and _earlier_capacity_ranks_higher(ranked)
+    )  # type: ignore[arg-type]
     warning = note = None
     worst = None
     if first_on_demand is None:
@@ -164,17 +150,20 @@ def gpu_fallback(gpu_type: str, pools: Sequence[PoolLike], facts: AutoscalerFact
         elif not guaranteed:
             note = f"an on-demand pool of {gpu_type} ranks with or above a spot pool"
     return GpuFallback(
-        gpu_type=gpu_type, order=order, ordered_by=facts.ordered_by,
+        gpu_type=gpu_type,
+        order=order,
+        ordered_by=facts.ordered_by,
         guaranteed=guaranteed and bool(interruptible) and first_on_demand is not None,
-        worst_case_seconds=worst, formula=facts.formula if first_on_demand is not None and interruptible else None,
-        warning=warning, note=note,
+        worst_case_seconds=worst,
+        formula=facts.formula if first_on_demand is not None and interruptible else None,
+        warning=warning,
+        note=note,
     )
 
 
 def _earlier_capacity_ranks_higher(ranked: Sequence[tuple[int, PoolLike]]) -> bool:
-    """Whether every pool of an earlier capacity (spot, then flex-start, then on-demand) has a higher
-    priority than every pool of a later one. One pass from the last capacity back, keeping the highest
-    priority after it, instead of comparing every pair: a stack may have dozens of pools of one GPU."""
+    """Whether every pool of an earlier capacity has a higher priority than every pool of a later one,
+    in one pass rather than over every pair: a stack may have dozens of pools of one GPU."""
     by_rank: dict[int, list[int]] = {}
     for tier, pool in ranked:
         by_rank.setdefault(RANK.get(pool.capacity, len(RANK)), []).append(tier)
@@ -186,10 +175,7 @@ def _earlier_capacity_ranks_higher(ranked: Sequence[tuple[int, PoolLike]]) -> bo
     return True
 
 
-def stack_fallback(
-    cloud: str, resources: Sequence[Registration], pools: Sequence[PoolLike]
-) -> tuple[GpuFallback, ...]:
-    """Every GPU type's fallback, by GPU type; empty when the stack registers no cluster."""
+def stack_fallback(cloud: str, resources: Sequence[Registration], pools: Sequence[PoolLike]) -> tuple[GpuFallback, ...]:
     reader = profile(cloud).read_autoscaler
     facts = reader([(r.type, r.name, r.inputs) for r in resources]) if reader else None
     if facts is None:

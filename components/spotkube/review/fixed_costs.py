@@ -1,11 +1,5 @@
-"""The idle floor's fixed lines: what the registered resources cost a month besides the nodes.
-
-The node pools' idle floor alone is not what the first invoice says: the cluster management fee, the
-outbound path (load balancer, NAT, public IPs), the nodes' disks, Kubeflow's volumes run all month
-too. The stack's cloud reads them from the registrations and prices them from its own sourced table
-(`clouds/<cloud>/fixed_costs.py`, `fixed_prices.json`); this judge only joins the two.
-
-Pure module: no Pulumi, no rendering.
+"""The idle floor's fixed lines: what the registered resources cost a month besides the nodes (the
+cluster fee, the outbound path, disks), as the stack's cloud reads and prices them.
 """
 
 from __future__ import annotations

@@ -1,7 +1,4 @@
-"""A stack's quota need against the cloud's live limits and usage, for `spotkube quota` and `doctor`.
-
-Pure module: the live numbers come in as arguments (`CommandSupport.read_quota` reads them).
-"""
+"""A stack's quota need against the cloud's live limits and usage, for `spotkube quota` and `doctor`."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""What the plan says about one stack, as a typed value: the pools as registered, the cost, where
-workloads land, the deploy preflight, the resources and the outputs.
-
-The JSON shape (`to_json`) is the contract with machines and CI: its key names are stable and later
-features add keys. The table and Markdown views read the same value, so all formats always say the
-same thing. Pure module: no Pulumi, no rendering.
+"""What the plan says about one stack, as a typed value that every view reads, so all formats say the
+same thing. The JSON shape (`to_json`) is the contract with machines and CI: its keys are stable.
 """
 
 from __future__ import annotations
@@ -51,28 +47,27 @@ _ROLE_ORDER = {"system": 0, "platform": 1}
 def pool_rows(
     cloud: str, resources: Sequence[Registration], contracts: Sequence[PoolContract] | None = None
 ) -> tuple[RegisteredPool, ...]:
-    """The pools the program registers, read back from their inputs by the cloud's profile (as the
-    policy pack reads them) and completed with their contracts, in a stable order: the mock monitor
-    records registrations from worker threads, so their order changes from run to run, and a plan (and
-    its PR comment) must not."""
+    """The pools the program registers, read back from their inputs and completed with their contracts,
+    sorted: the mock monitor records registrations from worker threads, so their order changes from run
+    to run, and a plan must not."""
     by_name = {c.name: c for c in contracts or ()}
     read = profile(cloud).read_pools
     machines = gpu_catalog().cloud(cloud)
-    rows = [pool.with_contract(by_name.get(pool.name), _share(machines, pool))
-            for r in resources for pool in read(r.type, r.name, r.inputs)]
+    rows = [
+        pool.with_contract(by_name.get(pool.name), _share(machines, pool))
+        for r in resources
+        for pool in read(r.type, r.name, r.inputs)
+    ]
     return tuple(sorted(rows, key=lambda row: (_ROLE_ORDER.get(row.role, len(_ROLE_ORDER)), row.name)))
 
 
 def _share(machines: CloudCatalog, pool: RegisteredPool) -> str | None:
-    """The part of one GPU each GPU of the pool's machine is, when the catalog says it is a part."""
     machine = machines.machine(pool.machine)
     return machine.gpu.share if machine else None
 
 
 @record
 class OtherResources:
-    """The resources of one type that a program registers outside every spotkube cluster."""
-
     type: str
     names: tuple[str, ...]
 
@@ -132,29 +127,35 @@ class PlanDocument:
 
     @property
     def title(self) -> str:
-        """What the views call this review: the stack, and the cluster when the stack builds several."""
         return f"{self.stack}/{self.cluster}" if self.shares_stack else self.stack
 
     @property
     def errors(self) -> list[str]:
-        """What makes the plan unsafe (exit 1): a workload that lands nowhere, a failed preflight
-        rule, a policy violation (the same that blocks `pulumi preview --policy-pack policy/`), an
-        expired acknowledgement."""
-        return (self.placements.errors + [f"preflight: {c.title}: {c.detail}" for c in self.preflight if not c.ok]
-                + [f"policy {f.rule}: {f.message}" for f in self.policy] + list(self.judged.errors))
+        """What makes the plan unsafe (exit 1)."""
+        return (
+            self.placements.errors
+            + [f"preflight: {c.title}: {c.detail}" for c in self.preflight if not c.ok]
+            + [f"policy {f.rule}: {f.message}" for f in self.policy]
+            + list(self.judged.errors)
+        )
 
     @property
     def all_warnings(self) -> list[PlanWarning]:
-        """Every warning, acknowledged or not: the program's, the cost's, each weak security setting,
-        each GPU type without an on-demand fallback, each machine the GPU catalog doesn't know, each advisory
-        policy finding."""
+        """Every warning, acknowledged or not."""
         concerns = [w for cluster in self.posture for w in cluster.warnings]
         concerns += [w for w in map(concern_warning, self.addons) if w is not None]
         fallback = [PlanWarning(fallback_warning_id(f.gpu_type), f.warning) for f in self.fallback if f.warning]
         catalog = self.catalog.plan_warnings() if self.catalog else []
         advisories = [PlanWarning(f.warning_id, f"policy {f.rule} (advisory): {f.message}") for f in self.advisories]
-        return [*self.program_warnings, *self.cost.warnings, *concerns, *fallback, *catalog, *advisories,
-                *(self.external or ())]
+        return [
+            *self.program_warnings,
+            *self.cost.warnings,
+            *concerns,
+            *fallback,
+            *catalog,
+            *advisories,
+            *(self.external or ()),
+        ]
 
     @functools.cached_property
     def judged(self) -> Judged:
@@ -162,13 +163,11 @@ class PlanDocument:
 
     @property
     def warnings(self) -> list[PlanWarning]:
-        """What `--strict` also fails on: the warnings no live acknowledgement accepts, and each
-        acknowledgement that matches no warning."""
+        """What `--strict` also fails on, an acknowledgement that matches no warning included."""
         return list(self.judged.open)
 
     @property
     def acknowledged(self) -> list[AcknowledgedWarning]:
-        """The warnings the stack accepts, each with its reason."""
         return list(self.judged.acknowledged)
 
     @property
@@ -176,7 +175,6 @@ class PlanDocument:
         return [name for name, secret in self.outputs.items() if secret]
 
     def to_json(self, details: bool = False) -> dict[str, Any]:
-        """The document as JSON; `details` adds every resource's registered inputs (secrets masked)."""
         return {
             "stack": self.stack,
             "cluster": self.cluster,

@@ -1,18 +1,9 @@
-"""Guardrails over what a Pulumi program registers: the rules of the `policy/` pack, as plain functions.
+"""Guardrails over what a Pulumi program registers: the rules of the `policy/` pack, as plain functions
+that the plan runs too (docs/architecture.md#the-policy-pack).
 
-The same rules run in two places. The tests feed them the registrations the offline plan records for
-every shipped stack, so a stack that breaks a guardrail fails `make test` long before a preview.
-The policy pack (`policy/__main__.py`) adapts them to `pulumi_policy`, so `pulumi preview
---policy-pack policy/` enforces them on any program, including other repos that import spotkube.
-
-Why plain functions: `pulumi-policy` pins protobuf 5 and kfp needs protobuf 6, so
-nothing in the library may import `pulumi_policy`, and these rules import no Pulumi at all. They take
-registration-like data (a type token, a name and the inputs as the engine sees them: camelCase,
-nested mappings and sequences) and return one sentence per violation. Every label, taint and VM size
-they look for comes from `spotkube.platform.contract` and the GPU catalog (`spotkube.platform.catalog`),
-so the guardrails move with the scheduling contract instead of drifting from it.
-
-How the pack is used: docs/architecture.md#the-policy-pack.
+Why plain functions: `pulumi-policy` pins protobuf 5 and kfp needs protobuf 6, so nothing in the
+library may import `pulumi_policy`, and these rules import no Pulumi at all. They take the inputs as
+the engine sees them (camelCase) and return one sentence per violation.
 """
 
 from __future__ import annotations
@@ -62,13 +53,14 @@ def spot_pools_delete_and_scale_to_zero(type_token: str, name: str, inputs: Mapp
         if not pool.interruptible:
             continue
         if pool.eviction_policy not in (None, "Delete"):
-            messages.append(f"{pool.where}: spot pool uses eviction policy {pool.eviction_policy!r}; use 'Delete' "
-                            "(deallocated nodes still count against quota and hamper scaling)")
+            messages.append(
+                f"{pool.where}: spot pool uses eviction policy {pool.eviction_policy!r}; use 'Delete' "
+                "(deallocated nodes still count against quota and hamper scaling)"
+            )
         if pool.min is None:
             messages.append(f"{pool.where}: spot pool has no autoscaling minimum; enable the autoscaler with min 0")
         elif pool.min != 0:
-            messages.append(f"{pool.where}: spot pool has min {pool.min}; use min 0 so an idle "
-                            "pool costs nothing")
+            messages.append(f"{pool.where}: spot pool has min {pool.min}; use min 0 so an idle pool costs nothing")
     return messages
 
 
@@ -91,10 +83,7 @@ def no_retired_vm_sizes(type_token: str, name: str, inputs: Mapping[str, Any]) -
 
 
 def _secret_value(inputs: Mapping[str, Any], key: str) -> str | None:
-    """A Secret's value for `key` as text, from `stringData` or base64 `data`; None when absent.
-
-    Undecodable `data` is returned as is: it is certainly not a default credential.
-    """
+    """A Secret's value for `key`; undecodable `data` as is: it is certainly not a default credential."""
     string_data = mapping(inputs.get("stringData"))
     if key in string_data:
         return str(string_data[key])
@@ -118,11 +107,15 @@ def no_kfp_default_credentials(type_token: str, name: str, inputs: Mapping[str, 
             continue
         value = _secret_value(inputs, key)
         if default and value == default:
-            messages.append(f"Secret {secret_name!r}: {key} is Kubeflow Pipelines' default {default!r}; "
-                            "generate a credential (e.g. with pulumi_random) instead")
+            messages.append(
+                f"Secret {secret_name!r}: {key} is Kubeflow Pipelines' default {default!r}; "
+                "generate a credential (e.g. with pulumi_random) instead"
+            )
         elif not default and not value:
-            messages.append(f"Secret {secret_name!r}: {key} is empty, Kubeflow Pipelines' default; "
-                            "generate a credential (e.g. with pulumi_random) instead")
+            messages.append(
+                f"Secret {secret_name!r}: {key} is empty, Kubeflow Pipelines' default; "
+                "generate a credential (e.g. with pulumi_random) instead"
+            )
     return messages
 
 
@@ -131,25 +124,29 @@ ResourceCheck = Callable[[str, str, Mapping[str, Any]], list[str]]
 
 @record
 class ResourceRule:
-    """A guardrail checked on each registration: its policy name, a one-line summary, the check."""
-
     name: str
     description: str
     check: ResourceCheck
 
 
 RESOURCE_RULES: tuple[ResourceRule, ...] = (
-    ResourceRule("spotkube-gpu-pool-taint", f"Every GPU pool carries the taint {contract.GPU_TAINT}.",
-                 gpu_pools_carry_gpu_taint),
-    ResourceRule("spotkube-spot-pool-delete-min-zero",
-                 "Spot and preemptible pools use eviction policy Delete and scale down to 0.",
-                 spot_pools_delete_and_scale_to_zero),
-    ResourceRule("spotkube-system-pool-on-demand", "The system pool runs on on-demand capacity.",
-                 system_pool_on_demand),
+    ResourceRule(
+        "spotkube-gpu-pool-taint", f"Every GPU pool carries the taint {contract.GPU_TAINT}.", gpu_pools_carry_gpu_taint
+    ),
+    ResourceRule(
+        "spotkube-spot-pool-delete-min-zero",
+        "Spot and preemptible pools use eviction policy Delete and scale down to 0.",
+        spot_pools_delete_and_scale_to_zero,
+    ),
+    ResourceRule(
+        "spotkube-system-pool-on-demand", "The system pool runs on on-demand capacity.", system_pool_on_demand
+    ),
     ResourceRule("spotkube-no-retired-vm-sizes", "No pool uses a retired VM size.", no_retired_vm_sizes),
-    ResourceRule("spotkube-no-kfp-default-credentials",
-                 "Kubeflow Pipelines' default MinIO and MySQL credentials are never deployed.",
-                 no_kfp_default_credentials),
+    ResourceRule(
+        "spotkube-no-kfp-default-credentials",
+        "Kubeflow Pipelines' default MinIO and MySQL credentials are never deployed.",
+        no_kfp_default_credentials,
+    ),
 )
 
 
@@ -176,9 +173,13 @@ def gpu_pools_upgrade_in_a_window(
     window the cloud may drain a GPU node in the middle of a ten-hour step. Advisory: a stack may choose
     `cluster.maintenance.anytime`, and the plan says so on every run. Each finding is (pool, sentence)."""
     return [
-        (exposure.pool, f"GPU pool {exposure.pool} is upgraded at any time: its nodes can be drained in the middle "
-         "of a step; declare cluster.maintenance.window (and busyPeriods), or remove maintenance.anytime")
-        for exposure in upgrade_exposures(resources) if exposure.gpu and exposure.window is None
+        (
+            exposure.pool,
+            f"GPU pool {exposure.pool} is upgraded at any time: its nodes can be drained in the middle "
+            "of a step; declare cluster.maintenance.window (and busyPeriods), or remove maintenance.anytime",
+        )
+        for exposure in upgrade_exposures(resources)
+        if exposure.gpu and exposure.window is None
     ]
 
 
@@ -188,16 +189,17 @@ StackCheck = Callable[[Sequence[tuple[str, str, Mapping[str, Any]]]], list[tuple
 
 @record
 class StackRule:
-    """An advisory guardrail over all of a stack's registrations: its name, summary and check."""
-
     name: str
     description: str
     check: StackCheck
 
 
 ADVISORY_STACK_RULES: tuple[StackRule, ...] = (
-    StackRule("spotkube-gpu-pool-upgrade-window",
-              "Every GPU pool is upgraded only in a declared maintenance window.", gpu_pools_upgrade_in_a_window),
+    StackRule(
+        "spotkube-gpu-pool-upgrade-window",
+        "Every GPU pool is upgraded only in a declared maintenance window.",
+        gpu_pools_upgrade_in_a_window,
+    ),
 )
 
 
@@ -206,8 +208,6 @@ ADVISORY_STACK_RULES: tuple[StackRule, ...] = (
 
 @record
 class Finding:
-    """One violation: which rule, the sentence it reported, and for a stack rule what it is about."""
-
     rule: str
     message: str
     subject: str = ""
@@ -220,7 +220,6 @@ class Finding:
 
 
 def check_registrations(registrations: Sequence[Registration]) -> Iterator[Finding]:
-    """Every resource rule over every registration, in registration order."""
     for registration in registrations:
         for rule in RESOURCE_RULES:
             for message in rule.check(registration.type, registration.name, registration.inputs):
@@ -228,7 +227,6 @@ def check_registrations(registrations: Sequence[Registration]) -> Iterator[Findi
 
 
 def check_stack(registrations: Sequence[Registration]) -> Iterator[Finding]:
-    """The advisory stack rules over every registration at once."""
     resources = [(r.type, r.name, r.inputs) for r in registrations]
     for rule in ADVISORY_STACK_RULES:
         for subject, message in rule.check(resources):
@@ -236,6 +234,5 @@ def check_stack(registrations: Sequence[Registration]) -> Iterator[Finding]:
 
 
 def check_outputs(outputs: Mapping[str, StackOutput]) -> Iterator[Finding]:
-    """The stack rules over a stack's outputs."""
     for message in kubeconfig_outputs_secret(outputs):
         yield Finding("spotkube-kubeconfig-secret", message)

@@ -1,15 +1,6 @@
-"""The deploy preflight: what the offline plan can prove about a real `pulumi up` before it runs.
-
-Pulumi's mocks accept anything, so a plan that is green offline can still fail on the first real
-deployment: a login prompt nobody answers, a 403 from the cluster's RBAC, an API server the deployer
-can't reach, nodes that can't pull images, a 409 from two pool operations at once, a control-plane
-pool deleted before its replacement exists, or pipeline retries weaker than Kubeflow's own. Each
-rule here is a pure function over what the program registered (inputs and options) and the stack's
-settings, and returns one verdict. A failed verdict makes the plan exit 1, like an unsafe placement.
-
-The rules are shared; what a rule checks on one cloud's resources comes from that cloud's profile
-(`Cloud.preflight`, `clouds/<cloud>/preflight.py`), and the shapes from
-`spotkube.platform.preflight`. Pure module: no Pulumi.
+"""The deploy preflight: what the offline plan can prove about a real `pulumi up` before it runs, since
+Pulumi's mocks accept anything. Each rule returns one verdict over what the program registered; what a
+rule checks on one cloud's resources comes from its profile (`clouds/<cloud>/preflight.py`).
 
 Why each rule exists: docs/architecture.md#the-deploy-preflight.
 """
@@ -21,7 +12,7 @@ from collections.abc import Callable
 from spotkube.clouds import RegisteredPool, login_problems, profile, registered_pools
 from spotkube.platform.addons import kfp_transforms
 from spotkube.platform.contract import POOL_LABEL, ROLE_LABEL
-from spotkube.platform.preflight import KUBERNETES_PROVIDER, CloudPreflight, Deployment, Verdict, unsecret
+from spotkube.platform.preflight import KUBERNETES_PROVIDER, CloudPreflight, Deployment, Outcome, Verdict, unsecret
 from spotkube.platform.registration import Registration
 
 CONTROL_PLANE_ROLES = ("system", "platform")
@@ -49,42 +40,44 @@ def credentials_need_no_person(d: Deployment) -> Verdict:
     return Verdict(rule, title, True, f"signs in with {profile(d.spec.cloud).sign_in(d.spec)}")
 
 
+def _judged(rule: str, title: str, outcome: Outcome, otherwise: str) -> Verdict:
+    """The cloud's outcome as a verdict; it passes with `otherwise` where the cloud has nothing to judge."""
+    return Verdict(rule, title, True, otherwise) if outcome is None else Verdict(rule, title, *outcome)
+
+
 def deployer_has_data_plane_rights(d: Deployment) -> Verdict:
     rule, title = "data-plane-rights", "the deployer holds data-plane rights on an RBAC-only cluster"
-    outcome = _cloud(d).data_plane_rights(d)
-    if outcome is None:
-        return Verdict(rule, title, True, "no cluster that takes its Kubernetes rights from the cloud's RBAC only")
-    return Verdict(rule, title, *outcome)
+    otherwise = "no cluster that takes its Kubernetes rights from the cloud's RBAC only"
+    return _judged(rule, title, _cloud(d).data_plane_rights(d), otherwise)
 
 
 def deployer_reaches_api_server(d: Deployment) -> Verdict:
     rule, title = "api-server-reachable", "the declared deployer can reach the API server"
     if d.spec.cluster.deployer.network == "cluster-network":
         return Verdict(rule, title, True, "the deployer runs inside the cluster network")
-    outcome = _cloud(d).api_server_reachable(d)
-    if outcome is None:
-        return Verdict(rule, title, True, "the API server admits the deployer's address")
-    return Verdict(rule, title, *outcome)
+    return _judged(rule, title, _cloud(d).api_server_reachable(d), "the API server admits the deployer's address")
 
 
 def nodes_have_egress(d: Deployment) -> Verdict:
-    rule, title = "node-egress", "nodes that pull public images have egress"
-    outcome = _cloud(d).node_egress(d)
-    return Verdict(rule, title, True, "no cluster") if outcome is None else Verdict(rule, title, *outcome)
+    title = "nodes that pull public images have egress"
+    return _judged("node-egress", title, _cloud(d).node_egress(d), "no cluster")
 
 
 def operations_not_concurrent(d: Deployment) -> Verdict:
-    rule, title = "serial-operations", "no cloud operations run concurrently where the cloud refuses them"
-    outcome = _cloud(d).serial_operations(d)
-    return Verdict(rule, title, True, "no cluster") if outcome is None else Verdict(rule, title, *outcome)
+    title = "no cloud operations run concurrently where the cloud refuses them"
+    return _judged("serial-operations", title, _cloud(d).serial_operations(d), "no cluster")
 
 
 def _pool_views(d: Deployment) -> list[tuple[Registration, RegisteredPool]]:
-    """Every separately registered pool, read by its cloud's profile (as the plan and the policy pack
-    read it). Inline pools are not replaced by Pulumi, so they have no replacement order."""
+    """Every separately registered pool: inline pools are not replaced by Pulumi, so they have no
+    replacement order."""
     pool_types = _cloud(d).pool_types
-    return [(r, pool) for r in d.registrations if r.type in pool_types
-            for pool in registered_pools(r.type, r.name, r.inputs)]
+    return [
+        (r, pool)
+        for r in d.registrations
+        if r.type in pool_types
+        for pool in registered_pools(r.type, r.name, r.inputs)
+    ]
 
 
 def control_plane_pools_replaced_safely(d: Deployment) -> Verdict:
@@ -95,17 +88,21 @@ def control_plane_pools_replaced_safely(d: Deployment) -> Verdict:
         if role not in CONTROL_PLANE_ROLES:
             continue
         if resource.delete_before_replace:
-            problems.append(f"{role} pool {cloud_name} is deleted before its replacement exists, taking down what "
-                            "runs there")
+            problems.append(
+                f"{role} pool {cloud_name} is deleted before its replacement exists, taking down what runs there"
+            )
         pool_label = pool.labels.get(POOL_LABEL)
         if pool_label and cloud_name == pool_label:
-            problems.append(f"{role} pool {cloud_name} keeps its name across a replacement, so the new pool can't be "
-                            "created beside the old one")
+            problems.append(
+                f"{role} pool {cloud_name} keeps its name across a replacement, so the new pool can't be "
+                "created beside the old one"
+            )
     problems += _cloud(d).control_plane_problems(d)
     if problems:
         return Verdict(rule, title, False, f"{d.key('systemPool')}/{d.key('platformPool')}: " + "; ".join(problems))
-    detail = "; ".join(("control-plane pools are replaced create-first under a new name",
-                        *_cloud(d).control_plane_notes))
+    detail = "; ".join(
+        ("control-plane pools are replaced create-first under a new name", *_cloud(d).control_plane_notes)
+    )
     return Verdict(rule, title, True, detail)
 
 
@@ -117,9 +114,11 @@ def retries_not_weaker_than_upstream(d: Deployment) -> Verdict:
     if problem:
         return Verdict(rule, title, False, f"{d.key('kubeflow.evictionRetryLimit')}: {problem}")
     rule_ = kfp_transforms.retry_rule(d.spec.kubeflow)
-    return Verdict(rule, title, True, f"evictions retried up to {rule_.evictions} times, failures "
-                   f"{rule_.failures}, other Argo errors {max(rule_.errors, rule_.failures)} (KFP "
-                   f"{d.spec.kubeflow.version}: errors only, {rule_.errors})")
+    detail = (
+        f"evictions retried up to {rule_.evictions} times, failures {rule_.failures}, other Argo errors "
+        f"{max(rule_.errors, rule_.failures)} (KFP {d.spec.kubeflow.version}: errors only, {rule_.errors})"
+    )
+    return Verdict(rule, title, True, detail)
 
 
 RULES: tuple[Callable[[Deployment], Verdict], ...] = (
@@ -136,5 +135,4 @@ RULES: tuple[Callable[[Deployment], Verdict], ...] = (
 def preflight(d: Deployment) -> list[Verdict]:
     """Every rule's verdict, in a fixed order; a failure names the stack file its fix goes in."""
     verdicts = [rule(d) for rule in RULES]
-    return [v if v.ok or not d.source else Verdict(v.rule, v.title, v.ok, f"{d.source}: {v.detail}")
-            for v in verdicts]
+    return [v if v.ok or not d.source else Verdict(v.rule, v.title, v.ok, f"{d.source}: {v.detail}") for v in verdicts]

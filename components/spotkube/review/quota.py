@@ -1,9 +1,5 @@
-"""The quota each stack needs, read from the pools the program registers.
-
-The plan counts what the registrations ask the cloud for (each pool's machine, GPUs, capacity and
-max nodes, as the pool table shows them), so the need can't drift from the program; the cloud's
-profile turns that into its own quota names (docs/quota.md). The live verdict is `live_quota`'s, which
-only the commands that read the cloud load. Pure module.
+"""The quota each stack needs, read from the pools the program registers so it can't drift from the
+program (docs/quota.md). The live verdict is `live_quota`'s, which only the commands that read the cloud load.
 """
 
 from __future__ import annotations
