@@ -147,6 +147,47 @@ def addon_settings(args: object, typed: type, model: type[Settings], where: str,
     return parse_settings(model, values, where)
 
 
+def enabled_refusal(installs: str, key: str) -> str:
+    """Why an add-on's args have no `enabled`: a component that installed nothing would still export
+    names its consumers would wait on for ever."""
+    return (f"is not a key of these args: the component always installs {installs}; to install none, don't "
+            f"create the component, as a stack file's {key}.enabled: false does")
+
+
+def refuse_disabled(source: str, key: str, enabled: bool, what: str) -> None:
+    """Refuse building an add-on from a spec that turns it off."""
+    if not enabled:
+        raise SpecError(source, [Problem(key, f"is false, so build no {what}: skip the component, as "
+                                         "infra/__main__.py does")])
+
+
+def cluster_behind(opts: pulumi.ResourceOptions | None, source: str, needs: str) -> ClusterOfProvider:
+    """The spotkube cluster an add-on deploys into, which it needs (`needs`: why)."""
+    clusters = clusters_behind(opts)
+    if not clusters:
+        raise SpecError(source, [Problem("opts", f"deploys through no spotkube cluster's provider; {needs}, so "
+                                         "give providers=[cluster.provider]")])
+    return clusters[0]
+
+
+def props_transform(change: Callable[[Any], dict[str, Any] | None]) -> pulumi.ResourceTransform:
+    """The Pulumi adapter around a pure change of an object; it leaves untouched objects alone."""
+
+    def transform(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
+        changed = change(args.props)
+        return None if changed is None else pulumi.ResourceTransformResult(props=changed, opts=args.opts)
+
+    return transform
+
+
+def built_onto_pools(cls: type[Buildable], name: str, pools: Sequence[pulumi.Resource], key: str,
+                     request: Callable[[], Any], opts: pulumi.ResourceOptions | None) -> Buildable:
+    """An add-on built from pool components (each add-on's `for_pools`), reported for their cluster's review."""
+    addon = built_from(cls, name, validated(request), opts)
+    deployed_onto_pools(addon, pools, key, cast(Any, addon).settings, opts)
+    return addon
+
+
 def refuse_outputs(args: object, where: str, *, cluster: str | None = None) -> None:
     """Refuse an Output where spotkube must read the value before anything is registered, naming keys
     as the args spell them (`cluster.region`). A cluster's args (`cluster` names its cloud) have a
