@@ -1,17 +1,9 @@
 """The offline plan's engine: run a project's real program under Pulumi mocks.
 
-No CLI, cloud or credentials are needed: Pulumi's own unit-test mocks stand in for the engine, and
-a recording monitor keeps every registration with its inputs and options. What the plan reports is
-therefore what the program would really register, never a second implementation of it. Each
-registration is a `spotkube.platform.registration.Registration`, the one type every judge reads, and
-each spotkube cluster the program builds, whatever it names it and however it wraps it, is a
-`BuiltCluster` the review judges on its own.
-
-The program is this repository's `infra/__main__.py`, which reads a whole platform from the stack's
-`spotkube:` keys, or any other project's program that uses the components with its own config.
-
-It sits with the components, below the CLI, so the tests of the judges and the clouds can run it
-without the CLI. How the offline plan works: docs/architecture.md#the-one-way-flow.
+Pulumi's unit-test mocks stand in for the engine, and a recording monitor keeps every registration with
+its inputs and options, so the plan reports what the program would really register, never a second
+implementation of it. Below the CLI, so the tests of the judges and the clouds can run it.
+How it works: docs/architecture.md#the-one-way-flow.
 """
 
 from __future__ import annotations

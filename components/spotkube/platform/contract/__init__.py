@@ -1,15 +1,8 @@
 """The scheduling contract: every label, taint, toleration and node affinity spotkube uses.
 
-Spot capacity is only safe when the pool side (taints and labels on nodes) and the workload side
-(tolerations and affinity on pods) agree. Keeping both sides in this one package means a pool and the
-workloads aimed at it cannot drift apart, and a pipeline compiled against the neutral labels runs on an
-AKS or a GKE cluster alike. It has three parts, re-exported here:
-- `labels`: the pool side, and the one module that spells label and taint keys (each cloud's as data);
-- `placements`: the workload side, tolerations and node affinity;
-- `matcher`: where a placement can land on a stack's pools.
-
-Pure: plain data and functions, no Pulumi and no cloud SDK. Why each label and taint exists:
-docs/architecture.md#the-scheduling-contract.
+Spot capacity is only safe when the pool side (`labels`) and the workload side (`placements`) agree, so
+both live here, with `matcher` (where a placement lands). Pure: no Pulumi and no cloud SDK. Why each
+label and taint exists: docs/architecture.md#the-scheduling-contract.
 """
 
 from spotkube.platform.contract.labels import (

@@ -1,12 +1,9 @@
 """The pool side of the scheduling contract: every label and taint key, and what each pool carries.
 
-This module spells spotkube's own label and taint keys and the Kubernetes ones; each cloud's own keys are
-data in its folder (`clouds/<cloud>/labels.py`, a `CloudLabels` row the registry enters in `CLOUD_LABELS`),
-so the functions that decide a pool's labels and taints read facts instead of testing a cloud's name.
-
-Pure: plain data and functions, no Pulumi and no cloud SDK. Why each label and taint exists:
-docs/architecture.md#the-scheduling-contract; the clouds' own labels and taints, with sources:
-docs/platform-facts.md#aks-spot-pools and docs/platform-facts.md#gke-spot-and-preemptible-nodes.
+Each cloud's own keys are data (`clouds/<cloud>/labels.py`), so the functions here read facts instead
+of testing a cloud's name. Why each label and taint exists: docs/architecture.md#the-scheduling-contract;
+the clouds' own, with sources: docs/platform-facts.md#aks-spot-pools and
+docs/platform-facts.md#gke-spot-and-preemptible-nodes.
 """
 
 from __future__ import annotations

@@ -1,16 +1,11 @@
 """The cost model: what a pool costs a month on spot (or preemptible) capacity against on-demand.
 
-Why a model at all: a spot price alone overstates the saving. Work that is evicted runs again, so
-the hours billed on spot are more than the hours of work. The model charges that rework, keeps the
-idle floor (nodes that run whether or not there is work) separate from the work itself, and prices
-the same work at the on-demand rate so the saving is an honest comparison.
+Why a model at all: a spot price alone overstates the saving. Work that is evicted runs again, so the
+model charges that rework, keeps the idle floor apart from the work, and prices the same work on demand.
 
-Money is `decimal.Decimal` and rounds half-up to cents at the end of each calculation, never in
-between, so the figures match a hand calculation: D4s_v3 in UK South, 3,400 h of work, 5 % eviction
-rate, full rework: 3,400 x 1.05 = 3,570 h x $0.0487 = $173.86 on spot against 3,400 h x $0.2320 =
-$788.80 on demand, a 78 % saving.
-
-Nothing here imports Pulumi: the plan and the CLI call it before any cloud call is made.
+Money is `decimal.Decimal`, rounded half-up to cents at the end of each calculation, never in between,
+so the figures match a hand calculation: D4s_v3 in UK South, 3,400 h of work, 5 % eviction rate, full
+rework: 3,400 x 1.05 = 3,570 h x $0.0487 = $173.86 on spot against 3,400 h x $0.2320 = $788.80 on demand.
 """
 
 from __future__ import annotations
