@@ -89,20 +89,14 @@ def alias_urns_left_to_the_engine() -> Iterator[None]:
     """Within it, `pulumi.Resource.__init__` computes a URN for each of a resource's aliases only when the
     monitor can't take the aliases as they are declared, or when computing it would fail.
 
-    Why: the constructor turns every alias into a URN, an Output chain each, that under a parent also
-    waits on the parent's URN, and keeps them in `_aliases`. Only the SDK's way for an engine without
-    alias specs reads them (`all_aliases`, when the resource's children register). An engine with alias
-    specs, which Pulumi's mock monitor has, is sent each alias as declared (`prepare_aliases`) and works
-    out the URNs itself, so in a mocked run these URNs are work nobody reads. An azure-native AgentPool
-    declares 110 aliases: under a component they cost some 150 M instructions, about 25 CPU ms, a pool,
-    most of what registering it costs (counted with cachegrind, docs/speed.md). What is registered,
-    aliases included, is unchanged. Upstream: pulumi/pulumi#10010.
+    Why: the constructor turns every alias into a URN, an Output chain each, which only an engine without
+    alias specs reads; Pulumi's mock monitor has them, so in a mocked run these URNs are work nobody reads.
+    An azure-native AgentPool declares 110 aliases: about 25 CPU ms a pool, most of what registering it
+    costs (docs/speed.md). What is registered is unchanged. Upstream: pulumi/pulumi#10010.
 
-    The run still awaits every Output it made (`wait_for_rpcs`), so an alias whose URN can't be made (a
-    name or type of None) fails the run as it fails `pulumi preview`: such an alias, and one the program
-    hands over as an Output, still gets its URN. The SDK's function is replaced for the whole process
-    while the context lasts: runs that overlap in threads must not use it. An SDK that no longer
-    computes the URNs there (no `collapse_alias_to_urn` in `pulumi.resource`) is left as it is."""
+    An alias whose URN can't be made (a name or type of None), or one handed over as an Output, still gets
+    its URN, so it fails the run as it fails `pulumi preview`. The SDK's function is replaced for the whole
+    process while the context lasts: runs that overlap in threads must not use it."""
     collapse = getattr(sdk_resource, "collapse_alias_to_urn", None)
     if collapse is None:
         yield

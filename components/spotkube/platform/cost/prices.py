@@ -242,10 +242,7 @@ def load_table(pricing: Pricing, path: Path | None = None) -> PriceTable:
 
 
 def bundled_table_paths(pricing: Pricing) -> tuple[Path, ...]:
-    """Where each cloud's shipped rows live on disk, for writing refreshed rows back in a checkout.
-
-    Only meaningful for a source checkout or an editable install, where the package is plain files.
-    """
+    """Where each cloud's shipped rows live on disk, for writing refreshed rows back in a source checkout."""
     return tuple(Path(str(cloud.table)) for cloud in pricing.values())
 
 
@@ -322,11 +319,8 @@ def _json_value(value: Any) -> Any:
 
 
 def write_table(table: PriceTable, path: Path) -> None:
-    """Write `table` in the bundled file's JSON layout, ending with a newline.
-
-    The text goes to a file beside `path` first and then replaces it, so an interrupted write never
-    leaves half a price file behind.
-    """
+    """Write `table` in the bundled file's JSON layout, through a file beside `path` that then replaces
+    it, so an interrupted write never leaves half a price file behind."""
     data = table.model_dump(mode="python", by_alias=True)
     if not data["unpriced"]:
         del data["unpriced"]
@@ -446,12 +440,8 @@ def with_stack_rows(table: PriceTable, rows: Iterable[PriceRow]) -> PriceTable:
 
 
 def price_table(pricing: Pricing, user_file: Path | None = None) -> PriceTable:
-    """The prices a plan uses: the bundled table with the user's price file merged over it.
-
-    The user file is `user_file` when given, else the file $SPOTKUBE_PRICES names (both must
-    exist), else `default_user_file()` when it exists. A file that can't be used raises
-    PriceFileError, which names the file, the row and what is accepted.
-    """
+    """The prices a plan uses: the bundled table with the user's price file (`user_file`, else
+    $SPOTKUBE_PRICES's, both of which must exist, else `default_user_file()` if it exists) merged over it."""
     path, problem = PRICE_FILE.lookup(user_file)
     if problem is not None:
         raise PriceFileError(f"{problem}; {_file_layout(pricing)}")
