@@ -104,11 +104,9 @@ class Assumptions:
 class PoolUsage:
     """One pool's prices and a month of its use: the input the model prices.
 
-    `usd_per_hour` is the node price at the pool's capacity; `on_demand_usd_per_hour` is the price
-    of the same machine on demand, the yardstick for the saving (for an on-demand pool the two must
-    be equal). `min_nodes` is the autoscaler floor that runs all month; `node_hours` is the
-    node-hours of work in the scenario. Prices and hours may also be given as int, float or str:
-    they are converted to Decimal through their text (see `to_decimal`).
+    `on_demand_usd_per_hour` is the same machine on demand, the yardstick for the saving; `min_nodes` is
+    the autoscaler floor that runs all month; `node_hours` the work in the scenario. Numbers may be
+    given as int, float or str (`to_decimal`).
     """
 
     name: str
@@ -158,10 +156,9 @@ class PoolUsage:
 class PoolCost:
     """What one pool costs a month, in USD rounded to cents, next to the on-demand yardstick.
 
-    `idle_floor_usd` is the cost of `min_nodes` running all month with no work. It is reported on
-    its own, not added to `scenario_usd`, because the scenario's work may run on those same nodes.
-    `saving_percent_exact` is the unrounded saving, computed from the cent amounts shown so a
-    reader can check it; `saving_percent` is the same rounded to a whole percent.
+    `idle_floor_usd` (`min_nodes` all month with no work) is not added to `scenario_usd`, because the
+    scenario's work may run on those same nodes. `saving_percent_exact` is computed from the cent amounts
+    shown, so a reader can check it.
     """
 
     name: str
