@@ -200,7 +200,8 @@ def test_a_stacks_flex_start_tiers_get_their_flavors_and_only_its_queued_pool_th
          "queuedProvisioning": True},
         {"name": "a100-ondemand", "machine": "a2-highgpu-2g", "capacity": "on-demand", "max": 2},
     ]
-    request = KueueRequest.for_plan(plan_platform(parse_spec(spec, "test")), KueueSettings())
+    plan = plan_platform(parse_spec(spec, "test"))
+    request = KueueRequest.for_pools(plan.gpu_pools, plan.cloud, KueueSettings())
     (queue,) = by_kind(list(request.preset), "ClusterQueue")
     flavors = [(f["name"], f["resources"][0]["nominalQuota"]) for f in queue["spec"]["resourceGroups"][0]["flavors"]]
     assert flavors == [("nvidia-tesla-a100-spot", "16"), ("nvidia-tesla-a100-flex-start", "8"),

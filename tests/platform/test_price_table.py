@@ -23,7 +23,6 @@ from spotkube.platform.cost.prices import (
     load_cloud_table,
     merge_rows,
     parse_table,
-    table_date,
     write_table,
 )
 
@@ -60,7 +59,7 @@ def test_every_row_has_a_source_and_a_date_no_later_than_the_table() -> None:
 
 
 def test_table_date_is_the_files_date() -> None:
-    assert table_date(TABLE) == TABLE.date == TODAY
+    assert TABLE.date == TODAY
 
 
 def test_every_row_comes_from_the_clouds_own_price_list() -> None:

@@ -1,19 +1,14 @@
-"""The GitHub side of the bootstrap, for either cloud: the repository's GitHub environments with their
-rules and variables, and, with Pulumi Cloud as the backend, GitHub's OIDC issuer and a team per
-environment, so no workflow holds a stored token (docs/identities.md).
+"""The GitHub side of the bootstrap, for either cloud: the repository's environments with their rules and
+variables, and, with Pulumi Cloud as the backend, GitHub's OIDC issuer and a team per environment, so no
+workflow holds a stored token (docs/identities.md).
 
-- **Environments** (pulumi-github `RepositoryEnvironment`): each platform stack's, which only protected
-  branches may enter, with required reviewers on prod; and the cloud's preview environment, which pull
-  requests from any branch enter, so it has no branch rule and its identities may only read non-prod.
-  A job that names a missing environment creates it with no rules; deploy.yml refuses one without the
-  rules below and without `SPOTKUBE_STACK`, which only this program writes.
-- **Variables** (`ActionsEnvironmentVariable`): the cloud identities' (from the cloud's bootstrap), the
-  backend's, and `SPOTKUBE_STACK` in each stack's environment.
-- **Pulumi Cloud** (pulumi-pulumiservice): a team per environment (`spotkube-<environment>`) with Stack
-  Read on the non-prod stacks (preview) or Stack Write on its one stack (deploy), and an OIDC issuer
-  for GitHub whose policies let each environment's token (`sub: repo:OWNER/REPO:environment:NAME`)
-  become its team's token, and nothing else. Team tokens need Pulumi's Enterprise or Business Critical
-  edition; elsewhere use a self-managed backend (`backendUrl`).
+Each platform stack's environment admits only protected branches (with required reviewers on prod); the
+cloud's preview environment admits pull requests from any branch, so its identities may only read
+non-prod. deploy.yml refuses an environment without these rules and without `SPOTKUBE_STACK`, which only
+this program writes. Each environment's team has Stack Read on the non-prod stacks (preview) or Stack
+Write on its one stack (deploy), and the issuer's policies let only that environment's token
+(`sub: repo:OWNER/REPO:environment:NAME`) become it. Team tokens need Pulumi's Enterprise or Business
+Critical edition; elsewhere use a self-managed backend (`backendUrl`).
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
 """`NvidiaDevicePlugin`: exactly one NVIDIA device plugin on every GPU node, spot or on-demand.
 
-A thin shell: the DaemonSet is built in `spotkube.platform.addons.device_plugin` from the scheduling contract, and
-each cloud's profile says which plugin serves its GPU nodes. On AKS this registers that DaemonSet; on GKE it registers
-nothing and says why, because GKE already runs its own plugin on every GPU node.
-
-Which cloud, and which taints the GPU pools carry, are the cluster's facts, so the plugin takes them
-from the cluster rather than from its caller: a plugin told `aks` on a GKE cluster would run beside
-GKE's own and advertise every GPU twice, and a pool's own taint left untolerated would leave its
-GPUs unadvertised. Python programs pass the cluster (`for_cluster`). A cluster component can't be
-an arg of the cross-language schema (Pulumi's component analyzer turns a resource-typed arg into a
-reference to another package's schema and fails for a component of this one), so the schema keeps
-`cloud` and `extra_taints`; when such a plugin deploys through a spotkube cluster's own provider, the
-component still checks `cloud` against that cluster and tolerates its pools' taints.
+The cloud and the GPU pools' taints are the cluster's facts, so the plugin takes them from the cluster: a
+plugin told `aks` on a GKE cluster would run beside GKE's own and advertise every GPU twice, and a pool's
+taint left untolerated would leave its GPUs unadvertised. A cluster component can't be an arg of the
+cross-language schema (Pulumi's analyzer turns a resource-typed arg into a reference to another package's
+schema and fails), so the schema keeps `cloud` and `extra_taints`, checked against a spotkube cluster's
+provider when the plugin deploys through one.
 """
 
 from collections.abc import Sequence
@@ -30,17 +24,16 @@ from spotkube.shell.common import (
     GpuCluster,
     addon_settings,
     built_from,
+    built_onto_pools,
     checked_args,
     child,
     clusters_behind,
-    deployed_onto_pools,
+    refuse_disabled,
     refuse_outputs,
     validated,
 )
 from spotkube.shell.pools import pool_builds
 
-#: Why `enabled` is refused rather than honoured: a component that registered nothing would still
-#: offer a `mode` and sit in the plan as if it served the GPU pools.
 ENABLED_REFUSAL = ("is not a key of these args: the component always deploys the plugin the cloud needs; to deploy "
                    "none (you run the GPU Operator, say), don't create the component, as a stack file's "
                    "devicePlugin.enabled: false does")
@@ -134,9 +127,7 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
                                       f"{source} args", refused={"enabled": ENABLED_REFUSAL})
             request = replace(DevicePluginRequest.for_spec(builds[0].plan.spec), settings=settings)
             return request.tolerating(t for b in builds for t in DevicePluginRequest.for_spec(b.plan.spec).extra_taints)
-        plugin = built_from(cls, name, validated(request), opts)
-        deployed_onto_pools(plugin, pools, "device_plugin", plugin.settings, opts)
-        return plugin
+        return built_onto_pools(cls, name, pools, "device_plugin", request, opts)
 
     @classmethod
     def from_spec(
@@ -147,9 +138,7 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
         source = f"NvidiaDevicePlugin {name!r}"
 
         def request() -> DevicePluginRequest:
-            if not spec.device_plugin.enabled:
-                raise SpecError(source, [Problem("devicePlugin.enabled", "is false, so build no device plugin: "
-                                                 "skip the component, as infra/__main__.py does")])
+            refuse_disabled(source, "devicePlugin.enabled", spec.device_plugin.enabled, "device plugin")
             return _as_its_cluster_says(DevicePluginRequest.for_spec(spec), opts, source)
         return built_from(cls, name, validated(request), opts)
 

@@ -1,9 +1,8 @@
 """`KubeflowPipelines`: Kubeflow Pipelines standalone, on the platform pool, with its own credentials.
 
-A thin shell: KFP's kustomize manifests are installed in their two documented steps, and every
-change spotkube makes to them is a pure function in `spotkube.platform.addons.kfp_transforms`, attached here as a
-Pulumi transform. Transforms (not the older `transformations`) run in the engine, so they reach
-the objects that `kustomize.v2.Directory` renders inside the provider.
+A thin shell: KFP's kustomize manifests are installed in their two documented steps, changed by the pure
+functions of `platform.addons.kfp_transforms`. Transforms (not the older `transformations`) run in the
+engine, so they reach the objects that `kustomize.v2.Directory` renders inside the provider.
 """
 
 import pulumi
@@ -14,29 +13,31 @@ from spotkube.clouds import profile
 from spotkube.components.args import KubeflowPipelinesArgs
 from spotkube.platform.addons import kfp_transforms
 from spotkube.platform.addons.kfp_transforms import Credentials
-from spotkube.platform.errors import Problem, SpecError
 from spotkube.platform.spec import KubeflowSettings, PlatformSpec
 from spotkube.platform.warnings import tagged
-from spotkube.shell.common import addon_settings, built_from, child, deployed_onto, validated
+from spotkube.shell.common import (
+    addon_settings,
+    built_from,
+    child,
+    deployed_onto,
+    enabled_refusal,
+    props_transform,
+    refuse_disabled,
+    validated,
+)
 
-#: Why `enabled` is not an arg (see the class docstring).
-ENABLED_REFUSAL = ("is not a key of these args: the component always installs Kubeflow Pipelines; to install none, "
-                   "don't create the component, as a stack file's kubeflow.enabled: false does")
 #: The retry args of spotkube 0.1, refused with what replaced them.
 RETRY_REFUSAL = ("was replaced by eviction_retry_limit (retries of a step a node took away, default 10) and "
                  "failure_retry_limit (retries of a step that failed on its own, default 1); a retry_limit of N "
                  "becomes eviction_retry_limit=N (docs/evictions.md#migrating-from-retrypolicy-and-retrylimit)")
+REFUSED = {"enabled": enabled_refusal("Kubeflow Pipelines", "kubeflow"), "retry_policy": RETRY_REFUSAL,
+           "retry_limit": RETRY_REFUSAL}
 
 
 def _kfp_transform(settings: KubeflowSettings, credentials: Credentials,
                    cloud_logs_link: bool = False) -> pulumi.ResourceTransform:
-    """The Pulumi adapter around `kfp_transforms.transform`; it leaves untouched objects alone."""
-
-    def transform(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
-        changed = kfp_transforms.transform(args.props, settings, credentials, cloud_logs_link=cloud_logs_link)
-        return None if changed is None else pulumi.ResourceTransformResult(props=changed, opts=args.opts)
-
-    return transform
+    return props_transform(lambda props: kfp_transforms.transform(props, settings, credentials,
+                                                                  cloud_logs_link=cloud_logs_link))
 
 
 class KubeflowPipelines(pulumi.ComponentResource):
@@ -90,8 +91,7 @@ class KubeflowPipelines(pulumi.ComponentResource):
         source = f"KubeflowPipelines {name!r} args"
 
         def settings() -> KubeflowSettings:
-            refused = {"enabled": ENABLED_REFUSAL, "retry_policy": RETRY_REFUSAL, "retry_limit": RETRY_REFUSAL}
-            return addon_settings(args, KubeflowPipelinesArgs, KubeflowSettings, source, refused=refused)
+            return addon_settings(args, KubeflowPipelinesArgs, KubeflowSettings, source, refused=REFUSED)
         self._build(name, (validated(settings), False), opts)
 
     @classmethod
@@ -100,10 +100,8 @@ class KubeflowPipelines(pulumi.ComponentResource):
     ) -> "KubeflowPipelines":
         """The stack's Kubeflow Pipelines, from a spec `parse_spec` has already accepted."""
         def settings() -> KubeflowSettings:
-            if not spec.kubeflow.enabled:
-                raise SpecError(f"KubeflowPipelines {name!r}", [Problem(
-                    "kubeflow.enabled", "is false, so build no Kubeflow Pipelines: skip the component, as "
-                    "infra/__main__.py does")])
+            refuse_disabled(f"KubeflowPipelines {name!r}", "kubeflow.enabled", spec.kubeflow.enabled,
+                            "Kubeflow Pipelines")
             return spec.kubeflow
         # The run page links a step to the cloud's logs only where KFP's lookup works (GKE).
         return built_from(cls, name, (validated(settings), profile(spec.cloud).kfp_cloud_logs_link), opts)

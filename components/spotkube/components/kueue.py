@@ -1,13 +1,10 @@
 """`Kueue`: the job queue in front of the GPU pools, its controller on the platform pool.
 
-A thin shell, as `KubeflowPipelines` is: Kueue's release `manifests.yaml` is applied as a
-`yaml.v2.ConfigFile` (read by the Kubernetes provider at deploy time), every change spotkube makes to
-it is a pure function in `spotkube.platform.addons.kueue_transforms` attached as a Pulumi transform,
-and the queue itself (flavors, ClusterQueue, LocalQueue, the ProvisioningRequest check) is built by
-`spotkube.platform.addons.kueue_preset` from the cluster's GPU pools.
+A thin shell: the changes to Kueue's release manifests are `platform.addons.kueue_transforms`, and the
+queue itself is `platform.addons.kueue_preset`, built from the cluster's GPU pools.
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pulumi
@@ -18,23 +15,24 @@ from spotkube.clouds import plan_platform, profile
 from spotkube.components.args import KueueArgs
 from spotkube.platform.addons import kfp_reference, kueue_preset, kueue_transforms
 from spotkube.platform.errors import Problem, SpecError
-from spotkube.platform.plan import PlatformPlan, PoolPlan
+from spotkube.platform.plan import PoolPlan
 from spotkube.platform.records import record
 from spotkube.platform.spec import KueueSettings, PlatformSpec
 from spotkube.shell.common import (
     addon_settings,
     built_from,
+    built_onto_pools,
     child,
-    clusters_behind,
+    cluster_behind,
     deployed_onto,
-    deployed_onto_pools,
+    enabled_refusal,
+    props_transform,
+    refuse_disabled,
     validated,
 )
 from spotkube.shell.pools import pool_builds
 
-#: Why `enabled` is not an arg (see the class docstring).
-ENABLED_REFUSAL = ("is not a key of these args: the component always installs Kueue; to install none, don't create "
-                   "the component, as a stack file's kueue.enabled: false does")
+REFUSED = {"enabled": enabled_refusal("Kueue", "kueue")}
 #: The namespace whose pods Kueue queues, and where the LocalQueue lives: Kubeflow Pipelines'.
 PIPELINES_NAMESPACE = kfp_reference.NAMESPACE
 
@@ -47,11 +45,6 @@ class KueueRequest:
     preset: tuple[dict[str, Any], ...]
 
     @staticmethod
-    def for_plan(plan: PlatformPlan, settings: KueueSettings) -> "KueueRequest":
-        """The preset of a cluster's plan."""
-        return KueueRequest.for_pools(plan.gpu_pools, plan.cloud, settings)
-
-    @staticmethod
     def for_pools(gpu_pools: Sequence[PoolPlan], cloud: str, settings: KueueSettings) -> "KueueRequest":
         """The preset of GPU pools: they say which take nodes by provisioning request, their cloud which
         request class serves them."""
@@ -59,16 +52,6 @@ class KueueRequest:
         objects = kueue_preset.preset(gpu_pools, PIPELINES_NAMESPACE, settings.local_queue,
                                       queued, profile(cloud).provisioning_request_class)
         return KueueRequest(settings, tuple(objects))
-
-
-def _kueue_transform(namespaces: Sequence[str], platform_pool_labels: Mapping[str, str]) -> pulumi.ResourceTransform:
-    """The Pulumi adapter around `kueue_transforms.transform`; it leaves untouched objects alone."""
-
-    def transform(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
-        changed = kueue_transforms.transform(args.props, namespaces, platform_pool_labels)
-        return None if changed is None else pulumi.ResourceTransformResult(props=changed, opts=args.opts)
-
-    return transform
 
 
 class Kueue(pulumi.ComponentResource):
@@ -107,20 +90,16 @@ class Kueue(pulumi.ComponentResource):
         :param args: `KueueArgs` (`{}` takes every default); bad args end the program with one line naming the key.
         :param opts: Pulumi's resource options: `providers=[cluster.provider]`, `depends_on=[kubeflow]`.
         """
-        source = f"Kueue {name!r} args"
+        source = f"Kueue {name!r}"
 
         def request() -> KueueRequest:
-            settings = addon_settings(args, KueueArgs, KueueSettings, source, refused={"enabled": ENABLED_REFUSAL})
-            clusters = clusters_behind(opts)
-            if not clusters:
-                raise SpecError(f"Kueue {name!r}", [Problem("opts", "deploys through no spotkube cluster's provider; "
-                                "the queue's GPU quota comes from the cluster's GPU pools, so give "
-                                "providers=[cluster.provider]")])
-            plan = clusters[0].cluster.plan
+            settings = addon_settings(args, KueueArgs, KueueSettings, f"{source} args", refused=REFUSED)
+            found = cluster_behind(opts, source, "the queue's GPU quota comes from the cluster's GPU pools")
+            plan = found.cluster.plan
             if not plan.gpu_pools:
-                raise SpecError(f"Kueue {name!r}", [Problem("opts", f"{clusters[0].label} has no GPU pools, so the "
-                                "queue would have no quota and admit no step; add a GPU pool or build no Kueue")])
-            return KueueRequest.for_plan(plan, settings)
+                raise SpecError(source, [Problem("opts", f"{found.label} has no GPU pools, so the queue would have "
+                                                 "no quota and admit no step; add a GPU pool or build no Kueue")])
+            return KueueRequest.for_pools(plan.gpu_pools, plan.cloud, settings)
         self._build(name, validated(request), opts)
 
     @classmethod
@@ -134,26 +113,23 @@ class Kueue(pulumi.ComponentResource):
 
         def request() -> KueueRequest:
             settings = addon_settings({} if args is None else args, KueueArgs, KueueSettings,
-                                      f"{source} args", refused={"enabled": ENABLED_REFUSAL})
+                                      f"{source} args", refused=REFUSED)
             builds = pool_builds(pools, source, "the queue serves")
             gpu_pools = tuple(b.pool for b in builds if b.pool.role == "gpu")
             if not gpu_pools:
                 raise SpecError(source, [Problem("pools", "hold no GPU pool, so the queue would have no quota and "
                                                  "admit no step; give the GPU pools")])
             return KueueRequest.for_pools(gpu_pools, builds[0].plan.cloud, settings)
-        queue = built_from(cls, name, validated(request), opts)
-        deployed_onto_pools(queue, pools, "kueue", queue.settings, opts)
-        return queue
+        return built_onto_pools(cls, name, pools, "kueue", request, opts)
 
     @classmethod
     def from_spec(cls, name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions | None = None) -> "Kueue":
         """The stack's Kueue, from a spec `parse_spec` has already accepted."""
 
         def request() -> KueueRequest:
-            if not spec.kueue.enabled:
-                raise SpecError(f"Kueue {name!r}", [Problem(
-                    "kueue.enabled", "is false, so build no Kueue: skip the component, as infra/__main__.py does")])
-            return KueueRequest.for_plan(plan_platform(spec), spec.kueue)
+            refuse_disabled(f"Kueue {name!r}", "kueue.enabled", spec.kueue.enabled, "Kueue")
+            plan = plan_platform(spec)
+            return KueueRequest.for_pools(plan.gpu_pools, plan.cloud, spec.kueue)
         return built_from(cls, name, validated(request), opts)
 
     def _build(self, name: str, request: KueueRequest, opts: pulumi.ResourceOptions | None) -> None:
@@ -163,7 +139,8 @@ class Kueue(pulumi.ComponentResource):
         deployed_onto(opts, "kueue", settings, self)
         manifests = ConfigFile(
             f"{name}-manifests", file=kueue_transforms.manifest_url(settings.version),
-            opts=child(self, transforms=[_kueue_transform([PIPELINES_NAMESPACE], settings.platform_pool_labels)]),
+            opts=child(self, transforms=[props_transform(lambda props: kueue_transforms.transform(
+                props, [PIPELINES_NAMESPACE], settings.platform_pool_labels))]),
         )
         # The preset's kinds are Kueue's CRDs, and its webhooks validate them: both come with the manifests.
         for obj in request.preset:

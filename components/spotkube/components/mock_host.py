@@ -24,19 +24,12 @@ from pulumi.runtime.proto import resource_pb2
 def owned_event_loops() -> Iterator[None]:
     """Run the program on event loops this module owns, and close every one of them afterwards.
 
-    Why: Pulumi's runtime never closes the loops it makes. `_sync_await` takes the main thread's
-    loop from `asyncio.get_event_loop()`, and the mock monitor's calls run in the loop's default
-    executor, where `pulumi.runtime.sync_await._ensure_event_loop` gives each worker thread a new
-    loop of its own. Nothing closes them. An unclosed loop and its self-pipe socketpair form a
-    reference cycle (the selector holds a handle bound to the loop), so at exit the cycle collector
-    finalises them together, in no set order. When a socket happens to go first, its descriptor is
-    already -1 when the loop's `__del__` calls `close()`, the selector refuses to drop it, and Python
-    prints "Exception ignored in: <function BaseEventLoop.__del__ ...> ... ValueError: Invalid file
-    descriptor: -1" on stderr, now and then, after an otherwise clean run.
-
-    So the run gets a new loop with an executor of our own whose threads are each handed a loop up
-    front (`_ensure_event_loop` then finds it rather than making one). When the run is over, the
-    executor is shut down and every one of these loops is closed, while their sockets are still open.
+    Why: Pulumi's runtime never closes the loops it makes (the main thread's, and one per worker thread
+    of the default executor, from `sync_await._ensure_event_loop`). An unclosed loop and its self-pipe
+    socketpair form a reference cycle that the collector finalises at exit in no set order, and when a
+    socket goes first Python prints "Exception ignored in: <function BaseEventLoop.__del__ ...> ...
+    ValueError: Invalid file descriptor: -1" on stderr, now and then, after a clean run. So the run gets
+    a loop and an executor whose threads are handed a loop up front, all closed while their sockets are open.
     """
     worker_loops: list[asyncio.AbstractEventLoop] = []
     lock = threading.Lock()
@@ -66,15 +59,10 @@ def no_full_collections() -> Iterator[None]:
     """Run the program (or a whole `spotkube plan`, whose runs' objects live until it prints) without full
     garbage collections, then restore the collector's thresholds.
 
-    Pulumi keeps every Output and future of a run alive until the run ends, so the heap only grows
-    while the program runs, and each full collection walks all of it to free almost nothing. Measured
-    while the constructor still made an Output chain for each alias (an AKS AgentPool declares 110;
-    `alias_urns_left_to_the_engine`), when the heap grew by some 20,000 objects a pool: 12 full
-    collections freed 1,200 objects and took 2 CPU s at 50 pools. Without those chains a 50-pool plan
-    still takes 1.2 CPU s with this and 1.7 without it. The young generations still collect
-    what the run drops, so the peak memory doesn't change. Measured on CPython 3.11, whose collector has
-    three generations; an incremental collector (3.14) may ignore the third threshold, and the run is
-    then merely as slow as before.
+    Pulumi keeps every Output and future of a run alive until the run ends, so each full collection
+    walks the whole heap to free almost nothing: a 50-pool plan takes 1.2 CPU s with this and 1.7
+    without it (CPython 3.11). The young generations still collect what the run drops, so the peak
+    memory doesn't change; an incremental collector (3.14) may ignore the third threshold.
     """
     thresholds = gc.get_threshold()
     gc.set_threshold(thresholds[0], thresholds[1], 1_000_000)
@@ -101,20 +89,14 @@ def alias_urns_left_to_the_engine() -> Iterator[None]:
     """Within it, `pulumi.Resource.__init__` computes a URN for each of a resource's aliases only when the
     monitor can't take the aliases as they are declared, or when computing it would fail.
 
-    Why: the constructor turns every alias into a URN, an Output chain each, that under a parent also
-    waits on the parent's URN, and keeps them in `_aliases`. Only the SDK's way for an engine without
-    alias specs reads them (`all_aliases`, when the resource's children register). An engine with alias
-    specs, which Pulumi's mock monitor has, is sent each alias as declared (`prepare_aliases`) and works
-    out the URNs itself, so in a mocked run these URNs are work nobody reads. An azure-native AgentPool
-    declares 110 aliases: under a component they cost some 150 M instructions, about 25 CPU ms, a pool,
-    most of what registering it costs (counted with cachegrind, docs/speed.md). What is registered,
-    aliases included, is unchanged. Upstream: pulumi/pulumi#10010.
+    Why: the constructor turns every alias into a URN, an Output chain each, which only an engine without
+    alias specs reads; Pulumi's mock monitor has them, so in a mocked run these URNs are work nobody reads.
+    An azure-native AgentPool declares 110 aliases: about 25 CPU ms a pool, most of what registering it
+    costs (docs/speed.md). What is registered is unchanged. Upstream: pulumi/pulumi#10010.
 
-    The run still awaits every Output it made (`wait_for_rpcs`), so an alias whose URN can't be made (a
-    name or type of None) fails the run as it fails `pulumi preview`: such an alias, and one the program
-    hands over as an Output, still gets its URN. The SDK's function is replaced for the whole process
-    while the context lasts: runs that overlap in threads must not use it. An SDK that no longer
-    computes the URNs there (no `collapse_alias_to_urn` in `pulumi.resource`) is left as it is."""
+    An alias whose URN can't be made (a name or type of None), or one handed over as an Output, still gets
+    its URN, so it fails the run as it fails `pulumi preview`. The SDK's function is replaced for the whole
+    process while the context lasts: runs that overlap in threads must not use it."""
     collapse = getattr(sdk_resource, "collapse_alias_to_urn", None)
     if collapse is None:
         yield

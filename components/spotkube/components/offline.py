@@ -1,17 +1,9 @@
 """The offline plan's engine: run a project's real program under Pulumi mocks.
 
-No CLI, cloud or credentials are needed: Pulumi's own unit-test mocks stand in for the engine, and
-a recording monitor keeps every registration with its inputs and options. What the plan reports is
-therefore what the program would really register, never a second implementation of it. Each
-registration is a `spotkube.platform.registration.Registration`, the one type every judge reads, and
-each spotkube cluster the program builds, whatever it names it and however it wraps it, is a
-`BuiltCluster` the review judges on its own.
-
-The program is this repository's `infra/__main__.py`, which reads a whole platform from the stack's
-`spotkube:` keys, or any other project's program that uses the components with its own config.
-
-It sits with the components, below the CLI, so the tests of the judges and the clouds can run it
-without the CLI. How the offline plan works: docs/architecture.md#the-one-way-flow.
+Pulumi's unit-test mocks stand in for the engine, and a recording monitor keeps every registration with
+its inputs and options, so the plan reports what the program would really register, never a second
+implementation of it. Below the CLI, so the tests of the judges and the clouds can run it.
+How it works: docs/architecture.md#the-one-way-flow.
 """
 
 from __future__ import annotations
@@ -78,8 +70,7 @@ def unwrapped(value: Any) -> Any:
 
 @dataclass
 class StackRun:
-    """Everything one offline run of a stack produced; `source` is its stack file, for messages, and
-    `clusters` every spotkube cluster the program built, in the order it built them."""
+    """Everything one offline run of a stack produced; `source` is its stack file, for messages."""
 
     stack: str
     clusters: list[BuiltCluster]
@@ -117,8 +108,7 @@ class StackRun:
 
 
 class OfflineMocks(SpotkubeMocks):
-    """`spotkube.testing.SpotkubeMocks`, which answers what the components ask the clouds, keeping
-    every resource's inputs and every invoke with its answer for the report."""
+    """`SpotkubeMocks`, keeping every resource's inputs and every invoke with its answer for the report."""
 
     def __init__(self, answers: Mapping[str, Mapping[str, Any]] | None = None) -> None:
         self.inputs: dict[tuple[str, str], dict[str, Any]] = {}
@@ -180,14 +170,11 @@ def run_stack(
     project: Project, stack: str, answers: Mapping[str, Mapping[str, Any]] | None = None
 ) -> StackRun:
     """Validate the stack, then run the real program under mocks and record what it registers.
-    `answers` replace the clouds' answers to provider functions, by token (a test plans as
-    another identity by answering `getClientConfig` itself).
+    `answers` replace the clouds' answers to provider functions, by token.
 
-    A stack whose `spotkube:` keys describe a whole platform (this repository's format) is validated
-    as one before the program runs, so its errors name the stack file's keys. Any other project's
-    stack may set `spotkube:clusters` (what the review accepts and assumes per cluster), which the
-    program need not read: it goes to each cluster's review. The validation and the program read the
-    user's files once (`plan_scope`)."""
+    A stack whose `spotkube:` keys describe a whole platform is validated as one before the program
+    runs, so its errors name the stack file's keys; any other stack's `spotkube:clusters` goes to each
+    cluster's review. The validation and the program read the user's files once (`plan_scope`)."""
     with one_plan():
         return _run_stack(project, stack, answers)
 
@@ -216,10 +203,9 @@ def _run_stack(project: Project, stack: str, answers: Mapping[str, Mapping[str, 
 def record_stack(
     project: Project, stack: str, answers: Mapping[str, Mapping[str, Any]] | None = None
 ) -> Recording:
-    """Run any project's program (this repository's, infra/bootstrap's or a consumer's) with one of its
-    stacks' config, as the engine would hand it over (a secure value as a secret placeholder, never
-    decrypted), and record what it registers and exports. A program that fails with anything but a
-    Pulumi error is shown at its own file and line, without spotkube's traceback."""
+    """Run any project's program with one of its stacks' config, as the engine would hand it over (a
+    secure value as a secret placeholder, never decrypted), and record what it registers and exports.
+    A program that fails with anything but a Pulumi error is shown at its own file and line."""
     config, secret_keys = program_config(stack_config(project, stack))
     with _program_path(project):
         try:
@@ -274,12 +260,8 @@ def record_program(
     answers: Mapping[str, Mapping[str, Any]] | None = None, secret_keys: Sequence[str] = (),
 ) -> Recording:
     """Run any Pulumi program function under the recording mocks (preview off, so every output
-    resolves) and return its registrations, options and stack outputs.
-
-    `config` is handed over as Pulumi's Python language host hands it (`pulumi.runtime.set_all_config`
-    with the map of strings from `RunRequest.config`); `core.project.as_pulumi_config` turns a stack's
-    values into exactly those strings; `secret_keys` are those the engine marks secret. `answers`
-    replace the clouds' answers to provider functions."""
+    resolves) and return its registrations, options and stack outputs. `config` is handed over as
+    Pulumi's Python language host hands it (`set_all_config` with `RunRequest.config`'s strings)."""
     offline_mocks = OfflineMocks(answers)
     monitor = RecordingMonitor(offline_mocks)
     logger = logging.getLogger(f"spotkube.components.offline.{project}.{stack}")
@@ -307,8 +289,7 @@ def record_program(
 
 
 def _built(found: ClusterOfProvider, built: Built) -> BuiltCluster:
-    """A cluster component as the review reads it, its outputs resolved (the program has finished),
-    with the settings of the add-ons deployed into it (Kubeflow Pipelines) in its spec."""
+    """A cluster component as the review reads it, with its add-ons' settings in its spec."""
     cluster = cast(pulumi.ComponentResource, found.cluster)
     contracts = _read_output(getattr(found.cluster, "pool_contracts", None))
     addons = {key: settings for owner, key, settings in built.addons if owner is found.cluster}
@@ -322,11 +303,9 @@ def _built(found: ClusterOfProvider, built: Built) -> BuiltCluster:
 
 
 def _external_clusters(built: Built, by_id: Mapping[str, str]) -> list[BuiltCluster]:
-    """Each cluster spotkube didn't make here that pool components joined, as the review reads it: the
-    pools added to it (one spec holding them all, as a cluster's would), their contracts, the settings
-    of the add-ons deployed onto its pools, and the cluster resource itself when the program registers
-    it too (`by_id`: each registration's URN by the id the cloud gave it), whose autoscaler and own pools
-    the review then reads instead of naming them unchecked."""
+    """Each cluster spotkube didn't make here that pool components joined, as the review reads it: one
+    spec holding its pools, their contracts, its add-ons' settings, and the cluster resource itself when
+    the program registers it too (`by_id`: URNs by the cloud's ids), whose autoscaler the review reads."""
     joined: dict[tuple[str, str], list[tuple[pulumi.ComponentResource, PoolBuild]]] = {}
     for component, build in built.pools:
         cluster_id = str(_sync_await(pulumi.Output.from_input(build.target["cluster_id"]).future()))

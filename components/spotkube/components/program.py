@@ -1,12 +1,8 @@
 """The glue `infra/__main__.py` uses: read the stack's spec from Pulumi config, validated once.
 
-The program then hands that typed spec to the components (`from_spec`), never a dict of it.
-
-It reads config through `pulumi.Config`, so the same code runs under `pulumi up` (where the
-engine supplies the config) and under the offline plan (where `spotkube.components.offline` supplies it
-exactly as the engine would). Either way the strings go through `core.project.read_spec`, the one
-reading `spotkube plan` uses too, and the stack file gets the same checks `spotkube plan` makes of
-it, so a stack is refused on both paths with the same message.
+It reads config through `pulumi.Config`, so the same code runs under `pulumi up` and under the offline
+plan, and the strings go through `core.project.read_spec`, the reading `spotkube plan` uses: a stack is
+refused on both paths with the same message.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """spotkube's components as a Pulumi component provider, for programs in any Pulumi language.
 
-`pulumi package add github.com/<owner>/spotkube@v0.1.0` (the owner of your copy of this repository)
-clones it at that tag, installs
-`requirements.txt` into a virtualenv, runs the root `__main__.py` (which calls `main()` below) and
-reads the schema the provider infers from the components' TypedDict args and annotated outputs. It
-then generates a local SDK in the consumer's language.
-
-The component list is derived from `spotkube.__all__`, so a component exported for Python users is
-offered to every other language too, and the schema snapshot test notices it.
+`pulumi package add github.com/<owner>/spotkube@v0.1.0` runs the root `__main__.py` (which calls `main()`)
+and reads the schema the provider infers from the components' TypedDict args and annotated outputs. The
+component list is `spotkube.__all__`'s, so every component exported for Python is offered to every language.
 """
 
 import inspect

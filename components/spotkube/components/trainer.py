@@ -1,11 +1,7 @@
 """`KubeflowTrainer`: Kubeflow Trainer with JobSet, for multi-node training on spot; controllers on the platform pool.
 
-A thin shell, as `Kueue` is: Trainer's manager kustomization at a tag is applied as a
-`kustomize.v2.Directory` (Trainer publishes no single release manifest; the kustomization bundles
-JobSet's release `manifests.yaml`), every change spotkube makes to it is a pure function in
-`spotkube.platform.addons.trainer_transforms` attached as a Pulumi transform, and the training runtimes
-(one ClusterTrainingRuntime per GPU type, applied together as a `yaml.v2.ConfigGroup`) are built by
-`spotkube.platform.addons.training_runtime` from the cluster's GPU pools.
+A thin shell: Trainer publishes no single release manifest, so its manager kustomization is applied (with the
+changes in `platform.addons.trainer_transforms`), and `platform.addons.training_runtime` builds the runtimes.
 """
 
 from collections.abc import Sequence
@@ -19,23 +15,24 @@ from spotkube.clouds import plan_platform, profile
 from spotkube.components.args import KubeflowTrainerArgs
 from spotkube.platform.addons import trainer_transforms, training_runtime
 from spotkube.platform.errors import Problem, SpecError
-from spotkube.platform.plan import PlatformPlan, PoolPlan
+from spotkube.platform.plan import PoolPlan
 from spotkube.platform.records import record
 from spotkube.platform.spec import PlatformSpec, TrainingSettings
 from spotkube.shell.common import (
     addon_settings,
     built_from,
+    built_onto_pools,
     child,
-    clusters_behind,
+    cluster_behind,
     deployed_onto,
-    deployed_onto_pools,
+    enabled_refusal,
+    props_transform,
+    refuse_disabled,
     validated,
 )
 from spotkube.shell.pools import pool_builds
 
-#: Why `enabled` is not an arg (see the class docstring).
-ENABLED_REFUSAL = ("is not a key of these args: the component always installs Kubeflow Trainer; to install none, "
-                   "don't create the component, as a stack file's training.enabled: false does")
+REFUSED = {"enabled": enabled_refusal("Kubeflow Trainer", "training")}
 
 
 @record
@@ -46,26 +43,12 @@ class TrainerRequest:
     runtimes: tuple[dict[str, Any], ...]
 
     @staticmethod
-    def for_plan(plan: PlatformPlan, settings: TrainingSettings) -> "TrainerRequest":
-        return TrainerRequest.for_pools(plan.gpu_pools, plan.cloud, settings)
-
-    @staticmethod
     def for_pools(gpu_pools: Sequence[PoolPlan], cloud: str, settings: TrainingSettings) -> "TrainerRequest":
         """The runtimes of GPU pools; their cloud says how long a worker has between notice and kill."""
         grace = settings.grace_period_seconds or profile(cloud).workload_notice_seconds
         objects = training_runtime.runtimes(gpu_pools, grace_seconds=grace,
                                             failure_restarts=settings.failure_restart_limit)
         return TrainerRequest(settings, tuple(objects))
-
-
-def _trainer_transform(settings: TrainingSettings) -> pulumi.ResourceTransform:
-    """The Pulumi adapter around `trainer_transforms.transform`; it leaves untouched objects alone."""
-
-    def transform(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
-        changed = trainer_transforms.transform(args.props, settings.platform_pool_labels)
-        return None if changed is None else pulumi.ResourceTransformResult(props=changed, opts=args.opts)
-
-    return transform
 
 
 def _no_whole_gpu_pools(source: str, key: str) -> SpecError:
@@ -111,20 +94,15 @@ class KubeflowTrainer(pulumi.ComponentResource):
             naming the key.
         :param opts: Pulumi's resource options: `providers=[cluster.provider]`, `depends_on=[kueue]`.
         """
-        source = f"KubeflowTrainer {name!r} args"
+        source = f"KubeflowTrainer {name!r}"
 
         def request() -> TrainerRequest:
-            settings = addon_settings(args, KubeflowTrainerArgs, TrainingSettings, source,
-                                      refused={"enabled": ENABLED_REFUSAL})
-            clusters = clusters_behind(opts)
-            if not clusters:
-                raise SpecError(f"KubeflowTrainer {name!r}", [Problem("opts", "deploys through no spotkube cluster's "
-                                "provider; the training runtimes come from the cluster's GPU pools, so give "
-                                "providers=[cluster.provider]")])
-            plan = clusters[0].cluster.plan
+            settings = addon_settings(args, KubeflowTrainerArgs, TrainingSettings, f"{source} args", refused=REFUSED)
+            found = cluster_behind(opts, source, "the training runtimes come from the cluster's GPU pools")
+            plan = found.cluster.plan
             if not training_runtime.gpu_types(plan.gpu_pools):
-                raise _no_whole_gpu_pools(f"KubeflowTrainer {name!r}: {clusters[0].label}", "opts")
-            return TrainerRequest.for_plan(plan, settings)
+                raise _no_whole_gpu_pools(f"{source}: {found.label}", "opts")
+            return TrainerRequest.for_pools(plan.gpu_pools, plan.cloud, settings)
         self._build(name, validated(request), opts)
 
     @classmethod
@@ -137,26 +115,22 @@ class KubeflowTrainer(pulumi.ComponentResource):
 
         def request() -> TrainerRequest:
             settings = addon_settings({} if args is None else args, KubeflowTrainerArgs, TrainingSettings,
-                                      f"{source} args", refused={"enabled": ENABLED_REFUSAL})
+                                      f"{source} args", refused=REFUSED)
             builds = pool_builds(pools, source, "the runtimes place workers on")
             gpu_pools = tuple(b.pool for b in builds if b.pool.role == "gpu")
             if not training_runtime.gpu_types(gpu_pools):
                 raise _no_whole_gpu_pools(source, "pools")
             return TrainerRequest.for_pools(gpu_pools, builds[0].plan.cloud, settings)
-        trainer = built_from(cls, name, validated(request), opts)
-        deployed_onto_pools(trainer, pools, "training", trainer.settings, opts)
-        return trainer
+        return built_onto_pools(cls, name, pools, "training", request, opts)
 
     @classmethod
     def from_spec(cls, name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions | None = None) -> "KubeflowTrainer":
         """The stack's Kubeflow Trainer, from a spec `parse_spec` has already accepted."""
 
         def request() -> TrainerRequest:
-            if not spec.training.enabled:
-                raise SpecError(f"KubeflowTrainer {name!r}", [Problem(
-                    "training.enabled", "is false, so build no Kubeflow Trainer: skip the component, as "
-                    "infra/__main__.py does")])
-            return TrainerRequest.for_plan(plan_platform(spec), spec.training)
+            refuse_disabled(f"KubeflowTrainer {name!r}", "training.enabled", spec.training.enabled, "Kubeflow Trainer")
+            plan = plan_platform(spec)
+            return TrainerRequest.for_pools(plan.gpu_pools, plan.cloud, spec.training)
         return built_from(cls, name, validated(request), opts)
 
     def _build(self, name: str, request: TrainerRequest, opts: pulumi.ResourceOptions | None) -> None:
@@ -166,7 +140,8 @@ class KubeflowTrainer(pulumi.ComponentResource):
         deployed_onto(opts, "training", settings, self)
         manifests = Directory(
             f"{name}-manifests", directory=trainer_transforms.manifest_url(settings.version),
-            opts=child(self, transforms=[_trainer_transform(settings)]),
+            opts=child(self, transforms=[props_transform(
+                lambda props: trainer_transforms.transform(props, settings.platform_pool_labels))]),
         )
         # ClusterTrainingRuntime is Trainer's CRD, and its webhook validates it: both come with the manifests. One
         # group holds every runtime, as the plan shows it (a runtime's type token is too long for its table).

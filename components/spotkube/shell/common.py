@@ -1,17 +1,10 @@
-"""What every component shares on the Pulumi side: one way to refuse bad input, the inputs wired
-from other resources, child options, the provider and the outputs.
+"""What every component shares on the Pulumi side, so that the AKS and GKE modules never import each other.
 
-Kept here so that the AKS and GKE modules never import each other: what both need lives in the core
-or here.
-
-Wired inputs. A few cluster args may be another resource's Output (`wired_cluster_args`: the cloud's
-spec marks them `Wired`). The core is pure and validates values, so the shell separates the two
-before it calls the core: an Output is replaced by a placeholder every rule accepts (the mark's
-`placeholder`, all of them in `placeholders()`), so every other rule still
-runs before anything is registered; the real Output goes to the resources (`Wiring`), behind an
-apply that runs the core's rules again with the resolved value and fails the deployment with the
-same message a plain value would get. Plain values, and specs from `from_spec`, keep the direct path.
-An Output anywhere else is refused before anything is registered: those fields decide the plan.
+Wired inputs. A few cluster args may be another resource's Output (the cloud's spec marks them `Wired`).
+The core is pure and validates values, so an Output is replaced by a placeholder every rule accepts, and
+the real Output goes to the resources (`Wiring`) behind an apply that runs the core's rules again on the
+resolved value, failing the deployment with the message a plain value would get. An Output anywhere else
+is refused before anything is registered: those fields decide the plan.
 """
 
 from __future__ import annotations
@@ -45,20 +38,16 @@ Validated = TypeVar("Validated")
 Resolved = TypeVar("Resolved")
 
 
-
 def wired_cluster_args(cloud: str) -> dict[str, tuple[bool, str]]:
     """The cluster args of a cloud's component that accept an Output: key -> (whether the Outputs go
-    in a list's items, the placeholder validated in their place), as the cloud's spec marks them. A
-    list itself stays plain, because its length decides what is registered (one role assignment per
-    admin group; an API server restricted by address or not)."""
+    in a list's items, the placeholder validated in their place). A list itself stays plain, because
+    its length decides what is registered."""
     return wired_fields(profile(cloud).spec_model.model_fields["cluster"].annotation)
 
 
 @functools.cache
 def placeholders() -> dict[str, str]:
-    """What the core's rules see in place of a wired Output until it resolves, by key, on every cloud: a
-    value each rule accepts (a project id of the right shape, a GUID that isn't the nil GUID, a
-    documentation CIDR from RFC 5737). It never reaches a resource; it shows only in `plan.spec`.
+    """What the core's rules see in place of a wired Output until it resolves, by key, on every cloud.
     Gathered on first use, which loads every cloud: a module constant would load them all at import."""
     return {key: placeholder for cloud in CLOUDS for key, (_, placeholder) in wired_cluster_args(cloud).items()}
 
@@ -80,11 +69,8 @@ Buildable = TypeVar("Buildable", bound=_Buildable)
 
 
 def validated(check: Callable[[], Validated]) -> Validated:
-    """Run a validation before anything is registered; bad input ends the program with its message.
-
-    `pulumi.RunError` is how a Pulumi program reports an error without a traceback. Every component
-    and the stack program refuse input through here, so the message always has the same shape.
-    """
+    """Run a validation before anything is registered; bad input ends the program with its message,
+    as a `pulumi.RunError`: how a Pulumi program reports an error without a traceback."""
     try:
         return check()
     except SpecError as err:
@@ -98,14 +84,9 @@ def _keys(typed: type) -> list[str]:
 def checked_args(
     args: object, typed: type, where: str, *, refused: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
-    """A component's args as a dict, once they are a mapping of its own keys.
-
-    Refused before the values are validated, so that a caller's mistake reads in the public API's
-    terms: args that are not a mapping at all (None, a list, a string), a key the args don't have
-    (with the nearest accepted key when one is close: a typo), and a key with its own reason in
-    `refused` (a cluster's `cloud`). What is inside each key is the spec models' to judge, with the
-    messages a stack file gets (`core.input_messages`).
-    """
+    """A component's args as a dict, once they are a mapping of its own keys: refused before the values
+    are validated, so that a caller's mistake reads in the public API's terms (a typo gets the nearest
+    key; `refused` keys their own reason). The values are the spec models' to judge."""
     accepted = _keys(typed)
     if not isinstance(args, Mapping):
         raise pulumi.RunError(f"{where}: {shown(args)} is {kind(args)}; give a mapping (dict) of its keys: "
@@ -149,10 +130,50 @@ def addon_settings(args: object, typed: type, model: type[Settings], where: str,
     return parse_settings(model, values, where)
 
 
+def enabled_refusal(installs: str, key: str) -> str:
+    """Why an add-on's args have no `enabled`: a component that installed nothing would still export
+    names its consumers would wait on for ever."""
+    return (f"is not a key of these args: the component always installs {installs}; to install none, don't "
+            f"create the component, as a stack file's {key}.enabled: false does")
+
+
+def refuse_disabled(source: str, key: str, enabled: bool, what: str) -> None:
+    """Refuse building an add-on from a spec that turns it off."""
+    if not enabled:
+        raise SpecError(source, [Problem(key, f"is false, so build no {what}: skip the component, as "
+                                         "infra/__main__.py does")])
+
+
+def cluster_behind(opts: pulumi.ResourceOptions | None, source: str, needs: str) -> ClusterOfProvider:
+    """The spotkube cluster an add-on deploys into, which it needs (`needs`: why)."""
+    clusters = clusters_behind(opts)
+    if not clusters:
+        raise SpecError(source, [Problem("opts", f"deploys through no spotkube cluster's provider; {needs}, so "
+                                         "give providers=[cluster.provider]")])
+    return clusters[0]
+
+
+def props_transform(change: Callable[[Any], dict[str, Any] | None]) -> pulumi.ResourceTransform:
+    """The Pulumi adapter around a pure change of an object; it leaves untouched objects alone."""
+
+    def transform(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
+        changed = change(args.props)
+        return None if changed is None else pulumi.ResourceTransformResult(props=changed, opts=args.opts)
+
+    return transform
+
+
+def built_onto_pools(cls: type[Buildable], name: str, pools: Sequence[pulumi.Resource], key: str,
+                     request: Callable[[], Any], opts: pulumi.ResourceOptions | None) -> Buildable:
+    """An add-on built from pool components (each add-on's `for_pools`), reported for their cluster's review."""
+    addon = built_from(cls, name, validated(request), opts)
+    deployed_onto_pools(addon, pools, key, cast(Any, addon).settings, opts)
+    return addon
+
+
 def refuse_outputs(args: object, where: str, *, cluster: str | None = None) -> None:
-    """Refuse an Output where spotkube must read the value before anything is registered, naming keys
-    as the args spell them (`cluster.region`). A cluster's args (`cluster` names its cloud) have a
-    few wired keys (which `_unwired` has taken out already); an add-on's args accept no Output."""
+    """Refuse an Output where spotkube must read the value before anything is registered. A cluster's
+    args (`cluster` names its cloud) have a few wired keys (`_unwired` took them out already)."""
     wired = wired_cluster_args(cluster) if cluster else {}
     wired_lists = {f"cluster.{key}" for key, (is_list, _) in wired.items() if is_list}
     accepted = (f"Outputs are accepted only in {wired_text(cluster)}" if cluster
@@ -172,8 +193,7 @@ def refuse_outputs(args: object, where: str, *, cluster: str | None = None) -> N
 
 @record
 class Wiring:
-    """The wired cluster inputs as the cloud resources receive them: each is the validated spec's
-    plain value, or the consumer's Output checked by the core's rules once it resolves."""
+    """The wired cluster inputs as the cloud resources receive them."""
 
     resource_group_name: pulumi.Input[str] | None = None
     project: pulumi.Input[str] | None = None
@@ -184,12 +204,11 @@ class Wiring:
 
     @classmethod
     def of(cls, spec: PlatformSpec) -> Wiring:
-        """The spec's own values: the stack program's path, and a cluster whose args are all plain."""
+        """The spec's own values, for a cluster whose args are all plain."""
         return cls(**{key: getattr(spec.cluster, key) for key in wired_cluster_args(spec.cloud)})
 
     def api_server_ranges(self, spec: PlatformSpec, restricted: bool) -> pulumi.Input[list[str]]:
-        """`ClusterSettings.api_server_ranges` over the wired authorized ranges (the deployer's egress
-        added, duplicates dropped), computed once they resolve; a plain list when they all are plain."""
+        """`ClusterSettings.api_server_ranges` over the wired authorized ranges, once they resolve."""
         def ranges(values: list[str]) -> list[str]:
             settings = spec.cluster.model_copy(update={"authorized_ip_ranges": tuple(values)})
             return list(settings.api_server_ranges(restricted))
@@ -222,8 +241,7 @@ def joined(*parts: pulumi.Input[str]) -> pulumi.Input[str]:
 
 
 def wired_value_problems(spec: PlatformSpec, key: str, index: int | None, value: object) -> list[Problem]:
-    """What the core's rules say about a wired value once it has resolved, with the spec's other values
-    as validated. Pure: the apply in `_checked_when_resolved` calls it."""
+    """What the core's rules say about a wired value once it has resolved, with the spec's other values."""
     path = f"cluster.{key}" if index is None else f"cluster.{key}[{index}]"
     if not isinstance(value, str) or not value:
         return [Problem(path, f"the Output resolved to {value!r}; it must resolve to a non-empty string")]
@@ -299,9 +317,8 @@ def _store_arg(path: str) -> str:
 
 
 def plan_from_args(cloud: str, args: Mapping[str, Any], typed: type, where: str) -> ClusterPlan:
-    """The plan of a cluster component's args (whose TypedDict is `typed`), validated and resolved
-    once, and its wired inputs. The component fixes the cloud, and Kubeflow is another component, so
-    its rules don't apply to a cluster's args."""
+    """The plan of a cluster component's args, and its wired inputs. The component fixes the cloud, and
+    Kubeflow is another component, so its rules don't apply to a cluster's args."""
     def parse() -> tuple[PlatformSpec, dict[tuple[str, int | None], Any]]:
         plain, wired = _unwired(cloud, checked_args(args, typed, where, refused=_cluster_refusals(cloud)))
         refuse_outputs(plain, where, cluster=cloud)
@@ -328,9 +345,8 @@ def plan_from_args(cloud: str, args: Mapping[str, Any], typed: type, where: str)
 
 
 def plan_from_spec(cloud: str, spec: PlatformSpec, component: str) -> ClusterPlan:
-    """The plan of a typed spec (the stack program's, from `parse_spec`): no dict round trip. The
-    rules run on the value itself, so a spec built by hand can't skip them. A spec holds plain values
-    only, so its wiring is its own values."""
+    """The plan of a typed spec (the stack program's): the rules run on the value itself, so a spec
+    built by hand can't skip them."""
     if spec.cloud != cloud:
         raise pulumi.RunError(f"{component}: the spec is for {spec.cloud}; build it with the {spec.cloud} component")
     plan = plan_platform(validated(lambda: deployable(checked(spec, component), component)))
@@ -338,24 +354,16 @@ def plan_from_spec(cloud: str, spec: PlatformSpec, component: str) -> ClusterPla
 
 
 def refuse_bad_name(label: str, name: str, plan: PlatformPlan) -> None:
-    """Refuse a cluster component's name that would make cloud names the cloud refuses; called
-    before the component registers itself, so nothing is registered."""
+    """Refuse a cluster component's name that would make cloud names the cloud refuses."""
     problem = name_problem(profile(plan.cloud).component_naming, name, plan.spec.environment)
     if problem:
         raise pulumi.RunError(f"{label}: {problem}")
 
 
 def log_plan_warnings(component: pulumi.Resource, label: str, plan: PlatformPlan) -> None:
-    """Say under `pulumi up` what `spotkube plan` warns about this platform's pools (a spot max price
-    above on-demand, a GPU pool that costs money while idle, a price the table lacks, a GPU type
-    without an on-demand fallback, a machine the GPU catalog doesn't know), each once, as the plan
-    words them (with their ids, where they have one).
-
-    The warnings come from the rules the plan's judges run, in the neutral layer (`cost.pricing.priced_pools`,
-    `plan.missing_fallbacks`, `catalog.catalog_warnings`), with the cloud's facts from its profile; a
-    price file that can't be read skips the cost warnings with its reason, because a warning must never
-    stop a deployment. The security concerns come from the cluster resource itself (`security_concerns`).
-    """
+    """Say under `pulumi up` what `spotkube plan` warns about this platform's pools, each once, as the
+    plan words them: from the rules the plan's judges run. A price file that can't be read skips the
+    cost warnings with its reason, because a warning must never stop a deployment."""
     cloud = profile(plan.cloud)
     pricing = cloud.pricing
     try:
@@ -371,8 +379,7 @@ def log_plan_warnings(component: pulumi.Resource, label: str, plan: PlatformPlan
 
 def security_concerns(component: pulumi.Resource, label: str, cloud: str) -> pulumi.ResourceTransform:
     """A transform for the cluster resource that logs under `pulumi up` the security concerns the plan
-    shows for it (a public API server, local accounts), read by the cloud's own `read_posture` from
-    the inputs as the engine registers them, `protect` included. It changes nothing.
+    shows for it, read from the inputs as the engine registers them. It changes nothing.
 
     Only the update logs them: in a preview an input wired from a resource not created yet reaches a
     transform as None, and an unknown list of authorized ranges would read as "any address"."""
@@ -393,11 +400,9 @@ TESTING_MODULE = "spotkube.testing"
 
 
 def unanswered(component: pulumi.Resource, label: str, what: str, source: str) -> Any:
-    """An unknown value, with a warning, for `what` the cloud did not tell (`source`: the invoke or
-    resource output that should have). A real cloud always answers these; Pulumi's unit-test mocks
-    answer `{}` unless told otherwise. Returned from an apply, it leaves the output unknown, as in a
-    preview, so the component still registers everything else, and the applies that need the value
-    never run on a None."""
+    """An unknown value, with a warning, for `what` the cloud did not tell (`source`). A real cloud always
+    answers these; Pulumi's unit-test mocks answer `{}`. Returned from an apply, it leaves the output
+    unknown, as in a preview, so the applies that need the value never run on a None."""
     pulumi.log.warn(f"{label}: {source} gave no {what}, so it stays unknown (and what is built from it). Under "
                     f"Pulumi's unit-test mocks, use {TESTING_MODULE}.SpotkubeMocks, or answer it in your own Mocks",
                     resource=component)
@@ -411,11 +416,8 @@ def required(component: pulumi.Resource, label: str, value: pulumi.Output[Any], 
 
 
 def built_from(cls: type[Buildable], name: str, value: Any, opts: pulumi.ResourceOptions | None) -> Buildable:
-    """A component built from a typed, already-checked value (each component's `from_spec`).
-
-    `__init__` keeps the signature Pulumi's schema analyzer reads (`args: <TypedDict>`), so the typed
-    constructor can't go through it: it makes the instance and runs the same `_build` `__init__` runs.
-    """
+    """A component built from a typed, already-checked value: `__init__` keeps the signature Pulumi's
+    schema analyzer reads (`args: <TypedDict>`), so this runs the same `_build` without it."""
     component = cls.__new__(cls)
     component._build(name, value, opts)
     return component
@@ -427,19 +429,14 @@ def child(parent: pulumi.Resource, **options: object) -> pulumi.ResourceOptions:
 
 
 def protected(wanted: bool) -> bool | None:
-    """The `protect` option of a child that spotkube's own rules (prod, deletion protection) may protect.
-
-    Pulumi gives a child its parent's `protect` only when the child leaves the option unset, so an
-    explicit False would undo a caller's `ResourceOptions(protect=True)` on the component. spotkube
-    therefore only ever adds protection: True when its rules want it, otherwise unset (inherited).
-    """
+    """The `protect` option of a child that spotkube's own rules may protect: True or unset, never False,
+    since Pulumi gives a child its parent's `protect` only when the child leaves the option unset."""
     return True if wanted else None
 
 
 class GpuCluster(Protocol):
-    """What the add-ons need of a cluster component (`AksGpuCluster`, `GkeGpuCluster`), without importing
-    either: the plan it was built from, the provider that deploys into it, and what a training worker's
-    environment needs there."""
+    """What the add-ons need of a cluster component, without importing either cloud's: also what a training
+    worker's environment needs there."""
 
     plan: PlatformPlan
     provider: k8s.Provider
@@ -467,7 +464,7 @@ _CLUSTER_ATTRIBUTE = "_spotkube_cluster"
 @dataclass
 class Built:
     """What a program built while `built_clusters` watched: each spotkube cluster, in the order built,
-    and the spec settings each add-on deploys into one of them with (cluster, spec key, settings)."""
+    and each add-on's (cluster, spec key, settings)."""
 
     clusters: list[ClusterOfProvider] = field(default_factory=list)
     addons: list[tuple[GpuCluster, str, Any]] = field(default_factory=list)
@@ -488,11 +485,8 @@ _WATCHERS: list[Built] = []
 
 @contextmanager
 def built_clusters() -> Iterator[Built]:
-    """Every spotkube cluster component built while the block runs, and what its add-ons deploy.
-
-    The offline plan reviews each cluster a program builds, whatever the program names it and however
-    it wraps it: only the component itself knows its plan, so it reports itself here when it makes
-    its provider (which every cluster component does, once)."""
+    """Every spotkube cluster component built while the block runs, and what its add-ons deploy: only the
+    component knows its plan, so it reports itself here when it makes its provider."""
     found = Built()
     _WATCHERS.append(found)
     try:
@@ -509,8 +503,7 @@ def pool_watchers() -> list[Built]:
 def deployed_onto_pools(addon: pulumi.Resource, pools: Sequence[pulumi.Resource], key: str, settings: Any,
                         opts: pulumi.ResourceOptions | None) -> None:
     """An add-on deployed onto pool components on a cluster spotkube didn't make here, for that
-    cluster's review: the add-on and the Kubernetes providers it deploys through belong to it, with its
-    settings (`device_plugin`, `kubeflow`)."""
+    cluster's review: the add-on and its Kubernetes providers belong to it."""
     owned = [addon, *_providers(opts)]
     for watcher in _WATCHERS:
         watcher.pool_addons += [(owned, pool, key, settings) for pool in pools[:1]]
@@ -518,10 +511,8 @@ def deployed_onto_pools(addon: pulumi.Resource, pools: Sequence[pulumi.Resource]
 
 def deployed_onto(opts: pulumi.ResourceOptions | None, key: str, settings: Any,
                   addon: pulumi.Resource | None = None) -> None:
-    """An add-on's settings (`kubeflow`: KubeflowSettings), for the review of each spotkube cluster it
-    deploys into: a cluster built from component args has no add-on settings of its own. Through any
-    other provider, the add-on (`addon`) is reviewed with the cluster spotkube didn't make that the
-    provider deploys into, once pool components on it are known to use that provider too."""
+    """An add-on's settings, for the review of each spotkube cluster it deploys into. Through any other
+    provider, the add-on is reviewed with the external cluster whose pool components use that provider."""
     clusters = clusters_behind(opts)
     for found in clusters:
         for watcher in _WATCHERS:
@@ -543,11 +534,8 @@ def kubernetes_provider(
     parent: GpuCluster, label: str, name: str, kubeconfig: pulumi.Output[str],
     depends_on: list[pulumi.Resource] | None = None,
 ) -> k8s.Provider:
-    """The provider later components deploy through; the kubeconfig stays a secret.
-
-    Every resource deployed through a provider waits for it, and it waits for `depends_on`: that is
-    how the cluster's grants, network egress and node pools come before the first Kubernetes object.
-    """
+    """The provider later components deploy through. It waits for `depends_on`, and everything deployed
+    through it waits for it: so the cluster's grants, egress and pools come before any Kubernetes object."""
     provider = k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig,
                             opts=child(cast(pulumi.Resource, parent), depends_on=depends_on or []))
     found = ClusterOfProvider(label, parent)
@@ -558,33 +546,23 @@ def kubernetes_provider(
 
 
 def clusters_behind(opts: pulumi.ResourceOptions | None) -> list[ClusterOfProvider]:
-    """The spotkube clusters whose Kubernetes provider these options deploy through (none for any
-    other provider, such as one a program built from a kubeconfig itself)."""
-    if opts is None:
-        return []
-    providers = opts.providers.values() if isinstance(opts.providers, Mapping) else opts.providers or []
-    found = [cast(ClusterOfProvider | None, getattr(p, _CLUSTER_ATTRIBUTE, None))
-             for p in [opts.provider, *providers] if isinstance(p, k8s.Provider)]
+    """The spotkube clusters whose Kubernetes provider these options deploy through."""
+    found = [cast(ClusterOfProvider | None, getattr(p, _CLUSTER_ATTRIBUTE, None)) for p in _providers(opts)]
     return list({id(c.cluster): c for c in found if c is not None}.values())
 
 
 def all_created(children: Sequence[pulumi.Resource]) -> pulumi.Output[list[Any]]:
-    """Every child's id, known only once the cloud created each child, as one Output that depends on all
-    of them: the cluster's outputs each wait on it (`settled`), so the children are gathered once."""
+    """Every child's id as one Output that depends on all of them, for `settled`."""
     return pulumi.Output.all(*[child.id for child in children if isinstance(child, pulumi.CustomResource)])
 
 
 def settled(value: pulumi.Input[Resolved], created: pulumi.Output[list[Any]]) -> pulumi.Output[Resolved]:
-    """`value`, resolved only once every child exists (`created`, from `all_created`) and depending on all
-    of them.
+    """`value`, resolved only once every child exists (`created`), and depending on all of them.
 
     A cluster's outputs promise a cluster whose pools exist: a resource built on `cluster.kubeconfig`
-    (or whatever a consumer reads in an `apply`) must not run while the GPU pools are still being
-    created. An id is known only once the cloud created the resource, so waiting for every child's
-    id is what the engine itself waits for; the Output also carries the children as dependencies.
-    A child that is unknown in a preview leaves the output unknown there, as the real value is.
-    Plain data (the pool contracts) waits as it is: `Output.from_input` would wrap each of its nested
-    values in an Output of its own, some eighty a pool.
+    must not run while the GPU pools are still being created, and an id is known only once the cloud
+    created the resource. Plain data (the pool contracts) waits as it is: `Output.from_input` would wrap
+    each of its nested values in an Output of its own, some eighty a pool.
     """
     if next(_outputs_in(value), None) is None:
         return created.apply(lambda _: cast(Resolved, value))

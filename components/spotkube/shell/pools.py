@@ -1,10 +1,8 @@
 """What both clouds' pool components share: reading their args, and reporting each pool to the review.
 
-A pool component (`AksGpuNodePool`, `GkeGpuNodePool`) adds one pool to a cluster spotkube may not have
-made; the cluster components build their own pools with the same components. Its args are one entry of
-a cluster's `gpu_pools` plus the keys that name the cluster it joins (the cloud profile's
-`node_pool.target`). The pool is validated as the one pool of a platform (`validation.parse_node_pool`),
-so it meets every rule a pool of a spotkube cluster meets, before anything is registered.
+A pool component's args are one entry of a cluster's `gpu_pools` plus the keys that name the cluster it
+joins; the pool is validated as the one pool of a platform (`validation.parse_node_pool`), so it meets
+every rule a pool of a spotkube cluster meets, before anything is registered.
 """
 
 from __future__ import annotations

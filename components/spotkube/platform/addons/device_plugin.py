@@ -1,12 +1,8 @@
 """The NVIDIA device plugin as plain data: where it runs on each cloud, and its DaemonSet manifest.
 
-The device plugin is what turns a GPU node's GPUs into the schedulable `nvidia.com/gpu` resource, so
-a GPU pool without exactly one plugin per node is broken: with none its GPUs are never advertised,
-with two they are advertised twice and pods get GPUs that another pod already holds. Building the
-DaemonSet here, as a plain dict from the scheduling contract, keeps its pod spec fully known and
-testable offline (the contract matcher, kubernetes-validate) instead of hidden in a Helm chart.
-
-Pure module: no Pulumi.
+A GPU node needs exactly one plugin: with none its GPUs are never advertised, with two they are
+advertised twice and pods get GPUs another pod holds. A plain dict built from the scheduling contract
+keeps its pod spec known and testable offline, instead of hidden in a Helm chart.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """The kinds of Kubernetes object Kubeflow Pipelines' install applies, which the offline plan can't see.
 
-kustomize renders KFP's manifests inside the Kubernetes provider at deploy time, so the registrations
-of the offline plan hold only the two `kustomize.v2.Directory` components. Whoever previews or
-deploys them still needs rights on each kind, so this module records them: the kinds of every object
-in the two install steps, `manifests/kustomize/cluster-scoped-resources` and
-`manifests/kustomize/env/platform-agnostic` of kubeflow/pipelines at tag 2.17.0, with the remote
-bases they name (argoproj/argo-workflows v4.0.5: `manifests/base/crds/minimal`,
-`manifests/base/workflow-controller`, `manifests/namespace-install/workflow-controller-rbac`),
-followed resource by resource. A new KFP version needs this module re-read from its tag.
-
-Pure module: no Pulumi.
+kustomize renders KFP's manifests inside the provider at deploy time, yet whoever deploys them needs rights
+on each kind. Read from kubeflow/pipelines at tag 2.17.0 (`manifests/kustomize/cluster-scoped-resources`
+and `env/platform-agnostic`) with the remote bases they name (argoproj/argo-workflows v4.0.5:
+`manifests/base/crds/minimal`, `manifests/base/workflow-controller`,
+`manifests/namespace-install/workflow-controller-rbac`). A new KFP version needs this module re-read.
 """
 
 from __future__ import annotations
@@ -21,7 +16,8 @@ KINDS_VERSION = "2.17.0"
 #: KFP's ScheduledWorkflow and Viewer, the Application CRD), RBAC, 14 Deployments, 8 Services, 7 plus 1
 #: ConfigMaps, 2 PersistentVolumeClaims, 2 Secrets (MySQL's and the object store's), a NetworkPolicy
 #: and Argo's PriorityClass. No custom resource of any of those CRDs is applied.
-RENDERED_KINDS: tuple[tuple[str, str], ...] = (
+#: The kinds every add-on's manifests here apply (KFP's, Kueue's and Trainer's).
+COMMON_KINDS: tuple[tuple[str, str], ...] = (
     ("v1", "Namespace"),
     ("apiextensions.k8s.io/v1", "CustomResourceDefinition"),
     ("rbac.authorization.k8s.io/v1", "ClusterRole"),
@@ -32,11 +28,10 @@ RENDERED_KINDS: tuple[tuple[str, str], ...] = (
     ("v1", "ConfigMap"),
     ("v1", "Secret"),
     ("v1", "Service"),
-    ("v1", "PersistentVolumeClaim"),
     ("apps/v1", "Deployment"),
-    ("networking.k8s.io/v1", "NetworkPolicy"),
-    ("scheduling.k8s.io/v1", "PriorityClass"),
 )
+RENDERED_KINDS = (*COMMON_KINDS, ("v1", "PersistentVolumeClaim"), ("networking.k8s.io/v1", "NetworkPolicy"),
+                  ("scheduling.k8s.io/v1", "PriorityClass"))
 #: The PersistentVolumeClaims among them, each (what it holds, GiB requested): MySQL's and SeaweedFS's
 #: 20Gi ReadWriteOnce claims, on the storage class `kubeflow.storageClass` names or the cluster's
 #: default. They exist, and are billed, whether or not a pipeline runs.

@@ -1,21 +1,13 @@
 """What Kubeflow Pipelines 2.17.0 ships, as far as the plan needs it: its Deployments and Argo's defaults.
 
-spotkube installs KFP from kubeflow/pipelines at tag 2.17.0, directory
-`manifests/kustomize/env/platform-agnostic`, and kustomize renders those manifests inside the
-Kubernetes provider at deploy time, so the offline plan never sees the objects. It still has to judge
-them: where each Deployment can land (a nodeSelector upstream added would strand a pod), which
-registries the nodes pull from (the egress check), and whether spotkube's Argo retry defaults are at
-least as strong as KFP's own. This module records exactly those fields, as upstream ships them, and
-nothing else: names, namespace, labels and selectors, containers (name and image), node selectors
-and priority classes. None of the 14 Deployments sets node affinity, tolerations or GPU requests.
+kustomize renders KFP's manifests inside the provider at deploy time, so the offline plan never sees them,
+yet judges where each Deployment can land, which registries the nodes pull from, and whether spotkube's
+Argo retry defaults are at least as strong as KFP's. So this module records exactly those fields, as
+upstream ships them. None of the 14 Deployments sets node affinity, tolerations or GPU requests.
 
 Source: https://github.com/kubeflow/pipelines/tree/2.17.0/manifests/kustomize/env/platform-agnostic
-(Argo Workflows v4.0.5 bases included). A new KFP version needs this module re-read from its tag.
-
-Pure module: no Pulumi.
-
-The facts: docs/platform-facts.md#kfp-standalone-install and
-docs/platform-facts.md#kfp-retry-defaults.
+(Argo Workflows v4.0.5 bases included). A new KFP version needs this module re-read from its tag. The
+facts: docs/platform-facts.md#kfp-standalone-install and docs/platform-facts.md#kfp-retry-defaults.
 """
 
 from __future__ import annotations

@@ -1,27 +1,9 @@
 """What spotkube changes in Kubeflow Pipelines' manifests, as pure functions over object dicts.
 
-KFP standalone is installed from its own kustomize manifests, which kustomize renders inside the
-Kubernetes provider at deploy time. spotkube adjusts the rendered objects through Pulumi transforms,
-and every adjustment lives here, over plain Kubernetes object dicts, so that each one is tested on
-realistic objects without Pulumi:
-
-- control-plane workloads (Deployments, StatefulSets) are kept on the platform pool (on-demand, no
-  GPU), because an eviction of the API server, MySQL or Argo's controller fails every running
-  pipeline, and the system pool is kept for the cluster's own add-ons;
-- the well-known default credentials (object store `minio`/`minio123`, MySQL root without a
-  password) are replaced with generated ones;
-- Argo's workflow defaults retry a step a spot node took away up to the eviction limit and a step
-  that failed on its own at most the failure limit (`argo_retries`), never less than KFP ships
-  (kubeflow/pipelines #1846, #8381, #4333, #9950), garbage-collect finished pods, and keep every
-  pipeline pod that says nothing else off the system pool;
-- the UI finds the archived logs of a step whose pod is gone (its `ARGO_KEYFORMAT` is the Argo
-  controller's `keyFormat`), and on GKE links a run's steps to Cloud Logging;
-- the UI is exposed and the volumes get a storage class only when configured.
-
-Pure module: no Pulumi. Credentials are passed in as opaque values, so the shell can hand over
-Pulumi secrets without this module knowing.
-
-What changes and why: docs/architecture.md#what-spotkube-changes-in-kubeflow-pipelines.
+kustomize renders KFP's manifests inside the provider at deploy time, so spotkube adjusts them through
+Pulumi transforms; every adjustment lives here, tested on realistic objects without Pulumi. Credentials are
+opaque values, so the shell can hand over Pulumi secrets. What changes and why:
+docs/architecture.md#what-spotkube-changes-in-kubeflow-pipelines.
 """
 
 from __future__ import annotations
@@ -125,25 +107,31 @@ def replace_mysql_credentials(secret: Mapping[str, Any], credentials: Credential
     return _with_string_data(secret, {"username": username, "password": credentials.mysql_root_password})
 
 
+def _with_env(deployment: Mapping[str, Any], container_name: str, drop: set[str] | Mapping[str, Any],
+              add: list[dict[str, Any]]) -> dict[str, Any]:
+    """The Deployment with `add` in the named container's environment, in place of the variables in `drop`."""
+    spec = deployment.get("spec") or {}
+    template = spec.get("template") or {}
+    pod_spec = template.get("spec") or {}
+    containers = []
+    for container in pod_spec.get("containers") or ():
+        if container.get("name") == container_name:
+            env = [e for e in container.get("env") or () if e.get("name") not in drop]
+            container = {**container, "env": [*env, *add]}
+        containers.append(container)
+    pod_spec = {**pod_spec, "containers": containers}
+    return {**deployment, "spec": {**spec, "template": {**template, "spec": pod_spec}}}
+
+
 def require_mysql_root_password(deployment: Mapping[str, Any]) -> dict[str, Any]:
     """MySQL initialises its root password from the Secret instead of allowing an empty one.
 
     Only a fresh data volume is initialised: an existing PVC keeps the password it was created with.
     """
-    spec = deployment.get("spec") or {}
-    template = spec.get("template") or {}
-    pod_spec = template.get("spec") or {}
     root_password = {"name": "MYSQL_ROOT_PASSWORD",
                      "valueFrom": {"secretKeyRef": {"name": MYSQL_SECRET, "key": "password"}}}
-    containers = []
-    for container in pod_spec.get("containers") or ():
-        if container.get("name") == MYSQL_CONTAINER:
-            env = [e for e in container.get("env") or ()
-                   if e.get("name") not in ("MYSQL_ALLOW_EMPTY_PASSWORD", "MYSQL_ROOT_PASSWORD")]
-            container = {**container, "env": [*env, root_password]}
-        containers.append(container)
-    pod_spec = {**pod_spec, "containers": containers}
-    return {**deployment, "spec": {**spec, "template": {**template, "spec": pod_spec}}}
+    return _with_env(deployment, MYSQL_CONTAINER, {"MYSQL_ALLOW_EMPTY_PASSWORD", "MYSQL_ROOT_PASSWORD"},
+                     [root_password])
 
 
 def retry_rule(settings: KubeflowSettings) -> RetryRule:
@@ -301,18 +289,8 @@ def ui_log_settings(cloud_logs_link: bool) -> dict[str, str]:
 
 def set_ui_log_settings(deployment: Mapping[str, Any], cloud_logs_link: bool) -> dict[str, Any]:
     """The UI Deployment with `ui_log_settings` in its container's environment (each variable once)."""
-    spec = deployment.get("spec") or {}
-    template = spec.get("template") or {}
-    pod_spec = template.get("spec") or {}
     wanted = ui_log_settings(cloud_logs_link)
-    containers = []
-    for container in pod_spec.get("containers") or ():
-        if container.get("name") == UI_CONTAINER:
-            env = [e for e in container.get("env") or () if e.get("name") not in wanted]
-            container = {**container, "env": [*env, *({"name": k, "value": v} for k, v in wanted.items())]}
-        containers.append(container)
-    pod_spec = {**pod_spec, "containers": containers}
-    return {**deployment, "spec": {**spec, "template": {**template, "spec": pod_spec}}}
+    return _with_env(deployment, UI_CONTAINER, wanted, [{"name": k, "value": v} for k, v in wanted.items()])
 
 
 def expose_ui(service: Mapping[str, Any], source_ranges: tuple[str, ...]) -> dict[str, Any]:

@@ -1,22 +1,11 @@
 """The queue spotkube puts in front of the GPU pools: Kueue's flavors, ClusterQueue and LocalQueue.
 
-A step sent to the queue (`to_queue`) is a pod Kueue gates until the LocalQueue of its namespace
-admits it; the ClusterQueue behind it admits a step when one of its flavors has the GPU quota left.
-
-- One ResourceFlavor per GPU tier, a GPU type on one capacity (`nvidia-l4-spot`, `nvidia-l4-on-demand`),
-  whose node labels are the contract's accelerator and capacity labels, and one per
-  queued-provisioning pool (`queued-<pool>`, its pool label). Kueue adds the admitted flavor's labels
-  to the pod's nodeSelector, and only offers a step the flavors its own nodeSelector and required
-  node affinity allow: a step placed on spot stays on spot.
-- The ClusterQueue's nominal quota of a flavor is what its pools hold at full scale (max nodes x the
-  GPUs, or GPU slices, a node advertises), so it admits no more than the pools can run. Its flavors
-  follow the fallback order: interruptible tiers first, then flex-start, then queued provisioning,
-  then on-demand.
-- With queued provisioning (a cloud whose autoscaler serves ProvisioningRequests), an AdmissionCheck
-  of Kueue's ProvisioningRequest controller, configured by a ProvisioningRequestConfig, holds a step
-  admitted to a queued pool's flavor until the cloud has provisioned all its nodes at once.
-
-Objects are `kueue.x-k8s.io/v1beta2`, the storage version of Kueue v0.19. Pure module: no Pulumi.
+One ResourceFlavor per GPU tier (a GPU type on one capacity) and per queued-provisioning pool, labelled
+with the contract's labels: Kueue only offers a step the flavors its own placement allows, so a step
+placed on spot stays on spot. A flavor's quota is what its pools hold at full scale, in the fallback
+order (interruptible, flex-start, queued provisioning, on-demand). A queued pool's flavor has Kueue's
+ProvisioningRequest admission check, which holds a step until the cloud provisioned all its nodes at once.
+Objects are `kueue.x-k8s.io/v1beta2`, the storage version of Kueue v0.19.
 """
 
 from __future__ import annotations

@@ -1,20 +1,16 @@
 """What Kueue v0.19.2's release manifests hold, as far as the plan needs it: its controller and its kinds.
 
-spotkube installs Kueue from the release asset `manifests.yaml` of kubernetes-sigs/kueue (what
-`kustomize build config/default` renders at the tag, with the image `registry.k8s.io/kueue/kueue:<tag>`).
-The Kubernetes provider reads that file at deploy time, so the offline plan never sees its objects. It
-still has to judge them: where the controller can land, and which kinds the deploy identity applies.
-This module records exactly those facts, as the release ships them.
-
-Source: https://github.com/kubernetes-sigs/kueue/tree/v0.19.2/config (config/default,
-config/components/manager). A new Kueue version needs this module re-read from its tag.
-
-Pure module: no Pulumi.
+spotkube installs the release asset `manifests.yaml` of kubernetes-sigs/kueue, which the provider reads at
+deploy time, so the offline plan never sees its objects yet must judge where the controller lands and which
+kinds the deploy identity applies. Source: https://github.com/kubernetes-sigs/kueue/tree/v0.19.2/config
+(config/default, config/components/manager). A new Kueue version needs this module re-read from its tag.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from spotkube.platform.addons.kfp_kinds import COMMON_KINDS
 
 #: The Kueue release this module describes (the release's tag).
 VERSION = "v0.19.2"
@@ -34,18 +30,8 @@ IMAGE_REPOSITORY = "registry.k8s.io/kueue/kueue"
 #: (apiVersion, kind) of every object in `manifests.yaml`: the namespace, Kueue's 11 CRDs, RBAC, the
 #: controller's ServiceAccount, ConfigMap and webhook certificate Secret, its three Services (webhook,
 #: visibility, metrics), the Deployment, the visibility APIServices and the two webhook configurations.
-RENDERED_KINDS: tuple[tuple[str, str], ...] = (
-    ("v1", "Namespace"),
-    ("apiextensions.k8s.io/v1", "CustomResourceDefinition"),
-    ("rbac.authorization.k8s.io/v1", "ClusterRole"),
-    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
-    ("rbac.authorization.k8s.io/v1", "Role"),
-    ("rbac.authorization.k8s.io/v1", "RoleBinding"),
-    ("v1", "ServiceAccount"),
-    ("v1", "ConfigMap"),
-    ("v1", "Secret"),
-    ("v1", "Service"),
-    ("apps/v1", "Deployment"),
+RENDERED_KINDS = (
+    *COMMON_KINDS,
     ("apiregistration.k8s.io/v1", "APIService"),
     ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration"),
     ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration"),
@@ -57,22 +43,25 @@ def image(version: str = VERSION) -> str:
     return f"{IMAGE_REPOSITORY}:{version}"
 
 
-def shipped_controller_deployment() -> dict[str, Any]:
-    """The controller Deployment's scheduling- and image-relevant fields as the release ships them: no
-    nodeSelector, node affinity or tolerations, so upstream lets it land on any untainted node."""
+def deployment(name: str, namespace: str, labels: dict[str, str], selector: dict[str, str],
+               pod_labels: dict[str, str], image: str, **spec: Any) -> dict[str, Any]:
+    """A controller Deployment's scheduling- and image-relevant fields as a release ships it."""
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": {"name": CONTROLLER_DEPLOYMENT, "namespace": NAMESPACE, "labels": dict(LABELS)},
+        "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
         "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": dict(SELECTOR)},
+            **spec,
+            "selector": {"matchLabels": dict(selector)},
             "template": {
-                "metadata": {"labels": dict(LABELS)},
-                "spec": {
-                    "containers": [{"name": CONTROLLER_CONTAINER, "image": image()}],
-                    "serviceAccountName": CONTROLLER_DEPLOYMENT,
-                },
+                "metadata": {"labels": dict(pod_labels)},
+                "spec": {"containers": [{"name": CONTROLLER_CONTAINER, "image": image}], "serviceAccountName": name},
             },
         },
     }
+
+
+def shipped_controller_deployment() -> dict[str, Any]:
+    """The controller Deployment as the release ships it: no nodeSelector, node affinity or tolerations,
+    so upstream lets it land on any untainted node."""
+    return deployment(CONTROLLER_DEPLOYMENT, NAMESPACE, LABELS, SELECTOR, LABELS, image(), replicas=1)

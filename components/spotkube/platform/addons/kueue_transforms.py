@@ -1,23 +1,13 @@
 """What spotkube changes in Kueue's release manifests, as pure functions over object dicts.
 
-Kueue is installed from its release's `manifests.yaml`, which the Kubernetes provider reads at deploy
-time; spotkube adjusts the objects through a Pulumi transform, and every adjustment lives here:
+- The controller is kept on the platform pool: its webhooks admit every pod of the pipelines' namespace,
+  so an eviction of it stalls every queued step, and the system pool is kept for the cluster's add-ons.
+- The manager's `Configuration` turns on the `pod` integration (KFP's steps are plain pods) for the
+  pipelines' namespace only, checks quota only for the ClusterQueue's resources (the GPUs), and sets
+  `waitForPodsReady`, so a gang admitted while the cloud has too few nodes gives its quota back.
 
-- the controller Deployment is kept on the platform pool (on-demand, no GPU): its webhooks admit
-  every pod of the pipelines' namespace, so an eviction of it stalls every queued step, and the
-  system pool is kept for the cluster's own add-ons;
-- the manager's `Configuration` turns on the `pod` integration (KFP's steps are plain pods Argo
-  creates) for the pipelines' namespace only, and checks quota only for the resources the
-  ClusterQueue names (the GPUs), so a step's CPU and memory requests need no quota of their own;
-- the same `Configuration` sets `waitForPodsReady` (see `WAIT_FOR_PODS_READY`): a workload admitted
-  whose pods are not all running within the timeout is evicted and requeued, so a gang admitted on
-  quota while the cloud has too few nodes gives its quota back instead of holding part of it started.
-
-Queued provisioning needs nothing here: from v0.19 Kueue has no ProvisioningACC feature gate, and its
-ProvisioningRequest admission check controller starts whenever the cluster serves
-`autoscaling.x-k8s.io` ProvisioningRequests (GKE does).
-
-Pure module: no Pulumi.
+Queued provisioning needs nothing here: from v0.19 Kueue's ProvisioningRequest admission check controller
+starts whenever the cluster serves `autoscaling.x-k8s.io` ProvisioningRequests (GKE does).
 """
 
 from __future__ import annotations
@@ -28,7 +18,7 @@ from typing import Any
 import yaml
 
 from spotkube.platform import contract
-from spotkube.platform.addons import kueue_reference
+from spotkube.platform.addons import kfp_transforms, kueue_reference
 
 #: The Pulumi type token of the component; the plan recognises its registrations by it.
 KUEUE_TYPE = "spotkube:index:Kueue"
@@ -40,7 +30,6 @@ NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 #: Only the resources a ClusterQueue names are checked against quota (Kueue's `IgnoreUndeclared`, Beta
 #: and on by default from v0.19).
 QUOTA_CHECK_STRATEGY = "IgnoreUndeclared"
-CONTROL_PLANE_KINDS = frozenset({"Deployment", "StatefulSet"})
 #: Kueue v0.19.2's `Configuration.waitForPodsReady` (apis/config/v1beta2/configuration_types.go; the
 #: v1beta2 API has no `enable`: the block's presence turns it on, pkg/util/waitforpodsready). Set in full
 #: so the plan shows what runs rather than Kueue's defaults (apis/config/v1beta2/defaults.go):
@@ -105,7 +94,7 @@ def transform(obj: Mapping[str, Any], namespaces: Sequence[str],
     platform pool, or on the pool `platform_pool_labels` pick on a cluster spotkube didn't make."""
     kind = obj.get("kind")
     name = str((obj.get("metadata") or {}).get("name") or "")
-    if kind in CONTROL_PLANE_KINDS:
+    if kind in kfp_transforms.CONTROL_PLANE_KINDS:
         return contract.constrain_workload(obj, contract.on_platform_pool_of(platform_pool_labels or {}))
     if kind == "ConfigMap" and name == kueue_reference.CONFIGMAP:
         return configure_manager(obj, namespaces)

@@ -1,12 +1,6 @@
-"""What spotkube changes in Kubeflow Trainer's manifests, as pure functions over object dicts.
-
-Trainer (with the JobSet it bundles) is installed from its kustomization at a tag, rendered by the
-Kubernetes provider at deploy time; spotkube adjusts the objects through a Pulumi transform, and every
-adjustment lives here. There is one: both controllers (Trainer's and JobSet's) are kept on the platform
-pool (on-demand, no GPU), because their webhooks admit every TrainJob and JobSet and JobSet restarts a
-job after an eviction, so an evicted controller would stall exactly the restart spot training needs.
-
-Pure module: no Pulumi.
+"""What spotkube changes in Kubeflow Trainer's manifests: one thing. Both controllers (Trainer's and JobSet's)
+are kept on the platform pool, because their webhooks admit every TrainJob and JobSet and JobSet restarts
+a job after an eviction, so an evicted controller would stall exactly the restart spot training needs.
 """
 
 from __future__ import annotations
@@ -15,11 +9,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from spotkube.platform import contract
-from spotkube.platform.addons import trainer_reference
+from spotkube.platform.addons import kfp_transforms, trainer_reference
 
 #: The Pulumi type token of the component; the plan recognises its registrations by it.
 TRAINER_TYPE = "spotkube:index:KubeflowTrainer"
-CONTROL_PLANE_KINDS = frozenset({"Deployment", "StatefulSet"})
 
 
 def manifest_url(version: str, repository: str = trainer_reference.REPOSITORY) -> str:
@@ -40,6 +33,6 @@ def transform(obj: Mapping[str, Any], platform_pool_labels: Mapping[str, str] | 
     """The object as spotkube applies it, or None when spotkube leaves it as the release ships it: the
     controllers run on the platform pool, or on the pool `platform_pool_labels` pick on a cluster
     spotkube didn't make."""
-    if obj.get("kind") in CONTROL_PLANE_KINDS:
+    if obj.get("kind") in kfp_transforms.CONTROL_PLANE_KINDS:
         return contract.constrain_workload(obj, contract.on_platform_pool_of(platform_pool_labels or {}))
     return None

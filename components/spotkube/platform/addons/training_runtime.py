@@ -1,24 +1,17 @@
 """The training runtimes spotkube registers: one Kubeflow Trainer ClusterTrainingRuntime per GPU type.
 
-A TrainJob names a runtime (`spec.runtimeRef`) and Trainer builds a JobSet from the runtime's template,
-one replicated job `node` whose Job runs `numNodes` pods. Everything about spot lives in the runtime,
-derived from the scheduling contract, so a job author writes none of it:
+A TrainJob names a runtime and Trainer builds a JobSet from its template, one replicated job `node` of
+`numNodes` pods. Everything about spot lives in the runtime, from the scheduling contract:
 
-- **Where the workers land.** The pod template carries the contract's placement for the GPU type
-  (`contract.spot_gpu`): the tolerations of every spotkube GPU pool (and of any taint of the type's own
-  pools, on a team's cluster) and a required node affinity on the type's spot or preemptible pools, or,
-  where the stack has an on-demand (or flex-start) pool of the type, spot preferred and that pool accepted.
-- **Time to save.** `terminationGracePeriodSeconds` is what the cloud gives a workload pod between the
-  eviction notice and the kill (30 s on AKS, 15 s on GKE), so a script that saves on SIGTERM is killed
-  neither before its time nor long after its node is gone.
-- **A disruption is not a failure.** The Job's `podFailurePolicy` fails the Job at once (`FailJob`)
-  when a pod has the `DisruptionTarget` condition, which Kubernetes sets on a pod a node took away
-  (preempted, evicted through the API, the node shut down or tainted out); the Job then fails with
-  reason `PodFailurePolicy`, and the JobSet's first failure-policy rule restarts the whole JobSet
-  without counting it (`RestartJobSetAndIgnoreMaxRestarts`), as JobSet's own "host maintenance event"
-  example does. Any other failure (a non-zero exit: `backoffLimit: 0`, reason `BackoffLimitExceeded`)
-  matches the second rule, `RestartJobSet`, which spends `failurePolicy.maxRestarts` (default 1), then
-  the JobSet fails. Every worker restarts from the last checkpoint either way: DDP needs all of them.
+- **Where the workers land**: the contract's placement for the GPU type (`contract.spot_gpu`), with the
+  type's on-demand or flex-start pool accepted where the stack has one, and any taint of its own pools.
+- **Time to save**: `terminationGracePeriodSeconds` is the cloud's notice between eviction and kill (30 s
+  on AKS, 15 s on GKE), so a script that saves on SIGTERM is killed neither early nor long after its node.
+- **A disruption is not a failure**: the Job's `podFailurePolicy` fails it at once (reason
+  `PodFailurePolicy`) when a pod has the `DisruptionTarget` condition, and the JobSet's first rule
+  restarts it without counting (`RestartJobSetAndIgnoreMaxRestarts`, as JobSet's "host maintenance
+  event" example does); any other failure (`backoffLimit: 0`) spends `failurePolicy.maxRestarts`.
+  Every worker restarts from the last checkpoint either way: DDP needs all of them.
 
 Sources, for every field: kubernetes-sigs/jobset v0.11.1 `api/jobset/v1alpha2/jobset_types.go`
 (`FailurePolicy{maxRestarts, restartStrategy, rules}`, `FailurePolicyRule{name, action,
@@ -29,8 +22,6 @@ torch}`, `spec.template.spec` a JobSetSpec) and `manifests/base/runtimes/torch_d
 `node` job and container, the ancestor label); Kubernetes' Job API (`podFailurePolicy.rules[]{action,
 onPodConditions[]{type, status}}`, which needs `restartPolicy: Never`) and "Pod disruption conditions"
 (kubernetes.io/docs/concepts/workloads/pods/disruptions/#pod-disruption-conditions).
-
-Pure module: no Pulumi.
 """
 
 from __future__ import annotations

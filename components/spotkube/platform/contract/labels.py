@@ -1,12 +1,9 @@
 """The pool side of the scheduling contract: every label and taint key, and what each pool carries.
 
-This module spells spotkube's own label and taint keys and the Kubernetes ones; each cloud's own keys are
-data in its folder (`clouds/<cloud>/labels.py`, a `CloudLabels` row the registry enters in `CLOUD_LABELS`),
-so the functions that decide a pool's labels and taints read facts instead of testing a cloud's name.
-
-Pure: plain data and functions, no Pulumi and no cloud SDK. Why each label and taint exists:
-docs/architecture.md#the-scheduling-contract; the clouds' own labels and taints, with sources:
-docs/platform-facts.md#aks-spot-pools and docs/platform-facts.md#gke-spot-and-preemptible-nodes.
+Each cloud's own keys are data (`clouds/<cloud>/labels.py`), so the functions here read facts instead
+of testing a cloud's name. Why each label and taint exists: docs/architecture.md#the-scheduling-contract;
+the clouds' own, with sources: docs/platform-facts.md#aks-spot-pools and
+docs/platform-facts.md#gke-spot-and-preemptible-nodes.
 """
 
 from __future__ import annotations
@@ -54,11 +51,9 @@ ARGO_NODE_NAME_ANNOTATION = "workflows.argoproj.io/node-name"
 #: The label KFP's API server puts on every pod of a run (backend/src/common/util, LabelKeyWorkflowRunId);
 #: `spotkube logs --run` finds a run's pods by it.
 KFP_RUN_ID_LABEL = "pipeline/runid"
-#: The pod label with which a step asks Kueue for admission (kueue.x-k8s.io/queue-name, Kueue's
-#: `constants.QueueLabel`): Kueue's pod integration gates a pod that carries it until the named LocalQueue
-#: of its namespace admits it, and leaves pods without it alone. `to_queue` sets it; `spotkube
-#: pipeline-check` reads it. Its value is the LocalQueue spotkube's Kueue preset creates
-#: (`kueue.localQueue`, default `KUEUE_LOCAL_QUEUE`).
+#: The pod label with which a step asks Kueue for admission (Kueue's `constants.QueueLabel`): Kueue's pod
+#: integration gates a pod that carries it until the named LocalQueue of its namespace admits it, and
+#: leaves pods without it alone. Its value is the LocalQueue spotkube's Kueue preset creates.
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 KUEUE_LOCAL_QUEUE = "spot-gpus"
 #: With the NVIDIA device plugin's `mixed` MIG strategy each MIG profile is a resource of its own:
@@ -122,13 +117,9 @@ class Taint:
 GPU_TAINT = Taint("nvidia.com/gpu", "present")
 #: The GPU compute class: how a GPU step gets spot first and on-demand only as a fallback
 #: (docs/architecture.md#spot-first-on-demand-as-fallback). Every GPU pool, on both clouds, carries
-#: `cloud.google.com/compute-class=spotkube-<GPU type>`. On GKE it is the label of a ComputeClass
-#: that lists the type's spot pools before its on-demand pools, and GKE's autoscaler follows that
-#: order for the pods that select the class; GKE pools also carry the class taint, GKE's documented
-#: way to join a manually created pool to a class, so a pod that selects no class can't reach them.
-#: On AKS the label is inert (AKS reserves no `cloud.google.com/` label): it is there so that a
-#: pipeline compiled once, whose fallback steps select the class, lands on both clouds
-#: (docs/platform-facts.md#gke-compute-classes).
+#: `cloud.google.com/compute-class=spotkube-<GPU type>`: on GKE the label (and taint) of a ComputeClass
+#: that lists the type's spot pools first; on AKS inert, so that a pipeline compiled once, whose fallback
+#: steps select the class, lands on both clouds (docs/platform-facts.md#gke-compute-classes).
 COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
 #: GKE refuses class names that start with `gke` or `autopilot`; the prefix also says whose class it is.
 COMPUTE_CLASS_PREFIX = "spotkube-"
@@ -154,8 +145,7 @@ KUBELET_LABEL_PREFIXES = ("kubelet.kubernetes.io", "node.kubernetes.io")
 
 @record
 class CloudLabels:
-    """What one cloud does with node labels and taints by itself, as data the contract's functions
-    read: no function here tests a cloud's name. Each cloud defines its row in `clouds/<cloud>/labels.py`."""
+    """What one cloud does with node labels and taints by itself (`clouds/<cloud>/labels.py`)."""
 
     #: The prefix of the cloud's own labels and taints, which a stack's labels and taints may not use.
     prefix: str
@@ -185,17 +175,14 @@ class CloudLabels:
     provisioned_labels: Mapping[Capacity, tuple[str, str]] = field(default_factory=dict)
 
 
-#: Each registered cloud's labels and taints, by the cloud's name: each cloud's row is in its folder
-#: (`clouds/<cloud>/labels.py`, `Cloud.labels`) and the registry (`spotkube.clouds`) enters it here when it
-#: loads, so the contract's functions read facts and never a cloud's name.
+#: Each registered cloud's labels and taints, by the cloud's name, entered by the registry as it loads.
 CLOUD_LABELS: dict[str, CloudLabels] = {}
 
 
 def _rows() -> Mapping[str, CloudLabels]:
-    """The registered clouds' rows. The registry enters them as it loads; a program that imports only the
-    contract (a pipeline author's, placing steps with `spot_gpu`) has this load the registry, by name, so
-    its placements still tolerate every cloud's taints. That is the one way up from the platform to
-    `spotkube.clouds`, on purpose, and it names no cloud."""
+    """The registered clouds' rows. A program that imports only the contract (a pipeline author's) has this
+    load the registry, by name, so its placements still tolerate every cloud's taints: the one way up from
+    the platform to `spotkube.clouds`, on purpose, and it names no cloud."""
     if not CLOUD_LABELS:
         import_module("spotkube.clouds")
     return CLOUD_LABELS

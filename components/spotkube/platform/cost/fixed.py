@@ -1,14 +1,8 @@
 """What a stack costs a month besides its nodes: the cluster fee, NAT, public IPs, load balancers, disks.
 
-The node pools' idle floor is what the autoscaler keeps running; the bill also carries resources that
-run whether or not a step does. Each cloud reads them from what its program registered
-(`clouds/<cloud>/fixed_costs.py`) as `FixedItem`s: what it is, which resource asks for it, how many
-units of which priced item. This module prices them from the cloud's own table of dated, sourced
-rows (`clouds/<cloud>/fixed_prices.json`). An item without a row is kept and named as unpriced,
-never $0.00; an item that costs nothing by its nature (an ephemeral OS disk, a workspace billed only
-per GB ingested) is a line of $0.00 that says why.
-
-Pure module: no Pulumi, no cloud SDK.
+Each cloud reads them from what its program registered (`clouds/<cloud>/fixed_costs.py`) as `FixedItem`s,
+priced here from the cloud's dated, sourced rows (`clouds/<cloud>/fixed_prices.json`). An item without a
+row is named as unpriced, never $0.00; one that costs nothing by its nature is a $0.00 line that says why.
 """
 
 from __future__ import annotations

@@ -1,28 +1,13 @@
 """A multi-node training job's finish time and cost under eviction: a seeded Monte Carlo of one gang.
 
-A job of N workers (one per node, DDP) makes progress only while all N run: when any node is evicted,
-JobSet restarts every worker (the training runtime's failure policy, for free) and they resume from the
-last checkpoint. So, for each sampled run:
+A job of N workers makes progress only while all N run: when any node is evicted (at `N·λ`, `λ` as in
+`simulate.py`), JobSet restarts every worker from the last checkpoint, saved every `τ` hours of work at
+`C` hours each; the N−1 nodes not evicted stay billed while a replacement comes up, and Kueue keeps the
+workload admitted meanwhile. A run not finished after `MAX_RESTARTS` restarts fails. The yardsticks are
+the work on on-demand nodes and on spot with nothing lost; `sweep` checks Young and Daly's optimum
+interval `√(2·C·M)` (M = `1/(N·λ)`) against the simulated cost around it.
 
-- the gang is evicted after an exponentially distributed time at N times a node's rate, `N·λ` with
-  `λ = −ln(1 − e)` per node-hour (`e`: the pool's share of node-hours evicted, as in `simulate.py`);
-- while running, the job saves every `τ` hours of work, each save taking `C` hours of wall time (all
-  nodes billed, no progress); an eviction loses the time since the last completed save, on every node
-  (the goodput lost: N × that time);
-- after an eviction, the workers run again once a replacement node is up (a wait sampled between the
-  shortest and longest node start); the N−1 nodes that were not evicted stay up and billed meanwhile.
-  Kueue keeps the workload admitted through a JobSet restart, so the gang does not queue again;
-- before its first start, the gang waits for capacity for all N at once: exponentially distributed with
-  the mean given (0: capacity is there);
-- a run that has not finished after `MAX_RESTARTS` restarts counts as failed (the job can't outrun its
-  evictions at that interval).
-
-The yardsticks are the same work on on-demand nodes (no evictions, no checkpoints) and the physical limit
-of spot: the same work on spot nodes with nothing lost and nothing saved. Young and Daly's first-order
-optimum of the interval is `√(2·C·M)`, M the mean time between evictions of the gang (`1/(N·λ)`);
-`sweep` checks it against the simulated cost of intervals around it.
-
-Pure module: numpy, no Pulumi. Docs: docs/training.md#cost-and-finish-time.
+numpy, no Pulumi. Docs: docs/training.md#cost-and-finish-time.
 """
 
 from __future__ import annotations

@@ -1,16 +1,11 @@
 """The cost model: what a pool costs a month on spot (or preemptible) capacity against on-demand.
 
-Why a model at all: a spot price alone overstates the saving. Work that is evicted runs again, so
-the hours billed on spot are more than the hours of work. The model charges that rework, keeps the
-idle floor (nodes that run whether or not there is work) separate from the work itself, and prices
-the same work at the on-demand rate so the saving is an honest comparison.
+Why a model at all: a spot price alone overstates the saving. Work that is evicted runs again, so the
+model charges that rework, keeps the idle floor apart from the work, and prices the same work on demand.
 
-Money is `decimal.Decimal` and rounds half-up to cents at the end of each calculation, never in
-between, so the figures match a hand calculation: D4s_v3 in UK South, 3,400 h of work, 5 % eviction
-rate, full rework: 3,400 x 1.05 = 3,570 h x $0.0487 = $173.86 on spot against 3,400 h x $0.2320 =
-$788.80 on demand, a 78 % saving.
-
-Nothing here imports Pulumi: the plan and the CLI call it before any cloud call is made.
+Money is `decimal.Decimal`, rounded half-up to cents at the end of each calculation, never in between,
+so the figures match a hand calculation: D4s_v3 in UK South, 3,400 h of work, 5 % eviction rate, full
+rework: 3,400 x 1.05 = 3,570 h x $0.0487 = $173.86 on spot against 3,400 h x $0.2320 = $788.80 on demand.
 """
 
 from __future__ import annotations
@@ -109,11 +104,9 @@ class Assumptions:
 class PoolUsage:
     """One pool's prices and a month of its use: the input the model prices.
 
-    `usd_per_hour` is the node price at the pool's capacity; `on_demand_usd_per_hour` is the price
-    of the same machine on demand, the yardstick for the saving (for an on-demand pool the two must
-    be equal). `min_nodes` is the autoscaler floor that runs all month; `node_hours` is the
-    node-hours of work in the scenario. Prices and hours may also be given as int, float or str:
-    they are converted to Decimal through their text (see `to_decimal`).
+    `on_demand_usd_per_hour` is the same machine on demand, the yardstick for the saving; `min_nodes` is
+    the autoscaler floor that runs all month; `node_hours` the work in the scenario. Numbers may be
+    given as int, float or str (`to_decimal`).
     """
 
     name: str
@@ -163,10 +156,9 @@ class PoolUsage:
 class PoolCost:
     """What one pool costs a month, in USD rounded to cents, next to the on-demand yardstick.
 
-    `idle_floor_usd` is the cost of `min_nodes` running all month with no work. It is reported on
-    its own, not added to `scenario_usd`, because the scenario's work may run on those same nodes.
-    `saving_percent_exact` is the unrounded saving, computed from the cent amounts shown so a
-    reader can check it; `saving_percent` is the same rounded to a whole percent.
+    `idle_floor_usd` (`min_nodes` all month with no work) is not added to `scenario_usd`, because the
+    scenario's work may run on those same nodes. `saving_percent_exact` is computed from the cent amounts
+    shown, so a reader can check it.
     """
 
     name: str

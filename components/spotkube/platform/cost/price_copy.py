@@ -1,16 +1,10 @@
 """Dated public copies of a cloud's price list, read into price table rows (`spotkube prices import`).
 
 Why: the clouds' own price APIs need the network (GCP's also a key), so the bundled table is built from
-copies of them that public projects generate and date: an autoscaler's initial prices for every region,
-say. Each copy has its own layout, so each cloud ships a reader per copy it knows (its `CommandSupport.
-price_copies`); the reader turns the file into `CopiedPrices` and everything after that is here: which
-rows the table gains, which gaps it records, and where the catalog learns a size is offered.
-
-Rules kept here, whatever the copy: a row the table already has from a copy seen on the same day or
-later stays; a capacity the copy doesn't price becomes an `Unpriced` entry with the copy's reason and the
-`spotkube prices refresh` command that reads it, never a guess; and a spot (or preemptible) price equal to
-the on-demand price is taken for what it is, a copy's on-demand price filled into the spot column, and
-never written. Pure module: no network, no Pulumi.
+dated copies that public projects generate. Each cloud reads its copies into `CopiedPrices`; the rules
+here hold for every copy: a row from a copy seen on the same day or later stays; a capacity the copy
+doesn't price becomes an `Unpriced` entry, never a guess; and a spot price equal to the on-demand price
+is a copy's on-demand price filled into the spot column, never written.
 """
 
 from __future__ import annotations

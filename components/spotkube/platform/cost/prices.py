@@ -5,22 +5,10 @@ account, and the same inputs must give the same figures in CI. Every row says wh
 came from and on which day, because spot prices move and a stale figure has to look stale.
 
 Rows are keyed by (cloud, region, sku, kind, capacity), matched exactly: Azure ARM names are
-case-sensitive in the Retail Prices API, so `Standard_D4s_v3` and `standard_d4s_v3` are different
-keys here too rather than silently the same.
-
-What differs between clouds (which rows can exist, whether a GPU is billed apart from its machine) is
-each cloud's fact, `CloudPricing`, which its profile holds; the functions here take those facts (the
-registry, `spotkube.clouds`, hands over every cloud's), so this module never tests a cloud's name.
-
-Each cloud ships its own rows, in its folder (`clouds/<cloud>/prices.json`, which its `CloudPricing`
-names); the bundled table is all of them together. A price no public source had is not guessed: the
-cloud's file lists the pair under `unpriced`, with the reason, so a gap is a recorded fact.
-
-A user price file (negotiated discounts, regions the bundled table lacks, fresh Azure rows from
-`spotkube prices refresh`) has the same layout; its rows replace the bundled rows with the same key.
-`price_table` finds it (an explicit path, else $SPOTKUBE_PRICES, else `prices.json` in the user's
-config directory, used only when it exists) and remembers which rows came from it, so a report can
-say where each price came from.
+case-sensitive in the Retail Prices API, so `Standard_D4s_v3` and `standard_d4s_v3` are different keys.
+What differs between clouds is each cloud's `CloudPricing` (its profile's), so this module never tests a
+cloud's name. A price no public source had is not guessed: the cloud's `prices.json` lists it under
+`unpriced`, with the reason. A user price file has the same layout; its rows replace the bundled ones.
 """
 
 from __future__ import annotations
@@ -33,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, ValidationInfo, model_validator
 
@@ -55,30 +43,23 @@ BUNDLED = "bundled"
 STACK_FILE = "stack file"
 
 
-
-class PriceRow(BaseModel):
-    """One published hourly price: a machine (or a GPU) in a region at one capacity."""
+class _Keyed(BaseModel):
+    """What a price is of: a machine (or a GPU) in a region at one capacity, on a cloud the table has."""
 
     # Built when first used, inside the table's validator (the plan never validates a row alone).
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     cloud: str
     region: str = Field(pattern=r"^[a-z][a-z0-9-]*[a-z0-9]$")
     sku: str = Field(min_length=1)
     kind: Kind
     capacity: Capacity
-    usd_per_hour: Decimal = Field(alias="usdPerHour", gt=0)
-    source: str = Field(min_length=1)
-    date: datetime.date
 
     @model_validator(mode="after")
-    def _fits_the_cloud(self, info: ValidationInfo) -> PriceRow:
-        """Refuse rows that cannot exist on their cloud, so a typo in the table fails the load, not the
-        plan. The clouds' facts come as the validation context (`Pricing`), which every loader here
-        passes; a row built directly, without them, is checked for its shape only."""
-        pricing = info.context
-        cloud = pricing.get(self.cloud) if isinstance(pricing, Mapping) else None
-        problem = cloud.row_problem(self) if cloud is not None else _unknown_cloud(self.cloud, pricing)
+    def _a_known_cloud(self, info: ValidationInfo) -> Self:
+        """The clouds' facts come as the validation context (`Pricing`), which every loader here passes;
+        a row built directly, without them, is checked for its shape only."""
+        problem = _unknown_cloud(self.cloud, info.context)
         if problem:
             raise ValueError(problem)
         return self
@@ -87,6 +68,26 @@ class PriceRow(BaseModel):
     def key(self) -> tuple[str, str, str, str, str]:
         """The identity of a row: two rows with the same key would be two prices for one thing."""
         return (self.cloud, self.region, self.sku, self.kind, self.capacity)
+
+
+class PriceRow(_Keyed):
+    """One published hourly price."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    usd_per_hour: Decimal = Field(alias="usdPerHour", gt=0)
+    source: str = Field(min_length=1)
+    date: datetime.date
+
+    @model_validator(mode="after")
+    def _fits_the_cloud(self, info: ValidationInfo) -> PriceRow:
+        """Refuse rows that cannot exist on their cloud, so a typo in the table fails the load, not the plan."""
+        pricing = info.context
+        cloud = pricing.get(self.cloud) if isinstance(pricing, Mapping) else None
+        problem = cloud.row_problem(self) if cloud is not None else None
+        if problem:
+            raise ValueError(problem)
+        return self
 
 
 @record
@@ -115,31 +116,11 @@ def _unknown_cloud(cloud: str, pricing: Any) -> str | None:
     return f"cloud: {cloud!r} is not accepted; use {' or '.join(map(repr, pricing))}"
 
 
-class Unpriced(BaseModel):
+class Unpriced(_Keyed):
     """A price the shipped table lacks on purpose: no public source had it, and the reason says which
     source was looked at. A plan of such a pool names it unpriced; the user's price file can add it."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
-
-    cloud: str
-    region: str = Field(pattern=r"^[a-z][a-z0-9-]*[a-z0-9]$")
-    sku: str = Field(min_length=1)
-    kind: Kind
-    capacity: Capacity
     reason: str = Field(min_length=1)
-
-    @model_validator(mode="after")
-    def _a_known_cloud(self, info: ValidationInfo) -> Unpriced:
-        """Refuse a gap on a cloud the table doesn't have (the clouds' facts are the validation context)."""
-        problem = _unknown_cloud(self.cloud, info.context)
-        if problem:
-            raise ValueError(problem)
-        return self
-
-    @property
-    def key(self) -> tuple[str, str, str, str, str]:
-        """The key the missing row would have."""
-        return (self.cloud, self.region, self.sku, self.kind, self.capacity)
 
 
 RowKey = tuple[str, str, str, str, str]
@@ -261,16 +242,8 @@ def load_table(pricing: Pricing, path: Path | None = None) -> PriceTable:
 
 
 def bundled_table_paths(pricing: Pricing) -> tuple[Path, ...]:
-    """Where each cloud's shipped rows live on disk, for writing refreshed rows back in a checkout.
-
-    Only meaningful for a source checkout or an editable install, where the package is plain files.
-    """
+    """Where each cloud's shipped rows live on disk, for writing refreshed rows back in a source checkout."""
     return tuple(Path(str(cloud.table)) for cloud in pricing.values())
-
-
-def table_date(table: PriceTable) -> datetime.date:
-    """The day the table was put together; each row's own date says when its price was seen."""
-    return table.date
 
 
 def hourly_price(
@@ -346,11 +319,8 @@ def _json_value(value: Any) -> Any:
 
 
 def write_table(table: PriceTable, path: Path) -> None:
-    """Write `table` in the bundled file's JSON layout, ending with a newline.
-
-    The text goes to a file beside `path` first and then replaces it, so an interrupted write never
-    leaves half a price file behind.
-    """
+    """Write `table` in the bundled file's JSON layout, through a file beside `path` that then replaces
+    it, so an interrupted write never leaves half a price file behind."""
     data = table.model_dump(mode="python", by_alias=True)
     if not data["unpriced"]:
         del data["unpriced"]
@@ -470,12 +440,8 @@ def with_stack_rows(table: PriceTable, rows: Iterable[PriceRow]) -> PriceTable:
 
 
 def price_table(pricing: Pricing, user_file: Path | None = None) -> PriceTable:
-    """The prices a plan uses: the bundled table with the user's price file merged over it.
-
-    The user file is `user_file` when given, else the file $SPOTKUBE_PRICES names (both must
-    exist), else `default_user_file()` when it exists. A file that can't be used raises
-    PriceFileError, which names the file, the row and what is accepted.
-    """
+    """The prices a plan uses: the bundled table with the user's price file (`user_file`, else
+    $SPOTKUBE_PRICES's, both of which must exist, else `default_user_file()` if it exists) merged over it."""
     path, problem = PRICE_FILE.lookup(user_file)
     if problem is not None:
         raise PriceFileError(f"{problem}; {_file_layout(pricing)}")

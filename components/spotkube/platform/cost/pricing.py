@@ -1,14 +1,8 @@
-"""A platform's pools priced with a price table, and the warnings their prices raise: a price the
-table lacks, a spot max price above on-demand or below the current spot price, a GPU pool that costs
-money while idle.
+"""A platform's pools priced with a price table, and the warnings their prices raise.
 
-Why here and not with the judges: the plan (`review/costing.py`, which adds the totals, notes and
-basis) and the cluster components under `pulumi up` (`shell/common.py`) both warn about a stack's
-prices, and a warning at build time must be the one the plan shows, with the same id and text. Both
-price the pools through `priced_pools`. What it needs of a cloud it takes as arguments: its pricing
-facts and the command that refreshes a missing price, which the caller reads from the cloud's profile.
-
-Pure module: no Pulumi.
+Why here and not with the judges: the plan (`review/costing.py`) and the cluster components under
+`pulumi up` both warn about a stack's prices, and a warning at build time must be the one the plan
+shows, with the same id and text, so both price the pools through `priced_pools`.
 """
 
 from __future__ import annotations

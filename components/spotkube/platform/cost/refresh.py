@@ -1,13 +1,8 @@
 """What `spotkube prices refresh` asks a cloud's price list for, and what it gets back.
 
-Each cloud reads its own price list (AKS: the Azure Retail Prices API, keyless; GKE: the Cloud Billing
-Catalog API, with an API key) through a `PriceSource` on its profile; the CLI only collects the targets
-(the machines and regions the stacks use) and merges the rows it gets into the user's price file. The
-shapes here are plain data, so the neutral code never learns how either API works.
-
-The numbers a user may want to change for a slow or busy network (timeout, retries, backoff, the cap
-on a server's Retry-After) are `FetchSettings`, with documented defaults; the CLI exposes them.
-Pure module: no network, no Pulumi.
+Each cloud reads its own price list through a `PriceSource` on its profile; the CLI only collects the
+targets and merges the rows into the user's price file, so the neutral code never learns how either API
+works. `FetchSettings` are the numbers a user may tune for a slow network.
 """
 
 from __future__ import annotations

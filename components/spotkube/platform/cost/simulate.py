@@ -1,29 +1,14 @@
 """A pipeline's wall time and cost under eviction: a seeded Monte Carlo over its steps.
 
-The cost model (`model.py`) is linear, as the articles are: on interruptible capacity, work is billed
-`hours × (1 + eviction rate × rework fraction)`. That says what a month costs on average, but not when
-a pipeline finishes, nor how that depends on checkpoints, retries, backoff and the wait for a new
-node. This module samples it. Each run walks the pipeline's steps one after another (the reader
-gives no dependencies, so parallel branches are taken as sequential: the wall time is an upper
-bound) and, for a step on spot or preemptible capacity:
+The linear cost model (`model.py`) says what a month costs on average, not when a pipeline finishes, nor
+how that depends on checkpoints, retries, backoff and the wait for a new node; this samples it. Steps run
+one after another (the reader gives no dependencies, so the wall time is an upper bound). A node is taken
+away after an exponential time at `λ = −ln(1 − e)` per node-hour, so a node-hour survives with probability
+`1 − e`; a step without a checkpoint interval loses `reworkFraction` of its attempt at its end (the
+articles' worst case); retries wait Argo's backoff and a new node, within the retry window. In the
+articles' limit the mean billed hours tend to the linear model's (`linear_cost`).
 
-- its node is taken away after an exponentially distributed time, at the pool's eviction rate per
-  node-hour `λ = −ln(1 − e)`, so that a node-hour survives with probability `1 − e` (`e`: the stack's
-  `cost.evictionRate`, or a rate given for the pool);
-- a step that declares a checkpoint interval loses the work since its last checkpoint; one that
-  declares none is taken as the cost model takes it: an eviction costs `reworkFraction` of the work
-  the attempt did, and comes as late as possible (at the end of the attempt, the articles'
-  worst case);
-- the next attempt starts after the retry's backoff (`duration × factor^(n−1)`, as Argo waits) and the
-  time a new node takes to come up; a step whose retries are used up, or whose next attempt would
-  start after its retry window (Argo's `maxDuration`), fails the run.
-
-Billing counts the hours a node runs the step (the wait for a node is wall time only). In the limit
-the articles assume (evictions rare enough that a step is evicted at most once, no wait for a node)
-the mean billed hours tend to the linear model's, which `linear_cost` computes from the same inputs.
-
-Pure module: numpy, no Pulumi. numpy is imported when a simulation runs, so the CLI's other commands
-(a plan) never pay for loading it. Docs: docs/simulate.md.
+numpy is imported when a simulation runs, so the CLI's other commands never pay for it. Docs: docs/simulate.md.
 """
 
 from __future__ import annotations
