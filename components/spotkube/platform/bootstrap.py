@@ -1,9 +1,7 @@
 """The bootstrap stack's settings: which repository's workflows get CI identities, for which stacks.
 
-The bootstrap (infra/bootstrap/) is run once per cloud by an administrator; it creates the preview
-and deploy identities of GitHub Actions, trusting the repository's OIDC tokens, with the roles
-docs/identities.md lists. Its stack file is checked like the platform's: one message naming the file,
-the key, the value and what is accepted, before anything is registered. Pure module: no Pulumi.
+The bootstrap (infra/bootstrap/) creates the preview and deploy identities of GitHub Actions with the
+roles docs/identities.md lists; its stack file is checked like the platform's. Pure module: no Pulumi.
 """
 
 from __future__ import annotations

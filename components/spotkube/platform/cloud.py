@@ -1,9 +1,7 @@
 """What a cloud is to the neutral code: the `Cloud` base class, which each cloud's folder subclasses.
 
-The rest of the core asks a cloud's instance (`spotkube.clouds.CLOUDS[name]`) instead of branching on
-the cloud's name, so adding a cloud means one new folder and one registry line, not edits across the
-code base (docs/architecture.md, "Adding a cloud"). Also here: the shapes a cloud reads registered
-resources into (`RegisteredPool`, `AutoscalerFacts`) and the helpers its readers share.
+The core asks a cloud's instance (`spotkube.clouds.CLOUDS[name]`) instead of branching on its name, so
+adding a cloud is one folder and one registry line (docs/architecture.md, "Adding a cloud").
 """
 
 from __future__ import annotations

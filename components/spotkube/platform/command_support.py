@@ -1,9 +1,6 @@
 """What spotkube's commands (not its plan) ask a cloud: the `CommandSupport` each cloud's
-`clouds/<cloud>/commands.py` defines as `COMMANDS`.
-
-Apart from the profile (`cloud.Cloud`), which every plan loads, so that a plan never pays for
-defining what only `new-stack`, `doctor`, `quota`, `logs`, `drill` and the refreshes use; the profile
-names the module and `Cloud.commands` imports it on first use.
+`clouds/<cloud>/commands.py` defines as `COMMANDS`, apart from the profile so that a plan never pays
+for loading it (`Cloud.commands` imports it on first use).
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """What `spotkube doctor` asks a cloud before a stack's first `pulumi up`, and the shape of its answer.
 
-A first `up` on a fresh subscription or project fails half-way on what nobody checked: an API not
-enabled, a provider namespace not registered, a role missing, a quota too small, a size the region
-doesn't offer. Each cloud reads those live (`Cloud.commands.read_access`) into a `LiveAccess`;
-`review/doctor.py` judges it against what the program needs into `Finding`s, one line each. Pure
-module: no Pulumi, no cloud SDK.
+Each cloud reads live what a first `up` would fail on half-way (APIs, provider namespaces, roles,
+quota, sizes) into a `LiveAccess`; `review/doctor.py` judges it. Pure module: no Pulumi, no cloud SDK.
 """
 
 from __future__ import annotations

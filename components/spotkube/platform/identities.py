@@ -1,13 +1,9 @@
 """Who may do what: the calls a preview and a deploy make, and the roles that allow them.
 
-A CI identity with too little fails half-way through a pull request's preview; one with too much is
-a standing risk, since everyone who can push a branch runs code as the preview identity. So the calls
-are worked out from what the program registers and invokes (each cloud's profile says which
-permission each call needs), the roles each identity gets are declared next to them, and the tests
-check every call against the role definitions as the clouds publish them. docs/identities.md is
-generated from the same values. Pure module: no Pulumi.
-
-Why each identity holds what it holds: docs/identities.md.
+A CI identity with too little fails a preview half-way; one with too much is a standing risk, since
+everyone who can push a branch runs code as the preview identity. So the calls are worked out from
+what the program registers, the roles are declared beside them, and the tests check every call
+against the clouds' published role definitions. Why each holds what: docs/identities.md. Pure module.
 """
 
 from __future__ import annotations

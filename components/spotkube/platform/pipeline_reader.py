@@ -1,16 +1,9 @@
-"""Read what the KFP compiler wrote, and the pool contracts a pipeline is checked against.
+"""Read what the KFP compiler wrote into steps, each with the `contract.Placement` its tolerations, node
+selector, affinity and GPU request amount to, for `pipeline_check`. Imports neither kfp nor Pulumi.
 
-A pipeline is compiled long before it meets a cluster. This module turns a compiled pipeline (the
-pipeline spec and the Kubernetes platform spec) into steps, each with the `contract.Placement` its
-tolerations, node selector, affinity and GPU request amount to, so `pipeline_check` can judge them.
-It imports neither kfp nor Pulumi, so it works in the core install; kfp is an optional extra.
-
-What KFP writes differs from a Kubernetes pod spec in three places this reader minds:
-- `nodeSelector` is `{labels: {...}}`, not a plain mapping;
-- `nodeAffinity` is a list of terms: a term without `weight` becomes one of the OR'ed required
-  node selector terms, a term with `weight` a preferred one (the KFP driver does exactly this);
-- the GPU request is the executor's `resources.accelerator` (`resourceType`/`resourceCount`, or
-  the older `type`/`count`), which the KFP driver turns into a container limit of that resource.
+Where KFP differs from a pod spec: `nodeSelector` is `{labels: {...}}`; `nodeAffinity` is a list of
+terms, required without `weight` and preferred with it (as the KFP driver does); the GPU request is
+the executor's `resources.accelerator` (`resourceType`/`resourceCount`, or the older `type`/`count`).
 """
 
 from __future__ import annotations

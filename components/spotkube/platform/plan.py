@@ -1,14 +1,8 @@
 """Pure decisions about a platform: each pool's taints, labels, limits and scaling priority.
 
-The cloud components only translate a PlatformPlan into resources, so everything a reviewer needs
-to trust (which pool is tainted how, which pool the autoscaler prefers) is decided here, in plain
-data that tests can check without Pulumi.
-
+The cloud components only translate a PlatformPlan into resources, so everything a reviewer must
+trust is decided here, in plain data, including the fallback's completeness (`missing_fallbacks`).
 Why control-plane pools get versioned names: docs/architecture.md#replacing-pools-safely.
-
-The fallback's completeness is decided here too, beside the order it follows (`FALLBACK_ORDER`): a
-GPU type without an on-demand pool has no fallback, which the plan warns about and the cluster
-components log under `pulumi up`, from the one rule (`missing_fallbacks`).
 """
 
 from __future__ import annotations

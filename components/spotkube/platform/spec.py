@@ -1,15 +1,9 @@
 """The typed, validated description of one platform, built from stack config or component args.
 
-Validation happens here, before any resource is registered, so a mistake in a stack file is
-reported as "which file, which key, what was wrong and what is accepted" instead of as a failed
-cloud deployment half-way through. Pydantic checks types, ranges and single fields; the rules that
-depend on the cloud (and on the bundled catalogs) run afterwards in `validation` and the cloud's
-profile, so that every problem in a stack is reported at once. Pure module: no Pulumi.
-
-This module holds what every cloud shares: the base models of pools and cluster settings, and the
-cost, device-plugin and Kubeflow settings. Each cloud's spec (`spotkube.clouds.<cloud>.spec`)
-extends them with its own fields, so a stack (or a component's args) is offered, and accepts, only
-its cloud's settings; `validation.parse_spec` picks the model by the stack's `cloud`.
+Validated before any resource is registered, so a mistake reads "which file, which key, what was wrong
+and what is accepted". Pydantic checks single fields; the cloud's rules run afterwards (`validation`),
+so every problem is reported at once. These are the models every cloud shares; each cloud's spec
+(`spotkube.clouds.<cloud>.spec`) extends them, so a stack accepts only its cloud's settings.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """Validate once: the models, the rules every cloud shares, then the cloud's own, then resolve.
 
-`parse_spec` is the one way a stack file, component args or the Python API become a spec. It
-reports every problem at once, each with its config key path, and fills in what follows from the
-facts (a pool's GPU type and count from its machine, the default machines and channel), so the
-components receive a resolved, typed value. The cloud-specific rules live in the cloud's profile.
-Pure module: no Pulumi.
-
-Why each rule exists: docs/architecture.md#validation-rules-and-why-they-exist.
+`parse_spec` is the one way a stack file, component args or the Python API become a spec: it reports
+every problem at once and fills in what follows from the facts. Why each rule exists:
+docs/architecture.md#validation-rules-and-why-they-exist. Pure module: no Pulumi.
 """
 
 from __future__ import annotations
