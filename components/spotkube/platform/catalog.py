@@ -343,12 +343,8 @@ def _merged(parts: tuple[tuple[str, Traversable], ...], path: Path, mtime_ns: in
 
 
 def gpu_catalog(parts: CatalogParts, user_file: Path | None = None) -> Catalog:
-    """The catalog validation and the plan use: the bundled one with the user's catalog file over it.
-
-    The user file is `user_file` when given, else the file $SPOTKUBE_CATALOG names (both must
-    exist), else `catalog.json` in the user's config directory when it exists. A file that can't be
-    used raises CatalogFileError.
-    """
+    """The catalog validation and the plan use: the bundled one with the user's catalog file
+    (`CATALOG_FILE`'s rule) over it; a file that can't be used raises CatalogFileError."""
     stamp = _user_stamp(user_file)
     if stamp is None:
         return bundled_catalog(parts)
@@ -356,10 +352,8 @@ def gpu_catalog(parts: CatalogParts, user_file: Path | None = None) -> Catalog:
 
 
 def cloud_part(cloud: str, bundled: Traversable, user_file: Path | None = None) -> CloudCatalog:
-    """One cloud's part in use: the user's catalog file's when it has one, else the shipped file's.
-
-    A cloud asks this for itself (its profile can't reach the registry that knows every cloud), for
-    every machine it looks up: a plan finds the part once."""
+    """One cloud's part in use: the user's catalog file's when it has one, else the shipped file's; a
+    cloud asks it for every machine it looks up (it can't reach the registry), so a plan finds it once."""
     return once(("catalog part", cloud, bundled, user_file), lambda: _cloud_part(cloud, bundled, user_file))
 
 
@@ -436,11 +430,8 @@ def refresh_command(cloud: str) -> str:
 def catalog_warnings(spec: PlatformSpec, catalog: Catalog, knows: Callable[[str], bool]) -> tuple[CatalogWarning, ...]:
     """A warning per GPU pool of the resolved `spec` whose machine the stack's cloud's part of `catalog`
     doesn't know (`knows`: the cloud's own test, which knows sizes a catalog may lack), then one per GPU
-    pool whose machine it knows but not whether the stack's region offers it. A region it knows without
-    the machine is the cloud's rules' to refuse.
-
-    Here, beside the catalog, so the plan's judges and the cluster components (which log them under
-    `pulumi up`) run the one rule."""
+    pool whose machine it knows but not whether the stack's region offers it. Beside the catalog, so the
+    plan's judges and the cluster components (which log them under `pulumi up`) run the one rule."""
     section = catalog.cloud(spec.cloud)
     unlisted = tuple(
         CatalogWarning(UNLISTED_SIZE, pool.name, (

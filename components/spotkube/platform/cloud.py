@@ -237,15 +237,10 @@ class NodePoolFacts:
 
 
 class Cloud(ABC):
-    """One cloud, as the cloud-neutral code asks it: each cloud's folder defines one subclass
-    (`clouds/<cloud>/profile.py`), whose class attributes are the cloud's facts and whose methods are its
-    rules, its readers of registered resources and its part of the review. The neutral code calls these
-    instead of branching on the cloud's name; `spotkube.clouds.CLOUDS` holds one instance per cloud.
-
-    A fact without a value here must be given by the subclass: `__init_subclass__` names any it leaves
-    out when the cloud is defined, as the abstract methods do when it is instantiated. A method with a
-    body here is what a cloud without the feature answers.
-    """
+    """One cloud, as the cloud-neutral code asks it: each cloud's `clouds/<cloud>/profile.py` subclasses
+    it with the cloud's facts (class attributes) and its rules and readers (methods). A fact without a
+    value here must be given by the subclass (`__init_subclass__` names any left out); a method with a
+    body here is what a cloud without the feature answers."""
 
     # --- What the cloud is --------------------------------------------------------------------------
     #: The cloud's name in a stack (`cloud: aks`) and how messages name it (AKS).

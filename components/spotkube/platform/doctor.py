@@ -73,14 +73,9 @@ class DoctorQuery(TimedQuery):
 
 @record
 class LiveAccess:
-    """A cloud's answer, and how to word its fixes.
-
-    `apis_needed` are the namespaces or services the program's types need (`apis_unknown` the types
-    spotkube can't place); `apis_enabled` what the subscription or project has registered or enabled.
-    `held` is every role assignment each named principal holds, read back into the identity table's
-    terms (its scopes, its `Role`s), unless reading them was refused (`unreadable`). `sizes` the cloud
-    judges itself: it knows how it restricts a size.
-    """
+    """A cloud's answer, and how to word its fixes. `apis_unknown`: the types spotkube can't place;
+    `held`: each principal's role assignments in the identity table's terms, unless reading them was
+    refused (`unreadable`); `sizes` the cloud judges itself, knowing how it restricts a size."""
 
     where: str
     apis_what: str

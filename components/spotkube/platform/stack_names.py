@@ -34,11 +34,8 @@ def check_stack_name(name: str, option: str = "--stack") -> str:
 
 
 def stack_name(project: Project, given: str, option: str = "--stack") -> str:
-    """The stack part of `given` (`NAME`, `ORG/NAME` or `ORG/PROJECT/NAME`), checked against `project`.
-
-    Raises StackNameError (a user error, exit 2) for a malformed name, and for a PROJECT other than
-    the one named in the project's Pulumi.yaml.
-    """
+    """The stack part of `given`, checked against `project`: StackNameError (exit 2) for a malformed
+    name or a PROJECT other than Pulumi.yaml's."""
     parts = given.split("/")
     if len(parts) > 3 or not all(_valid(part) for part in parts):
         raise StackNameError(f"{option} {shown(given)}: not a stack name; use NAME, ORG/NAME or ORG/PROJECT/NAME, each "
