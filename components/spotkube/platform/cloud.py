@@ -63,17 +63,11 @@ class PoolGpu:
 
 @record
 class RegisteredPool:
-    """One node pool as the program registers it: the one read-side record of a pool. Each cloud's
-    reader makes it from a registered resource's inputs, as the cloud API sees them; the plan's pool table
-    and JSON (`camel_json`, in field order), its cost, quota, fallback and startup, and the policy pack's
-    guardrails all read it, so they can never disagree about what a registration asks the cloud for.
-
-    `capacity` comes from the cloud fields (what is really requested), not from spotkube's capacity
-    label (which only claims it). `name` and `role` come from the contract's labels, which every
-    spotkube pool carries; `cloud_name` is the name the cloud knows it by, which differs for a
-    control-plane pool whose name is versioned. The plan completes the record with the pool's contract
-    when the stack exports it (`with_contract`): `labels` then holds every node label (declared,
-    cloud-added, well-known) and `zone_labels` the zone label's values.
+    """One node pool as the program registers it, read by each cloud from a resource's inputs: the plan's
+    tables, cost, quota, fallback and startup and the policy pack all read this one record, so they never
+    disagree about what a registration asks for. `capacity` comes from the cloud fields (what is really
+    requested), not from spotkube's label (which only claims it); `name` and `role` from the contract's
+    labels; `cloud_name` differs for a versioned control-plane pool (`with_contract` completes the rest).
     """
 
     name: str = field(init=False)
@@ -283,8 +277,8 @@ class Cloud(ABC):
     #: The taint key the cloud puts on nodes that come through those requests, which a pod consuming one
     #: tolerates (any value, NoSchedule); None: they carry none of their own.
     provisioning_request_taint: ClassVar[str | None] = None
-    #: The module whose `COMMANDS` (a `CommandSupport`) says what spotkube's commands do on the cloud
-    #: (`clouds/<cloud>/commands.py`): named, not held, so a plan never loads what only commands need.
+    #: The module whose `COMMANDS` (`clouds/<cloud>/commands.py`) serves spotkube's commands: named, not
+    #: held, so a plan never loads it.
     commands_module: ClassVar[str]
     #: Whose cloud it is, in prose ("an Azure region"), and what an identity is called there (the
     #: principal `spotkube doctor --deploy` takes): the words only the cloud's folder spells.
@@ -392,10 +386,8 @@ class Cloud(ABC):
         return "pull"
 
     def offline_outputs(self, type_token: str, name: str, inputs: Mapping[str, Any]) -> Mapping[str, Any]:
-        """The stand-in for the cloud under Pulumi's mocks (`clouds/<cloud>/offline.py`, answered by
-        `spotkube.testing.SpotkubeMocks` and the offline plan): the outputs the cloud computes for a
-        registered resource that the component, or a consumer's program wiring its own resources into
-        it, reads. Obviously fake values, shaped like the real ones."""
+        """Under Pulumi's mocks (`clouds/<cloud>/offline.py`): the outputs the cloud would compute for a
+        registered resource that a program reads, as obviously fake values shaped like the real ones."""
         return {}
 
     def offline_answer(self, token: str) -> Mapping[str, Any] | None:

@@ -26,7 +26,7 @@ from spotkube.platform.config_types import STACK_FILE_KEYS, config_types
 from spotkube.platform.errors import Problem, SpecError, StackNotFound
 from spotkube.platform.input_messages import cut, field_at, finite_hint, shown
 from spotkube.platform.records import record
-from spotkube.platform.spec import CONFIG_NAMESPACE, PlatformSpec, config_key
+from spotkube.platform.spec import CONFIG_KEYS, CONFIG_NAMESPACE, PlatformSpec, config_key
 from spotkube.platform.strict_yaml import CORE_TAGS, KeyPath, YamlDocument, dotted, load_yaml
 from spotkube.platform.validation import deployable, parse_spec
 
@@ -550,14 +550,13 @@ def read_spec(config: Mapping[str, str], project: Project, stack: str, clouds: C
     as its text, and an empty string (also what null becomes) is a key without a value."""
     source = project.relative(project.stack_file(stack))
     prefix = f"{CONFIG_NAMESPACE}:"
-    known = {field.alias or name for name, field in PlatformSpec.model_fields.items()}
     values: dict[str, Any] = {}
     empty: list[Problem] = []
     for key in sorted(config):
         if not key.startswith(prefix):
             continue
         name, text = key[len(prefix):], config[key]
-        if text == "" and name in known:
+        if text == "" and name in CONFIG_KEYS:
             default = project.defaults.get(key)
             fallback = f"the default {shown(default)}" if default not in (None, {}, []) else "its default"
             empty.append(Problem(config_key(name), "has no value: Pulumi hands an empty value, null and ~ to the "
