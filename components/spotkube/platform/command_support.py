@@ -40,9 +40,7 @@ class DeployAccess:
 @record
 class CommandSupport:
     """What spotkube's commands do on this cloud: its own flags, the new stack's template, the CI
-    identities' calls and roles, and the live reads and actions that need the cloud's SDK or CLI.
-    Each cloud's lives in `clouds/<cloud>/commands.py`, which loads when a command first asks for it
-    (`Cloud.commands`), never with a plan."""
+    identities' calls and roles, and the live reads and actions that need the cloud's SDK or CLI."""
 
     #: The cloud's own flags on spotkube's commands, and its bootstrap stack's settings.
     options: CommandOptions

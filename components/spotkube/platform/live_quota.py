@@ -30,12 +30,8 @@ class Usage:
 
 @record
 class QuotaCheck:
-    """One quota the stack counts against, with the live numbers and the verdict.
-
-    `short`: the limit itself is below the need, so the apply fails whatever else runs there;
-    `tight`: the limit would do, but not with what is in use now (which includes this stack's own
-    nodes when it is deployed); `unknown`: the cloud lists none of the quotas.
-    """
+    """One quota the stack counts against, with the live numbers and the verdict: `short`, the limit
+    itself is below the need; `tight`, not with what is in use now (this stack's own nodes included)."""
 
     quota: str
     scope: Scope
