@@ -177,15 +177,11 @@ def kubernetes_kinds(registrations: Iterable[Registered]) -> set[KubernetesKind]
     """The Kubernetes kinds the program applies: the ones it registers (providers and components
     excluded), and Kubeflow's, Kueue's and Trainer's (with its runtimes), which the provider renders or reads at
     deploy time."""
+    rendered = {KUBEFLOW_TYPE: RENDERED_KINDS, KUEUE_TYPE: KUEUE_KINDS,
+                TRAINER_TYPE: (*TRAINER_KINDS, (TRAINER_API_VERSION, RUNTIME_KIND))}
     kinds = set()
     for registration in registrations:
-        if registration.type == KUBEFLOW_TYPE:
-            kinds |= {KubernetesKind.of(api_version, kind) for api_version, kind in RENDERED_KINDS}
-        if registration.type == KUEUE_TYPE:
-            kinds |= {KubernetesKind.of(api_version, kind) for api_version, kind in KUEUE_KINDS}
-        if registration.type == TRAINER_TYPE:
-            kinds |= {KubernetesKind.of(api_version, kind) for api_version, kind in TRAINER_KINDS}
-            kinds.add(KubernetesKind.of(TRAINER_API_VERSION, RUNTIME_KIND))
+        kinds |= {KubernetesKind.of(api_version, kind) for api_version, kind in rendered.get(registration.type, ())}
         match = _KUBERNETES_TYPE.match(registration.type)
         if match and match["kind"] not in ("Provider",) and match["group"] not in ("kustomize", "yaml"):
             group = "" if match["group"] == "core" else match["group"]
