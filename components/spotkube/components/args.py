@@ -1,7 +1,6 @@
-"""The typed args of the add-on components, generated from `spotkube.platform.spec` by `python -m
-spotkube.cli.reference write`; do not edit: change the models (or `spotkube.platform.args_source` for the keys
-they don't have) and regenerate. They are the components' public, cross-language API, as the cluster
-components' are; none of them accepts an Output.
+"""The typed args of the add-on components, generated from `spotkube.platform.spec` (and
+`spotkube.platform.args_source`) by `python -m spotkube.cli.reference write`; do not edit. None accepts an
+Output.
 """
 
 from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict
@@ -10,11 +9,8 @@ if TYPE_CHECKING:
     NvidiaDevicePluginMigStrategy = Literal["single", "mixed"]
 else:
     NvidiaDevicePluginMigStrategy = str
-"""Each closed set of values, as a type checker sees it (`Literal`) and as it is at run time
-(`str`): Pulumi's component analyzer, which derives the cross-language schema from these TypedDicts,
-accepts no `Literal` (nor any union other than an optional), so the schema types them as strings and
-the component's checks name the accepted values; mypy and pyright refuse any other value before the
-program runs."""
+"""`Literal` for type checkers, `str` at run time: Pulumi's analyzer accepts no `Literal`, so the
+schema types them as strings and the component's checks name the accepted values."""
 
 
 class NvidiaDevicePluginArgs(TypedDict):

@@ -1,16 +1,8 @@
-"""The components' args TypedDicts, generated as Python source from the spec models.
+"""The components' args TypedDicts, written out as Python source from the spec models.
 
-The args are the components' public, cross-language API: Pulumi's component analyzer derives the
-package schema (and every language's SDK) from their TypedDicts, and it reads each key's
-description from the docstring under it in the module's *source* (`inspect.getsource`), so
-TypedDicts built at run time would lose every description. This module therefore writes them out:
-one module per cloud (`spotkube/clouds/<cloud>/args.py`, from `Cloud.spec_model`) and one for
-the add-ons (`spotkube/components/args.py`). A cloud's types carry its title (`AksGpuPoolArgs`), so
-each cluster component has its own and an AKS user is never offered a GKE field, nor the reverse.
-
-`spotkube.cli.reference write` writes the modules with the other generated files, and the reference
-test fails while one is stale, so nothing can drift. Pure module: no Pulumi (the generated modules
-import it, this one only writes their text).
+Pulumi's analyzer reads each key's description from the docstring under it in the module's source
+(`inspect.getsource`), so TypedDicts built at run time would lose every description. A cloud's types
+carry its title (`AksGpuPoolArgs`), so an AKS user is never offered a GKE field, nor the reverse.
 """
 
 from __future__ import annotations
@@ -49,18 +41,13 @@ NOT_CLUSTER_ARGS = ("cloud", "cost", "device_plugin", "kubeflow", "kueue", "trai
                     "acknowledgements")
 PACKAGE = Path(__file__).resolve().parents[1]
 
-LITERALS_NOTE = '''"""Each closed set of values, as a type checker sees it (`Literal`) and as it is at run time
-(`str`): Pulumi's component analyzer, which derives the cross-language schema from these TypedDicts,
-accepts no `Literal` (nor any union other than an optional), so the schema types them as strings and
-the component's checks name the accepted values; mypy and pyright refuse any other value before the
-program runs."""'''
+LITERALS_NOTE = '''"""`Literal` for type checkers, `str` at run time: Pulumi's analyzer accepts no `Literal`, so the
+schema types them as strings and the component's checks name the accepted values."""'''
 
 INPUT_ALIAS = '''_T = TypeVar("_T")
 
 Input = _T | Awaitable[_T] | Output[_T]
-"""`pulumi.Input[T]`, spelt without its string forward reference to `Output[T]` so that
-`typing.get_type_hints` resolves these TypedDicts; Pulumi's analyzer reads the two alike (an input
-that accepts an output, not `plain`)."""
+"""`pulumi.Input[T]` without its forward reference to `Output[T]`, so `typing.get_type_hints` resolves it."""
 '''
 
 
@@ -209,24 +196,30 @@ def _docstring(text: str, indent: str) -> list[str]:
     return [f'{indent}"""{text}"""'] if text else []
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
+    """A default as YAML and JSON hold it: tuples become lists."""
     return list(value) if isinstance(value, tuple) else value
+
+
+#: Fields whose default is the cloud's: (shared model, field) -> the `Cloud` attribute that holds it.
+CLOUD_DEFAULTS = {(SystemPool, "machine"): "default_machine", (PlatformPool, "machine"): "default_machine",
+                  (ClusterSettings, "channel"): "default_channel"}
+
+
+def short_default(value: Any) -> str:
+    """A default that says something, as text ("" for none, an empty list or a settings model)."""
+    if value is None or isinstance(value, BaseModel) or (isinstance(value, tuple | list | dict) and not value):
+        return ""
+    return json.dumps(plain(value)) if isinstance(value, bool | int | float | list | tuple | dict) else str(value)
 
 
 def default_words(model: type[BaseModel], name: str, info: FieldInfo, cloud: Cloud | None) -> str:
     """` Default: X.` for a field the args may leave out, when its default says something."""
-    filled = {(SystemPool, "machine"): "default_machine", (PlatformPool, "machine"): "default_machine",
-              (ClusterSettings, "channel"): "default_channel"}
-    for (shared, field_name), attribute in filled.items():
+    for (shared, field_name), attribute in CLOUD_DEFAULTS.items():
         if cloud is not None and field_name == name and issubclass(model, shared):
             return f" Default: `{getattr(cloud, attribute)}`."
-    if info.is_required():
-        return ""
-    value = info.get_default(call_default_factory=True)
-    if value is None or isinstance(value, BaseModel) or (isinstance(value, tuple | list | dict) and not value):
-        return ""
-    shown = json.dumps(_plain(value)) if isinstance(value, bool | int | float | list | tuple | dict) else str(value)
-    return f" Default: `{shown}`."
+    shown = "" if info.is_required() else short_default(info.get_default(call_default_factory=True))
+    return f" Default: `{shown}`." if shown else ""
 
 
 def _extra(extra: Extra) -> list[str]:
@@ -310,8 +303,8 @@ def cluster_args(cloud: Cloud) -> list[ArgsType]:
 
     visit(root, NOT_CLUSTER_ARGS)
     names = {model: _args_name(cloud, model) for model in order}
-    out = [ArgsType(names[m], m, _docstring_of(m), nested=names) for m in order]
-    about = _docstring_of(root)
+    out = [ArgsType(names[m], m, docstring_of(m), nested=names) for m in order]
+    about = docstring_of(root)
     component = cluster_args_name(cloud).removesuffix("Args")
     out.append(ArgsType(cluster_args_name(cloud), root, f"The args of `{component}`: {about[:1].lower()}{about[1:]}",
                         exclude=NOT_CLUSTER_ARGS, nested=names, extra=(CHECKPOINT_STORE_ARG,)))
@@ -332,7 +325,7 @@ def node_pool_args(cloud: Cloud, nested: Mapping[type[BaseModel], str]) -> ArgsT
                     "machine without a GPU makes a CPU pool.", extra=extras, nested=nested)
 
 
-def _docstring_of(model: type[BaseModel]) -> str:
+def docstring_of(model: type[BaseModel]) -> str:
     return " ".join((model.__doc__ or "").split())
 
 
@@ -345,13 +338,8 @@ def args_module_path(cloud: Cloud) -> Path:
 def cloud_args_source(cloud: Cloud) -> str:
     component = cluster_args_name(cloud).removesuffix("Args")
     doc = (f"The typed args of `{component}`, generated from `{cloud.spec_model.__module__}` by `{REGENERATE}`; "
-           "do not edit: change the models and regenerate (the reference test fails while this file is stale). "
-           "They are the component's public, cross-language API: `pulumi package add` derives its schema from "
-           "them and from the docstrings below. They use only primitives, lists, dicts and nested TypedDicts, each "
-           "named for the cloud, so no other cloud's field is offered. Only the cluster settings the spec marks "
-           "`Wired` (a consumer wires them from another resource) are `Input[...]`, which the analyzer marks as "
-           "accepting outputs; every other field decides the plan, which is validated before anything is "
-           "registered, so it is a plain value.")
+           "do not edit. The cross-language schema is derived from them and their docstrings; only `Wired` "
+           "settings are `Input[...]`, every other field decides the plan and is a plain value.")
     return module_source(doc, cluster_args(cloud), cloud)
 
 
@@ -380,11 +368,11 @@ def addon_args(clouds: Clouds) -> tuple[ArgsType, ...]:
                  "`NvidiaDevicePlugin.for_cluster` (Python only): the cluster gives the cloud and the GPU pools' "
                  "taints.", exclude=("enabled",)),
         ArgsType("KubeflowPipelinesArgs", KubeflowSettings, "The args of `KubeflowPipelines`: "
-                 f"{_docstring_of(KubeflowSettings)}", exclude=("enabled",)),
-        ArgsType("KueueArgs", KueueSettings, f"The args of `Kueue`: {_docstring_of(KueueSettings)}",
+                 f"{docstring_of(KubeflowSettings)}", exclude=("enabled",)),
+        ArgsType("KueueArgs", KueueSettings, f"The args of `Kueue`: {docstring_of(KueueSettings)}",
                  exclude=("enabled",)),
         ArgsType("KubeflowTrainerArgs", TrainingSettings,
-                 f"The args of `KubeflowTrainer`: {_docstring_of(TrainingSettings)}",
+                 f"The args of `KubeflowTrainer`: {docstring_of(TrainingSettings)}",
                  exclude=("enabled", "checkpoint_store")),
     )
 
@@ -393,10 +381,8 @@ ADDON_ARGS_PATH = PACKAGE / "components" / "args.py"
 
 
 def addon_args_source(clouds: Clouds) -> str:
-    doc = (f"The typed args of the add-on components, generated from `spotkube.platform.spec` by `{REGENERATE}`; "
-           "do not edit: change the models (or `spotkube.platform.args_source` for the keys they don't have) and "
-           "regenerate. They are the components' public, cross-language API, as the cluster components' are; none "
-           "of them accepts an Output.")
+    doc = (f"The typed args of the add-on components, generated from `spotkube.platform.spec` (and "
+           f"`spotkube.platform.args_source`) by `{REGENERATE}`; do not edit. None accepts an Output.")
     return module_source(doc, addon_args(clouds))
 
 

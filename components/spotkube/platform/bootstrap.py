@@ -1,9 +1,7 @@
 """The bootstrap stack's settings: which repository's workflows get CI identities, for which stacks.
 
-The bootstrap (infra/bootstrap/) is run once per cloud by an administrator; it creates the preview
-and deploy identities of GitHub Actions, trusting the repository's OIDC tokens, with the roles
-docs/identities.md lists. Its stack file is checked like the platform's: one message naming the file,
-the key, the value and what is accepted, before anything is registered. Pure module: no Pulumi.
+The bootstrap (infra/bootstrap/) creates the preview and deploy identities of GitHub Actions with the
+roles docs/identities.md lists; its stack file is checked like the platform's. Pure module: no Pulumi.
 """
 
 from __future__ import annotations
@@ -16,8 +14,8 @@ from typing import Annotated, Any, ClassVar
 from pydantic import BeforeValidator, Field, ValidationError, model_validator
 
 from spotkube.platform.errors import Problem, SpecError
-from spotkube.platform.input_messages import describe, did_you_mean, shown
-from spotkube.platform.spec import CONFIG_NAMESPACE, Flag, Text, _Model
+from spotkube.platform.input_messages import accepted_keys, describe, did_you_mean, shown
+from spotkube.platform.spec import Flag, Text, _Model, config_key
 
 #: GitHub's `owner/repo`: an owner of up to 39 letters, digits and hyphens, neither first nor last; a
 #: name of letters, digits, `.`, `_` and `-` (docs.github.com: "repository names can only contain ASCII
@@ -184,41 +182,33 @@ class BootstrapSpec(_Model):
         return {BACKEND_VARIABLE: prod_backend_url(self.backend_url, environment) if prod else self.backend_url}
 
 
-def _keys(model: type[BootstrapSpec]) -> list[str]:
-    """A model's settings as the stack file spells them."""
-    return [field.alias or name for name, field in model.model_fields.items()]
-
-
-def _key(name: str) -> str:
-    return f"{CONFIG_NAMESPACE}:{name}"
-
-
 def parse_bootstrap(values: Mapping[str, Any], source: str, specs: Mapping[str, type[BootstrapSpec]]) -> BootstrapSpec:
     """Validate the bootstrap stack's settings (keys without namespace) with its cloud's model (`specs`,
     by cloud); every problem at once. A setting of another cloud is named as that cloud's."""
-    known = sorted({key for model in (BootstrapSpec, *specs.values()) for key in _keys(model)})
-    problems = [Problem(_key(key), f"is not a bootstrap setting; accepted: {', '.join(known)}"
+    known = sorted({key for model in (BootstrapSpec, *specs.values()) for key in accepted_keys(model, "stack")})
+    problems = [Problem(config_key(key), f"is not a bootstrap setting; accepted: {', '.join(known)}"
                         f"{did_you_mean(key, known)}") for key in values if key not in known]
     cloud = values.get("cloud")
     model = specs.get(cloud, BootstrapSpec) if isinstance(cloud, str) else BootstrapSpec
     if isinstance(cloud, str) and cloud not in specs:
-        problems.append(Problem(_key("cloud"), f"{shown(cloud)} is not accepted; use {' or '.join(map(repr, specs))}"))
-    own = set(_keys(model))
+        problems.append(Problem(config_key("cloud"),
+                                f"{shown(cloud)} is not accepted; use {' or '.join(map(repr, specs))}"))
+    own = set(accepted_keys(model, "stack"))
     try:
         spec = model.model_validate({k: v for k, v in values.items() if k in own})
     except ValidationError as err:
         for error in err.errors():
             path = ".".join(str(part) for part in error["loc"]) or "config"
-            problems.append(Problem(_key(path), describe(error, model, "stack")))
+            problems.append(Problem(config_key(path), describe(error, model, "stack")))
         raise SpecError(source, problems) from None
     foreign = next(((other, key) for other, other_model in specs.items() if other != spec.cloud
-                    for key in _keys(other_model) if key in values and key not in own), None)
+                    for key in accepted_keys(other_model, "stack") if key in values and key not in own), None)
     if foreign is not None:
-        problems.append(Problem(_key("config"), f"{foreign[1]} is a {foreign[0]} setting; remove it from a "
+        problems.append(Problem(config_key("config"), f"{foreign[1]} is a {foreign[0]} setting; remove it from a "
                                 f"{spec.cloud} bootstrap stack"))
     backend = spec.backend_problem()
     if backend is not None:
-        problems.append(Problem(_key(backend[0]), backend[1]))
+        problems.append(Problem(config_key(backend[0]), backend[1]))
     if problems:
         raise SpecError(source, problems)
     return spec
@@ -232,7 +222,7 @@ STRUCTURED = {"stacks": "a list of stack names; write e.g. [<cloud>-dev-<region>
 
 def read_bootstrap(config: Mapping[str, str], source: str, specs: Mapping[str, type[BootstrapSpec]]) -> BootstrapSpec:
     """The settings from config as Pulumi hands them to the program: `stacks` as JSON, the rest as text."""
-    prefix = _key("")
+    prefix = config_key("")
     values: dict[str, Any] = {}
     for key, text in config.items():
         if not key.startswith(prefix):
@@ -242,7 +232,8 @@ def read_bootstrap(config: Mapping[str, str], source: str, specs: Mapping[str, t
             try:
                 values[name] = json.loads(text)
             except json.JSONDecodeError:
-                raise SpecError(source, [Problem(_key(name), f"{shown(text)} is not {STRUCTURED[name]}")]) from None
+                problem = Problem(config_key(name), f"{shown(text)} is not {STRUCTURED[name]}")
+                raise SpecError(source, [problem]) from None
         else:
             values[name] = text
     return parse_bootstrap(values, source, specs)

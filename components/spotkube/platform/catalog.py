@@ -1,34 +1,12 @@
 """The GPU catalog: the machines that carry GPUs, where each cloud offers them, and facts per GPU.
 
-Why a catalog file and not code: the clouds ship GPU sizes several times a year, and a GPU pool is
-only as useful as the machines it accepts. `spotkube catalog refresh` rebuilds a cloud's part of
-this catalog from the cloud's own API (Azure's Resource SKUs, Compute Engine's machine and
-accelerator types) and writes it to the user's catalog file, which overrides the copy shipped in
-the package, the same way a user's price file overrides the bundled prices (`user_files`). Every
-cloud section carries its date and source, and the plan states them, so a stale catalog looks
-stale. How it is built, refreshed and overridden: docs/catalog.md.
-
-Where the shipped copy lives: the GPU facts, which belong to no cloud, in `catalog.json` beside this
-module; each cloud's part in its own folder (`clouds/<cloud>/catalog.json`), which its profile names
-(`Cloud.catalog_file`). This module never names a cloud: the registry hands the parts over.
-
-What is in it:
-
-- `gpus`: facts per GPU type in spotkube's neutral vocabulary (GKE's accelerator names), the ones
-  no cloud API reports: memory per GPU and whether the GPU can be split with MIG. Sharing rules
-  read them here.
-- per cloud, `machines`: every machine that comes with GPUs, with its GPU type, the GPUs its nodes
-  advertise (`count`), the share of one physical GPU each of them is (`share`, for partitioned sizes
-  such as Azure's NVads A10 v5), vCPUs, memory, spot support and the regions and zones offering it;
-- per cloud, `accelerators`: GPU types and the zones offering them (GKE, whose N1 machines take a
-  GPU chosen apart from the machine);
-- per cloud, `regions`: the regions whose offer the catalog knows completely, with their zones. In
-  such a region a machine without an entry is not offered; elsewhere the catalog can't say;
-- per cloud, `cpuFamilies`: machine families (GKE) or series (AKS) that carry no GPU at all, so a
-  message can say so truthfully. A machine in none of these is "not in the catalog", never "without
-  GPUs".
-
-Pure module: no Pulumi, no cloud SDK, no network.
+A file, not code, because the clouds ship GPU sizes several times a year: `spotkube catalog refresh`
+rebuilds a cloud's part from the cloud's API into the user's catalog file, which overrides the shipped
+copy as a user's price file overrides the bundled prices. Every part carries its date and source, which
+the plan states, so a stale catalog looks stale. The GPU facts no cloud API reports live in
+`catalog.json` beside this module, each cloud's part in `clouds/<cloud>/catalog.json`
+(`Cloud.catalog_file`). A machine in no part's `machines` nor `cpuFamilies` is "not in the catalog",
+never "without GPUs". Layout and refresh: docs/catalog.md. Pure module: no Pulumi, no network.
 """
 
 from __future__ import annotations
@@ -43,7 +21,7 @@ from fractions import Fraction
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
@@ -72,17 +50,11 @@ UNKNOWN_OFFER = "catalog-unknown-offer"
 #: GPU types become label values and part of object names (`spotkube-<type>`, at most 63 characters):
 #: lower-case letters, digits and hyphens, starting and ending with a letter or digit.
 GPU_TYPE_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,52}[a-z0-9])?$"
-_GPU_TYPE = re.compile(GPU_TYPE_PATTERN)
-
-
-def is_gpu_type_name(name: str) -> bool:
-    """Whether `name` can be a GPU type (see GPU_TYPE_PATTERN)."""
-    return bool(_GPU_TYPE.fullmatch(name))
 
 
 def declared_gpu_problem(gpu_type: str) -> str | None:
     """Why a GPU type declared for a machine the catalog doesn't know can't be used, or None."""
-    if is_gpu_type_name(gpu_type):
+    if re.fullmatch(GPU_TYPE_PATTERN, gpu_type):
         return None
     return (f"GPU type {shown(gpu_type)} can't be a GPU type: it becomes a node label value and part of the "
             "GPU's compute class name, so use at most 54 lower-case letters, digits and hyphens, e.g. "
@@ -255,24 +227,30 @@ class Catalog(_Model):
 # --- Reading and writing ---------------------------------------------------------------------------
 
 
-
 _LAYOUT = ('a catalog file is a JSON object {"schemaVersion": 1, "clouds": {"<cloud>": '
            '{"date": "YYYY-MM-DD", "source": "...", "machines": {...}}}} as `spotkube catalog refresh` writes it; '
            'see docs/catalog.md')
 
 
-def parse_catalog(text: str, where: str) -> Catalog:
-    """A catalog from its JSON text; every problem is a CatalogFileError naming `where` and the key."""
+_Parsed = TypeVar("_Parsed", Catalog, CloudCatalog)
+
+
+def _parse(model: type[_Parsed], text: str, where: str, layout: str) -> _Parsed:
+    """A catalog (or part) from its JSON text; every problem is a CatalogFileError naming `where` and the key."""
     try:
         data: Any = json.loads(text, parse_float=Decimal)
     except json.JSONDecodeError as err:
-        raise CatalogFileError(f"{where}: not JSON (line {err.lineno}, column {err.colno}: {err.msg}); "
-                               f"{_LAYOUT}") from None
+        raise CatalogFileError(f"{where}: not JSON (line {err.lineno}, column {err.colno}: {err.msg})"
+                               f"{layout and '; '}{layout}") from None
     try:
-        return Catalog.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as err:
-        problems = [*(f"{where}: {p}" for p in validation_problems(err)), f"{where}: {_LAYOUT}"]
+        problems = [*(f"{where}: {p}" for p in validation_problems(err)), *([f"{where}: {layout}"] if layout else [])]
         raise CatalogFileError("\n".join(problems)) from None
+
+
+def parse_catalog(text: str, where: str) -> Catalog:
+    return _parse(Catalog, text, where, _LAYOUT)
 
 
 #: Each cloud's shipped part of the catalog, by the catalog's name for the cloud (aks, gke): the files
@@ -292,15 +270,7 @@ def bundled_facts_path() -> Path:
 
 
 def parse_part(text: str, where: str) -> CloudCatalog:
-    """One cloud's part from its JSON text; every problem is a CatalogFileError naming `where` and the key."""
-    try:
-        data: Any = json.loads(text, parse_float=Decimal)
-    except json.JSONDecodeError as err:
-        raise CatalogFileError(f"{where}: not JSON (line {err.lineno}, column {err.colno}: {err.msg})") from None
-    try:
-        return CloudCatalog.model_validate(data)
-    except ValidationError as err:
-        raise CatalogFileError("\n".join(f"{where}: {p}" for p in validation_problems(err))) from None
+    return _parse(CloudCatalog, text, where, "")
 
 
 @functools.lru_cache(maxsize=8)
@@ -352,13 +322,8 @@ def _user_catalog(path: Path, mtime_ns: int, size: int) -> Catalog:
 
 
 def _user_stamp(user_file: Path | None) -> tuple[Path, int, int] | None:
-    """The user's catalog file with its change stamp, or None when there is none: looked up once per
-    plan (`plan_scope`), so that every pool of a plan reads the same catalog.
-
-    The user file is `user_file` when given, else the file $SPOTKUBE_CATALOG names (both must
-    exist), else `catalog.json` in the user's config directory when it exists: the same rule as the
-    price file's.
-    """
+    """The user's catalog file with its change stamp, or None: looked up once per plan (`plan_scope`),
+    so that every pool of a plan reads the same catalog."""
     return once(("catalog file", user_file), lambda: _stamp(user_file))
 
 
@@ -378,12 +343,8 @@ def _merged(parts: tuple[tuple[str, Traversable], ...], path: Path, mtime_ns: in
 
 
 def gpu_catalog(parts: CatalogParts, user_file: Path | None = None) -> Catalog:
-    """The catalog validation and the plan use: the bundled one with the user's catalog file over it.
-
-    The user file is `user_file` when given, else the file $SPOTKUBE_CATALOG names (both must
-    exist), else `catalog.json` in the user's config directory when it exists. A file that can't be
-    used raises CatalogFileError.
-    """
+    """The catalog validation and the plan use: the bundled one with the user's catalog file
+    (`CATALOG_FILE`'s rule) over it; a file that can't be used raises CatalogFileError."""
     stamp = _user_stamp(user_file)
     if stamp is None:
         return bundled_catalog(parts)
@@ -391,10 +352,8 @@ def gpu_catalog(parts: CatalogParts, user_file: Path | None = None) -> Catalog:
 
 
 def cloud_part(cloud: str, bundled: Traversable, user_file: Path | None = None) -> CloudCatalog:
-    """One cloud's part in use: the user's catalog file's when it has one, else the shipped file's.
-
-    A cloud asks this for itself (its profile can't reach the registry that knows every cloud), for
-    every machine it looks up: a plan finds the part once."""
+    """One cloud's part in use: the user's catalog file's when it has one, else the shipped file's; a
+    cloud asks it for every machine it looks up (it can't reach the registry), so a plan finds it once."""
     return once(("catalog part", cloud, bundled, user_file), lambda: _cloud_part(cloud, bundled, user_file))
 
 
@@ -471,11 +430,8 @@ def refresh_command(cloud: str) -> str:
 def catalog_warnings(spec: PlatformSpec, catalog: Catalog, knows: Callable[[str], bool]) -> tuple[CatalogWarning, ...]:
     """A warning per GPU pool of the resolved `spec` whose machine the stack's cloud's part of `catalog`
     doesn't know (`knows`: the cloud's own test, which knows sizes a catalog may lack), then one per GPU
-    pool whose machine it knows but not whether the stack's region offers it. A region it knows without
-    the machine is the cloud's rules' to refuse.
-
-    Here, beside the catalog, so the plan's judges and the cluster components (which log them under
-    `pulumi up`) run the one rule."""
+    pool whose machine it knows but not whether the stack's region offers it. Beside the catalog, so the
+    plan's judges and the cluster components (which log them under `pulumi up`) run the one rule."""
     section = catalog.cloud(spec.cloud)
     unlisted = tuple(
         CatalogWarning(UNLISTED_SIZE, pool.name, (

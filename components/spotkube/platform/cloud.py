@@ -1,9 +1,7 @@
 """What a cloud is to the neutral code: the `Cloud` base class, which each cloud's folder subclasses.
 
-The rest of the core asks a cloud's instance (`spotkube.clouds.CLOUDS[name]`) instead of branching on
-the cloud's name, so adding a cloud means one new folder and one registry line, not edits across the
-code base (docs/architecture.md, "Adding a cloud"). Also here: the shapes a cloud reads registered
-resources into (`RegisteredPool`, `AutoscalerFacts`) and the helpers its readers share.
+The core asks a cloud's instance (`spotkube.clouds.CLOUDS[name]`) instead of branching on its name, so
+adding a cloud is one folder and one registry line (docs/architecture.md, "Adding a cloud").
 """
 
 from __future__ import annotations
@@ -65,17 +63,11 @@ class PoolGpu:
 
 @record
 class RegisteredPool:
-    """One node pool as the program registers it: the one read-side record of a pool. Each cloud's
-    reader makes it from a registered resource's inputs, as the cloud API sees them; the plan's pool table
-    and JSON (`camel_json`, in field order), its cost, quota, fallback and startup, and the policy pack's
-    guardrails all read it, so they can never disagree about what a registration asks the cloud for.
-
-    `capacity` comes from the cloud fields (what is really requested), not from spotkube's capacity
-    label (which only claims it). `name` and `role` come from the contract's labels, which every
-    spotkube pool carries; `cloud_name` is the name the cloud knows it by, which differs for a
-    control-plane pool whose name is versioned. The plan completes the record with the pool's contract
-    when the stack exports it (`with_contract`): `labels` then holds every node label (declared,
-    cloud-added, well-known) and `zone_labels` the zone label's values.
+    """One node pool as the program registers it, read by each cloud from a resource's inputs: the plan's
+    tables, cost, quota, fallback and startup and the policy pack all read this one record, so they never
+    disagree about what a registration asks for. `capacity` comes from the cloud fields (what is really
+    requested), not from spotkube's label (which only claims it); `name` and `role` from the contract's
+    labels; `cloud_name` differs for a versioned control-plane pool (`with_contract` completes the rest).
     """
 
     name: str = field(init=False)
@@ -239,15 +231,10 @@ class NodePoolFacts:
 
 
 class Cloud(ABC):
-    """One cloud, as the cloud-neutral code asks it: each cloud's folder defines one subclass
-    (`clouds/<cloud>/profile.py`), whose class attributes are the cloud's facts and whose methods are its
-    rules, its readers of registered resources and its part of the review. The neutral code calls these
-    instead of branching on the cloud's name; `spotkube.clouds.CLOUDS` holds one instance per cloud.
-
-    A fact without a value here must be given by the subclass: `__init_subclass__` names any it leaves
-    out when the cloud is defined, as the abstract methods do when it is instantiated. A method with a
-    body here is what a cloud without the feature answers.
-    """
+    """One cloud, as the cloud-neutral code asks it: each cloud's `clouds/<cloud>/profile.py` subclasses
+    it with the cloud's facts (class attributes) and its rules and readers (methods). A fact without a
+    value here must be given by the subclass (`__init_subclass__` names any left out); a method with a
+    body here is what a cloud without the feature answers."""
 
     # --- What the cloud is --------------------------------------------------------------------------
     #: The cloud's name in a stack (`cloud: aks`) and how messages name it (AKS).
@@ -290,8 +277,8 @@ class Cloud(ABC):
     #: The taint key the cloud puts on nodes that come through those requests, which a pod consuming one
     #: tolerates (any value, NoSchedule); None: they carry none of their own.
     provisioning_request_taint: ClassVar[str | None] = None
-    #: The module whose `COMMANDS` (a `CommandSupport`) says what spotkube's commands do on the cloud
-    #: (`clouds/<cloud>/commands.py`): named, not held, so a plan never loads what only commands need.
+    #: The module whose `COMMANDS` (`clouds/<cloud>/commands.py`) serves spotkube's commands: named, not
+    #: held, so a plan never loads it.
     commands_module: ClassVar[str]
     #: Whose cloud it is, in prose ("an Azure region"), and what an identity is called there (the
     #: principal `spotkube doctor --deploy` takes): the words only the cloud's folder spells.
@@ -399,10 +386,8 @@ class Cloud(ABC):
         return "pull"
 
     def offline_outputs(self, type_token: str, name: str, inputs: Mapping[str, Any]) -> Mapping[str, Any]:
-        """The stand-in for the cloud under Pulumi's mocks (`clouds/<cloud>/offline.py`, answered by
-        `spotkube.testing.SpotkubeMocks` and the offline plan): the outputs the cloud computes for a
-        registered resource that the component, or a consumer's program wiring its own resources into
-        it, reads. Obviously fake values, shaped like the real ones."""
+        """Under Pulumi's mocks (`clouds/<cloud>/offline.py`): the outputs the cloud would compute for a
+        registered resource that a program reads, as obviously fake values shaped like the real ones."""
         return {}
 
     def offline_answer(self, token: str) -> Mapping[str, Any] | None:

@@ -1,11 +1,8 @@
 """The command-line options a cloud adds to spotkube's commands, one small model per command.
 
-`spotkube new-stack`, `catalog refresh`, `prices refresh` and `quota` each take a few settings only
-one cloud reads (an Azure subscription, a Google Cloud project, an API's address). The neutral code
-must not spell them, or a third cloud would edit it: each cloud declares them in its folder as a
-model per command (a subclass of the command's model below, whose fields the neutral code reads),
-each field one flag (`option`), and the CLI builds the flags and their help from the models. Pure
-module: no Pulumi, no CLI framework.
+The neutral code must not spell a cloud's settings (an Azure subscription, a Google Cloud project), so
+each cloud subclasses the command's model below, each field one flag (`option`), and the CLI builds the
+flags and their help from the models. Pure module: no Pulumi, no CLI framework.
 """
 
 from __future__ import annotations

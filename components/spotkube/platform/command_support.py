@@ -1,9 +1,6 @@
 """What spotkube's commands (not its plan) ask a cloud: the `CommandSupport` each cloud's
-`clouds/<cloud>/commands.py` defines as `COMMANDS`.
-
-Apart from the profile (`cloud.Cloud`), which every plan loads, so that a plan never pays for
-defining what only `new-stack`, `doctor`, `quota`, `logs`, `drill` and the refreshes use; the profile
-names the module and `Cloud.commands` imports it on first use.
+`clouds/<cloud>/commands.py` defines as `COMMANDS`, apart from the profile so that a plan never pays
+for loading it (`Cloud.commands` imports it on first use).
 """
 
 from __future__ import annotations
@@ -43,9 +40,7 @@ class DeployAccess:
 @record
 class CommandSupport:
     """What spotkube's commands do on this cloud: its own flags, the new stack's template, the CI
-    identities' calls and roles, and the live reads and actions that need the cloud's SDK or CLI.
-    Each cloud's lives in `clouds/<cloud>/commands.py`, which loads when a command first asks for it
-    (`Cloud.commands`), never with a plan."""
+    identities' calls and roles, and the live reads and actions that need the cloud's SDK or CLI."""
 
     #: The cloud's own flags on spotkube's commands, and its bootstrap stack's settings.
     options: CommandOptions

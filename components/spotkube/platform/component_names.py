@@ -1,15 +1,9 @@
 """What a cluster component's name must be, because the cloud names spotkube registers derive from it.
 
-`AksGpuCluster("ml_gpu", ...)` makes the AKS DNS prefix `ml_gpu-dev`, which AKS refuses; a long
-`GkeGpuCluster` name makes a GKE cluster name over 40 characters. Both would fail in the cloud,
-after other resources exist. Checking the name first fails before anything is registered, with the
-rule. The facts and their sources: docs/platform-facts.md#cluster-component-names.
-
-One rule for every cloud (lower-case letters, digits and hyphens, a letter first, no hyphen last);
-only the length and what the name becomes differ, which each cloud's profile says
-(`Cloud.component_naming`, from `clouds/<cloud>/resources.py`). AKS would accept capitals in a
-DNS prefix, but Azure compares names without case and DNS is case-blind, so spotkube keeps names
-lower-case on every cloud. Pure module: no Pulumi.
+A bad name (`ml_gpu` in an AKS DNS prefix, a GKE cluster name over 40 characters) would fail in the
+cloud after other resources exist, so it is checked first. One rule for every cloud, lower-case
+because Azure and DNS compare names without case; only the length and what the name becomes differ
+(`Cloud.component_naming`). Sources: docs/platform-facts.md#cluster-component-names. Pure module.
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
-"""The coverage table of docs/catalog.md: per GPU size, where the catalog says it is offered and where
-the bundled prices cover it, generated from the shipped data so the page can't drift from it.
-
-Why a table: a team picks a size and a region, and wants to know before planning whether the plan
-will price it. A size is "priced" in a region when the bundled table has both its on-demand and its
-spot row there (GKE N1 GPUs, billed apart from their machine, are not sizes here). Regions offered
-but not priced are named, with the reasons in the price files' `unpriced` lists.
-
-Pure module: no Pulumi; the registry hands over the clouds, and nothing here names one.
+"""The coverage table of docs/catalog.md, generated from the shipped data: per GPU size, where the
+catalog says it is offered and where the bundled prices cover it (both its on-demand and spot row), so
+a team knows before planning whether the plan will price it. Pure module: nothing here names a cloud.
 """
 
 from __future__ import annotations

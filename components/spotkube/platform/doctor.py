@@ -1,10 +1,7 @@
 """What `spotkube doctor` asks a cloud before a stack's first `pulumi up`, and the shape of its answer.
 
-A first `up` on a fresh subscription or project fails half-way on what nobody checked: an API not
-enabled, a provider namespace not registered, a role missing, a quota too small, a size the region
-doesn't offer. Each cloud reads those live (`Cloud.commands.read_access`) into a `LiveAccess`;
-`review/doctor.py` judges it against what the program needs into `Finding`s, one line each. Pure
-module: no Pulumi, no cloud SDK.
+Each cloud reads live what a first `up` would fail on half-way (APIs, provider namespaces, roles,
+quota, sizes) into a `LiveAccess`; `review/doctor.py` judges it. Pure module: no Pulumi, no cloud SDK.
 """
 
 from __future__ import annotations
@@ -76,14 +73,9 @@ class DoctorQuery(TimedQuery):
 
 @record
 class LiveAccess:
-    """A cloud's answer, and how to word its fixes.
-
-    `apis_needed` are the namespaces or services the program's types need (`apis_unknown` the types
-    spotkube can't place); `apis_enabled` what the subscription or project has registered or enabled.
-    `held` is every role assignment each named principal holds, read back into the identity table's
-    terms (its scopes, its `Role`s), unless reading them was refused (`unreadable`). `sizes` the cloud
-    judges itself: it knows how it restricts a size.
-    """
+    """A cloud's answer, and how to word its fixes. `apis_unknown`: the types spotkube can't place;
+    `held`: each principal's role assignments in the identity table's terms, unless reading them was
+    refused (`unreadable`); `sizes` the cloud judges itself, knowing how it restricts a size."""
 
     where: str
     apis_what: str

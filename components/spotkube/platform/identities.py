@@ -1,13 +1,9 @@
 """Who may do what: the calls a preview and a deploy make, and the roles that allow them.
 
-A CI identity with too little fails half-way through a pull request's preview; one with too much is
-a standing risk, since everyone who can push a branch runs code as the preview identity. So the calls
-are worked out from what the program registers and invokes (each cloud's profile says which
-permission each call needs), the roles each identity gets are declared next to them, and the tests
-check every call against the role definitions as the clouds publish them. docs/identities.md is
-generated from the same values. Pure module: no Pulumi.
-
-Why each identity holds what it holds: docs/identities.md.
+A CI identity with too little fails a preview half-way; one with too much is a standing risk, since
+everyone who can push a branch runs code as the preview identity. So the calls are worked out from
+what the program registers, the roles are declared beside them, and the tests check every call
+against the clouds' published role definitions. Why each holds what: docs/identities.md. Pure module.
 """
 
 from __future__ import annotations
@@ -181,15 +177,11 @@ def kubernetes_kinds(registrations: Iterable[Registered]) -> set[KubernetesKind]
     """The Kubernetes kinds the program applies: the ones it registers (providers and components
     excluded), and Kubeflow's, Kueue's and Trainer's (with its runtimes), which the provider renders or reads at
     deploy time."""
+    rendered = {KUBEFLOW_TYPE: RENDERED_KINDS, KUEUE_TYPE: KUEUE_KINDS,
+                TRAINER_TYPE: (*TRAINER_KINDS, (TRAINER_API_VERSION, RUNTIME_KIND))}
     kinds = set()
     for registration in registrations:
-        if registration.type == KUBEFLOW_TYPE:
-            kinds |= {KubernetesKind.of(api_version, kind) for api_version, kind in RENDERED_KINDS}
-        if registration.type == KUEUE_TYPE:
-            kinds |= {KubernetesKind.of(api_version, kind) for api_version, kind in KUEUE_KINDS}
-        if registration.type == TRAINER_TYPE:
-            kinds |= {KubernetesKind.of(api_version, kind) for api_version, kind in TRAINER_KINDS}
-            kinds.add(KubernetesKind.of(TRAINER_API_VERSION, RUNTIME_KIND))
+        kinds |= {KubernetesKind.of(api_version, kind) for api_version, kind in rendered.get(registration.type, ())}
         match = _KUBERNETES_TYPE.match(registration.type)
         if match and match["kind"] not in ("Provider",) and match["group"] not in ("kustomize", "yaml"):
             group = "" if match["group"] == "core" else match["group"]

@@ -1,9 +1,6 @@
-"""How a refusal reads: the value shown short and as text, the accepted types in words a user knows,
-a "did you mean" for a near miss, and the key path as the user spelt it.
-
-Messages about bad input show values with `shown` and keys with `cut`, so a 10 MB value never fills
-a terminal; the views print every message as plain text, never as markup; and a stack file's
-camelCase path becomes the Python API's snake_case one. Pure module: no Pulumi.
+"""How a refusal reads: the value shown short and as text (`shown`, `cut`: a 10 MB value never fills a
+terminal), the accepted types in a user's words, a "did you mean", and the key path as the user spelt
+it. Pure module: no Pulumi.
 """
 
 from __future__ import annotations

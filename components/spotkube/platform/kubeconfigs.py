@@ -1,12 +1,8 @@
 """Reading kubeconfigs, and saying why one would stop `pulumi up` at a login prompt.
 
-`pulumi up` deploys every Kubernetes object through a provider built from the cluster's kubeconfig,
-and nobody is there to answer a login prompt. Static credentials (a token, a client certificate) need
-nobody; an exec plugin may, and only the cloud whose plugin it is knows when: each cloud's
-`kubeconfig` module rewrites its own kubeconfig so it signs in without a person and checks an exec
-user for that (`Cloud.login_problem`: kubelogin on AKS, gke-gcloud-auth-plugin on GKE).
-
-Pure module over kubeconfig text: no Pulumi. `login_problems` is the preflight's check.
+Nobody is there to answer a prompt under `pulumi up`; static credentials need nobody, an exec plugin
+may, and only its cloud knows when (`Cloud.login_problem`). `login_problems` is the preflight's check.
+Pure module: no Pulumi.
 """
 
 from __future__ import annotations

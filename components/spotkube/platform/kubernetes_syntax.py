@@ -1,11 +1,7 @@
-"""Kubernetes' own syntax for label keys and values and for taints, checked before anything is
-registered.
-
-A label or taint that breaks these rules is accepted by the cloud API only to fail later: AKS and GKE
-pass node labels and taints to the kubelet, which refuses to register a node whose labels are
-invalid, so the pool scales up and its nodes never join. The rules are apimachinery's
-`IsQualifiedName` and `IsValidLabelValue` (docs/platform-facts.md#kubernetes-label-syntax). Pure
-module: no Pulumi.
+"""Kubernetes' own syntax for label keys and values and for taints, checked before anything is registered:
+the cloud API accepts a bad label, but the kubelet refuses to register the node, so the pool scales up
+and its nodes never join. apimachinery's `IsQualifiedName` and `IsValidLabelValue`
+(docs/platform-facts.md#kubernetes-label-syntax). Pure module: no Pulumi.
 """
 
 from __future__ import annotations

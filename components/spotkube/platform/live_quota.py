@@ -1,10 +1,7 @@
 """A stack's quota need against a cloud's live limits and usage: `spotkube quota` and `doctor`.
 
-The need itself (`quota`) is part of every plan; what the cloud answers, the query that asks it and
-the verdict are only the live commands', so a plan never loads them. Pure module: the cloud's SDK
-call lives in `clouds/<cloud>/usage_api.py`, behind the cloud's `CommandSupport.read_quota`.
-
-How the needs are counted and checked: docs/quota.md.
+Only the live commands load this (the need itself, `quota`, is every plan's); the SDK call lives in
+`clouds/<cloud>/usage_api.py`. How the needs are counted and checked: docs/quota.md.
 """
 
 from __future__ import annotations
@@ -33,12 +30,8 @@ class Usage:
 
 @record
 class QuotaCheck:
-    """One quota the stack counts against, with the live numbers and the verdict.
-
-    `short`: the limit itself is below the need, so the apply fails whatever else runs there;
-    `tight`: the limit would do, but not with what is in use now (which includes this stack's own
-    nodes when it is deployed); `unknown`: the cloud lists none of the quotas.
-    """
+    """One quota the stack counts against, with the live numbers and the verdict: `short`, the limit
+    itself is below the need; `tight`, not with what is in use now (this stack's own nodes included)."""
 
     quota: str
     scope: Scope

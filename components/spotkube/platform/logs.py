@@ -1,10 +1,8 @@
 """Where a pipeline step's logs are, once its pod is gone: the shape every cloud's answer takes.
 
-KFP archives a step's log to its artifact store only when the pod's `wait` container finishes, and a
-pod deleted with its spot node never gets there; so the logs that outlive an eviction are the ones
-the node's log agent shipped while the step ran (Cloud Logging on GKE, Container Insights on AKS).
-`spotkube logs` prints the exact query and console link for a step's pod or a whole run; each cloud's
-profile writes them (`Cloud.commands.log_query`). Pure module: no Pulumi. Docs: docs/logs.md.
+A pod deleted with its spot node never archives its log to KFP's store, so the logs that outlive an
+eviction are those the node's log agent shipped; `spotkube logs` prints each cloud's query and console
+link (`Cloud.commands.log_query`). Docs: docs/logs.md. Pure module: no Pulumi.
 """
 
 from __future__ import annotations

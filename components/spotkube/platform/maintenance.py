@@ -1,12 +1,8 @@
 """When the cloud may upgrade a pool's nodes, in words a reviewer checks: each pool's upgrade exposure.
 
-A node image update or a Kubernetes upgrade drains every node of a pool, GPU nodes in the middle of a
-ten-hour step included. Each cloud's profile reads, from the registered resources, when it may do
-that (the maintenance window, the busy periods) and how it replaces a node (surge, drain, soak);
-this module is the shape both clouds read into, and its wording, so the plan's posture shows AKS and
-GKE alike ("GPU pool t4spot: node image updates only in Sat 02:00–06:00 UTC; drain waits 60 min").
-
-Pure module: no Pulumi.
+An upgrade drains every node of a pool, GPU nodes in the middle of a long step included. Each cloud
+reads its window, busy periods and replacement settings into this shape, so the plan's posture shows
+the clouds alike ("GPU pool t4spot: node image updates only in Sat 02:00–06:00 UTC"). Pure module.
 """
 
 from __future__ import annotations

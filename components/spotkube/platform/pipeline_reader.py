@@ -1,16 +1,9 @@
-"""Read what the KFP compiler wrote, and the pool contracts a pipeline is checked against.
+"""Read what the KFP compiler wrote into steps, each with the `contract.Placement` its tolerations, node
+selector, affinity and GPU request amount to, for `pipeline_check`. Imports neither kfp nor Pulumi.
 
-A pipeline is compiled long before it meets a cluster. This module turns a compiled pipeline (the
-pipeline spec and the Kubernetes platform spec) into steps, each with the `contract.Placement` its
-tolerations, node selector, affinity and GPU request amount to, so `pipeline_check` can judge them.
-It imports neither kfp nor Pulumi, so it works in the core install; kfp is an optional extra.
-
-What KFP writes differs from a Kubernetes pod spec in three places this reader minds:
-- `nodeSelector` is `{labels: {...}}`, not a plain mapping;
-- `nodeAffinity` is a list of terms: a term without `weight` becomes one of the OR'ed required
-  node selector terms, a term with `weight` a preferred one (the KFP driver does exactly this);
-- the GPU request is the executor's `resources.accelerator` (`resourceType`/`resourceCount`, or
-  the older `type`/`count`), which the KFP driver turns into a container limit of that resource.
+Where KFP differs from a pod spec: `nodeSelector` is `{labels: {...}}`; `nodeAffinity` is a list of
+terms, required without `weight` and preferred with it (as the KFP driver does); the GPU request is
+the executor's `resources.accelerator` (`resourceType`/`resourceCount`, or the older `type`/`count`).
 """
 
 from __future__ import annotations
@@ -84,11 +77,8 @@ class CompiledPipeline:
 
 
 def read_pipeline(path: Path) -> CompiledPipeline:
-    """Read a file written by `kfp.compiler.Compiler().compile(...)`.
-
-    Raises PipelineCheckError naming the file when it is missing, empty, not YAML, or not a
-    compiled KFP pipeline.
-    """
+    """Read a file written by `kfp.compiler.Compiler().compile(...)`; PipelineCheckError names the file
+    when it is missing, empty, not YAML, or not a compiled KFP pipeline."""
     source = str(path)
     try:
         text = path.read_text()
@@ -216,10 +206,8 @@ class _Reader:
 
     def walk(self, component: Mapping[str, Any], prefix: str, inherited: Retry | None,
              ancestors: frozenset[str] = frozenset()) -> Iterator[Step]:
-        """Every pod-running task under a DAG component, sub-pipelines, conditions and loops included.
-
-        A sub-pipeline's retry policy is inherited by the steps inside it that have none of their own.
-        """
+        """Every pod-running task under a DAG component, sub-pipelines, conditions and loops included; a
+        sub-pipeline's retry policy is inherited by the steps inside it that have none of their own."""
         tasks = _mapping(_mapping(component.get("dag"), f"{self.source}: dag").get("tasks"),
                          f"{self.source}: dag.tasks")
         for task_name, task in tasks.items():
@@ -316,12 +304,8 @@ class _Reader:
 
 
 def load_pool_contracts(data: Any, source: str, stack: str | None = None) -> tuple[str, list[PoolContract]]:
-    """Pool contracts from any shape spotkube hands out, with the stack name when it is known.
-
-    Accepted: the `poolContracts` stack output (a list), `pulumi stack output --json` (a mapping
-    with `poolContracts`), `spotkube plan --format json` for one stack (`stack`, `pools`) or for
-    several (`stacks`, then `stack` names the one to use).
-    """
+    """Pool contracts, with the stack name when known, from the `poolContracts` output (a list),
+    `pulumi stack output --json`, or `spotkube plan --format json` for one stack or several (`stack`)."""
     name = stack or ""
     pools: Any = data
     if isinstance(data, Mapping) and "stacks" in data:

@@ -1,14 +1,8 @@
 """Pure decisions about a platform: each pool's taints, labels, limits and scaling priority.
 
-The cloud components only translate a PlatformPlan into resources, so everything a reviewer needs
-to trust (which pool is tainted how, which pool the autoscaler prefers) is decided here, in plain
-data that tests can check without Pulumi.
-
+The cloud components only translate a PlatformPlan into resources, so everything a reviewer must
+trust is decided here, in plain data, including the fallback's completeness (`missing_fallbacks`).
 Why control-plane pools get versioned names: docs/architecture.md#replacing-pools-safely.
-
-The fallback's completeness is decided here too, beside the order it follows (`FALLBACK_ORDER`): a
-GPU type without an on-demand pool has no fallback, which the plan warns about and the cluster
-components log under `pulumi up`, from the one rule (`missing_fallbacks`).
 """
 
 from __future__ import annotations
@@ -23,7 +17,7 @@ from spotkube.platform import contract
 from spotkube.platform.cloud import Cloud
 from spotkube.platform.contract import Capacity, PoolContract, Role, Taint
 from spotkube.platform.records import record
-from spotkube.platform.spec import GpuPool, PlatformSpec, PoolUpgrade, SpotPool
+from spotkube.platform.spec import GpuPool, PlatformSpec, Pool, PoolUpgrade, SpotPool
 from spotkube.platform.warnings import PlanWarning
 
 #: Cluster-autoscaler priority expander tiers: the highest number wins among pools that fit.
@@ -150,13 +144,9 @@ class PlatformPlan:
 
 
 def versioned_name(name: str, create_only: Mapping[str, Any], *, separator: str, digits: int) -> str:
-    """A pool's cloud name that changes whenever a field the cloud can't update in place changes.
-
-    Pulumi then replaces the pool by creating the new one (under its new name) before deleting the
-    old one, so a pool that hosts the control plane is never gone while its replacement starts. A
-    fixed name would force the old pool to be deleted first. The same fields always give the same
-    name, so a plan is stable.
-    """
+    """A pool's cloud name that changes whenever a field the cloud can't update in place changes, so
+    Pulumi creates the replacement before deleting the old pool (a fixed name would force the old one
+    out first) and a pool hosting the control plane is never gone. The same fields give the same name."""
     digest = hashlib.sha256(json.dumps(create_only, sort_keys=True, default=str).encode()).hexdigest()
     return f"{name}{separator}{digest[:digits]}"
 
@@ -210,21 +200,14 @@ def gpu_sharing(spec: PlatformSpec, pool: GpuPool, facts: Cloud) -> contract.Gpu
 def plan_platform(spec: PlatformSpec, facts: Cloud) -> PlatformPlan:
     """Decide every pool of a resolved spec (see `parse_spec`), system pool first, with the facts of
     its cloud (`spotkube.clouds.CLOUDS[spec.cloud]`)."""
-    cloud = spec.cloud
-    system = spec.system_pool
+    control: list[tuple[Role, Pool]] = [("system", spec.system_pool)]
+    control += [("platform", spec.platform_pool)] if spec.platform_pool.enabled else []
     pools = [_pool(
-        cloud, spec.region, system.name, "system", "on-demand", system.machine or "",
-        facts.machine_arch(system.machine or ""), gpu=None,
-        low=system.min, high=system.max, zones=system.zones, extra_labels=system.labels,
-        critical_only=system.critical_addons_only_taint(),
-    )]
-    platform = spec.platform_pool
-    if platform.enabled:
-        pools.append(_pool(
-            cloud, spec.region, platform.name, "platform", "on-demand", platform.machine or "",
-            facts.machine_arch(platform.machine or ""), gpu=None,
-            low=platform.min, high=platform.max, zones=platform.zones, extra_labels=platform.labels,
-        ))
+        spec.cloud, spec.region, pool.name, role, "on-demand", pool.machine or "",
+        facts.machine_arch(pool.machine or ""), gpu=None,
+        low=pool.min, high=pool.max, zones=pool.zones, extra_labels=pool.labels,
+        critical_only=role == "system" and spec.system_pool.critical_addons_only_taint(),
+    ) for role, pool in control]
     workers: list[tuple[Role, SpotPool]] = [("batch", p) for p in spec.spot_pools]
     workers += [("gpu", p) for p in spec.gpu_pools]
     for role, worker in workers:
@@ -232,24 +215,22 @@ def plan_platform(spec: PlatformSpec, facts: Cloud) -> PlatformPlan:
         gpu_spec = gpu_pool.gpu if gpu_pool else None
         eviction_policy, max_price = worker.spot_price_controls()
         pools.append(replace(_pool(
-            cloud, spec.region, worker.name, role, worker.capacity, worker.machine, facts.machine_arch(worker.machine),
+            spec.cloud, spec.region, worker.name, role, worker.capacity, worker.machine,
+            facts.machine_arch(worker.machine),
             gpu=(gpu_spec.type, gpu_spec.count) if gpu_spec else None,
             low=worker.min, high=worker.max, zones=worker.zones,
             extra_labels=worker.labels, extra_taints=worker.parsed_taints(),
             eviction_policy=eviction_policy, max_price=max_price,
-            gpu_driver=worker.driver() if isinstance(worker, GpuPool) else None,
-            sharing=gpu_sharing(spec, worker, facts) if isinstance(worker, GpuPool) else None,
+            gpu_driver=gpu_pool.driver() if gpu_pool else None,
+            sharing=gpu_sharing(spec, gpu_pool, facts) if gpu_pool else None,
             queued=gpu_pool.by_provisioning_request() if gpu_pool else False,
         ), upgrade=worker.upgrade, max_run_hours=gpu_pool.run_limit_hours() if gpu_pool else None))
     return PlatformPlan(spec=spec, pools=tuple(pools))
 
 
 def autoscaler_priorities(plan: PlatformPlan, node_group_pattern: str) -> dict[int, list[str]]:
-    """Priority expander tiers: spot pools first, then on-demand GPU fallbacks, then the rest.
-
-    `node_group_pattern` turns a pool name into the regex that matches the cloud's node group
-    names (for AKS, VM scale sets such as `aks-gpuspot-12345678-vmss`).
-    """
+    """Priority expander tiers: spot pools first, then on-demand GPU fallbacks, then the rest;
+    `node_group_pattern` turns a pool name into the regex over the cloud's node group names."""
     tiers: dict[int, list[str]] = {DEFAULT_PRIORITY: [".*"]}
     for pool in plan.scalable_pools:
         tier = SPOT_PRIORITY if pool.interruptible else ON_DEMAND_GPU_PRIORITY
@@ -263,19 +244,10 @@ FALLBACK_ORDER: tuple[tuple[Capacity, ...], ...] = (contract.INTERRUPTIBLE, (con
 
 
 def compute_class_priorities(plan: PlatformPlan) -> dict[str, list[list[str]]]:
-    """Each GPU type's compute class and its priorities, as lists of pool cloud names: the spot and
-    preemptible pools first, then the flex-start ones, then the on-demand ones, each group a priority
-    of its own (`FALLBACK_ORDER`).
-
-    GKE's autoscaler grows a pool of a later priority only when it can't grow one of an earlier
-    priority, so a pod that selects the class gets flex-start capacity only when spot can't be had,
-    and on-demand only when neither can. A GPU type without an on-demand pool still gets its class, so
-    the same pod spec selects a class on every stack.
-
-    Queued pools are left out: their nodes come only through provisioning requests (Kueue's
-    ProvisioningRequest admission check on GKE), which name the pool themselves, so the autoscaler
-    must never grow them for a pod that merely selects the class.
-    """
+    """Each GPU type's compute class and its priorities, as lists of pool cloud names, one per tier of
+    `FALLBACK_ORDER`: the autoscaler grows a later priority only when it can't grow an earlier one. A GPU
+    type without an on-demand pool still gets its class, so one pod spec selects a class on every stack.
+    Queued pools are left out: their provisioning requests name the pool themselves."""
     classes: dict[str, list[list[str]]] = {}
     reachable = [p for p in plan.gpu_pools if not p.queued]
     for gpu_type in dict.fromkeys(p.gpu_type for p in reachable if p.gpu_type):

@@ -1,15 +1,7 @@
-"""One answer per plan to the questions a plan asks over and over.
-
-A plan asks the same things hundreds of times: which user catalog file is in use and whether it changed
-(for every pool's machine, by the spec's validation, the program and the review), and which pools a
-registration declares (once for each judge that reads them). Within one plan the answers must not
-change either: a catalog file rewritten half-way through a plan must not give two pools two catalogs.
-Outside a plan (a long-lived process, a test between two files), every question is asked afresh, so a
-changed file is seen.
-
-A plan runs inside `one_plan()`: the offline run, the review and the CLI's `plan` enter it. It lives in a
-context variable, so the program's callbacks, which run as asyncio tasks started inside it, share it.
-Pure module.
+"""One answer per plan to the questions a plan asks over and over (the user catalog file in use, the
+pools a registration declares): a file rewritten half-way must not give two pools two catalogs, while
+outside a plan every question is asked afresh. A plan runs inside `one_plan()`, a context variable, so
+the program's asyncio callbacks share it. Pure module.
 """
 
 from __future__ import annotations

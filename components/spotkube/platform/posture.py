@@ -1,11 +1,7 @@
 """A cluster's security posture as the program registers it: what a reviewer must see change.
 
-Each cloud's profile reads its cluster resource's inputs (and the `protect` option) into the same
-shape, so the plan shows AKS and GKE side by side without knowing either. A setting that is weaker
-than spotkube's production default carries a `concern`: the plan shows it next to the value, so a
-pull request that switches a guard off reads differently from one that does not.
-
-Pure module: no Pulumi, no rendering.
+Each cloud reads its cluster resource into this shape; a setting weaker than spotkube's production
+default carries a `concern`, shown beside the value. Pure module: no Pulumi, no rendering.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""The deploy preflight's shapes: what its rules read, what they answer, and the helpers they share.
-
-The rules themselves sit in two places: the ones every cloud shares in `spotkube.review.preflight`, and
-each cloud's part of a rule in `spotkube.clouds.<cloud>.preflight` (a `CloudPreflight` its profile
-holds). Both read the same `Deployment` and answer the same `Verdict`, so the shapes sit here, below the
-clouds and the judges.
-
-Pure module: no Pulumi. Why each rule exists: docs/architecture.md#the-deploy-preflight.
+"""The deploy preflight's shapes, below the clouds and the judges: the shared rules
+(`spotkube.review.preflight`) and each cloud's part (`clouds/<cloud>/preflight.py`) read the same
+`Deployment` and answer the same `Verdict`. Why each rule: docs/architecture.md#the-deploy-preflight.
 """
 
 from __future__ import annotations

@@ -1,20 +1,9 @@
 """Finding the Pulumi project and reading its stacks the way the Pulumi engine does.
 
-Under `pulumi up` the engine reads the stack file, merges in the config that `Pulumi.yaml` declares,
-and hands the program every value as a string (`RunRequest.config`, a map of strings); the program
-reads them back through `pulumi.Config`. The offline plan has no engine, so this module does the
-same steps itself, and both paths then read the strings the same way (`read_spec`):
-
-1. `read_stack_file`: the file, read as the engine reads it (`strict_yaml`), refused where the
-   engine refuses it (also a value of another type than `Pulumi.yaml` declares) and where the
-   engine would silently drop or default something (no `config:`, a misspelt section or namespace,
-   a YAML date or tag in a spotkube setting). The stack program makes the same checks of the file.
-2. `stack_config`: the values, with `Pulumi.yaml`'s defaults for the keys the stack leaves out.
-3. `as_pulumi_config`: the strings the engine would deliver: text as written, numbers and booleans
-   as their JSON text, a list or mapping as JSON, null as "" (an empty string).
-4. `read_spec`: the one reading of those strings, for `spotkube plan` and for the program alike.
-
-Why, with sources: docs/platform-facts.md#pulumi-config. Pure module: no Pulumi.
+The engine merges `Pulumi.yaml`'s defaults into the stack file's config and hands the program every
+value as a string; the offline plan has no engine, so it takes the same steps (`read_stack_file`,
+`stack_config`, `as_pulumi_config`) and both paths read the strings with `read_spec`. Why, with
+sources: docs/platform-facts.md#pulumi-config. Pure module: no Pulumi.
 """
 
 from __future__ import annotations
@@ -37,7 +26,7 @@ from spotkube.platform.config_types import STACK_FILE_KEYS, config_types
 from spotkube.platform.errors import Problem, SpecError, StackNotFound
 from spotkube.platform.input_messages import cut, field_at, finite_hint, shown
 from spotkube.platform.records import record
-from spotkube.platform.spec import CONFIG_NAMESPACE, PlatformSpec, config_key
+from spotkube.platform.spec import CONFIG_KEYS, CONFIG_NAMESPACE, PlatformSpec, config_key
 from spotkube.platform.strict_yaml import CORE_TAGS, KeyPath, YamlDocument, dotted, load_yaml
 from spotkube.platform.validation import deployable, parse_spec
 
@@ -47,12 +36,8 @@ STACK_SECTIONS: tuple[str, ...] = ("config", *STACK_FILE_KEYS)
 
 @record
 class Project:
-    """A Pulumi project directory: its name, stack folder and the config `Pulumi.yaml` declares.
-
-    `defaults` holds, by full key (`spotkube:cloud`), the value the engine gives a key the stack
-    leaves out: a declared `default`, a `value`, or a shorthand value. `declared` holds the keys
-    declared with a `type:` and their declaration, which the engine checks stack values against.
-    """
+    """A Pulumi project directory. `defaults`: by full key (`spotkube:cloud`), the value the engine gives
+    a key the stack leaves out; `declared`: the keys declared with a `type:`, which the engine checks."""
 
     root: Path
     name: str
@@ -84,10 +69,8 @@ class Project:
 
 
 def _read(path: Path, source: str, describe: Callable[[KeyPath], str] = dotted) -> YamlDocument:
-    """The file as the engine reads it. A plan reads a stack file three times (to check it, to hand
-    its config to the program, and in the program), and parsing YAML is slow, so the same bytes are
-    parsed once; each reader gets its own copy of the values (the line numbers and YAML-only values
-    are shared, and only read)."""
+    """The file as the engine reads it. A plan reads a stack file three times and parsing YAML is slow,
+    so the same bytes are parsed once; each reader gets its own copy of the values."""
     try:
         data = path.read_bytes()
     except OSError as err:
@@ -383,12 +366,9 @@ _TYPE_HINTS = {
 
 
 def read_stack_file(project: Project, stack: str, clouds: Clouds | None = None) -> StackFile:
-    """Read a stack file as the engine does, and refuse what the engine refuses or silently drops:
-    a file without config, a config that is not a mapping, a section or namespace that is a near
-    miss, a key written twice (also as `name` and `spotkube:name`), a value of another type than
-    `Pulumi.yaml` declares, a YAML date or tag in a spotkube setting, NaN or infinity anywhere (named
-    with what the setting accepts when `clouds` knows the stack's cloud). Raises SpecError listing
-    every problem, each with its line."""
+    """Read a stack file as the engine does, and refuse what the engine refuses or silently drops (a
+    missing config, a misspelt section or namespace, a repeated key, a value of another type than
+    `Pulumi.yaml` declares, YAML-only values, NaN). Raises SpecError listing every problem by line."""
     path = project.stack_file(stack)
     if not path.is_file():
         known = ", ".join(project.stacks()) or "none"
@@ -545,11 +525,8 @@ def describes_platform(config: Mapping[str, Any]) -> bool:
 
 @functools.cache
 def structured_keys() -> frozenset[str]:
-    """The spotkube keys whose Pulumi config type is an object or an array (Pulumi.yaml's `type:`).
-
-    The engine marks such a value as an object and checks its type, but hands the program only its
-    JSON text: a Python program can't tell `[1]` from the string "[1]". So the program decodes JSON
-    for these keys alone, and reads every other key as the text it is."""
+    """The spotkube keys whose Pulumi config type is an object or an array: the engine hands the program
+    only their JSON text (`[1]` and the string "[1]" look alike), so only these are decoded."""
     return frozenset(key for key, kind in config_types().items() if kind in ("object", "array"))
 
 
@@ -568,22 +545,18 @@ def _decode(name: str, text: str) -> Any:
 
 
 def read_spec(config: Mapping[str, str], project: Project, stack: str, clouds: Clouds) -> PlatformSpec:
-    """The validated spec of a stack from its config as the engine delivers it (every value a string).
-
-    The one reading of config, for `spotkube plan` and for the stack program under `pulumi up`: a
-    key that is an object or a list in the spec is read as JSON, every other key as its text; an
-    empty string (also what null becomes) is a key without a value. Raises SpecError naming the
-    stack file, with every problem."""
+    """The validated spec of a stack from its config as the engine delivers it (every value a string),
+    for `spotkube plan` and the stack program alike: objects and lists are read as JSON, every other key
+    as its text, and an empty string (also what null becomes) is a key without a value."""
     source = project.relative(project.stack_file(stack))
     prefix = f"{CONFIG_NAMESPACE}:"
-    known = {field.alias or name for name, field in PlatformSpec.model_fields.items()}
     values: dict[str, Any] = {}
     empty: list[Problem] = []
     for key in sorted(config):
         if not key.startswith(prefix):
             continue
         name, text = key[len(prefix):], config[key]
-        if text == "" and name in known:
+        if text == "" and name in CONFIG_KEYS:
             default = project.defaults.get(key)
             fallback = f"the default {shown(default)}" if default not in (None, {}, []) else "its default"
             empty.append(Problem(config_key(name), "has no value: Pulumi hands an empty value, null and ~ to the "

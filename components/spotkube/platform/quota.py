@@ -1,13 +1,6 @@
-"""The quota a stack needs at full scale, and how it compares with a cloud's live limits.
-
-A first `pulumi up` that runs out of quota fails half-way, with the cluster and some pools already
-created. Quota is counted per cloud in its own units (Azure: vCPUs per VM family, total regional
-vCPUs, Spot vCPUs; Google Cloud: CPUs per machine family, GPUs per type, preemptible quotas apart),
-so each cloud's profile turns the registered pools into `QuotaNeed`s; this module holds the neutral
-shape and the sums, which every plan shows; the verdict against live numbers is `live_quota`'s, which
-only `spotkube quota` and `doctor` load. Pure module: no Pulumi, no cloud SDK.
-
-How the needs are counted and checked: docs/quota.md.
+"""The quota a stack needs at full scale, which every plan shows: a first `pulumi up` that runs out of
+quota fails half-way. Each cloud counts its own units into `QuotaNeed`s; the verdict against live
+numbers is `live_quota`'s. How the needs are counted: docs/quota.md. Pure module: no Pulumi.
 """
 
 from __future__ import annotations

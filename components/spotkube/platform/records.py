@@ -1,16 +1,9 @@
 """`record`: spotkube's frozen value types, dataclasses that share their equality, hash and repr.
 
-Why not plain `@dataclass(frozen=True)`: Python 3.11 writes each method a dataclass generates as source
-text and compiles it when the class is defined, six for a frozen class. spotkube has about 150 value
-types and a plan imports about 90 of them, so compiling their methods was half of spotkube's own
-import time (docs/speed.md). A record is the same frozen dataclass (`dataclasses.fields`, `replace`
-and `asdict` work on it, type checkers read it as one), but its `__eq__`, `__hash__` and `__repr__`
-are the three functions below, shared by every record: three compilations per class instead of six.
-
-They answer as the generated ones do: equal when the classes are the same and the compared fields are
-equal, the hash of the hashed fields (`field(compare=False)` and `field(hash=...)` respected), and
-`Name(field=value, ...)` for the shown ones. A method the class body defines itself is kept, as a
-dataclass keeps it. Pure module.
+Python 3.11 compiles six generated methods per frozen dataclass when it is defined, which was half of
+spotkube's import time (docs/speed.md). A record is the same frozen dataclass, but its `__eq__`,
+`__hash__` and `__repr__` are the three functions below, shared by every record, answering as the
+generated ones do; a method the class defines itself is kept. Pure module.
 """
 
 from __future__ import annotations

@@ -1,16 +1,6 @@
-"""The configuration reference, generated from the spec models so that they are its only source.
-
-`spotkube.platform.spec` and each cloud's spec (`Cloud.spec_model`) declare every stack key
-once: name (the camelCase alias), type, constraints, default and `description=`. From those models
-this module renders
-- the "Configuration reference" tables of docs/configuration.md (`REFERENCE_PATH`, between
-  `README_START` and `README_END`): one table per section, or one per cloud where the clouds' fields
-  differ,
-- the `config:` block of Pulumi.yaml (between `YAML_START` and `YAML_END`), naming each cloud's fields,
-- the JSON Schema of stack files (`SCHEMA_PATH`), whose `if`/`then` per cloud offers a stack only its
-  cloud's fields; the stack files name it on their first line (`MODELINE`) so that editors with the
-  YAML language server complete and check them.
-It only returns text; `spotkube.cli.reference` writes it. Pure module: no Pulumi.
+"""The configuration reference, generated from the spec models so that they are its only source:
+docs/configuration.md's tables, Pulumi.yaml's `config:` block and the stack files' JSON Schema, whose
+`if`/`then` per cloud offers a stack only its cloud's fields. Pure module: no Pulumi.
 """
 
 from __future__ import annotations
@@ -30,13 +20,13 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from spotkube.platform import coverage
-from spotkube.platform.args_source import args_files
+from spotkube.platform.args_source import CLOUD_DEFAULTS, REGENERATE, args_files, docstring_of, plain, short_default
 from spotkube.platform.catalog import bundled_catalog
 from spotkube.platform.cloud import Clouds
 from spotkube.platform.config_types import STACK_FILE_KEYS, config_types
 from spotkube.platform.cost.prices import load_table
 from spotkube.platform.records import record
-from spotkube.platform.spec import CONFIG_NAMESPACE, ClusterSettings, PlatformPool, PlatformSpec, SystemPool
+from spotkube.platform.spec import CONFIG_NAMESPACE, PlatformSpec
 
 README_START = "<!-- reference:start -->"
 README_END = "<!-- reference:end -->"
@@ -65,7 +55,6 @@ def modeline(stack_dir: Path, root: Path) -> str | None:
     if not schema.is_file():
         return None
     return _schema_line(Path(os.path.relpath(schema, stack_dir)).as_posix())
-REGENERATE = "python -m spotkube.cli.reference write"
 
 
 def registry_description(name: str, clouds: Clouds) -> str | None:
@@ -93,11 +82,9 @@ def project_defaults(clouds: Clouds) -> Mapping[str, str]:
 def cloud_defaults(clouds: Clouds) -> Mapping[tuple[type[BaseModel], str], Mapping[str, str]]:
     """(shared model, field) -> {cloud: default} of the fields left unset that validation fills in
     from the cloud's profile; a cloud's own model of that section (e.g. `AksSystemPool`) has them too."""
-    return {
-        (SystemPool, "machine"): {cloud: p.default_machine for cloud, p in clouds.items()},
-        (PlatformPool, "machine"): {cloud: p.default_machine for cloud, p in clouds.items()},
-        (ClusterSettings, "channel"): {cloud: p.default_channel for cloud, p in clouds.items()},
-    }
+    return {key: {cloud: getattr(p, attribute) for cloud, p in clouds.items()}
+            for key, attribute in CLOUD_DEFAULTS.items()}
+
 
 _PLURAL = {"string": "strings", "integer": "integers", "number": "numbers", "boolean": "booleans", "object": "objects"}
 
@@ -164,10 +151,6 @@ def _property(model: type[BaseModel], key: str) -> dict[str, Any]:
 
 def _default(field: FieldInfo) -> Any:
     return field.get_default(call_default_factory=True)
-
-
-def _docstring(model: type[BaseModel]) -> str:
-    return " ".join((model.__doc__ or "").split())
 
 
 # --- the reference tables (docs/configuration.md) -------------------------------------------------
@@ -238,7 +221,7 @@ def default_text(model: type[BaseModel], name: str, field: FieldInfo, clouds: Cl
     if isinstance(value, BaseModel | dict):
         return _code("{}") if not isinstance(value, dict) or not value else _code(json.dumps(value))
     if isinstance(value, tuple | list | bool | int | float):
-        return _code(json.dumps(_plain(value)))
+        return _code(json.dumps(plain(value)))
     return _code(str(value))
 
 
@@ -289,21 +272,13 @@ def readme_reference(clouds: Clouds) -> str:
         for model in models:
             owners = [clouds[c].title for c, m in by_cloud.items() if m is model]
             which = f" ({', '.join(owners)})" if len(models) > 1 or len(owners) < len(clouds) else ""
-            intro = _docstring(model)
+            intro = docstring_of(model)
             lines += ["", f"**`{path}`**{which}: {intro}" if intro else f"**`{path}`**{which}", ""]
             lines += _table(model, path, "field", clouds)
     return "\n".join(lines) + "\n"
 
 
 # --- Pulumi.yaml ----------------------------------------------------------------------------------
-
-
-def _short_default(value: Any) -> str:
-    if value is None or isinstance(value, BaseModel) or (isinstance(value, tuple | list | dict) and not value):
-        return ""
-    if isinstance(value, bool | int | float | dict | list | tuple):
-        return json.dumps(_plain(value))
-    return str(value)
 
 
 def fields_summary(model: type[BaseModel]) -> str:
@@ -316,7 +291,7 @@ def fields_summary(model: type[BaseModel]) -> str:
             keys = ", ".join(alias(n, f) for n, f in inner.model_fields.items())
             parts.append(f"{key} [{{{keys}}}]" if many else f"{key} ({keys})")
             continue
-        shown = "" if field.is_required() else _short_default(_default(field))
+        shown = "" if field.is_required() else short_default(_default(field))
         parts.append(f"{key} ({shown})" if shown else key)
     return ", ".join(parts)
 
@@ -351,16 +326,11 @@ def pulumi_config(clouds: Clouds) -> dict[str, dict[str, Any]]:
             declaration["default"] = project_defaults(clouds)[key]
         elif not field.is_required():
             value = _default(field)  # an object's {} means "every field takes its default"
-            declaration["default"] = {} if isinstance(value, BaseModel) else _plain(value)
+            declaration["default"] = {} if isinstance(value, BaseModel) else plain(value)
         else:
             raise ValueError(f"{key} is required by the model and has no project default (project_defaults)")
         out[key] = declaration
     return out
-
-
-def _plain(value: Any) -> Any:
-    """A default as YAML and JSON hold it: tuples become lists."""
-    return list(value) if isinstance(value, tuple) else value
 
 
 def _scalar(value: Any) -> str:
@@ -495,11 +465,8 @@ def with_modeline(text: str) -> str:
 
 
 def generated_files(root: Path, clouds: Clouds) -> dict[Path, str]:
-    """What every generated file under the project `root` should contain, read-only:
-    docs/configuration.md (`REFERENCE_PATH`), docs/catalog.md's coverage table (`COVERAGE_PATH`, when the
-    project has that page) and Pulumi.yaml with their marked parts regenerated, the
-    stack schema, the stack files with their modeline, and the components' args modules
-    (`args_source`). Raises ValueError when a file lacks its markers."""
+    """What every generated file under the project `root` should contain (read-only). Raises ValueError
+    when a file lacks its markers."""
     readme, manifest = root / REFERENCE_PATH, root / "Pulumi.yaml"
     files = {
         readme: replace_between(readme.read_text(), README_START, README_END, readme_reference(clouds),

@@ -1,12 +1,7 @@
 """What a Pulumi program registered, called and exported: the one shape every judge reads.
 
-The offline engine (`spotkube.components.offline`) records a program's registrations through Pulumi's
-mocks, each with its inputs as the engine sees them (camelCase, nested mappings and sequences) and the
-options a reviewer cares about. The judges (`spotkube.review`: the plan document, placements, the
-preflight, the policy rules, the fallback, the resource list) and each cloud's preflight rules and
-readers (`spotkube.clouds.<cloud>`) read these very values. The type sits in the platform, below the
-clouds, because both the judges and the clouds read it, and a cloud never imports a judge.
-
+The offline engine records them through Pulumi's mocks, inputs as the engine sees them; the judges
+(`spotkube.review`) and the clouds' readers read these very values, so the type sits below both.
 Pure module: plain data, no Pulumi.
 """
 

@@ -1,10 +1,6 @@
-"""What a stack accepts and assumes in the review of each cluster its program builds.
-
-This repository's stacks describe a whole platform under `spotkube:`, acknowledgements and cost
-scenario included. Any other project's program builds its clusters from its own config (component
-args), so what only the review reads has its own place in the stack file, which the program need
-not read: `spotkube:clusters`, by the cluster component's name, each with the `acknowledgements` and
-`cost` keys a platform's stack file has. Pure module: no Pulumi.
+"""What a stack accepts and assumes in the review of each cluster its program builds: for a program that
+reads its own config, `spotkube:clusters`, by the cluster component's name, each with the
+`acknowledgements` and `cost` keys a platform's stack file has. Pure module: no Pulumi.
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """The typed, validated description of one platform, built from stack config or component args.
 
-Validation happens here, before any resource is registered, so a mistake in a stack file is
-reported as "which file, which key, what was wrong and what is accepted" instead of as a failed
-cloud deployment half-way through. Pydantic checks types, ranges and single fields; the rules that
-depend on the cloud (and on the bundled catalogs) run afterwards in `validation` and the cloud's
-profile, so that every problem in a stack is reported at once. Pure module: no Pulumi.
-
-This module holds what every cloud shares: the base models of pools and cluster settings, and the
-cost, device-plugin and Kubeflow settings. Each cloud's spec (`spotkube.clouds.<cloud>.spec`)
-extends them with its own fields, so a stack (or a component's args) is offered, and accepts, only
-its cloud's settings; `validation.parse_spec` picks the model by the stack's `cloud`.
+Validated before any resource is registered, so a mistake reads "which file, which key, what was wrong
+and what is accepted". Pydantic checks single fields; the cloud's rules run afterwards (`validation`),
+so every problem is reported at once. These are the models every cloud shares; each cloud's spec
+(`spotkube.clouds.<cloud>.spec`) extends them, so a stack accepts only its cloud's settings.
 """
 
 from __future__ import annotations
@@ -85,9 +79,8 @@ def _whole_number(value: Any) -> Any:
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
-# Strict scalars: no `true` as 1, no "2" as 2, no "no" as False. pydantic's lax mode would read all
-# three, while the same stack file gives the text "no" on the real program's path; refusing them
-# keeps every path's verdict the same (docs/architecture.md#validation-rules-and-why-they-exist).
+# Strict scalars: no `true` as 1, no "2" as 2, no "no" as False, which pydantic's lax mode would read while
+# the real program's path gets the text "no" (docs/architecture.md#validation-rules-and-why-they-exist).
 Text = Annotated[str, Strict()]
 Whole = Annotated[int, Strict(), BeforeValidator(_whole_number)]
 Flag = Annotated[bool, Strict()]
@@ -101,21 +94,17 @@ CapacityName = Literal["spot", "preemptible", "flex-start", "on-demand"]
 
 @record
 class Wired:
-    """Marks a cluster setting whose value a component's args may take from another resource's Output
-    (`Annotated[Text | None, Wired(...)]`, or on a list's items). Until the Output resolves, the rules
-    validate `placeholder` in its place: a value every rule of the cloud accepts, which never reaches
-    a resource. The generated args type such a field `Input[...]`, and the cross-language schema
-    leaves it not `plain`."""
+    """Marks a cluster setting a component's args may take from another resource's Output (the generated
+    args type it `Input[...]`). Until the Output resolves, the rules validate `placeholder`, a value every
+    rule of the cloud accepts, which never reaches a resource."""
 
     placeholder: str
 
 
 @record
 class RequiredArg:
-    """Marks a setting a stack file may leave out, because its cloud's rules refuse the gap in their own
-    words (the file, the key, how to find the value), but that the cloud's component needs all the same:
-    the generated args make it a required key, and every settings key on its way there too, so a type
-    checker reports its absence before the program runs."""
+    """Marks a setting a stack file may leave out (its cloud's rules refuse the gap in their own words)
+    but the component needs: the generated args make it, and every key on its way, required."""
 
 
 class GpuSpec(_Model):

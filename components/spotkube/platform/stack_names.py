@@ -1,11 +1,8 @@
 """Stack names as a user types them after `-s/--stack`: `NAME`, `ORG/NAME` or `ORG/PROJECT/NAME`.
 
-Pulumi names a stack `[ORG/[PROJECT/]]NAME` (`pulumi stack ls` prints the long form), so a user
-copies either form. The stack's file is `stacks/Pulumi.<NAME>.yaml` whatever the organisation, so
-only NAME is kept; a PROJECT that is not the one in Pulumi.yaml is refused rather than quietly
-planning this project's stack of the same name. Every part must be a name Pulumi accepts (letters,
-digits, `-`, `_`, `.`, at most 100), which also keeps a stack name from ever being a path
-(`x/../../y`). Pure module: no Pulumi.
+Only NAME picks the file; a PROJECT other than Pulumi.yaml's is refused rather than quietly planning
+this project's stack of that name, and every part must be a name Pulumi accepts, which also keeps a
+stack name from being a path (`x/../../y`). Pure module: no Pulumi.
 """
 
 from __future__ import annotations
@@ -37,11 +34,8 @@ def check_stack_name(name: str, option: str = "--stack") -> str:
 
 
 def stack_name(project: Project, given: str, option: str = "--stack") -> str:
-    """The stack part of `given` (`NAME`, `ORG/NAME` or `ORG/PROJECT/NAME`), checked against `project`.
-
-    Raises StackNameError (a user error, exit 2) for a malformed name, and for a PROJECT other than
-    the one named in the project's Pulumi.yaml.
-    """
+    """The stack part of `given`, checked against `project`: StackNameError (exit 2) for a malformed
+    name or a PROJECT other than Pulumi.yaml's."""
     parts = given.split("/")
     if len(parts) > 3 or not all(_valid(part) for part in parts):
         raise StackNameError(f"{option} {shown(given)}: not a stack name; use NAME, ORG/NAME or ORG/PROJECT/NAME, each "

@@ -1,14 +1,9 @@
 """The expected time from a pending GPU step to a running one, when its pool is at 0 nodes.
 
-Three parts, each a (shortest, longest) range in seconds: the node (the cloud's time to provision a
-GPU VM, join it and serve its GPUs), the image (a full pull of the step's image at a throughput per
-GB, or streaming or preloading, which make it nearly independent of the size), and, for an
-interruptible pool whose capacity runs out, the fallback bound before the next tier is tried plus
-that tier's own node and image. Each cloud ships its figures with their sources
-(`clouds/<cloud>/startup.json`), the node's per GPU family (an 8-GPU InfiniBand VM does not start
-like a single T4), and says which figures were published, which measured and which spotkube assumes.
-
-Pure module: no Pulumi, no cloud (docs/time-to-gpu.md).
+Three (shortest, longest) ranges in seconds: the node, the image (a pull at a throughput per GB, or
+streaming or preloading), and for an interruptible pool that runs out, the fallback bound plus the
+next tier's node and image. Each cloud ships sourced figures per GPU family
+(`clouds/<cloud>/startup.json`). Pure module (docs/time-to-gpu.md).
 """
 
 from __future__ import annotations

@@ -1,29 +1,15 @@
 """Reading a YAML file the way the Pulumi engine reads it, and refusing what it would refuse.
 
-Pulumi reads `Pulumi.yaml` and stack files with Go's `gopkg.in/yaml.v3` (v3.0.1), which differs from
-PyYAML's YAML 1.1 rules: `yes`, `no`, `on` and `off` are text, `1:20` is text, `012` is octal, an
-unquoted date becomes Go's time text, and a key that is not text, a repeated key or runaway aliasing
-makes the whole file fail. `spotkube plan` must see what `pulumi up` sees, so PyYAML parses and
-composes the file (marks, anchors, aliases), and this module builds the values from the composed
-nodes with yaml.v3's rules, ported below. Why and with which sources: docs/platform-facts.md#pulumi-config.
-PyYAML's parser in C (libyaml) reads a file about ten times faster than its parser in Python, and
-reads it where both read it alike (`_PYYAML_ONLY` says where they don't); the Python parser reads
-every other file, and every file libyaml can't read, so each message is the Python parser's.
+Pulumi reads `Pulumi.yaml` and stack files with Go's `gopkg.in/yaml.v3` (v3.0.1), whose rules differ
+from PyYAML's YAML 1.1 (`yes` and `1:20` are text, `012` is octal, a date becomes Go's time text), so
+PyYAML composes the file and this module builds the values with yaml.v3's rules, ported below (sources:
+docs/platform-facts.md#pulumi-config). libyaml parses where it reads a file as PyYAML's own parser does
+(`_PYYAML_ONLY`), about ten times faster; every other file, and every message, is PyYAML's parser's.
 
-Refused, with the line and the key path, as the engine refuses them (its own messages are terse):
-- a key that repeats in a mapping (yaml.v3: "mapping key already defined");
-- a key that is not text: a number, a boolean, null, a date, a list or a mapping (Pulumi:
-  "expected only string keys");
-- alias expansion beyond yaml.v3's own bound ("document contains excessive aliasing"), and an
-  anchor that contains itself;
-- `.nan` and `.inf` (Pulumi's config is JSON, which has neither: "json: unsupported value");
-- a value a tag can't be read as (`!!int abc`), and `!!binary` that isn't base64.
-Also refused, where the engine would fail less clearly or not at all: nesting deeper than
-`MAX_DEPTH`, and more than one YAML document in the file.
-
-Values the engine passes through but no spotkube setting takes (dates and timestamps, `!!binary`,
-tags such as `!!set` or `!custom`) are built as the engine delivers them and listed in
-`YamlDocument.yaml_only`, so a caller can refuse them where it wants to. Pure module: no Pulumi.
+Refused with the line and key path, as the engine refuses them: repeated keys, keys that are not text,
+excessive aliasing and self-containing anchors, `.nan` and `.inf`, values a tag can't be read as;
+also nesting deeper than `MAX_DEPTH` and more than one document. Values only YAML has (dates,
+`!!binary`, custom tags) are built as the engine delivers them and listed in `YamlDocument.yaml_only`.
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
-"""Reading a Kubeflow Trainer TrainJob manifest, for `spotkube pipeline-check` and `spotkube simulate`.
-
-A TrainJob (`trainer.kubeflow.org/v1alpha1`) names its runtime (`spec.runtimeRef`), how many nodes it
-runs (`spec.trainer.numNodes`) and what each node asks for (`spec.trainer.resourcesPerNode`); Kueue reads
-its queue from the label `kueue.x-k8s.io/queue-name`. Those are the fields the review judges; the
-rest of the manifest (image, command, env) is the job's own business. Field names are those of
-kubeflow/trainer v2.2.1 `pkg/apis/trainer/v1alpha1/trainjob_types.go`.
-
-Pure module: no Pulumi.
+"""Reading a Kubeflow Trainer TrainJob manifest, for `spotkube pipeline-check` and `spotkube simulate`:
+its runtime, node count, resources per node and Kueue queue label, as kubeflow/trainer v2.2.1
+`pkg/apis/trainer/v1alpha1/trainjob_types.go` names them. Pure module: no Pulumi.
 """
 
 from __future__ import annotations

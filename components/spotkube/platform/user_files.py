@@ -1,9 +1,6 @@
-"""Where a user's own copy of a bundled table lives: the price file and the GPU catalog.
-
-Both follow one rule, so a user learns it once: an explicit path wins, else the file an environment
-variable names, else the file of that name in the user's config directory (platformdirs), which is
-used only when it exists. A path that was named (explicitly or by the variable) must exist, because
-a typo there would otherwise silently plan with the bundled table.
+"""Where a user's own copy of a bundled table lives (the price file, the GPU catalog): an explicit path,
+else the file an environment variable names, else the one in the user's config directory if it exists.
+A named path must exist: a typo would otherwise silently plan with the bundled table.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """Validate once: the models, the rules every cloud shares, then the cloud's own, then resolve.
 
-`parse_spec` is the one way a stack file, component args or the Python API become a spec. It
-reports every problem at once, each with its config key path, and fills in what follows from the
-facts (a pool's GPU type and count from its machine, the default machines and channel), so the
-components receive a resolved, typed value. The cloud-specific rules live in the cloud's profile.
-Pure module: no Pulumi.
-
-Why each rule exists: docs/architecture.md#validation-rules-and-why-they-exist.
+`parse_spec` is the one way a stack file, component args or the Python API become a spec: it reports
+every problem at once and fills in what follows from the facts. Why each rule exists:
+docs/architecture.md#validation-rules-and-why-they-exist. Pure module: no Pulumi.
 """
 
 from __future__ import annotations
@@ -53,11 +49,8 @@ from spotkube.platform.spec import (
 
 
 def parse_spec(values: Mapping[str, Any], source: str, clouds: Clouds, style: KeyStyle = "stack") -> PlatformSpec:
-    """Validate config values (keys without namespace) and apply the cloud's rules.
-
-    Raises SpecError listing every problem, each with `source` and the key path as the user spelt
-    it: `spotkube:` and camelCase for a stack file, snake_case for Python args (`style`).
-    """
+    """Validate config values (keys without namespace) and apply the cloud's rules; SpecError lists
+    every problem with the key path as the user spelt it (`style`: stack file or Python args)."""
     spec, problems = model_problems(values, clouds, style)
     if spec is None:
         raise SpecError(source, problems)
@@ -98,10 +91,8 @@ def deployable(spec: PlatformSpec, source: str, clouds: Clouds, style: KeyStyle 
 def model_problems(
     values: Mapping[str, Any], clouds: Clouds, style: KeyStyle = "stack"
 ) -> tuple[PlatformSpec | None, list[Problem]]:
-    """Validate config values (keys without namespace) against the models alone: types, ranges and
-    single fields, with the model of the stack's cloud (`Cloud.spec_model`). The cloud's rules
-    come after, in `parse_spec`. Paths keep the user's own spelling of each key, with `spotkube:` for
-    a stack file. Until the cloud is known only the top-level keys can be judged, so a missing or
+    """Validate config values against the model of the stack's cloud alone (its rules come after, in
+    `parse_spec`). Until the cloud is known only the top-level keys can be judged, so a missing or
     unknown `cloud` is reported with them alone."""
     known = [*CONFIG_KEYS, *PlatformSpec.model_fields]
     accepted = accepted_keys(PlatformSpec, style)
@@ -163,21 +154,20 @@ def _cloud_problems(values: Mapping[str, Any], clouds: Clouds, style: KeyStyle) 
     return []
 
 
-def _owner(loc: Sequence[str | int], cloud: Cloud, clouds: Clouds) -> Cloud | None:
-    """The other cloud whose spec has a field at exactly `loc`, if any."""
+def _owner(loc: Sequence[str | int], cloud: Cloud, clouds: Clouds, value: str | None = None) -> Cloud | None:
+    """The other cloud whose spec has a field at exactly `loc` (that takes `value`, when given), if any."""
     for other in clouds.values():
         if other is cloud:
             continue
         _, info, rest = field_at(other.spec_model, loc)
-        if info is not None and not rest:
+        if info is not None and not rest and (value is None or value in literal_values(info.annotation)):
             return other
     return None
 
 
 def _other_cloud_hint(error: Mapping[str, Any], cloud: Cloud, clouds: Clouds, style: KeyStyle) -> str | None:
-    """What to say when a stack sets a key, or picks a value, that only another cloud's spec has:
-    found in the registry's specs, so that no cloud keeps a list of the others' settings. The cloud's
-    own `instead_of` says what it offers in its place, when it offers something."""
+    """What to say when a stack sets a key, or picks a value, that only another cloud's spec has (found
+    in the registry's specs, so no cloud lists the others' settings), with the cloud's `instead_of`."""
     loc, value = tuple(error["loc"]), error.get("input")
     if error["type"] == "extra_forbidden":
         other = _owner(loc, cloud, clouds)
@@ -187,16 +177,11 @@ def _other_cloud_hint(error: Mapping[str, Any], cloud: Cloud, clouds: Clouds, st
             return (f"{shown(value)} is {_a(other.title)} setting; remove it from {_a(cloud.title)} stack"
                     + (f" ({instead})" if instead else ""))
         return _near_other_cloud_key(loc, cloud, clouds, style)
-    if error["type"] == "literal_error" and isinstance(value, str):
-        for other in clouds.values():
-            if other is cloud:
-                continue
-            _, info, rest = field_at(other.spec_model, loc)
-            if info is not None and not rest and value in literal_values(info.annotation):
-                noun = str(loc[-1]) if style == "python" else to_camel(str(loc[-1]))
-                words = "".join(f" {c.lower()}" if c.isupper() else c for c in noun).replace("_", " ")
-                accepted = str(error["msg"]).removeprefix("Input should be ")
-                return f"{shown(value)} is {_a(other.title)} {words}; on {cloud.title} use {accepted}"
+    if error["type"] == "literal_error" and isinstance(value, str) and (other := _owner(loc, cloud, clouds, value)):
+        noun = str(loc[-1]) if style == "python" else to_camel(str(loc[-1]))
+        words = "".join(f" {c.lower()}" if c.isupper() else c for c in noun).replace("_", " ")
+        accepted = str(error["msg"]).removeprefix("Input should be ")
+        return f"{shown(value)} is {_a(other.title)} {words}; on {cloud.title} use {accepted}"
     return None
 
 
@@ -428,10 +413,9 @@ _POOL_LISTS = ("gpu_pools", "spot_pools")
 
 
 def parse_node_pool(values: Mapping[str, Any], cloud: Cloud, source: str, clouds: Clouds) -> PlatformSpec:
-    """One pool for a cluster spotkube may not have made (the pool component's args, without the keys
-    only the component reads), validated as the one pool of a platform: it meets every rule a pool of
-    a spotkube cluster meets, and the problems are named by the component's own keys (`max_price`,
-    `region`). A machine without a GPU (and no `gpu` declared) is a CPU pool, as `spot_pools` holds."""
+    """A pool component's args, validated as the one pool of a platform, so it meets every rule a pool of
+    a spotkube cluster meets; problems are named by the component's own keys. A machine without a GPU
+    (and no `gpu` declared) is a CPU pool."""
     target = {key.name: key.spec_key for key in cloud.node_pool.target}
     pool = {k: v for k, v in values.items() if k not in target}
     platform: dict[str, Any] = {"cloud": cloud.cloud, "environment": EXTERNAL_ENVIRONMENT,

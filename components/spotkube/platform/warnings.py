@@ -1,18 +1,9 @@
 """A warning of the plan, with the stable id a stack acknowledges it by.
 
-Why ids: `spotkube plan --strict` gates CI, and a team must be able to accept one warning (aks-prod's
-public API server, which is the intended design) without switching the gate off for every other one.
-A warning's text may be reworded; its id may not, because stack files name it in
-`spotkube:acknowledgements`. An id is a kind in kebab case (`security-api-server`), optionally
-followed by `:` and the subject it is about (`cost-unpriced:t4spot`, `fallback-no-on-demand:nvidia-l4`);
-an acknowledgement of the bare kind covers every subject.
-
-A Pulumi program reports a warning with `pulumi.log.warn(tagged(id, message))`; the offline plan reads
-the id back from the log line (`from_log`). A log line without a tag still shows, as `program-warning`.
-The cluster components log the plan's own warnings too, marked `LOGGED_PLAN_WARNING`, from the same
-rules the plan runs (the cost, fallback and catalog rules beside their facts in this layer).
-
-Pure module: no Pulumi.
+`spotkube plan --strict` gates CI, so a team accepts one warning by its id without switching the gate
+off: a kind in kebab case, optionally `:subject` (`fallback-no-on-demand:nvidia-l4`); the bare kind
+covers every subject. A program logs one with `pulumi.log.warn(tagged(id, message))`, which the
+offline plan reads back (`from_log`); an untagged line shows as `program-warning`. Pure module.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
 """The typed args of `AksGpuCluster`, generated from `spotkube.clouds.aks.spec` by `python -m
-spotkube.cli.reference write`; do not edit: change the models and regenerate (the reference test fails while
-this file is stale). They are the component's public, cross-language API: `pulumi package add` derives its
-schema from them and from the docstrings below. They use only primitives, lists, dicts and nested TypedDicts,
-each named for the cloud, so no other cloud's field is offered. Only the cluster settings the spec marks
-`Wired` (a consumer wires them from another resource) are `Input[...]`, which the analyzer marks as accepting
-outputs; every other field decides the plan, which is validated before anything is registered, so it is a
-plain value.
+spotkube.cli.reference write`; do not edit. The cross-language schema is derived from them and their
+docstrings; only `Wired` settings are `Input[...]`, every other field decides the plan and is a plain value.
 """
 
 from collections.abc import Awaitable
@@ -16,9 +11,7 @@ from pulumi import Output
 _T = TypeVar("_T")
 
 Input = _T | Awaitable[_T] | Output[_T]
-"""`pulumi.Input[T]`, spelt without its string forward reference to `Output[T]` so that
-`typing.get_type_hints` resolves these TypedDicts; Pulumi's analyzer reads the two alike (an input
-that accepts an output, not `plain`)."""
+"""`pulumi.Input[T]` without its forward reference to `Output[T]`, so `typing.get_type_hints` resolves it."""
 
 if TYPE_CHECKING:
     AksSystemPoolCapacity = Literal["spot", "preemptible", "flex-start", "on-demand"]
@@ -42,11 +35,8 @@ else:
     AksDeployerLogin = str
     AksMaintenanceWindowDays = str
     AksClusterNetworkPolicy = str
-"""Each closed set of values, as a type checker sees it (`Literal`) and as it is at run time
-(`str`): Pulumi's component analyzer, which derives the cross-language schema from these TypedDicts,
-accepts no `Literal` (nor any union other than an optional), so the schema types them as strings and
-the component's checks name the accepted values; mypy and pyright refuse any other value before the
-program runs."""
+"""`Literal` for type checkers, `str` at run time: Pulumi's analyzer accepts no `Literal`, so the
+schema types them as strings and the component's checks name the accepted values."""
 
 
 class AksSystemPoolArgs(TypedDict):
