@@ -1,17 +1,6 @@
 """What an AKS stack's registered resources cost a month with no step running, besides its nodes.
 
-Read from the registered ManagedCluster and AgentPools (`platform/cost/fixed.py` prices the items):
-- the cluster management fee of the cluster's `sku.tier` (Free when unset, as AKS creates it);
-- outbound: the Standard load balancer AKS creates with its managed outbound public IPs
-  (`outboundType` loadBalancer, the default), or the managed NAT gateway with its IPs;
-- each pool's OS disks at its minimum node count: an ephemeral OS disk lives on the VM's own cache
-  or temp disk and costs nothing extra; a managed one is a Premium SSD billed by its size tier;
-- Kubeflow Pipelines' two data volumes on the storage class they use, and a public IP for an
-  exposed UI;
-- Container Insights' Log Analytics workspace, which on pay-as-you-go has no fixed fee;
-- each capacity reservation the stack creates, at its VM size's on-demand price (the size's row of
-  prices.json), since Azure bills reserved capacity whether VMs run in it or not (clouds/aks/supply.py);
-- the training checkpoint store, named and unpriced: an account has no fee of its own.
+Read from the registered ManagedCluster and AgentPools; `platform/cost/fixed.py` prices the items.
 """
 
 from __future__ import annotations

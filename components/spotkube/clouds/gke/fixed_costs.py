@@ -1,15 +1,6 @@
 """What a GKE stack's registered resources cost a month with no step running, besides its nodes.
 
-Read from the registered Cluster, NodePools and RouterNat (`platform/cost/fixed.py` prices the items):
-- the cluster management fee, $0.10 an hour for every cluster. The free tier's monthly credit covers
-  one zonal or Autopilot cluster per billing account; spotkube's clusters are regional, and even a
-  zonal one may share the credit with the account's other clusters, which the plan can't see, so the
-  fee is always counted and the credit named in a note;
-- each pool's boot disks at its minimum node count (GKE's defaults: 100 GB pd-balanced);
-- without private nodes, each node's ephemeral external IPv4 address; with them, the Cloud NAT gateway
-  (per VM using it, capped above 32) and its external IP;
-- Kubeflow Pipelines' two data volumes on the storage class they use;
-- Cloud Logging, which has no fixed fee (the first 50 GiB a project a month are free).
+Read from the registered Cluster, NodePools and RouterNat; `platform/cost/fixed.py` prices the items.
 """
 
 from __future__ import annotations
