@@ -720,10 +720,10 @@ def read_autoscaler(resources: Sequence[tuple[str, str, Mapping[str, Any]]]) -> 
 
 #: What bounds each tier of a ComputeClass over node pools (docs/platform-facts.md#gke-compute-classes): no
 #: timer applies to node-pool priorities, so each tier holds a step until GKE gives up on its pools.
+_BACKED_OFF = "no timer: a stock-out is an error that backs the pool off (5 min, up to 30), then the next priority"
 TIER_BOUNDS = {
-    "spot": "no timer: a stock-out is an error that backs the pool off (5 min, up to 30), then the next priority",
-    "preemptible": "no timer: a stock-out is an error that backs the pool off (5 min, up to 30), then the next "
-    "priority",
+    "spot": _BACKED_OFF,
+    "preemptible": _BACKED_OFF,
     contract.FLEX_START: "no timer on node-pool priorities: the next priority once Dynamic Workload Scheduler "
     "can't provision the node",
 }
