@@ -1,11 +1,7 @@
 """`AksGpuCluster`: an AKS cluster with an on-demand system pool and spot GPU pools.
 
-A thin shell: every decision comes from `spotkube.platform.plan`; this module only spells it in
-azure-native's terms and applies the AKS facts that are about resources rather than decisions
-(inline system pool, separate AgentPools created one at a time, create-only fields, the deployer's
-data-plane rights, the autoscaler ConfigMap).
-
-The AKS facts it relies on, with sources: docs/platform-facts.md#aks.
+A thin shell: every decision comes from `spotkube.platform.plan`; this module spells it in azure-native's
+terms. The AKS facts, with sources: docs/platform-facts.md#aks.
 """
 
 

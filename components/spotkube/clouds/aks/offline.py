@@ -1,9 +1,6 @@
-"""What the mocks answer for AKS: the outputs Azure would compute and the provider functions the
-component calls, with obviously fake values shaped like the real ones.
-
-Pure data and functions; the mocks (`spotkube.testing.SpotkubeMocks`, which the offline plan in
-`spotkube.components.offline` runs on) ask the registry, which asks each cloud here. The real
-shapes, with sources: docs/platform-facts.md#aks-kubelogin.
+"""What the mocks answer for AKS: the outputs Azure would compute and the provider functions the component
+calls, with obviously fake values shaped like the real ones, for the mocks (`spotkube.testing.SpotkubeMocks`),
+which ask the registry. The real shapes, with sources: docs/platform-facts.md#aks-kubelogin.
 """
 
 from __future__ import annotations

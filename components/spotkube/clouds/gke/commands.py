@@ -1,7 +1,5 @@
 """GKE: what spotkube's commands do on Google Cloud (`Cloud.commands`), apart from the plan.
 
-The new stack's template, how it is deployed from CI, the price list `prices refresh` reads, the live
-reads of `quota`, `doctor` and `logs`, the CI identities' calls and roles, and how `drill` evicts a node.
 A plan never needs them, so the profile names this module instead of importing it: it loads the first
 time a command asks (docs/architecture.md#one-folder-per-cloud).
 """

@@ -1,14 +1,9 @@
 """`GkeGpuCluster`: a GKE Standard cluster with an on-demand system pool and spot GPU pools.
 
-A thin shell, like `spotkube.clouds.aks.component`: every decision (taints, labels, limits, zones, GPUs) comes from
-`spotkube.platform.plan`; this module only spells it in pulumi-gcp's terms and applies the GKE facts that
-are about resources rather than decisions (default pool removed, a dedicated node service account,
-explicit driver versions, per-zone initial counts, create-only node pool fields).
-
-Like every module that defines a component, it does without `from __future__ import annotations`:
-Pulumi's schema analyzer needs the `args` annotation as a real TypedDict, not a string.
-
-The GKE facts it relies on, with sources: docs/platform-facts.md#gke.
+A thin shell, like `spotkube.clouds.aks.component`: every decision comes from `spotkube.platform.plan`;
+this module spells it in pulumi-gcp's terms. Like every module that defines a component, it does without
+`from __future__ import annotations`: Pulumi's schema analyzer needs the `args` annotation as a real
+TypedDict, not a string. The GKE facts, with sources: docs/platform-facts.md#gke.
 """
 
 from typing import Any, cast
