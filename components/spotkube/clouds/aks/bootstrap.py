@@ -28,16 +28,13 @@ from spotkube.clouds.aks.identities import (
     grants_in_group,
     only_roles,
 )
-from spotkube.clouds.aks.provider_registration import DEFAULT_ENDPOINT, register
+from spotkube.clouds.aks.provider_registration import DEFAULT_ENDPOINT, FEDERATED_AUDIENCE, register
 from spotkube.clouds.aks.providers import required_namespaces
 from spotkube.clouds.aks.resources import DRILL_ROLE_ID, role_definition_id
 from spotkube.platform.bootstrap import SECRETS_PROVIDERS, BootstrapSpec, backend_location
 from spotkube.platform.identities import GITHUB_ISSUER, Assignment, Identity, Role
 from spotkube.platform.spec import PlatformSpec
 
-#: The audience Entra ID expects in a federated token (learn.microsoft.com/entra/workload-id/
-#: workload-identity-federation-create-trust).
-AUDIENCE = "api://AzureADTokenExchange"
 IDENTITY_NAMES: Mapping[Identity, str] = {"preview": "spotkube-preview", "deploy": "spotkube-deploy"}
 #: "Key Vault Crypto User": encrypt, decrypt, wrap and unwrap with a key, and read it; nothing else
 #: (learn.microsoft.com/azure/role-based-access-control/built-in-roles/security#key-vault-crypto-user).
@@ -139,7 +136,7 @@ def ci_identities(spec: BootstrapSpec, stacks: Mapping[str, PlatformSpec]) -> di
             previous = [azure.managedidentity.FederatedIdentityCredential(
                 f"{_key(name)}-{environment}", federated_identity_credential_resource_name=credential_name(environment),
                 resource_group_name=home.name, resource_name_=identities[name].name, issuer=GITHUB_ISSUER,
-                subject=subject(spec.repository, environment), audiences=[AUDIENCE],
+                subject=subject(spec.repository, environment), audiences=[FEDERATED_AUDIENCE],
                 opts=pulumi.ResourceOptions(depends_on=previous))]
 
     drills = any(platform.cluster.deployer.drills for platform in stacks.values())

@@ -20,7 +20,7 @@ from azure.mgmt.compute import ComputeManagementClient
 
 from spotkube.clouds.aks import catalog
 from spotkube.clouds.aks.options import AksCatalogRefresh
-from spotkube.clouds.aks.usage_api import SUBSCRIPTION_VARIABLES, environment_subscription
+from spotkube.clouds.aks.usage_api import DEFAULT_ENDPOINT, SUBSCRIPTION_VARIABLES, environment_subscription
 from spotkube.platform.catalog import (
     CatalogSourceError,
     CloudCatalog,
@@ -30,8 +30,6 @@ from spotkube.platform.catalog import (
 from spotkube.platform.catalog_source import RefreshRequest, SourceResult
 from spotkube.platform.errors import first_line
 
-#: Azure Resource Manager in Azure's public cloud.
-DEFAULT_ENDPOINT = "https://management.azure.com"
 #: What the catalog says it was read from.
 SOURCE = "Azure Resource SKUs API, as offered to the subscription it was read with"
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")

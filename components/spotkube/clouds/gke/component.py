@@ -14,6 +14,7 @@ import pulumi_kubernetes as k8s
 
 from spotkube.clouds.gke import checkpoints, resources
 from spotkube.clouds.gke.args import GkeGpuClusterArgs
+from spotkube.clouds.gke.identities import NODE_SERVICE_ACCOUNT_ROLE
 from spotkube.clouds.gke.kubeconfig import gke_kubeconfig
 from spotkube.clouds.gke.node_pool import GkeGpuNodePool, NodePoolTarget
 from spotkube.clouds.gke.spec import GkeClusterSettings
@@ -44,11 +45,6 @@ from spotkube.shell.common import (
 from spotkube.shell.outputs import PoolContractOutput
 from spotkube.shell.pools import PoolBuild
 
-#: The one role GKE nodes need for their system tasks (logging, monitoring), instead of the Editor
-#: role the default compute service account usually holds. Pulling private images from Artifact
-#: Registry needs roles/artifactregistry.reader on top, which spotkube grants on the repositories the
-#: stack names in `cluster.registries` and nowhere else.
-NODE_SERVICE_ACCOUNT_ROLE = "roles/container.defaultNodeServiceAccount"
 #: The network GKE and Compute Engine use when none is named; its subnetwork in each region has the
 #: same name.
 DEFAULT_NETWORK = "default"

@@ -34,7 +34,9 @@ from spotkube.platform.identities import (
 
 PROJECT = "project"
 COVERS: dict[str, frozenset[str]] = {PROJECT: frozenset({PROJECT})}
-#: The role whose grants the deployer may make (the node service account's), by IAM condition.
+#: The one role GKE nodes need for their system tasks (logging, monitoring), instead of the Editor role the
+#: default compute service account usually holds (private images need roles/artifactregistry.reader on the
+#: stack's `cluster.registries` too); the deployer may grant only it, by IAM condition.
 NODE_SERVICE_ACCOUNT_ROLE = "roles/container.defaultNodeServiceAccount"
 
 #: pulumi-gcp type token -> (permission to read it, permissions to create, update, delete it).
