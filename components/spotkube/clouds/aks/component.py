@@ -164,11 +164,10 @@ class AksGpuCluster(pulumi.ComponentResource):
             children.append(workspace)
         if workspace_id is not None:
             children += self._container_insights(name, plan, resource_group_name, cluster, workspace_id)
-        source = f"AksGpuCluster {name!r}"
         # The cluster's name, released only once the deployed system pool is known to accept the
         # wanted one: every pool and the kubeconfig wait for it, so a refused change stops them all.
         cluster_name = pulumi.Output.all(cluster.name, cluster.agent_pool_profiles).apply(
-            lambda values: _checked(values[0], plan.system_pool, values[1], source)
+            lambda values: _checked(values[0], plan.system_pool, values[1], label)
         )
         previous: list[pulumi.Resource] = list(reservations_ready)
         pools: list[pulumi.Resource] = []

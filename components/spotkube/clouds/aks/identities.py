@@ -328,7 +328,6 @@ ASSIGNMENTS: tuple[Assignment, ...] = (
 )
 
 
-
 FACTS = IdentityFacts(preview_calls, deploy_calls, ASSIGNMENTS, COVERS)
 
 

@@ -222,7 +222,6 @@ ASSIGNMENTS: tuple[Assignment, ...] = (
 )
 
 
-
 FACTS = IdentityFacts(preview_calls, deploy_calls, ASSIGNMENTS, COVERS)
 
 
