@@ -14,7 +14,6 @@ import pulumi_kubernetes as k8s
 
 from spotkube.clouds.gke import checkpoints, resources
 from spotkube.clouds.gke.args import GkeGpuClusterArgs
-from spotkube.clouds.gke.identities import NODE_SERVICE_ACCOUNT_ROLE
 from spotkube.clouds.gke.kubeconfig import gke_kubeconfig
 from spotkube.clouds.gke.node_pool import GkeGpuNodePool, NodePoolTarget
 from spotkube.clouds.gke.spec import GkeClusterSettings
@@ -154,7 +153,7 @@ class GkeGpuCluster(pulumi.ComponentResource):
         node_role = gcp.projects.IAMMember(
             f"{name}-nodes-role",
             project=project,
-            role=NODE_SERVICE_ACCOUNT_ROLE,
+            role=resources.NODE_SERVICE_ACCOUNT_ROLE,
             member=account.email.apply(
                 lambda email: f"serviceAccount:{email}" if email
                 else unanswered(self, label, "e-mail", "the nodes' service account")),

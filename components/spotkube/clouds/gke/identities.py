@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from spotkube.clouds.gke.resources import NODE_SERVICE_ACCOUNT_ROLE
 from spotkube.platform.identities import (
     QUOTA,
     REFRESH,
@@ -34,10 +35,6 @@ from spotkube.platform.identities import (
 
 PROJECT = "project"
 COVERS: dict[str, frozenset[str]] = {PROJECT: frozenset({PROJECT})}
-#: The one role GKE nodes need for their system tasks (logging, monitoring), instead of the Editor role the
-#: default compute service account usually holds (private images need roles/artifactregistry.reader on the
-#: stack's `cluster.registries` too); the deployer may grant only it, by IAM condition.
-NODE_SERVICE_ACCOUNT_ROLE = "roles/container.defaultNodeServiceAccount"
 
 #: pulumi-gcp type token -> (permission to read it, permissions to create, update, delete it).
 RESOURCE_TYPES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {

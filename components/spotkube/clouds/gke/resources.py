@@ -106,6 +106,10 @@ def node_service_account_id(name: str, spec: PlatformSpec) -> str:
 
 # --- Node pools -----------------------------------------------------------------------------------
 
+#: The one role GKE nodes need for their system tasks (logging, monitoring), instead of the Editor role the
+#: default compute service account usually holds (private images need roles/artifactregistry.reader on the
+#: stack's `cluster.registries` too); the deployer may grant only it, by IAM condition.
+NODE_SERVICE_ACCOUNT_ROLE = "roles/container.defaultNodeServiceAccount"
 #: With a dedicated service account, Google recommends the broad scope and lets IAM decide.
 NODE_OAUTH_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
 #: GKE sets this key itself; a pool whose metadata lacks it shows a diff and is recreated
