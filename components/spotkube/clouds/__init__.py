@@ -1,14 +1,9 @@
 """Every cloud spotkube knows, in one registry (`CLOUDS`), and the platform's pure steps bound to it.
 
-Each cloud is one folder here (`aks/`, `gke/`) whose `profile` module says everything the cloud-neutral
-code needs to know about it (`spotkube.platform.cloud.Cloud`). The neutral code takes the
-registry as an argument and never imports a cloud; the functions below hand it over, so callers that
-don't know the stack's cloud (the CLI, the stack program, the judges) ask here. Adding a cloud is a
-folder and one line in `PROFILES`.
-
-A cloud's modules load when its profile is first asked for: a plan of an AKS stack never loads GKE's.
-Whatever needs every cloud (`CLOUDS.values()`, the price table, the catalog, a message listing the
-other clouds' settings) loads them all.
+Each cloud is a folder (`aks/`, `gke/`) whose `profile` says what the neutral code needs
+(`spotkube.platform.cloud.Cloud`). The neutral code takes the registry as an argument and never imports a
+cloud; callers that don't know the stack's cloud ask here. A cloud's modules load when its profile is first
+asked for: a plan of an AKS stack never loads GKE's.
 """
 
 from __future__ import annotations

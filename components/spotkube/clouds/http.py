@@ -1,14 +1,10 @@
 """The HTTP client both clouds' price lists are read with: requests, with urllib3's Retry.
 
-Why requests and urllib3's Retry rather than a hand-written loop: the price APIs answer 429 when
-they are busy and 5xx when they fail, sometimes with a Retry-After header, and urllib3's Retry
-handles all three declaratively (status codes to retry, exponential backoff with jitter, Retry-After
-honoured up to a cap). Both libraries are already installed with Pulumi's Kubernetes SDK.
-
-Every failure (no network, DNS, a timeout, retries used up, an HTTP error, a body that is not JSON)
-becomes a `PriceFetchError` naming the service and the host and saying what to do, never a
-traceback. A secret (the GCP API key) travels in a header, never in the URL, so no message can
-show it; `PriceFetchError` also blanks it out of any text it is given, as a last guard.
+Why not a hand-written loop: the price APIs answer 429 when busy and 5xx when they fail, sometimes with
+Retry-After, and urllib3's Retry handles all three declaratively; both libraries come with Pulumi's
+Kubernetes SDK. Every failure becomes a `PriceFetchError` naming the service and the host, never a
+traceback. A secret (the GCP API key) travels in a header, never in the URL, and `PriceFetchError`
+blanks it out of any text it is given, as a last guard.
 """
 
 from __future__ import annotations

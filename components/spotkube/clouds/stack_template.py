@@ -114,7 +114,7 @@ def left_to_fix(warnings: Sequence[PlanWarning]) -> list[Left]:
 
 #: What `.github/workflows/deploy.yml` reads for a stack of each cloud from the stack's GitHub
 #: environment, which the bootstrap writes: the cloud identity's variables, with what is in them (each
-#: cloud's `deploy.py`), and the backend's and the stack's own (platform/bootstrap.py). No secret.
+#: cloud's `commands.py`), and the backend's and the stack's own (platform/bootstrap.py). No secret.
 #: tests/cli/test_new_stack.py checks that the workflows read exactly these.
 DEPLOY_VARIABLES: dict[str, tuple[tuple[str, str], ...]] = {
     cloud: p.commands.deploy.variables for cloud, p in CLOUDS.items()}

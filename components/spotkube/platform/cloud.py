@@ -159,6 +159,12 @@ def node_count(value: Any) -> int | None:
     return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
+def whole(value: Any) -> int:
+    """A registered count or size as a whole number; 0 when unset or not a number (the engine hands numbers
+    over as floats)."""
+    return node_count(value) or 0
+
+
 #: (type token, resource name, inputs) -> the pools that registration declares.
 PoolReader = Callable[[str, str, Mapping[str, Any]], list[RegisteredPool]]
 

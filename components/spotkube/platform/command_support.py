@@ -47,7 +47,7 @@ class CommandSupport:
     #: A new stack's config (`spotkube new-stack`: environment, region and the cloud's own flags, its
     #: `options.new_stack`); raises NewStackError for flags the cloud lacks.
     new_stack_config: Callable[[str, str, Any], dict[str, Any]]
-    #: How such a stack is then deployed from CI (`clouds/<cloud>/deploy.py`).
+    #: How such a stack is then deployed from CI (`clouds/<cloud>/commands.py`).
     deploy: DeployAccess
     #: The cloud's own price list, for `spotkube prices refresh`; None when spotkube can't read it.
     price_source: PriceSource | None = None

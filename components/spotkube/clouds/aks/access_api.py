@@ -1,19 +1,8 @@
 """AKS: what `spotkube doctor` reads live from Azure Resource Manager before a stack's first `up`.
 
-Plain ARM REST calls through spotkube's HTTP client (clouds/http.py), with a token from
-azure-identity's DefaultAzureCredential (the `refresh` extra; `az login` on a laptop, OIDC in CI):
-- the subscription's resource providers, `GET /subscriptions/{id}/providers?api-version=2021-04-01`
-  (`value[].namespace`, `registrationState`; pages by `nextLink`);
-- each CI identity's role assignments, `GET .../providers/Microsoft.Authorization/roleAssignments
-  ?$filter=assignedTo('{objectId}')` (group memberships included), and each assigned role's
-  definition (`properties.roleName`, `permissions[].actions/notActions/dataActions/notDataActions`);
-- with `doctor --github-repository` and an `azblob://CONTAINER?storage_account=ACCOUNT` backend, the
-  account (`GET .../providers/Microsoft.Storage/storageAccounts`) and the role assignments that reach
-  its container (`GET {container}/providers/Microsoft.Authorization/roleAssignments?$filter=atScope()`,
-  inherited ones included), each role's blob data actions deciding whether it writes or reads state;
-- the region's VM sizes with their restrictions, `GET .../providers/Microsoft.Compute/skus` (the API
-  `spotkube quota` and `catalog refresh` read).
-A plain-HTTP endpoint (a local proxy or test server) is sent no credential.
+Plain ARM REST calls through clouds/http.py, with a token from azure-identity's DefaultAzureCredential
+(the `refresh` extra; `az login` on a laptop, OIDC in CI); a plain-HTTP endpoint (a local proxy or test
+server) is sent no credential.
 """
 
 from __future__ import annotations

@@ -1,31 +1,12 @@
 """AKS: the CI identities GitHub Actions signs in as, made once by an administrator.
 
-- Each platform stack's resource group (its `cluster.resourceGroupName`), so every role can be scoped
-  to it before the cluster exists: Azure roles are inherited from a resource group by what it holds.
-- A user-assigned managed identity per workflow, `spotkube-preview` and `spotkube-deploy`, whose
-  federated credentials trust exactly the repository's GitHub environments: `preview` for the first,
-  one per stack for the second (deploy.yml runs each stack in the environment of its name; the token's
-  subject is `repo:OWNER/REPO:environment:NAME`). No secret exists anywhere. Azure refuses concurrent
-  writes of federated credentials on one identity, so each waits for the one before it.
-- spotkube's custom roles (the eviction drill's when a stack sets `cluster.deployer.drills`; the
-  program assigns that one on the node resource group) and every assignment of
-  clouds/aks/identities.py that the bootstrap grants, at the narrowest scope the table names; the
-  deployer's RBAC Cluster Admin on the cluster is the platform program's own (it grants it to
-  `cluster.deployer.objectId`). A new custom role takes a while to replicate through Azure, and an
-  assignment of it made at once can fail with `RoleDefinitionDoesNotExist`, so its assignments wait
-  `ROLE_REPLICATION` after it (and again when it is replaced).
-- The subscription's registration of every resource provider namespace the program and the workflows
-  use (clouds/aks/providers.py), before anything that needs one.
-- With `createBackend`, the self-managed backend's storage: one storage account (the URL's
-  `storage_account`; no shared key, so Entra ID alone signs in; TLS 1.2; no public blobs), a blob
-  container for the non-prod stacks' state and one per prod stack. Storage Blob Data Contributor for
-  each deploy identity on its own container, Storage Blob Data Reader for the preview identity on the
-  non-prod one: nobody else's job writes, or reads, prod's state.
-- A Key Vault key per prod stack, the stack's secrets provider: only the deploy identity (and the
-  administrator who runs the bootstrap, to switch the stack to it) may encrypt and decrypt with it, so
-  the Pulumi token a pull request's preview holds can't read prod's secrets (docs/identities.md).
-
-The stack's outputs are the GitHub variables of each environment, named as the workflows read them.
+Each stack's resource group (so every role can be scoped to it before the cluster exists), a managed
+identity per workflow whose federated credentials trust exactly the repository's GitHub environments (no
+secret exists anywhere), spotkube's custom roles and the assignments of clouds/aks/identities.py that the
+bootstrap grants, the resource providers' registration (clouds/aks/providers.py), with `createBackend` the
+state's storage, and a Key Vault key per prod stack as its secrets provider, so the Pulumi token a pull
+request's preview holds can't read prod's secrets (docs/identities.md). The stack's outputs are the GitHub
+variables of each environment, named as the workflows read them.
 """
 
 import hashlib
@@ -47,16 +28,13 @@ from spotkube.clouds.aks.identities import (
     grants_in_group,
     only_roles,
 )
-from spotkube.clouds.aks.provider_registration import DEFAULT_ENDPOINT, register
+from spotkube.clouds.aks.provider_registration import DEFAULT_ENDPOINT, FEDERATED_AUDIENCE, register
 from spotkube.clouds.aks.providers import required_namespaces
 from spotkube.clouds.aks.resources import DRILL_ROLE_ID, role_definition_id
 from spotkube.platform.bootstrap import SECRETS_PROVIDERS, BootstrapSpec, backend_location
 from spotkube.platform.identities import GITHUB_ISSUER, Assignment, Identity, Role
 from spotkube.platform.spec import PlatformSpec
 
-#: The audience Entra ID expects in a federated token (learn.microsoft.com/entra/workload-id/
-#: workload-identity-federation-create-trust).
-AUDIENCE = "api://AzureADTokenExchange"
 IDENTITY_NAMES: Mapping[Identity, str] = {"preview": "spotkube-preview", "deploy": "spotkube-deploy"}
 #: "Key Vault Crypto User": encrypt, decrypt, wrap and unwrap with a key, and read it; nothing else
 #: (learn.microsoft.com/azure/role-based-access-control/built-in-roles/security#key-vault-crypto-user).
@@ -151,13 +129,14 @@ def ci_identities(spec: BootstrapSpec, stacks: Mapping[str, PlatformSpec]) -> di
     identities = {name: azure.managedidentity.UserAssignedIdentity(
         _key(name), resource_name_=name, resource_group_name=home.name, location=location, opts=after_registration)
         for name in served}
+    # Azure refuses concurrent writes of federated credentials on one identity: each waits for the one before.
     for name, (_, environments) in served.items():
         previous: list[pulumi.Resource] = []
         for environment in environments:
             previous = [azure.managedidentity.FederatedIdentityCredential(
                 f"{_key(name)}-{environment}", federated_identity_credential_resource_name=credential_name(environment),
                 resource_group_name=home.name, resource_name_=identities[name].name, issuer=GITHUB_ISSUER,
-                subject=subject(spec.repository, environment), audiences=[AUDIENCE],
+                subject=subject(spec.repository, environment), audiences=[FEDERATED_AUDIENCE],
                 opts=pulumi.ResourceOptions(depends_on=previous))]
 
     drills = any(platform.cluster.deployer.drills for platform in stacks.values())

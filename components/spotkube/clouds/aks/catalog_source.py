@@ -1,20 +1,8 @@
 """Azure's GPU VM sizes, read from the Resource SKUs API for `spotkube catalog refresh --cloud aks`.
 
-The API lists every VM size once per region (`GET /subscriptions/{id}/providers/Microsoft.Compute/
-skus`, followed through `nextLink`), each with its capabilities as strings (`GPUs`, `vCPUs`,
-`MemoryGB`, `LowPriorityCapable`), its zones (`locationInfo`) and the restrictions the subscription
-has (`restrictions`). This module turns that into the AKS part of the GPU catalog:
-
-- a size with a `GPUs` capability above 0 is a GPU machine; its GPU model comes from its family
-  (`AZURE_GPU_FAMILIES`), or Azure's own family name when spotkube has no neutral name for it yet;
-  partitioned sizes get their part of a GPU from `GPU_SHARES` (the API reports them as one GPU);
-- a `Location` restriction takes the region away from the size, a `Zone` restriction the zones it
-  names: the catalog says what the subscription it was read with can deploy;
-- every region the API lists is one the catalog knows completely;
-- a series (D, E, NP, ...) with no GPU size at all is recorded as GPU-less.
-
-It uses azure-mgmt-compute with azure-identity's DefaultAzureCredential (the `refresh` extra), so
-the core install stays small; nothing else in spotkube imports them.
+The subscription's restrictions take regions and zones away from a size, so the catalog says what the
+subscription it was read with can deploy. It uses azure-mgmt-compute with azure-identity's
+DefaultAzureCredential (the `refresh` extra), so the core install stays small; nothing else imports them.
 """
 
 from __future__ import annotations
@@ -32,7 +20,7 @@ from azure.mgmt.compute import ComputeManagementClient
 
 from spotkube.clouds.aks import catalog
 from spotkube.clouds.aks.options import AksCatalogRefresh
-from spotkube.clouds.aks.usage_api import SUBSCRIPTION_VARIABLES, environment_subscription
+from spotkube.clouds.aks.usage_api import DEFAULT_ENDPOINT, SUBSCRIPTION_VARIABLES, environment_subscription
 from spotkube.platform.catalog import (
     CatalogSourceError,
     CloudCatalog,
@@ -42,8 +30,6 @@ from spotkube.platform.catalog import (
 from spotkube.platform.catalog_source import RefreshRequest, SourceResult
 from spotkube.platform.errors import first_line
 
-#: Azure Resource Manager in Azure's public cloud.
-DEFAULT_ENDPOINT = "https://management.azure.com"
 #: What the catalog says it was read from.
 SOURCE = "Azure Resource SKUs API, as offered to the subscription it was read with"
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")

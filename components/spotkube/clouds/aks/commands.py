@@ -1,7 +1,5 @@
 """AKS: what spotkube's commands do on Azure (`Cloud.commands`), apart from the plan.
 
-The new stack's template, how it is deployed from CI, the price list `prices refresh` reads, the live
-reads of `quota`, `doctor` and `logs`, the CI identities' calls and roles, and how `drill` evicts a node.
 A plan never needs them, so the profile names this module instead of importing it: it loads the first
 time a command asks (docs/architecture.md#one-folder-per-cloud).
 """
@@ -13,9 +11,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from spotkube.clouds.aks import access_api, deploy, identities, karpenter_price_copy, logs, options, usage_api
+from spotkube.clouds.aks import access_api, identities, karpenter_price_copy, logs, options, usage_api
 from spotkube.clouds.aks.profile import DEFAULT_MACHINE, FIND_OBJECT_ID, REGION_PATTERN
-from spotkube.platform.command_support import CommandSupport
+from spotkube.platform.command_support import CommandSupport, DeployAccess
 from spotkube.platform.cost.refresh import Fetched, FetchSettings, PriceSource, PriceTarget
 from spotkube.platform.errors import NewStackError
 
@@ -93,7 +91,10 @@ PRICE_SOURCE = PriceSource(
 COMMANDS = CommandSupport(
     options=options.OPTIONS,
     new_stack_config=new_stack_config,
-    deploy=deploy.DEPLOY,
+    # What deploy.yml reads from the stack's GitHub environment, which the bootstrap writes.
+    deploy=DeployAccess(variables=(("ARM_CLIENT_ID", "<client id of the identity that deploys>"),
+                                   ("ARM_TENANT_ID", "<its Entra ID tenant id>"),
+                                   ("ARM_SUBSCRIPTION_ID", "<the subscription to deploy into>"))),
     price_source=PRICE_SOURCE,
     price_copies={karpenter_price_copy.NAME: karpenter_price_copy.COPY},
     catalog_source="spotkube.clouds.aks.catalog_source",

@@ -1,11 +1,7 @@
 """`AksGpuCluster`: an AKS cluster with an on-demand system pool and spot GPU pools.
 
-A thin shell: every decision comes from `spotkube.platform.plan`; this module only spells it in
-azure-native's terms and applies the AKS facts that are about resources rather than decisions
-(inline system pool, separate AgentPools created one at a time, create-only fields, the deployer's
-data-plane rights, the autoscaler ConfigMap).
-
-The AKS facts it relies on, with sources: docs/platform-facts.md#aks.
+A thin shell: every decision comes from `spotkube.platform.plan`; this module spells it in azure-native's
+terms. The AKS facts, with sources: docs/platform-facts.md#aks.
 """
 
 
@@ -171,11 +167,10 @@ class AksGpuCluster(pulumi.ComponentResource):
             children.append(workspace)
         if workspace_id is not None:
             children += self._container_insights(name, plan, resource_group_name, cluster, workspace_id)
-        source = f"AksGpuCluster {name!r}"
         # The cluster's name, released only once the deployed system pool is known to accept the
         # wanted one: every pool and the kubeconfig wait for it, so a refused change stops them all.
         cluster_name = pulumi.Output.all(cluster.name, cluster.agent_pool_profiles).apply(
-            lambda values: _checked(values[0], plan.system_pool, values[1], source)
+            lambda values: _checked(values[0], plan.system_pool, values[1], label)
         )
         previous: list[pulumi.Resource] = list(reservations_ready)
         pools: list[pulumi.Resource] = []
@@ -345,8 +340,7 @@ class AksGpuCluster(pulumi.ComponentResource):
                          cluster: azure.containerservice.ManagedCluster) -> list[pulumi.Resource]:
         """AcrPull for the kubelet identity (the identity every node pulls images as) on each registry of
         `cluster.registries`, in the registry's own subscription."""
-        kubelet = cluster.identity_profile.apply(lambda profiles: _kubelet_identity(profiles) or unanswered(
-            self, label, "kubelet identity object id", "the ManagedCluster's identityProfile.kubeletidentity"))
+        kubelet = self._kubelet(label, cluster)
         return [azure.authorization.RoleAssignment(
             f"{name}-acrpull-{i}", principal_id=kubelet, principal_type="ServicePrincipal",
             role_definition_id=role_definition_id(registry, supply.ACR_PULL_ROLE_ID), scope=registry,
@@ -367,15 +361,25 @@ class AksGpuCluster(pulumi.ComponentResource):
         container = azure.storage.BlobContainer(
             f"{name}-checkpoints", **checkpoints.container_inputs(spec, resource_group_name),
             opts=child(self, depends_on=[account]))
-        kubelet = cluster.identity_profile.apply(lambda profiles: _kubelet_identity(profiles) or unanswered(
-            self, label, "kubelet identity object id", "the ManagedCluster's identityProfile.kubeletidentity"))
         grant = azure.authorization.RoleAssignment(
-            f"{name}-checkpoints-writer", principal_id=kubelet, principal_type="ServicePrincipal",
+            f"{name}-checkpoints-writer", principal_id=self._kubelet(label, cluster), principal_type="ServicePrincipal",
             role_definition_id=container.id.apply(
                 lambda scope: role_definition_id(scope, checkpoints.BLOB_DATA_CONTRIBUTOR_ROLE_ID)),
             scope=container.id,
             description="spotkube: training jobs save checkpoints here (training.checkpointStore)", opts=child(self))
         return [account, container, grant]
+
+    def _kubelet(self, label: str, cluster: azure.containerservice.ManagedCluster) -> pulumi.Output[str]:
+        """The kubelet identity's object id: the identity every node pulls images and gets tokens as."""
+        return cluster.identity_profile.apply(lambda profiles: _kubelet_identity(profiles) or unanswered(
+            self, label, "kubelet identity object id", "the ManagedCluster's identityProfile.kubeletidentity"))
+
+    def _cluster_role(self, label: str, cluster: azure.containerservice.ManagedCluster,
+                      role_id: str) -> pulumi.Output[str]:
+        """A role's definition as defined in the cluster's own subscription, read from the cluster's id. A cloud's
+        id always names it; a test's plain mocks may echo another id, which leaves the role unknown."""
+        return cluster.id.apply(lambda cluster_id: role_definition_id(cluster_id, role_id) or unanswered(
+            self, label, "Azure resource id (/subscriptions/...)", "the ManagedCluster's id"))
 
     def _cluster(
         self, name: str, plan: PlatformPlan, wiring: Wiring, resource_group_name: pulumi.Input[str],
@@ -420,11 +424,7 @@ class AksGpuCluster(pulumi.ComponentResource):
         settings = plan.spec.cluster
         deployer = settings.deployer
         assert deployer.object_id and deployer.principal_type, "the AKS rules require the deployer"
-        # The built-in role as defined in the cluster's own subscription, read from the cluster's id.
-        # A cloud's id always names it; a test's plain mocks may echo another id, which leaves the role unknown.
-        role = cluster.id.apply(lambda cluster_id: role_definition_id(cluster_id, RBAC_CLUSTER_ADMIN_ROLE_ID)
-                                or unanswered(self, label, "Azure resource id (/subscriptions/...)",
-                                              "the ManagedCluster's id"))
+        role = self._cluster_role(label, cluster, RBAC_CLUSTER_ADMIN_ROLE_ID)
         principals: list[tuple[str, pulumi.Input[str], str]] = [
             ("deployer", deployer.object_id, deployer.principal_type),
             *((f"admins-{i}", group, "Group") for i, group in enumerate(wiring.admin_group_object_ids)),
@@ -452,13 +452,11 @@ class AksGpuCluster(pulumi.ComponentResource):
         scope = pulumi.Output.all(cluster.id, cluster.node_resource_group).apply(
             lambda found: node_resource_group_id(found[0], found[1])
             or unanswered(self, label, "node resource group", "the ManagedCluster's id and nodeResourceGroup"))
-        role = cluster.id.apply(lambda cluster_id: role_definition_id(cluster_id, DRILL_ROLE_ID)
-                                or unanswered(self, label, "Azure resource id (/subscriptions/...)",
-                                              "the ManagedCluster's id"))
         return azure.authorization.RoleAssignment(
             f"{name}-drill", principal_id=deployer.object_id, principal_type=deployer.principal_type,
-            role_definition_id=role, scope=scope, description="spotkube deploy: evicts a spot node for the "
-            "eviction drill (cluster.deployer.drills)", opts=child(self))
+            role_definition_id=self._cluster_role(label, cluster, DRILL_ROLE_ID), scope=scope,
+            description="spotkube deploy: evicts a spot node for the eviction drill (cluster.deployer.drills)",
+            opts=child(self))
 
     def _priority_expander(self, name: str, plan: PlatformPlan) -> k8s.core.v1.ConfigMap:
         """Spot pools first, on-demand GPU fallbacks next: read by AKS's managed autoscaler."""

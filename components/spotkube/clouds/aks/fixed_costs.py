@@ -1,17 +1,6 @@
 """What an AKS stack's registered resources cost a month with no step running, besides its nodes.
 
-Read from the registered ManagedCluster and AgentPools (`platform/cost/fixed.py` prices the items):
-- the cluster management fee of the cluster's `sku.tier` (Free when unset, as AKS creates it);
-- outbound: the Standard load balancer AKS creates with its managed outbound public IPs
-  (`outboundType` loadBalancer, the default), or the managed NAT gateway with its IPs;
-- each pool's OS disks at its minimum node count: an ephemeral OS disk lives on the VM's own cache
-  or temp disk and costs nothing extra; a managed one is a Premium SSD billed by its size tier;
-- Kubeflow Pipelines' two data volumes on the storage class they use, and a public IP for an
-  exposed UI;
-- Container Insights' Log Analytics workspace, which on pay-as-you-go has no fixed fee;
-- each capacity reservation the stack creates, at its VM size's on-demand price (the size's row of
-  prices.json), since Azure bills reserved capacity whether VMs run in it or not (clouds/aks/supply.py);
-- the training checkpoint store, named and unpriced: an account has no fee of its own.
+Read from the registered ManagedCluster and AgentPools; `platform/cost/fixed.py` prices the items.
 """
 
 from __future__ import annotations
@@ -30,7 +19,7 @@ from spotkube.clouds.aks.resources import AGENT_POOL_TYPE, CLUSTER_TYPE, OMS_AGE
 from spotkube.platform import contract
 from spotkube.platform.addons.kfp_kinds import DATA_VOLUMES
 from spotkube.platform.addons.kfp_transforms import KUBEFLOW_TYPE
-from spotkube.platform.cloud import first, items, mapping
+from spotkube.platform.cloud import first, items, mapping, whole
 from spotkube.platform.cost.fixed import FixedItem, FixedPriceRow, FixedPriceTable, parse_fixed_prices
 from spotkube.platform.input_messages import shown
 from spotkube.platform.spec import PlatformSpec
@@ -70,10 +59,6 @@ def disk_tier(letter: str, gib: int) -> str:
     return letter + next((tier for size, tier in DISK_TIERS_GIB if gib <= size), DISK_TIERS_GIB[-1][1])
 
 
-def _whole(value: Any) -> int:
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
-
-
 def _cluster_items(name: str, inputs: Mapping[str, Any]) -> list[FixedItem]:
     where = f"ManagedCluster {shown(name)}"
     tier = str(mapping(inputs.get("sku")).get("tier") or "Free")
@@ -82,12 +67,12 @@ def _cluster_items(name: str, inputs: Mapping[str, Any]) -> list[FixedItem]:
     outbound = str(network.get("outboundType") or "loadBalancer")
     if outbound == "loadBalancer":
         managed_ips = mapping(mapping(network.get("loadBalancerProfile")).get("managedOutboundIPs"))
-        ips = _whole(managed_ips.get("count")) or 1
+        ips = whole(managed_ips.get("count")) or 1
         out += [FixedItem("Standard load balancer (AKS's outbound rule)", where, "load-balancer:standard", Decimal(1)),
                 FixedItem(f"outbound public IP × {ips}", where, "public-ip:standard", Decimal(ips))]
     elif outbound == "managedNATGateway":
         profile = mapping(mapping(network.get("natGatewayProfile")).get("managedOutboundIPProfile"))
-        ips = _whole(profile.get("count")) or 1
+        ips = whole(profile.get("count")) or 1
         out += [FixedItem("managed NAT gateway", where, "nat-gateway", Decimal(1)),
                 FixedItem(f"NAT gateway public IP × {ips}", where, "public-ip:standard", Decimal(ips))]
     else:
@@ -104,7 +89,7 @@ def _os_disks(where: str, pool: Mapping[str, Any]) -> list[FixedItem]:
     """The OS disks of a pool's nodes at its minimum, as AKS creates them."""
     label = mapping(pool.get("nodeLabels")).get(contract.POOL_LABEL)
     name = label or pool.get("name") or pool.get("agentPoolName")
-    nodes = _whole(first(pool, "minCount", "count")) if pool.get("enableAutoScaling") else _whole(pool.get("count"))
+    nodes = whole(first(pool, "minCount", "count")) if pool.get("enableAutoScaling") else whole(pool.get("count"))
     if nodes == 0:
         return []
     size = str(pool.get("vmSize") or "")
@@ -113,7 +98,7 @@ def _os_disks(where: str, pool: Mapping[str, Any]) -> list[FixedItem]:
     if kind == "Ephemeral":
         return [FixedItem(what + ", ephemeral)", where, None, Decimal(0),
                           "ephemeral OS disks live on the VM's cache or temp disk and cost nothing beyond the VM")]
-    gib = _whole(pool.get("osDiskSizeGB")) or DEFAULT_OS_DISK_GIB
+    gib = whole(pool.get("osDiskSizeGB")) or DEFAULT_OS_DISK_GIB
     note = None if kind == "Managed" else (
         "osDiskType unset: AKS chooses an ephemeral OS disk when the size's cache holds it, which costs nothing "
         "extra; counted here as the managed disk it otherwise gets, so this line is an upper bound")

@@ -37,6 +37,7 @@ from spotkube.platform.identities import (
     UNMAPPED,
     Assignment,
     Call,
+    Identity,
     IdentityFacts,
     Invoked,
     KubernetesKind,
@@ -141,12 +142,21 @@ def data_action(kind: KubernetesKind, verb: str) -> str:
     return f"{DATA_PLANE}/{group}{kind.plural}/{verb}"
 
 
+def _invoke_and_quota_calls(who: Identity, invokes: Iterable[Invoked]) -> list[Call]:
+    """The provider functions the program invokes, and `spotkube quota`'s reads, which the preview and the
+    deploy both make."""
+    invokes = list(invokes)
+    calls = [Call(who, f"invoke {token.rsplit(':', 1)[-1]}", action, "action", scope, EVERY_PREVIEW)
+             for token, (action, scope) in INVOKES.items() if any(i.token == token for i in invokes)]
+    calls += [Call(who, f"invoke {i.token}", _unmapped(i.token), "action", RESOURCE_GROUP, EVERY_PREVIEW)
+              for i in invokes if i.token not in INVOKES]
+    return calls + [Call(who, "read the region's quota", action, "action", SUBSCRIPTION, QUOTA)
+                    for action in QUOTA_ACTIONS]
+
+
 def preview_calls(registrations: Sequence[Registered], invokes: Iterable[Invoked]) -> list[Call]:
     """What a pull request's preview (and its quota check) calls."""
-    calls = [Call("preview", f"invoke {token.rsplit(':', 1)[-1]}", action, "action", scope, EVERY_PREVIEW)
-             for token, (action, scope) in (INVOKES.items()) if any(i.token == token for i in invokes)]
-    calls += [Call("preview", f"invoke {i.token}", _unmapped(i.token), "action", RESOURCE_GROUP, EVERY_PREVIEW)
-              for i in invokes if i.token not in INVOKES]
+    calls = _invoke_and_quota_calls("preview", invokes)
     for registration in registrations:
         if registration.type.startswith(NO_AZURE_CALL_PREFIXES):
             continue
@@ -158,17 +168,12 @@ def preview_calls(registrations: Sequence[Registered], invokes: Iterable[Invoked
                           REFRESH))
     for kind in kubernetes_kinds(registrations):
         calls.append(kind_preview_call(kind, data_action(kind, "read"), "dataAction", CLUSTER))
-    calls += [Call("preview", "read the region's quota", action, "action", SUBSCRIPTION, QUOTA)
-              for action in QUOTA_ACTIONS]
     return list(sorted_calls(calls))
 
 
 def deploy_calls(registrations: Sequence[Registered], invokes: Iterable[Invoked]) -> list[Call]:
     """What `pulumi up` (and the quota check before it) calls."""
-    calls = [Call("deploy", f"invoke {token.rsplit(':', 1)[-1]}", action, "action", scope, EVERY_PREVIEW)
-             for token, (action, scope) in INVOKES.items() if any(i.token == token for i in invokes)]
-    calls += [Call("deploy", f"invoke {i.token}", _unmapped(i.token), "action", RESOURCE_GROUP, EVERY_PREVIEW)
-              for i in invokes if i.token not in INVOKES]
+    calls = _invoke_and_quota_calls("deploy", invokes)
     for registration in registrations:
         if registration.type.startswith(NO_AZURE_CALL_PREFIXES):
             continue
@@ -193,8 +198,6 @@ def deploy_calls(registrations: Sequence[Registered], invokes: Iterable[Invoked]
                            CLUSTER, "pulumi up (Kubernetes checks a role's rules against the deployer's)")
                       for verb in ("bind", "escalate")]
     calls += _identity_calls(registrations)
-    calls += [Call("deploy", "read the region's quota", action, "action", SUBSCRIPTION, QUOTA)
-              for action in QUOTA_ACTIONS]
     return list(sorted_calls(calls))
 
 
@@ -323,7 +326,6 @@ ASSIGNMENTS: tuple[Assignment, ...] = (
                "Contributor there, which AKS requires to place a pool's VMs in a capacity reservation group, and no "
                "other role", condition=only_roles([supply.CONTRIBUTOR_ROLE_ID]), granted_by=RESERVATION_OWNER),
 )
-
 
 
 FACTS = IdentityFacts(preview_calls, deploy_calls, ASSIGNMENTS, COVERS)

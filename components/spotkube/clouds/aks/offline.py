@@ -1,9 +1,6 @@
-"""What the mocks answer for AKS: the outputs Azure would compute and the provider functions the
-component calls, with obviously fake values shaped like the real ones.
-
-Pure data and functions; the mocks (`spotkube.testing.SpotkubeMocks`, which the offline plan in
-`spotkube.components.offline` runs on) ask the registry, which asks each cloud here. The real
-shapes, with sources: docs/platform-facts.md#aks-kubelogin.
+"""What the mocks answer for AKS: the outputs Azure would compute and the provider functions the component
+calls, with obviously fake values shaped like the real ones, for the mocks (`spotkube.testing.SpotkubeMocks`),
+which ask the registry. The real shapes, with sources: docs/platform-facts.md#aks-kubelogin.
 """
 
 from __future__ import annotations
@@ -14,7 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from spotkube.clouds.aks.checkpoints import BLOB_CONTAINER_TYPE
-from spotkube.clouds.aks.resources import CLIENT_CONFIG_INVOKE, USER_CREDENTIALS_INVOKE
+from spotkube.clouds.aks.resources import CLIENT_CONFIG_INVOKE, CLUSTER_TYPE, USER_CREDENTIALS_INVOKE
+from spotkube.clouds.aks.supply import IDENTITY_TYPE, RESERVATION_GROUP_TYPE
 
 #: What AKS's `listClusterUserCredential` returns for an Entra ID cluster (Kubernetes 1.24 and
 #: later): an exec kubeconfig that runs kubelogin in device-code mode, which needs a person. The
@@ -76,12 +74,9 @@ PUBLIC_IP_ADDRESS = "198.51.100.7"
 
 
 #: Identity types the bootstrap stack (infra/bootstrap) creates and reads back.
-IDENTITY_TYPE = "azure-native:managedidentity:UserAssignedIdentity"
 ROLE_DEFINITION_TYPE = "azure-native:authorization:RoleDefinition"
-MANAGED_CLUSTER_TYPE = "azure-native:containerservice:ManagedCluster"
 VAULT_TYPE = "azure-native:keyvault:Vault"
 KEY_TYPE = "azure-native:keyvault:Key"
-RESERVATION_GROUP_TYPE = "azure-native:compute:CapacityReservationGroup"
 
 
 def _guid(*parts: str) -> str:
@@ -96,7 +91,7 @@ def resource_id(type_token: str, name: str, inputs: Mapping[str, Any]) -> str | 
         return None
     subscription = CLIENT_CONFIG["subscriptionId"]
     group = f"/subscriptions/{subscription}/resourceGroups/{inputs.get('resourceGroupName')}"
-    if type_token == MANAGED_CLUSTER_TYPE:
+    if type_token == CLUSTER_TYPE:
         return f"{group}/providers/Microsoft.ContainerService/managedClusters/{inputs.get('resourceName') or name}"
     if type_token == RESOURCE_GROUP_TYPE:
         return f"/subscriptions/{subscription}/resourceGroups/{inputs.get('resourceGroupName') or name}"
@@ -130,7 +125,7 @@ def computed_outputs(type_token: str, name: str, inputs: Mapping[str, Any]) -> d
         outputs["name"] = inputs.get("resourceGroupName") or name
     if type_token == PUBLIC_IP_TYPE:
         outputs["ipAddress"] = PUBLIC_IP_ADDRESS
-    if type_token == MANAGED_CLUSTER_TYPE:
+    if type_token == CLUSTER_TYPE:
         # AKS's default name of the group it makes for the nodes (learn.microsoft.com/azure/aks/faq).
         outputs["nodeResourceGroup"] = inputs.get("nodeResourceGroup") or (
             f"MC_{inputs.get('resourceGroupName')}_{inputs.get('resourceName') or name}_{inputs.get('location')}")

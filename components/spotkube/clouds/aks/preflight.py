@@ -1,10 +1,8 @@
 """AKS's part of the deploy preflight: what the plan can prove about a real `pulumi up` on Azure.
 
 Each function answers one of the shared rules (`spotkube.review.preflight`) over the AKS resources the
-program registered: the deployer's Azure RBAC grants, a private or address-filtered API server, the
-nodes' outbound type, the AgentPools' serial creation and the inline system pool's fixed fields. The
-facts: docs/platform-facts.md#aks-azure-rbac, #aks-api-server-access, #aks-outbound-type and
-#aks-serial-agent-pool-operations. Pure module: no Pulumi.
+program registered. The facts: docs/platform-facts.md#aks-azure-rbac, #aks-api-server-access,
+#aks-outbound-type and #aks-serial-agent-pool-operations. Pure module: no Pulumi.
 """
 
 from __future__ import annotations

@@ -320,7 +320,6 @@ class Aks(Cloud):
     offline_outputs = staticmethod(offline.computed_outputs)
     offline_answer = staticmethod(offline.call_answer)
     offline_id = staticmethod(offline.resource_id)
-    image_delivery = staticmethod(startup.image_delivery)
 
     def sign_in(self, spec: AksSpec) -> str:
         """spotkube rewrites AKS's device-code kubeconfig to the deployer's kubelogin mode."""

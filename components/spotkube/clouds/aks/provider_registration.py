@@ -32,7 +32,8 @@ POLL_SECONDS = 10.0
 REQUEST_TIMEOUT = 30.0
 
 
-#: The audience Entra ID expects in a federated token, as azure-native asks GitHub for it.
+#: The audience Entra ID expects in a federated token, as azure-native asks GitHub for it
+#: (learn.microsoft.com/entra/workload-id/workload-identity-federation-create-trust).
 FEDERATED_AUDIENCE = "api://AzureADTokenExchange"
 
 

@@ -4,12 +4,9 @@ Azure answers a write under a namespace the subscription has not registered with
 `MissingSubscriptionRegistration`, and registering needs `*/register/action` on the subscription,
 which no CI identity holds (the deployer's roles stop at its resource groups). So the bootstrap, run
 by an administrator at subscription scope, registers them, and `spotkube doctor` checks them live.
-
-The namespaces are derived, not listed: every azure-native type the program registers has its ARM
-type in clouds/aks/identities.py's `RESOURCE_TYPES` (the identity tests fail on a type without one),
-and an ARM type's first segment is its namespace; the bootstrap's own types are in `BOOTSTRAP_TYPES`.
-What the program and the workflows call beyond the resources they register is the short table below,
-each with its reason. One list, which the bootstrap registers and doctor checks. Pure module: no Pulumi.
+The namespaces are derived from the ARM types of clouds/aks/identities.py's `RESOURCE_TYPES` (an ARM type's
+first segment is its namespace), plus the bootstrap's own types and a short table of the rest, each with
+its reason. Pure module: no Pulumi.
 """
 
 from __future__ import annotations

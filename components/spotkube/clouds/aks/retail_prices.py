@@ -1,17 +1,10 @@
 """Azure's own price list: Linux on-demand and spot prices of VM sizes from the Retail Prices API.
 
-Why this API: it is public and keyless, so `spotkube prices refresh` works from a laptop or a
-GitHub-hosted runner with no Azure account (learn.microsoft.com/rest/api/cost-management/retail-prices/
-azure-retail-prices). The rules come from its documented behaviour:
-
-- filter on serviceName, armRegionName, armSkuName and priceType; the values are case-sensitive,
-  so names are passed through exactly as given, never lower-cased;
-- follow `NextPageLink` until it is null (on the same host only, at most `max_pages` pages);
-- drop Windows products (their price includes the licence) and Low Priority meters (Azure Batch);
-- a skuName ending in " Spot" is the spot price, every other Linux consumption row the on-demand
-  price; `retailPrice` is USD per hour.
-
-HTTP, retries (429 and 5xx, Retry-After honoured up to a cap) and failures: `spotkube.clouds.http`.
+Why this API: it is public and keyless, so `spotkube prices refresh` works with no Azure account
+(learn.microsoft.com/rest/api/cost-management/retail-prices/azure-retail-prices). Its filter values are
+case-sensitive, so names pass through exactly as given; Windows products (their price includes the licence)
+and Low Priority meters (Azure Batch) are dropped; a skuName ending in " Spot" is the spot price.
+HTTP, retries and failures: `spotkube.clouds.http`.
 """
 
 from __future__ import annotations

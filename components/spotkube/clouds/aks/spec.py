@@ -1,11 +1,7 @@
 """An AKS platform's spec: the shared models of `spotkube.platform.spec` with AKS's own fields.
 
-What only AKS has lives here: spot pools' eviction policy and max price, the system pool's
-CriticalAddonsOnly taint, the resource group, Entra ID (local accounts, admin groups), the Azure
-network policies, kubelogin's sign-in mode and the autoscaler profile AKS takes. A GKE stack is
-never offered these keys, and one that sets them is told they are AKS's (`validation.parse_spec`
-finds them here through the registry). The stack keys, component args and reference tables of AKS
-are generated from these models. Pure module: no Pulumi.
+A GKE stack is never offered these keys, and one that sets them is told they are AKS's; the stack keys,
+component args and reference tables of AKS are generated from these models. Pure module: no Pulumi.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from typing import Any
 
 from spotkube.clouds.aks.spec import AksGpuPool, AksSpec
 from spotkube.platform import contract
-from spotkube.platform.cloud import RuleOutput, items, mapping
+from spotkube.platform.cloud import RuleOutput, items, mapping, whole
 from spotkube.platform.cost.fixed import FixedItem
 from spotkube.platform.errors import Problem
 from spotkube.platform.input_messages import shown
@@ -160,18 +160,13 @@ def _pool_name(inputs: Mapping[str, Any], name: str) -> str:
     return str(inputs.get("agentPoolName") or name)
 
 
-def _count(value: Any) -> int:
-    """A reservation's VM count as registered (the engine hands numbers over as floats)."""
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
-
-
 def _reservation_text(reservations: Sequence[Mapping[str, Any]]) -> str:
     parts = []
     for inputs in reservations:
         sku = mapping(inputs.get("sku"))
         zones = [str(z) for z in items(inputs.get("zones"))]
         where = f"zone {zones[0]}" if zones else "the region"
-        parts.append(f"{_count(sku.get('capacity'))} × {sku.get('name')} in {where}")
+        parts.append(f"{whole(sku.get('capacity'))} × {sku.get('name')} in {where}")
     return ", ".join(parts) or "no reservation"
 
 
@@ -184,7 +179,7 @@ def reserved_nodes(registered: Registered) -> dict[str, int]:
         group = inputs.get("capacityReservationGroupID") if kind == AGENT_POOL_TYPE else None
         found = None if group is None else created.get(str(group).rsplit("/", 1)[-1])
         if found is not None:
-            out[_pool_name(inputs, name)] = sum(_count(mapping(r.get("sku")).get("capacity")) for r in found)
+            out[_pool_name(inputs, name)] = sum(whole(mapping(r.get("sku")).get("capacity")) for r in found)
     return out
 
 
@@ -244,7 +239,7 @@ def reservation_items(registered: Registered) -> list[FixedItem]:
             sku = mapping(inputs.get("sku"))
             zones = [str(z) for z in items(inputs.get("zones"))]
             where = f"zone {zones[0]}" if zones else "regional"
-            count = _count(sku.get("capacity"))
+            count = whole(sku.get("capacity"))
             out.append(FixedItem(f"capacity reservation {sku.get('name')} × {count} VM(s) ({where})",
                                  f"CapacityReservation {shown(name)}", f"capacity-reservation:{sku.get('name')}",
                                  Decimal(count)))

@@ -1,10 +1,7 @@
 """AKS: the subscription's live vCPU quotas in a region, read through Azure's own Python SDK.
 
-`ComputeManagementClient.usage.list(location)` answers each quota with `name.value` (the family,
-`cores`, `lowPriorityCores`), `limit` and `currentValue`; it needs `Microsoft.Compute/locations/
-usages/read` on the subscription. A VM size the profile's family table lacks is named by the
-Resource SKUs API (`resource_skus.list`, `Microsoft.Compute/skus/read`). The SDK comes with the
-`refresh` extra and is imported only when a quota is read, so the rest of spotkube never needs it.
+The SDK comes with the `refresh` extra and is imported only when a quota is read, so the rest of spotkube
+never needs it.
 """
 
 from __future__ import annotations

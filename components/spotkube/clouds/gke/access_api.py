@@ -1,19 +1,8 @@
 """GKE: what `spotkube doctor` reads live from Google Cloud before a stack's first `up`.
 
-Plain REST calls through spotkube's HTTP client (clouds/http.py), with a token from Application
-Default Credentials (google-auth; `gcloud auth application-default login` on a laptop,
-google-github-actions/auth in CI):
-- the project's enabled services, Service Usage's `GET /v1/projects/{p}/services?filter=state:ENABLED`
-  (`services[].config.name`; pages by `nextPageToken`);
-- the project's IAM policy, Resource Manager's `POST /v1/projects/{p}:getIamPolicy` (`bindings[].role`,
-  `members`), and each bound role's permissions, IAM's `GET /v1/roles/{r}` or `/v1/projects/{p}/roles/{r}`
-  (`includedPermissions`);
-- each pool's machine type and GPU type in its zones, Compute Engine's `GET /compute/v1/projects/{p}/
-  zones/{z}/machineTypes/{m}` and `.../acceleratorTypes/{a}` (404: not offered there).
-- with `doctor --github-repository` and a `gs://` backend, the bucket's IAM policy, Cloud Storage's
-  `GET /storage/v1/b/{bucket}/iam` (`bindings[].role`, `members`).
-With `--endpoint`, every one of those APIs is asked there (their paths don't overlap); a plain-HTTP
-endpoint is sent no credential.
+Plain REST calls through clouds/http.py, with a token from Application Default Credentials (google-auth;
+`gcloud auth application-default login` on a laptop, google-github-actions/auth in CI). With `--endpoint`,
+every API is asked there (their paths don't overlap); a plain-HTTP endpoint is sent no credential.
 """
 
 from __future__ import annotations

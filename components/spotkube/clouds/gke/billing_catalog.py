@@ -36,6 +36,7 @@ from typing import Any
 import requests
 
 from spotkube.clouds.gke.catalog import N1_ACCELERATOR_COUNTS, PRICING, fixed_gpu_machine_types, is_n1
+from spotkube.clouds.gke.karpenter_price_copy import PREEMPTIBLE_AS_SPOT
 from spotkube.clouds.http import PriceFetchError, get_json, session
 from spotkube.platform.cost.model import Capacity
 from spotkube.platform.cost.prices import PriceRow
@@ -51,8 +52,6 @@ API_KEY_HEADER = "X-Goog-Api-Key"
 PAGE_SIZE = 5000
 #: A cap on pages, so a server that never stops paging can't keep the refresh running.
 MAX_PAGES = 200
-PREEMPTIBLE_NOTE = ("preemptible VMs use the same pricing model as Spot VMs "
-                    "(https://docs.cloud.google.com/compute/docs/instances/create-use-preemptible)")
 
 #: Machine family -> the description its core and RAM SKUs start with (after "Spot Preemptible " for spot).
 FAMILY_SKUS: dict[str, str] = {
@@ -212,7 +211,7 @@ def list_skus(client: requests.Session, endpoint: str, api_key: str, settings: F
 def _source(parts: Sequence[tuple[str, Rate]], day: datetime.date, capacity: str) -> str:
     terms = " + ".join(f"{what} (SKU {rate.sku_id}, ${rate.usd}/h)" for what, rate in parts)
     text = f"{SERVICE}, services/{COMPUTE_ENGINE}/skus, read {day.isoformat()}: {terms}"
-    return text + (f"; {PREEMPTIBLE_NOTE}" if capacity == "preemptible" else "")
+    return text + (f"; {PREEMPTIBLE_AS_SPOT}" if capacity == "preemptible" else "")
 
 
 def _rows(sku: str, kind: str, region: str, parts: Sequence[tuple[str, Decimal, Rate]],

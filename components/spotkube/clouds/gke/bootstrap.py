@@ -1,32 +1,14 @@
 """GKE: the CI identities GitHub Actions signs in as, made once by an administrator.
 
-- A workload identity pool with one OIDC provider for GitHub Actions
-  (`https://token.actions.githubusercontent.com`) whose attribute condition admits only the
-  repository's tokens (`assertion.repository == 'OWNER/REPO'`), mapping `google.subject` to the
-  token's `sub`.
-- A service account per workflow, `spotkube-preview` and `spotkube-deploy`, each impersonable
-  (`roles/iam.workloadIdentityUser`) by exactly the subjects of its GitHub environments:
-  `repo:OWNER/REPO:environment:preview` for the first, one per stack for the second (deploy.yml runs
-  each stack in the environment of its name). No key exists anywhere.
-- spotkube's preview reader role in each stack's project, and every binding of
-  clouds/gke/identities.py on that project, with its IAM condition; the eviction drill's role only in
-  the projects of stacks that set `cluster.deployer.drills`. IAM is eventually consistent: a
-  binding naming a service account or custom role made seconds before can fail ("does not exist"), so
-  the bindings wait `IAM_PROPAGATION` after them (cloud.google.com/iam/docs/access-change-propagation).
-- A Cloud KMS key per prod stack, the stack's secrets provider: only the deploy service account may
-  encrypt and decrypt with it, so the Pulumi token a pull request's preview holds can't read prod's
-  secrets (docs/identities.md).
-- With `createBackend`, the self-managed backend's buckets: one for the non-prod stacks' state (in the
-  bootstrap's project) and one per prod stack (in its project and region), each with uniform
-  bucket-level access, public access prevention and versioning (a bad write keeps the state before it).
-  `roles/storage.objectUser` for each deploy service account on its own bucket (Pulumi's state,
-  history and lock files are objects it creates, overwrites and deletes; the role grants no IAM) and
-  `roles/storage.objectViewer` for the preview's on the non-prod bucket (a preview takes no lock).
-- Every API the workflows and the program call (clouds/gke/services.py), enabled in each project
-  before anything there calls it; destroying the bootstrap leaves them on (other workloads may use them).
-
-The stack's outputs are the GitHub variables of each environment, named as the workflows read them:
-the provider's full resource name and the service account's email.
+A workload identity pool whose GitHub provider admits only the repository's tokens; a service account per
+workflow, impersonable by exactly the subjects of its GitHub environments (no key exists anywhere); the
+bindings of clouds/gke/identities.py in each stack's project, waiting `IAM_PROPAGATION` after the accounts
+and custom roles they name (IAM is eventually consistent: cloud.google.com/iam/docs/access-change-propagation);
+a Cloud KMS key per prod stack as its secrets provider, so the Pulumi token a pull request's preview holds
+can't read prod's secrets (docs/identities.md); with `createBackend`, the state's buckets, versioned so a bad
+write keeps the state before it (a preview takes no lock, so its reader only views); and every API of
+clouds/gke/services.py, left on at destroy (other workloads may use them). The stack's outputs are the
+GitHub variables of each environment, named as the workflows read them.
 """
 
 import hashlib

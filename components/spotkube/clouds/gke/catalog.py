@@ -1,20 +1,12 @@
 """GKE machine types, GPU accelerators and GPU zones that spotkube validates GKE pools against.
 
-Why check them offline: a wrong machine/GPU pairing, a GPU count the machine can't take, or a zone
-without the GPU only fails when GKE creates the node pool, minutes into `pulumi up`, often with a
-terse API error. Checking these offline lets `spotkube` refuse the spec with a sentence that says
-what is wrong and what would be accepted, before anything is created.
+Why offline: a wrong machine/GPU pairing, a GPU count the machine can't take, or a zone without the GPU
+fails only when GKE creates the node pool, minutes into `pulumi up`, with a terse API error. The catalog
+(docs/catalog.md) has what Compute Engine's API states; this module holds what it doesn't: N1's GPU
+counts and vCPU ceilings, and the machine types that exist only as Spot. GKE's accelerator names are
+spotkube's cloud-neutral GPU vocabulary.
 
-The machine types that come with GPUs, the GPU types and the zones offering them are in the GPU
-catalog (`spotkube.platform.catalog`, docs/catalog.md), which `spotkube catalog refresh --cloud gke`
-rebuilds from Compute Engine's machine types and accelerator types. This module holds the rules that
-API doesn't state: N1's GPU counts and vCPU ceilings, and the machine types that exist only as Spot.
-
-The accelerator names are GKE's `guest_accelerator.type` strings. spotkube uses them as its
-cloud-neutral GPU vocabulary (the AKS catalog maps Azure VM sizes onto the same names).
-
-Sources for the rules below, read 2026-11-22 from stored copies:
-
+Sources, read 2026-11-22 from stored copies:
 - Google Cloud docs "GPU machine types" (https://docs.cloud.google.com/compute/docs/gpus, page
   "Last updated 2026-04-14"): the GPU models N1 takes, the GPU counts and vCPU ceilings per count
   for N1, and that a3-highgpu-1g/2g/4g can only be created as Spot or Flex-start VMs.
@@ -23,7 +15,6 @@ Sources for the rules below, read 2026-11-22 from stored copies:
   which GPUs in GKE.
 - N1 predefined sizes (standard 1-96 vCPUs, highmem/highcpu 2-96):
   cuedos.io/gcp/compute/engine/vmtype, consistent with the N1 rows of the SkyPilot catalog.
-
 More: docs/platform-facts.md#gke-gpus.
 """
 

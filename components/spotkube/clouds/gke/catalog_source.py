@@ -1,22 +1,9 @@
 """Compute Engine's GPU machine types and accelerator types, for `spotkube catalog refresh --cloud gke`.
 
-Two aggregated lists, each followed through `nextPageToken`: machine types
-(`GET /compute/v1/projects/{project}/aggregated/machineTypes`) and accelerator types
-(`.../aggregated/acceleratorTypes`), both keyed by scope (`zones/us-central1-b`). A scope with
-nothing on a page carries a `NO_RESULTS_ON_PAGE` warning instead of items, and is skipped. This
-module turns them into the GKE part of the GPU catalog:
-
-- a machine type with `accelerators` is a GPU machine (a2, a3, a4, g2, ...), with its GPU type (the
-  accelerator type's name, which is spotkube's neutral vocabulary), count, vCPUs, memory and zones;
-- an accelerator type gives the zones a GPU is offered in, which N1 pools and zone defaults use;
-- every zone that lists machine types belongs to a region the catalog then knows completely;
-- a family none of whose machine types has accelerators is recorded as GPU-less (N1 excepted: its
-  GPUs are attached apart from the machine type).
-
-Deprecated types are left out, and so are the `-vws` accelerator types (the same GPUs with an NVIDIA
-RTX Virtual Workstation licence, for Compute Engine VMs, not GKE node pools). It uses
-google-cloud-compute with Application Default Credentials (the `refresh` extra), so the core install
-stays small; nothing else in spotkube imports it.
+A family with no accelerators is GPU-less, but for N1, whose GPUs are attached apart from the machine
+type. The `-vws` accelerator types are left out: the same GPUs with an NVIDIA RTX Virtual Workstation
+licence, for Compute Engine VMs, not GKE node pools. It uses google-cloud-compute with Application Default
+Credentials (the `refresh` extra), so the core install stays small; nothing else in spotkube imports it.
 """
 
 from __future__ import annotations

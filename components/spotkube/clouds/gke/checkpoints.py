@@ -25,7 +25,6 @@ from spotkube.platform.input_messages import shown
 from spotkube.platform.spec import config_key
 
 BUCKET_TYPE = "gcp:storage/bucket:Bucket"
-BUCKET_MEMBER_TYPE = "gcp:storage/bucketIAMMember:BucketIAMMember"
 OBJECT_USER_ROLE = "roles/storage.objectUser"
 #: A bucket name without dots (a dotted one is a domain name Google wants verified).
 BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{1,61}[a-z0-9]$")

@@ -1,7 +1,5 @@
 """GKE: what spotkube's commands do on Google Cloud (`Cloud.commands`), apart from the plan.
 
-The new stack's template, how it is deployed from CI, the price list `prices refresh` reads, the live
-reads of `quota`, `doctor` and `logs`, the CI identities' calls and roles, and how `drill` evicts a node.
 A plan never needs them, so the profile names this module instead of importing it: it loads the first
 time a command asks (docs/architecture.md#one-folder-per-cloud).
 """
@@ -13,9 +11,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from spotkube.clouds.gke import access_api, catalog, deploy, identities, karpenter_price_copy, logs, options, usage_api
+from spotkube.clouds.gke import access_api, catalog, identities, karpenter_price_copy, logs, options, usage_api
 from spotkube.clouds.gke.profile import BILLING_API_KEY_ENV, DEFAULT_MACHINE
-from spotkube.platform.command_support import CommandSupport
+from spotkube.platform.command_support import CommandSupport, DeployAccess
 from spotkube.platform.cost.refresh import Fetched, FetchSettings, PriceSource, PriceTarget
 from spotkube.platform.errors import NewStackError
 
@@ -102,7 +100,11 @@ PRICE_SOURCE = PriceSource(
 COMMANDS = CommandSupport(
     options=options.OPTIONS,
     new_stack_config=new_stack_config,
-    deploy=deploy.DEPLOY,
+    # What deploy.yml reads from the stack's GitHub environment, which the bootstrap writes.
+    deploy=DeployAccess(variables=(
+        ("GCP_WORKLOAD_IDENTITY_PROVIDER",
+         "projects/<number>/locations/global/workloadIdentityPools/<pool>/providers/<provider>"),
+        ("GCP_SERVICE_ACCOUNT", "<email of the service account that deploys>"))),
     price_source=PRICE_SOURCE,
     price_copies={karpenter_price_copy.NAME: karpenter_price_copy.COPY},
     catalog_source="spotkube.clouds.gke.catalog_source",

@@ -1,14 +1,9 @@
 """`GkeGpuCluster`: a GKE Standard cluster with an on-demand system pool and spot GPU pools.
 
-A thin shell, like `spotkube.clouds.aks.component`: every decision (taints, labels, limits, zones, GPUs) comes from
-`spotkube.platform.plan`; this module only spells it in pulumi-gcp's terms and applies the GKE facts that
-are about resources rather than decisions (default pool removed, a dedicated node service account,
-explicit driver versions, per-zone initial counts, create-only node pool fields).
-
-Like every module that defines a component, it does without `from __future__ import annotations`:
-Pulumi's schema analyzer needs the `args` annotation as a real TypedDict, not a string.
-
-The GKE facts it relies on, with sources: docs/platform-facts.md#gke.
+A thin shell, like `spotkube.clouds.aks.component`: every decision comes from `spotkube.platform.plan`;
+this module spells it in pulumi-gcp's terms. Like every module that defines a component, it does without
+`from __future__ import annotations`: Pulumi's schema analyzer needs the `args` annotation as a real
+TypedDict, not a string. The GKE facts, with sources: docs/platform-facts.md#gke.
 """
 
 from typing import Any, cast
@@ -49,11 +44,6 @@ from spotkube.shell.common import (
 from spotkube.shell.outputs import PoolContractOutput
 from spotkube.shell.pools import PoolBuild
 
-#: The one role GKE nodes need for their system tasks (logging, monitoring), instead of the Editor
-#: role the default compute service account usually holds. Pulling private images from Artifact
-#: Registry needs roles/artifactregistry.reader on top, which spotkube grants on the repositories the
-#: stack names in `cluster.registries` and nowhere else.
-NODE_SERVICE_ACCOUNT_ROLE = "roles/container.defaultNodeServiceAccount"
 #: The network GKE and Compute Engine use when none is named; its subnetwork in each region has the
 #: same name.
 DEFAULT_NETWORK = "default"
@@ -165,7 +155,7 @@ class GkeGpuCluster(pulumi.ComponentResource):
         node_role = gcp.projects.IAMMember(
             f"{name}-nodes-role",
             project=project,
-            role=NODE_SERVICE_ACCOUNT_ROLE,
+            role=resources.NODE_SERVICE_ACCOUNT_ROLE,
             member=account.email.apply(
                 lambda email: f"serviceAccount:{email}" if email
                 else unanswered(self, label, "e-mail", "the nodes' service account")),

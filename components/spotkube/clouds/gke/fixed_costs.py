@@ -1,15 +1,6 @@
 """What a GKE stack's registered resources cost a month with no step running, besides its nodes.
 
-Read from the registered Cluster, NodePools and RouterNat (`platform/cost/fixed.py` prices the items):
-- the cluster management fee, $0.10 an hour for every cluster. The free tier's monthly credit covers
-  one zonal or Autopilot cluster per billing account; spotkube's clusters are regional, and even a
-  zonal one may share the credit with the account's other clusters, which the plan can't see, so the
-  fee is always counted and the credit named in a note;
-- each pool's boot disks at its minimum node count (GKE's defaults: 100 GB pd-balanced);
-- without private nodes, each node's ephemeral external IPv4 address; with them, the Cloud NAT gateway
-  (per VM using it, capped above 32) and its external IP;
-- Kubeflow Pipelines' two data volumes on the storage class they use;
-- Cloud Logging, which has no fixed fee (the first 50 GiB a project a month are free).
+Read from the registered Cluster, NodePools and RouterNat; `platform/cost/fixed.py` prices the items.
 """
 
 from __future__ import annotations
@@ -25,7 +16,7 @@ from spotkube.clouds.gke.resources import CLUSTER_TYPE, NODE_POOL_TYPE, ROUTER_N
 from spotkube.platform import contract
 from spotkube.platform.addons.kfp_kinds import DATA_VOLUMES
 from spotkube.platform.addons.kfp_transforms import KUBEFLOW_TYPE
-from spotkube.platform.cloud import first, items, mapping
+from spotkube.platform.cloud import first, items, mapping, whole
 from spotkube.platform.cost.fixed import FixedItem, FixedPriceTable, parse_fixed_prices
 from spotkube.platform.input_messages import shown
 from spotkube.platform.spec import PlatformSpec
@@ -47,18 +38,14 @@ def fixed_prices() -> FixedPriceTable:
     return parse_fixed_prices(resources.files(__package__).joinpath("fixed_prices.json").read_text("utf-8"))
 
 
-def _whole(value: Any) -> int:
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
-
-
 def _idle_nodes(inputs: Mapping[str, Any]) -> int:
     """A pool's nodes at its minimum: the total, or the per-zone minimum times its zones."""
     scaling = mapping(inputs.get("autoscaling"))
     if not scaling:
-        return _whole(first(inputs, "nodeCount", "initialNodeCount"))
+        return whole(first(inputs, "nodeCount", "initialNodeCount"))
     if scaling.get("totalMinNodeCount") is not None:
-        return _whole(scaling.get("totalMinNodeCount"))
-    return _whole(scaling.get("minNodeCount")) * max(1, len(items(inputs.get("nodeLocations"))))
+        return whole(scaling.get("totalMinNodeCount"))
+    return whole(scaling.get("minNodeCount")) * max(1, len(items(inputs.get("nodeLocations"))))
 
 
 def _cluster_items(name: str, inputs: Mapping[str, Any]) -> list[FixedItem]:
@@ -82,7 +69,7 @@ def _pool_items(name: str, inputs: Mapping[str, Any], private_nodes: bool) -> li
     where = f"NodePool {shown(name)}"
     config = mapping(inputs.get("nodeConfig"))
     disk = str(config.get("diskType") or DEFAULT_DISK_TYPE)
-    gb = _whole(config.get("diskSizeGb")) or DEFAULT_DISK_GB
+    gb = whole(config.get("diskSizeGb")) or DEFAULT_DISK_GB
     pool = mapping(config.get("labels")).get(contract.POOL_LABEL) or inputs.get("name") or name
     out = [FixedItem(f"boot disks of pool {pool} ({nodes} × {gb} GB {disk})", where,
                      f"disk:{disk}", Decimal(nodes * gb))]

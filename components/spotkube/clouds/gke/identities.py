@@ -1,24 +1,12 @@
 """GKE: the IAM permissions the preview and the deploy call, and the roles each CI identity gets.
 
-The calls follow from what the program registers:
-- every call to the API server through the DNS endpoint needs `container.clusters.connect`
-  (cloud.google.com/kubernetes-engine/docs/concepts/network-isolation); inside, GKE authorises a
-  Kubernetes verb by IAM (`container.<resource>.<verb>`, custom resources as
-  `container.thirdPartyObjects.<verb>`; cloud.google.com/kubernetes-engine/docs/reference/api-permissions)
-  or Kubernetes RBAC;
-- pulumi-kubernetes, previewing a change, reads the live object before its server-side dry run; the
-  dry run is a write the preview identity may not make, which the provider answers by previewing
-  from its state (see clouds/aks/identities.py for the source);
-- `pulumi refresh` reads every Google resource (`container.clusters.get` for the cluster and its node
-  pools, `iam.serviceAccounts.get`, `resourcemanager.projects.getIamPolicy`, `compute.routers.get`);
-- `spotkube quota` reads `compute.regions.get` and `compute.projects.get`;
-- a stack's `cluster.registries` are grants in each repository's own IAM policy
-  (`artifactregistry.repositories.getIamPolicy`, `setIamPolicy`).
+Through the DNS endpoint every call to the API server needs `container.clusters.connect`
+(cloud.google.com/kubernetes-engine/docs/concepts/network-isolation); inside, GKE authorises a verb by IAM
+(cloud.google.com/kubernetes-engine/docs/reference/api-permissions) or Kubernetes RBAC. A preview's
+forbidden dry run is answered from the provider's state (clouds/aks/identities.py gives the source).
 Secrets are read by nobody but the deployer, as on AKS. IAM has no scope narrower than the project for
 most of these (the cluster doesn't exist when the identities are made), so every binding is on the
-stack's project.
-
-Pure module: no Pulumi. The calls and roles, as tables: docs/identities.md.
+stack's project. Pure module: no Pulumi. The calls and roles, as tables: docs/identities.md.
 """
 
 from __future__ import annotations
@@ -27,6 +15,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from spotkube.clouds.gke.resources import NODE_SERVICE_ACCOUNT_ROLE
 from spotkube.platform.identities import (
     QUOTA,
     REFRESH,
@@ -46,8 +35,6 @@ from spotkube.platform.identities import (
 
 PROJECT = "project"
 COVERS: dict[str, frozenset[str]] = {PROJECT: frozenset({PROJECT})}
-#: The role whose grants the deployer may make (the node service account's), by IAM condition.
-NODE_SERVICE_ACCOUNT_ROLE = "roles/container.defaultNodeServiceAccount"
 
 #: pulumi-gcp type token -> (permission to read it, permissions to create, update, delete it).
 RESOURCE_TYPES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
@@ -230,7 +217,6 @@ ASSIGNMENTS: tuple[Assignment, ...] = (
     Assignment("deploy", EVICTION_DRILL, PROJECT, "preempts a spot node for spotkube drill (drill.yml), in the "
                "projects of stacks that set cluster.deployer.drills", drills_only=True),
 )
-
 
 
 FACTS = IdentityFacts(preview_calls, deploy_calls, ASSIGNMENTS, COVERS)

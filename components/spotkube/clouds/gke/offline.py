@@ -1,9 +1,5 @@
-"""What the mocks answer for GKE: the outputs Google Cloud would compute for a cluster and a service
-account, and for the network a consumer wires into them, with obviously fake values shaped like the
-real ones.
-
-Pure data and functions; the mocks (`spotkube.testing.SpotkubeMocks`, which the offline plan in
-`spotkube.components.offline` runs on) ask the registry, which asks each cloud here.
+"""What the mocks answer for GKE: the outputs Google Cloud would compute, with obviously fake values
+shaped like the real ones, for the mocks (`spotkube.testing.SpotkubeMocks`), which ask the registry.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """GKE's part of the deploy preflight: what the plan can prove about a real `pulumi up` on Google Cloud.
 
 Each function answers one of the shared rules (`spotkube.review.preflight`) over the GKE resources the
-program registered: the control plane's DNS and IP endpoints, Cloud NAT for private nodes, and the
-provider's own queueing of node-pool operations. GKE takes Kubernetes rights from IAM, which needs no
-grant on the cluster, so it has nothing to say about data-plane rights. The facts:
-docs/platform-facts.md#gke-cluster-access and #gke-private-nodes-and-cloud-nat. Pure module: no Pulumi.
+program registered. GKE takes Kubernetes rights from IAM, which needs no grant on the cluster, so it has
+nothing to say about data-plane rights. The facts: docs/platform-facts.md#gke-cluster-access and
+#gke-private-nodes-and-cloud-nat. Pure module: no Pulumi.
 """
 
 from __future__ import annotations

@@ -106,6 +106,10 @@ def node_service_account_id(name: str, spec: PlatformSpec) -> str:
 
 # --- Node pools -----------------------------------------------------------------------------------
 
+#: The one role GKE nodes need for their system tasks (logging, monitoring), instead of the Editor role the
+#: default compute service account usually holds (private images need roles/artifactregistry.reader on the
+#: stack's `cluster.registries` too); the deployer may grant only it, by IAM condition.
+NODE_SERVICE_ACCOUNT_ROLE = "roles/container.defaultNodeServiceAccount"
 #: With a dedicated service account, Google recommends the broad scope and lets IAM decide.
 NODE_OAUTH_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
 #: GKE sets this key itself; a pool whose metadata lacks it shows a diff and is recreated
@@ -720,10 +724,10 @@ def read_autoscaler(resources: Sequence[tuple[str, str, Mapping[str, Any]]]) -> 
 
 #: What bounds each tier of a ComputeClass over node pools (docs/platform-facts.md#gke-compute-classes): no
 #: timer applies to node-pool priorities, so each tier holds a step until GKE gives up on its pools.
+_BACKED_OFF = "no timer: a stock-out is an error that backs the pool off (5 min, up to 30), then the next priority"
 TIER_BOUNDS = {
-    "spot": "no timer: a stock-out is an error that backs the pool off (5 min, up to 30), then the next priority",
-    "preemptible": "no timer: a stock-out is an error that backs the pool off (5 min, up to 30), then the next "
-    "priority",
+    "spot": _BACKED_OFF,
+    "preemptible": _BACKED_OFF,
     contract.FLEX_START: "no timer on node-pool priorities: the next priority once Dynamic Workload Scheduler "
     "can't provision the node",
 }

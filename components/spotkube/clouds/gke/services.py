@@ -1,15 +1,9 @@
 """GKE: the Google Cloud APIs a project must have enabled for a first run.
 
 A call to a disabled API fails with `SERVICE_DISABLED` (403), and enabling one needs
-`serviceusage.services.enable`, which no CI identity holds. So the bootstrap, run by an
-administrator, enables them in every project it serves, before anything that calls them, and
-`spotkube doctor` checks them live: one list for both.
-
-The list is derived where it can be: each pulumi-gcp type token names its module
-(`gcp:container/cluster:Cluster` -> `container`), and the module, or the type where one module
-spans two APIs, names the API its calls go to; a test fails when the program registers a type the
-tables below don't cover. What the workflows and the cluster call beyond the resources registered
-is the last table, each with its reason. Pure module: no Pulumi.
+`serviceusage.services.enable`, which no CI identity holds: so the bootstrap, run by an administrator,
+enables them, and `spotkube doctor` checks them live, from this one list. Each pulumi-gcp type token's
+module names its API; a test fails when the program registers a type the tables don't cover. Pure module.
 """
 
 from __future__ import annotations

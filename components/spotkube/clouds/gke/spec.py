@@ -1,11 +1,7 @@
 """A GKE platform's spec: the shared models of `spotkube.platform.spec` with GKE's own fields.
 
-What only GKE has lives here: the Google Cloud project, the VPC network and subnetwork, private
-nodes' egress, the control plane's DNS endpoint, GPU pools' driver installation, the network
-policies GKE offers, preemptible capacity and GKE's autoscaling profile. An AKS stack is never
-offered these keys, and one that sets them is told they are GKE's (`validation.parse_spec` finds
-them here through the registry). The stack keys, component args and reference tables of GKE are
-generated from these models. Pure module: no Pulumi.
+An AKS stack is never offered these keys, and one that sets them is told they are GKE's; the stack keys,
+component args and reference tables of GKE are generated from these models. Pure module: no Pulumi.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
 """GKE: the project's live Compute Engine quotas, read through Google's own Python SDK.
 
-`RegionsClient.get(project, region)` lists the region's quotas (`metric`, `limit`, `usage`; the
-metric is a plain string, and quotas a project was never given are absent), and
-`ProjectsClient.get(project)` the project-wide ones (`GPUS_ALL_REGIONS`, `CPUS_ALL_REGIONS`). They
-need `compute.regions.get` and `compute.projects.get`. Credentials are Application Default
-Credentials (CI: google-github-actions/auth). The SDK comes with the `refresh` extra and is imported
-only when a quota is read.
+Quotas a project was never given are absent. Credentials are Application Default Credentials (CI:
+google-github-actions/auth). The SDK comes with the `refresh` extra and is imported only when a quota is read.
 """
 
 from __future__ import annotations
