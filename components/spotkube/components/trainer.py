@@ -24,6 +24,7 @@ from spotkube.shell.common import (
     built_onto_pools,
     child,
     cluster_behind,
+    clusters_behind,
     deployed_onto,
     enabled_refusal,
     props_transform,
