@@ -136,33 +136,6 @@ def test_a_cluster_id_that_is_no_cluster_and_a_missing_region_are_named() -> Non
     assert "allowUnlistedRegion" not in unknown
 
 
-def test_a_second_pool_of_one_name_on_one_cluster_is_refused_before_it_registers() -> None:
-    """Both would manage the same node pool in the cloud (the plan also compares plain and resolved ids)."""
-    def aks() -> None:
-        group = azure.resources.ResourceGroup("team", location="eastus")
-        cluster = azure.containerservice.ManagedCluster("team", resource_group_name=group.name, location="eastus",
-                                                        dns_prefix="team")
-        for name in ("first", "second"):
-            AksGpuNodePool(name, args={"cluster_id": cluster.id, "region": "eastus", **H100})
-
-    def gke() -> None:
-        cluster = pulumi.Output.from_input(GKE_CLUSTER_ID)
-        for name in ("first", "second"):
-            GkeGpuNodePool(name, args={"cluster_id": cluster, "region": "us-central1", "project": "vision-ml-dev",
-                                       **L4})
-
-    for program, pool in ((aks, "'h100spot'"), (gke, "'l4spot'")):
-        with pytest.raises(ProgramFailed) as failure:
-            run(program)
-        assert f"NodePool 'second' args: name: {pool} is the name of the pool" in str(failure.value)
-        assert "NodePool 'first' adds to the same cluster" in str(failure.value)
-        assert "second" not in {r.name for r in failure.value.registrations}
-        assert "first" in {r.name for r in failure.value.registrations}
-    # The same name on two clusters is two pools.
-    run(lambda: [AksGpuNodePool(name, args={"cluster_id": CLUSTER_ID + suffix, "region": "eastus", **H100})
-                 for name, suffix in (("first", ""), ("second", "2"))])
-
-
 def test_a_gke_pool_on_a_teams_cluster_is_the_pool_a_spotkube_cluster_builds() -> None:
     account = "nodes@vision-ml-dev.iam.gserviceaccount.com"
     added = run(lambda: GkeGpuNodePool("l4spot", args={

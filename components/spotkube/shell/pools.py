@@ -82,33 +82,9 @@ def pool_from_args(cloud: str, args: object, typed: type, where: str) -> PoolBui
         # control plane are versioned), and the cloud writes that name into its node-pool label.
         plan = planned.with_cloud_names({added.name: added.name})
         pool = next(p for p in plan.pools if p.name == added.name)
-        build = PoolBuild(plan, pool, {k: values[k] for k in (t.name for t in facts.target) if k in values}, True)
-        _claim_name(build, where)
-        return build
+        return PoolBuild(plan, pool, {k: values[k] for k in (t.name for t in facts.target) if k in values}, True)
 
     return validated(parse)
-
-
-#: The attribute of a cluster's id Output that holds the pool names given on it: {name: component}.
-_NAMES_ATTRIBUTE = "_spotkube_pool_names"
-
-
-def _claim_name(build: PoolBuild, where: str) -> None:
-    """Refuse a second pool component of one name on one cluster's id Output: both would manage the same
-    node pool in the cloud, each undoing the other's changes. A plain id may name a cluster another test of
-    the same process uses too, so plain ids (and Outputs that resolve to one id) are compared by the
-    offline review, which sees the whole program."""
-    cluster = build.target.get("cluster_id")
-    if not isinstance(cluster, pulumi.Output):
-        return
-    # An Output lifts attribute reads into its value: its own dict holds the names.
-    names: dict[str, str] = vars(cluster).setdefault(_NAMES_ATTRIBUTE, {})
-    component = where.removesuffix(" args")
-    other = names.setdefault(build.pool.name, component)
-    if other != component:
-        raise SpecError(where, [Problem("name", f"{shown(build.pool.name)} is the name of the pool {other} adds to "
-                                        "the same cluster: both would manage one node pool; give each pool on a "
-                                        "cluster a name of its own")])
 
 
 def pool_builds(pools: object, source: str, what: str) -> list[PoolBuild]:
